@@ -1,0 +1,348 @@
+//! The HTTP client: sends one request, retries only before the first byte (429/5xx, honouring
+//! `Retry-After`), enforces connect, first-byte and idle timeouts, decodes the body as SSE or
+//! JSON, and reports frames and mapped events to its receiver. It stops when the receiver is
+//! dropped; it never re-sends a stream that has started (that would re-bill it).
+
+use super::event::StreamEvent;
+use super::retry::{RetryDecision, decide_retry};
+use super::sse::SseDecoder;
+use super::wire::error_from_body;
+use super::{Api, Mapper};
+use crate::engine::message::ErrorInfo;
+use futures_util::StreamExt;
+use serde_json::Value;
+use std::fmt;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc::UnboundedSender;
+
+/// An API key. Its `Debug` never shows it, so it cannot leak through logs or error text.
+#[derive(Clone, Default)]
+pub struct Secret(String);
+
+impl Secret {
+    #[must_use]
+    pub fn new(s: String) -> Self {
+        Self(s)
+    }
+    #[must_use]
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.is_empty() { "<none>" } else { "<redacted>" })
+    }
+}
+
+/// How the key is sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AuthStyle {
+    #[default]
+    Bearer,
+    /// Azure: `api-key: KEY`.
+    ApiKeyHeader,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    pub connect: Duration,
+    pub first_byte: Duration,
+    pub idle: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self { connect: Duration::from_secs(10), first_byte: Duration::from_secs(120), idle: Duration::from_secs(60) }
+    }
+}
+
+/// Where and how to send requests.
+#[derive(Debug, Clone, Default)]
+pub struct Endpoint {
+    pub base_url: String,
+    pub key: Secret,
+    pub auth: AuthStyle,
+    pub headers: Vec<(String, String)>,
+    pub query: Vec<(String, String)>,
+    pub timeouts: Timeouts,
+    pub max_retries: u32,
+    /// Longest `Retry-After` palaver will sleep; longer ones are reported instead.
+    pub max_retry_wait: Duration,
+}
+
+impl Endpoint {
+    #[must_use]
+    pub fn url(&self, path: &str) -> String {
+        format!("{}/{}", self.base_url.trim_end_matches('/'), path.trim_start_matches('/'))
+    }
+
+    /// A `curl` command reproducing a request, with the key shown as an environment variable.
+    #[must_use]
+    pub fn curl(&self, api: Api, body: &Value) -> String {
+        let mut s = format!("curl -sN '{}'", self.url(api.path()));
+        if !self.query.is_empty() {
+            let q: Vec<String> = self.query.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            s = format!("curl -sN '{}?{}'", self.url(api.path()), q.join("&"));
+        }
+        match self.auth {
+            AuthStyle::Bearer => s.push_str(" -H \"Authorization: Bearer $OPENAI_API_KEY\""),
+            AuthStyle::ApiKeyHeader => s.push_str(" -H \"api-key: $OPENAI_API_KEY\""),
+        }
+        for (k, v) in &self.headers {
+            s.push_str(&format!(" -H '{k}: {v}'"));
+        }
+        let body = body.to_string().replace('\'', "'\\''");
+        s.push_str(&format!(" -H 'Content-Type: application/json' -d '{body}'"));
+        s
+    }
+}
+
+/// A raw frame as received.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Frame {
+    pub at_ms: u64,
+    pub event: String,
+    pub data: String,
+}
+
+/// What the client reports while a request runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WireEvent {
+    /// A retry is about to happen after `wait_ms`.
+    Retrying { attempt: u32, wait_ms: u64, reason: String },
+    /// Response headers arrived.
+    Opened { status: u16, headers: Vec<(String, String)>, at_ms: u64 },
+    /// The frames of one network read and the events they mapped to.
+    Chunk { frames: Vec<Frame>, events: Vec<StreamEvent>, at_ms: u64 },
+    /// The request failed before or during the body; `kind` names the fault.
+    Failed(ErrorInfo),
+    /// The body ended (normally or not: the events say which).
+    Closed { at_ms: u64 },
+}
+
+/// Builds the shared HTTP client.
+///
+/// # Errors
+/// When TLS initialisation fails.
+pub fn http_client(t: &Timeouts) -> Result<reqwest::Client, reqwest::Error> {
+    reqwest::Client::builder().connect_timeout(t.connect).build()
+}
+
+fn failed(kind: &str, message: String) -> WireEvent {
+    WireEvent::Failed(ErrorInfo { status: None, message, kind: kind.to_owned(), body: Value::Null })
+}
+
+/// Runs one request to completion, reporting to `tx`. Returns early when `tx` is closed.
+pub async fn run(http: &reqwest::Client, ep: &Endpoint, api: Api, body: &Value, tx: &UnboundedSender<WireEvent>) {
+    let start = Instant::now();
+    let ms = move || start.elapsed().as_millis() as u64;
+    let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
+    let mut attempt = 0;
+    let resp = loop {
+        let mut req = http.post(ep.url(api.path())).json(body);
+        if !ep.query.is_empty() {
+            req = req.query(&ep.query);
+        }
+        if !ep.key.is_empty() {
+            req = match ep.auth {
+                AuthStyle::Bearer => req.bearer_auth(ep.key.expose()),
+                AuthStyle::ApiKeyHeader => req.header("api-key", ep.key.expose()),
+            };
+        }
+        for (k, v) in &ep.headers {
+            req = req.header(k, v);
+        }
+        let sent = tokio::time::timeout(ep.timeouts.first_byte, req.send()).await;
+        let resp = match sent {
+            Err(_) => {
+                let _ = tx.send(failed(
+                    "first_byte_timeout",
+                    format!("no response within the first-byte timeout ({} s)", ep.timeouts.first_byte.as_secs_f32()),
+                ));
+                return;
+            }
+            Ok(Err(e)) => {
+                let kind = if e.is_connect() { "connect" } else if e.is_timeout() { "connect_timeout" } else { "request" };
+                let _ = tx.send(failed(kind, describe_reqwest_error(&e, &ep.base_url)));
+                return;
+            }
+            Ok(Ok(r)) => r,
+        };
+        let status = resp.status().as_u16();
+        if resp.status().is_success() {
+            break resp;
+        }
+        let headers = resp.headers().clone();
+        let body_bytes = read_capped(resp, 1 << 20).await;
+        let err = error_from_body(status, &body_bytes);
+        match decide_retry(status, &headers, &err.message, attempt, ep.max_retries, ep.max_retry_wait) {
+            RetryDecision::RetryAfter(wait) => {
+                attempt += 1;
+                let reason = format!("HTTP {status}: {}", err.message);
+                if tx.send(WireEvent::Retrying { attempt, wait_ms: wait.as_millis() as u64, reason }).is_err() {
+                    return;
+                }
+                tokio::time::sleep(wait).await;
+            }
+            RetryDecision::GiveUp(note) => {
+                let mut info = ErrorInfo::from_provider(&err, "http");
+                if let Some(note) = note {
+                    info.message = format!("{} ({note})", info.message);
+                }
+                let _ = tx.send(WireEvent::Failed(info));
+                return;
+            }
+        }
+    };
+    let headers: Vec<(String, String)> = resp
+        .headers()
+        .iter()
+        .filter(|(k, _)| !is_sensitive_header(k.as_str()))
+        .map(|(k, v)| (k.to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+        .collect();
+    let content_type = resp.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+    if tx.send(WireEvent::Opened { status: resp.status().as_u16(), headers, at_ms: ms() }).is_err() {
+        return;
+    }
+    read_body(resp, api, stream, &content_type, ep.timeouts, tx, &ms).await;
+}
+
+/// Reads the body: SSE when it looks like SSE, else one JSON document.
+async fn read_body(
+    resp: reqwest::Response,
+    api: Api,
+    stream: bool,
+    content_type: &str,
+    t: Timeouts,
+    tx: &UnboundedSender<WireEvent>,
+    ms: &impl Fn() -> u64,
+) {
+    let mut body = resp.bytes_stream();
+    let mut decoder = SseDecoder::new();
+    let mut mapper = Mapper::new(api);
+    // Decided from the first bytes, not only the header: gateways send empty or wrong types.
+    let mut mode: Option<bool> = if content_type.contains("event-stream") { Some(true) } else { None };
+    let mut json_buf: Vec<u8> = Vec::new();
+    let mut first = true;
+    loop {
+        let limit = if first { t.first_byte } else { t.idle };
+        let next = match tokio::time::timeout(limit, body.next()).await {
+            Err(_) => {
+                let (kind, what) = if first { ("first_byte_timeout", "first-byte") } else { ("idle_timeout", "idle") };
+                let _ = tx.send(failed(kind, format!("the stream stalled: nothing arrived within the {what} timeout ({} s)", limit.as_secs_f32())));
+                return;
+            }
+            Ok(n) => n,
+        };
+        let bytes = match next {
+            None => break,
+            Some(Err(e)) => {
+                flush(&mut decoder, &mut mapper, tx, ms);
+                let _ = tx.send(failed("disconnected", format!("the connection dropped mid-stream: {}", root_cause(&e))));
+                return;
+            }
+            Some(Ok(b)) => b,
+        };
+        first = false;
+        if mode.is_none() {
+            if let Some(lead) = bytes.iter().find(|b| !b.is_ascii_whitespace()) {
+                mode = Some(!(*lead == b'{' || *lead == b'['));
+            }
+        }
+        json_buf.extend_from_slice(&bytes);
+        if mode == Some(false) || (mode.is_none() && !stream) {
+            continue;
+        }
+        let pending = std::mem::take(&mut json_buf);
+        let bytes: &[u8] = &pending;
+        let mut frames = Vec::new();
+        let mut events = Vec::new();
+        let now = ms();
+        let mut ended = false;
+        decoder.push(bytes, &mut |ev| {
+            frames.push(Frame { at_ms: now, event: ev.event.clone(), data: ev.data.clone() });
+            let before = events.len();
+            mapper.map(&ev.event, &ev.data, &mut events);
+            ended |= events[before..].iter().any(|e| matches!(e, StreamEvent::End));
+        });
+        if tx.send(WireEvent::Chunk { frames, events, at_ms: now }).is_err() {
+            return;
+        }
+        if ended && api == Api::Chat {
+            // `[DONE]`: anything after it is not part of this reply.
+            let _ = tx.send(WireEvent::Closed { at_ms: ms() });
+            return;
+        }
+    }
+    if mode == Some(false) || (mode.is_none() && !stream) {
+        let now = ms();
+        let frames = vec![Frame { at_ms: now, event: "json".into(), data: String::from_utf8_lossy(&json_buf).into_owned() }];
+        let events = match serde_json::from_slice::<Value>(&json_buf) {
+            Ok(v) if v.get("error").is_some_and(|e| !e.is_null()) && v.get("choices").is_none() && v.get("output").is_none() => {
+                let err = super::wire::error_from_value(None, &v);
+                vec![StreamEvent::Error(err), StreamEvent::End]
+            }
+            Ok(v) => super::map_full_response(api, &v),
+            Err(e) => vec![StreamEvent::Malformed { data: String::from_utf8_lossy(&json_buf).chars().take(200).collect(), reason: e.to_string() }],
+        };
+        if tx.send(WireEvent::Chunk { frames, events, at_ms: now }).is_err() {
+            return;
+        }
+    } else {
+        flush(&mut decoder, &mut mapper, tx, ms);
+    }
+    let _ = tx.send(WireEvent::Closed { at_ms: ms() });
+}
+
+fn flush(decoder: &mut SseDecoder, mapper: &mut Mapper, tx: &UnboundedSender<WireEvent>, ms: &impl Fn() -> u64) {
+    let now = ms();
+    let mut frames = Vec::new();
+    let mut events = Vec::new();
+    decoder.finish(&mut |ev| {
+        frames.push(Frame { at_ms: now, event: ev.event.clone(), data: ev.data.clone() });
+        mapper.map(&ev.event, &ev.data, &mut events);
+    });
+    if !frames.is_empty() {
+        let _ = tx.send(WireEvent::Chunk { frames, events, at_ms: now });
+    }
+}
+
+async fn read_capped(resp: reqwest::Response, cap: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut s = resp.bytes_stream();
+    while let Ok(Some(Ok(b))) = tokio::time::timeout(Duration::from_secs(30), s.next()).await {
+        out.extend_from_slice(&b);
+        if out.len() >= cap {
+            out.truncate(cap);
+            break;
+        }
+    }
+    out
+}
+
+fn is_sensitive_header(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n == "authorization" || n == "api-key" || n == "set-cookie" || n.contains("key")
+}
+
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cur: &dyn std::error::Error = e;
+    while let Some(next) = cur.source() {
+        cur = next;
+    }
+    cur.to_string()
+}
+
+fn describe_reqwest_error(e: &reqwest::Error, base_url: &str) -> String {
+    if e.is_connect() {
+        format!("could not connect to {base_url}: {}", root_cause(e))
+    } else {
+        format!("the request to {base_url} failed: {}", root_cause(e))
+    }
+}

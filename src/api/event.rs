@@ -1,0 +1,76 @@
+//! The one domain stream both mappers produce. The conversation reducer consumes only this,
+//! so a reply is built the same way whichever API carried it.
+
+use serde_json::Value;
+
+/// Facts about the response as a whole; a mapper sends one whenever it learns something new.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ResponseMeta {
+    pub id: Option<String>,
+    pub model: Option<String>,
+    pub created: Option<i64>,
+    pub system_fingerprint: Option<String>,
+    pub service_tier: Option<String>,
+}
+
+/// An error reported by the provider, over HTTP or inside the stream.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProviderError {
+    /// HTTP status when the error came with one.
+    pub status: Option<u16>,
+    pub message: String,
+    pub kind: Option<String>,
+    pub code: Option<String>,
+    pub param: Option<String>,
+    /// The error body as sent (JSON, or a string for non-JSON bodies).
+    pub body: Value,
+}
+
+/// A normalized streaming event.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamEvent {
+    /// Response id, model, fingerprint and the like.
+    Meta(ResponseMeta),
+    /// Assistant text for a choice.
+    Text { choice: u32, delta: String },
+    /// Reasoning text (chat `reasoning_content`/`reasoning`, Responses summaries and reasoning text).
+    Reasoning { choice: u32, delta: String },
+    /// Refusal text, distinct from content.
+    Refusal { choice: u32, delta: String },
+    /// A tool-call fragment for an already resolved slot; `id`, `name` only when newly known.
+    ToolCall {
+        choice: u32,
+        slot: u32,
+        id: Option<String>,
+        name: Option<String>,
+        arguments: String,
+        /// Provider extras on the call (e.g. Gemini's `extra_content`) to send back next turn.
+        extra: Option<Value>,
+    },
+    /// The complete arguments of a call, replacing what the fragments built (Responses `.done`).
+    ToolCallArguments { choice: u32, slot: u32, arguments: String },
+    /// Usage as sent; the last one wins.
+    Usage(Value),
+    /// `prompt_filter_results` (or legacy `prompt_annotations`) as sent.
+    PromptFilter(Value),
+    /// One chunk's `content_filter_results` for a choice; the reducer merges them.
+    ContentFilter { choice: u32, results: Value },
+    /// Async-filter offsets and other per-choice annotations kept for the inspector.
+    FilterOffsets { choice: u32, value: Value },
+    /// Token logprobs of a chunk.
+    Logprobs { choice: u32, value: Value },
+    /// Message annotations (url citations and the like).
+    Annotation { choice: u32, value: Value },
+    /// A finish reason; the last non-empty one wins.
+    Finish { choice: u32, reason: String },
+    /// A Responses API output item as added (`done == false`) or finished.
+    Item { index: u32, item: Value, done: bool },
+    /// An error frame inside a 200 stream.
+    Error(ProviderError),
+    /// A payload or event type palaver does not know; kept raw, never fatal.
+    Unknown { event: String, raw: Value },
+    /// A payload that was not valid JSON; the reply is marked damaged but reading goes on.
+    Malformed { data: String, reason: String },
+    /// The provider signalled the end (`[DONE]` or a terminal Responses event).
+    End,
+}

@@ -1,0 +1,85 @@
+//! Everything that touches HTTP and nothing that draws: wire types, SSE framing, the two
+//! mappers into one domain `StreamEvent`, provider errors, retries, the client, the demo server.
+
+pub mod demo;
+pub mod chat_mapper;
+pub mod event;
+pub mod responses_mapper;
+pub mod sse;
+pub mod wire;
+pub mod client;
+pub mod request;
+pub mod retry;
+
+use event::StreamEvent;
+use serde_json::Value;
+
+/// Which OpenAI-compatible API a request speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Api {
+    #[default]
+    Chat,
+    Responses,
+}
+
+impl Api {
+    #[must_use]
+    pub fn path(self) -> &'static str {
+        match self {
+            Self::Chat => "chat/completions",
+            Self::Responses => "responses",
+        }
+    }
+
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Chat => "chat",
+            Self::Responses => "responses",
+        }
+    }
+
+    #[must_use]
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "chat" | "chat.completions" | "chat_completions" => Some(Self::Chat),
+            "responses" => Some(Self::Responses),
+            _ => None,
+        }
+    }
+}
+
+/// The stream mapper for either API, behind one call.
+#[derive(Debug)]
+pub enum Mapper {
+    Chat(chat_mapper::ChatMapper),
+    Responses(responses_mapper::ResponsesMapper),
+}
+
+impl Mapper {
+    #[must_use]
+    pub fn new(api: Api) -> Self {
+        match api {
+            Api::Chat => Self::Chat(chat_mapper::ChatMapper::new()),
+            Api::Responses => Self::Responses(responses_mapper::ResponsesMapper::new()),
+        }
+    }
+
+    /// Maps one SSE event (its `event:` type and data) into domain events.
+    pub fn map(&mut self, event: &str, data: &str, out: &mut Vec<StreamEvent>) {
+        match self {
+            Self::Chat(m) => m.map_data(data, out),
+            Self::Responses(m) => m.map_data(event, data, out),
+        }
+    }
+}
+
+/// Maps a complete non-streaming response body of `api`.
+#[must_use]
+pub fn map_full_response(api: Api, body: &Value) -> Vec<StreamEvent> {
+    match api {
+        Api::Chat => chat_mapper::map_full_response(body),
+        Api::Responses => responses_mapper::map_full_response(body),
+    }
+}

@@ -1,0 +1,237 @@
+//! Responses API: routes each event by its JSON `type` (not the `event:` line, which relays
+//! drop) into domain `StreamEvent`s. Unknown event types are kept raw, never fatal.
+
+use super::event::{ResponseMeta, StreamEvent};
+use super::wire::{error_from_value, str_field};
+use serde_json::{Map, Value};
+
+/// Per-stream state: function calls by item id (their slot is the order they appeared in),
+/// the last reasoning summary index, and whether any function call was seen.
+#[derive(Debug, Default)]
+pub struct ResponsesMapper {
+    call_items: Vec<String>,
+    reasoning_key: Option<(u64, u64)>,
+    saw_reasoning: bool,
+    errored: bool,
+}
+
+impl ResponsesMapper {
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Maps one SSE event (`event:` type and data payload).
+    pub fn map_data(&mut self, event: &str, data: &str, out: &mut Vec<StreamEvent>) {
+        match serde_json::from_str::<Value>(data) {
+            Ok(Value::Object(obj)) => self.map_event(&obj, event, out),
+            Ok(other) => out.push(StreamEvent::Unknown { event: event.to_owned(), raw: other }),
+            Err(e) => out.push(StreamEvent::Malformed { data: data.to_owned(), reason: e.to_string() }),
+        }
+    }
+
+    /// Maps one event object.
+    pub fn map_event(&mut self, obj: &Map<String, Value>, sse_event: &str, out: &mut Vec<StreamEvent>) {
+        let kind = str_field(obj, "type").unwrap_or(sse_event);
+        let delta = || str_field(obj, "delta").unwrap_or_default().to_owned();
+        match kind {
+            "response.created" | "response.in_progress" | "response.queued" => {
+                if let Some(r) = obj.get("response") {
+                    push_meta(r, out);
+                }
+            }
+            "response.output_item.added" | "response.output_item.done" => {
+                let done = kind.ends_with("done");
+                let index = obj.get("output_index").and_then(Value::as_u64).unwrap_or(0) as u32;
+                if let Some(item) = obj.get("item") {
+                    self.map_item(item, done, out);
+                    out.push(StreamEvent::Item { index, item: item.clone(), done });
+                }
+            }
+            "response.output_text.delta" => {
+                let d = delta();
+                if !d.is_empty() {
+                    out.push(StreamEvent::Text { choice: 0, delta: d });
+                }
+                if let Some(lp) = obj.get("logprobs").filter(|v| v.as_array().is_some_and(|a| !a.is_empty())) {
+                    out.push(StreamEvent::Logprobs { choice: 0, value: lp.clone() });
+                }
+            }
+            "response.refusal.delta" => out.push(StreamEvent::Refusal { choice: 0, delta: delta() }),
+            "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
+                let key = (
+                    obj.get("output_index").and_then(Value::as_u64).unwrap_or(0),
+                    obj.get("summary_index").or_else(|| obj.get("content_index")).and_then(Value::as_u64).unwrap_or(0),
+                );
+                let mut d = delta();
+                // Several summary parts are separate paragraphs.
+                if self.saw_reasoning && self.reasoning_key != Some(key) {
+                    d.insert_str(0, "\n\n");
+                }
+                self.reasoning_key = Some(key);
+                self.saw_reasoning = true;
+                out.push(StreamEvent::Reasoning { choice: 0, delta: d });
+            }
+            "response.function_call_arguments.delta" | "response.function_call_arguments.done" => {
+                let item_id = str_field(obj, "item_id").unwrap_or_default();
+                let slot = self.call_slot(item_id);
+                if kind.ends_with("delta") {
+                    out.push(StreamEvent::ToolCall { choice: 0, slot, id: None, name: None, arguments: delta(), extra: None });
+                } else if let Some(args) = str_field(obj, "arguments") {
+                    out.push(StreamEvent::ToolCallArguments { choice: 0, slot, arguments: args.to_owned() });
+                }
+            }
+            "response.output_text.annotation.added" => {
+                if let Some(a) = obj.get("annotation") {
+                    out.push(StreamEvent::Annotation { choice: 0, value: a.clone() });
+                }
+            }
+            "response.completed" | "response.incomplete" | "response.failed" => self.map_terminal(obj, out),
+            "error" => {
+                self.errored = true;
+                out.push(StreamEvent::Error(error_from_value(None, &Value::Object(obj.clone()))));
+            }
+            // Bookkeeping events whose content arrives elsewhere too.
+            "response.output_text.done"
+            | "response.refusal.done"
+            | "response.content_part.added"
+            | "response.content_part.done"
+            | "response.reasoning_summary_part.added"
+            | "response.reasoning_summary_part.done"
+            | "response.reasoning_summary_text.done"
+            | "response.reasoning_text.done" => {}
+            _ => out.push(StreamEvent::Unknown { event: kind.to_owned(), raw: Value::Object(obj.clone()) }),
+        }
+    }
+
+    fn call_slot(&mut self, item_id: &str) -> u32 {
+        if let Some(i) = self.call_items.iter().position(|k| k == item_id) {
+            return i as u32;
+        }
+        self.call_items.push(item_id.to_owned());
+        (self.call_items.len() - 1) as u32
+    }
+
+    fn map_item(&mut self, item: &Value, done: bool, out: &mut Vec<StreamEvent>) {
+        let Some(obj) = item.as_object() else { return };
+        if str_field(obj, "type") != Some("function_call") {
+            return;
+        }
+        let item_id = str_field(obj, "id").unwrap_or_default().to_owned();
+        let known = self.call_items.iter().any(|k| *k == item_id);
+        let slot = self.call_slot(&item_id);
+        if !known {
+            // Use the call_id, not the item id: it is what function_call_output must name.
+            let id = str_field(obj, "call_id").or_else(|| str_field(obj, "id")).map(str::to_owned);
+            let name = str_field(obj, "name").map(str::to_owned);
+            let arguments = str_field(obj, "arguments").unwrap_or_default().to_owned();
+            out.push(StreamEvent::ToolCall { choice: 0, slot, id, name, arguments, extra: None });
+        } else if done {
+            if let Some(args) = str_field(obj, "arguments") {
+                out.push(StreamEvent::ToolCallArguments { choice: 0, slot, arguments: args.to_owned() });
+            }
+        }
+    }
+
+    fn map_terminal(&mut self, obj: &Map<String, Value>, out: &mut Vec<StreamEvent>) {
+        let response = obj.get("response").cloned().unwrap_or(Value::Null);
+        push_meta(&response, out);
+        // Items the stream never announced (a relay that only sends the terminal event) still count.
+        if self.call_items.is_empty() {
+            if let Some(items) = response.get("output").and_then(Value::as_array) {
+                for item in items {
+                    self.map_item(item, true, out);
+                }
+            }
+        }
+        if let Some(u) = response.get("usage").filter(|u| u.as_object().is_some_and(|m| !m.is_empty())) {
+            out.push(StreamEvent::Usage(u.clone()));
+        }
+        let status = response.get("status").and_then(Value::as_str).unwrap_or_else(|| {
+            str_field(obj, "type").and_then(|t| t.strip_prefix("response.")).unwrap_or("completed")
+        });
+        let reason = match status {
+            "completed" if !self.call_items.is_empty() => "tool_calls".to_owned(),
+            "completed" => "stop".to_owned(),
+            "incomplete" => {
+                let why = response.pointer("/incomplete_details/reason").and_then(Value::as_str);
+                if why == Some("content_filter") { "content_filter" } else { "length" }.to_owned()
+            }
+            "failed" => {
+                if !self.errored {
+                    let err = response.get("error").cloned().unwrap_or(Value::Null);
+                    out.push(StreamEvent::Error(error_from_value(None, &serde_json::json!({ "error": err }))));
+                }
+                "error".to_owned()
+            }
+            other => other.to_owned(),
+        };
+        out.push(StreamEvent::Finish { choice: 0, reason });
+        out.push(StreamEvent::End);
+    }
+}
+
+fn push_meta(r: &Value, out: &mut Vec<StreamEvent>) {
+    let s = |k: &str| r.get(k).and_then(Value::as_str).filter(|v| !v.is_empty()).map(str::to_owned);
+    out.push(StreamEvent::Meta(ResponseMeta {
+        id: s("id"),
+        model: s("model"),
+        created: r.get("created_at").and_then(Value::as_i64),
+        system_fingerprint: None,
+        service_tier: s("service_tier"),
+    }));
+}
+
+/// Maps a complete non-streaming Response object into the events a stream would give.
+#[must_use]
+pub fn map_full_response(body: &Value) -> Vec<StreamEvent> {
+    let mut out = Vec::new();
+    let mut mapper = ResponsesMapper::new();
+    push_meta(body, &mut out);
+    for (i, item) in body.get("output").and_then(Value::as_array).into_iter().flatten().enumerate() {
+        mapper.map_item(item, false, &mut out);
+        match item.get("type").and_then(Value::as_str) {
+            Some("message") => {
+                for part in item.get("content").and_then(Value::as_array).into_iter().flatten() {
+                    let text = |k: &str| part.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
+                    match part.get("type").and_then(Value::as_str) {
+                        Some("output_text") => {
+                            out.push(StreamEvent::Text { choice: 0, delta: text("text") });
+                            for a in part.get("annotations").and_then(Value::as_array).into_iter().flatten() {
+                                out.push(StreamEvent::Annotation { choice: 0, value: a.clone() });
+                            }
+                        }
+                        Some("refusal") => out.push(StreamEvent::Refusal { choice: 0, delta: text("refusal") }),
+                        _ => {}
+                    }
+                }
+            }
+            Some("reasoning") => {
+                let parts = ["summary", "content"].into_iter().flat_map(|k| item.get(k).and_then(Value::as_array).into_iter().flatten());
+                for part in parts {
+                    if let Some(t) = part.get("text").and_then(Value::as_str) {
+                        let mut d = t.to_owned();
+                        if mapper.saw_reasoning {
+                            d.insert_str(0, "\n\n");
+                        }
+                        mapper.saw_reasoning = true;
+                        out.push(StreamEvent::Reasoning { choice: 0, delta: d });
+                    }
+                }
+            }
+            _ => {}
+        }
+        out.push(StreamEvent::Item { index: i as u32, item: item.clone(), done: true });
+    }
+    let mut terminal = Map::new();
+    terminal.insert("type".into(), Value::from("response.completed"));
+    terminal.insert("response".into(), body.clone());
+    if body.get("error").is_some_and(|e| !e.is_null()) && body.get("status").is_none() {
+        out.push(StreamEvent::Error(error_from_value(None, body)));
+        out.push(StreamEvent::Finish { choice: 0, reason: "error".into() });
+        out.push(StreamEvent::End);
+        return out;
+    }
+    mapper.map_terminal(&terminal, &mut out);
+    out
+}

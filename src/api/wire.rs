@@ -1,0 +1,83 @@
+//! Small tolerant accessors over open JSON maps, and the provider error shape in all the
+//! variants seen in the wild (PROTOCOL.md §3).
+
+use super::event::ProviderError;
+use serde_json::{Map, Value};
+
+/// A string field, or `None` when missing, null or not a string.
+#[must_use]
+pub fn str_field<'a>(obj: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
+    obj.get(key).and_then(Value::as_str)
+}
+
+/// A value rendered as text whether it was sent as a string or a number (`code` is both).
+fn loose_string(v: Option<&Value>) -> Option<String> {
+    match v? {
+        Value::String(s) => Some(s.clone()),
+        Value::Null => None,
+        other => Some(other.to_string()),
+    }
+}
+
+/// Builds a `ProviderError` from an error body: `{"error":{...}}`, a flat `{message, code}`,
+/// vLLM's `{"object":"error", ...}`, a bare string, or anything else (kept as the body).
+#[must_use]
+pub fn error_from_value(status: Option<u16>, body: &Value) -> ProviderError {
+    let inner = match body.get("error") {
+        Some(Value::Object(e)) => Some(e),
+        _ => body.as_object(),
+    };
+    let message = inner
+        .and_then(|e| e.get("message"))
+        .and_then(|m| loose_string(Some(m)))
+        .or_else(|| body.get("error").and_then(Value::as_str).map(str::to_owned))
+        .or_else(|| body.as_str().map(str::to_owned))
+        .unwrap_or_else(|| match status {
+            Some(s) => format!("HTTP {s} with no error message"),
+            None => "the provider reported an error without a message".to_owned(),
+        });
+    ProviderError {
+        status,
+        message,
+        kind: loose_string(inner.and_then(|e| e.get("type"))),
+        code: loose_string(inner.and_then(|e| e.get("code"))),
+        param: loose_string(inner.and_then(|e| e.get("param"))),
+        body: body.clone(),
+    }
+}
+
+/// Parses an HTTP error body: JSON when it is JSON, else the text itself (HTML from gateways).
+#[must_use]
+pub fn error_from_body(status: u16, body: &[u8]) -> ProviderError {
+    let value = serde_json::from_slice::<Value>(body).unwrap_or_else(|_| {
+        let text = String::from_utf8_lossy(body);
+        let text = text.trim();
+        let clipped: String = text.chars().take(2000).collect();
+        Value::String(clipped)
+    });
+    let mut err = error_from_value(Some(status), &value);
+    if matches!(value, Value::String(ref s) if s.is_empty()) {
+        err.message = format!("HTTP {status} with an empty body");
+    }
+    err
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn error_shapes() {
+        let e = error_from_value(Some(429), &json!({"error":{"code":"429","message":"Please retry after 86400 seconds."}}));
+        assert_eq!(e.code.as_deref(), Some("429"));
+        assert!(e.message.contains("86400"));
+        let e = error_from_value(None, &json!({"object":"error","message":"bad","type":"BadRequestError","code":400}));
+        assert_eq!(e.message, "bad");
+        assert_eq!(e.code.as_deref(), Some("400"));
+        let e = error_from_body(502, b"<html>Bad gateway</html>");
+        assert_eq!(e.message, "<html>Bad gateway</html>");
+        let e = error_from_body(500, b"");
+        assert!(e.message.contains("500"));
+    }
+}

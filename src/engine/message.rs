@@ -1,0 +1,246 @@
+//! The conversation model: messages with their choices, tool calls, usage, safety results,
+//! timings and raw frames. Pure data; the reducer in `reducer.rs` is the only thing that grows it.
+
+use crate::api::event::{ProviderError, ResponseMeta};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+    Tool,
+}
+
+/// Where a message is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MessageStatus {
+    #[default]
+    Complete,
+    /// Request sent, nothing arrived yet.
+    Waiting,
+    Streaming,
+    /// The user stopped it; what arrived is kept.
+    Cancelled,
+    /// The stream ended without a finish (dropped connection, crash); what arrived is kept.
+    Interrupted,
+    /// The provider reported an error; what arrived is kept.
+    Failed,
+}
+
+/// Lifecycle of a tool call as the user sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolStatus {
+    /// Arguments still streaming.
+    #[default]
+    Streaming,
+    /// Complete, not yet run.
+    Pending,
+    AwaitingApproval,
+    Running,
+    Done,
+    Failed,
+    Denied,
+    /// Not run because tools are off (`--tools none`).
+    Skipped,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    /// The arguments text as streamed (a JSON string, possibly invalid).
+    pub arguments: String,
+    pub output: Option<String>,
+    pub status: ToolStatus,
+    pub duration_ms: Option<u64>,
+    /// Provider extras to send back with the call next turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra: Option<Value>,
+}
+
+/// One choice of a reply (index 0 is the one a user reads; n > 1 keeps the others).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Choice {
+    pub index: u32,
+    pub content: String,
+    pub reasoning: String,
+    pub refusal: String,
+    pub tool_calls: Vec<ToolCall>,
+    pub finish_reason: Option<String>,
+    /// Completion filter results merged across chunks: flags OR-ed, highest severity kept.
+    pub content_filter: Option<Map<String, Value>>,
+    /// Async-filter offsets, vLLM `stop_reason` and similar per-choice annotations, as sent.
+    pub filter_notes: Vec<Value>,
+    pub logprobs: Vec<Value>,
+    pub annotations: Vec<Value>,
+}
+
+/// Timings measured by palaver.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Timing {
+    /// Wall clock when the request went out (unix ms).
+    pub started_at_ms: u64,
+    pub ttft_ms: Option<u64>,
+    pub total_ms: Option<u64>,
+    /// Count of text/reasoning deltas, for tokens-per-second when usage is absent.
+    pub deltas: u64,
+}
+
+/// A raw wire frame kept for the inspector.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RawFrame {
+    pub at_ms: u64,
+    pub event: String,
+    pub data: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub id: u64,
+    /// Bumped on every change; the render cache keys on it.
+    pub revision: u64,
+    pub role: Option<Role>,
+    pub status: MessageStatus,
+    pub choices: Vec<Choice>,
+    /// For `role: tool` messages, the call this answers.
+    pub tool_call_id: Option<String>,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub api: Option<String>,
+    pub meta: ResponseMeta,
+    /// Usage exactly as the provider sent it (the last one).
+    pub usage: Option<Value>,
+    pub prompt_filter: Option<Value>,
+    /// Responses API output items in order, as finally sent.
+    pub items: Vec<Value>,
+    pub error: Option<ErrorInfo>,
+    /// The reply contained frames that were not valid JSON.
+    pub damaged: Vec<String>,
+    pub unknown: Vec<Value>,
+    pub timing: Timing,
+    pub frames: Vec<RawFrame>,
+    pub frames_dropped: u64,
+}
+
+/// An error as kept on a message (serialisable form of `ProviderError`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorInfo {
+    pub status: Option<u16>,
+    pub message: String,
+    /// What failed in palaver's terms: http, stream, connect, timeout, body, interrupted…
+    pub kind: String,
+    pub body: Value,
+}
+
+impl ErrorInfo {
+    #[must_use]
+    pub fn from_provider(e: &ProviderError, kind: &str) -> Self {
+        Self { status: e.status, message: e.message.clone(), kind: kind.to_owned(), body: e.body.clone() }
+    }
+}
+
+impl Message {
+    #[must_use]
+    pub fn user(text: &str) -> Self {
+        Self::with_text(Role::User, text)
+    }
+
+    #[must_use]
+    pub fn system(text: &str) -> Self {
+        Self::with_text(Role::System, text)
+    }
+
+    #[must_use]
+    pub fn with_text(role: Role, text: &str) -> Self {
+        let mut m = Self { role: Some(role), ..Self::default() };
+        m.main_mut().content = text.to_owned();
+        m
+    }
+
+    /// A tool result message answering `call_id`.
+    #[must_use]
+    pub fn tool_result(call_id: &str, output: &str) -> Self {
+        let mut m = Self::with_text(Role::Tool, output);
+        m.tool_call_id = Some(call_id.to_owned());
+        m
+    }
+
+    /// An empty assistant reply about to stream.
+    #[must_use]
+    pub fn assistant_pending() -> Self {
+        Self { role: Some(Role::Assistant), status: MessageStatus::Waiting, ..Self::default() }
+    }
+
+    #[must_use]
+    pub fn role(&self) -> Role {
+        self.role.unwrap_or(Role::Assistant)
+    }
+
+    /// Choice 0, the one a user reads.
+    #[must_use]
+    pub fn main(&self) -> &Choice {
+        static EMPTY: std::sync::OnceLock<Choice> = std::sync::OnceLock::new();
+        self.choices.first().unwrap_or_else(|| EMPTY.get_or_init(Choice::default))
+    }
+
+    pub fn main_mut(&mut self) -> &mut Choice {
+        self.choice_mut(0)
+    }
+
+    pub fn choice_mut(&mut self, index: u32) -> &mut Choice {
+        let pos = match self.choices.iter().position(|c| c.index == index) {
+            Some(p) => p,
+            None => {
+                self.choices.push(Choice { index, ..Choice::default() });
+                self.choices.sort_by_key(|c| c.index);
+                self.choices.iter().position(|c| c.index == index).unwrap_or(0)
+            }
+        };
+        &mut self.choices[pos]
+    }
+
+    #[must_use]
+    pub fn text(&self) -> &str {
+        &self.main().content
+    }
+
+    /// Whether the turn is still in flight.
+    #[must_use]
+    pub fn is_live(&self) -> bool {
+        matches!(self.status, MessageStatus::Waiting | MessageStatus::Streaming)
+    }
+}
+
+/// A conversation: an ordered list of messages plus its settings.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Conversation {
+    pub id: Option<String>,
+    pub title: Option<String>,
+    pub messages: Vec<Message>,
+    next_id: u64,
+}
+
+impl Conversation {
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends a message, giving it a fresh id; returns its position.
+    pub fn push(&mut self, mut msg: Message) -> usize {
+        self.next_id += 1;
+        msg.id = self.next_id;
+        self.messages.push(msg);
+        self.messages.len() - 1
+    }
+
+    #[must_use]
+    pub fn last_assistant(&self) -> Option<&Message> {
+        self.messages.iter().rev().find(|m| m.role() == Role::Assistant)
+    }
+}

@@ -1,0 +1,9 @@
+//! The conversation model and its reducer, and the turn runner that drives `api` (and later
+//! tools) through a turn. Nothing here knows a terminal.
+
+pub mod message;
+pub mod reducer;
+pub mod safety;
+pub mod usage;
+
+pub use message::{Choice, Conversation, ErrorInfo, Message, MessageStatus, Role, ToolCall, ToolStatus};

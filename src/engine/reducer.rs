@@ -1,0 +1,169 @@
+//! The conversation reducer: applies one domain `StreamEvent` to the assistant message being
+//! built. Pure and cheap: a text delta costs a `push_str` and a revision bump.
+
+use super::message::{Choice, ErrorInfo, Message, MessageStatus, RawFrame, ToolCall, ToolStatus};
+use super::safety::merge_filter;
+use crate::api::event::StreamEvent;
+
+/// Raw frames kept per message for the inspector; past this, frames are only counted, so a
+/// long stream's memory is its text and not its wire bytes.
+pub const RAW_FRAME_BUDGET: usize = 256 * 1024;
+
+/// Applies one event. `now_ms` is milliseconds since the request went out.
+pub fn apply(msg: &mut Message, event: StreamEvent, now_ms: u64) {
+    msg.revision += 1;
+    match event {
+        StreamEvent::Meta(meta) => msg.meta = meta,
+        StreamEvent::Text { choice, delta } => {
+            first_token(msg, now_ms);
+            msg.choice_mut(choice).content.push_str(&delta);
+        }
+        StreamEvent::Reasoning { choice, delta } => {
+            first_token(msg, now_ms);
+            msg.choice_mut(choice).reasoning.push_str(&delta);
+        }
+        StreamEvent::Refusal { choice, delta } => {
+            first_token(msg, now_ms);
+            msg.choice_mut(choice).refusal.push_str(&delta);
+        }
+        StreamEvent::ToolCall { choice, slot, id, name, arguments, extra } => {
+            first_token(msg, now_ms);
+            let call = call_slot(msg.choice_mut(choice), slot);
+            if let Some(id) = id {
+                call.id = id;
+            }
+            if let Some(name) = name {
+                call.name = name;
+            }
+            if extra.is_some() {
+                call.extra = extra;
+            }
+            call.arguments.push_str(&arguments);
+        }
+        StreamEvent::ToolCallArguments { choice, slot, arguments } => {
+            call_slot(msg.choice_mut(choice), slot).arguments = arguments;
+        }
+        StreamEvent::Usage(u) => msg.usage = Some(u),
+        StreamEvent::PromptFilter(pf) => msg.prompt_filter = Some(pf),
+        StreamEvent::ContentFilter { choice, results } => {
+            let c = msg.choice_mut(choice);
+            merge_filter(c.content_filter.get_or_insert_with(Default::default), &results);
+        }
+        StreamEvent::FilterOffsets { choice, value } => msg.choice_mut(choice).filter_notes.push(value),
+        StreamEvent::Logprobs { choice, value } => msg.choice_mut(choice).logprobs.push(value),
+        StreamEvent::Annotation { choice, value } => msg.choice_mut(choice).annotations.push(value),
+        StreamEvent::Finish { choice, reason } => msg.choice_mut(choice).finish_reason = Some(reason),
+        StreamEvent::Item { index, item, .. } => {
+            let i = index as usize;
+            if msg.items.len() <= i {
+                msg.items.resize(i + 1, serde_json::Value::Null);
+            }
+            msg.items[i] = item;
+        }
+        StreamEvent::Error(e) => {
+            msg.error = Some(ErrorInfo::from_provider(&e, "stream"));
+        }
+        StreamEvent::Unknown { event, raw } => {
+            if msg.unknown.len() < 64 {
+                msg.unknown.push(serde_json::json!({ "event": event, "raw": raw }));
+            }
+        }
+        StreamEvent::Malformed { data, reason } => {
+            if msg.damaged.len() < 16 {
+                let clipped: String = data.chars().take(200).collect();
+                msg.damaged.push(format!("{reason}: {clipped}"));
+            }
+        }
+        StreamEvent::End => {}
+    }
+}
+
+/// Records a raw frame within the message's budget.
+pub fn record_frame(msg: &mut Message, at_ms: u64, event: &str, data: &str) {
+    let used: usize = msg.frames.iter().map(|f| f.data.len() + f.event.len()).sum();
+    if used + data.len() + event.len() > RAW_FRAME_BUDGET {
+        msg.frames_dropped += 1;
+        return;
+    }
+    msg.frames.push(RawFrame { at_ms, event: event.to_owned(), data: data.to_owned() });
+}
+
+fn first_token(msg: &mut Message, now_ms: u64) {
+    msg.timing.deltas += 1;
+    if msg.timing.ttft_ms.is_none() {
+        msg.timing.ttft_ms = Some(now_ms);
+    }
+    if msg.status == MessageStatus::Waiting {
+        msg.status = MessageStatus::Streaming;
+    }
+}
+
+fn call_slot(choice: &mut Choice, slot: u32) -> &mut ToolCall {
+    let i = slot as usize;
+    while choice.tool_calls.len() <= i {
+        choice.tool_calls.push(ToolCall::default());
+    }
+    &mut choice.tool_calls[i]
+}
+
+/// How a stream ended, as seen by the transport.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ending {
+    /// The body ended (with or without `[DONE]`).
+    Eof,
+    /// The user cancelled.
+    Cancelled,
+    /// The transport failed (connection dropped, idle timeout…).
+    Transport(ErrorInfo),
+}
+
+/// Settles the message when the stream is over: final status, finish reason and total time.
+pub fn finish(msg: &mut Message, ending: Ending, now_ms: u64) {
+    msg.revision += 1;
+    msg.timing.total_ms = Some(now_ms);
+    for call in msg.choices.iter_mut().flat_map(|c| c.tool_calls.iter_mut()) {
+        if call.status == ToolStatus::Streaming {
+            call.status = ToolStatus::Pending;
+        }
+    }
+    let has_finish = msg.main().finish_reason.is_some();
+    match ending {
+        Ending::Cancelled => {
+            msg.status = MessageStatus::Cancelled;
+            msg.main_mut().finish_reason = Some("cancelled".into());
+        }
+        Ending::Transport(err) => {
+            msg.status = MessageStatus::Interrupted;
+            msg.error = Some(err);
+            msg.main_mut().finish_reason = Some("error".into());
+        }
+        Ending::Eof if msg.error.is_some() => {
+            msg.status = MessageStatus::Failed;
+            msg.main_mut().finish_reason = Some("error".into());
+        }
+        Ending::Eof if !has_finish => {
+            let main = msg.main();
+            let empty = main.content.is_empty() && main.tool_calls.is_empty() && main.refusal.is_empty();
+            let why = if empty {
+                "the stream ended with no content and no finish reason"
+            } else {
+                "the stream ended before the provider sent a finish reason"
+            };
+            msg.status = MessageStatus::Interrupted;
+            msg.error = Some(ErrorInfo { status: None, message: why.into(), kind: "truncated".into(), body: serde_json::Value::Null });
+            msg.main_mut().finish_reason = Some("error".into());
+        }
+        Ending::Eof if !msg.damaged.is_empty() => {
+            msg.status = MessageStatus::Failed;
+            let first = msg.damaged.first().cloned().unwrap_or_default();
+            msg.error = Some(ErrorInfo {
+                status: None,
+                message: format!("the stream carried a malformed frame ({first})"),
+                kind: "malformed".into(),
+                body: serde_json::Value::Null,
+            });
+            msg.main_mut().finish_reason = Some("error".into());
+        }
+        Ending::Eof => msg.status = MessageStatus::Complete,
+    }
+}

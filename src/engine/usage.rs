@@ -1,0 +1,82 @@
+//! A normalized view over the usage object a provider sent, for both APIs. The raw object is
+//! the truth; this only reads it (Responses `input_tokens` are `prompt_tokens` here).
+
+use serde_json::{Map, Value};
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UsageView {
+    pub prompt: Option<u64>,
+    pub completion: Option<u64>,
+    pub total: Option<u64>,
+    pub cached: Option<u64>,
+    pub reasoning: Option<u64>,
+    pub accepted_prediction: Option<u64>,
+    pub rejected_prediction: Option<u64>,
+    pub prompt_audio: Option<u64>,
+    pub completion_audio: Option<u64>,
+}
+
+impl UsageView {
+    #[must_use]
+    pub fn from_raw(u: &Value) -> Self {
+        let num = |v: Option<&Value>| v.and_then(Value::as_u64);
+        let pick = |keys: &[&str]| keys.iter().find_map(|k| num(u.get(*k)));
+        let ptd = u.get("prompt_tokens_details").or_else(|| u.get("input_tokens_details"));
+        let ctd = u.get("completion_tokens_details").or_else(|| u.get("output_tokens_details"));
+        Self {
+            prompt: pick(&["prompt_tokens", "input_tokens"]),
+            completion: pick(&["completion_tokens", "output_tokens"]),
+            total: pick(&["total_tokens"]),
+            cached: num(ptd.and_then(|d| d.get("cached_tokens"))),
+            // Databricks (and Azure-hosted DeepSeek) put reasoning_tokens at the top level.
+            reasoning: num(ctd.and_then(|d| d.get("reasoning_tokens"))).or_else(|| num(u.get("reasoning_tokens"))),
+            accepted_prediction: num(ctd.and_then(|d| d.get("accepted_prediction_tokens"))),
+            rejected_prediction: num(ctd.and_then(|d| d.get("rejected_prediction_tokens"))),
+            prompt_audio: num(ptd.and_then(|d| d.get("audio_tokens"))),
+            completion_audio: num(ctd.and_then(|d| d.get("audio_tokens"))),
+        }
+    }
+
+    /// The `usage` object of the headless result line (DESIGN.md §2): the normalized numbers the
+    /// provider sent, plus every other detail verbatim under `details`.
+    #[must_use]
+    pub fn result_json(raw: &Value) -> Value {
+        let v = Self::from_raw(raw);
+        let mut out = Map::new();
+        let mut put = |k: &str, n: Option<u64>| {
+            if let Some(n) = n {
+                out.insert(k.to_owned(), Value::from(n));
+            }
+        };
+        put("prompt_tokens", v.prompt);
+        put("completion_tokens", v.completion);
+        put("total_tokens", v.total);
+        put("cached_tokens", v.cached);
+        put("reasoning_tokens", v.reasoning);
+        let top = ["prompt_tokens", "completion_tokens", "total_tokens", "input_tokens", "output_tokens"];
+        if let Some(obj) = raw.as_object() {
+            let details: Map<String, Value> =
+                obj.iter().filter(|(k, _)| !top.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect();
+            if !details.is_empty() {
+                out.insert("details".into(), Value::Object(details));
+            }
+        }
+        Value::Object(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn databricks_and_responses_shapes() {
+        let v = UsageView::from_raw(&json!({"prompt_tokens":3,"completion_tokens":5,"total_tokens":8,"reasoning_tokens":2}));
+        assert_eq!(v.reasoning, Some(2));
+        let v = UsageView::from_raw(&json!({"input_tokens":3,"output_tokens":5,"total_tokens":8,"input_tokens_details":{"cached_tokens":1},"output_tokens_details":{"reasoning_tokens":4}}));
+        assert_eq!((v.prompt, v.completion, v.cached, v.reasoning), (Some(3), Some(5), Some(1), Some(4)));
+        let r = UsageView::result_json(&json!({"prompt_tokens":1,"completion_tokens":2,"total_tokens":3,"prompt_cache_hit_tokens":1}));
+        assert_eq!(r["details"]["prompt_cache_hit_tokens"], 1);
+    }
+}

@@ -1,0 +1,5 @@
+//! palaver: a terminal chat client for OpenAI-compatible LLM APIs.
+//! The library exposes every layer so that tests and benches can drive them directly.
+
+pub mod api;
+pub mod engine;
