@@ -3,3 +3,6 @@
 
 pub mod api;
 pub mod engine;
+pub mod config;
+pub mod cli;
+pub mod ui;

@@ -83,3 +83,4 @@ pub fn map_full_response(api: Api, body: &Value) -> Vec<StreamEvent> {
         Api::Responses => responses_mapper::map_full_response(body),
     }
 }
+pub mod models;

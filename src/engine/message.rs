@@ -123,6 +123,9 @@ pub struct Message {
     pub damaged: Vec<String>,
     pub unknown: Vec<Value>,
     pub timing: Timing,
+    /// HTTP status and response headers (sensitive ones removed) of the reply.
+    pub http_status: Option<u16>,
+    pub response_headers: Vec<(String, String)>,
     pub frames: Vec<RawFrame>,
     pub frames_dropped: u64,
 }

@@ -35,7 +35,8 @@ impl Chunks<'_> {
     }
 
     fn choice(&self, delta: Value, filter: Option<&Value>, finish: Option<&str>) -> Value {
-        let mut choice = json!({ "index": 0, "delta": delta, "logprobs": null, "finish_reason": finish });
+        let mut choice =
+            json!({ "index": 0, "delta": delta, "logprobs": null, "finish_reason": finish });
         if self.azure {
             choice["content_filter_results"] = filter.cloned().unwrap_or_else(|| json!({}));
         }
@@ -44,7 +45,11 @@ impl Chunks<'_> {
 }
 
 pub fn stream(ctx: &Ctx, req: &Request, script: &Script) -> Vec<Frame> {
-    let chunks = Chunks { ctx, include_usage: req.include_usage, azure: script.azure() };
+    let chunks = Chunks {
+        ctx,
+        include_usage: req.include_usage,
+        azure: script.azure(),
+    };
     let pace = script.pace;
     let mut frames = Vec::new();
     if let Some(prompt_filter) = &script.prompt_filter {
@@ -55,9 +60,16 @@ pub fn stream(ctx: &Ctx, req: &Request, script: &Script) -> Vec<Frame> {
         });
         frames.push(Frame::data(Duration::ZERO, &first));
     }
-    let opening = if script.tool_calls.is_empty() { json!("") } else { Value::Null };
+    let opening = if script.tool_calls.is_empty() {
+        json!("")
+    } else {
+        Value::Null
+    };
     let role = json!({ "role": "assistant", "content": opening, "refusal": null });
-    frames.push(Frame::data(Duration::ZERO, &chunks.choice(role, None, None)));
+    frames.push(Frame::data(
+        Duration::ZERO,
+        &chunks.choice(role, None, None),
+    ));
 
     for piece in &script.reasoning {
         let delta = json!({ "content": null, "reasoning_content": piece });
@@ -65,7 +77,10 @@ pub fn stream(ctx: &Ctx, req: &Request, script: &Script) -> Vec<Frame> {
     }
     for piece in &script.text {
         let delta = json!({ "content": piece.text });
-        frames.push(Frame::data(pace, &chunks.choice(delta, piece.filter.as_ref(), None)));
+        frames.push(Frame::data(
+            pace,
+            &chunks.choice(delta, piece.filter.as_ref(), None),
+        ));
     }
     for (index, call) in script.tool_calls.iter().enumerate() {
         let head = json!({ "tool_calls": [{
@@ -74,7 +89,8 @@ pub fn stream(ctx: &Ctx, req: &Request, script: &Script) -> Vec<Frame> {
         }]});
         frames.push(Frame::data(pace, &chunks.choice(head, None, None)));
         for piece in split_arguments(&call.arguments) {
-            let delta = json!({ "tool_calls": [{ "index": index, "function": { "arguments": piece } }] });
+            let delta =
+                json!({ "tool_calls": [{ "index": index, "function": { "arguments": piece } }] });
             frames.push(Frame::data(pace, &chunks.choice(delta, None, None)));
         }
     }
@@ -101,8 +117,13 @@ pub fn stream(ctx: &Ctx, req: &Request, script: &Script) -> Vec<Frame> {
 
 pub fn completion(ctx: &Ctx, script: &Script) -> Value {
     let text = script.text();
-    let content = if text.is_empty() && !script.tool_calls.is_empty() { Value::Null } else { json!(text) };
-    let mut message = json!({ "role": "assistant", "content": content, "refusal": null, "annotations": [] });
+    let content = if text.is_empty() && !script.tool_calls.is_empty() {
+        Value::Null
+    } else {
+        json!(text)
+    };
+    let mut message =
+        json!({ "role": "assistant", "content": content, "refusal": null, "annotations": [] });
     if !script.tool_calls.is_empty() {
         let calls: Vec<Value> = script
             .tool_calls

@@ -28,7 +28,12 @@ pub fn bad_request(message: &str, param: Option<&str>) -> Response {
 
 pub fn model_not_found(model: &str) -> Response {
     let message = format!("The model `{model}` does not exist");
-    let body = body(&message, "invalid_request_error", Some("model"), Some("model_not_found"));
+    let body = body(
+        &message,
+        "invalid_request_error",
+        Some("model"),
+        Some("model_not_found"),
+    );
     (StatusCode::NOT_FOUND, Json(body)).into_response()
 }
 
@@ -43,13 +48,21 @@ pub fn rate_limited(model: &str) -> Response {
     let message = format!(
         "Rate limit reached for {model} in organization org-demo on requests per min (RPM): Limit 3, Used 3, Requested 1. Please try again in 1s. Visit https://platform.openai.com/account/rate-limits to learn more."
     );
-    let body = body(&message, "requests", Some("requests"), Some("rate_limit_exceeded"));
+    let body = body(
+        &message,
+        "requests",
+        Some("requests"),
+        Some("rate_limit_exceeded"),
+    );
     (
         StatusCode::TOO_MANY_REQUESTS,
         [
             (header::RETRY_AFTER, "1"),
             (HeaderName::from_static("x-ratelimit-limit-requests"), "3"),
-            (HeaderName::from_static("x-ratelimit-remaining-requests"), "0"),
+            (
+                HeaderName::from_static("x-ratelimit-remaining-requests"),
+                "0",
+            ),
             (HeaderName::from_static("x-ratelimit-reset-requests"), "1s"),
         ],
         Json(body),

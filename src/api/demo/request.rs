@@ -120,7 +120,10 @@ pub fn parse(api: Api, body: &[u8]) -> Result<Request, BadRequest> {
         user_turns: conversation.user_turns,
         offered_tools: offered_tools(&obj),
         tool_results: conversation.tool_results,
-        tools: obj.get("tools").cloned().unwrap_or(Value::Array(Vec::new())),
+        tools: obj
+            .get("tools")
+            .cloned()
+            .unwrap_or(Value::Array(Vec::new())),
         instructions: obj.get("instructions").cloned().unwrap_or(Value::Null),
     })
 }
@@ -223,7 +226,9 @@ mod tests {
             {"role":"user","content":[{"type":"text","text":"list it"}]},
             {"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"read_file","arguments":"{}"}}]},
             {"role":"tool","tool_call_id":"c1","content":"a\nb"}]}"#;
-        let req = parse(Api::Chat, body).unwrap();
+        let Ok(req) = parse(Api::Chat, body) else {
+            panic!("a valid chat body was rejected");
+        };
         assert_eq!(req.user_turns, 2);
         assert_eq!(req.last_user_text.as_deref(), Some("list it"));
         assert_eq!(req.tool_results.len(), 1);
@@ -232,7 +237,9 @@ mod tests {
 
     #[test]
     fn responses_input_string_and_missing_model() {
-        let req = parse(Api::Responses, br#"{"input":"hello"}"#).unwrap();
+        let Ok(req) = parse(Api::Responses, br#"{"input":"hello"}"#) else {
+            panic!("a valid responses body was rejected");
+        };
         assert_eq!(req.model, DEFAULT_MODEL);
         assert_eq!(req.user_turns, 1);
         assert!(parse(Api::Responses, b"{nope").is_err());

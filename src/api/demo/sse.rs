@@ -19,16 +19,25 @@ pub struct Frame {
 impl Frame {
     /// A Chat Completions frame: `data: {json}`.
     pub fn data(delay: Duration, json: &Value) -> Frame {
-        Frame { delay, bytes: Bytes::from(format!("data: {json}\n\n")) }
+        Frame {
+            delay,
+            bytes: Bytes::from(format!("data: {json}\n\n")),
+        }
     }
 
     pub fn done() -> Frame {
-        Frame { delay: Duration::ZERO, bytes: Bytes::from_static(b"data: [DONE]\n\n") }
+        Frame {
+            delay: Duration::ZERO,
+            bytes: Bytes::from_static(b"data: [DONE]\n\n"),
+        }
     }
 
     /// A Responses frame, which names its event type on an `event:` line as well.
     pub fn event(delay: Duration, kind: &str, json: &Value) -> Frame {
-        Frame { delay, bytes: Bytes::from(format!("event: {kind}\ndata: {json}\n\n")) }
+        Frame {
+            delay,
+            bytes: Bytes::from(format!("event: {kind}\ndata: {json}\n\n")),
+        }
     }
 }
 

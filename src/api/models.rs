@@ -1,0 +1,39 @@
+//! `GET /models`: the provider's model list.
+
+use super::client::{AuthStyle, Endpoint};
+use super::wire::error_from_body;
+use serde_json::Value;
+
+/// Lists model ids, in the order the provider sent them.
+///
+/// # Errors
+/// A readable message when the request fails or the provider answers with an error.
+pub async fn list(ep: &Endpoint) -> Result<Vec<String>, String> {
+    let http = super::client::http_client(&ep.timeouts).map_err(|e| e.to_string())?;
+    let mut req = http.get(ep.url("models")).timeout(ep.timeouts.first_byte);
+    if !ep.query.is_empty() {
+        req = req.query(&ep.query);
+    }
+    if !ep.key.is_empty() {
+        req = match ep.auth {
+            AuthStyle::Bearer => req.bearer_auth(ep.key.expose()),
+            AuthStyle::ApiKeyHeader => req.header("api-key", ep.key.expose()),
+        };
+    }
+    for (k, v) in &ep.headers {
+        req = req.header(k, v);
+    }
+    let resp = req.send().await.map_err(|e| format!("cannot reach {}: {e}", ep.base_url))?;
+    let status = resp.status().as_u16();
+    let bytes = resp.bytes().await.map_err(|e| e.to_string())?;
+    if !(200..300).contains(&status) {
+        let err = error_from_body(status, &bytes);
+        return Err(format!("HTTP {status}: {}", err.message));
+    }
+    let v: Value = serde_json::from_slice(&bytes).map_err(|e| format!("the model list is not JSON: {e}"))?;
+    let data = v.get("data").or_else(|| v.get("models")).and_then(Value::as_array).cloned().unwrap_or_default();
+    Ok(data
+        .iter()
+        .filter_map(|m| m.get("id").or_else(|| m.get("name")).and_then(Value::as_str).map(str::to_owned))
+        .collect())
+}

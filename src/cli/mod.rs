@@ -1,0 +1,108 @@
+//! The command line: clap definitions (the contract of DESIGN.md §2), target resolution, and
+//! the headless runner.
+
+pub mod args;
+pub mod headless;
+pub mod result;
+pub mod target;
+
+use args::{ApiArg, Cli, Command};
+use headless::{EXIT_OK, EXIT_PROVIDER, EXIT_USAGE};
+use std::io::{IsTerminal, Read};
+
+/// Runs the CLI; returns the process exit status.
+pub async fn run(cli: Cli) -> u8 {
+    let paths = crate::config::Paths::from_env();
+    let cfg = match crate::config::Config::load(&paths) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("palaver: config error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let g = &cli.global;
+    match &cli.command {
+        Some(Command::ServeDemo { addr }) => serve_demo(addr).await,
+        Some(Command::Replay { file }) => {
+            let api = g.api.map(|a| if a == ApiArg::Responses { crate::api::Api::Responses } else { crate::api::Api::Chat });
+            headless::replay(g, file, api)
+        }
+        Some(Command::Models) => {
+            let t = match target::resolve(g, &cfg).await {
+                Ok(t) => t,
+                Err(e) => return usage(&e.0),
+            };
+            models(&t, &cfg).await
+        }
+        None => {
+            let stdin = if std::io::stdin().is_terminal() { None } else { read_stdin() };
+            if g.prompt.is_none() && stdin.is_none() {
+                eprintln!("palaver: the interactive screen is not built yet; use -p PROMPT");
+                return EXIT_USAGE;
+            }
+            let prompt = headless::prompt_text(g.prompt.as_deref(), stdin);
+            if prompt.trim().is_empty() {
+                return usage("the prompt is empty");
+            }
+            let t = match target::resolve(g, &cfg).await {
+                Ok(t) => t,
+                Err(e) => return usage(&e.0),
+            };
+            headless::run_prompt(g, &t, &prompt).await
+        }
+    }
+}
+
+fn usage(msg: &str) -> u8 {
+    eprintln!("palaver: {msg}");
+    EXIT_USAGE
+}
+
+fn read_stdin() -> Option<String> {
+    let mut s = String::new();
+    match std::io::stdin().read_to_string(&mut s) {
+        Ok(_) if !s.is_empty() => Some(s),
+        _ => None,
+    }
+}
+
+async fn serve_demo(addr: &str) -> u8 {
+    let Ok(addr) = addr.parse::<std::net::SocketAddr>() else {
+        return usage(&format!("--addr {addr} is not an address like 127.0.0.1:8080"));
+    };
+    let listener = match tokio::net::TcpListener::bind(addr).await {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("palaver: cannot listen on {addr}: {e}");
+            return EXIT_PROVIDER;
+        }
+    };
+    let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
+    println!("http://{}:{port}/v1", addr.ip());
+    if let Err(e) = crate::api::demo::serve(listener).await {
+        eprintln!("palaver: demo server stopped: {e}");
+        return EXIT_PROVIDER;
+    }
+    EXIT_OK
+}
+
+async fn models(t: &target::Target, cfg: &crate::config::Config) -> u8 {
+    let mut listed: Vec<String> = Vec::new();
+    let mut status = EXIT_OK;
+    match crate::api::models::list(&t.endpoint).await {
+        Ok(ids) => listed.extend(ids),
+        Err(e) => {
+            eprintln!("palaver: GET /models failed: {e}");
+            status = EXIT_PROVIDER;
+        }
+    }
+    for id in &listed {
+        println!("{id}");
+    }
+    if let Some(p) = cfg.providers.get(&t.provider) {
+        for m in p.models.iter().filter(|m| !listed.contains(m)) {
+            println!("{m}\t(configured)");
+        }
+    }
+    status
+}

@@ -1,0 +1,178 @@
+//! Configuration: where palaver keeps its files (`PALAVER_HOME` or the platform directories),
+//! `config.toml` with provider profiles, per-model facts, themes and keys. A missing file is
+//! fine; a bad one is an error naming the line.
+
+pub mod paths;
+pub mod provider;
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+pub use paths::Paths;
+pub use provider::{ProviderProfile, resolve_key};
+
+/// Price per million tokens.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    pub input: Option<f64>,
+    pub cached_input: Option<f64>,
+    pub output: Option<f64>,
+}
+
+/// Facts about one model that providers do not tell.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+pub struct ModelFacts {
+    pub context_window: Option<u64>,
+    pub price: Option<Price>,
+}
+
+/// A user tool: JSON arguments on stdin, stdout is the result.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+pub struct UserTool {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    pub command: Vec<String>,
+    #[serde(default)]
+    pub parameters: Option<toml::Value>,
+    /// never | ask | always
+    #[serde(default)]
+    pub approval: Option<String>,
+    pub timeout_secs: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+pub struct McpServer {
+    pub command: Vec<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+pub struct McpConfig {
+    #[serde(default)]
+    pub servers: BTreeMap<String, McpServer>,
+}
+
+/// The whole `config.toml`.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+pub struct Config {
+    pub default_provider: Option<String>,
+    pub theme: Option<String>,
+    #[serde(default)]
+    pub providers: BTreeMap<String, ProviderProfile>,
+    #[serde(default)]
+    pub models: BTreeMap<String, ModelFacts>,
+    #[serde(default)]
+    pub tools: Vec<UserTool>,
+    #[serde(default)]
+    pub mcp: McpConfig,
+    /// Key bindings: action name → key description ("ctrl+p").
+    #[serde(default)]
+    pub keys: BTreeMap<String, String>,
+    /// Whether a `config.toml` was actually read.
+    #[serde(skip)]
+    pub loaded_from: Option<std::path::PathBuf>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {path}: {source}")]
+    Read { path: String, source: std::io::Error },
+    #[error("{path}: line {line}, column {column}: {message}")]
+    Parse { path: String, line: usize, column: usize, message: String },
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl Config {
+    /// Loads `config.toml` from `paths`; a missing file gives the defaults.
+    ///
+    /// # Errors
+    /// When the file exists but cannot be read or parsed.
+    pub fn load(paths: &Paths) -> Result<Self, ConfigError> {
+        let file = paths.config_file();
+        match std::fs::read_to_string(&file) {
+            Ok(text) => {
+                let mut cfg = Self::parse(&text, &file)?;
+                cfg.loaded_from = Some(file);
+                Ok(cfg)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
+            Err(e) => Err(ConfigError::Read { path: file.display().to_string(), source: e }),
+        }
+    }
+
+    /// Parses config text; errors name the line and column.
+    ///
+    /// # Errors
+    /// When the TOML is invalid or a field has the wrong type.
+    pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
+        toml::from_str::<Self>(text).map_err(|e| {
+            let (line, column) = e.span().map_or((0, 0), |span| line_col(text, span.start));
+            ConfigError::Parse { path: path.display().to_string(), line, column, message: e.message().to_owned() }
+        })
+    }
+
+    #[must_use]
+    pub fn model_facts(&self, model: &str) -> Option<&ModelFacts> {
+        self.models.get(model)
+    }
+}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rfind('\n').map_or(before.len(), |i| before.len() - i - 1) + 1;
+    (line, column)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_config_names_the_line() {
+        let text = "default_provider = \"x\"\n[providers.x]\nbase_url = 3\n";
+        let err = Config::parse(text, Path::new("config.toml")).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(err.contains("line 3"), "{err}");
+    }
+
+    #[test]
+    fn full_example_parses() {
+        let text = r#"
+default_provider = "openai"
+theme = "dark"
+[providers.openai]
+base_url = "https://example.invalid/v1"
+api_key_env = "OPENAI_API_KEY"
+api = "chat"
+models = ["gpt-4o-mini", "o4-mini"]
+headers = { "x-extra" = "1" }
+[providers.azure]
+base_url = "https://x.openai.azure.com/openai/deployments/d"
+auth = "api-key"
+query = { "api-version" = "2024-10-21" }
+include_usage = false
+[models."gpt-4o-mini"]
+context_window = 128000
+price = { input = 0.15, cached_input = 0.075, output = 0.60 }
+[[tools]]
+name = "git_log"
+description = "recent commits"
+command = ["git", "log", "-n", "20"]
+parameters = { type = "object", properties = {} }
+approval = "never"
+[mcp.servers.files]
+command = ["mcp-server-filesystem", "."]
+"#;
+        let cfg = Config::parse(text, Path::new("c")).ok();
+        let cfg = cfg.unwrap_or_default();
+        assert_eq!(cfg.providers.len(), 2);
+        assert_eq!(cfg.models["gpt-4o-mini"].context_window, Some(128_000));
+        assert_eq!(cfg.tools[0].name, "git_log");
+        assert_eq!(cfg.mcp.servers["files"].command[0], "mcp-server-filesystem");
+    }
+}

@@ -1,0 +1,48 @@
+//! Where a turn goes (provider, endpoint, API, model) and the user's settings for it.
+
+use crate::api::Api;
+use crate::api::client::Endpoint;
+use crate::api::demo::DemoServer;
+use crate::api::request::RequestOptions;
+
+/// Everything a turn needs to know about where it goes.
+#[derive(Debug)]
+pub struct Target {
+    pub provider: String,
+    pub endpoint: Endpoint,
+    pub api: Api,
+    pub model: String,
+    pub include_usage: bool,
+    /// Profile extras merged into every request.
+    pub request_extra: serde_json::Map<String, serde_json::Value>,
+    /// Keeps the embedded demo server alive while the target is in use.
+    pub demo: Option<DemoServer>,
+}
+
+/// The user's per-conversation request settings (flags, `/system`, `/set`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TurnSettings {
+    pub stream: bool,
+    pub system: Option<String>,
+    pub temperature: Option<f64>,
+    pub max_tokens: Option<u64>,
+    pub reasoning_effort: Option<String>,
+}
+
+impl TurnSettings {
+    /// The request options for `model` on `target`.
+    #[must_use]
+    pub fn request_options(&self, target: &Target, model: &str) -> RequestOptions {
+        RequestOptions {
+            model: model.to_owned(),
+            stream: self.stream,
+            system: self.system.clone(),
+            temperature: self.temperature,
+            max_tokens: self.max_tokens,
+            reasoning_effort: self.reasoning_effort.clone(),
+            include_usage: target.include_usage,
+            extra: target.request_extra.clone(),
+            ..RequestOptions::default()
+        }
+    }
+}

@@ -1,0 +1,60 @@
+//! Drives one request through the client and folds what arrives into the assistant message.
+//! Both the headless runner and the TUI consume these same wire events.
+
+use super::message::{ErrorInfo, Message, MessageStatus};
+use super::reducer::{self, Ending};
+use crate::api::Api;
+use crate::api::client::{self, Endpoint, WireEvent};
+use crate::api::event::StreamEvent;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+/// Starts a request on its own task. The task stops when the returned receiver is dropped.
+#[must_use]
+pub fn spawn_request(http: reqwest::Client, ep: Endpoint, api: Api, body: Value) -> mpsc::UnboundedReceiver<WireEvent> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        client::run(&http, &ep, api, &body, &tx).await;
+    });
+    rx
+}
+
+/// Folds one wire event into the message, calling `on_event` for each domain event applied.
+/// Returns true when the request is over.
+pub fn apply_wire(msg: &mut Message, ev: WireEvent, now_ms: u64, on_event: &mut impl FnMut(&StreamEvent)) -> bool {
+    match ev {
+        WireEvent::Retrying { .. } => false,
+        WireEvent::Opened { status, headers, .. } => {
+            msg.http_status = Some(status);
+            msg.response_headers = headers;
+            false
+        }
+        WireEvent::Chunk { frames, events, at_ms } => {
+            for f in &frames {
+                reducer::record_frame(msg, f.at_ms, &f.event, &f.data);
+            }
+            for e in events {
+                on_event(&e);
+                reducer::apply(msg, e, at_ms);
+            }
+            false
+        }
+        WireEvent::Failed(err) => {
+            fail(msg, err, now_ms);
+            true
+        }
+        WireEvent::Closed { at_ms } => {
+            reducer::finish(msg, Ending::Eof, at_ms);
+            true
+        }
+    }
+}
+
+/// Ends the message with a transport or HTTP error, keeping what arrived.
+pub fn fail(msg: &mut Message, err: ErrorInfo, at_ms: u64) {
+    let http = err.kind == "http";
+    reducer::finish(msg, Ending::Transport(err), at_ms);
+    if http {
+        msg.status = MessageStatus::Failed;
+    }
+}
