@@ -2,6 +2,8 @@
 //! SOURCES.md): each is reconstructed and compared with its `.expect.json`, and must come out
 //! identical whatever the read boundaries and line terminators.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use common::{chunks, reconstruct};

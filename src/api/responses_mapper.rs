@@ -118,7 +118,7 @@ impl ResponsesMapper {
             return;
         }
         let item_id = str_field(obj, "id").unwrap_or_default().to_owned();
-        let known = self.call_items.iter().any(|k| *k == item_id);
+        let known = self.call_items.contains(&item_id);
         let slot = self.call_slot(&item_id);
         if !known {
             // Use the call_id, not the item id: it is what function_call_output must name.

@@ -1,0 +1,143 @@
+//! A scripted HTTP server on 127.0.0.1 for end-to-end tests: each accepted request gets the
+//! next scripted answer (status, headers, body pieces with pauses, or a cut connection), and
+//! every request line, header block and body is recorded for assertions.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+/// One scripted answer.
+#[derive(Clone, Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    /// Body pieces written one after another, each followed by its pause.
+    pub pieces: Vec<(Vec<u8>, Duration)>,
+    /// Close the connection without finishing (no chunked terminator).
+    pub cut: bool,
+}
+
+impl Reply {
+    pub fn sse(body: &str) -> Self {
+        Self {
+            status: 200,
+            headers: vec![("Content-Type".into(), "text/event-stream".into())],
+            pieces: vec![(body.as_bytes().to_vec(), Duration::ZERO)],
+            cut: false,
+        }
+    }
+    pub fn json(status: u16, body: &str) -> Self {
+        Self {
+            status,
+            headers: vec![("Content-Type".into(), "application/json".into())],
+            pieces: vec![(body.as_bytes().to_vec(), Duration::ZERO)],
+            cut: false,
+        }
+    }
+    pub fn header(mut self, k: &str, v: &str) -> Self {
+        self.headers.push((k.into(), v.into()));
+        self
+    }
+    pub fn then(mut self, body: &str, pause: Duration) -> Self {
+        self.pieces.push((body.as_bytes().to_vec(), pause));
+        self
+    }
+    pub fn pause_first(mut self, pause: Duration) -> Self {
+        self.pieces.insert(0, (Vec::new(), pause));
+        self
+    }
+    pub fn cut(mut self) -> Self {
+        self.cut = true;
+        self
+    }
+}
+
+/// A recorded request.
+#[derive(Clone, Debug)]
+pub struct Seen {
+    pub request_line: String,
+    pub headers: String,
+    pub body: String,
+}
+
+pub struct Server {
+    pub base_url: String,
+    pub seen: Arc<Mutex<Vec<Seen>>>,
+}
+
+impl Server {
+    pub fn start(replies: Vec<Reply>) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let seen2 = seen.clone();
+        thread::spawn(move || {
+            for (i, stream) in listener.incoming().enumerate() {
+                let Ok(stream) = stream else { break };
+                let reply = replies.get(i.min(replies.len().saturating_sub(1))).cloned();
+                let seen = seen2.clone();
+                thread::spawn(move || {
+                    if let Some(reply) = reply {
+                        serve_one(stream, &reply, &seen);
+                    }
+                });
+            }
+        });
+        Self { base_url: format!("http://127.0.0.1:{port}/v1"), seen }
+    }
+
+    pub fn requests(&self) -> Vec<Seen> {
+        self.seen.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+}
+
+fn serve_one(mut stream: TcpStream, reply: &Reply, seen: &Arc<Mutex<Vec<Seen>>>) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut request_line = String::new();
+    if reader.read_line(&mut request_line).is_err() {
+        return;
+    }
+    let mut headers = String::new();
+    let mut len = 0usize;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+            break;
+        }
+        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            len = v.trim().parse().unwrap_or(0);
+        }
+        headers.push_str(&line);
+    }
+    let mut body = vec![0; len];
+    let _ = reader.read_exact(&mut body);
+    seen.lock().unwrap().push(Seen { request_line, headers, body: String::from_utf8_lossy(&body).into_owned() });
+    let mut head = format!("HTTP/1.1 {} X\r\n", reply.status);
+    for (k, v) in &reply.headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n");
+    if stream.write_all(head.as_bytes()).is_err() {
+        return;
+    }
+    for (piece, pause) in &reply.pieces {
+        if !piece.is_empty() {
+            let chunk = [format!("{:x}\r\n", piece.len()).as_bytes(), piece, b"\r\n"].concat();
+            if stream.write_all(&chunk).is_err() {
+                return;
+            }
+            let _ = stream.flush();
+        }
+        thread::sleep(*pause);
+    }
+    if reply.cut {
+        let _ = stream.shutdown(std::net::Shutdown::Both);
+        return;
+    }
+    let _ = stream.write_all(b"0\r\n\r\n");
+    let _ = stream.flush();
+}
