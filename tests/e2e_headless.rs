@@ -114,12 +114,19 @@ fn serve_demo_prints_its_base_url_and_serves_both_apis() {
 #[test]
 fn request_carries_settings_and_the_key_only_in_the_auth_header() {
     let s = Server::start(vec![Reply::sse(CHAT_OK)]);
-    let out = headless(&s, "chat", &["--system", "be brief", "--temperature", "0.5", "--max-tokens", "9", "--reasoning-effort", "low"]);
+    let out = headless(
+        &s,
+        "chat",
+        &["--system", "be brief", "--temperature", "0.5", "--max-tokens", "9", "--reasoning-effort", "low"],
+    );
     assert!(out.status.success());
     no_key_anywhere(&out);
     let req = &s.requests()[0];
     assert!(req.request_line.starts_with("POST /v1/chat/completions"));
-    assert!(req.headers.contains(&format!("authorization: Bearer {KEY}")) || req.headers.contains(&format!("Authorization: Bearer {KEY}")));
+    assert!(
+        req.headers.contains(&format!("authorization: Bearer {KEY}"))
+            || req.headers.contains(&format!("Authorization: Bearer {KEY}"))
+    );
     let body: Value = serde_json::from_str(&req.body).unwrap();
     assert_eq!(body["messages"][0], serde_json::json!({"role": "system", "content": "be brief"}));
     assert_eq!(body["temperature"], 0.5);
@@ -132,7 +139,8 @@ fn request_carries_settings_and_the_key_only_in_the_auth_header() {
 fn retries_429_honouring_retry_after_then_succeeds() {
     for (api, ok) in [("chat", CHAT_OK), ("responses", RESP_OK)] {
         let s = Server::start(vec![
-            Reply::json(429, r#"{"error":{"message":"slow down","type":"rate_limit","code":"rate_limit_exceeded"}}"#).header("Retry-After", "1"),
+            Reply::json(429, r#"{"error":{"message":"slow down","type":"rate_limit","code":"rate_limit_exceeded"}}"#)
+                .header("Retry-After", "1"),
             Reply::sse(ok),
         ]);
         let started = std::time::Instant::now();
@@ -147,7 +155,10 @@ fn retries_429_honouring_retry_after_then_succeeds() {
 
 #[test]
 fn a_day_long_retry_after_is_reported_not_slept() {
-    let s = Server::start(vec![Reply::json(429, r#"{"error":{"code":"429","message":"Please retry after 86400 seconds."}}"#).header("Retry-After", "86400")]);
+    let s = Server::start(vec![
+        Reply::json(429, r#"{"error":{"code":"429","message":"Please retry after 86400 seconds."}}"#)
+            .header("Retry-After", "86400"),
+    ]);
     let out = headless(&s, "chat", &[]);
     assert_eq!(out.status.code(), Some(1));
     let r = result_of(&out);
@@ -159,7 +170,9 @@ fn a_day_long_retry_after_is_reported_not_slept() {
 
 #[test]
 fn server_errors_are_retried_at_most_three_times() {
-    let s = Server::start(vec![Reply::json(500, r#"{"error":{"message":"boom","type":"server_error"}}"#).header("Retry-After", "0")]);
+    let s = Server::start(vec![
+        Reply::json(500, r#"{"error":{"message":"boom","type":"server_error"}}"#).header("Retry-After", "0"),
+    ]);
     let out = headless(&s, "responses", &[]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(s.requests().len(), 4);
@@ -170,7 +183,10 @@ fn server_errors_are_retried_at_most_three_times() {
 
 #[test]
 fn unauthorized_is_not_retried_and_shows_the_providers_message() {
-    let s = Server::start(vec![Reply::json(401, r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}"#)]);
+    let s = Server::start(vec![Reply::json(
+        401,
+        r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}"#,
+    )]);
     let out = headless(&s, "chat", &[]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(s.requests().len(), 1);
@@ -245,7 +261,11 @@ fn plain_output_streams_text_and_reports_errors_on_stderr() {
 fn a_bad_config_is_a_usage_error_naming_the_line() {
     let home = tempfile::tempdir().unwrap();
     std::fs::write(home.path().join("config.toml"), "default_provider = \"x\"\n[providers.x\n").unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_palaver")).args(["-p", "hi"]).env("PALAVER_HOME", home.path()).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_palaver"))
+        .args(["-p", "hi"])
+        .env("PALAVER_HOME", home.path())
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("line 2"));
 }

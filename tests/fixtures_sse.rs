@@ -15,9 +15,8 @@ use std::path::{Path, PathBuf};
 
 fn fixtures() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sse");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default();
+    let mut v: Vec<PathBuf> =
+        std::fs::read_dir(&dir).map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect()).unwrap_or_default();
     v.retain(|p| p.extension().is_some_and(|e| e == "sse"));
     v.sort();
     assert!(v.len() >= 20, "fixtures missing in {}", dir.display());
@@ -63,7 +62,10 @@ fn diff(msg: &Message, exp: &Value, api: Api) -> Vec<String> {
         bad.push(format!("{} tool calls, expected {}", main.tool_calls.len(), calls.len()));
     }
     for (got, want) in main.tool_calls.iter().zip(&calls) {
-        if got.id != opt_str(&want["id"]) || got.name != opt_str(&want["name"]) || !same_json_text(&got.arguments, want["arguments"].as_str().unwrap_or("")) {
+        if got.id != opt_str(&want["id"])
+            || got.name != opt_str(&want["name"])
+            || !same_json_text(&got.arguments, want["arguments"].as_str().unwrap_or(""))
+        {
             bad.push(format!("tool call {got:?} != {want}"));
         }
     }
@@ -166,7 +168,9 @@ fn split_at_every_byte_boundary_changes_nothing() {
             let interesting = |i: usize| {
                 b.len() <= 16 * 1024
                     || i % 13 == 0
-                    || [i.wrapping_sub(1), i].iter().any(|&j| b.get(j).is_some_and(|c| matches!(c, b'\r' | b'\n' | b':') || *c >= 0x80))
+                    || [i.wrapping_sub(1), i]
+                        .iter()
+                        .any(|&j| b.get(j).is_some_and(|c| matches!(c, b'\r' | b'\n' | b':') || *c >= 0x80))
             };
             for cut in (0..=b.len()).filter(|&i| interesting(i)) {
                 assert_eq!(&decode_split(b, cut), w, "{} split at {cut}", p.display());

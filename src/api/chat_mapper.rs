@@ -66,8 +66,18 @@ impl ChatMapper {
             }
         }
         let known = [
-            "id", "object", "created", "model", "system_fingerprint", "service_tier", "choices", "usage",
-            "prompt_filter_results", "prompt_annotations", "error", "obfuscation",
+            "id",
+            "object",
+            "created",
+            "model",
+            "system_fingerprint",
+            "service_tier",
+            "choices",
+            "usage",
+            "prompt_filter_results",
+            "prompt_annotations",
+            "error",
+            "obfuscation",
         ];
         if obj.keys().any(|k| !known.contains(&k.as_str())) {
             let extra: Map<String, Value> =

@@ -168,7 +168,13 @@ pub async fn run(http: &reqwest::Client, ep: &Endpoint, api: Api, body: &Value, 
                 return;
             }
             Ok(Err(e)) => {
-                let kind = if e.is_connect() { "connect" } else if e.is_timeout() { "connect_timeout" } else { "request" };
+                let kind = if e.is_connect() {
+                    "connect"
+                } else if e.is_timeout() {
+                    "connect_timeout"
+                } else {
+                    "request"
+                };
                 let _ = tx.send(failed(kind, describe_reqwest_error(&e, &ep.base_url)));
                 return;
             }
@@ -235,7 +241,13 @@ async fn read_body(
         let next = match tokio::time::timeout(limit, body.next()).await {
             Err(_) => {
                 let (kind, what) = if first { ("first_byte_timeout", "first-byte") } else { ("idle_timeout", "idle") };
-                let _ = tx.send(failed(kind, format!("the stream stalled: nothing arrived within the {what} timeout ({} s)", limit.as_secs_f32())));
+                let _ = tx.send(failed(
+                    kind,
+                    format!(
+                        "the stream stalled: nothing arrived within the {what} timeout ({} s)",
+                        limit.as_secs_f32()
+                    ),
+                ));
                 return;
             }
             Ok(n) => n,
@@ -244,7 +256,8 @@ async fn read_body(
             None => break,
             Some(Err(e)) => {
                 flush(&mut decoder, &mut mapper, tx, ms);
-                let _ = tx.send(failed("disconnected", format!("the connection dropped mid-stream: {}", root_cause(&e))));
+                let _ =
+                    tx.send(failed("disconnected", format!("the connection dropped mid-stream: {}", root_cause(&e))));
                 return;
             }
             Some(Ok(b)) => b,
@@ -282,14 +295,22 @@ async fn read_body(
     }
     if mode == Some(false) || (mode.is_none() && !stream) {
         let now = ms();
-        let frames = vec![Frame { at_ms: now, event: "json".into(), data: String::from_utf8_lossy(&json_buf).into_owned() }];
+        let frames =
+            vec![Frame { at_ms: now, event: "json".into(), data: String::from_utf8_lossy(&json_buf).into_owned() }];
         let events = match serde_json::from_slice::<Value>(&json_buf) {
-            Ok(v) if v.get("error").is_some_and(|e| !e.is_null()) && v.get("choices").is_none() && v.get("output").is_none() => {
+            Ok(v)
+                if v.get("error").is_some_and(|e| !e.is_null())
+                    && v.get("choices").is_none()
+                    && v.get("output").is_none() =>
+            {
                 let err = super::wire::error_from_value(None, &v);
                 vec![StreamEvent::Error(err), StreamEvent::End]
             }
             Ok(v) => super::map_full_response(api, &v),
-            Err(e) => vec![StreamEvent::Malformed { data: String::from_utf8_lossy(&json_buf).chars().take(200).collect(), reason: e.to_string() }],
+            Err(e) => vec![StreamEvent::Malformed {
+                data: String::from_utf8_lossy(&json_buf).chars().take(200).collect(),
+                reason: e.to_string(),
+            }],
         };
         if tx.send(WireEvent::Chunk { frames, events, at_ms: now }).is_err() {
             return;

@@ -1,15 +1,15 @@
 //! Everything that touches HTTP and nothing that draws: wire types, SSE framing, the two
 //! mappers into one domain `StreamEvent`, provider errors, retries, the client, the demo server.
 
-pub mod demo;
 pub mod chat_mapper;
+pub mod client;
+pub mod demo;
 pub mod event;
+pub mod request;
 pub mod responses_mapper;
+pub mod retry;
 pub mod sse;
 pub mod wire;
-pub mod client;
-pub mod request;
-pub mod retry;
 
 use event::StreamEvent;
 use serde_json::Value;

@@ -87,7 +87,8 @@ fn chat_message(m: &Message) -> Option<Value> {
         Role::Assistant => {
             let mut o = Map::new();
             o.insert("role".into(), json!("assistant"));
-            let content = if main.content.is_empty() && !main.tool_calls.is_empty() { Value::Null } else { json!(main.content) };
+            let content =
+                if main.content.is_empty() && !main.tool_calls.is_empty() { Value::Null } else { json!(main.content) };
             o.insert("content".into(), content);
             if !main.tool_calls.is_empty() {
                 let calls: Vec<Value> = main
@@ -180,7 +181,13 @@ mod tests {
         let mut a = Message::assistant_pending();
         a.main_mut().tool_calls.push(ToolCall { id: "call_1".into(), name: "f".into(), ..ToolCall::default() });
         let msgs = vec![Message::user("hi"), a, Message::tool_result("call_1", "out")];
-        let opts = RequestOptions { model: "m".into(), stream: true, include_usage: true, system: Some("s".into()), ..Default::default() };
+        let opts = RequestOptions {
+            model: "m".into(),
+            stream: true,
+            include_usage: true,
+            system: Some("s".into()),
+            ..Default::default()
+        };
         let c = build_body(Api::Chat, &msgs, &opts);
         assert_eq!(c["messages"][0]["role"], "system");
         assert_eq!(c["messages"][2]["tool_calls"][0]["function"]["arguments"], "{}");

@@ -76,7 +76,14 @@ impl ResponsesMapper {
                 let item_id = str_field(obj, "item_id").unwrap_or_default();
                 let slot = self.call_slot(item_id);
                 if kind.ends_with("delta") {
-                    out.push(StreamEvent::ToolCall { choice: 0, slot, id: None, name: None, arguments: delta(), extra: None });
+                    out.push(StreamEvent::ToolCall {
+                        choice: 0,
+                        slot,
+                        id: None,
+                        name: None,
+                        arguments: delta(),
+                        extra: None,
+                    });
                 } else if let Some(args) = str_field(obj, "arguments") {
                     out.push(StreamEvent::ToolCallArguments { choice: 0, slot, arguments: args.to_owned() });
                 }
@@ -147,9 +154,10 @@ impl ResponsesMapper {
         if let Some(u) = response.get("usage").filter(|u| u.as_object().is_some_and(|m| !m.is_empty())) {
             out.push(StreamEvent::Usage(u.clone()));
         }
-        let status = response.get("status").and_then(Value::as_str).unwrap_or_else(|| {
-            str_field(obj, "type").and_then(|t| t.strip_prefix("response.")).unwrap_or("completed")
-        });
+        let status = response
+            .get("status")
+            .and_then(Value::as_str)
+            .unwrap_or_else(|| str_field(obj, "type").and_then(|t| t.strip_prefix("response.")).unwrap_or("completed"));
         let reason = match status {
             "completed" if !self.call_items.is_empty() => "tool_calls".to_owned(),
             "completed" => "stop".to_owned(),
@@ -207,7 +215,9 @@ pub fn map_full_response(body: &Value) -> Vec<StreamEvent> {
                 }
             }
             Some("reasoning") => {
-                let parts = ["summary", "content"].into_iter().flat_map(|k| item.get(k).and_then(Value::as_array).into_iter().flatten());
+                let parts = ["summary", "content"]
+                    .into_iter()
+                    .flat_map(|k| item.get(k).and_then(Value::as_array).into_iter().flatten());
                 for part in parts {
                     if let Some(t) = part.get("text").and_then(Value::as_str) {
                         let mut d = t.to_owned();

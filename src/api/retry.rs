@@ -14,7 +14,14 @@ pub enum RetryDecision {
 }
 
 #[must_use]
-pub fn decide_retry(status: u16, headers: &HeaderMap, message: &str, attempt: u32, max: u32, cap: Duration) -> RetryDecision {
+pub fn decide_retry(
+    status: u16,
+    headers: &HeaderMap,
+    message: &str,
+    attempt: u32,
+    max: u32,
+    cap: Duration,
+) -> RetryDecision {
     let retryable = matches!(status, 408 | 409 | 429) || status >= 500;
     if !retryable {
         return RetryDecision::GiveUp(None);
@@ -25,7 +32,10 @@ pub fn decide_retry(status: u16, headers: &HeaderMap, message: &str, attempt: u3
     let asked = server_delay(headers).or_else(|| delay_in_message(message));
     if let Some(wait) = asked {
         if wait > cap {
-            return RetryDecision::GiveUp(Some(format!("the provider asks to retry after {} s; not waiting that long", wait.as_secs())));
+            return RetryDecision::GiveUp(Some(format!(
+                "the provider asks to retry after {} s; not waiting that long",
+                wait.as_secs()
+            )));
         }
     }
     if attempt >= max {

@@ -115,10 +115,7 @@ impl SseDecoder {
             return;
         }
         self.has_data = false;
-        emit(SseEvent {
-            event: std::mem::take(&mut self.event),
-            data: std::mem::take(&mut self.data),
-        });
+        emit(SseEvent { event: std::mem::take(&mut self.event), data: std::mem::take(&mut self.data) });
     }
 }
 

@@ -69,7 +69,8 @@ mod tests {
 
     #[test]
     fn error_shapes() {
-        let e = error_from_value(Some(429), &json!({"error":{"code":"429","message":"Please retry after 86400 seconds."}}));
+        let e =
+            error_from_value(Some(429), &json!({"error":{"code":"429","message":"Please retry after 86400 seconds."}}));
         assert_eq!(e.code.as_deref(), Some("429"));
         assert!(e.message.contains("86400"));
         let e = error_from_value(None, &json!({"object":"error","message":"bad","type":"BadRequestError","code":400}));

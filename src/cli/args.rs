@@ -104,7 +104,5 @@ pub enum Command {
         addr: String,
     },
     /// Feed a recorded SSE body through the engine, print as -p does
-    Replay {
-        file: std::path::PathBuf,
-    },
+    Replay { file: std::path::PathBuf },
 }

@@ -24,7 +24,8 @@ pub async fn run(cli: Cli) -> u8 {
     match &cli.command {
         Some(Command::ServeDemo { addr }) => serve_demo(addr).await,
         Some(Command::Replay { file }) => {
-            let api = g.api.map(|a| if a == ApiArg::Responses { crate::api::Api::Responses } else { crate::api::Api::Chat });
+            let api =
+                g.api.map(|a| if a == ApiArg::Responses { crate::api::Api::Responses } else { crate::api::Api::Chat });
             headless::replay(g, file, api)
         }
         Some(Command::Models) => {

@@ -16,21 +16,33 @@ pub fn event_line(ev: &StreamEvent) -> Option<Value> {
             "choice": choice, "index": slot, "id": id, "name": name, "arguments": arguments}),
         StreamEvent::Usage(u) => json!({"type": "usage", "usage": UsageView::result_json(u)}),
         StreamEvent::PromptFilter(pf) => json!({"type": "prompt_filter", "prompt_filter": pf}),
-        StreamEvent::ContentFilter { choice, results } => json!({"type": "content_filter", "choice": choice, "results": results}),
+        StreamEvent::ContentFilter { choice, results } => {
+            json!({"type": "content_filter", "choice": choice, "results": results})
+        }
         StreamEvent::Finish { choice, reason } => json!({"type": "finish", "choice": choice, "finish_reason": reason}),
         StreamEvent::Item { index, item, done } => json!({"type": "item", "index": index, "done": done,
             "item_type": item.get("type"), "status": item.get("status"), "item": item}),
-        StreamEvent::Annotation { choice, value } => json!({"type": "annotation", "choice": choice, "annotation": value}),
+        StreamEvent::Annotation { choice, value } => {
+            json!({"type": "annotation", "choice": choice, "annotation": value})
+        }
         StreamEvent::Error(e) => json!({"type": "stream_error", "message": e.message, "code": e.code, "body": e.body}),
         StreamEvent::Malformed { reason, .. } => json!({"type": "malformed_frame", "reason": reason}),
-        StreamEvent::Unknown { event, .. } if !event.starts_with("chunk.") => json!({"type": "unknown_event", "event": event}),
+        StreamEvent::Unknown { event, .. } if !event.starts_with("chunk.") => {
+            json!({"type": "unknown_event", "event": event})
+        }
         _ => return None,
     })
 }
 
 /// The result line for a finished reply.
 #[must_use]
-pub fn result_line(api: &str, provider: &str, model: &str, msg: &Message, tool_calls: &[crate::engine::ToolCall]) -> Value {
+pub fn result_line(
+    api: &str,
+    provider: &str,
+    model: &str,
+    msg: &Message,
+    tool_calls: &[crate::engine::ToolCall],
+) -> Value {
     let main = msg.main();
     let opt = |s: &str| if s.is_empty() { Value::Null } else { json!(s) };
     let calls: Vec<Value> = tool_calls

@@ -5,8 +5,8 @@ use super::args::{ApiArg, Global};
 use crate::api::Api;
 use crate::api::client::Secret;
 use crate::api::demo;
-pub use crate::engine::target::Target;
 use crate::config::{Config, ProviderProfile, resolve_key};
+pub use crate::engine::target::Target;
 use std::time::Duration;
 
 /// A usage or configuration problem (exit status 2).
@@ -23,10 +23,11 @@ pub async fn resolve(g: &Global, cfg: &Config) -> Result<Target, UsageError> {
     let key_env = g.api_key_env.clone().unwrap_or_else(|| "OPENAI_API_KEY".into());
     let env_key = std::env::var(&key_env).ok().filter(|k| !k.is_empty());
     let profile_name = g.provider.clone().or_else(|| cfg.default_provider.clone());
-    let use_demo = g.demo
-        || (g.base_url.is_none() && g.provider.is_none() && cfg.providers.is_empty() && env_key.is_none());
+    let use_demo =
+        g.demo || (g.base_url.is_none() && g.provider.is_none() && cfg.providers.is_empty() && env_key.is_none());
     let (name, profile, base_url, key, demo) = if use_demo {
-        let server = demo::spawn_local().await.map_err(|e| UsageError(format!("cannot start the demo provider: {e}")))?;
+        let server =
+            demo::spawn_local().await.map_err(|e| UsageError(format!("cannot start the demo provider: {e}")))?;
         let url = server.base_url.clone();
         ("demo".to_owned(), ProviderProfile::default(), url, Secret::default(), Some(server))
     } else if let Some(url) = &g.base_url {
@@ -35,11 +36,10 @@ pub async fn resolve(g: &Global, cfg: &Config) -> Result<Target, UsageError> {
             .map_err(UsageError)?;
         (profile_name.clone().unwrap_or_else(|| host_of(url)), profile, url.clone(), key, None)
     } else if let Some(name) = profile_name {
-        let profile = cfg
-            .providers
-            .get(&name)
-            .cloned()
-            .ok_or_else(|| UsageError(format!("no provider named `{name}` in config.toml (known: {})", known(cfg))))?;
+        let profile =
+            cfg.providers.get(&name).cloned().ok_or_else(|| {
+                UsageError(format!("no provider named `{name}` in config.toml (known: {})", known(cfg)))
+            })?;
         let var = g.api_key_env.clone().or_else(|| profile.api_key_env.clone()).unwrap_or(key_env);
         let key = resolve_key(&var, profile.api_key_cmd.as_deref()).map_err(UsageError)?;
         let url = profile
@@ -48,7 +48,8 @@ pub async fn resolve(g: &Global, cfg: &Config) -> Result<Target, UsageError> {
             .ok_or_else(|| UsageError(format!("provider `{name}` has no base_url in config.toml")))?;
         (name, profile, url, key, None)
     } else {
-        let url = std::env::var("OPENAI_BASE_URL").ok().filter(|u| !u.is_empty()).unwrap_or_else(|| DEFAULT_OPENAI.into());
+        let url =
+            std::env::var("OPENAI_BASE_URL").ok().filter(|u| !u.is_empty()).unwrap_or_else(|| DEFAULT_OPENAI.into());
         let key = Secret::new(env_key.unwrap_or_default());
         ("openai".to_owned(), ProviderProfile::default(), url, key, None)
     };
@@ -69,11 +70,8 @@ pub async fn resolve(g: &Global, cfg: &Config) -> Result<Target, UsageError> {
         .or_else(|| profile.default_model.clone())
         .or_else(|| profile.models.first().cloned())
         .unwrap_or_else(|| if demo.is_some() { "demo".into() } else { "gpt-4o-mini".into() });
-    let request_extra = profile
-        .request
-        .iter()
-        .filter_map(|(k, v)| serde_json::to_value(v).ok().map(|v| (k.clone(), v)))
-        .collect();
+    let request_extra =
+        profile.request.iter().filter_map(|(k, v)| serde_json::to_value(v).ok().map(|v| (k.clone(), v))).collect();
     Ok(Target {
         provider: name,
         endpoint,

@@ -7,5 +7,5 @@ pub mod safety;
 pub mod usage;
 
 pub use message::{Choice, Conversation, ErrorInfo, Message, MessageStatus, Role, ToolCall, ToolStatus};
-pub mod turn;
 pub mod target;
+pub mod turn;

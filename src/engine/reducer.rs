@@ -150,7 +150,12 @@ pub fn finish(msg: &mut Message, ending: Ending, now_ms: u64) {
                 "the stream ended before the provider sent a finish reason"
             };
             msg.status = MessageStatus::Interrupted;
-            msg.error = Some(ErrorInfo { status: None, message: why.into(), kind: "truncated".into(), body: serde_json::Value::Null });
+            msg.error = Some(ErrorInfo {
+                status: None,
+                message: why.into(),
+                kind: "truncated".into(),
+                body: serde_json::Value::Null,
+            });
             msg.main_mut().finish_reason = Some("error".into());
         }
         Ending::Eof if !msg.damaged.is_empty() => {

@@ -49,7 +49,8 @@ pub fn merge_filter(acc: &mut Map<String, Value>, chunk: &Value) {
 #[must_use]
 pub fn any_flagged(results: &Map<String, Value>) -> bool {
     results.values().any(|v| {
-        v.get("filtered").and_then(Value::as_bool) == Some(true) || v.get("detected").and_then(Value::as_bool) == Some(true)
+        v.get("filtered").and_then(Value::as_bool) == Some(true)
+            || v.get("detected").and_then(Value::as_bool) == Some(true)
     })
 }
 
@@ -62,7 +63,10 @@ mod tests {
     fn merge_ors_flags_and_keeps_highest() {
         let mut acc = Map::new();
         merge_filter(&mut acc, &json!({"violence":{"filtered":false,"severity":"medium"},"x":{"foo":1}}));
-        merge_filter(&mut acc, &json!({"violence":{"filtered":true,"severity":"low"},"pmc":{"detected":true,"citation":{"URL":"u"}}}));
+        merge_filter(
+            &mut acc,
+            &json!({"violence":{"filtered":true,"severity":"low"},"pmc":{"detected":true,"citation":{"URL":"u"}}}),
+        );
         assert_eq!(acc["violence"], json!({"filtered":true,"severity":"medium"}));
         assert_eq!(acc["pmc"]["citation"]["URL"], "u");
         assert_eq!(acc["x"], json!({"foo":1}));

@@ -72,11 +72,17 @@ mod tests {
 
     #[test]
     fn databricks_and_responses_shapes() {
-        let v = UsageView::from_raw(&json!({"prompt_tokens":3,"completion_tokens":5,"total_tokens":8,"reasoning_tokens":2}));
+        let v = UsageView::from_raw(
+            &json!({"prompt_tokens":3,"completion_tokens":5,"total_tokens":8,"reasoning_tokens":2}),
+        );
         assert_eq!(v.reasoning, Some(2));
-        let v = UsageView::from_raw(&json!({"input_tokens":3,"output_tokens":5,"total_tokens":8,"input_tokens_details":{"cached_tokens":1},"output_tokens_details":{"reasoning_tokens":4}}));
+        let v = UsageView::from_raw(
+            &json!({"input_tokens":3,"output_tokens":5,"total_tokens":8,"input_tokens_details":{"cached_tokens":1},"output_tokens_details":{"reasoning_tokens":4}}),
+        );
         assert_eq!((v.prompt, v.completion, v.cached, v.reasoning), (Some(3), Some(5), Some(1), Some(4)));
-        let r = UsageView::result_json(&json!({"prompt_tokens":1,"completion_tokens":2,"total_tokens":3,"prompt_cache_hit_tokens":1}));
+        let r = UsageView::result_json(
+            &json!({"prompt_tokens":1,"completion_tokens":2,"total_tokens":3,"prompt_cache_hit_tokens":1}),
+        );
         assert_eq!(r["details"]["prompt_cache_hit_tokens"], 1);
     }
 }

@@ -35,8 +35,7 @@ impl Chunks<'_> {
     }
 
     fn choice(&self, delta: Value, filter: Option<&Value>, finish: Option<&str>) -> Value {
-        let mut choice =
-            json!({ "index": 0, "delta": delta, "logprobs": null, "finish_reason": finish });
+        let mut choice = json!({ "index": 0, "delta": delta, "logprobs": null, "finish_reason": finish });
         if self.azure {
             choice["content_filter_results"] = filter.cloned().unwrap_or_else(|| json!({}));
         }
@@ -45,11 +44,7 @@ impl Chunks<'_> {
 }
 
 pub fn stream(ctx: &Ctx, req: &Request, script: &Script) -> Vec<Frame> {
-    let chunks = Chunks {
-        ctx,
-        include_usage: req.include_usage,
-        azure: script.azure(),
-    };
+    let chunks = Chunks { ctx, include_usage: req.include_usage, azure: script.azure() };
     let pace = script.pace;
     let mut frames = Vec::new();
     if let Some(prompt_filter) = &script.prompt_filter {
@@ -60,16 +55,9 @@ pub fn stream(ctx: &Ctx, req: &Request, script: &Script) -> Vec<Frame> {
         });
         frames.push(Frame::data(Duration::ZERO, &first));
     }
-    let opening = if script.tool_calls.is_empty() {
-        json!("")
-    } else {
-        Value::Null
-    };
+    let opening = if script.tool_calls.is_empty() { json!("") } else { Value::Null };
     let role = json!({ "role": "assistant", "content": opening, "refusal": null });
-    frames.push(Frame::data(
-        Duration::ZERO,
-        &chunks.choice(role, None, None),
-    ));
+    frames.push(Frame::data(Duration::ZERO, &chunks.choice(role, None, None)));
 
     for piece in &script.reasoning {
         let delta = json!({ "content": null, "reasoning_content": piece });
@@ -77,10 +65,7 @@ pub fn stream(ctx: &Ctx, req: &Request, script: &Script) -> Vec<Frame> {
     }
     for piece in &script.text {
         let delta = json!({ "content": piece.text });
-        frames.push(Frame::data(
-            pace,
-            &chunks.choice(delta, piece.filter.as_ref(), None),
-        ));
+        frames.push(Frame::data(pace, &chunks.choice(delta, piece.filter.as_ref(), None)));
     }
     for (index, call) in script.tool_calls.iter().enumerate() {
         let head = json!({ "tool_calls": [{
@@ -89,8 +74,7 @@ pub fn stream(ctx: &Ctx, req: &Request, script: &Script) -> Vec<Frame> {
         }]});
         frames.push(Frame::data(pace, &chunks.choice(head, None, None)));
         for piece in split_arguments(&call.arguments) {
-            let delta =
-                json!({ "tool_calls": [{ "index": index, "function": { "arguments": piece } }] });
+            let delta = json!({ "tool_calls": [{ "index": index, "function": { "arguments": piece } }] });
             frames.push(Frame::data(pace, &chunks.choice(delta, None, None)));
         }
     }
@@ -100,11 +84,7 @@ pub fn stream(ctx: &Ctx, req: &Request, script: &Script) -> Vec<Frame> {
         frames.push(Frame::data(pace, &errors::server_error_body()));
         return frames;
     }
-    let finish = chunks.choice(
-        json!({}),
-        script.finish_filter.as_ref(),
-        Some(script.ending.finish_reason()),
-    );
+    let finish = chunks.choice(json!({}), script.finish_filter.as_ref(), Some(script.ending.finish_reason()));
     frames.push(Frame::data(Duration::ZERO, &finish));
     if req.include_usage {
         let mut usage = chunks.envelope(json!([]));
@@ -117,13 +97,8 @@ pub fn stream(ctx: &Ctx, req: &Request, script: &Script) -> Vec<Frame> {
 
 pub fn completion(ctx: &Ctx, script: &Script) -> Value {
     let text = script.text();
-    let content = if text.is_empty() && !script.tool_calls.is_empty() {
-        Value::Null
-    } else {
-        json!(text)
-    };
-    let mut message =
-        json!({ "role": "assistant", "content": content, "refusal": null, "annotations": [] });
+    let content = if text.is_empty() && !script.tool_calls.is_empty() { Value::Null } else { json!(text) };
+    let mut message = json!({ "role": "assistant", "content": content, "refusal": null, "annotations": [] });
     if !script.tool_calls.is_empty() {
         let calls: Vec<Value> = script
             .tool_calls

@@ -28,27 +28,12 @@ use request::Api;
 
 /// The scripted models, as `(id, one-line description)`.
 pub const MODELS: &[(&str, &str)] = &[
-    (
-        "demo",
-        "Markdown answer with full usage and Azure-style safe filter results",
-    ),
-    (
-        "demo-tools",
-        "Parallel read-only tool calls, then an answer built from their results",
-    ),
-    (
-        "demo-safety",
-        "A jailbreak warning and a reply stopped by the content filter",
-    ),
+    ("demo", "Markdown answer with full usage and Azure-style safe filter results"),
+    ("demo-tools", "Parallel read-only tool calls, then an answer built from their results"),
+    ("demo-safety", "A jailbreak warning and a reply stopped by the content filter"),
     ("demo-reasoning", "Reasoning that streams before the answer"),
-    (
-        "demo-slow",
-        "A long answer at a few words a second, to try cancelling",
-    ),
-    (
-        "demo-error",
-        "Alternates 429 rate limits with a stream that fails midway",
-    ),
+    ("demo-slow", "A long answer at a few words a second, to try cancelling"),
+    ("demo-error", "Alternates 429 rate limits with a stream that fails midway"),
 ];
 
 /// Fixed so `/v1/models` is deterministic.
@@ -82,11 +67,7 @@ pub async fn spawn_on(addr: SocketAddr) -> std::io::Result<DemoServer> {
         // connection failures, which is all a demo needs.
         let _ = serve(listener).await;
     });
-    Ok(DemoServer {
-        base_url: format!("http://{addr}/v1"),
-        addr,
-        task,
-    })
+    Ok(DemoServer { base_url: format!("http://{addr}/v1"), addr, task })
 }
 
 /// Serves the demo API on `listener` until the process ends.
@@ -158,15 +139,8 @@ fn handle(state: &DemoState, api: Api, body: &[u8]) -> Response {
         }
     }
     let script = script::build(&req);
-    let created = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|since| since.as_secs())
-        .unwrap_or(0);
-    let ctx = Ctx {
-        n,
-        created,
-        model: req.model.clone(),
-    };
+    let created = SystemTime::now().duration_since(UNIX_EPOCH).map(|since| since.as_secs()).unwrap_or(0);
+    let ctx = Ctx { n, created, model: req.model.clone() };
     match (api, req.stream) {
         (Api::Chat, true) => sse::response(chat::stream(&ctx, &req, &script), n),
         (Api::Chat, false) => sse::json(chat::completion(&ctx, &script), n),

@@ -71,11 +71,7 @@ impl Conversation {
 
     fn result(&mut self, id: Option<&str>, output: String) {
         let id = id.unwrap_or("tool");
-        let name = self
-            .call_names
-            .get(id)
-            .cloned()
-            .unwrap_or_else(|| id.to_string());
+        let name = self.call_names.get(id).cloned().unwrap_or_else(|| id.to_string());
         self.tool_results.push(ToolResult { name, output });
     }
 }
@@ -88,10 +84,7 @@ pub fn parse(api: Api, body: &[u8]) -> Result<Request, BadRequest> {
         param: None,
     })?;
     let Value::Object(obj) = value else {
-        return Err(BadRequest {
-            message: "The request body must be a JSON object.".to_string(),
-            param: None,
-        });
+        return Err(BadRequest { message: "The request body must be a JSON object.".to_string(), param: None });
     };
     let model = match obj.get("model") {
         None | Some(Value::Null) => DEFAULT_MODEL.to_string(),
@@ -120,10 +113,7 @@ pub fn parse(api: Api, body: &[u8]) -> Result<Request, BadRequest> {
         user_turns: conversation.user_turns,
         offered_tools: offered_tools(&obj),
         tool_results: conversation.tool_results,
-        tools: obj
-            .get("tools")
-            .cloned()
-            .unwrap_or(Value::Array(Vec::new())),
+        tools: obj.get("tools").cloned().unwrap_or(Value::Array(Vec::new())),
         instructions: obj.get("instructions").cloned().unwrap_or(Value::Null),
     })
 }
@@ -156,16 +146,11 @@ fn chat_conversation(messages: Option<&Value>) -> Conversation {
                 let calls = message.get("tool_calls").and_then(Value::as_array);
                 for call in calls.into_iter().flatten() {
                     let name = call.get("function").and_then(|f| f.get("name"));
-                    conversation.call(
-                        call.get("id").and_then(Value::as_str),
-                        name.and_then(Value::as_str),
-                    );
+                    conversation.call(call.get("id").and_then(Value::as_str), name.and_then(Value::as_str));
                 }
             }
-            Some("tool") => conversation.result(
-                message.get("tool_call_id").and_then(Value::as_str),
-                text_of(message.get("content")),
-            ),
+            Some("tool") => conversation
+                .result(message.get("tool_call_id").and_then(Value::as_str), text_of(message.get("content"))),
             _ => {}
         }
     }
@@ -184,14 +169,11 @@ fn responses_conversation(input: Option<&Value>) -> Conversation {
                     (Some("message") | None, Some("user")) => {
                         conversation.user(text_of(item.get("content")));
                     }
-                    (Some("function_call"), _) => conversation.call(
-                        item.get("call_id").and_then(Value::as_str),
-                        item.get("name").and_then(Value::as_str),
-                    ),
-                    (Some("function_call_output"), _) => conversation.result(
-                        item.get("call_id").and_then(Value::as_str),
-                        text_of(item.get("output")),
-                    ),
+                    (Some("function_call"), _) => conversation
+                        .call(item.get("call_id").and_then(Value::as_str), item.get("name").and_then(Value::as_str)),
+                    (Some("function_call_output"), _) => {
+                        conversation.result(item.get("call_id").and_then(Value::as_str), text_of(item.get("output")))
+                    }
                     _ => {}
                 }
             }
@@ -206,11 +188,9 @@ fn responses_conversation(input: Option<&Value>) -> Conversation {
 fn text_of(content: Option<&Value>) -> String {
     match content {
         Some(Value::String(text)) => text.clone(),
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter_map(|part| part.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n"),
+        Some(Value::Array(parts)) => {
+            parts.iter().filter_map(|part| part.get("text").and_then(Value::as_str)).collect::<Vec<_>>().join("\n")
+        }
         _ => String::new(),
     }
 }

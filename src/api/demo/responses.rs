@@ -29,47 +29,26 @@ impl Events {
 }
 
 pub fn stream(ctx: &Ctx, req: &Request, script: &Script) -> Vec<Frame> {
-    let mut events = Events {
-        sequence: 0,
-        frames: Vec::new(),
-        pace: script.pace,
-    };
+    let mut events = Events { sequence: 0, frames: Vec::new(), pace: script.pace };
     let start = json!({ "response": envelope(ctx, req, "in_progress", Vec::new(), Value::Null) });
     events.push(false, "response.created", start.clone());
     events.push(false, "response.in_progress", start);
     if let Some(output) = emit_output(&mut events, ctx, req, script) {
-        let kind = if script.ending == Ending::ContentFilter {
-            "response.incomplete"
-        } else {
-            "response.completed"
-        };
-        events.push(
-            false,
-            kind,
-            json!({ "response": finished(ctx, req, script, output) }),
-        );
+        let kind = if script.ending == Ending::ContentFilter { "response.incomplete" } else { "response.completed" };
+        events.push(false, kind, json!({ "response": finished(ctx, req, script, output) }));
     }
     events.frames
 }
 
 pub fn object(ctx: &Ctx, req: &Request, script: &Script) -> Value {
-    let mut silent = Events {
-        sequence: 0,
-        frames: Vec::new(),
-        pace: Duration::ZERO,
-    };
+    let mut silent = Events { sequence: 0, frames: Vec::new(), pace: Duration::ZERO };
     let output = emit_output(&mut silent, ctx, req, script).unwrap_or_default();
     finished(ctx, req, script, output)
 }
 
 /// Emits every output item's events and returns the finished items, or `None` when the
 /// script breaks off with a server error (the failure events are already emitted then).
-fn emit_output(
-    events: &mut Events,
-    ctx: &Ctx,
-    req: &Request,
-    script: &Script,
-) -> Option<Vec<Value>> {
+fn emit_output(events: &mut Events, ctx: &Ctx, req: &Request, script: &Script) -> Option<Vec<Value>> {
     let mut output = Vec::new();
     if !script.reasoning.is_empty() {
         output.push(reasoning_item(events, ctx, script, output.len()));
@@ -83,11 +62,7 @@ fn emit_output(
         }));
         let part = |text: &str| json!({ "type": "output_text", "text": text, "annotations": [] });
         let at = json!({ "item_id": item_id, "output_index": index, "content_index": 0 });
-        events.push(
-            false,
-            "response.content_part.added",
-            with(&at, "part", part("")),
-        );
+        events.push(false, "response.content_part.added", with(&at, "part", part("")));
         for piece in &script.text {
             let mut delta = with(&at, "delta", json!(piece.text));
             delta["logprobs"] = json!([]);
@@ -98,30 +73,14 @@ fn emit_output(
             return None;
         }
         let text = script.text();
-        events.push(
-            false,
-            "response.output_text.done",
-            with(&at, "text", json!(text)),
-        );
-        events.push(
-            false,
-            "response.content_part.done",
-            with(&at, "part", part(&text)),
-        );
-        let status = if script.ending == Ending::ContentFilter {
-            "incomplete"
-        } else {
-            "completed"
-        };
+        events.push(false, "response.output_text.done", with(&at, "text", json!(text)));
+        events.push(false, "response.content_part.done", with(&at, "part", part(&text)));
+        let status = if script.ending == Ending::ContentFilter { "incomplete" } else { "completed" };
         let item = json!({
             "id": item_id, "type": "message", "role": "assistant", "status": status,
             "content": [part(&text)],
         });
-        events.push(
-            false,
-            "response.output_item.done",
-            json!({ "output_index": index, "item": item }),
-        );
+        events.push(false, "response.output_item.done", json!({ "output_index": index, "item": item }));
         output.push(item);
     }
     for (k, call) in script.tool_calls.iter().enumerate() {
@@ -142,48 +101,22 @@ fn reasoning_item(events: &mut Events, ctx: &Ctx, script: &Script, index: usize)
     );
     let at = json!({ "item_id": item_id, "output_index": index, "summary_index": 0 });
     let part = |text: &str| json!({ "type": "summary_text", "text": text });
-    events.push(
-        false,
-        "response.reasoning_summary_part.added",
-        with(&at, "part", part("")),
-    );
+    events.push(false, "response.reasoning_summary_part.added", with(&at, "part", part("")));
     for piece in &script.reasoning {
-        events.push(
-            true,
-            "response.reasoning_summary_text.delta",
-            with(&at, "delta", json!(piece)),
-        );
+        events.push(true, "response.reasoning_summary_text.delta", with(&at, "delta", json!(piece)));
     }
     let text = script.reasoning_text();
-    events.push(
-        false,
-        "response.reasoning_summary_text.done",
-        with(&at, "text", json!(text)),
-    );
-    events.push(
-        false,
-        "response.reasoning_summary_part.done",
-        with(&at, "part", part(&text)),
-    );
+    events.push(false, "response.reasoning_summary_text.done", with(&at, "text", json!(text)));
+    events.push(false, "response.reasoning_summary_part.done", with(&at, "part", part(&text)));
     let item = json!({
         "id": item_id, "type": "reasoning", "summary": [part(&text)],
         "encrypted_content": encrypted(&text),
     });
-    events.push(
-        false,
-        "response.output_item.done",
-        json!({ "output_index": index, "item": item }),
-    );
+    events.push(false, "response.output_item.done", json!({ "output_index": index, "item": item }));
     item
 }
 
-fn function_call_item(
-    events: &mut Events,
-    ctx: &Ctx,
-    k: usize,
-    call: &ToolCall,
-    index: usize,
-) -> Value {
+fn function_call_item(events: &mut Events, ctx: &Ctx, k: usize, call: &ToolCall, index: usize) -> Value {
     let item_id = format!("fc_demo_{}_{k}", ctx.n);
     let item = |arguments: &str, status: &str| {
         json!({
@@ -191,37 +124,21 @@ fn function_call_item(
             "name": call.name, "arguments": arguments, "status": status,
         })
     };
-    events.push(
-        false,
-        "response.output_item.added",
-        json!({ "output_index": index, "item": item("", "in_progress") }),
-    );
+    events.push(false, "response.output_item.added", json!({ "output_index": index, "item": item("", "in_progress") }));
     let at = json!({ "item_id": item_id, "output_index": index });
     for piece in split_arguments(&call.arguments) {
-        events.push(
-            true,
-            "response.function_call_arguments.delta",
-            with(&at, "delta", json!(piece)),
-        );
+        events.push(true, "response.function_call_arguments.delta", with(&at, "delta", json!(piece)));
     }
     let mut done = with(&at, "arguments", json!(call.arguments));
     done["name"] = json!(call.name);
     events.push(false, "response.function_call_arguments.done", done);
     let finished = item(&call.arguments, "completed");
-    events.push(
-        false,
-        "response.output_item.done",
-        json!({ "output_index": index, "item": finished }),
-    );
+    events.push(false, "response.output_item.done", json!({ "output_index": index, "item": finished }));
     finished
 }
 
 fn fail(events: &mut Events, ctx: &Ctx, req: &Request) {
-    events.push(
-        true,
-        "error",
-        json!({ "code": "server_error", "message": SERVER_ERROR_MESSAGE, "param": null }),
-    );
+    events.push(true, "error", json!({ "code": "server_error", "message": SERVER_ERROR_MESSAGE, "param": null }));
     let mut response = envelope(ctx, req, "failed", Vec::new(), Value::Null);
     response["error"] = json!({ "code": "server_error", "message": SERVER_ERROR_MESSAGE });
     events.push(false, "response.failed", json!({ "response": response }));
@@ -276,11 +193,7 @@ fn with(base: &Value, key: &str, value: Value) -> Value {
 /// An opaque stand-in for OpenAI's encrypted reasoning: deterministic, base64, Fernet-like
 /// prefix, and meaningless to the client, which must only echo it back.
 fn encrypted(text: &str) -> String {
-    let scrambled: Vec<u8> = text
-        .bytes()
-        .enumerate()
-        .map(|(i, b)| b ^ (0x5a_u8.wrapping_add(i as u8)))
-        .collect();
+    let scrambled: Vec<u8> = text.bytes().enumerate().map(|(i, b)| b ^ (0x5a_u8.wrapping_add(i as u8))).collect();
     format!("gAAAAAB{}", base64(&scrambled))
 }
 
@@ -288,11 +201,7 @@ fn base64(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
+        let b = [chunk[0], chunk.get(1).copied().unwrap_or(0), chunk.get(2).copied().unwrap_or(0)];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         for i in 0..4 {
             if i <= chunk.len() {

@@ -14,11 +14,8 @@ const PACE: Duration = Duration::from_millis(15);
 const SLOW_PACE: Duration = Duration::from_millis(140);
 
 /// Read-only tools demo-tools knows how to call, with the arguments it calls them with.
-const KNOWN_TOOLS: &[(&str, &str)] = &[
-    ("list_directory", r#"{"path":"."}"#),
-    ("read_file", r#"{"path":"Cargo.toml"}"#),
-    ("current_time", "{}"),
-];
+const KNOWN_TOOLS: &[(&str, &str)] =
+    &[("list_directory", r#"{"path":"."}"#), ("read_file", r#"{"path":"Cargo.toml"}"#), ("current_time", "{}")];
 
 /// A streamed piece of answer text, with the Azure filter verdict for it when there is one.
 #[derive(Debug, Clone)]
@@ -119,12 +116,7 @@ impl Script {
 
     /// The verdict for the whole answer, as a non-streaming reply reports it.
     pub fn overall_filter(&self) -> Option<Value> {
-        self.finish_filter.clone().or_else(|| {
-            self.text
-                .iter()
-                .rev()
-                .find_map(|piece| piece.filter.clone())
-        })
+        self.finish_filter.clone().or_else(|| self.text.iter().rev().find_map(|piece| piece.filter.clone()))
     }
 
     fn plain(req: &Request, text: &str, pace: Duration) -> Script {
@@ -146,11 +138,7 @@ pub fn build(req: &Request) -> Script {
         "demo-tools" => tools(req),
         "demo-safety" => safety(req),
         "demo-reasoning" => reasoning(req),
-        "demo-slow" => Script::plain(
-            req,
-            &format!("{}{}", preface(req), texts::SLOW_BODY),
-            SLOW_PACE,
-        ),
+        "demo-slow" => Script::plain(req, &format!("{}{}", preface(req), texts::SLOW_BODY), SLOW_PACE),
         "demo-error" => error(req),
         _ => demo(req),
     }
@@ -167,10 +155,7 @@ fn demo(req: &Request) -> Script {
     Script {
         text: split_words(&text, 2)
             .into_iter()
-            .map(|text| Piece {
-                text,
-                filter: Some(filters::content_safe()),
-            })
+            .map(|text| Piece { text, filter: Some(filters::content_safe()) })
             .collect(),
         prompt_filter: Some(filters::prompt_safe()),
         usage,
@@ -188,17 +173,10 @@ fn tools(req: &Request) -> Script {
     let calls: Vec<ToolCall> = KNOWN_TOOLS
         .iter()
         .filter(|(name, _)| req.offered_tools.iter().any(|offered| offered == name))
-        .map(|(name, arguments)| ToolCall {
-            name: name.to_string(),
-            arguments: arguments.to_string(),
-        })
+        .map(|(name, arguments)| ToolCall { name: name.to_string(), arguments: arguments.to_string() })
         .collect();
     if calls.is_empty() {
-        let offered: Vec<String> = req
-            .offered_tools
-            .iter()
-            .map(|name| format!("`{name}`"))
-            .collect();
+        let offered: Vec<String> = req.offered_tools.iter().map(|name| format!("`{name}`")).collect();
         let text = format!(
             "{}The request offers {}, but this demo model only knows how to call `list_directory`, `read_file` and `current_time`, so I will not call anything.",
             preface(req),
@@ -206,10 +184,7 @@ fn tools(req: &Request) -> Script {
         );
         return Script::plain(req, &text, PACE);
     }
-    let completion = calls
-        .iter()
-        .map(|call| 8 + call.arguments.len() as u64 / 3)
-        .sum();
+    let completion = calls.iter().map(|call| 8 + call.arguments.len() as u64 / 3).sum();
     Script {
         ending: Ending::ToolCalls,
         usage: usage(req, completion, 0),
@@ -231,11 +206,7 @@ fn tool_answer(req: &Request, results: &[ToolResult]) -> String {
             "- `{}` returned {} line{} ({} bytes); first line: `{}`\n",
             result.name,
             result.output.lines().count(),
-            if result.output.lines().count() == 1 {
-                ""
-            } else {
-                "s"
-            },
+            if result.output.lines().count() == 1 { "" } else { "s" },
             result.output.len(),
             truncate(first.trim(), 60),
         ));
@@ -251,10 +222,7 @@ fn safety(req: &Request) -> Script {
         .enumerate()
         .map(|(i, (phrase, violence))| {
             let citation = (i == 1).then(filters::github_citation);
-            Piece {
-                text: phrase.to_string(),
-                filter: Some(filters::content(violence, citation)),
-            }
+            Piece { text: phrase.to_string(), filter: Some(filters::content(violence, citation)) }
         })
         .collect();
     let completion = text.iter().map(|piece| tokens(&piece.text)).sum();
@@ -284,20 +252,13 @@ fn reasoning(req: &Request) -> Script {
 }
 
 fn error(req: &Request) -> Script {
-    Script {
-        ending: Ending::ServerError,
-        ..Script::plain(req, texts::ERROR_PREFIX, PACE)
-    }
+    Script { ending: Ending::ServerError, ..Script::plain(req, texts::ERROR_PREFIX, PACE) }
 }
 
 /// The opening line that makes every answer visibly depend on the conversation.
 fn preface(req: &Request) -> String {
     match req.last_user_text {
-        Some(_) => format!(
-            "> Turn {} \u{b7} you said: \u{201c}{}\u{201d}\n\n",
-            req.user_turns,
-            quote(req)
-        ),
+        Some(_) => format!("> Turn {} \u{b7} you said: \u{201c}{}\u{201d}\n\n", req.user_turns, quote(req)),
         None => "> Turn 0 \u{b7} I found no user message in this request.\n\n".to_string(),
     }
 }
@@ -333,10 +294,7 @@ fn tokens(text: &str) -> u64 {
 }
 
 fn plain_pieces(text: &str) -> Vec<Piece> {
-    split_words(text, 2)
-        .into_iter()
-        .map(|text| Piece { text, filter: None })
-        .collect()
+    split_words(text, 2).into_iter().map(|text| Piece { text, filter: None }).collect()
 }
 
 /// Splits text into pieces of `words` words each, keeping every character (whitespace and
@@ -367,10 +325,7 @@ pub fn split_words(text: &str, words: usize) -> Vec<String> {
 /// Splits tool-call arguments the way OpenAI streams them: a few characters per fragment.
 pub fn split_arguments(arguments: &str) -> Vec<String> {
     let chars: Vec<char> = arguments.chars().collect();
-    chars
-        .chunks(4)
-        .map(|chunk| chunk.iter().collect())
-        .collect()
+    chars.chunks(4).map(|chunk| chunk.iter().collect()).collect()
 }
 
 #[cfg(test)]
@@ -383,10 +338,7 @@ mod tests {
         let pieces = split_words(text, 2);
         assert!(pieces.len() > 3);
         assert_eq!(pieces.concat(), text);
-        assert_eq!(
-            split_arguments(r#"{"path":"."}"#).concat(),
-            r#"{"path":"."}"#
-        );
+        assert_eq!(split_arguments(r#"{"path":"."}"#).concat(), r#"{"path":"."}"#);
     }
 
     #[test]

@@ -19,25 +19,16 @@ pub struct Frame {
 impl Frame {
     /// A Chat Completions frame: `data: {json}`.
     pub fn data(delay: Duration, json: &Value) -> Frame {
-        Frame {
-            delay,
-            bytes: Bytes::from(format!("data: {json}\n\n")),
-        }
+        Frame { delay, bytes: Bytes::from(format!("data: {json}\n\n")) }
     }
 
     pub fn done() -> Frame {
-        Frame {
-            delay: Duration::ZERO,
-            bytes: Bytes::from_static(b"data: [DONE]\n\n"),
-        }
+        Frame { delay: Duration::ZERO, bytes: Bytes::from_static(b"data: [DONE]\n\n") }
     }
 
     /// A Responses frame, which names its event type on an `event:` line as well.
     pub fn event(delay: Duration, kind: &str, json: &Value) -> Frame {
-        Frame {
-            delay,
-            bytes: Bytes::from(format!("event: {kind}\ndata: {json}\n\n")),
-        }
+        Frame { delay, bytes: Bytes::from(format!("event: {kind}\ndata: {json}\n\n")) }
     }
 }
 
@@ -64,11 +55,7 @@ pub fn response(frames: Vec<Frame>, request_id: u64) -> Response {
 
 /// A plain JSON reply, with the same request-id header real providers send.
 pub fn json(value: Value, request_id: u64) -> Response {
-    (
-        [(request_id_header(), format!("req_demo_{request_id}"))],
-        axum::Json(value),
-    )
-        .into_response()
+    ([(request_id_header(), format!("req_demo_{request_id}"))], axum::Json(value)).into_response()
 }
 
 fn request_id_header() -> HeaderName {

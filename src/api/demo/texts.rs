@@ -72,10 +72,7 @@ pub const TOOLS_OUTRO: &str = "That is the whole loop: I asked for the tools, yo
 /// report for that chunk. The last phrase never arrives: the filter stops it.
 pub const SAFETY_PHRASES: &[(&str, &str)] = &[
     ("I can describe the duel. ", "safe"),
-    (
-        "Here is the helper from that repository: `fn parry(blade: &Blade) -> Guard`. ",
-        "safe",
-    ),
+    ("Here is the helper from that repository: `fn parry(blade: &Blade) -> Guard`. ", "safe"),
     ("The knight lunges, ", "low"),
     ("the blade strikes hard ", "medium"),
 ];
