@@ -34,6 +34,9 @@ impl ChatMapper {
             out.push(StreamEvent::End);
             return;
         }
+        if super::chat_fast::try_map(self, data, out) {
+            return;
+        }
         match serde_json::from_str::<Value>(data) {
             Ok(Value::Object(obj)) => self.map_chunk(&obj, out),
             Ok(other) => out.push(StreamEvent::Unknown { event: String::new(), raw: other }),
@@ -87,23 +90,29 @@ impl ChatMapper {
     }
 
     fn map_meta(&mut self, obj: &Map<String, Value>, out: &mut Vec<StreamEvent>) {
-        // Azure annotation chunks carry empty id/model and created 0: never let them overwrite.
+        let created = obj.get("created").and_then(Value::as_i64);
+        let s = |k| str_field(obj, k);
+        self.update_meta([s("id"), s("model"), s("system_fingerprint"), s("service_tier")], created, out);
+    }
+
+    /// Updates id, model, fingerprint and tier; Azure annotation chunks carry empty values and
+    /// `created: 0`, which must never overwrite what is known.
+    pub(super) fn update_meta(&mut self, fields: [Option<&str>; 4], created: Option<i64>, out: &mut Vec<StreamEvent>) {
         let mut changed = false;
-        let mut set = |slot: &mut Option<String>, v: Option<&str>| {
+        let m = &mut self.meta;
+        for (slot, v) in
+            [&mut m.id, &mut m.model, &mut m.system_fingerprint, &mut m.service_tier].into_iter().zip(fields)
+        {
             if let Some(v) = v.filter(|v| !v.is_empty()) {
                 if slot.as_deref() != Some(v) {
                     *slot = Some(v.to_owned());
                     changed = true;
                 }
             }
-        };
-        set(&mut self.meta.id, str_field(obj, "id"));
-        set(&mut self.meta.model, str_field(obj, "model"));
-        set(&mut self.meta.system_fingerprint, str_field(obj, "system_fingerprint"));
-        set(&mut self.meta.service_tier, str_field(obj, "service_tier"));
-        if let Some(c) = obj.get("created").and_then(Value::as_i64).filter(|c| *c > 0) {
-            if self.meta.created != Some(c) {
-                self.meta.created = Some(c);
+        }
+        if let Some(c) = created.filter(|c| *c > 0) {
+            if m.created != Some(c) {
+                m.created = Some(c);
                 changed = true;
             }
         }
@@ -119,45 +128,32 @@ impl ChatMapper {
         if let Some(Value::Object(d)) = delta {
             self.map_delta(choice, d, out);
         }
-        if let Some(cfr) = c.get("content_filter_results") {
-            if cfr.as_object().is_some_and(|m| !m.is_empty()) {
-                out.push(StreamEvent::ContentFilter { choice, results: cfr.clone() });
-            }
-        }
-        for key in ["content_filter_offsets", "content_filter_raw", "stop_reason", "matched_stop"] {
-            if let Some(v) = c.get(key).filter(|v| !v.is_null()) {
-                out.push(StreamEvent::FilterOffsets { choice, value: serde_json::json!({ key: v }) });
-            }
-        }
-        if let Some(lp) = c.get("logprobs").filter(|v| !v.is_null()) {
-            out.push(StreamEvent::Logprobs { choice, value: lp.clone() });
-        }
-        if let Some(reason) = str_field(c, "finish_reason").filter(|r| !r.is_empty()) {
-            out.push(StreamEvent::Finish { choice, reason: reason.to_owned() });
-        }
+        let notes =
+            ["content_filter_offsets", "content_filter_raw", "stop_reason", "matched_stop"].map(|k| (k, c.get(k)));
+        let tail = ChoiceTail {
+            content_filter: c.get("content_filter_results"),
+            notes: &notes,
+            logprobs: c.get("logprobs"),
+            finish_reason: str_field(c, "finish_reason"),
+        };
+        tail.emit(choice, out);
     }
 
     fn map_delta(&mut self, choice: u32, d: &Map<String, Value>, out: &mut Vec<StreamEvent>) {
-        // Prefer reasoning_content when both names are present (PROTOCOL.md §1.11).
-        let reasoning = str_field(d, "reasoning_content").or_else(|| str_field(d, "reasoning"));
-        if let Some(r) = reasoning.filter(|r| !r.is_empty()) {
-            out.push(StreamEvent::Reasoning { choice, delta: r.to_owned() });
-        }
-        match d.get("content") {
-            Some(Value::String(s)) if !s.is_empty() => out.push(StreamEvent::Text { choice, delta: s.clone() }),
-            // Databricks reasoning models send content as an array of typed blocks.
-            Some(Value::Array(blocks)) => map_content_blocks(choice, blocks, out),
-            _ => {}
-        }
-        if let Some(r) = str_field(d, "refusal").filter(|r| !r.is_empty()) {
-            out.push(StreamEvent::Refusal { choice, delta: r.to_owned() });
+        let content = d.get("content");
+        let texts = DeltaTexts {
+            reasoning_content: str_field(d, "reasoning_content"),
+            reasoning: str_field(d, "reasoning"),
+            content: content.and_then(Value::as_str),
+            refusal: str_field(d, "refusal"),
+        };
+        texts.emit(choice, out);
+        // Databricks reasoning models send content as an array of typed blocks.
+        if let Some(Value::Array(blocks)) = content {
+            map_content_blocks(choice, blocks, out);
         }
         if let Some(Value::Array(calls)) = d.get("tool_calls") {
-            for (pos, call) in calls.iter().enumerate() {
-                if let Value::Object(call) = call {
-                    self.map_tool_call(choice, call, pos, out);
-                }
-            }
+            self.map_tool_calls(choice, calls, out);
         }
         if let Some(Value::Object(fc)) = d.get("function_call") {
             let mut call = Map::new();
@@ -168,6 +164,14 @@ impl ChatMapper {
         if let Some(Value::Array(anns)) = d.get("annotations") {
             for a in anns {
                 out.push(StreamEvent::Annotation { choice, value: a.clone() });
+            }
+        }
+    }
+
+    pub(super) fn map_tool_calls(&mut self, choice: u32, calls: &[Value], out: &mut Vec<StreamEvent>) {
+        for (pos, call) in calls.iter().enumerate() {
+            if let Value::Object(call) = call {
+                self.map_tool_call(choice, call, pos, out);
             }
         }
     }
@@ -230,6 +234,58 @@ impl ChatMapper {
         }
         self.slots.push(Slot { choice, wire_index: key, id: None, has_name: false });
         self.slots.len() - 1
+    }
+}
+
+/// The text fields of a delta, however they were parsed.
+pub(super) struct DeltaTexts<'a> {
+    pub reasoning_content: Option<&'a str>,
+    pub reasoning: Option<&'a str>,
+    pub content: Option<&'a str>,
+    pub refusal: Option<&'a str>,
+}
+
+impl DeltaTexts<'_> {
+    pub(super) fn emit(&self, choice: u32, out: &mut Vec<StreamEvent>) {
+        // Prefer reasoning_content when both names are present (PROTOCOL.md §1.11); "" and null
+        // mean the same: nothing.
+        if let Some(r) = self.reasoning_content.or(self.reasoning).filter(|r| !r.is_empty()) {
+            out.push(StreamEvent::Reasoning { choice, delta: r.to_owned() });
+        }
+        if let Some(t) = self.content.filter(|t| !t.is_empty()) {
+            out.push(StreamEvent::Text { choice, delta: t.to_owned() });
+        }
+        if let Some(r) = self.refusal.filter(|r| !r.is_empty()) {
+            out.push(StreamEvent::Refusal { choice, delta: r.to_owned() });
+        }
+    }
+}
+
+/// What follows the delta in a choice, however it was parsed.
+pub(super) struct ChoiceTail<'a> {
+    pub content_filter: Option<&'a Value>,
+    pub notes: &'a [(&'static str, Option<&'a Value>)],
+    pub logprobs: Option<&'a Value>,
+    pub finish_reason: Option<&'a str>,
+}
+
+impl ChoiceTail<'_> {
+    pub(super) fn emit(&self, choice: u32, out: &mut Vec<StreamEvent>) {
+        if let Some(cfr) = self.content_filter.filter(|v| v.as_object().is_some_and(|m| !m.is_empty())) {
+            out.push(StreamEvent::ContentFilter { choice, results: cfr.clone() });
+        }
+        for (key, v) in self.notes {
+            if let Some(v) = v.filter(|v| !v.is_null()) {
+                out.push(StreamEvent::FilterOffsets { choice, value: serde_json::json!({ *key: v }) });
+            }
+        }
+        if let Some(lp) = self.logprobs.filter(|v| !v.is_null()) {
+            out.push(StreamEvent::Logprobs { choice, value: lp.clone() });
+        }
+        // Empty finish reasons (sent on every chunk by some proxies) mean none.
+        if let Some(reason) = self.finish_reason.filter(|r| !r.is_empty()) {
+            out.push(StreamEvent::Finish { choice, reason: reason.to_owned() });
+        }
     }
 }
 
