@@ -279,10 +279,10 @@ async fn read_body(
         let now = ms();
         let mut ended = false;
         decoder.push(bytes, &mut |ev| {
-            frames.push(Frame { at_ms: now, event: ev.event.clone(), data: ev.data.clone() });
             let before = events.len();
             mapper.map(&ev.event, &ev.data, &mut events);
             ended |= events[before..].iter().any(|e| matches!(e, StreamEvent::End));
+            frames.push(Frame { at_ms: now, event: ev.event, data: ev.data });
         });
         if tx.send(WireEvent::Chunk { frames, events, at_ms: now }).is_err() {
             return;
@@ -326,8 +326,8 @@ fn flush(decoder: &mut SseDecoder, mapper: &mut Mapper, tx: &UnboundedSender<Wir
     let mut frames = Vec::new();
     let mut events = Vec::new();
     decoder.finish(&mut |ev| {
-        frames.push(Frame { at_ms: now, event: ev.event.clone(), data: ev.data.clone() });
         mapper.map(&ev.event, &ev.data, &mut events);
+        frames.push(Frame { at_ms: now, event: ev.event, data: ev.data });
     });
     if !frames.is_empty() {
         let _ = tx.send(WireEvent::Chunk { frames, events, at_ms: now });

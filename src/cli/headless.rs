@@ -24,14 +24,15 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 /// Where output goes: plain text or JSON Lines.
 pub struct Printer {
     json: bool,
-    out: std::io::Stdout,
+    /// Buffered and flushed once per network read, not once per delta.
+    out: std::io::BufWriter<std::io::Stdout>,
     in_reasoning: bool,
 }
 
 impl Printer {
     #[must_use]
     pub fn new(json: bool) -> Self {
-        Self { json, out: std::io::stdout(), in_reasoning: false }
+        Self { json, out: std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout()), in_reasoning: false }
     }
 
     /// Prints one domain event as it arrives.
@@ -49,11 +50,11 @@ impl Printer {
                     self.in_reasoning = false;
                 }
                 let _ = self.out.write_all(delta.as_bytes());
-                let _ = self.out.flush();
             }
             // Reasoning goes to stderr so stdout stays the answer.
             StreamEvent::Reasoning { choice: 0, delta } => {
                 self.in_reasoning = true;
+                let _ = self.out.flush();
                 eprint!("{delta}");
             }
             _ => {}
@@ -62,6 +63,9 @@ impl Printer {
 
     pub fn line(&mut self, s: &str) {
         let _ = writeln!(self.out, "{s}");
+    }
+
+    pub fn flush(&mut self) {
         let _ = self.out.flush();
     }
 
@@ -78,6 +82,7 @@ impl Printer {
                 eprintln!("[tool call {} {}({})]", c.id, c.name, c.arguments);
             }
         }
+        let _ = self.out.flush();
         if let Some(e) = &msg.error {
             let status = e.status.map(|s| format!("HTTP {s}: ")).unwrap_or_default();
             eprintln!("palaver: {} error: {status}{}", e.kind, e.message);
@@ -148,7 +153,9 @@ pub async fn run_prompt(g: &Global, t: &Target, prompt: &str) -> u8 {
                     }
                 }
                 let now = start.elapsed().as_millis() as u64;
-                if apply_wire(&mut msg, ev, now, &mut |e| printer.event(e)) {
+                let done = apply_wire(&mut msg, ev, now, &mut |e| printer.event(e));
+                printer.flush();
+                if done {
                     break;
                 }
             }
@@ -165,6 +172,7 @@ pub async fn run_prompt(g: &Global, t: &Target, prompt: &str) -> u8 {
         reducer::finish(&mut msg, Ending::Eof, start.elapsed().as_millis() as u64);
     }
     printer.finish(t.api.name(), &t.provider, &t.model, &msg);
+    printer.flush();
     exit_status(&msg)
 }
 
@@ -192,6 +200,7 @@ pub fn replay(g: &Global, file: &std::path::Path, api: Option<Api>) -> u8 {
     }
     reducer::finish(&mut msg, Ending::Eof, 0);
     printer.finish(api.name(), "replay", "replay", &msg);
+    printer.flush();
     exit_status(&msg)
 }
 

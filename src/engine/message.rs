@@ -127,6 +127,9 @@ pub struct Message {
     pub http_status: Option<u16>,
     pub response_headers: Vec<(String, String)>,
     pub frames: Vec<RawFrame>,
+    /// Bytes held in `frames`, so the budget check costs nothing per frame.
+    #[serde(default)]
+    pub frames_bytes: usize,
     pub frames_dropped: u64,
 }
 

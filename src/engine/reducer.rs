@@ -80,11 +80,12 @@ pub fn apply(msg: &mut Message, event: StreamEvent, now_ms: u64) {
 
 /// Records a raw frame within the message's budget.
 pub fn record_frame(msg: &mut Message, at_ms: u64, event: &str, data: &str) {
-    let used: usize = msg.frames.iter().map(|f| f.data.len() + f.event.len()).sum();
-    if used + data.len() + event.len() > RAW_FRAME_BUDGET {
+    let size = data.len() + event.len();
+    if msg.frames_bytes + size > RAW_FRAME_BUDGET {
         msg.frames_dropped += 1;
         return;
     }
+    msg.frames_bytes += size;
     msg.frames.push(RawFrame { at_ms, event: event.to_owned(), data: data.to_owned() });
 }
 

@@ -1,0 +1,279 @@
+//! Width-aware line breaking for rendered markdown: word wrap for prose, hard wrap
+//! for code, and clamping/ellipsis helpers.
+//!
+//! Widths are measured with `UnicodeWidthStr` on the strings that become spans, the
+//! same measure ratatui's `Line::width` uses, so the "no line wider than the area"
+//! guarantee holds in ratatui's terms. Text is split into clusters (a char plus any
+//! zero-width followers, and the char after a ZWJ) so breaking a word never separates
+//! a base from its combining marks or tears an emoji sequence apart.
+
+use ratatui::style::Style;
+use ratatui::text::Span;
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
+/// A styled piece of inline text; a `\n` inside it is a hard line break.
+pub(super) type Run = (String, Style);
+
+/// One output line as spans.
+pub(super) type Spans = Vec<Span<'static>>;
+
+const ZWJ: char = '\u{200d}';
+
+/// Splits `s` into clusters that must not be separated by a line break.
+pub(super) fn clusters(s: &str) -> impl Iterator<Item = &str> {
+    let mut rest = s;
+    std::iter::from_fn(move || {
+        let mut chars = rest.char_indices();
+        let (_, first) = chars.next()?;
+        let mut end = first.len_utf8();
+        let mut joined = first == ZWJ;
+        for (i, c) in chars {
+            if joined || c.width().unwrap_or(0) == 0 {
+                joined = c == ZWJ;
+                end = i + c.len_utf8();
+            } else {
+                break;
+            }
+        }
+        let (head, tail) = rest.split_at(end);
+        rest = tail;
+        Some(head)
+    })
+}
+
+/// Appends text to a line, merging into the last span when the style matches.
+fn push(line: &mut Spans, text: &str, style: Style) {
+    if text.is_empty() {
+        return;
+    }
+    match line.last_mut() {
+        Some(last) if last.style == style => last.content.to_mut().push_str(text),
+        _ => line.push(Span::styled(text.to_owned(), style)),
+    }
+}
+
+/// Display width of a line of spans.
+pub(super) fn spans_width(line: &[Span<'_>]) -> usize {
+    line.iter().map(|s| s.content.width()).sum()
+}
+
+/// Greedy word wrap of `runs` to `width` columns. Words longer than the width are
+/// broken; spaces at a break are dropped. Always returns at least one line.
+pub(super) fn wrap(runs: &[Run], width: usize) -> Vec<Spans> {
+    let mut w = Wrapper { width: width.max(1), lines: Vec::new(), cur: Vec::new(), cur_w: 0 };
+    let mut word: Vec<(&str, Style)> = Vec::new();
+    let mut spaces: Vec<(&str, Style)> = Vec::new();
+    for (text, style) in runs {
+        let mut rest = text.as_str();
+        while !rest.is_empty() {
+            let cut = rest.find([' ', '\n']).unwrap_or(rest.len());
+            if cut > 0 {
+                word.push((&rest[..cut], *style));
+                rest = &rest[cut..];
+                continue;
+            }
+            let gap_len = rest.len() - rest.trim_start_matches(' ').len();
+            w.place(&mut word, &mut spaces);
+            if gap_len > 0 {
+                spaces.push((&rest[..gap_len], *style));
+                rest = &rest[gap_len..];
+            } else {
+                // A hard break.
+                spaces.clear();
+                w.newline();
+                rest = &rest[1..];
+            }
+        }
+    }
+    w.place(&mut word, &mut spaces);
+    if !w.cur.is_empty() || w.lines.is_empty() {
+        w.newline();
+    }
+    w.lines
+}
+
+struct Wrapper {
+    width: usize,
+    lines: Vec<Spans>,
+    cur: Spans,
+    cur_w: usize,
+}
+
+impl Wrapper {
+    fn newline(&mut self) {
+        self.lines.push(std::mem::take(&mut self.cur));
+        self.cur_w = 0;
+    }
+
+    /// Places the pending word (and the spaces before it), then clears both.
+    fn place(&mut self, word: &mut Vec<(&str, Style)>, spaces: &mut Vec<(&str, Style)>) {
+        if word.is_empty() {
+            return;
+        }
+        let word_w: usize = word.iter().map(|(t, _)| t.width()).sum();
+        let space_w: usize = spaces.iter().map(|(t, _)| t.width()).sum();
+        if self.cur_w > 0 {
+            if self.cur_w + space_w + word_w <= self.width {
+                for (t, s) in spaces.iter().chain(word.iter()) {
+                    push(&mut self.cur, t, *s);
+                }
+                self.cur_w += space_w + word_w;
+                word.clear();
+                spaces.clear();
+                return;
+            }
+            if word_w <= self.width || self.cur_w + space_w >= self.width {
+                self.newline();
+            } else {
+                // Too long for any line: start it here rather than waste the rest of
+                // this one (this is also what keeps unspaced CJK text flowing).
+                for (t, s) in spaces.iter() {
+                    push(&mut self.cur, t, *s);
+                }
+                self.cur_w += space_w;
+            }
+        }
+        spaces.clear();
+        if self.cur_w == 0 && word_w <= self.width {
+            for (t, s) in word.iter() {
+                push(&mut self.cur, t, *s);
+            }
+            self.cur_w = word_w;
+        } else {
+            for (t, s) in word.iter() {
+                self.break_text(t, *s);
+            }
+        }
+        word.clear();
+    }
+
+    /// Adds text cluster by cluster, breaking lines whenever the next one would not fit.
+    fn break_text(&mut self, text: &str, style: Style) {
+        for c in clusters(text) {
+            let cw = c.width();
+            if self.cur_w + cw > self.width && self.cur_w > 0 {
+                self.newline();
+            }
+            push(&mut self.cur, c, style);
+            self.cur_w += cw;
+        }
+    }
+}
+
+/// Hard wrap of one code line (no word boundaries). Always returns at least one line.
+pub(super) fn hard_wrap(pieces: &[(Style, String)], width: usize) -> Vec<Spans> {
+    let mut w = Wrapper { width: width.max(1), lines: Vec::new(), cur: Vec::new(), cur_w: 0 };
+    for (style, text) in pieces {
+        w.break_text(text, *style);
+    }
+    w.newline();
+    w.lines
+}
+
+/// Cuts a line to at most `width` columns. A no-op for lines that fit, which is all of
+/// them unless the width is too small for a single wide char or a prefix.
+pub(super) fn clamp(line: Spans, width: usize) -> Spans {
+    if spans_width(&line) <= width {
+        return line;
+    }
+    cut(&line, width).0
+}
+
+/// The longest prefix of `line` fitting `width` columns, and whether anything was cut.
+fn cut(line: &[Span<'static>], width: usize) -> (Spans, bool) {
+    let mut out = Vec::new();
+    let mut used = 0;
+    for span in line {
+        for c in clusters(&span.content) {
+            let cw = c.width();
+            if used + cw > width {
+                return (out, true);
+            }
+            push(&mut out, c, span.style);
+            used += cw;
+        }
+    }
+    (out, false)
+}
+
+/// Fits a line into `width` columns, marking any cut (or `force`d mark) with `…`.
+pub(super) fn ellipsize(line: &[Span<'static>], width: usize, force: bool) -> Spans {
+    if width == 0 {
+        return Vec::new();
+    }
+    if !force && spans_width(line) <= width {
+        return line.to_vec();
+    }
+    let (mut out, _) = cut(line, width - 1);
+    let style = out.last().or(line.last()).map_or_else(Style::new, |s| s.style);
+    push(&mut out, "…", style);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(lines: &[Spans]) -> Vec<String> {
+        lines.iter().map(|l| l.iter().map(|s| s.content.as_ref()).collect()).collect()
+    }
+
+    fn plain(s: &str) -> Vec<Run> {
+        vec![(s.to_owned(), Style::new())]
+    }
+
+    #[test]
+    fn wraps_words_and_drops_break_spaces() {
+        let out = wrap(&plain("the quick brown fox jumps"), 10);
+        assert_eq!(text(&out), ["the quick", "brown fox", "jumps"]);
+    }
+
+    #[test]
+    fn words_span_runs_and_keep_styles() {
+        let bold = Style::new().bold();
+        let runs = vec![("ab".to_owned(), Style::new()), ("cd ef".to_owned(), bold)];
+        let out = wrap(&runs, 4);
+        assert_eq!(text(&out), ["abcd", "ef"]);
+        assert_eq!(out[0].len(), 2);
+        assert_eq!(out[1][0].style, bold);
+    }
+
+    #[test]
+    fn breaks_long_words_and_cjk() {
+        assert_eq!(text(&wrap(&plain("abcdefghij"), 4)), ["abcd", "efgh", "ij"]);
+        assert_eq!(text(&wrap(&plain("日本語のテキスト"), 5)), ["日本", "語の", "テキ", "スト"]);
+        // A long word starts on the current line instead of leaving it half empty.
+        assert_eq!(text(&wrap(&plain("ab 0123456789"), 6)), ["ab 012", "345678", "9"]);
+    }
+
+    #[test]
+    fn hard_breaks_and_empty_input() {
+        assert_eq!(text(&wrap(&plain("a\nb"), 10)), ["a", "b"]);
+        assert_eq!(text(&wrap(&plain("a\n\nb"), 10)), ["a", "", "b"]);
+        assert_eq!(text(&wrap(&[], 10)), [""]);
+    }
+
+    #[test]
+    fn clusters_keep_marks_and_emoji_sequences() {
+        let parts: Vec<_> = clusters("e\u{301}x👨\u{200d}👩\u{200d}👧❤\u{fe0f}").collect();
+        assert_eq!(parts, ["e\u{301}", "x", "👨\u{200d}👩\u{200d}👧", "❤\u{fe0f}"]);
+    }
+
+    #[test]
+    fn hard_wrap_keeps_indentation() {
+        let out = hard_wrap(&[(Style::new(), "    let x = 12345;".to_owned())], 8);
+        assert_eq!(text(&out), ["    let ", "x = 1234", "5;"]);
+        assert_eq!(text(&hard_wrap(&[], 8)), [""]);
+    }
+
+    #[test]
+    fn clamp_and_ellipsize() {
+        let line = vec![Span::raw("hello"), Span::raw("世界")];
+        assert_eq!(text(&[clamp(line.clone(), 6)]), ["hello"]);
+        assert_eq!(text(&[clamp(line.clone(), 9)]), ["hello世界"]);
+        assert_eq!(text(&[ellipsize(&line, 7, false)]), ["hello…"]);
+        assert_eq!(text(&[ellipsize(&line, 9, false)]), ["hello世界"]);
+        assert_eq!(text(&[ellipsize(&line, 3, true)]), ["he…"]);
+        assert!(ellipsize(&line, 0, true).is_empty());
+    }
+}
