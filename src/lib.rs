@@ -6,3 +6,6 @@ pub mod engine;
 pub mod config;
 pub mod cli;
 pub mod ui;
+pub mod app;
+pub mod tui;
+pub mod tools;

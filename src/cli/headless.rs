@@ -1,7 +1,7 @@
 //! The headless runner: `palaver -p`, stdin piping, `--json`, and `replay`. It consumes the
 //! same engine events as the TUI and prints either the answer or the JSON Lines contract.
 
-use super::args::Global;
+use super::args::{Global, ToolsArg};
 use super::result::{event_line, result_line};
 use super::target::Target;
 use crate::api::client::{WireEvent, http_client};
@@ -9,9 +9,14 @@ use crate::api::event::StreamEvent;
 use crate::api::request::build_body;
 use crate::api::{Api, Mapper, sse};
 use crate::engine::message::{Message, MessageStatus};
+use crate::engine::message::{ToolCall, ToolStatus};
 use crate::engine::reducer::{self, Ending};
 use crate::engine::target::TurnSettings;
+use crate::engine::tool_loop::{
+    DEFAULT_STEP_LIMIT, DEFAULT_TOOL_TIMEOUT, Gate, ToolMode, gate, refusal_output, run_calls,
+};
 use crate::engine::turn::{apply_wire, spawn_request};
+use crate::tools::Registry;
 use std::io::Write;
 use std::time::Instant;
 
@@ -69,18 +74,46 @@ impl Printer {
         let _ = self.out.flush();
     }
 
-    /// Prints the end of a reply: the result line, or a newline and a stderr note on failure.
-    pub fn finish(&mut self, api: &str, provider: &str, model: &str, msg: &Message) {
+    /// Prints a tool call's outcome.
+    pub fn tool_result(&mut self, c: &ToolCall) {
+        if self.json {
+            let line = serde_json::json!({"type": "tool_result", "id": c.id, "name": c.name, "arguments": c.arguments,
+                "status": c.status, "output": c.output, "duration_ms": c.duration_ms});
+            self.line(&line.to_string());
+        } else {
+            let _ = self.out.flush();
+            let out = c.output.as_deref().unwrap_or_default();
+            eprintln!("[{} {}({}) → {:?}, {} bytes]", c.id, c.name, c.arguments, c.status, out.len());
+        }
+    }
+
+    /// Prints the end of a turn: the result line, or a newline and a stderr note on failure.
+    pub fn finish(
+        &mut self,
+        api: &str,
+        provider: &str,
+        model: &str,
+        msg: &Message,
+        calls: &[ToolCall],
+        notice: Option<&str>,
+    ) {
         let main = msg.main();
         if self.json {
-            self.line(&result_line(api, provider, model, msg, &main.tool_calls).to_string());
+            let mut r = result_line(api, provider, model, msg, calls);
+            if let (Some(n), Some(obj)) = (notice, r.as_object_mut()) {
+                obj.insert("notice".into(), serde_json::json!(n));
+            }
+            self.line(&r.to_string());
         } else {
             if !main.content.is_empty() || !main.refusal.is_empty() {
                 self.line("");
             }
-            for c in &main.tool_calls {
-                eprintln!("[tool call {} {}({})]", c.id, c.name, c.arguments);
+            for c in calls.iter().filter(|c| c.output.is_none()) {
+                eprintln!("[tool call {} {}({}) not run]", c.id, c.name, c.arguments);
             }
+        }
+        if let Some(n) = notice {
+            eprintln!("palaver: {n}");
         }
         let _ = self.out.flush();
         if let Some(e) = &msg.error {
@@ -125,8 +158,18 @@ pub fn settings(g: &Global) -> TurnSettings {
     }
 }
 
-/// Runs one prompt headless; returns the exit status.
-pub async fn run_prompt(g: &Global, t: &Target, prompt: &str) -> u8 {
+/// The tool mode from `--tools`.
+#[must_use]
+pub fn tool_mode(g: &Global) -> ToolMode {
+    match g.tools.unwrap_or_default() {
+        ToolsArg::Auto => ToolMode::Auto,
+        ToolsArg::Ask => ToolMode::Ask,
+        ToolsArg::None => ToolMode::Off,
+    }
+}
+
+/// Runs one prompt headless, through the tool loop; returns the exit status.
+pub async fn run_prompt(g: &Global, t: &Target, registry: &Registry, prompt: &str) -> u8 {
     let http = match http_client(&t.endpoint.timeouts) {
         Ok(h) => h,
         Err(e) => {
@@ -134,13 +177,70 @@ pub async fn run_prompt(g: &Global, t: &Target, prompt: &str) -> u8 {
             return EXIT_PROVIDER;
         }
     };
-    let history = vec![Message::user(prompt)];
-    let opts = settings(g).request_options(t, &t.model);
-    let body = build_body(t.api, &history, &opts);
+    let mode = tool_mode(g);
+    let mut history = vec![Message::user(prompt)];
+    let mut opts = settings(g).request_options(t, &t.model);
+    opts.tools = registry.definitions();
     let mut printer = Printer::new(g.json);
+    let mut all_calls: Vec<ToolCall> = Vec::new();
+    let mut notice = None;
+    let mut rounds = 0;
+    let msg = loop {
+        let body = build_body(t.api, &history, &opts);
+        let (msg, interrupted) = stream_reply(&http, t, body, g.json, &mut printer).await;
+        let calls = msg.main().tool_calls.clone();
+        if interrupted || msg.error.is_some() || calls.is_empty() || mode == ToolMode::Off {
+            all_calls.extend(calls);
+            break msg;
+        }
+        if rounds >= DEFAULT_STEP_LIMIT {
+            notice = Some(format!("stopped after {DEFAULT_STEP_LIMIT} tool rounds; the model still asked for tools"));
+            all_calls.extend(calls);
+            break msg;
+        }
+        rounds += 1;
+        let mut calls = calls;
+        let (mut runnable, mut results) = (Vec::new(), Vec::new());
+        for (i, call) in calls.iter_mut().enumerate() {
+            match gate(mode, registry.get(&call.name), false, g.yes) {
+                Gate::Run => runnable.push(i),
+                Gate::Ask | Gate::Refuse(_) => {
+                    call.status = ToolStatus::Denied;
+                    call.output = Some(refusal_output("it has side effects and palaver runs headless without --yes"));
+                }
+            }
+        }
+        let mut to_run: Vec<ToolCall> = runnable.iter().map(|&i| calls[i].clone()).collect();
+        run_calls(registry, &mut to_run, DEFAULT_TOOL_TIMEOUT).await;
+        for (&i, done) in runnable.iter().zip(to_run) {
+            calls[i] = done;
+        }
+        for call in &calls {
+            printer.tool_result(call);
+            results.push(Message::tool_result(&call.id, call.output.as_deref().unwrap_or_default()));
+        }
+        let mut answered = msg;
+        answered.main_mut().tool_calls = calls.clone();
+        history.push(answered);
+        history.extend(results);
+        all_calls.extend(calls);
+    };
+    printer.finish(t.api.name(), &t.provider, &t.model, &msg, &all_calls, notice.as_deref());
+    printer.flush();
+    exit_status(&msg)
+}
+
+/// Streams one reply, printing as it goes. Returns the message and whether the user interrupted.
+async fn stream_reply(
+    http: &reqwest::Client,
+    t: &Target,
+    body: serde_json::Value,
+    json: bool,
+    printer: &mut Printer,
+) -> (Message, bool) {
     let mut msg = Message::assistant_pending();
     let start = Instant::now();
-    let mut rx = spawn_request(http, t.endpoint.clone(), t.api, body);
+    let mut rx = spawn_request(http.clone(), t.endpoint.clone(), t.api, body);
     let mut interrupted = false;
     loop {
         tokio::select! {
@@ -148,7 +248,7 @@ pub async fn run_prompt(g: &Global, t: &Target, prompt: &str) -> u8 {
                 let Some(ev) = ev else { break };
                 if let WireEvent::Retrying { attempt, wait_ms, reason } = &ev {
                     eprintln!("palaver: {reason}; retry {attempt} in {:.1} s", *wait_ms as f64 / 1000.0);
-                    if g.json {
+                    if json {
                         printer.line(&serde_json::json!({"type": "retry", "attempt": attempt, "wait_ms": wait_ms, "reason": reason}).to_string());
                     }
                 }
@@ -166,14 +266,13 @@ pub async fn run_prompt(g: &Global, t: &Target, prompt: &str) -> u8 {
         }
     }
     drop(rx);
+    let now = start.elapsed().as_millis() as u64;
     if interrupted {
-        reducer::finish(&mut msg, Ending::Cancelled, start.elapsed().as_millis() as u64);
+        reducer::finish(&mut msg, Ending::Cancelled, now);
     } else if msg.is_live() {
-        reducer::finish(&mut msg, Ending::Eof, start.elapsed().as_millis() as u64);
+        reducer::finish(&mut msg, Ending::Eof, now);
     }
-    printer.finish(t.api.name(), &t.provider, &t.model, &msg);
-    printer.flush();
-    exit_status(&msg)
+    (msg, interrupted)
 }
 
 /// `palaver replay FILE`: feeds a recorded body through the engine and prints as `-p` does.
@@ -199,7 +298,8 @@ pub fn replay(g: &Global, file: &std::path::Path, api: Option<Api>) -> u8 {
         reducer::apply(&mut msg, e, 0);
     }
     reducer::finish(&mut msg, Ending::Eof, 0);
-    printer.finish(api.name(), "replay", "replay", &msg);
+    let calls = msg.main().tool_calls.clone();
+    printer.finish(api.name(), "replay", "replay", &msg, &calls, None);
     printer.flush();
     exit_status(&msg)
 }

@@ -36,9 +36,16 @@ pub async fn run(cli: Cli) -> u8 {
             models(&t, &cfg).await
         }
         None => {
+            if g.prompt.is_none() && std::io::stdin().is_terminal() {
+                let t = match target::resolve(g, &cfg).await {
+                    Ok(t) => t,
+                    Err(e) => return usage(&e.0),
+                };
+                return crate::app::run(t, cfg, paths, headless::settings(g)).await;
+            }
             let stdin = if std::io::stdin().is_terminal() { None } else { read_stdin() };
             if g.prompt.is_none() && stdin.is_none() {
-                eprintln!("palaver: the interactive screen is not built yet; use -p PROMPT");
+                eprintln!("palaver: nothing to send: give -p PROMPT or pipe text on stdin");
                 return EXIT_USAGE;
             }
             let prompt = headless::prompt_text(g.prompt.as_deref(), stdin);
@@ -49,7 +56,8 @@ pub async fn run(cli: Cli) -> u8 {
                 Ok(t) => t,
                 Err(e) => return usage(&e.0),
             };
-            headless::run_prompt(g, &t, &prompt).await
+            let registry = build_registry(&cfg).await;
+            headless::run_prompt(g, &t, &registry, &prompt).await
         }
     }
 }
@@ -106,4 +114,16 @@ async fn models(t: &target::Target, cfg: &crate::config::Config) -> u8 {
         }
     }
     status
+}
+
+/// The session's tools: built-ins, user tools and MCP servers; problems are printed as notices.
+async fn build_registry(cfg: &crate::config::Config) -> crate::tools::Registry {
+    let mut registry = crate::tools::Registry::builtins();
+    for n in registry.add_user_tools(&cfg.tools) {
+        eprintln!("palaver: {n}");
+    }
+    for n in registry.add_mcp_servers(&cfg.mcp).await {
+        eprintln!("palaver: {n}");
+    }
+    registry
 }

@@ -9,3 +9,4 @@ pub mod usage;
 pub use message::{Choice, Conversation, ErrorInfo, Message, MessageStatus, Role, ToolCall, ToolStatus};
 pub mod target;
 pub mod turn;
+pub mod tool_loop;

@@ -1,0 +1,94 @@
+//! The tool loop's decisions and execution, shared by the headless runner and the TUI: which
+//! calls may run without asking, and running a batch of approved calls concurrently.
+
+use super::message::{ToolCall, ToolStatus};
+use crate::tools::{Approval, Registry, ToolSpec};
+use std::time::{Duration, Instant};
+
+/// Default number of model round trips answered with tool results in one turn.
+pub const DEFAULT_STEP_LIMIT: usize = 10;
+/// Default time a single tool may run.
+pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// `--tools`: how tool calls are handled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ToolMode {
+    /// Run read-only tools, ask for the rest.
+    #[default]
+    Auto,
+    /// Ask for every call.
+    Ask,
+    /// Run nothing: the turn ends at the first tool call.
+    Off,
+}
+
+/// What to do with one call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Gate {
+    Run,
+    Ask,
+    Refuse(String),
+}
+
+/// Decides whether a call runs, needs the user, or is refused. `approved` is true when the user
+/// approved this tool for the session; `yes` is `--yes`.
+#[must_use]
+pub fn gate(mode: ToolMode, spec: Option<&ToolSpec>, approved: bool, yes: bool) -> Gate {
+    if mode == ToolMode::Off {
+        return Gate::Refuse("tools are turned off (--tools none)".into());
+    }
+    // An unknown tool runs: the registry answers the model with an error naming the real tools.
+    let Some(spec) = spec else { return Gate::Run };
+    if yes {
+        return Gate::Run;
+    }
+    match (mode, spec.approval) {
+        (ToolMode::Auto, Approval::Never) => Gate::Run,
+        (_, Approval::Always) => Gate::Ask,
+        (_, _) if approved => Gate::Run,
+        _ => Gate::Ask,
+    }
+}
+
+/// Runs approved calls concurrently, filling in output, status and duration.
+pub async fn run_calls(registry: &Registry, calls: &mut [ToolCall], timeout: Duration) {
+    let jobs = calls.iter().map(|c| {
+        let (name, args) = (c.name.clone(), c.arguments.clone());
+        async move {
+            let started = Instant::now();
+            let out = registry.execute(&name, &args, timeout).await;
+            (out, started.elapsed().as_millis() as u64)
+        }
+    });
+    let results = futures_util::future::join_all(jobs).await;
+    for (call, (out, ms)) in calls.iter_mut().zip(results) {
+        call.status = if out.is_error { ToolStatus::Failed } else { ToolStatus::Done };
+        call.output = Some(out.text);
+        call.duration_ms = Some(ms);
+    }
+}
+
+/// The text sent back to the model for a call that did not run.
+#[must_use]
+pub fn refusal_output(reason: &str) -> String {
+    format!("The user did not run this tool: {reason}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::builtin::Builtin;
+
+    #[test]
+    fn gates() {
+        let read = Builtin::ReadFile.spec();
+        let write = Builtin::WriteFile.spec();
+        assert_eq!(gate(ToolMode::Auto, Some(&read), false, false), Gate::Run);
+        assert_eq!(gate(ToolMode::Auto, Some(&write), false, false), Gate::Ask);
+        assert_eq!(gate(ToolMode::Auto, Some(&write), true, false), Gate::Ask);
+        assert_eq!(gate(ToolMode::Auto, Some(&write), false, true), Gate::Run);
+        assert_eq!(gate(ToolMode::Ask, Some(&read), false, false), Gate::Ask);
+        assert_eq!(gate(ToolMode::Ask, Some(&read), true, false), Gate::Run);
+        assert!(matches!(gate(ToolMode::Off, Some(&read), true, true), Gate::Refuse(_)));
+    }
+}

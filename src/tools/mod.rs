@@ -1,0 +1,255 @@
+//! The tool registry: built-in tools, user command tools from `config.toml` and MCP servers'
+//! tools, each with a JSON-schema definition sent to the model and a way to run it. Running a
+//! tool never panics and never fails the turn: every problem becomes an error output that is
+//! sent back to the model and shown to the user.
+
+pub mod builtin;
+pub mod mcp;
+pub mod user;
+
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Where a tool comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolSource {
+    Builtin,
+    User,
+    /// An MCP server, by its name in `config.toml`.
+    Mcp(String),
+}
+
+/// When a tool needs the user's approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Approval {
+    /// Never asks: the tool only reads.
+    Never,
+    /// Asks unless the user approved it for the session (or passed `--yes`).
+    #[default]
+    Ask,
+    /// Asks for every call; "approve for the session" is not offered.
+    Always,
+}
+
+impl Approval {
+    #[must_use]
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "never" => Some(Self::Never),
+            "ask" => Some(Self::Ask),
+            "always" => Some(Self::Always),
+            _ => None,
+        }
+    }
+}
+
+/// A tool's definition and policy.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// JSON schema of the arguments object.
+    pub parameters: Value,
+    pub source: ToolSource,
+    pub approval: Approval,
+}
+
+impl ToolSpec {
+    /// The `{name, description, parameters}` definition both request builders wrap.
+    #[must_use]
+    pub fn definition(&self) -> Value {
+        serde_json::json!({"name": self.name, "description": self.description, "parameters": self.parameters})
+    }
+
+    /// Whether running it can change anything outside palaver.
+    #[must_use]
+    pub fn has_side_effects(&self) -> bool {
+        self.approval != Approval::Never
+    }
+}
+
+/// What a tool produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOutput {
+    pub text: String,
+    pub is_error: bool,
+}
+
+impl ToolOutput {
+    #[must_use]
+    pub fn ok(text: impl Into<String>) -> Self {
+        Self { text: text.into(), is_error: false }
+    }
+    #[must_use]
+    pub fn error(text: impl Into<String>) -> Self {
+        Self { text: text.into(), is_error: true }
+    }
+}
+
+#[derive(Clone)]
+enum Runner {
+    Builtin(builtin::Builtin),
+    User(Arc<crate::config::UserTool>),
+    Mcp(Arc<mcp::McpClient>, String),
+}
+
+/// All tools of a session.
+#[derive(Clone, Default)]
+pub struct Registry {
+    specs: Vec<ToolSpec>,
+    runners: HashMap<String, Runner>,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registry").field("tools", &self.specs.iter().map(|s| &s.name).collect::<Vec<_>>()).finish()
+    }
+}
+
+impl Registry {
+    /// The built-in tools.
+    #[must_use]
+    pub fn builtins() -> Self {
+        let mut r = Self::default();
+        for b in builtin::Builtin::ALL {
+            r.add(b.spec(), Runner::Builtin(b));
+        }
+        r
+    }
+
+    fn add(&mut self, spec: ToolSpec, runner: Runner) {
+        // A later definition of the same name replaces the earlier one (user tools can shadow).
+        self.specs.retain(|s| s.name != spec.name);
+        self.runners.insert(spec.name.clone(), runner);
+        self.specs.push(spec);
+    }
+
+    /// Adds the `[[tools]]` of `config.toml`; returns notices for tools that cannot be used.
+    pub fn add_user_tools(&mut self, tools: &[crate::config::UserTool]) -> Vec<String> {
+        let mut notices = Vec::new();
+        for t in tools {
+            match user::spec(t) {
+                Ok(spec) => self.add(spec, Runner::User(Arc::new(t.clone()))),
+                Err(e) => notices.push(format!("tool `{}` is not usable: {e}", t.name)),
+            }
+        }
+        notices
+    }
+
+    /// Starts the MCP servers of `config.toml` and adds their tools; a server that fails to
+    /// start becomes a notice, not an error.
+    pub async fn add_mcp_servers(&mut self, cfg: &crate::config::McpConfig) -> Vec<String> {
+        let mut notices = Vec::new();
+        for (name, server) in &cfg.servers {
+            match mcp::McpClient::start(name, server).await {
+                Ok((client, specs)) => {
+                    let client = Arc::new(client);
+                    for spec in specs {
+                        let remote = spec.name.clone();
+                        let mut spec = spec;
+                        if self.runners.contains_key(&spec.name) {
+                            spec.name = format!("{name}__{}", spec.name);
+                        }
+                        self.add(spec, Runner::Mcp(client.clone(), remote));
+                    }
+                }
+                Err(e) => notices.push(format!("MCP server `{name}` did not start: {e}")),
+            }
+        }
+        notices
+    }
+
+    #[must_use]
+    pub fn specs(&self) -> &[ToolSpec] {
+        &self.specs
+    }
+
+    #[must_use]
+    pub fn get(&self, name: &str) -> Option<&ToolSpec> {
+        self.specs.iter().find(|s| s.name == name)
+    }
+
+    /// Definitions for the request.
+    #[must_use]
+    pub fn definitions(&self) -> Vec<Value> {
+        self.specs.iter().map(ToolSpec::definition).collect()
+    }
+
+    /// Runs a tool with the arguments text the model sent. Invalid JSON, an unknown name, a
+    /// timeout or a failure all come back as error outputs for the model.
+    pub async fn execute(&self, name: &str, arguments: &str, timeout: Duration) -> ToolOutput {
+        let Some(runner) = self.runners.get(name).cloned() else {
+            let known: Vec<&str> = self.specs.iter().map(|s| s.name.as_str()).collect();
+            return ToolOutput::error(format!("unknown tool `{name}`; available tools: {}", known.join(", ")));
+        };
+        let args = match parse_arguments(arguments) {
+            Ok(a) => a,
+            Err(e) => return ToolOutput::error(e),
+        };
+        let run = async move {
+            match runner {
+                Runner::Builtin(b) => b.run(&args).await,
+                Runner::User(t) => user::run(&t, &args).await,
+                Runner::Mcp(client, remote) => client.call(&remote, args).await,
+            }
+        };
+        match tokio::time::timeout(timeout, run).await {
+            Ok(out) => out,
+            Err(_) => ToolOutput::error(format!("the tool `{name}` timed out after {} s", timeout.as_secs_f32())),
+        }
+    }
+}
+
+/// Parses the arguments text: empty means `{}`; anything but a JSON object is an error.
+///
+/// # Errors
+/// A message for the model naming what was wrong.
+pub fn parse_arguments(arguments: &str) -> Result<serde_json::Map<String, Value>, String> {
+    if arguments.trim().is_empty() {
+        return Ok(serde_json::Map::new());
+    }
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(other) => Err(format!("the arguments must be a JSON object, got {}", kind_of(&other))),
+        Err(e) => Err(format!("the arguments are not valid JSON ({e}): {}", clip(arguments, 200))),
+    }
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The first `n` characters of `s`, marked when cut.
+#[must_use]
+pub fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        return s.to_owned();
+    }
+    let mut out: String = s.chars().take(n).collect();
+    out.push('…');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn bad_input_becomes_an_error_output() {
+        let r = Registry::builtins();
+        let t = Duration::from_secs(5);
+        assert!(r.execute("nope", "{}", t).await.text.contains("unknown tool"));
+        assert!(r.execute("read_file", "{\"path\":", t).await.is_error);
+        assert!(r.execute("read_file", "[1]", t).await.text.contains("JSON object"));
+        assert!(!r.execute("current_time", "", t).await.is_error);
+    }
+}

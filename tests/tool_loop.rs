@@ -1,0 +1,155 @@
+//! The tool loop end to end against a scripted server on 127.0.0.1: the follow-up request must
+//! carry the right tool results, for both APIs and for parallel calls; side-effecting tools are
+//! refused headless unless `--yes`; `--tools none` ends the turn at the first call.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod scripted;
+
+use scripted::{Reply, Server};
+use serde_json::Value;
+use std::process::{Command, Output};
+
+fn run(server: &Server, api: &str, extra: &[&str], cwd: &std::path::Path) -> (Output, Value) {
+    let home = tempfile::tempdir().unwrap();
+    let mut args = vec!["--base-url", &server.base_url, "--api", api, "-m", "m", "-p", "go", "--json"];
+    args.extend_from_slice(extra);
+    let out = Command::new(env!("CARGO_BIN_EXE_palaver"))
+        .args(&args)
+        .current_dir(cwd)
+        .env("PALAVER_HOME", home.path())
+        .env("OPENAI_API_KEY", "sk-x")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let last = stdout.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("null");
+    let v: Value = serde_json::from_str(last).unwrap();
+    (out, v)
+}
+
+fn chat_calls(calls: &[(&str, &str, &str)]) -> String {
+    let mut s = String::new();
+    for (i, (id, name, args)) in calls.iter().enumerate() {
+        let first = serde_json::json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":i,"id":id,"type":"function","function":{"name":name,"arguments":""}}]}}]});
+        let rest = serde_json::json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":i,"function":{"arguments":args}}]}}]});
+        s.push_str(&format!("data: {first}\n\ndata: {rest}\n\n"));
+    }
+    s.push_str("data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n");
+    s
+}
+
+const CHAT_TEXT: &str = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"done\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+
+fn responses_calls(calls: &[(&str, &str, &str)]) -> String {
+    let mut s = String::new();
+    let mut output = Vec::new();
+    for (i, (id, name, args)) in calls.iter().enumerate() {
+        let item = serde_json::json!({"id": format!("fc_{i}"), "type":"function_call","call_id":id,"name":name,"arguments":"","status":"in_progress"});
+        let done = serde_json::json!({"id": format!("fc_{i}"), "type":"function_call","call_id":id,"name":name,"arguments":args,"status":"completed"});
+        let ev = [
+            serde_json::json!({"type":"response.output_item.added","output_index":i,"item":item}),
+            serde_json::json!({"type":"response.function_call_arguments.delta","item_id":format!("fc_{i}"),"output_index":i,"delta":args}),
+            serde_json::json!({"type":"response.function_call_arguments.done","item_id":format!("fc_{i}"),"output_index":i,"arguments":args}),
+            serde_json::json!({"type":"response.output_item.done","output_index":i,"item":done}),
+        ];
+        for e in ev {
+            s.push_str(&format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()));
+        }
+        output.push(done);
+    }
+    let fin = serde_json::json!({"type":"response.completed","response":{"id":"resp_1","status":"completed","output":output}});
+    s.push_str(&format!("event: response.completed\ndata: {fin}\n\n"));
+    s
+}
+
+const RESP_TEXT: &str = "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"done\"}\n\nevent: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"status\":\"completed\"}}\n\n";
+
+#[test]
+fn chat_parallel_calls_are_answered_with_tool_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "alpha").unwrap();
+    let calls =
+        [("call_1", "read_file", "{\"path\":\"a.txt\"}"), ("call_2", "list_directory", "{}"), ("call_3", "nope", "{}")];
+    let s = Server::start(vec![Reply::sse(&chat_calls(&calls)), Reply::sse(CHAT_TEXT)]);
+    let (out, r) = run(&s, "chat", &[], dir.path());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(r["text"], "done");
+    assert_eq!(r["tool_calls"].as_array().unwrap().len(), 3);
+    assert_eq!(r["tool_calls"][0]["output"], "alpha");
+    let reqs = s.requests();
+    assert_eq!(reqs.len(), 2);
+    let first: Value = serde_json::from_str(&reqs[0].body).unwrap();
+    assert!(first["tools"].as_array().unwrap().iter().any(|t| t["function"]["name"] == "read_file"));
+    let follow: Value = serde_json::from_str(&reqs[1].body).unwrap();
+    let msgs = follow["messages"].as_array().unwrap();
+    assert_eq!(msgs[1]["role"], "assistant");
+    assert_eq!(msgs[1]["tool_calls"].as_array().unwrap().len(), 3);
+    assert_eq!(msgs[2], serde_json::json!({"role":"tool","tool_call_id":"call_1","content":"alpha"}));
+    assert_eq!(msgs[3]["tool_call_id"], "call_2");
+    assert!(msgs[3]["content"].as_str().unwrap().contains("a.txt"));
+    assert_eq!(msgs[4]["tool_call_id"], "call_3");
+    assert!(msgs[4]["content"].as_str().unwrap().contains("unknown tool"));
+}
+
+#[test]
+fn responses_calls_are_answered_with_function_call_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("b.txt"), "beta").unwrap();
+    let calls = [("call_a", "read_file", "{\"path\":\"b.txt\"}"), ("call_b", "read_file", "{\"path\":")];
+    let s = Server::start(vec![Reply::sse(&responses_calls(&calls)), Reply::sse(RESP_TEXT)]);
+    let (out, r) = run(&s, "responses", &[], dir.path());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(r["text"], "done");
+    let follow: Value = serde_json::from_str(&s.requests()[1].body).unwrap();
+    let input = follow["input"].as_array().unwrap();
+    assert_eq!(input[0]["role"], "user");
+    assert_eq!(input[1]["type"], "function_call");
+    assert_eq!(input[1]["call_id"], "call_a");
+    assert_eq!(input[2]["type"], "function_call");
+    assert_eq!(input[3], serde_json::json!({"type":"function_call_output","call_id":"call_a","output":"beta"}));
+    assert_eq!(input[4]["call_id"], "call_b");
+    assert!(input[4]["output"].as_str().unwrap().contains("not valid JSON"));
+    assert!(follow.get("previous_response_id").is_none());
+}
+
+#[test]
+fn side_effects_are_refused_headless_unless_yes() {
+    let dir = tempfile::tempdir().unwrap();
+    let calls = [("c1", "write_file", "{\"path\":\"out.txt\",\"content\":\"x\"}")];
+    let s = Server::start(vec![Reply::sse(&chat_calls(&calls)), Reply::sse(CHAT_TEXT)]);
+    let (_, r) = run(&s, "chat", &[], dir.path());
+    assert_eq!(r["tool_calls"][0]["status"], "denied");
+    assert!(!dir.path().join("out.txt").exists());
+    let follow: Value = serde_json::from_str(&s.requests()[1].body).unwrap();
+    assert!(follow["messages"][2]["content"].as_str().unwrap().contains("did not run"));
+
+    let s = Server::start(vec![Reply::sse(&chat_calls(&calls)), Reply::sse(CHAT_TEXT)]);
+    let (_, r) = run(&s, "chat", &["--yes"], dir.path());
+    assert_eq!(r["tool_calls"][0]["status"], "done");
+    assert_eq!(std::fs::read_to_string(dir.path().join("out.txt")).unwrap(), "x");
+}
+
+#[test]
+fn tools_none_ends_the_turn_at_the_first_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let calls = [("c1", "read_file", "{\"path\":\"x\"}")];
+    let s = Server::start(vec![Reply::sse(&chat_calls(&calls))]);
+    let (out, r) = run(&s, "chat", &["--tools", "none"], dir.path());
+    assert!(out.status.success());
+    assert_eq!(r["finish_reason"], "tool_calls");
+    assert_eq!(r["tool_calls"][0]["name"], "read_file");
+    assert!(r["tool_calls"][0]["output"].is_null());
+    assert_eq!(s.requests().len(), 1);
+}
+
+#[test]
+fn the_step_limit_stops_a_model_that_keeps_calling() {
+    let dir = tempfile::tempdir().unwrap();
+    let calls = [("c1", "current_time", "{}")];
+    let s = Server::start(vec![Reply::sse(&chat_calls(&calls))]);
+    let (out, r) = run(&s, "chat", &[], dir.path());
+    assert!(out.status.success());
+    assert!(r["notice"].as_str().unwrap().contains("stopped after 10"));
+    assert_eq!(s.requests().len(), 11);
+}
