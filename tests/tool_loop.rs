@@ -153,3 +153,50 @@ fn the_step_limit_stops_a_model_that_keeps_calling() {
     assert!(r["notice"].as_str().unwrap().contains("stopped after 10"));
     assert_eq!(s.requests().len(), 11);
 }
+
+fn run_with_config(server: &Server, cfg: &str, cwd: &std::path::Path) -> Value {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), cfg.replace("URL", &server.base_url)).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_palaver"))
+        .args(["-p", "go", "--json"])
+        .current_dir(cwd)
+        .env("PALAVER_HOME", home.path())
+        .env("K", "sk-x")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    serde_json::from_str(stdout.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("null")).unwrap()
+}
+
+#[test]
+fn stateless_follow_up_resends_reasoning_with_encrypted_content() {
+    let first = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/sse/responses_reasoning_summary_tool_call.sse"
+    ))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = "default_provider = \"p\"\n[providers.p]\nbase_url = \"URL\"\napi_key_env = \"K\"\napi = \"responses\"\nmodels = [\"m\"]\n";
+    let s = Server::start(vec![Reply::sse(&first), Reply::sse(RESP_TEXT)]);
+    let r = run_with_config(&s, cfg, dir.path());
+    assert_eq!(r["text"], "done");
+    let follow: Value = serde_json::from_str(&s.requests()[1].body).unwrap();
+    assert!(follow.get("previous_response_id").is_none());
+    let input = follow["input"].as_array().unwrap();
+    let reasoning = input.iter().find(|i| i["type"] == "reasoning").expect("reasoning item re-sent");
+    assert!(reasoning["encrypted_content"].as_str().is_some_and(|e| e.len() > 100));
+    let call = input.iter().find(|i| i["type"] == "function_call").unwrap();
+    assert_eq!(call["call_id"], "call_AB6AaRZ1FYZB2RwS6A5vbdqn");
+    let out = input.iter().find(|i| i["type"] == "function_call_output").unwrap();
+    assert_eq!(out["call_id"], "call_AB6AaRZ1FYZB2RwS6A5vbdqn");
+
+    // A profile that turns chaining on sends previous_response_id and only the new items.
+    let chained = cfg.replace("models =", "previous_response_id = true\nmodels =");
+    let s = Server::start(vec![Reply::sse(&first), Reply::sse(RESP_TEXT)]);
+    run_with_config(&s, &chained, dir.path());
+    let follow: Value = serde_json::from_str(&s.requests()[1].body).unwrap();
+    assert_eq!(follow["previous_response_id"], "resp_01830d662ab3856501693c321345c88190b0de00f3b9975691");
+    assert_eq!(follow["input"].as_array().unwrap().len(), 1);
+    assert_eq!(follow["input"][0]["type"], "function_call_output");
+}

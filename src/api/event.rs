@@ -46,6 +46,9 @@ pub enum StreamEvent {
         arguments: String,
         /// Provider extras on the call (e.g. Gemini's `extra_content`) to send back next turn.
         extra: Option<Value>,
+        /// What kind of call: `None` is a function call; Responses items name theirs
+        /// (`custom`, `shell`, `local_shell`, `apply_patch`, `mcp_approval`).
+        kind: Option<String>,
     },
     /// The complete arguments of a call, replacing what the fragments built (Responses `.done`).
     ToolCallArguments { choice: u32, slot: u32, arguments: String },
@@ -65,6 +68,8 @@ pub enum StreamEvent {
     Finish { choice: u32, reason: String },
     /// A Responses API output item as added (`done == false`) or finished.
     Item { index: u32, item: Value, done: bool },
+    /// A live change to an output item between `added` and `done` (hosted tool progress).
+    ItemUpdate { index: u32, update: ItemUpdate },
     /// An error frame inside a 200 stream.
     Error(ProviderError),
     /// A payload or event type palaver does not know; kept raw, never fatal.
@@ -73,4 +78,15 @@ pub enum StreamEvent {
     Malformed { data: String, reason: String },
     /// The provider signalled the end (`[DONE]` or a terminal Responses event).
     End,
+}
+
+/// How a streaming event changes an output item.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ItemUpdate {
+    /// `status` becomes this (in_progress, searching, interpreting, generating, completed, failed…).
+    Status(String),
+    /// A string field grows (code, arguments, input).
+    Append { field: String, delta: String },
+    /// A field is set to its final value.
+    Set { field: String, value: Value },
 }

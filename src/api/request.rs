@@ -21,6 +21,27 @@ pub struct RequestOptions {
     pub include_usage: bool,
     /// Extra top-level fields from the profile or `/set`, merged last.
     pub extra: Map<String, Value>,
+    /// Responses: chain turns with `previous_response_id` instead of re-sending output items
+    /// (only for providers that store responses; off by default).
+    pub chain_responses: bool,
+}
+
+/// Sets a request option by dotted key (`reasoning.summary`, `text.verbosity`, `metadata.run`):
+/// the value is read as JSON when it parses (numbers, booleans, objects), else as a string.
+pub fn set_option(extra: &mut Map<String, Value>, dotted: &str, value: &str) {
+    let value = serde_json::from_str::<Value>(value).unwrap_or_else(|_| Value::String(value.to_owned()));
+    let mut parts: Vec<&str> = dotted.split('.').filter(|p| !p.is_empty()).collect();
+    let Some(last) = parts.pop() else { return };
+    let mut cur = extra;
+    for p in parts {
+        let entry = cur.entry(p.to_owned()).or_insert_with(|| Value::Object(Map::new()));
+        if !entry.is_object() {
+            *entry = Value::Object(Map::new());
+        }
+        let Some(next) = entry.as_object_mut() else { return };
+        cur = next;
+    }
+    cur.insert(last.to_owned(), value);
 }
 
 /// The JSON body for `api`.
@@ -110,15 +131,57 @@ fn chat_message(m: &Message) -> Option<Value> {
     }
 }
 
+/// The tool-result text of an approved MCP approval request; anything else is the reason for a denial.
+pub const MCP_APPROVE: &str = "approve";
+
+/// The input item answering a call, by the kind of call it answers.
+fn tool_output_item(m: &Message) -> Value {
+    let out = &m.main().content;
+    let id = &m.tool_call_id;
+    match m.tool_kind.as_deref().unwrap_or_default() {
+        "custom" => json!({"type": "custom_tool_call_output", "call_id": id, "output": out}),
+        "shell" => {
+            let output = serde_json::from_str::<Value>(out).unwrap_or_else(|_| json!([{"stdout": "", "stderr": out}]));
+            json!({"type": "shell_call_output", "call_id": id, "output": output})
+        }
+        "local_shell" => {
+            let text = serde_json::from_str::<Value>(out).ok().and_then(|v| v.get(0).cloned()).map_or_else(
+                || out.clone(),
+                |r| format!("{}{}", r["stdout"].as_str().unwrap_or(""), r["stderr"].as_str().unwrap_or("")),
+            );
+            json!({"type": "local_shell_call_output", "id": id, "output": text})
+        }
+        "apply_patch" => {
+            let ok = ["created ", "updated ", "deleted "].iter().any(|p| out.starts_with(p));
+            json!({"type": "apply_patch_call_output", "call_id": id, "status": if ok { "completed" } else { "failed" }, "output": out})
+        }
+        "mcp_approval" => {
+            let approve = out == MCP_APPROVE;
+            let mut item = json!({"type": "mcp_approval_response", "approval_request_id": id, "approve": approve});
+            if !approve {
+                item["reason"] = json!(out);
+            }
+            item
+        }
+        _ => json!({"type": "function_call_output", "call_id": id, "output": out}),
+    }
+}
+
 fn responses_body(messages: &[Message], opts: &RequestOptions) -> Value {
     let mut input = Vec::new();
-    for m in messages {
+    // Chaining sends only what follows the last stored response; stateless (the default) re-sends
+    // everything, output items included, so providers without `store` work.
+    let chained = opts
+        .chain_responses
+        .then(|| messages.iter().rposition(|m| m.role() == Role::Assistant && m.meta.id.is_some()))
+        .flatten();
+    let from = chained.map_or(0, |i| i + 1);
+    for m in &messages[from..] {
         let main = m.main();
         match m.role() {
             Role::System => input.push(json!({"role": "system", "content": main.content})),
             Role::User => input.push(json!({"role": "user", "content": main.content})),
-            Role::Tool => input.push(json!({"type": "function_call_output",
-                "call_id": m.tool_call_id, "output": main.content})),
+            Role::Tool => input.push(tool_output_item(m)),
             Role::Assistant if !m.items.is_empty() => {
                 // Stateless multi-turn: send the previous output items back verbatim.
                 input.extend(m.items.iter().filter(|i| !i.is_null()).cloned());
@@ -147,8 +210,15 @@ fn responses_body(messages: &[Message], opts: &RequestOptions) -> Value {
     if let Some(n) = opts.max_tokens {
         b.insert("max_output_tokens".into(), json!(n));
     }
+    if let Some(i) = chained {
+        b.insert("previous_response_id".into(), json!(messages[i].meta.id));
+    }
     if let Some(e) = &opts.reasoning_effort {
         b.insert("reasoning".into(), json!({"effort": e}));
+        if chained.is_none() {
+            // Reasoning items can only be re-sent with their encrypted content.
+            b.insert("include".into(), json!(["reasoning.encrypted_content"]));
+        }
     }
     if !opts.tools.is_empty() {
         let tools: Vec<Value> = opts
@@ -174,6 +244,35 @@ fn responses_body(messages: &[Message], opts: &RequestOptions) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dotted_options_nest() {
+        let mut m = Map::new();
+        set_option(&mut m, "reasoning.summary", "auto");
+        set_option(&mut m, "reasoning.effort", "high");
+        set_option(&mut m, "max_tool_calls", "3");
+        set_option(&mut m, "parallel_tool_calls", "false");
+        assert_eq!(
+            Value::Object(m),
+            json!({"reasoning": {"summary": "auto", "effort": "high"}, "max_tool_calls": 3, "parallel_tool_calls": false})
+        );
+    }
+
+    #[test]
+    fn chaining_sends_only_the_new_turn() {
+        let mut a = Message::assistant_pending();
+        a.meta.id = Some("resp_1".into());
+        a.items = vec![json!({"type": "message", "id": "m1"})];
+        let msgs = vec![Message::user("one"), a, Message::user("two")];
+        let mut opts = RequestOptions { model: "m".into(), ..Default::default() };
+        let stateless = build_body(Api::Responses, &msgs, &opts);
+        assert_eq!(stateless["input"].as_array().map(Vec::len), Some(3));
+        assert!(stateless.get("previous_response_id").is_none());
+        opts.chain_responses = true;
+        let chained = build_body(Api::Responses, &msgs, &opts);
+        assert_eq!(chained["previous_response_id"], "resp_1");
+        assert_eq!(chained["input"], json!([{"role": "user", "content": "two"}]));
+    }
     use crate::engine::message::ToolCall;
 
     #[test]

@@ -1,7 +1,7 @@
 //! Responses API: routes each event by its JSON `type` (not the `event:` line, which relays
 //! drop) into domain `StreamEvent`s. Unknown event types are kept raw, never fatal.
 
-use super::event::{ResponseMeta, StreamEvent};
+use super::event::{ItemUpdate, ResponseMeta, StreamEvent};
 use super::wire::{error_from_value, str_field};
 use serde_json::{Map, Value};
 
@@ -13,6 +13,7 @@ pub struct ResponsesMapper {
     reasoning_key: Option<(u64, u64)>,
     saw_reasoning: bool,
     errored: bool,
+    partial_images: std::collections::HashMap<u32, u64>,
 }
 
 impl ResponsesMapper {
@@ -76,13 +77,15 @@ impl ResponsesMapper {
                 let item_id = str_field(obj, "item_id").unwrap_or_default();
                 let slot = self.call_slot(item_id);
                 if kind.ends_with("delta") {
+                    let arguments = delta();
                     out.push(StreamEvent::ToolCall {
                         choice: 0,
                         slot,
                         id: None,
                         name: None,
-                        arguments: delta(),
+                        arguments,
                         extra: None,
+                        kind: None,
                     });
                 } else if let Some(args) = str_field(obj, "arguments") {
                     out.push(StreamEvent::ToolCallArguments { choice: 0, slot, arguments: args.to_owned() });
@@ -98,6 +101,36 @@ impl ResponsesMapper {
                 self.errored = true;
                 out.push(StreamEvent::Error(error_from_value(None, &Value::Object(obj.clone()))));
             }
+            "response.code_interpreter_call_code.delta" => self.append(obj, "code", out),
+            "response.mcp_call_arguments.delta" => self.append(obj, "arguments", out),
+            "response.custom_tool_call_input.delta" => {
+                self.append(obj, "input", out);
+                let slot = self.call_slot(str_field(obj, "item_id").unwrap_or_default());
+                let arguments = delta();
+                out.push(StreamEvent::ToolCall {
+                    choice: 0,
+                    slot,
+                    id: None,
+                    name: None,
+                    arguments,
+                    extra: None,
+                    kind: None,
+                });
+            }
+            "response.code_interpreter_call_code.done" => self.set(obj, "code", "code", out),
+            "response.mcp_call_arguments.done" => self.set(obj, "arguments", "arguments", out),
+            "response.custom_tool_call_input.done" => self.set(obj, "input", "input", out),
+            "response.image_generation_call.partial_image" => {
+                let index = output_index(obj);
+                let n = self.partial_images.entry(index).or_insert(0);
+                *n += 1;
+                let update = ItemUpdate::Set { field: "partial_images".into(), value: Value::from(*n) };
+                out.push(StreamEvent::ItemUpdate { index, update });
+            }
+            t if is_item_progress(t) && obj.contains_key("output_index") => {
+                let status = t.rsplit('.').next().unwrap_or_default().to_owned();
+                out.push(StreamEvent::ItemUpdate { index: output_index(obj), update: ItemUpdate::Status(status) });
+            }
             // Bookkeeping events whose content arrives elsewhere too.
             "response.output_text.done"
             | "response.refusal.done"
@@ -111,6 +144,19 @@ impl ResponsesMapper {
         }
     }
 
+    fn append(&self, obj: &Map<String, Value>, field: &str, out: &mut Vec<StreamEvent>) {
+        let delta = str_field(obj, "delta").unwrap_or_default().to_owned();
+        let update = ItemUpdate::Append { field: field.to_owned(), delta };
+        out.push(StreamEvent::ItemUpdate { index: output_index(obj), update });
+    }
+
+    fn set(&self, obj: &Map<String, Value>, key: &str, field: &str, out: &mut Vec<StreamEvent>) {
+        if let Some(value) = obj.get(key) {
+            let update = ItemUpdate::Set { field: field.to_owned(), value: value.clone() };
+            out.push(StreamEvent::ItemUpdate { index: output_index(obj), update });
+        }
+    }
+
     fn call_slot(&mut self, item_id: &str) -> u32 {
         if let Some(i) = self.call_items.iter().position(|k| k == item_id) {
             return i as u32;
@@ -119,24 +165,19 @@ impl ResponsesMapper {
         (self.call_items.len() - 1) as u32
     }
 
+    /// Items palaver answers on the user's side become tool calls: function calls, custom tool
+    /// calls, shell and local shell calls, patches and MCP approval requests.
     fn map_item(&mut self, item: &Value, done: bool, out: &mut Vec<StreamEvent>) {
         let Some(obj) = item.as_object() else { return };
-        if str_field(obj, "type") != Some("function_call") {
-            return;
-        }
+        let Some(call) = user_side_call(obj) else { return };
         let item_id = str_field(obj, "id").unwrap_or_default().to_owned();
         let known = self.call_items.contains(&item_id);
         let slot = self.call_slot(&item_id);
         if !known {
-            // Use the call_id, not the item id: it is what function_call_output must name.
-            let id = str_field(obj, "call_id").or_else(|| str_field(obj, "id")).map(str::to_owned);
-            let name = str_field(obj, "name").map(str::to_owned);
-            let arguments = str_field(obj, "arguments").unwrap_or_default().to_owned();
-            out.push(StreamEvent::ToolCall { choice: 0, slot, id, name, arguments, extra: None });
+            let UserSideCall { id, name, arguments, kind } = call;
+            out.push(StreamEvent::ToolCall { choice: 0, slot, id, name, arguments, extra: None, kind });
         } else if done {
-            if let Some(args) = str_field(obj, "arguments") {
-                out.push(StreamEvent::ToolCallArguments { choice: 0, slot, arguments: args.to_owned() });
-            }
+            out.push(StreamEvent::ToolCallArguments { choice: 0, slot, arguments: call.arguments });
         }
     }
 
@@ -177,6 +218,51 @@ impl ResponsesMapper {
         out.push(StreamEvent::Finish { choice: 0, reason });
         out.push(StreamEvent::End);
     }
+}
+
+struct UserSideCall {
+    id: Option<String>,
+    name: Option<String>,
+    arguments: String,
+    kind: Option<String>,
+}
+
+fn user_side_call(obj: &Map<String, Value>) -> Option<UserSideCall> {
+    // Answers name the call_id, not the item id (function_call_output must use call_id).
+    let call_id = str_field(obj, "call_id").or_else(|| str_field(obj, "id")).map(str::to_owned);
+    let text = |k: &str| str_field(obj, k).unwrap_or_default().to_owned();
+    let json = |k: &str| obj.get(k).map(Value::to_string).unwrap_or_default();
+    let (name, arguments, kind) = match str_field(obj, "type")? {
+        "function_call" => (str_field(obj, "name").map(str::to_owned), text("arguments"), None),
+        "custom_tool_call" => (str_field(obj, "name").map(str::to_owned), text("input"), Some("custom")),
+        "shell_call" => (Some("shell".to_owned()), json("action"), Some("shell")),
+        "local_shell_call" => (Some("local_shell".to_owned()), json("action"), Some("local_shell")),
+        "apply_patch_call" => (Some("apply_patch".to_owned()), json("operation"), Some("apply_patch")),
+        "mcp_approval_request" => {
+            let name = format!("{}.{}", text("server_label"), text("name"));
+            let id = str_field(obj, "id").map(str::to_owned);
+            return Some(UserSideCall {
+                id,
+                name: Some(name),
+                arguments: text("arguments"),
+                kind: Some("mcp_approval".into()),
+            });
+        }
+        _ => return None,
+    };
+    Some(UserSideCall { id: call_id, name, arguments, kind: kind.map(str::to_owned) })
+}
+
+fn output_index(obj: &Map<String, Value>) -> u32 {
+    obj.get("output_index").and_then(Value::as_u64).unwrap_or(0) as u32
+}
+
+/// `response.web_search_call.searching`, `response.mcp_list_tools.completed` and the like: the
+/// progress of a hosted tool item, named by its last segment.
+fn is_item_progress(t: &str) -> bool {
+    const STATES: [&str; 8] =
+        ["in_progress", "searching", "interpreting", "generating", "completed", "failed", "incomplete", "calling"];
+    t.starts_with("response.") && t.matches('.').count() == 2 && STATES.iter().any(|s| t.ends_with(&format!(".{s}")))
 }
 
 fn push_meta(r: &Value, out: &mut Vec<StreamEvent>) {

@@ -13,7 +13,7 @@ use crate::engine::message::{ToolCall, ToolStatus};
 use crate::engine::reducer::{self, Ending};
 use crate::engine::target::TurnSettings;
 use crate::engine::tool_loop::{
-    DEFAULT_STEP_LIMIT, DEFAULT_TOOL_TIMEOUT, Gate, ToolMode, gate, refusal_output, run_calls,
+    DEFAULT_STEP_LIMIT, DEFAULT_TOOL_TIMEOUT, Gate, ToolMode, gate, refusal_output, run_calls, spec_for,
 };
 use crate::engine::turn::{apply_wire, spawn_request};
 use crate::tools::Registry;
@@ -202,7 +202,7 @@ pub async fn run_prompt(g: &Global, t: &Target, registry: &Registry, prompt: &st
         let mut calls = calls;
         let (mut runnable, mut results) = (Vec::new(), Vec::new());
         for (i, call) in calls.iter_mut().enumerate() {
-            match gate(mode, registry.get(&call.name), false, g.yes) {
+            match gate(mode, spec_for(registry, call).as_ref(), false, g.yes) {
                 Gate::Run => runnable.push(i),
                 Gate::Ask | Gate::Refuse(_) => {
                     call.status = ToolStatus::Denied;
@@ -217,7 +217,7 @@ pub async fn run_prompt(g: &Global, t: &Target, registry: &Registry, prompt: &st
         }
         for call in &calls {
             printer.tool_result(call);
-            results.push(Message::tool_result(&call.id, call.output.as_deref().unwrap_or_default()));
+            results.push(Message::answer_to(call));
         }
         let mut answered = msg;
         answered.main_mut().tool_calls = calls.clone();

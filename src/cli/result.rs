@@ -1,6 +1,6 @@
 //! The `--json` contract (DESIGN.md §2): event lines while streaming and the one result line.
 
-use crate::api::event::StreamEvent;
+use crate::api::event::{ItemUpdate, StreamEvent};
 use crate::engine::message::Message;
 use crate::engine::usage::UsageView;
 use serde_json::{Map, Value, json};
@@ -22,6 +22,15 @@ pub fn event_line(ev: &StreamEvent) -> Option<Value> {
         StreamEvent::Finish { choice, reason } => json!({"type": "finish", "choice": choice, "finish_reason": reason}),
         StreamEvent::Item { index, item, done } => json!({"type": "item", "index": index, "done": done,
             "item_type": item.get("type"), "status": item.get("status"), "item": item}),
+        StreamEvent::ItemUpdate { index, update } => match update {
+            ItemUpdate::Status(s) => json!({"type": "item_update", "index": index, "status": s}),
+            ItemUpdate::Append { field, delta } => {
+                json!({"type": "item_update", "index": index, "field": field, "delta": delta})
+            }
+            ItemUpdate::Set { field, value } => {
+                json!({"type": "item_update", "index": index, "field": field, "value": value})
+            }
+        },
         StreamEvent::Annotation { choice, value } => {
             json!({"type": "annotation", "choice": choice, "annotation": value})
         }

@@ -78,6 +78,7 @@ pub async fn resolve(g: &Global, cfg: &Config) -> Result<Target, UsageError> {
         api,
         model,
         include_usage: profile.include_usage.unwrap_or(true),
+        chain_responses: profile.previous_response_id.unwrap_or(false),
         request_extra,
         demo,
     })

@@ -35,6 +35,8 @@ pub struct ProviderProfile {
     pub include_usage: Option<bool>,
     pub timeouts: Option<TimeoutSecs>,
     pub max_retries: Option<u32>,
+    /// Responses API: chain turns with `previous_response_id` (providers that store responses).
+    pub previous_response_id: Option<bool>,
     /// Extra top-level request fields for every request to this provider.
     #[serde(default)]
     pub request: BTreeMap<String, toml::Value>,

@@ -58,6 +58,10 @@ pub struct ToolCall {
     pub output: Option<String>,
     pub status: ToolStatus,
     pub duration_ms: Option<u64>,
+    /// Empty for a function call; else the Responses item kind (`custom`, `shell`,
+    /// `local_shell`, `apply_patch`, `mcp_approval`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub kind: String,
     /// Provider extras to send back with the call next turn.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extra: Option<Value>,
@@ -109,6 +113,9 @@ pub struct Message {
     pub choices: Vec<Choice>,
     /// For `role: tool` messages, the call this answers.
     pub tool_call_id: Option<String>,
+    /// For `role: tool` messages, the kind of call answered (see `ToolCall::kind`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_kind: Option<String>,
     pub provider: Option<String>,
     pub model: Option<String>,
     pub api: Option<String>,
@@ -173,6 +180,14 @@ impl Message {
     pub fn tool_result(call_id: &str, output: &str) -> Self {
         let mut m = Self::with_text(Role::Tool, output);
         m.tool_call_id = Some(call_id.to_owned());
+        m
+    }
+
+    /// The tool result message answering `call`, with its output (or refusal) and kind.
+    #[must_use]
+    pub fn answer_to(call: &ToolCall) -> Self {
+        let mut m = Self::tool_result(&call.id, call.output.as_deref().unwrap_or_default());
+        m.tool_kind = Some(call.kind.clone()).filter(|k| !k.is_empty());
         m
     }
 

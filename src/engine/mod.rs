@@ -10,3 +10,4 @@ pub use message::{Choice, Conversation, ErrorInfo, Message, MessageStatus, Role,
 pub mod target;
 pub mod turn;
 pub mod tool_loop;
+pub mod item_tools;

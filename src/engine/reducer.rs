@@ -3,7 +3,7 @@
 
 use super::message::{Choice, ErrorInfo, Message, MessageStatus, RawFrame, ToolCall, ToolStatus};
 use super::safety::merge_filter;
-use crate::api::event::StreamEvent;
+use crate::api::event::{ItemUpdate, StreamEvent};
 
 /// Raw frames kept per message for the inspector; past this, frames are only counted, so a
 /// long stream's memory is its text and not its wire bytes.
@@ -26,9 +26,12 @@ pub fn apply(msg: &mut Message, event: StreamEvent, now_ms: u64) {
             first_token(msg, now_ms);
             msg.choice_mut(choice).refusal.push_str(&delta);
         }
-        StreamEvent::ToolCall { choice, slot, id, name, arguments, extra } => {
+        StreamEvent::ToolCall { choice, slot, id, name, arguments, extra, kind } => {
             first_token(msg, now_ms);
             let call = call_slot(msg.choice_mut(choice), slot);
+            if let Some(kind) = kind {
+                call.kind = kind;
+            }
             if let Some(id) = id {
                 call.id = id;
             }
@@ -60,6 +63,7 @@ pub fn apply(msg: &mut Message, event: StreamEvent, now_ms: u64) {
             }
             msg.items[i] = item;
         }
+        StreamEvent::ItemUpdate { index, update } => update_item(msg, index as usize, update),
         StreamEvent::Error(e) => {
             msg.error = Some(ErrorInfo::from_provider(&e, "stream"));
         }
@@ -75,6 +79,30 @@ pub fn apply(msg: &mut Message, event: StreamEvent, now_ms: u64) {
             }
         }
         StreamEvent::End => {}
+    }
+}
+
+fn update_item(msg: &mut Message, i: usize, update: ItemUpdate) {
+    if msg.items.len() <= i {
+        msg.items.resize(i + 1, serde_json::Value::Null);
+    }
+    if !msg.items[i].is_object() {
+        msg.items[i] = serde_json::Value::Object(serde_json::Map::new());
+    }
+    let Some(item) = msg.items[i].as_object_mut() else { return };
+    match update {
+        ItemUpdate::Status(s) => {
+            item.insert("status".into(), serde_json::Value::String(s));
+        }
+        ItemUpdate::Append { field, delta } => match item.get_mut(&field) {
+            Some(serde_json::Value::String(s)) => s.push_str(&delta),
+            _ => {
+                item.insert(field, serde_json::Value::String(delta));
+            }
+        },
+        ItemUpdate::Set { field, value } => {
+            item.insert(field, value);
+        }
     }
 }
 

@@ -13,6 +13,8 @@ pub struct Target {
     pub api: Api,
     pub model: String,
     pub include_usage: bool,
+    /// Responses: chain with `previous_response_id` (profile `previous_response_id = true`).
+    pub chain_responses: bool,
     /// Profile extras merged into every request.
     pub request_extra: serde_json::Map<String, serde_json::Value>,
     /// Keeps the embedded demo server alive while the target is in use.
@@ -42,6 +44,7 @@ impl TurnSettings {
             reasoning_effort: self.reasoning_effort.clone(),
             include_usage: target.include_usage,
             extra: target.request_extra.clone(),
+            chain_responses: target.chain_responses,
             ..RequestOptions::default()
         }
     }

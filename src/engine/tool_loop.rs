@@ -1,8 +1,10 @@
 //! The tool loop's decisions and execution, shared by the headless runner and the TUI: which
 //! calls may run without asking, and running a batch of approved calls concurrently.
 
+use super::item_tools;
 use super::message::{ToolCall, ToolStatus};
-use crate::tools::{Approval, Registry, ToolSpec};
+pub use crate::api::request::MCP_APPROVE;
+use crate::tools::{Approval, Registry, ToolOutput, ToolSpec};
 use std::time::{Duration, Instant};
 
 /// Default number of model round trips answered with tool results in one turn.
@@ -50,15 +52,42 @@ pub fn gate(mode: ToolMode, spec: Option<&ToolSpec>, approved: bool, yes: bool) 
     }
 }
 
+/// The spec that gates a call: the registry's for function and custom calls, a pseudo-spec
+/// that always asks for shell, patch and MCP-approval calls.
+#[must_use]
+pub fn spec_for(registry: &Registry, call: &ToolCall) -> Option<ToolSpec> {
+    match call.kind.as_str() {
+        "" | "custom" => registry.get(&call.name).cloned(),
+        kind => item_tools::spec_for_kind(kind, &call.name),
+    }
+}
+
+/// Runs one approved call of any kind.
+pub async fn execute(registry: &Registry, call: &ToolCall, timeout: Duration) -> ToolOutput {
+    match call.kind.as_str() {
+        "shell" | "local_shell" => item_tools::run_shell(&call.kind, &call.arguments, timeout).await,
+        "apply_patch" => item_tools::apply_patch(&call.arguments),
+        // Approving an MCP call means answering "yes"; the provider runs it.
+        "mcp_approval" => ToolOutput::ok(MCP_APPROVE),
+        "custom" => {
+            // A custom tool sends plain text; registry tools take a JSON object.
+            let args = if serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&call.arguments).is_ok() {
+                call.arguments.clone()
+            } else {
+                serde_json::json!({ "input": call.arguments }).to_string()
+            };
+            registry.execute(&call.name, &args, timeout).await
+        }
+        _ => registry.execute(&call.name, &call.arguments, timeout).await,
+    }
+}
+
 /// Runs approved calls concurrently, filling in output, status and duration.
 pub async fn run_calls(registry: &Registry, calls: &mut [ToolCall], timeout: Duration) {
-    let jobs = calls.iter().map(|c| {
-        let (name, args) = (c.name.clone(), c.arguments.clone());
-        async move {
-            let started = Instant::now();
-            let out = registry.execute(&name, &args, timeout).await;
-            (out, started.elapsed().as_millis() as u64)
-        }
+    let jobs = calls.iter().map(|c| async move {
+        let started = Instant::now();
+        let out = execute(registry, c, timeout).await;
+        (out, started.elapsed().as_millis() as u64)
     });
     let results = futures_util::future::join_all(jobs).await;
     for (call, (out, ms)) in calls.iter_mut().zip(results) {
