@@ -1,26 +1,406 @@
-//! MCP servers over stdio. (Placeholder until the rmcp client lands.)
+//! MCP servers over stdio, through the `rmcp` client.
+//!
+//! Each configured server is started as a child process in its own process group, with its
+//! stdin and stdout carrying newline-delimited JSON-RPC and its stderr captured (never shown on
+//! the terminal, where it would corrupt the TUI; its last lines explain a failed start). The
+//! whole start — spawn, `initialize`, `tools/list` — is bounded by [`START_TIMEOUT`]. The child
+//! is killed when the [`McpClient`] is dropped.
 
-use super::{ToolOutput, ToolSpec};
+use super::{Approval, ToolOutput, ToolSource, ToolSpec};
 use crate::config::McpServer;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ContentBlock, Implementation,
+    ProtocolVersion, ResourceContents, Tool,
+};
+use rmcp::service::RunningService;
+use rmcp::{RoleClient, ServiceError, ServiceExt};
 use serde_json::{Map, Value};
+use std::collections::{HashMap, HashSet};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+use tokio::io::AsyncReadExt;
+use tokio::process::{Child, Command};
+
+/// How long spawning, the handshake and listing the tools may take together.
+pub const START_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// How much of the child's stderr is kept (its end).
+const STDERR_KEEP: usize = 4096;
+
+/// How much of that tail goes into an error message.
+const STDERR_SHOW: usize = 400;
+
+/// The longest tool name the chat APIs accept.
+const MAX_NAME: usize = 64;
 
 /// A running MCP server connection.
-#[derive(Debug)]
 pub struct McpClient {
+    /// The server's name in `config.toml`.
     name: String,
+    /// The command, for messages.
+    program: String,
+    /// Tool names offered to the model that differ from the server's names → the server's names.
+    aliases: HashMap<String, String>,
+    service: RunningService<RoleClient, ClientConfig>,
+    /// Spawned with `kill_on_drop`: dropping the client kills the server.
+    child: Mutex<Child>,
+    stderr: StderrTail,
+}
+
+impl std::fmt::Debug for McpClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let pid = self.child.lock().unwrap_or_else(PoisonError::into_inner).id();
+        f.debug_struct("McpClient")
+            .field("name", &self.name)
+            .field("program", &self.program)
+            .field("pid", &pid)
+            .field("closed", &self.service.is_closed())
+            .finish_non_exhaustive()
+    }
 }
 
 impl McpClient {
-    /// Starts the server and lists its tools.
+    /// Starts `cfg.command` as a child process speaking MCP over stdio, initialises the session
+    /// and lists all the server's tools.
     ///
     /// # Errors
-    /// When the server cannot be started or does not answer.
-    pub async fn start(name: &str, _cfg: &McpServer) -> Result<(Self, Vec<ToolSpec>), String> {
-        Err(format!("MCP support is not built yet (server `{name}`)"))
+    /// A readable message naming the command and the cause when the command is empty or cannot
+    /// be run, the server exits or breaks the protocol, or it does not finish starting within
+    /// [`START_TIMEOUT`].
+    pub async fn start(name: &str, cfg: &McpServer) -> Result<(Self, Vec<ToolSpec>), String> {
+        Self::start_within(name, cfg, START_TIMEOUT).await
     }
 
-    /// Calls a tool on the server.
-    pub async fn call(&self, tool: &str, _args: Map<String, Value>) -> ToolOutput {
-        ToolOutput::error(format!("MCP server `{}` cannot run `{tool}`", self.name))
+    async fn start_within(name: &str, cfg: &McpServer, limit: Duration) -> Result<(Self, Vec<ToolSpec>), String> {
+        let Some((program, args)) = cfg.command.split_first() else {
+            return Err("the command is empty".to_owned());
+        };
+        if program.trim().is_empty() {
+            return Err("the command is empty".to_owned());
+        }
+        let mut cmd = Command::new(program);
+        cmd.args(args)
+            .envs(&cfg.env)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        // Its own process group: a Ctrl-C on the terminal is palaver's to handle, not the server's.
+        #[cfg(unix)]
+        cmd.process_group(0);
+        let mut child = cmd.spawn().map_err(|e| format!("`{program}`: {}", io_message(&e)))?;
+        let stderr = StderrTail::default();
+        let drain = child.stderr.take().map(|pipe| tokio::spawn(stderr.clone().drain(pipe)));
+        let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+            return Err(format!("`{program}`: could not connect to its stdin and stdout"));
+        };
+
+        let info =
+            ClientConfig::new(ClientCapabilities::default(), Implementation::new("palaver", env!("CARGO_PKG_VERSION")))
+                .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
+        let handshake = async {
+            let service = info.serve((stdout, stdin)).await.map_err(|e| format!("the MCP handshake failed: {e}"))?;
+            let tools = service.list_all_tools().await.map_err(|e| format!("listing its tools failed: {e}"))?;
+            Ok::<_, String>((service, tools))
+        };
+        let (service, tools) = match tokio::time::timeout(limit, handshake).await {
+            Ok(Ok(done)) => done,
+            Ok(Err(cause)) => return Err(startup_failure(program, cause, &mut child, drain, &stderr).await),
+            Err(_) => {
+                let mut msg = format!("`{program}` did not finish starting within {} s", limit.as_secs_f32());
+                msg.push_str(&stderr.suffix());
+                return Err(msg);
+            }
+        };
+
+        let mut aliases = HashMap::new();
+        let mut taken = HashSet::new();
+        let specs = tools
+            .into_iter()
+            .map(|tool| {
+                let spec = spec(name, tool);
+                let offered = unique_name(&sanitize(&spec.name), &taken);
+                taken.insert(offered.clone());
+                if offered != spec.name {
+                    aliases.insert(offered.clone(), spec.name.clone());
+                }
+                ToolSpec { name: offered, ..spec }
+            })
+            .collect();
+        let client = Self {
+            name: name.to_owned(),
+            program: program.clone(),
+            aliases,
+            service,
+            child: Mutex::new(child),
+            stderr,
+        };
+        Ok((client, specs))
+    }
+
+    /// Calls a tool. Never panics: every failure is an error output naming the server.
+    pub async fn call(&self, tool: &str, args: Map<String, Value>) -> ToolOutput {
+        let remote = self.aliases.get(tool).map_or(tool, String::as_str);
+        if self.service.peer().is_transport_closed() {
+            return ToolOutput::error(format!(
+                "MCP server `{}` cannot run `{remote}`: {}",
+                self.name,
+                self.gone(Duration::from_millis(300)).await
+            ));
+        }
+        let params = CallToolRequestParams::new(remote.to_owned()).with_arguments(args);
+        match self.service.call_tool(params).await {
+            Ok(result) => output(result),
+            Err(ServiceError::McpError(e)) => {
+                ToolOutput::error(format!("MCP server `{}` refused `{remote}`: {}", self.name, e.message))
+            }
+            Err(e @ (ServiceError::TransportClosed | ServiceError::TransportSend(_))) => ToolOutput::error(format!(
+                "MCP server `{}` failed to run `{remote}` ({e}): {}",
+                self.name,
+                self.gone(Duration::from_millis(300)).await
+            )),
+            Err(e) => ToolOutput::error(format!("MCP server `{}` failed to run `{remote}`: {e}", self.name)),
+        }
+    }
+
+    /// The server's name in `config.toml`.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Why the connection is gone: how the child ended (waiting up to `wait` for it to be
+    /// reaped) and the end of its stderr.
+    async fn gone(&self, wait: Duration) -> String {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            let state = self.child.lock().unwrap_or_else(PoisonError::into_inner).try_wait();
+            let reason = match state {
+                Ok(Some(status)) => format!("`{}` has exited ({status})", self.program),
+                Err(e) => format!("the state of `{}` is unknown ({})", self.program, io_message(&e)),
+                Ok(None) if tokio::time::Instant::now() >= deadline => {
+                    format!("`{}` closed the connection", self.program)
+                }
+                Ok(None) => {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    continue;
+                }
+            };
+            return format!("{reason}{}", self.stderr.suffix());
+        }
+    }
+}
+
+/// The message for a start that failed before the timeout: if the child exited, how and what it
+/// said on stderr; otherwise the protocol failure.
+async fn startup_failure(
+    program: &str,
+    cause: String,
+    child: &mut Child,
+    drain: Option<tokio::task::JoinHandle<()>>,
+    stderr: &StderrTail,
+) -> String {
+    let status = tokio::time::timeout(Duration::from_millis(500), child.wait()).await;
+    let mut msg = match status {
+        Ok(Ok(status)) => {
+            // The pipe closes once the child is gone: let the drain read the last words.
+            if let Some(drain) = drain {
+                let _ = tokio::time::timeout(Duration::from_millis(500), drain).await;
+            }
+            format!("`{program}` exited ({status}) before the MCP session started")
+        }
+        Ok(Err(e)) => format!("`{program}`: {cause} ({})", io_message(&e)),
+        Err(_) => format!("`{program}`: {cause}"),
+    };
+    msg.push_str(&stderr.suffix());
+    msg
+}
+
+/// The end of the child's stderr.
+#[derive(Clone, Default)]
+struct StderrTail(Arc<Mutex<Vec<u8>>>);
+
+impl StderrTail {
+    async fn drain(self, mut pipe: tokio::process::ChildStderr) {
+        let mut buf = [0u8; 4096];
+        loop {
+            match pipe.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    let mut tail = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+                    tail.extend_from_slice(&buf[..n]);
+                    let excess = tail.len().saturating_sub(STDERR_KEEP);
+                    tail.drain(..excess);
+                }
+            }
+        }
+    }
+
+    /// `"; stderr: …"` with its last lines on one line, or nothing if it said nothing.
+    fn suffix(&self) -> String {
+        let bytes = self.0.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        let text = String::from_utf8_lossy(&bytes);
+        let joined = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" | ");
+        if joined.is_empty() {
+            return String::new();
+        }
+        let count = joined.chars().count();
+        let shown: String = if count > STDERR_SHOW {
+            let mut s = String::from("…");
+            s.extend(joined.chars().skip(count - STDERR_SHOW));
+            s
+        } else {
+            joined
+        };
+        format!("; stderr: {shown}")
+    }
+}
+
+/// An I/O error without the "(os error N)" tail.
+fn io_message(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error") {
+        Some(i) => text[..i].to_owned(),
+        None => text,
+    }
+}
+
+/// The spec of one of the server's tools (under the server's name for it).
+fn spec(server: &str, tool: Tool) -> ToolSpec {
+    let read_only = tool.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true);
+    ToolSpec {
+        name: tool.name.into_owned(),
+        description: tool.description.map(std::borrow::Cow::into_owned).unwrap_or_default(),
+        parameters: Value::Object(Arc::unwrap_or_clone(tool.input_schema)),
+        source: ToolSource::Mcp(server.to_owned()),
+        approval: if read_only { Approval::Never } else { Approval::Ask },
+    }
+}
+
+/// A name the chat APIs accept (`[A-Za-z0-9_-]{1,64}`).
+fn sanitize(name: &str) -> String {
+    let mut out: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .take(MAX_NAME)
+        .collect();
+    if out.is_empty() {
+        out.push_str("tool");
+    }
+    out
+}
+
+/// `name`, or `name_2`, `name_3`… if an earlier tool of the server took it.
+fn unique_name(name: &str, taken: &HashSet<String>) -> String {
+    if !taken.contains(name) {
+        return name.to_owned();
+    }
+    (2..)
+        .map(|i| {
+            let suffix = format!("_{i}");
+            let keep = MAX_NAME.saturating_sub(suffix.len());
+            format!("{}{suffix}", name.chars().take(keep).collect::<String>())
+        })
+        .find(|n| !taken.contains(n))
+        .unwrap_or_else(|| name.to_owned())
+}
+
+/// The text of a tool result for the model.
+fn output(result: CallToolResult) -> ToolOutput {
+    let mut parts = Vec::new();
+    let mut has_text = false;
+    for block in &result.content {
+        match block {
+            ContentBlock::Text(t) => {
+                has_text = true;
+                parts.push(t.text.clone());
+            }
+            ContentBlock::Image(i) => parts.push(format!("[image: {}, {} bytes base64]", i.mime_type, i.data.len())),
+            ContentBlock::Audio(a) => parts.push(format!("[audio: {}, {} bytes base64]", a.mime_type, a.data.len())),
+            ContentBlock::Resource(r) => match &r.resource {
+                ResourceContents::TextResourceContents { uri, text, .. } => {
+                    has_text = true;
+                    parts.push(format!("[resource: {uri}]\n{text}"));
+                }
+                ResourceContents::BlobResourceContents { uri, mime_type, blob, .. } => parts.push(format!(
+                    "[resource: {uri}, {}, {} bytes base64]",
+                    mime_type.as_deref().unwrap_or("binary"),
+                    blob.len()
+                )),
+                _ => parts.push("[resource]".to_owned()),
+            },
+            ContentBlock::ResourceLink(link) => parts.push(format!("[resource link: {} ({})]", link.uri, link.name)),
+            _ => parts.push("[unsupported content]".to_owned()),
+        }
+    }
+    if let (false, Some(structured)) = (has_text, &result.structured_content) {
+        parts.push(structured.to_string());
+    }
+    let text = parts.join("\n");
+    if result.is_error == Some(true) {
+        ToolOutput::error(if text.is_empty() { "the tool reported an error without details".to_owned() } else { text })
+    } else {
+        ToolOutput::ok(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn server(mode: &str) -> McpServer {
+        let script = format!("{}/tests/mcp_server/server.py", env!("CARGO_MANIFEST_DIR"));
+        let mut command = vec!["python3".to_owned(), script];
+        if !mode.is_empty() {
+            command.push(mode.to_owned());
+        }
+        McpServer { command, env: BTreeMap::new() }
+    }
+
+    #[tokio::test]
+    async fn a_server_that_never_answers_times_out() {
+        let started = std::time::Instant::now();
+        let err = McpClient::start_within("hang", &server("--hang"), Duration::from_millis(1500)).await.unwrap_err();
+        assert!(err.contains("did not finish starting within 1.5 s"), "{err}");
+        assert!(err.contains("must not reach the terminal"), "stderr is reported: {err}");
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn names_are_made_acceptable() {
+        assert_eq!(sanitize("fs.read/file"), "fs_read_file");
+        assert_eq!(sanitize(""), "tool");
+        assert_eq!(sanitize(&"x".repeat(100)).len(), MAX_NAME);
+        let taken = HashSet::from(["a_b".to_owned()]);
+        assert_eq!(unique_name("a_b", &taken), "a_b_2");
+        assert_eq!(unique_name("c", &taken), "c");
+    }
+
+    #[test]
+    fn results_become_text() {
+        let r: CallToolResult = serde_json::from_value(serde_json::json!({
+            "content": [
+                {"type": "text", "text": "a"},
+                {"type": "image", "data": "aGVsbG8=", "mimeType": "image/png"},
+                {"type": "resource", "resource": {"uri": "file:///x", "text": "body"}},
+                {"type": "resource", "resource": {"uri": "file:///y", "blob": "AAAA", "mimeType": "application/zip"}},
+                {"type": "resource_link", "uri": "file:///z", "name": "z"}
+            ],
+            "structuredContent": {"ignored": true}
+        }))
+        .unwrap();
+        let out = output(r);
+        assert!(!out.is_error);
+        assert_eq!(
+            out.text,
+            "a\n[image: image/png, 8 bytes base64]\n[resource: file:///x]\nbody\n\
+             [resource: file:///y, application/zip, 4 bytes base64]\n[resource link: file:///z (z)]"
+        );
+        let r: CallToolResult =
+            serde_json::from_value(serde_json::json!({"content": [], "structuredContent": {"n": 1}, "isError": true}))
+                .unwrap();
+        assert_eq!(output(r), ToolOutput::error("{\"n\":1}"));
     }
 }

@@ -1,0 +1,212 @@
+//! The MCP client against a tiny Python MCP server (`tests/mcp_server/server.py`).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use palaver::config::{McpConfig, McpServer};
+use palaver::tools::mcp::McpClient;
+use palaver::tools::{Approval, Registry, ToolSource};
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+fn script() -> String {
+    format!("{}/tests/mcp_server/server.py", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn server(mode: &str) -> McpServer {
+    let mut command = vec!["python3".to_owned(), script()];
+    if !mode.is_empty() {
+        command.push(mode.to_owned());
+    }
+    McpServer { command, env: BTreeMap::new() }
+}
+
+fn args(v: Value) -> Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        other => panic!("not an object: {other}"),
+    }
+}
+
+#[tokio::test]
+async fn start_lists_all_tools_with_schemas_and_approval() {
+    let (client, specs) = McpClient::start("test", &server("")).await.unwrap();
+    let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+    // Both pages of tools/list.
+    assert_eq!(names, ["echo", "write_note", "fail", "mixed", "structured", "env", "current_time", "sleep"]);
+    let get = |n: &str| specs.iter().find(|s| s.name == n).unwrap();
+
+    let echo = get("echo");
+    assert_eq!(echo.description, "Echoes its arguments as JSON.");
+    assert_eq!(echo.parameters["properties"]["x"], json!({"type": "integer"}));
+    assert_eq!(echo.source, ToolSource::Mcp("test".into()));
+    assert_eq!(echo.approval, Approval::Never, "readOnlyHint: true");
+
+    let write = get("write_note");
+    assert_eq!(write.parameters["required"], json!(["note"]));
+    assert_eq!(write.approval, Approval::Ask, "readOnlyHint: false");
+    assert_eq!(get("fail").approval, Approval::Ask, "no annotations");
+
+    let mixed = get("mixed");
+    assert_eq!(mixed.description, "", "no description");
+    assert_eq!(mixed.parameters, json!({"type": "object"}));
+    assert!(format!("{client:?}").contains("test"));
+}
+
+#[tokio::test]
+async fn a_call_returns_the_text() {
+    let (client, _) = McpClient::start("test", &server("")).await.unwrap();
+    let out = client.call("echo", args(json!({"x": 1, "text": "hi"}))).await;
+    assert!(!out.is_error, "{out:?}");
+    assert_eq!(out.text, r#"{"text": "hi", "x": 1}"#);
+
+    let out = client.call("write_note", args(json!({"note": "milk"}))).await;
+    assert_eq!(out.text, "noted: milk");
+
+    // Other block types are summarised; structured content is used when there is no text.
+    let out = client.call("mixed", Map::new()).await;
+    assert_eq!(out.text, "first\n[image: image/png, 8 bytes base64]\nsecond");
+    let out = client.call("structured", Map::new()).await;
+    assert!(!out.is_error);
+    assert_eq!(serde_json::from_str::<Value>(&out.text).unwrap(), json!({"answer": 42}));
+}
+
+#[tokio::test]
+async fn the_configured_environment_reaches_the_server() {
+    let mut cfg = server("");
+    cfg.env.insert("PALAVER_MCP_TEST".into(), "from config".into());
+    let (client, _) = McpClient::start("test", &cfg).await.unwrap();
+    assert_eq!(client.call("env", Map::new()).await.text, "from config");
+}
+
+#[tokio::test]
+async fn an_error_result_is_an_error_output() {
+    let (client, _) = McpClient::start("test", &server("")).await.unwrap();
+    let out = client.call("fail", Map::new()).await;
+    assert!(out.is_error);
+    assert_eq!(out.text, "something went wrong");
+}
+
+#[tokio::test]
+async fn calling_a_nonexistent_tool_is_an_error_output() {
+    let (client, _) = McpClient::start("test", &server("")).await.unwrap();
+    let out = client.call("nope", Map::new()).await;
+    assert!(out.is_error);
+    assert!(out.text.contains("`test`"), "{}", out.text);
+    assert!(out.text.contains("Unknown tool: nope"), "{}", out.text);
+    // The session survives it.
+    assert!(!client.call("echo", Map::new()).await.is_error);
+}
+
+#[tokio::test]
+async fn a_server_dying_during_a_call_is_an_error_output() {
+    let (client, _) = McpClient::start("crashy", &server("--crash-on-call")).await.unwrap();
+    let out = tokio::time::timeout(Duration::from_secs(10), client.call("echo", Map::new())).await.unwrap();
+    assert!(out.is_error);
+    assert!(out.text.contains("`crashy`"), "{}", out.text);
+    // And the next call says so at once.
+    let out = tokio::time::timeout(Duration::from_secs(5), client.call("echo", Map::new())).await.unwrap();
+    assert!(out.is_error);
+    assert!(out.text.contains("exited"), "{}", out.text);
+}
+
+#[tokio::test]
+async fn a_command_that_does_not_exist_is_an_error() {
+    let cfg = McpServer { command: vec!["palaver-nonexistent-binary".into(), "--flag".into()], env: BTreeMap::new() };
+    let err = McpClient::start("ghost", &cfg).await.unwrap_err();
+    assert!(err.contains("`palaver-nonexistent-binary`"), "{err}");
+    assert!(err.contains("No such file or directory"), "{err}");
+    assert!(!err.contains("os error"), "{err}");
+
+    let empty = McpServer { command: vec![], env: BTreeMap::new() };
+    let err = McpClient::start("empty", &empty).await.unwrap_err();
+    assert!(err.contains("empty"), "{err}");
+}
+
+#[tokio::test]
+async fn a_server_that_exits_at_once_is_an_error_within_the_timeout() {
+    let started = Instant::now();
+    let err = McpClient::start("quitter", &server("--exit")).await.unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(10), "took {:?}", started.elapsed());
+    assert!(err.contains("`python3`"), "{err}");
+    assert!(err.contains("exit status: 3"), "{err}");
+    assert!(err.contains("fatal: cannot start"), "the server's stderr explains it: {err}");
+}
+
+#[tokio::test]
+async fn a_program_that_is_not_an_mcp_server_is_an_error() {
+    let cfg = McpServer { command: vec!["true".into()], env: BTreeMap::new() };
+    let err = McpClient::start("true", &cfg).await.unwrap_err();
+    assert!(err.contains("`true`"), "{err}");
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn dropping_the_client_kills_the_server() {
+    let (client, _) = McpClient::start("test", &server("")).await.unwrap();
+    let dbg = format!("{client:?}");
+    let pid: u32 = dbg.split("pid: Some(").nth(1).unwrap().split(')').next().unwrap().parse().unwrap();
+    let proc_dir = format!("/proc/{pid}");
+    assert!(std::path::Path::new(&proc_dir).exists());
+    drop(client);
+    // Killed and reaped (tokio reaps orphaned children in the background).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let alive = std::fs::read_to_string(format!("{proc_dir}/stat"))
+            .map(|s| s.split_whitespace().nth(2).is_none_or(|state| state != "Z"))
+            .unwrap_or(false);
+        if !alive {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the server {pid} is still running");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn the_registry_adds_mcp_tools_and_runs_them() {
+    let mut servers = BTreeMap::new();
+    servers.insert("test".to_owned(), server(""));
+    let mut r = Registry::builtins();
+    let builtin_count = r.specs().len();
+    let notices = r.add_mcp_servers(&McpConfig { servers }).await;
+    assert!(notices.is_empty(), "{notices:?}");
+
+    let echo = r.get("echo").expect("echo is registered");
+    assert_eq!(echo.source, ToolSource::Mcp("test".into()));
+    assert_eq!(echo.approval, Approval::Never);
+    assert_eq!(r.specs().len(), builtin_count + 8);
+    // A clash with a built-in keeps the built-in and prefixes the server's tool.
+    assert_eq!(r.get("current_time").unwrap().source, ToolSource::Builtin);
+    assert_eq!(r.get("test__current_time").unwrap().source, ToolSource::Mcp("test".into()));
+
+    let t = Duration::from_secs(5);
+    let out = r.execute("echo", "{\"x\":1}", t).await;
+    assert_eq!(out, palaver::tools::ToolOutput::ok(r#"{"x": 1}"#));
+    assert_eq!(r.execute("test__current_time", "", t).await.text, "tea time");
+    assert!(r.execute("fail", "{}", t).await.is_error);
+
+    // A slow tool is cut off by the registry's timeout and the session stays usable.
+    let out = r.execute("sleep", "{\"seconds\":1.5}", Duration::from_millis(300)).await;
+    assert!(out.is_error && out.text.contains("timed out"), "{out:?}");
+    assert!(!r.execute("echo", "{}", t).await.is_error);
+}
+
+#[tokio::test]
+async fn a_failing_server_is_a_notice_and_the_other_tools_stay() {
+    let mut servers = BTreeMap::new();
+    servers.insert("broken".to_owned(), server("--exit"));
+    servers.insert("good".to_owned(), server(""));
+    servers.insert(
+        "missing".to_owned(),
+        McpServer { command: vec!["palaver-no-such-server".into()], env: BTreeMap::new() },
+    );
+    let mut r = Registry::builtins();
+    let notices = r.add_mcp_servers(&McpConfig { servers }).await;
+    assert_eq!(notices.len(), 2, "{notices:?}");
+    assert!(notices.iter().any(|n| n.contains("`broken`") && n.contains("exit status: 3")), "{notices:?}");
+    assert!(notices.iter().any(|n| n.contains("`missing`") && n.contains("No such file")), "{notices:?}");
+    assert!(r.get("read_file").is_some(), "built-ins stay");
+    assert_eq!(r.get("echo").unwrap().source, ToolSource::Mcp("good".into()));
+    assert!(!r.execute("echo", "{\"x\":1}", Duration::from_secs(5)).await.is_error);
+}

@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""A tiny MCP server for palaver's tests: newline-delimited JSON-RPC 2.0 over stdio.
+
+Modes (first argument):
+  (none)   a normal server with the tools below
+  --exit   prints to stderr and exits at once with status 3
+  --hang   reads requests but never answers
+  --crash-on-call  answers the handshake and tools/list, then exits on the first tools/call
+"""
+
+import json
+import os
+import sys
+import time
+
+MODE = sys.argv[1] if len(sys.argv) > 1 else ""
+
+# Two pages, to exercise pagination of tools/list.
+PAGE_1 = [
+    {
+        "name": "echo",
+        "description": "Echoes its arguments as JSON.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"x": {"type": "integer"}, "text": {"type": "string"}},
+        },
+        "annotations": {"readOnlyHint": True},
+    },
+    {
+        "name": "write_note",
+        "description": "Pretends to write a note.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"note": {"type": "string"}},
+            "required": ["note"],
+        },
+        "annotations": {"readOnlyHint": False, "destructiveHint": False},
+    },
+    {
+        "name": "fail",
+        "description": "Always fails.",
+        "inputSchema": {"type": "object", "properties": {}},
+    },
+]
+PAGE_2 = [
+    {
+        # No description, no annotations.
+        "name": "mixed",
+        "inputSchema": {"type": "object"},
+    },
+    {
+        "name": "structured",
+        "description": "Returns only structured content.",
+        "inputSchema": {"type": "object"},
+        "annotations": {"readOnlyHint": True},
+    },
+    {
+        "name": "env",
+        "description": "Returns PALAVER_MCP_TEST from its environment.",
+        "inputSchema": {"type": "object"},
+        "annotations": {"readOnlyHint": True},
+    },
+    {
+        # Clashes with palaver's built-in tool of the same name.
+        "name": "current_time",
+        "description": "The server's idea of the time.",
+        "inputSchema": {"type": "object"},
+        "annotations": {"readOnlyHint": True},
+    },
+    {
+        "name": "sleep",
+        "description": "Sleeps for `seconds`.",
+        "inputSchema": {"type": "object", "properties": {"seconds": {"type": "number"}}},
+        "annotations": {"readOnlyHint": True},
+    },
+]
+
+
+def send(msg):
+    sys.stdout.write(json.dumps(msg) + "\n")
+    sys.stdout.flush()
+
+
+def result(id_, res):
+    send({"jsonrpc": "2.0", "id": id_, "result": res})
+
+
+def error(id_, code, message):
+    send({"jsonrpc": "2.0", "id": id_, "error": {"code": code, "message": message}})
+
+
+def text(t, is_error=False):
+    return {"content": [{"type": "text", "text": t}], "isError": is_error}
+
+
+def call(name, args):
+    if name == "echo":
+        return text(json.dumps(args, sort_keys=True))
+    if name == "write_note":
+        return text("noted: " + str(args.get("note", "")))
+    if name == "fail":
+        return text("something went wrong", is_error=True)
+    if name == "mixed":
+        return {
+            "content": [
+                {"type": "text", "text": "first"},
+                {"type": "image", "data": "aGVsbG8=", "mimeType": "image/png"},
+                {"type": "text", "text": "second"},
+            ]
+        }
+    if name == "structured":
+        return {"content": [], "structuredContent": {"answer": 42}}
+    if name == "env":
+        return text(os.environ.get("PALAVER_MCP_TEST", "<unset>"))
+    if name == "current_time":
+        return text("tea time")
+    if name == "sleep":
+        time.sleep(float(args.get("seconds", 1)))
+        return text("slept")
+    return None
+
+
+def main():
+    sys.stderr.write("test MCP server starting (this must not reach the terminal)\n")
+    sys.stderr.flush()
+    if MODE == "--exit":
+        sys.stderr.write("fatal: cannot start\n")
+        sys.exit(3)
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        msg = json.loads(line)
+        if MODE == "--hang":
+            continue
+        method = msg.get("method")
+        id_ = msg.get("id")
+        if id_ is None:
+            # A notification (notifications/initialized, notifications/cancelled, ...).
+            continue
+        params = msg.get("params") or {}
+        if method == "initialize":
+            result(
+                id_,
+                {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "palaver-test-server", "version": "0.1.0"},
+                },
+            )
+        elif method == "ping":
+            result(id_, {})
+        elif method == "tools/list":
+            if params.get("cursor") == "page2":
+                result(id_, {"tools": PAGE_2})
+            else:
+                result(id_, {"tools": PAGE_1, "nextCursor": "page2"})
+        elif method == "tools/call":
+            if MODE == "--crash-on-call":
+                sys.exit(1)
+            res = call(params.get("name"), params.get("arguments") or {})
+            if res is None:
+                error(id_, -32602, "Unknown tool: " + str(params.get("name")))
+            else:
+                result(id_, res)
+        else:
+            error(id_, -32601, "Method not found: " + str(method))
+
+
+if __name__ == "__main__":
+    main()
