@@ -89,4 +89,7 @@ pub enum ItemUpdate {
     Append { field: String, delta: String },
     /// A field is set to its final value.
     Set { field: String, value: Value },
+    /// Something palaver counted about the item (partial images); kept beside the item, never
+    /// sent back to the provider, and not replaced when the final item arrives.
+    Note { field: String, value: Value },
 }

@@ -14,6 +14,7 @@ pub struct ResponsesMapper {
     saw_reasoning: bool,
     errored: bool,
     partial_images: std::collections::HashMap<u32, u64>,
+    last_item: u32,
 }
 
 impl ResponsesMapper {
@@ -44,6 +45,7 @@ impl ResponsesMapper {
             "response.output_item.added" | "response.output_item.done" => {
                 let done = kind.ends_with("done");
                 let index = obj.get("output_index").and_then(Value::as_u64).unwrap_or(0) as u32;
+                self.last_item = index;
                 if let Some(item) = obj.get("item") {
                     self.map_item(item, done, out);
                     out.push(StreamEvent::Item { index, item: item.clone(), done });
@@ -103,6 +105,11 @@ impl ResponsesMapper {
             }
             "response.code_interpreter_call_code.delta" => self.append(obj, "code", out),
             "response.mcp_call_arguments.delta" => self.append(obj, "arguments", out),
+            "response.shell_call_command.delta" => self.append(obj, "streaming_commands", out),
+            "response.apply_patch_call_operation_diff.delta" => self.append(obj, "streaming_diff", out),
+            "response.shell_call_command.added"
+            | "response.shell_call_command.done"
+            | "response.apply_patch_call_operation_diff.done" => {}
             "response.custom_tool_call_input.delta" => {
                 self.append(obj, "input", out);
                 let slot = self.call_slot(str_field(obj, "item_id").unwrap_or_default());
@@ -124,7 +131,7 @@ impl ResponsesMapper {
                 let index = output_index(obj);
                 let n = self.partial_images.entry(index).or_insert(0);
                 *n += 1;
-                let update = ItemUpdate::Set { field: "partial_images".into(), value: Value::from(*n) };
+                let update = ItemUpdate::Note { field: "partial_images".into(), value: Value::from(*n) };
                 out.push(StreamEvent::ItemUpdate { index, update });
             }
             t if is_item_progress(t) && obj.contains_key("output_index") => {
@@ -147,7 +154,9 @@ impl ResponsesMapper {
     fn append(&self, obj: &Map<String, Value>, field: &str, out: &mut Vec<StreamEvent>) {
         let delta = str_field(obj, "delta").unwrap_or_default().to_owned();
         let update = ItemUpdate::Append { field: field.to_owned(), delta };
-        out.push(StreamEvent::ItemUpdate { index: output_index(obj), update });
+        // Some per-item events carry no output_index: they belong to the latest item.
+        let index = obj.get("output_index").and_then(Value::as_u64).map_or(self.last_item, |i| i as u32);
+        out.push(StreamEvent::ItemUpdate { index, update });
     }
 
     fn set(&self, obj: &Map<String, Value>, key: &str, field: &str, out: &mut Vec<StreamEvent>) {
@@ -260,8 +269,17 @@ fn output_index(obj: &Map<String, Value>) -> u32 {
 /// `response.web_search_call.searching`, `response.mcp_list_tools.completed` and the like: the
 /// progress of a hosted tool item, named by its last segment.
 fn is_item_progress(t: &str) -> bool {
-    const STATES: [&str; 8] =
-        ["in_progress", "searching", "interpreting", "generating", "completed", "failed", "incomplete", "calling"];
+    const STATES: [&str; 9] = [
+        "in_progress",
+        "searching",
+        "interpreting",
+        "generating",
+        "completed",
+        "failed",
+        "incomplete",
+        "calling",
+        "compacting",
+    ];
     t.starts_with("response.") && t.matches('.').count() == 2 && STATES.iter().any(|s| t.ends_with(&format!(".{s}")))
 }
 

@@ -27,7 +27,7 @@ pub fn event_line(ev: &StreamEvent) -> Option<Value> {
             ItemUpdate::Append { field, delta } => {
                 json!({"type": "item_update", "index": index, "field": field, "delta": delta})
             }
-            ItemUpdate::Set { field, value } => {
+            ItemUpdate::Set { field, value } | ItemUpdate::Note { field, value } => {
                 json!({"type": "item_update", "index": index, "field": field, "value": value})
             }
         },

@@ -125,6 +125,9 @@ pub struct Message {
     pub prompt_filter: Option<Value>,
     /// Responses API output items in order, as finally sent.
     pub items: Vec<Value>,
+    /// What palaver noted about items by index (partial image counts); never sent back.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub item_notes: std::collections::BTreeMap<u32, Map<String, Value>>,
     pub error: Option<ErrorInfo>,
     /// The reply contained frames that were not valid JSON.
     pub damaged: Vec<String>,

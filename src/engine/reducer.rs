@@ -63,6 +63,9 @@ pub fn apply(msg: &mut Message, event: StreamEvent, now_ms: u64) {
             }
             msg.items[i] = item;
         }
+        StreamEvent::ItemUpdate { index, update: ItemUpdate::Note { field, value } } => {
+            msg.item_notes.entry(index).or_default().insert(field, value);
+        }
         StreamEvent::ItemUpdate { index, update } => update_item(msg, index as usize, update),
         StreamEvent::Error(e) => {
             msg.error = Some(ErrorInfo::from_provider(&e, "stream"));
@@ -103,6 +106,7 @@ fn update_item(msg: &mut Message, i: usize, update: ItemUpdate) {
         ItemUpdate::Set { field, value } => {
             item.insert(field, value);
         }
+        ItemUpdate::Note { .. } => {}
     }
 }
 

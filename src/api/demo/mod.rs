@@ -3,6 +3,7 @@
 mod chat;
 mod errors;
 mod filters;
+mod hosted;
 mod request;
 mod responses;
 mod script;
@@ -34,6 +35,7 @@ pub const MODELS: &[(&str, &str)] = &[
     ("demo-reasoning", "Reasoning that streams before the answer"),
     ("demo-slow", "A long answer at a few words a second, to try cancelling"),
     ("demo-error", "Alternates 429 rate limits with a stream that fails midway"),
+    ("demo-hosted", "Responses API: web search with citations, code interpreter, MCP calls and an approval request"),
 ];
 
 /// Fixed so `/v1/models` is deterministic.
@@ -142,6 +144,8 @@ fn handle(state: &DemoState, api: Api, body: &[u8]) -> Response {
     let created = SystemTime::now().duration_since(UNIX_EPOCH).map(|since| since.as_secs()).unwrap_or(0);
     let ctx = Ctx { n, created, model: req.model.clone() };
     match (api, req.stream) {
+        (Api::Responses, true) if req.model == hosted::MODEL => sse::response(hosted::stream(&ctx, &req), n),
+        (Api::Responses, false) if req.model == hosted::MODEL => sse::json(hosted::object(&ctx, &req), n),
         (Api::Chat, true) => sse::response(chat::stream(&ctx, &req, &script), n),
         (Api::Chat, false) => sse::json(chat::completion(&ctx, &script), n),
         (Api::Responses, true) => sse::response(responses::stream(&ctx, &req, &script), n),

@@ -21,6 +21,23 @@ pub struct ToolResult {
     pub output: String,
 }
 
+/// An `mcp_approval_request` item found in the input (the client replays earlier output).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApprovalAsk {
+    pub id: String,
+    pub server_label: String,
+    pub name: String,
+    pub arguments: String,
+}
+
+/// An `mcp_approval_response` input item: the user's answer to an approval request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApprovalAnswer {
+    pub request_id: String,
+    pub approve: bool,
+    pub reason: Option<String>,
+}
+
 #[derive(Debug, Clone)]
 pub struct Request {
     pub model: String,
@@ -34,6 +51,10 @@ pub struct Request {
     pub offered_tools: Vec<String>,
     /// Tool outputs sent after the last user message, i.e. the ones awaiting an answer.
     pub tool_results: Vec<ToolResult>,
+    /// Approval requests replayed anywhere in the input, to look answers up by id.
+    pub approval_asks: Vec<ApprovalAsk>,
+    /// Approval answers sent after the last user message, i.e. the ones awaiting a reaction.
+    pub approval_answers: Vec<ApprovalAnswer>,
     /// Echoed back in Responses objects, as OpenAI does.
     pub tools: Value,
     pub instructions: Value,
@@ -51,6 +72,8 @@ struct Conversation {
     user_turns: usize,
     last_user_text: Option<String>,
     tool_results: Vec<ToolResult>,
+    approval_asks: Vec<ApprovalAsk>,
+    approval_answers: Vec<ApprovalAnswer>,
     /// call id → tool name, learned from earlier assistant tool calls.
     call_names: HashMap<String, String>,
 }
@@ -61,6 +84,7 @@ impl Conversation {
         self.last_user_text = Some(text);
         // Only results after the newest user message are pending; older ones were answered.
         self.tool_results.clear();
+        self.approval_answers.clear();
     }
 
     fn call(&mut self, id: Option<&str>, name: Option<&str>) {
@@ -113,6 +137,8 @@ pub fn parse(api: Api, body: &[u8]) -> Result<Request, BadRequest> {
         user_turns: conversation.user_turns,
         offered_tools: offered_tools(&obj),
         tool_results: conversation.tool_results,
+        approval_asks: conversation.approval_asks,
+        approval_answers: conversation.approval_answers,
         tools: obj.get("tools").cloned().unwrap_or(Value::Array(Vec::new())),
         instructions: obj.get("instructions").cloned().unwrap_or(Value::Null),
     })
@@ -174,6 +200,24 @@ fn responses_conversation(input: Option<&Value>) -> Conversation {
                     (Some("function_call_output"), _) => {
                         conversation.result(item.get("call_id").and_then(Value::as_str), text_of(item.get("output")))
                     }
+                    (Some("mcp_approval_request"), _) => {
+                        let text = |key: &str| item.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
+                        conversation.approval_asks.push(ApprovalAsk {
+                            id: text("id"),
+                            server_label: text("server_label"),
+                            name: text("name"),
+                            arguments: text("arguments"),
+                        });
+                    }
+                    (Some("mcp_approval_response"), _) => conversation.approval_answers.push(ApprovalAnswer {
+                        request_id: item
+                            .get("approval_request_id")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_string(),
+                        approve: item.get("approve").and_then(Value::as_bool).unwrap_or(false),
+                        reason: item.get("reason").and_then(Value::as_str).map(str::to_string),
+                    }),
                     _ => {}
                 }
             }
@@ -223,5 +267,24 @@ mod tests {
         assert_eq!(req.model, DEFAULT_MODEL);
         assert_eq!(req.user_turns, 1);
         assert!(parse(Api::Responses, b"{nope").is_err());
+    }
+
+    #[test]
+    fn responses_approval_answers_after_the_last_user_message_are_pending() {
+        let body = br#"{"model":"demo-hosted","input":[
+            {"role":"user","content":"search the web"},
+            {"type":"mcp_approval_request","id":"mcpr_1","server_label":"wiki","name":"create_note","arguments":"{}"},
+            {"type":"mcp_approval_response","approval_request_id":"mcpr_0","approve":true},
+            {"role":"user","content":"again"},
+            {"type":"mcp_approval_response","approval_request_id":"mcpr_1","approve":false,"reason":"not now"}]}"#;
+        let Ok(req) = parse(Api::Responses, body) else {
+            panic!("a valid responses body was rejected");
+        };
+        assert_eq!(req.approval_asks.len(), 1);
+        assert_eq!(req.approval_asks[0].name, "create_note");
+        assert_eq!(
+            req.approval_answers,
+            vec![ApprovalAnswer { request_id: "mcpr_1".into(), approve: false, reason: Some("not now".into()) }]
+        );
     }
 }

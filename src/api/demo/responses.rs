@@ -12,24 +12,33 @@ use super::sse::Frame;
 
 /// Collects events, stamping each with its type and the next sequence number. Used with
 /// `silent` for non-streaming replies so both paths build the output items the same way.
-struct Events {
+pub(super) struct Events {
     sequence: u64,
-    frames: Vec<Frame>,
+    pub(super) frames: Vec<Frame>,
     pace: Duration,
 }
 
 impl Events {
-    fn push(&mut self, paced: bool, kind: &str, mut fields: Value) {
+    pub(super) fn new(pace: Duration) -> Events {
+        Events { sequence: 0, frames: Vec::new(), pace }
+    }
+
+    pub(super) fn push(&mut self, paced: bool, kind: &str, fields: Value) {
+        self.push_after(u32::from(paced), kind, fields);
+    }
+
+    /// Pushes an event that waits `paces` times the script's pace (hosted tools "work" longer
+    /// than a token takes to stream).
+    pub(super) fn push_after(&mut self, paces: u32, kind: &str, mut fields: Value) {
         fields["type"] = json!(kind);
         fields["sequence_number"] = json!(self.sequence);
         self.sequence += 1;
-        let delay = if paced { self.pace } else { Duration::ZERO };
-        self.frames.push(Frame::event(delay, kind, &fields));
+        self.frames.push(Frame::event(self.pace * paces, kind, &fields));
     }
 }
 
 pub fn stream(ctx: &Ctx, req: &Request, script: &Script) -> Vec<Frame> {
-    let mut events = Events { sequence: 0, frames: Vec::new(), pace: script.pace };
+    let mut events = Events::new(script.pace);
     let start = json!({ "response": envelope(ctx, req, "in_progress", Vec::new(), Value::Null) });
     events.push(false, "response.created", start.clone());
     events.push(false, "response.in_progress", start);
@@ -41,7 +50,7 @@ pub fn stream(ctx: &Ctx, req: &Request, script: &Script) -> Vec<Frame> {
 }
 
 pub fn object(ctx: &Ctx, req: &Request, script: &Script) -> Value {
-    let mut silent = Events { sequence: 0, frames: Vec::new(), pace: Duration::ZERO };
+    let mut silent = Events::new(Duration::ZERO);
     let output = emit_output(&mut silent, ctx, req, script).unwrap_or_default();
     finished(ctx, req, script, output)
 }
@@ -155,7 +164,7 @@ fn finished(ctx: &Ctx, req: &Request, script: &Script, output: Vec<Value>) -> Va
     }
 }
 
-fn envelope(ctx: &Ctx, req: &Request, status: &str, output: Vec<Value>, usage: Value) -> Value {
+pub(super) fn envelope(ctx: &Ctx, req: &Request, status: &str, output: Vec<Value>, usage: Value) -> Value {
     json!({
         "id": format!("resp_demo_{}", ctx.n),
         "object": "response",
@@ -184,7 +193,7 @@ fn envelope(ctx: &Ctx, req: &Request, status: &str, output: Vec<Value>, usage: V
     })
 }
 
-fn with(base: &Value, key: &str, value: Value) -> Value {
+pub(super) fn with(base: &Value, key: &str, value: Value) -> Value {
     let mut fields = base.clone();
     fields[key] = value;
     fields
@@ -192,7 +201,7 @@ fn with(base: &Value, key: &str, value: Value) -> Value {
 
 /// An opaque stand-in for OpenAI's encrypted reasoning: deterministic, base64, Fernet-like
 /// prefix, and meaningless to the client, which must only echo it back.
-fn encrypted(text: &str) -> String {
+pub(super) fn encrypted(text: &str) -> String {
     let scrambled: Vec<u8> = text.bytes().enumerate().map(|(i, b)| b ^ (0x5a_u8.wrapping_add(i as u8))).collect();
     format!("gAAAAAB{}", base64(&scrambled))
 }

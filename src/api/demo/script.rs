@@ -9,7 +9,7 @@ use super::request::{Request, ToolResult};
 use super::texts;
 
 /// Normal models stream at this pace so the whole `demo` answer takes about a second.
-const PACE: Duration = Duration::from_millis(15);
+pub const PACE: Duration = Duration::from_millis(15);
 /// demo-slow is slow enough for a person to read along and cancel.
 const SLOW_PACE: Duration = Duration::from_millis(140);
 
@@ -140,6 +140,8 @@ pub fn build(req: &Request) -> Script {
         "demo-reasoning" => reasoning(req),
         "demo-slow" => Script::plain(req, &format!("{}{}", preface(req), texts::SLOW_BODY), SLOW_PACE),
         "demo-error" => error(req),
+        // Its real answer is Responses output items (see `hosted`); Chat Completions gets this.
+        "demo-hosted" => Script::plain(req, &format!("{}{}", preface(req), texts::HOSTED_ON_CHAT), PACE),
         _ => demo(req),
     }
 }
@@ -256,14 +258,14 @@ fn error(req: &Request) -> Script {
 }
 
 /// The opening line that makes every answer visibly depend on the conversation.
-fn preface(req: &Request) -> String {
+pub fn preface(req: &Request) -> String {
     match req.last_user_text {
         Some(_) => format!("> Turn {} \u{b7} you said: \u{201c}{}\u{201d}\n\n", req.user_turns, quote(req)),
         None => "> Turn 0 \u{b7} I found no user message in this request.\n\n".to_string(),
     }
 }
 
-fn quote(req: &Request) -> String {
+pub fn quote(req: &Request) -> String {
     let text = req.last_user_text.as_deref().unwrap_or("");
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     truncate(&flat, 60)
@@ -280,7 +282,7 @@ fn truncate(text: &str, max_chars: usize) -> String {
 
 /// Token counts follow the usual rule of thumb (≈ 4 bytes or ¾ word per token) so they
 /// scale with the conversation yet stay deterministic.
-fn usage(req: &Request, completion: u64, reasoning: u64) -> Usage {
+pub fn usage(req: &Request, completion: u64, reasoning: u64) -> Usage {
     Usage {
         prompt: (req.size_bytes as u64).div_ceil(4).max(1),
         completion: completion.max(1),
@@ -289,7 +291,7 @@ fn usage(req: &Request, completion: u64, reasoning: u64) -> Usage {
     }
 }
 
-fn tokens(text: &str) -> u64 {
+pub fn tokens(text: &str) -> u64 {
     (text.split_whitespace().count() as u64 * 4).div_ceil(3)
 }
 

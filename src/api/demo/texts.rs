@@ -76,3 +76,5 @@ pub const SAFETY_PHRASES: &[(&str, &str)] = &[
     ("The knight lunges, ", "low"),
     ("the blade strikes hard ", "medium"),
 ];
+
+pub const HOSTED_ON_CHAT: &str = "`demo-hosted` is a **Responses API** model: its web search, code interpreter run, MCP calls and approval request are Responses output items, which Chat Completions has no way to carry.\n\nSwitch with `/api responses` (or start palaver with `--api responses`) and ask again.";

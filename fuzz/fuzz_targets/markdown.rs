@@ -1,0 +1,3 @@
+#![no_main]
+//! cargo-fuzz target; the checks live in `palaver::fuzzing::markdown` so `cargo test` replays the corpus.
+libfuzzer_sys::fuzz_target!(|data: &[u8]| palaver::fuzzing::markdown(data));
