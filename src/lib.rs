@@ -9,3 +9,5 @@ pub mod ui;
 pub mod app;
 pub mod tui;
 pub mod tools;
+pub mod store;
+pub mod fuzzing;

@@ -105,4 +105,9 @@ pub enum Command {
     },
     /// Feed a recorded SSE body through the engine, print as -p does
     Replay { file: std::path::PathBuf },
+    /// Stored conversations: list, show ID, export ID [--format md|json], rm ID
+    History {
+        #[command(subcommand)]
+        action: super::history::HistoryAction,
+    },
 }

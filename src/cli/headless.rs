@@ -178,7 +178,10 @@ pub async fn run_prompt(g: &Global, t: &Target, registry: &Registry, prompt: &st
         }
     };
     let mode = tool_mode(g);
-    let mut history = vec![Message::user(prompt)];
+    let (mut rec, mut history) = match super::history::Recorder::begin(g, t, prompt) {
+        Ok(v) => v,
+        Err(code) => return code,
+    };
     let mut opts = settings(g).request_options(t, &t.model);
     opts.tools = registry.definitions();
     let mut printer = Printer::new(g.json);
@@ -187,7 +190,7 @@ pub async fn run_prompt(g: &Global, t: &Target, registry: &Registry, prompt: &st
     let mut rounds = 0;
     let msg = loop {
         let body = build_body(t.api, &history, &opts);
-        let (msg, interrupted) = stream_reply(&http, t, body, g.json, &mut printer).await;
+        let (msg, interrupted) = stream_reply(&http, t, body, g.json, &mut printer, &mut rec, history.len()).await;
         let calls = msg.main().tool_calls.clone();
         if interrupted || msg.error.is_some() || calls.is_empty() || mode == ToolMode::Off {
             all_calls.extend(calls);
@@ -221,12 +224,15 @@ pub async fn run_prompt(g: &Global, t: &Target, registry: &Registry, prompt: &st
         }
         let mut answered = msg;
         answered.main_mut().tool_calls = calls.clone();
+        let first = history.len();
         history.push(answered);
         history.extend(results);
+        rec.save_all(first, &history[first..]);
         all_calls.extend(calls);
     };
     printer.finish(t.api.name(), &t.provider, &t.model, &msg, &all_calls, notice.as_deref());
     printer.flush();
+    rec.sync();
     exit_status(&msg)
 }
 
@@ -237,8 +243,12 @@ async fn stream_reply(
     body: serde_json::Value,
     json: bool,
     printer: &mut Printer,
+    rec: &mut super::history::Recorder,
+    pos: usize,
 ) -> (Message, bool) {
     let mut msg = Message::assistant_pending();
+    (msg.model, msg.provider, msg.api) = (Some(t.model.clone()), Some(t.provider.clone()), Some(t.api.name().into()));
+    msg.timing.started_at_ms = crate::store::ids::now_ms();
     let start = Instant::now();
     let mut rx = spawn_request(http.clone(), t.endpoint.clone(), t.api, body);
     let mut interrupted = false;
@@ -255,6 +265,7 @@ async fn stream_reply(
                 let now = start.elapsed().as_millis() as u64;
                 let done = apply_wire(&mut msg, ev, now, &mut |e| printer.event(e));
                 printer.flush();
+                rec.streaming(pos, &mut msg);
                 if done {
                     break;
                 }
@@ -263,6 +274,8 @@ async fn stream_reply(
                 interrupted = true;
                 break;
             }
+            // A reply that stopped changing is still saved within the pacing interval.
+            () = tokio::time::sleep(rec.due_in()), if rec.is_dirty() => rec.streaming(pos, &mut msg),
         }
     }
     drop(rx);
@@ -272,6 +285,7 @@ async fn stream_reply(
     } else if msg.is_live() {
         reducer::finish(&mut msg, Ending::Eof, now);
     }
+    rec.done(pos, &msg);
     (msg, interrupted)
 }
 

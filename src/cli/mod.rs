@@ -3,6 +3,7 @@
 
 pub mod args;
 pub mod headless;
+pub mod history;
 pub mod result;
 pub mod target;
 
@@ -23,6 +24,7 @@ pub async fn run(cli: Cli) -> u8 {
     let g = &cli.global;
     match &cli.command {
         Some(Command::ServeDemo { addr }) => serve_demo(addr).await,
+        Some(Command::History { action }) => history::run(action, g.json, &paths),
         Some(Command::Replay { file }) => {
             let api =
                 g.api.map(|a| if a == ApiArg::Responses { crate::api::Api::Responses } else { crate::api::Api::Chat });

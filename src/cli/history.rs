@@ -1,0 +1,353 @@
+//! `palaver history list|show|export|rm` (DESIGN.md §2), and the headless runner's recorder:
+//! every `-p` run is a stored conversation (or the next turn of one, with `--continue` or
+//! `--resume ID`), its prompt on disk before the request goes out and its reply saved while
+//! it streams.
+
+use super::args::Global;
+use super::headless::{EXIT_OK, EXIT_PROVIDER, EXIT_USAGE};
+use super::target::Target;
+use crate::config::Paths;
+use crate::engine::message::{Message, MessageStatus, Role};
+use crate::store::export::{self, to_markdown};
+use crate::store::ids::{rfc3339, short_date, title_from_prompt};
+use crate::store::{NewConversation, StoreError, StoreHandle, StoreOptions, StoredConversation};
+use crate::ui::sanitize::sanitize;
+use clap::{Subcommand, ValueEnum};
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum HistoryAction {
+    /// One conversation a line, newest first, its ID first (with --json: one object a line)
+    List,
+    /// Print a conversation as a readable transcript
+    Show { id: String },
+    /// Export a conversation: Markdown (readable) or JSON (complete, reloadable)
+    Export {
+        id: String,
+        #[arg(long, value_enum, default_value = "md")]
+        format: ExportFormat,
+    },
+    /// Delete a conversation
+    Rm { id: String },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    Md,
+    Json,
+}
+
+/// Runs a `history` subcommand; returns the exit status.
+pub fn run(action: &HistoryAction, json: bool, paths: &Paths) -> u8 {
+    let path = paths.database();
+    if !path.exists() {
+        // Nothing stored yet: an empty list, and no conversation to show.
+        return match action {
+            HistoryAction::List => EXIT_OK,
+            HistoryAction::Show { id } | HistoryAction::Export { id, .. } | HistoryAction::Rm { id } => unknown(id),
+        };
+    }
+    let store = match StoreHandle::open(&path, StoreOptions::default()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("palaver: cannot open the history at {}: {e}", path.display());
+            return EXIT_PROVIDER;
+        }
+    };
+    let result = match action {
+        HistoryAction::List => list(&store, json),
+        HistoryAction::Show { id } => with_id(&store, id, |id| show(&store, id)),
+        HistoryAction::Export { id, format } => with_id(&store, id, |id| export_one(&store, id, *format)),
+        HistoryAction::Rm { id } => with_id(&store, id, |id| rm(&store, id)),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("palaver: {e}");
+            EXIT_PROVIDER
+        }
+    }
+}
+
+fn unknown(id: &str) -> u8 {
+    eprintln!("palaver: no conversation with ID {id} (see `palaver history list`)");
+    EXIT_USAGE
+}
+
+/// Resolves an id or unique prefix, then runs `f` with the full id.
+fn with_id(store: &StoreHandle, id: &str, f: impl FnOnce(&str) -> Result<u8, StoreError>) -> Result<u8, StoreError> {
+    match store.resolve_id(id) {
+        Ok(Some(full)) => f(&full),
+        Ok(None) => Ok(unknown(id)),
+        Err(e @ StoreError::Ambiguous { .. }) => {
+            eprintln!("palaver: {e}");
+            Ok(EXIT_USAGE)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn list(store: &StoreHandle, json: bool) -> Result<u8, StoreError> {
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for s in store.list(usize::MAX, 0)? {
+        let line = if json {
+            serde_json::json!({"id": s.id, "title": s.title, "model": s.model,
+                "updated_at": rfc3339(s.updated_at), "messages": s.messages})
+            .to_string()
+        } else {
+            let model = s.model.as_deref().unwrap_or("-");
+            let n = s.messages;
+            format!("{}  {}  {}  {n} msg{}  {}", s.id, short_date(s.updated_at), model, plural(n), sanitize(&s.title))
+        };
+        if writeln!(out, "{line}").is_err() {
+            break; // stdout closed (`| head`): not an error
+        }
+    }
+    let _ = out.flush();
+    Ok(EXIT_OK)
+}
+
+fn plural(n: u64) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+fn load(store: &StoreHandle, id: &str) -> Result<StoredConversation, StoreError> {
+    store.load(id)?.ok_or_else(|| StoreError::Format(format!("conversation {id} vanished while reading")))
+}
+
+fn show(store: &StoreHandle, id: &str) -> Result<u8, StoreError> {
+    let c = load(store, id)?;
+    let s = &c.summary;
+    let mut out = format!(
+        "{}\n{} · {} · {}\n",
+        sanitize(&s.title),
+        s.id,
+        s.model.as_deref().unwrap_or("-"),
+        short_date(s.updated_at)
+    );
+    for m in &c.messages {
+        out.push('\n');
+        transcript_message(&mut out, m);
+    }
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(out.as_bytes());
+    let _ = stdout.flush();
+    Ok(EXIT_OK)
+}
+
+/// One message for a terminal: a header line, the text, tool calls; model and tool text is
+/// sanitised since it goes straight to the terminal.
+fn transcript_message(out: &mut String, m: &Message) {
+    let main = m.main();
+    let who = match m.role() {
+        Role::User => "you".to_owned(),
+        Role::System => "system".to_owned(),
+        Role::Tool => format!("tool result {}", m.tool_call_id.as_deref().unwrap_or("?")),
+        Role::Assistant => m.model.clone().unwrap_or_else(|| "assistant".into()),
+    };
+    let status = if m.status == MessageStatus::Complete {
+        String::new()
+    } else {
+        format!(" [{}]", crate::store::ops::enum_str(&m.status))
+    };
+    out.push_str(&format!("── {} ──{status}\n", sanitize(&who)));
+    if !main.reasoning.is_empty() {
+        out.push_str(&format!("(reasoning) {}\n", sanitize(main.reasoning.trim_end())));
+    }
+    if !main.content.is_empty() {
+        out.push_str(&format!("{}\n", sanitize(&fold(m, main.content.trim_end()))));
+    }
+    if !main.refusal.is_empty() {
+        out.push_str(&format!("(refusal) {}\n", sanitize(main.refusal.trim_end())));
+    }
+    for t in &main.tool_calls {
+        let size = t.output.as_ref().map(|o| format!(", {} bytes out", o.len())).unwrap_or_default();
+        let status = crate::store::ops::enum_str(&t.status);
+        out.push_str(&format!("⚙ {}({}) → {status}{size}\n", sanitize(&t.name), sanitize(&t.arguments)));
+    }
+    if let Some(e) = &m.error {
+        out.push_str(&format!("error ({}): {}\n", e.kind, sanitize(&e.message)));
+    }
+}
+
+/// Tool output can be whole files: `show` keeps the first lines, `export` has all of it.
+fn fold(m: &Message, text: &str) -> String {
+    const KEEP: usize = 12;
+    let lines = text.lines().count();
+    if m.role() != Role::Tool || lines <= KEEP + 2 {
+        return text.to_owned();
+    }
+    let head: Vec<&str> = text.lines().take(KEEP).collect();
+    format!("{}\n… {} more lines (`palaver history export` has them)", head.join("\n"), lines - KEEP)
+}
+
+fn export_one(store: &StoreHandle, id: &str, format: ExportFormat) -> Result<u8, StoreError> {
+    let text = match format {
+        ExportFormat::Md => to_markdown(&load(store, id)?),
+        ExportFormat::Json => {
+            let e =
+                export::export(store, id)?.ok_or_else(|| StoreError::Format(format!("conversation {id} vanished")))?;
+            let mut s = serde_json::to_string_pretty(&e).map_err(|e| StoreError::Format(e.to_string()))?;
+            s.push('\n');
+            s
+        }
+    };
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.flush();
+    Ok(EXIT_OK)
+}
+
+fn rm(store: &StoreHandle, id: &str) -> Result<u8, StoreError> {
+    let Some(s) = store.get(id)? else { return Ok(unknown(id)) };
+    store.delete(id);
+    store.flush()?;
+    let n = s.messages;
+    println!("deleted {} “{}” ({n} message{})", s.id, sanitize(&s.title), plural(n));
+    Ok(EXIT_OK)
+}
+
+/// A streaming reply is handed to the store at most this often; the writer then keeps at
+/// most one disk write per 250 ms. A timer in the stream loop saves a reply that stopped
+/// changing, so a pause never leaves the newest text unsaved.
+const STREAM_SAVE_EVERY: Duration = Duration::from_millis(100);
+
+/// The headless runner's link to the store. Without a store (it could not be opened) every
+/// method does nothing.
+pub struct Recorder {
+    store: Option<StoreHandle>,
+    conv: String,
+    last_save: Option<Instant>,
+    dirty: bool,
+}
+
+impl Recorder {
+    /// Opens the store and the conversation of a `-p` run (a new one, or the one `--continue`
+    /// or `--resume` names), stores the prompt and waits until it is on disk. Returns the
+    /// messages to send: earlier turns, then the prompt.
+    ///
+    /// # Errors
+    /// The exit status for an unknown `--resume` id, or a reopen without a usable store.
+    pub fn begin(g: &Global, t: &Target, prompt: &str) -> Result<(Self, Vec<Message>), u8> {
+        let reopen = g.continue_last || g.resume.is_some();
+        let path = Paths::from_env().database();
+        let store = match StoreHandle::open(&path, StoreOptions::default()) {
+            Ok(s) => s,
+            Err(e) if reopen => {
+                eprintln!(
+                    "palaver: cannot reopen a conversation: the history at {} cannot be opened: {e}",
+                    path.display()
+                );
+                return Err(EXIT_USAGE);
+            }
+            Err(e) => {
+                eprintln!("palaver: this conversation will not be saved: cannot open {}: {e}", path.display());
+                let off = Self { store: None, conv: String::new(), last_save: None, dirty: false };
+                return Ok((off, vec![Message::user(prompt)]));
+            }
+        };
+        let (conv, mut history) = match earlier(&store, g)? {
+            Some(c) => (c.summary.id, c.messages),
+            None => {
+                let new = NewConversation {
+                    title: title_from_prompt(prompt),
+                    model: Some(t.model.clone()),
+                    provider: Some(t.provider.clone()),
+                    api: Some(t.api.name().to_owned()),
+                    compare: None,
+                };
+                (store.create_conversation(new), Vec::new())
+            }
+        };
+        history.push(Message::user(prompt));
+        let rec = Self { store: Some(store), conv, last_save: None, dirty: false };
+        rec.save_all(history.len() - 1, &history[history.len() - 1..]);
+        // The prompt is on disk before the request goes out; a failure was already a notice.
+        rec.sync();
+        Ok((rec, history))
+    }
+
+    /// Saves messages from `first` on, at once.
+    pub fn save_all(&self, first: usize, msgs: &[Message]) {
+        if let Some(s) = &self.store {
+            for (i, m) in msgs.iter().enumerate() {
+                s.save_message(&self.conv, first + i, m);
+            }
+        }
+    }
+
+    /// Saves a reply as it streams, paced to [`STREAM_SAVE_EVERY`]; a skipped save leaves the
+    /// recorder dirty until [`Recorder::due_in`] has passed.
+    pub fn streaming(&mut self, position: usize, msg: &mut Message) {
+        let Some(s) = &self.store else { return };
+        if self.last_save.is_some_and(|t| t.elapsed() < STREAM_SAVE_EVERY) {
+            self.dirty = true;
+            return;
+        }
+        s.save_streaming(&self.conv, position, msg);
+        self.last_save = Some(Instant::now());
+        self.dirty = false;
+    }
+
+    /// Whether the streaming reply has changes not yet handed to the store.
+    #[must_use]
+    pub fn is_dirty(&self) -> bool {
+        self.dirty
+    }
+
+    /// How long until a dirty reply should be saved.
+    #[must_use]
+    pub fn due_in(&self) -> Duration {
+        self.last_save.map_or(Duration::ZERO, |t| STREAM_SAVE_EVERY.saturating_sub(t.elapsed()))
+    }
+
+    /// Saves a finished reply at once.
+    pub fn done(&mut self, position: usize, msg: &Message) {
+        self.dirty = false;
+        self.save_all(position, std::slice::from_ref(msg));
+    }
+
+    /// Waits until everything is on disk (end of the run).
+    pub fn sync(&self) {
+        if let Some(s) = &self.store {
+            let _ = s.flush();
+        }
+    }
+}
+
+/// The conversation `--resume ID` or `--continue` names, if any.
+fn earlier(store: &StoreHandle, g: &Global) -> Result<Option<StoredConversation>, u8> {
+    let id = if let Some(id) = &g.resume {
+        match store.resolve_id(id) {
+            Ok(Some(full)) => full,
+            Ok(None) => return Err(unknown(id)),
+            Err(e) => {
+                eprintln!("palaver: {e}");
+                return Err(EXIT_USAGE);
+            }
+        }
+    } else if g.continue_last {
+        match store.latest() {
+            Ok(Some(s)) => s.id,
+            Ok(None) => {
+                eprintln!("palaver: no earlier conversation to continue; starting a new one");
+                return Ok(None);
+            }
+            Err(e) => {
+                eprintln!("palaver: cannot read the history: {e}");
+                return Err(EXIT_USAGE);
+            }
+        }
+    } else {
+        return Ok(None);
+    };
+    match store.load(&id) {
+        Ok(Some(c)) => Ok(Some(c)),
+        Ok(None) => Err(unknown(&id)),
+        Err(e) => {
+            eprintln!("palaver: cannot load conversation {id}: {e}");
+            Err(EXIT_USAGE)
+        }
+    }
+}

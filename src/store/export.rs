@@ -1,0 +1,275 @@
+//! Exports: Markdown for reading (tool calls in fenced blocks, usage per message) and JSON that
+//! is complete and reloadable (every message field, every branch). Import is the inverse of
+//! the JSON export.
+
+use super::ids::{now_ms, parse_rfc3339, rfc3339};
+use super::ops::{NewRow, Op};
+use super::{StoreError, StoreHandle, StoredConversation, read};
+use crate::engine::message::{Message, Role};
+use crate::engine::usage::UsageView;
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+
+/// The `format` tag of a JSON export.
+pub const FORMAT: &str = "palaver.conversation";
+/// The export layout version.
+pub const VERSION: u32 = 1;
+
+/// A conversation as exported to JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Export {
+    pub format: String,
+    pub version: u32,
+    pub id: String,
+    pub title: String,
+    pub model: Option<String>,
+    pub provider: Option<String>,
+    pub api: Option<String>,
+    /// RFC 3339, UTC, milliseconds.
+    pub created_at: String,
+    pub updated_at: String,
+    pub compare_group: Option<String>,
+    pub compare_column: Option<u32>,
+    pub active_branch: i64,
+    /// The active branch's messages in order: what the conversation shows.
+    pub messages: Vec<Message>,
+    /// Every branch with the rows it holds itself; present only when there is more than one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub branches: Vec<ExportBranch>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExportBranch {
+    pub branch: i64,
+    pub parent: Option<i64>,
+    pub fork_position: usize,
+    pub created_at: String,
+    pub messages: Vec<ExportRow>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExportRow {
+    pub position: usize,
+    pub message: Message,
+}
+
+/// Reads a conversation for export (`None` when there is no such id).
+///
+/// # Errors
+/// A database error.
+pub fn export(store: &StoreHandle, id: &str) -> Result<Option<Export>, StoreError> {
+    store.with_reader(|db| {
+        let Some(conv) = read::load(db, id, None)? else { return Ok(None) };
+        let mut branches = Vec::new();
+        if conv.branches.len() > 1 {
+            for b in &conv.branches {
+                let rows = read::rows(db, id, b.branch, 0, i64::MAX)?;
+                branches.push(ExportBranch {
+                    branch: b.branch,
+                    parent: b.parent,
+                    fork_position: b.fork_position,
+                    created_at: rfc3339(b.created_at),
+                    messages: rows.into_iter().map(|(_, position, message)| ExportRow { position, message }).collect(),
+                });
+            }
+        }
+        let s = conv.summary;
+        Ok(Some(Export {
+            format: FORMAT.into(),
+            version: VERSION,
+            id: s.id,
+            title: s.title,
+            model: s.model,
+            provider: s.provider,
+            api: s.api,
+            created_at: rfc3339(s.created_at),
+            updated_at: rfc3339(s.updated_at),
+            compare_group: s.compare_group,
+            compare_column: s.compare_column,
+            active_branch: conv.branch,
+            messages: conv.messages,
+            branches,
+        }))
+    })
+}
+
+/// Parses a JSON export.
+///
+/// # Errors
+/// Not JSON, not an export, or a newer layout.
+pub fn parse(json: &str) -> Result<Export, StoreError> {
+    let e: Export = serde_json::from_str(json).map_err(|e| StoreError::Format(e.to_string()))?;
+    if e.format != FORMAT || e.version > VERSION {
+        return Err(StoreError::Format(format!("format {:?} version {}", e.format, e.version)));
+    }
+    Ok(e)
+}
+
+/// Writes an export into the store and waits until it is on disk. Keeps the exported id
+/// unless the store already has it; returns the id used.
+///
+/// # Errors
+/// A database error, or writes that failed.
+pub fn import(store: &StoreHandle, e: &Export) -> Result<String, StoreError> {
+    let id = if store.get(&e.id)?.is_some() { super::ids::new_id(now_ms()) } else { e.id.clone() };
+    let created_at = parse_rfc3339(&e.created_at).unwrap_or_else(now_ms);
+    store.send(Op::Create(NewRow {
+        id: id.clone(),
+        title: e.title.clone(),
+        model: e.model.clone(),
+        provider: e.provider.clone(),
+        api: e.api.clone(),
+        compare: e.compare_group.clone().zip(e.compare_column),
+        created_at,
+    }));
+    if e.branches.is_empty() {
+        for (position, m) in e.messages.iter().enumerate() {
+            store.save_message_in(&id, Some(0), position, m);
+        }
+    } else {
+        for b in &e.branches {
+            if let Some(parent) = b.parent {
+                let at = parse_rfc3339(&b.created_at).unwrap_or(created_at);
+                let fork_position = b.fork_position;
+                store.send(Op::Fork { conv: id.clone(), branch: b.branch, parent, fork_position, at });
+            }
+            for row in &b.messages {
+                store.save_message_in(&id, Some(b.branch), row.position, &row.message);
+            }
+        }
+        store.set_active_branch(&id, e.active_branch);
+    }
+    store.touch(&id, parse_rfc3339(&e.updated_at).unwrap_or_else(now_ms));
+    store.flush()?;
+    Ok(id)
+}
+
+/// A fence longer than any run of backticks in `text`, so the block cannot be closed early.
+fn fence(text: &str) -> String {
+    let (mut longest, mut run) = (0, 0);
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    "`".repeat((longest + 1).max(3))
+}
+
+fn block(out: &mut String, lang: &str, text: &str) {
+    let f = fence(text);
+    let nl = if text.ends_with('\n') { "" } else { "\n" };
+    let _ = write!(out, "{f}{lang}\n{text}{nl}{f}\n\n");
+}
+
+/// Arguments pretty-printed when they are valid JSON, verbatim otherwise.
+fn pretty(args: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(args)
+        .ok()
+        .and_then(|v| serde_json::to_string_pretty(&v).ok())
+        .unwrap_or_else(|| args.to_owned())
+}
+
+fn usage_line(m: &Message) -> Option<String> {
+    let mut parts = Vec::new();
+    if let Some(r) = m.main().finish_reason.as_deref() {
+        parts.push(format!("finish: {r}"));
+    }
+    match &m.usage {
+        Some(u) => {
+            let v = UsageView::from_raw(u);
+            let with = |n: Option<u64>, extra: Option<(&str, Option<u64>)>| {
+                let extra = extra.and_then(|(k, x)| x.map(|x| format!(" ({x} {k})"))).unwrap_or_default();
+                n.map(|n| format!("{n}{extra}"))
+            };
+            if let Some(p) = with(v.prompt, Some(("cached", v.cached))) {
+                parts.push(format!("prompt {p}"));
+            }
+            if let Some(c) = with(v.completion, Some(("reasoning", v.reasoning))) {
+                parts.push(format!("completion {c}"));
+            }
+            if let Some(t) = v.total {
+                parts.push(format!("total {t}"));
+            }
+        }
+        None if m.role() == Role::Assistant => parts.push("no usage sent".into()),
+        None => {}
+    }
+    if let Some(t) = m.timing.ttft_ms {
+        parts.push(format!("ttft {t} ms"));
+    }
+    if let Some(t) = m.timing.total_ms {
+        parts.push(format!("{t} ms"));
+    }
+    (!parts.is_empty()).then(|| parts.join(" · "))
+}
+
+/// Readable Markdown of the loaded branch.
+#[must_use]
+pub fn to_markdown(c: &StoredConversation) -> String {
+    let s = &c.summary;
+    let mut out = format!("# {}\n\n", if s.title.is_empty() { "(untitled)" } else { &s.title });
+    let facts: Vec<String> = [Some(format!("`{}`", s.id)), s.model.clone(), s.provider.clone(), s.api.clone()]
+        .into_iter()
+        .flatten()
+        .chain([format!("created {}", rfc3339(s.created_at)), format!("updated {}", rfc3339(s.updated_at))])
+        .collect();
+    let _ = write!(out, "{}\n\n", facts.join(" · "));
+    for m in &c.messages {
+        message_markdown(&mut out, m);
+    }
+    out
+}
+
+fn message_markdown(out: &mut String, m: &Message) {
+    let main = m.main();
+    let who = match m.role() {
+        Role::User => "You".to_owned(),
+        Role::System => "System".to_owned(),
+        Role::Tool => format!("Tool result `{}`", m.tool_call_id.as_deref().unwrap_or("?")),
+        Role::Assistant => format!("Assistant{}", m.model.as_deref().map(|x| format!(" · {x}")).unwrap_or_default()),
+    };
+    let status = if m.status == crate::engine::message::MessageStatus::Complete {
+        String::new()
+    } else {
+        format!(" ({})", super::ops::enum_str(&m.status))
+    };
+    let _ = write!(out, "---\n\n### {who}{status}\n\n");
+    if !main.reasoning.is_empty() {
+        let _ = write!(out, "<details><summary>Reasoning</summary>\n\n{}\n\n</details>\n\n", main.reasoning.trim_end());
+    }
+    if m.role() == Role::Tool {
+        block(out, "", &main.content);
+    } else if !main.content.is_empty() {
+        let _ = write!(out, "{}\n\n", main.content.trim_end());
+    }
+    if !main.refusal.is_empty() {
+        let _ = write!(out, "> **Refusal:** {}\n\n", main.refusal.trim_end().replace('\n', "\n> "));
+    }
+    for t in &main.tool_calls {
+        let ms = t.duration_ms.map(|d| format!(" · {d} ms")).unwrap_or_default();
+        let _ = write!(out, "**Tool call** `{}` · `{}` · {}{ms}\n\n", t.name, t.id, super::ops::enum_str(&t.status));
+        out.push_str("Arguments:\n\n");
+        block(out, "json", &pretty(&t.arguments));
+        if let Some(o) = &t.output {
+            out.push_str("Output:\n\n");
+            block(out, "", o);
+        }
+    }
+    if let Some(e) = &m.error {
+        let code = e.status.map(|s| format!(" HTTP {s}")).unwrap_or_default();
+        let _ = write!(out, "**Error** ({}{code}): {}\n\n", e.kind, e.message);
+    }
+    if let Some(line) = usage_line(m) {
+        let _ = write!(out, "*{line}*\n\n");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fences_outgrow_their_content() {
+        assert_eq!(fence("a ``` b"), "````");
+        assert_eq!(fence("plain"), "```");
+    }
+}
