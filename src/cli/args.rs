@@ -96,6 +96,8 @@ pub struct Global {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Side by side: the same prompt to 2–4 models (-m A -m B …); with -p, headless
+    Compare,
     /// List the provider's models (GET /models) and configured ones
     Models,
     /// Run the embedded demo provider in the foreground; print its base URL first

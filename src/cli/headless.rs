@@ -2,6 +2,7 @@
 //! same engine events as the TUI and prints either the answer or the JSON Lines contract.
 
 use super::args::{Global, ToolsArg};
+use super::history::Recorder;
 use super::result::{event_line, result_line};
 use super::target::Target;
 use crate::api::client::{WireEvent, http_client};
@@ -29,6 +30,8 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 /// Where output goes: plain text or JSON Lines.
 pub struct Printer {
     json: bool,
+    /// Compare runs collect silently and print at the end.
+    quiet: bool,
     /// Buffered and flushed once per network read, not once per delta.
     out: std::io::BufWriter<std::io::Stdout>,
     in_reasoning: bool,
@@ -37,11 +40,25 @@ pub struct Printer {
 impl Printer {
     #[must_use]
     pub fn new(json: bool) -> Self {
-        Self { json, out: std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout()), in_reasoning: false }
+        Self {
+            json,
+            quiet: false,
+            out: std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout()),
+            in_reasoning: false,
+        }
+    }
+
+    /// A printer that prints nothing while streaming.
+    #[must_use]
+    pub fn quiet(json: bool) -> Self {
+        Self { quiet: true, ..Self::new(json) }
     }
 
     /// Prints one domain event as it arrives.
     pub fn event(&mut self, ev: &StreamEvent) {
+        if self.quiet {
+            return;
+        }
         if self.json {
             if let Some(line) = event_line(ev) {
                 self.line(&line.to_string());
@@ -67,6 +84,9 @@ impl Printer {
     }
 
     pub fn line(&mut self, s: &str) {
+        if self.quiet {
+            return;
+        }
         let _ = writeln!(self.out, "{s}");
     }
 
@@ -76,6 +96,9 @@ impl Printer {
 
     /// Prints a tool call's outcome.
     pub fn tool_result(&mut self, c: &ToolCall) {
+        if self.quiet {
+            return;
+        }
         if self.json {
             let line = serde_json::json!({"type": "tool_result", "id": c.id, "name": c.name, "arguments": c.arguments,
                 "status": c.status, "output": c.output, "duration_ms": c.duration_ms});
@@ -168,6 +191,15 @@ pub fn tool_mode(g: &Global) -> ToolMode {
     }
 }
 
+/// What a turn produced: the final reply, every tool call of the turn in order, and a notice
+/// when the loop was cut short.
+#[derive(Debug, Clone)]
+pub struct TurnOutcome {
+    pub msg: Message,
+    pub calls: Vec<ToolCall>,
+    pub notice: Option<String>,
+}
+
 /// Runs one prompt headless, through the tool loop; returns the exit status.
 pub async fn run_prompt(g: &Global, t: &Target, registry: &Registry, prompt: &str) -> u8 {
     let http = match http_client(&t.endpoint.timeouts) {
@@ -177,33 +209,52 @@ pub async fn run_prompt(g: &Global, t: &Target, registry: &Registry, prompt: &st
             return EXIT_PROVIDER;
         }
     };
-    let mode = tool_mode(g);
-    let (mut rec, mut history) = match super::history::Recorder::begin(g, t, prompt) {
+    let (mut rec, mut history) = match Recorder::begin(g, t, prompt) {
         Ok(v) => v,
         Err(code) => return code,
     };
+    let mut printer = Printer::new(g.json);
+    let out = run_turn(g, t, registry, &http, &mut history, &mut rec, &mut printer).await;
+    printer.finish(t.api.name(), &t.provider, &t.model, &out.msg, &out.calls, out.notice.as_deref());
+    printer.flush();
+    rec.sync();
+    exit_status(&out.msg)
+}
+
+/// Runs a turn on `history` (which ends with the user's message) through the tool loop:
+/// stream a reply, run the calls it asks for, answer them, ask again, until the model answers
+/// or the step limit is reached. `history` grows with every message; each is saved as it goes.
+pub async fn run_turn(
+    g: &Global,
+    t: &Target,
+    registry: &Registry,
+    http: &reqwest::Client,
+    history: &mut Vec<Message>,
+    rec: &mut Recorder,
+    printer: &mut Printer,
+) -> TurnOutcome {
+    let mode = tool_mode(g);
     let mut opts = settings(g).request_options(t, &t.model);
     opts.tools = registry.definitions();
-    let mut printer = Printer::new(g.json);
     let mut all_calls: Vec<ToolCall> = Vec::new();
-    let mut notice = None;
     let mut rounds = 0;
-    let msg = loop {
-        let body = build_body(t.api, &history, &opts);
-        let (msg, interrupted) = stream_reply(&http, t, body, g.json, &mut printer, &mut rec, history.len()).await;
+    loop {
+        let body = build_body(t.api, history, &opts);
+        let (msg, interrupted) = stream_reply(http, t, body, g.json, printer, rec, history.len()).await;
         let calls = msg.main().tool_calls.clone();
         if interrupted || msg.error.is_some() || calls.is_empty() || mode == ToolMode::Off {
             all_calls.extend(calls);
-            break msg;
+            return TurnOutcome { msg, calls: all_calls, notice: None };
         }
         if rounds >= DEFAULT_STEP_LIMIT {
-            notice = Some(format!("stopped after {DEFAULT_STEP_LIMIT} tool rounds; the model still asked for tools"));
             all_calls.extend(calls);
-            break msg;
+            let notice =
+                Some(format!("stopped after {DEFAULT_STEP_LIMIT} tool rounds; the model still asked for tools"));
+            return TurnOutcome { msg, calls: all_calls, notice };
         }
         rounds += 1;
         let mut calls = calls;
-        let (mut runnable, mut results) = (Vec::new(), Vec::new());
+        let mut runnable = Vec::new();
         for (i, call) in calls.iter_mut().enumerate() {
             match gate(mode, spec_for(registry, call).as_ref(), false, g.yes) {
                 Gate::Run => runnable.push(i),
@@ -218,22 +269,17 @@ pub async fn run_prompt(g: &Global, t: &Target, registry: &Registry, prompt: &st
         for (&i, done) in runnable.iter().zip(to_run) {
             calls[i] = done;
         }
-        for call in &calls {
-            printer.tool_result(call);
-            results.push(Message::answer_to(call));
-        }
         let mut answered = msg;
         answered.main_mut().tool_calls = calls.clone();
         let first = history.len();
         history.push(answered);
-        history.extend(results);
+        for call in &calls {
+            printer.tool_result(call);
+            history.push(Message::answer_to(call));
+        }
         rec.save_all(first, &history[first..]);
         all_calls.extend(calls);
-    };
-    printer.finish(t.api.name(), &t.provider, &t.model, &msg, &all_calls, notice.as_deref());
-    printer.flush();
-    rec.sync();
-    exit_status(&msg)
+    }
 }
 
 /// Streams one reply, printing as it goes. Returns the message and whether the user interrupted.
@@ -243,7 +289,7 @@ async fn stream_reply(
     body: serde_json::Value,
     json: bool,
     printer: &mut Printer,
-    rec: &mut super::history::Recorder,
+    rec: &mut Recorder,
     pos: usize,
 ) -> (Message, bool) {
     let mut msg = Message::assistant_pending();

@@ -268,6 +268,45 @@ impl Recorder {
         Ok((rec, history))
     }
 
+    /// A compare column's conversation in `group`: created fresh, with the prompt stored first.
+    /// Without a store (it could not be opened) the column runs unsaved.
+    #[must_use]
+    pub fn column(
+        store: Option<StoreHandle>,
+        t: &Target,
+        prompt: &str,
+        group: &str,
+        column: u32,
+    ) -> (Self, Vec<Message>) {
+        let history = vec![Message::user(prompt)];
+        let Some(store) = store else {
+            return (Self { store: None, conv: String::new(), last_save: None, dirty: false }, history);
+        };
+        let conv = store.create_conversation(NewConversation {
+            title: title_from_prompt(prompt),
+            model: Some(t.model.clone()),
+            provider: Some(t.provider.clone()),
+            api: Some(t.api.name().to_owned()),
+            compare: Some((group.to_owned(), column)),
+        });
+        let rec = Self { store: Some(store), conv, last_save: None, dirty: false };
+        rec.save_all(0, &history);
+        (rec, history)
+    }
+
+    /// Opens the store for a run that saves several conversations; a failure is a notice.
+    #[must_use]
+    pub fn open_store() -> Option<StoreHandle> {
+        let path = Paths::from_env().database();
+        match StoreHandle::open(&path, StoreOptions::default()) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                eprintln!("palaver: these conversations will not be saved: cannot open {}: {e}", path.display());
+                None
+            }
+        }
+    }
+
     /// Saves messages from `first` on, at once.
     pub fn save_all(&self, first: usize, msgs: &[Message]) {
         if let Some(s) = &self.store {

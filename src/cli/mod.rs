@@ -2,6 +2,7 @@
 //! the headless runner.
 
 pub mod args;
+pub mod compare;
 pub mod headless;
 pub mod history;
 pub mod result;
@@ -25,6 +26,15 @@ pub async fn run(cli: Cli) -> u8 {
     match &cli.command {
         Some(Command::ServeDemo { addr }) => serve_demo(addr).await,
         Some(Command::History { action }) => history::run(action, g.json, &paths),
+        Some(Command::Compare) => {
+            let stdin = if std::io::stdin().is_terminal() { None } else { read_stdin() };
+            if g.prompt.is_none() && stdin.is_none() {
+                return usage("compare without -p opens the interactive screen; give -p PROMPT to run it headless");
+            }
+            let prompt = headless::prompt_text(g.prompt.as_deref(), stdin);
+            let registry = build_registry(&cfg).await;
+            compare::run(g, &cfg, &registry, &prompt).await
+        }
         Some(Command::Replay { file }) => {
             let api =
                 g.api.map(|a| if a == ApiArg::Responses { crate::api::Api::Responses } else { crate::api::Api::Chat });

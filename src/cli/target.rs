@@ -29,7 +29,7 @@ pub async fn resolve(g: &Global, cfg: &Config) -> Result<Target, UsageError> {
         let server =
             demo::spawn_local().await.map_err(|e| UsageError(format!("cannot start the demo provider: {e}")))?;
         let url = server.base_url.clone();
-        ("demo".to_owned(), ProviderProfile::default(), url, Secret::default(), Some(server))
+        ("demo".to_owned(), ProviderProfile::default(), url, Secret::default(), Some(std::sync::Arc::new(server)))
     } else if let Some(url) = &g.base_url {
         let profile = profile_name.as_ref().and_then(|n| cfg.providers.get(n)).cloned().unwrap_or_default();
         let key = resolve_key(&key_env, if g.api_key_env.is_some() { None } else { profile.api_key_cmd.as_deref() })
@@ -82,6 +82,41 @@ pub async fn resolve(g: &Global, cfg: &Config) -> Result<Target, UsageError> {
         request_extra,
         demo,
     })
+}
+
+/// Targets for compare columns. A model written `provider/model` whose prefix names a configured
+/// provider (or `demo`) goes to that provider; any other model goes to the default target.
+///
+/// # Errors
+/// As `resolve`.
+pub async fn resolve_columns(g: &Global, cfg: &Config, models: &[String]) -> Result<Vec<Target>, UsageError> {
+    let base = resolve(g, cfg).await?;
+    let mut demo: Option<Target> = (base.provider == "demo").then(|| base.clone());
+    let mut out = Vec::new();
+    for spec in models {
+        let split = spec.split_once('/').filter(|(p, _)| *p == "demo" || cfg.providers.contains_key(*p));
+        let mut t = match split {
+            Some(("demo", _)) => {
+                if demo.is_none() {
+                    let mut flags = g.clone();
+                    flags.demo = true;
+                    demo = Some(resolve(&flags, cfg).await?);
+                }
+                demo.clone().ok_or_else(|| UsageError("the demo provider did not start".into()))?
+            }
+            Some((provider, _)) => {
+                let mut flags = g.clone();
+                flags.provider = Some(provider.to_owned());
+                flags.base_url = None;
+                flags.demo = false;
+                resolve(&flags, cfg).await?
+            }
+            None => base.clone(),
+        };
+        t.model = split.map_or_else(|| spec.clone(), |(_, m)| m.to_owned());
+        out.push(t);
+    }
+    Ok(out)
 }
 
 fn known(cfg: &Config) -> String {

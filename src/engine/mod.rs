@@ -11,3 +11,4 @@ pub mod target;
 pub mod turn;
 pub mod tool_loop;
 pub mod item_tools;
+pub mod metrics;

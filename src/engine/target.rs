@@ -6,7 +6,7 @@ use crate::api::demo::DemoServer;
 use crate::api::request::RequestOptions;
 
 /// Everything a turn needs to know about where it goes.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Target {
     pub provider: String,
     pub endpoint: Endpoint,
@@ -18,7 +18,7 @@ pub struct Target {
     /// Profile extras merged into every request.
     pub request_extra: serde_json::Map<String, serde_json::Value>,
     /// Keeps the embedded demo server alive while the target is in use.
-    pub demo: Option<DemoServer>,
+    pub demo: Option<std::sync::Arc<DemoServer>>,
 }
 
 /// The user's per-conversation request settings (flags, `/system`, `/set`).

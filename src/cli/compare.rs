@@ -1,0 +1,144 @@
+//! `palaver compare -m A -m B [-m C -m D] -p TEXT`: the same prompt to 2–4 models at once, each
+//! through its own tool loop; one failing never stops the others. Prints each answer under its
+//! model's name and a metrics table, or with `--json` one result line per model (with its
+//! `column`) and a `{"type":"compare"}` summary line.
+
+use super::args::Global;
+use super::headless::{EXIT_OK, EXIT_PROVIDER, EXIT_USAGE, Printer, TurnOutcome, run_turn};
+use super::history::Recorder;
+use super::result::result_line;
+use super::target::{Target, resolve_columns};
+use crate::api::client::http_client;
+use crate::config::Config;
+use crate::engine::metrics::{ReplyMetrics, best};
+use crate::tools::Registry;
+use serde_json::{Value, json};
+use std::io::Write;
+
+/// Runs a headless compare; returns the exit status (1 when any column failed).
+pub async fn run(g: &Global, cfg: &Config, registry: &Registry, prompt: &str) -> u8 {
+    if !(2..=4).contains(&g.model.len()) {
+        eprintln!("palaver: compare takes 2 to 4 models (-m A -m B …), got {}", g.model.len());
+        return EXIT_USAGE;
+    }
+    let targets = match resolve_columns(g, cfg, &g.model).await {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("palaver: {}", e.0);
+            return EXIT_USAGE;
+        }
+    };
+    let store = Recorder::open_store();
+    let group = crate::store::StoreHandle::new_compare_group();
+    let columns = targets.iter().enumerate().map(|(i, t)| {
+        let store = store.clone();
+        let group = group.clone();
+        async move {
+            let (mut rec, mut history) = Recorder::column(store, t, prompt, &group, i as u32);
+            let mut printer = Printer::quiet(g.json);
+            let out = match http_client(&t.endpoint.timeouts) {
+                Ok(http) => Some(run_turn(g, t, registry, &http, &mut history, &mut rec, &mut printer).await),
+                Err(e) => {
+                    eprintln!("palaver: {}: cannot start the HTTP client: {e}", t.model);
+                    None
+                }
+            };
+            rec.sync();
+            out
+        }
+    });
+    let outcomes = futures_util::future::join_all(columns).await;
+    let metrics: Vec<Option<ReplyMetrics>> = outcomes
+        .iter()
+        .zip(&targets)
+        .map(|(o, t)| o.as_ref().map(|o| ReplyMetrics::of(&o.msg, cfg, &t.model)))
+        .collect();
+    let mut out = std::io::stdout().lock();
+    if g.json {
+        for (i, (o, t)) in outcomes.iter().zip(&targets).enumerate() {
+            if let Some(o) = o {
+                let mut r = result_line(t.api.name(), &t.provider, &t.model, &o.msg, &o.calls);
+                if let Some(obj) = r.as_object_mut() {
+                    obj.insert("column".into(), json!(i));
+                    if let Some(n) = &o.notice {
+                        obj.insert("notice".into(), json!(n));
+                    }
+                }
+                let _ = writeln!(out, "{r}");
+            }
+        }
+        let _ = writeln!(out, "{}", summary(&targets, &metrics, &group));
+    } else {
+        for (o, t) in outcomes.iter().zip(&targets) {
+            let _ = writeln!(out, "── {} ({}) ──", t.model, t.provider);
+            match o {
+                Some(o) => {
+                    let _ = writeln!(out, "{}", o.msg.main().content);
+                    if let Some(e) = &o.msg.error {
+                        let _ = writeln!(out, "[error: {}]", e.message);
+                    }
+                }
+                None => {
+                    let _ = writeln!(out, "[did not run]");
+                }
+            }
+            let _ = writeln!(out);
+        }
+        let _ = write!(out, "{}", table(&targets, &metrics));
+    }
+    let _ = out.flush();
+    let failed = outcomes.iter().any(|o| o.as_ref().is_none_or(|o: &TurnOutcome| o.msg.error.is_some()));
+    if failed { EXIT_PROVIDER } else { EXIT_OK }
+}
+
+fn summary(targets: &[Target], metrics: &[Option<ReplyMetrics>], group: &str) -> Value {
+    let col = |f: &dyn Fn(&ReplyMetrics) -> Option<f64>| -> Vec<Option<f64>> {
+        metrics.iter().map(|m| m.as_ref().and_then(f)).collect()
+    };
+    #[allow(clippy::cast_precision_loss)]
+    let ttft = col(&|m| m.ttft_ms.map(|v| v as f64));
+    let tps = col(&|m| m.tokens_per_s);
+    let cost = col(&|m| m.cost);
+    let name = |i: Option<usize>| i.map(|i| targets[i].model.clone());
+    let columns: Vec<Value> = targets
+        .iter()
+        .zip(metrics)
+        .enumerate()
+        .map(|(i, (t, m))| {
+            let m = m.clone().unwrap_or_default();
+            json!({"column": i, "model": t.model, "provider": t.provider, "ttft_ms": m.ttft_ms, "tokens_per_s": m.tokens_per_s,
+                "tokens_per_s_estimated": m.tps_estimated, "total_ms": m.total_ms, "prompt_tokens": m.usage.prompt,
+                "completion_tokens": m.usage.completion, "cached_tokens": m.usage.cached, "reasoning_tokens": m.usage.reasoning,
+                "cost": m.cost, "finish_reason": m.finish_reason, "safety_flag": m.safety_flag})
+        })
+        .collect();
+    json!({"type": "compare", "compare_group": group, "models": targets.iter().map(|t| &t.model).collect::<Vec<_>>(),
+        "fastest_ttft": name(best(&ttft, true)), "fastest_tokens_per_s": name(best(&tps, false)),
+        "cheapest": name(best(&cost, true)), "columns": columns})
+}
+
+fn table(targets: &[Target], metrics: &[Option<ReplyMetrics>]) -> String {
+    let mut s = format!(
+        "{:<24} {:>9} {:>9} {:>9} {:>8} {:>10} {:>9} {:>10} {}\n",
+        "model", "ttft", "tok/s", "total", "prompt", "completion", "reasoning", "cost", "finish"
+    );
+    let dash = || "-".to_owned();
+    for (t, m) in targets.iter().zip(metrics) {
+        let m = m.clone().unwrap_or_default();
+        let tps = m.tokens_per_s.map_or_else(dash, |v| format!("{v:.1}{}", if m.tps_estimated { "~" } else { "" }));
+        s.push_str(&format!(
+            "{:<24} {:>9} {:>9} {:>9} {:>8} {:>10} {:>9} {:>10} {}{}\n",
+            crate::tools::clip(&t.model, 24),
+            m.ttft_ms.map_or_else(dash, |v| format!("{v} ms")),
+            tps,
+            m.total_ms.map_or_else(dash, |v| format!("{:.2} s", v as f64 / 1000.0)),
+            m.usage.prompt.map_or_else(dash, |v| v.to_string()),
+            m.usage.completion.map_or_else(dash, |v| v.to_string()),
+            m.usage.reasoning.map_or_else(dash, |v| v.to_string()),
+            m.cost.map_or_else(dash, |v| format!("${v:.6}")),
+            m.finish_reason.as_deref().unwrap_or("-"),
+            if m.safety_flag { " ⚑ safety" } else { "" }
+        ));
+    }
+    s
+}

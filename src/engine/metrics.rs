@@ -1,0 +1,119 @@
+//! Per-reply numbers a user compares models by: time to first token, tokens per second, total
+//! time, usage and cost. Only numbers the provider sent or palaver measured; never invented.
+
+use super::message::Message;
+use super::safety::any_flagged;
+use super::usage::UsageView;
+use crate::config::{Config, Price};
+
+/// Cost in dollars from per-million prices; cached prompt tokens at the cached price when set.
+#[must_use]
+pub fn cost(p: &Price, u: &UsageView) -> Option<f64> {
+    #[allow(clippy::cast_precision_loss)]
+    let f = |n: u64| n as f64 / 1_000_000.0;
+    let prompt = u.prompt.unwrap_or(0);
+    let cached = u.cached.unwrap_or(0).min(prompt);
+    let input = p.input.map(|r| f(prompt - cached) * r + f(cached) * p.cached_input.unwrap_or(r));
+    let output = p.output.map(|r| f(u.completion.unwrap_or(0)) * r);
+    match (input, output) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+    }
+}
+
+/// The numbers of one reply.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReplyMetrics {
+    pub ttft_ms: Option<u64>,
+    pub total_ms: Option<u64>,
+    /// Completion tokens per second of generation (after the first token); from usage when
+    /// sent, else from the count of deltas (marked `estimated`).
+    pub tokens_per_s: Option<f64>,
+    pub tps_estimated: bool,
+    pub usage: UsageView,
+    pub cost: Option<f64>,
+    pub finish_reason: Option<String>,
+    /// Any prompt or completion filter flagged something, or the reply was refused.
+    pub safety_flag: bool,
+}
+
+impl ReplyMetrics {
+    #[must_use]
+    pub fn of(msg: &Message, cfg: &Config, model: &str) -> Self {
+        let usage = msg.usage.as_ref().map(UsageView::from_raw).unwrap_or_default();
+        let gen_ms = match (msg.timing.total_ms, msg.timing.ttft_ms) {
+            (Some(t), Some(f)) if t > f => Some(t - f),
+            _ => None,
+        };
+        #[allow(clippy::cast_precision_loss)]
+        let per_s = |n: u64, ms: u64| n as f64 * 1000.0 / ms as f64;
+        let (tokens_per_s, tps_estimated) = match (usage.completion, gen_ms) {
+            (Some(n), Some(ms)) => (Some(per_s(n, ms)), false),
+            (None, Some(ms)) if msg.timing.deltas > 1 => (Some(per_s(msg.timing.deltas, ms)), true),
+            _ => (None, false),
+        };
+        let price = cfg.model_facts(msg.model.as_deref().unwrap_or(model)).and_then(|f| f.price.as_ref());
+        let main = msg.main();
+        let prompt_flag = msg.prompt_filter.as_ref().and_then(|v| v.as_array()).is_some_and(|a| {
+            a.iter().any(|p| p.get("content_filter_results").and_then(|r| r.as_object()).is_some_and(any_flagged))
+        });
+        Self {
+            ttft_ms: msg.timing.ttft_ms,
+            total_ms: msg.timing.total_ms,
+            tokens_per_s,
+            tps_estimated,
+            cost: price.and_then(|p| cost(p, &usage)),
+            usage,
+            finish_reason: main.finish_reason.clone(),
+            safety_flag: prompt_flag
+                || main.content_filter.as_ref().is_some_and(any_flagged)
+                || !main.refusal.is_empty()
+                || main.finish_reason.as_deref() == Some("content_filter"),
+        }
+    }
+}
+
+/// Which column is best for a metric: lowest or highest of the values present.
+#[must_use]
+pub fn best(values: &[Option<f64>], lower_is_better: bool) -> Option<usize> {
+    values
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| v.map(|v| (i, v)))
+        .min_by(|a, b| {
+            let o = a.1.partial_cmp(&b.1).unwrap_or(std::cmp::Ordering::Equal);
+            if lower_is_better { o } else { o.reverse() }
+        })
+        .map(|(i, _)| i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cost_and_best() {
+        let p = Price { input: Some(1.0), cached_input: Some(0.5), output: Some(2.0) };
+        let u = UsageView {
+            prompt: Some(1_000_000),
+            cached: Some(500_000),
+            completion: Some(1_000_000),
+            ..UsageView::default()
+        };
+        assert_eq!(cost(&p, &u), Some(0.5 + 0.25 + 2.0));
+        assert_eq!(best(&[Some(3.0), None, Some(1.0)], true), Some(2));
+        assert_eq!(best(&[Some(3.0), None, Some(1.0)], false), Some(0));
+        assert_eq!(best(&[None, None], false), None);
+    }
+
+    #[test]
+    fn tokens_per_second_from_usage_after_first_token() {
+        let mut m = Message::assistant_pending();
+        m.timing.ttft_ms = Some(100);
+        m.timing.total_ms = Some(1100);
+        m.usage = Some(serde_json::json!({"completion_tokens": 50}));
+        let r = ReplyMetrics::of(&m, &Config::default(), "x");
+        assert_eq!(r.tokens_per_s, Some(50.0));
+        assert!(!r.tps_estimated);
+    }
+}
