@@ -240,7 +240,15 @@ pub async fn run_turn(
     let mut rounds = 0;
     loop {
         let body = build_body(t.api, history, &opts);
-        let (msg, interrupted) = stream_reply(http, t, body, g.json, printer, rec, history.len()).await;
+        let (mut msg, interrupted) = stream_reply(http, t, body, g.json, printer, rec, history.len()).await;
+        let data_dir = crate::config::Paths::from_env().data_dir;
+        let notes_before = msg.item_notes.len();
+        for n in crate::engine::images::save_generated_images(&mut msg, &data_dir) {
+            eprintln!("palaver: {n}");
+        }
+        if msg.item_notes.len() != notes_before {
+            rec.save_all(history.len(), std::slice::from_ref(&msg));
+        }
         let calls = msg.main().tool_calls.clone();
         if interrupted || msg.error.is_some() || calls.is_empty() || mode == ToolMode::Off {
             all_calls.extend(calls);

@@ -12,3 +12,4 @@ pub mod turn;
 pub mod tool_loop;
 pub mod item_tools;
 pub mod metrics;
+pub mod images;

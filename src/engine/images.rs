@@ -1,0 +1,57 @@
+//! Images a provider generated (`image_generation_call` items carry the PNG as base64): saved
+//! to `<data dir>/images/` so the user can open them; the path is noted beside the item.
+
+use super::message::Message;
+use base64::Engine as _;
+use std::path::Path;
+
+/// Saves every generated image of `msg` not saved yet; returns notices for failures.
+pub fn save_generated_images(msg: &mut Message, data_dir: &Path) -> Vec<String> {
+    let mut notices = Vec::new();
+    let dir = data_dir.join("images");
+    for (i, item) in msg.items.iter().enumerate() {
+        if item.get("type").and_then(|t| t.as_str()) != Some("image_generation_call") {
+            continue;
+        }
+        let Some(b64) = item.get("result").and_then(|r| r.as_str()).filter(|r| !r.is_empty()) else { continue };
+        let index = i as u32;
+        if msg.item_notes.get(&index).is_some_and(|n| n.contains_key("saved_path")) {
+            continue;
+        }
+        let id = item.get("id").and_then(|v| v.as_str()).unwrap_or("image");
+        // Ids come from the network: keep only characters that are safe in a file name.
+        let safe: String = id.chars().filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_')).take(80).collect();
+        let path = dir.join(format!("{}.png", if safe.is_empty() { "image" } else { &safe }));
+        let bytes = match base64::engine::general_purpose::STANDARD.decode(b64.trim()) {
+            Ok(b) => b,
+            Err(e) => {
+                notices.push(format!("the generated image {id} is not valid base64: {e}"));
+                continue;
+            }
+        };
+        match std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, bytes)) {
+            Ok(()) => {
+                let note = msg.item_notes.entry(index).or_default();
+                note.insert("saved_path".into(), serde_json::Value::String(path.display().to_string()));
+            }
+            Err(e) => notices.push(format!("cannot save the generated image to {}: {e}", path.display())),
+        }
+    }
+    notices
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn saves_and_notes_the_path() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let mut m = Message::assistant_pending();
+        m.items.push(serde_json::json!({"type": "image_generation_call", "id": "ig_1/../x", "result": "iVBORw0KGgo="}));
+        assert!(save_generated_images(&mut m, dir.path()).is_empty());
+        let p = m.item_notes[&0]["saved_path"].as_str().unwrap_or_default().to_owned();
+        assert!(p.ends_with("images/ig_1x.png"), "{p}");
+        assert_eq!(std::fs::read(&p).map(|b| b.len()).unwrap_or(0), 8);
+    }
+}
