@@ -242,11 +242,11 @@ pub async fn run_turn(
         let body = build_body(t.api, history, &opts);
         let (mut msg, interrupted) = stream_reply(http, t, body, g.json, printer, rec, history.len()).await;
         let data_dir = crate::config::Paths::from_env().data_dir;
-        let notes_before = msg.item_notes.len();
-        for n in crate::engine::images::save_generated_images(&mut msg, &data_dir) {
+        let (saved, notices) = crate::engine::images::save_generated_images(&mut msg, &data_dir);
+        for n in notices {
             eprintln!("palaver: {n}");
         }
-        if msg.item_notes.len() != notes_before {
+        if saved > 0 {
             rec.save_all(history.len(), std::slice::from_ref(&msg));
         }
         let calls = msg.main().tool_calls.clone();

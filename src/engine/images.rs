@@ -5,9 +5,11 @@ use super::message::Message;
 use base64::Engine as _;
 use std::path::Path;
 
-/// Saves every generated image of `msg` not saved yet; returns notices for failures.
-pub fn save_generated_images(msg: &mut Message, data_dir: &Path) -> Vec<String> {
+/// Saves every generated image of `msg` not saved yet; returns how many were saved and notices
+/// for failures.
+pub fn save_generated_images(msg: &mut Message, data_dir: &Path) -> (usize, Vec<String>) {
     let mut notices = Vec::new();
+    let mut saved = 0;
     let dir = data_dir.join("images");
     for (i, item) in msg.items.iter().enumerate() {
         if item.get("type").and_then(|t| t.as_str()) != Some("image_generation_call") {
@@ -33,11 +35,12 @@ pub fn save_generated_images(msg: &mut Message, data_dir: &Path) -> Vec<String> 
             Ok(()) => {
                 let note = msg.item_notes.entry(index).or_default();
                 note.insert("saved_path".into(), serde_json::Value::String(path.display().to_string()));
+                saved += 1;
             }
             Err(e) => notices.push(format!("cannot save the generated image to {}: {e}", path.display())),
         }
     }
-    notices
+    (saved, notices)
 }
 
 #[cfg(test)]
@@ -49,7 +52,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let mut m = Message::assistant_pending();
         m.items.push(serde_json::json!({"type": "image_generation_call", "id": "ig_1/../x", "result": "iVBORw0KGgo="}));
-        assert!(save_generated_images(&mut m, dir.path()).is_empty());
+        assert_eq!(save_generated_images(&mut m, dir.path()), (1, Vec::new()));
         let p = m.item_notes[&0]["saved_path"].as_str().unwrap_or_default().to_owned();
         assert!(p.ends_with("images/ig_1x.png"), "{p}");
         assert_eq!(std::fs::read(&p).map(|b| b.len()).unwrap_or(0), 8);

@@ -1,5 +1,68 @@
 //! Pure drawing from `&State` plus a render cache; nothing here touches the network or disk.
 
+pub mod highlight;
 pub mod markdown;
 pub mod sanitize;
 pub mod theme;
+
+pub mod cache;
+pub mod cells;
+pub mod composer;
+pub mod fmt;
+pub mod overlays;
+pub mod panels;
+pub mod safety;
+pub mod status;
+pub mod stream_md;
+pub mod transcript;
+pub mod usage;
+pub mod wrap;
+
+pub use cache::RenderCache;
+
+use crate::app::State;
+use crate::app::msg::ViewReport;
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::widgets::Block;
+
+/// Narrowest transcript the side panels may leave.
+const MIN_TRANSCRIPT: u16 = 30;
+
+/// Where each part of the screen goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Areas {
+    pub transcript: Rect,
+    pub panels: Option<Rect>,
+    pub composer: Rect,
+    pub status: Rect,
+}
+
+/// Splits the screen: transcript (and panels) above the composer, status bar at the bottom.
+#[must_use]
+pub fn areas(area: Rect, state: &State) -> Areas {
+    let composer_h = composer::height(state, area.width, area.height);
+    let [main, composer, status] =
+        Layout::vertical([Constraint::Min(1), Constraint::Length(composer_h), Constraint::Length(1)]).areas(area);
+    let panel_w = (area.width * 3 / 10).clamp(28, 44);
+    if state.panels_shown() && main.width >= panel_w + MIN_TRANSCRIPT {
+        let [transcript, panels] = Layout::horizontal([Constraint::Min(MIN_TRANSCRIPT), Constraint::Length(panel_w)]).areas(main);
+        return Areas { transcript, panels: Some(panels), composer, status };
+    }
+    Areas { transcript: main, panels: None, composer, status }
+}
+
+/// Draws the whole screen; returns what the transcript showed, for scrolling and the mouse.
+pub fn draw(f: &mut Frame, state: &State, cache: &mut RenderCache) -> ViewReport {
+    let a = areas(f.area(), state);
+    f.render_widget(Block::new().style(state.theme.style(theme::Role::Base)), f.area());
+    let mut report = transcript::draw(f, a.transcript, state, cache);
+    if let Some(p) = a.panels {
+        panels::draw(f, p, state);
+    }
+    composer::draw(f, a.composer, state);
+    status::draw(f, a.status, state);
+    overlays::draw(f, state);
+    report.composer = (a.composer.x, a.composer.y, a.composer.width, a.composer.height);
+    report
+}
