@@ -1,0 +1,216 @@
+//! Slash commands typed in the composer, and the same commands offered by the palette.
+
+use super::effect::Effect;
+use super::overlay::{Overlay, PickItem};
+use super::state::State;
+use super::transcript::NoticeKind;
+use crate::api::Api;
+use crate::ui::theme::Theme;
+
+/// A parsed slash command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    /// `/model NAME` switches model; without a name it opens the picker.
+    Model(Option<String>),
+    /// `/system TEXT` sets the system prompt; without text it clears it.
+    System(Option<String>),
+    /// `/clear` empties the transcript and keeps the settings.
+    Clear,
+    /// `/new` starts over with the settings palaver started with.
+    New,
+    /// `/api chat|responses` switches API.
+    Api(Option<String>),
+    /// `/theme NAME` switches theme.
+    Theme(Option<String>),
+    /// `/panels` shows or hides the side panels.
+    Panels,
+    /// `/help` opens the help overlay.
+    Help,
+}
+
+/// (command, argument, description) for help and the palette.
+pub const COMMANDS: &[(&str, &str, &str)] = &[
+    ("/model", "NAME", "switch model (no name: pick from a list)"),
+    ("/system", "TEXT", "set the system prompt (no text: clear it)"),
+    ("/api", "chat|responses", "switch API"),
+    ("/theme", "NAME", "switch theme"),
+    ("/panels", "", "show or hide the usage and safety panels"),
+    ("/clear", "", "clear the transcript, keep the settings"),
+    ("/new", "", "start over with the starting model, API and system prompt"),
+    ("/help", "", "keys and commands"),
+];
+
+/// Parses a composer line. `None` when it is not a command (no leading slash, or `//` to send
+/// a literal slash); `Err` for an unknown command, so the draft stays.
+#[must_use]
+pub fn parse(line: &str) -> Option<Result<Command, String>> {
+    let line = line.trim();
+    if !line.starts_with('/') || line.starts_with("//") {
+        return None;
+    }
+    let (name, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+    let arg = Some(rest.trim().to_owned()).filter(|a| !a.is_empty());
+    let cmd = match name {
+        "/model" | "/m" => Command::Model(arg),
+        "/system" | "/sys" => Command::System(arg),
+        "/clear" => Command::Clear,
+        "/new" => Command::New,
+        "/api" => Command::Api(arg),
+        "/theme" => Command::Theme(arg),
+        "/panels" => Command::Panels,
+        "/help" | "/?" => Command::Help,
+        other => {
+            return Some(Err(format!("unknown command {other} — /help lists them; start with // to send a slash")));
+        }
+    };
+    Some(Ok(cmd))
+}
+
+impl State {
+    pub(crate) fn run_command(&mut self, cmd: Command, fx: &mut Vec<Effect>) {
+        self.dirty = true;
+        match cmd {
+            Command::Model(Some(name)) => {
+                self.target.model.clone_from(&name);
+                self.notice(format!("model: {name}"));
+            }
+            Command::Model(None) => self.open_models(fx),
+            Command::System(Some(text)) => {
+                let n = text.chars().count();
+                self.settings.system = Some(text);
+                self.notice(format!("system prompt set ({n} characters)"));
+            }
+            Command::System(None) => {
+                self.settings.system = None;
+                self.notice("system prompt cleared");
+            }
+            Command::Clear => {
+                self.reset(fx);
+                self.flash("transcript cleared");
+            }
+            Command::New => {
+                self.reset(fx);
+                let (model, api, system) = self.initial.clone();
+                self.target.model = model;
+                self.target.api = api;
+                self.settings.system = system;
+                self.flash("new conversation");
+            }
+            Command::Api(arg) => match arg.as_deref().and_then(Api::parse) {
+                Some(api) => {
+                    self.target.api = api;
+                    self.notice(format!("API: {}", api.name()));
+                }
+                None => {
+                    self.notice_error(format!("the API is {}; use /api chat or /api responses", self.target.api.name()))
+                }
+            },
+            Command::Theme(Some(name)) => fx.push(Effect::LoadTheme(name)),
+            Command::Theme(None) => {
+                let names = Theme::builtin_names().join(", ");
+                self.notice(format!("theme: {} (built in: {names}; or a file in the themes folder)", self.theme_name));
+            }
+            Command::Panels => self.toggle_panels(),
+            Command::Help => self.overlays.push(Overlay::Help { scroll: 0 }),
+        }
+    }
+
+    /// Empties the transcript, stopping any reply first.
+    fn reset(&mut self, fx: &mut Vec<Effect>) {
+        if let Some(live) = self.live.take() {
+            fx.push(Effect::CancelRequest { id: live.id });
+        }
+        self.transcript.clear();
+        self.selected = None;
+        self.editing = None;
+        self.reasoning_open.clear();
+        self.recount();
+        self.scroll_bottom();
+    }
+
+    fn notice(&mut self, text: impl Into<String>) {
+        self.transcript.push_notice(NoticeKind::Info, text);
+        self.scroll_bottom();
+    }
+
+    fn notice_error(&mut self, text: impl Into<String>) {
+        self.transcript.push_notice(NoticeKind::Error, text);
+        self.scroll_bottom();
+    }
+
+    /// The palette's rows: every command (with its common arguments spelled out) and actions.
+    #[must_use]
+    pub fn palette_items(&self) -> Vec<PickItem> {
+        let mut items = Vec::new();
+        let mut add = |label: String, detail: &str, value: String| {
+            items.push(PickItem { label, detail: detail.to_owned(), value })
+        };
+        add("/model".into(), "pick a model", "/model".into());
+        add("/system".into(), "edit the system prompt", "prefill:/system ".into());
+        for api in ["chat", "responses"] {
+            add(format!("/api {api}"), "switch API", format!("/api {api}"));
+        }
+        for name in Theme::builtin_names() {
+            add(format!("/theme {name}"), "switch theme", format!("/theme {name}"));
+        }
+        for (cmd, _, desc) in COMMANDS.iter().filter(|c| ["/panels", "/clear", "/new", "/help"].contains(&c.0)) {
+            add((*cmd).to_owned(), desc, (*cmd).to_owned());
+        }
+        add("copy last reply".into(), "to the clipboard (OSC 52)", "action:copy".into());
+        add("regenerate".into(), "the last reply (the old one is kept)", "action:regenerate".into());
+        add("edit draft in $EDITOR".into(), "", "action:editor".into());
+        add("quit".into(), "", "action:quit".into());
+        items
+    }
+
+    /// Runs what a palette row stands for.
+    pub(crate) fn run_palette(&mut self, value: &str, fx: &mut Vec<Effect>) {
+        if let Some(text) = value.strip_prefix("prefill:") {
+            let current =
+                if text.trim() == "/system" { self.settings.system.clone().unwrap_or_default() } else { String::new() };
+            self.composer.set_text(&format!("{text}{current}"));
+            self.leave_selection();
+            return;
+        }
+        match value {
+            "action:copy" => {
+                let last = self
+                    .transcript
+                    .cells
+                    .iter()
+                    .rev()
+                    .find_map(|c| c.message().filter(|m| m.role() == crate::engine::Role::Assistant));
+                if let Some(id) = last.map(|m| m.id) {
+                    self.selected = Some(id);
+                    self.copy_selected(fx);
+                    self.selected = None;
+                } else {
+                    self.flash("there is no reply to copy");
+                }
+            }
+            "action:regenerate" => self.regenerate(fx),
+            "action:editor" => fx.push(Effect::OpenEditor(self.composer.text())),
+            "action:quit" => self.quit = true,
+            line => match parse(line) {
+                Some(Ok(cmd)) => self.run_command(cmd, fx),
+                Some(Err(e)) => self.flash_error(e),
+                None => {}
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_commands() {
+        assert_eq!(parse("/model demo-slow"), Some(Ok(Command::Model(Some("demo-slow".into())))));
+        assert_eq!(parse("/model"), Some(Ok(Command::Model(None))));
+        assert_eq!(parse("/system be brief  "), Some(Ok(Command::System(Some("be brief".into())))));
+        assert_eq!(parse("hello"), None);
+        assert_eq!(parse("//etc/passwd is a file"), None);
+        assert!(matches!(parse("/nope"), Some(Err(_))));
+    }
+}

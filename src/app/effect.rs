@@ -1,0 +1,24 @@
+//! What `State::apply` asks the outside world to do. The loop and its effect runner carry these
+//! out and report back with `Msg`s; the state itself never touches the network, disk or terminal.
+
+use crate::api::Api;
+use serde_json::Value;
+
+/// One thing to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// Send a request whose reply streams into assistant message `id`.
+    StartRequest { id: u64, api: Api, body: Value },
+    /// Stop the request of message `id` (its task ends when its receiver is dropped).
+    CancelRequest { id: u64 },
+    /// Put text on the system clipboard with OSC 52 (works over SSH).
+    Copy(String),
+    /// Suspend the screen and edit this draft in `$VISUAL`/`$EDITOR`; answer with `Msg::Edited`.
+    OpenEditor(String),
+    /// Ask the provider for its models (`GET /models`); answer with `Msg::Models`.
+    FetchModels,
+    /// Load a theme by name (built in or from the user's themes folder); answer with `Msg::ThemeLoaded`.
+    LoadTheme(String),
+    /// Leave the app.
+    Quit,
+}

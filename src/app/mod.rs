@@ -1,0 +1,39 @@
+//! The interactive app: one `State` owned by the loop, changed only by `State::apply(msg)`, which
+//! returns `Effect`s for the runner to carry out. `run` is the chat screen's entry point.
+
+pub mod commands;
+pub mod composer;
+pub mod effect;
+pub mod keymap;
+mod keys;
+pub mod msg;
+pub mod overlay;
+mod run;
+mod runner;
+mod scroll;
+pub mod state;
+pub mod totals;
+pub mod transcript;
+mod turns;
+
+pub use effect::Effect;
+pub use msg::Msg;
+pub use run::run;
+pub use state::{State, TargetInfo};
+
+/// A state for tests: demo-like target, default settings and config, the dark theme.
+#[cfg(test)]
+pub(crate) fn test_state() -> State {
+    let target = TargetInfo {
+        provider: "demo".into(),
+        model: "demo".into(),
+        api: crate::api::Api::Chat,
+        include_usage: true,
+        request_extra: serde_json::Map::new(),
+    };
+    let settings = crate::engine::target::TurnSettings { stream: true, ..Default::default() };
+    let theme = crate::ui::theme::Theme::load("dark", None, true).unwrap_or_default();
+    State::new(target, settings, crate::config::Config::default(), theme, "dark")
+}
+#[cfg(test)]
+mod tests;

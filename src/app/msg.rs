@@ -1,0 +1,93 @@
+//! Everything that can happen to the app, as one message type. Input, the network, timers and
+//! finished background jobs all arrive as a `Msg`; `State::apply` is the only thing that reads them.
+
+use crate::api::client::WireEvent;
+use crate::ui::theme::Theme;
+use crossterm::event::{KeyEvent, MouseEvent};
+
+/// One thing that happened.
+#[derive(Debug)]
+pub enum Msg {
+    /// A key press (or repeat) from the terminal.
+    Key(KeyEvent),
+    /// A mouse event (wheel, click).
+    Mouse(MouseEvent),
+    /// Text pasted with bracketed paste.
+    Paste(String),
+    /// The terminal changed size.
+    Resize { width: u16, height: u16 },
+    /// The request for assistant message `id` is on its way; `now_ms` is the app clock.
+    RequestStarted { id: u64, now_ms: u64 },
+    /// A wire event of the request for assistant message `id`, stamped with the app clock.
+    Wire { id: u64, event: Box<WireEvent>, now_ms: u64 },
+    /// A timer tick (spinner, elapsed time, flash expiry); only sent while something is live.
+    Tick { now_ms: u64 },
+    /// The external editor finished: the new draft, or why it could not run.
+    Edited(Result<String, String>),
+    /// `GET /models` finished.
+    Models(Result<Vec<String>, String>),
+    /// A theme finished loading (`/theme NAME`).
+    ThemeLoaded { name: String, theme: Result<LoadedTheme, String> },
+    /// What the last draw showed: the scroll position it settled on and where cells are.
+    Viewport(ViewReport),
+}
+
+/// A loaded theme; its `Debug` stays short so message logs do not dump style tables.
+pub struct LoadedTheme(pub Box<Theme>);
+
+impl std::fmt::Debug for LoadedTheme {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LoadedTheme")
+    }
+}
+
+/// A scroll position: a line within a cell. `line` may be out of the cell's range; the view
+/// normalises it against the rendered heights, which only the view knows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Anchor {
+    pub cell: usize,
+    pub line: i64,
+}
+
+/// Where a visible cell was drawn, for mouse hit-testing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CellRows {
+    pub id: u64,
+    /// First and one-past-last screen row.
+    pub top: u16,
+    pub bottom: u16,
+}
+
+/// What the view reports back after each draw.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ViewReport {
+    /// The top line shown, normalised.
+    pub top: Anchor,
+    /// The last line of the transcript is visible.
+    pub at_bottom: bool,
+    /// Rows the transcript has on screen.
+    pub height: u16,
+    pub cells: Vec<CellRows>,
+    /// Screen areas as (x, y, width, height).
+    pub transcript: (u16, u16, u16, u16),
+    pub composer: (u16, u16, u16, u16),
+}
+
+impl ViewReport {
+    /// The cell drawn at screen position (`col`, `row`), if any.
+    #[must_use]
+    pub fn cell_at(&self, col: u16, row: u16) -> Option<u64> {
+        let (x, _, w, _) = self.transcript;
+        if col < x || col >= x.saturating_add(w) {
+            return None;
+        }
+        self.cells.iter().find(|c| row >= c.top && row < c.bottom).map(|c| c.id)
+    }
+
+    /// Whether (`col`, `row`) is inside the composer.
+    #[must_use]
+    pub fn in_composer(&self, col: u16, row: u16) -> bool {
+        let (x, y, w, h) = self.composer;
+        col >= x && col < x.saturating_add(w) && row >= y && row < y.saturating_add(h)
+    }
+}

@@ -1,0 +1,111 @@
+//! Overlays as a stack: help, command palette, model picker, code-block picker. The top layer
+//! gets keys first and answers whether it used them; what it ignores falls through to the
+//! global bindings (so Ctrl+Q quits from anywhere).
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+/// One pickable row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PickItem {
+    pub label: String,
+    pub detail: String,
+    /// What choosing it does: a command line for the palette, a model id, a block index.
+    pub value: String,
+}
+
+/// A filterable list.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Picker {
+    pub query: String,
+    pub selected: usize,
+    pub items: Vec<PickItem>,
+}
+
+impl Picker {
+    #[must_use]
+    pub fn new(items: Vec<PickItem>) -> Self {
+        Self { query: String::new(), selected: 0, items }
+    }
+
+    /// Indices of the items matching the query (every query word appears in label or detail).
+    #[must_use]
+    pub fn visible(&self) -> Vec<usize> {
+        let words: Vec<String> = self.query.split_whitespace().map(str::to_lowercase).collect();
+        self.items
+            .iter()
+            .enumerate()
+            .filter(|(_, it)| {
+                let hay = format!("{} {}", it.label, it.detail).to_lowercase();
+                words.iter().all(|w| hay.contains(w.as_str()))
+            })
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// The item under the cursor.
+    #[must_use]
+    pub fn current(&self) -> Option<&PickItem> {
+        let v = self.visible();
+        v.get(self.selected.min(v.len().saturating_sub(1))).map(|&i| &self.items[i])
+    }
+
+    /// Handles a key; returns what happened.
+    pub fn key(&mut self, key: &KeyEvent) -> PickOutcome {
+        let n = self.visible().len();
+        match key.code {
+            KeyCode::Esc => return PickOutcome::Close,
+            KeyCode::Enter => {
+                return self.current().map_or(PickOutcome::Close, |it| PickOutcome::Chosen(it.value.clone()));
+            }
+            KeyCode::Up => self.selected = self.selected.saturating_sub(1),
+            KeyCode::Down if n > 0 => self.selected = (self.selected + 1).min(n - 1),
+            KeyCode::PageUp => self.selected = self.selected.saturating_sub(10),
+            KeyCode::PageDown if n > 0 => self.selected = (self.selected + 10).min(n - 1),
+            KeyCode::Backspace => {
+                self.query.pop();
+                self.selected = 0;
+            }
+            KeyCode::Char(c) if !key.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) => {
+                self.query.push(c);
+                self.selected = 0;
+            }
+            _ => return PickOutcome::Ignored,
+        }
+        PickOutcome::Consumed
+    }
+}
+
+/// What a picker did with a key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PickOutcome {
+    Consumed,
+    Ignored,
+    Close,
+    Chosen(String),
+}
+
+/// One overlay layer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Overlay {
+    /// Every key binding and command, generated from the keymap.
+    Help { scroll: u16 },
+    /// The command palette.
+    Palette(Picker),
+    /// The model picker; `loading` until `GET /models` answers.
+    Models { picker: Picker, loading: bool, error: Option<String> },
+    /// Which code block of message `id` to copy.
+    CodeBlocks { id: u64, picker: Picker },
+}
+
+impl Overlay {
+    /// A short title for the frame.
+    #[must_use]
+    pub fn title(&self) -> &'static str {
+        match self {
+            Self::Help { .. } => "Help",
+            Self::Palette(_) => "Commands",
+            Self::Models { .. } => "Models",
+            Self::CodeBlocks { .. } => "Copy code block",
+        }
+    }
+}

@@ -1,0 +1,216 @@
+//! The interactive loop: one channel of `Msg`s drained in bursts, `State::apply` for each, the
+//! effects carried out, and a frame drawn when something changed and the frame limiter allows.
+//! Idle means asleep: no tick and no draw until a message arrives.
+
+use super::effect::Effect;
+use super::msg::Msg;
+use super::runner::Runner;
+use super::state::{State, TICK_MS, TargetInfo};
+use super::transcript::NoticeKind;
+use crate::config::{Config, Paths};
+use crate::engine::target::{Target, TurnSettings};
+use crate::tui::frame::FrameLimiter;
+use crate::tui::input::Input;
+use crate::tui::terminal::TerminalGuard;
+use crate::tui::{editor, osc52};
+use crate::ui::{self, RenderCache, theme::Theme};
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc::{self, UnboundedSender};
+
+/// Most messages applied between two chances to draw.
+const BURST: usize = 1024;
+
+/// Runs the chat screen until the user quits; returns the exit status.
+pub async fn run(target: Target, cfg: Config, paths: Paths, settings: TurnSettings) -> u8 {
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let themes_dir = paths.themes_dir();
+    let wanted = cfg.theme.clone().unwrap_or_else(|| "dark".to_owned());
+    let (theme, theme_name, theme_error) = match Theme::load(&wanted, Some(&themes_dir), no_color) {
+        Ok(t) => (t, wanted, None),
+        Err(e) => match Theme::load("dark", None, no_color) {
+            Ok(t) => (t, "dark".to_owned(), Some(format!("theme {wanted}: {e}; using dark"))),
+            Err(e2) => {
+                eprintln!("palaver: cannot load a theme: {e}; {e2}");
+                return 2;
+            }
+        },
+    };
+    let http = match crate::api::client::http_client(&target.endpoint.timeouts) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("palaver: cannot start the HTTP client: {e}");
+            return 1;
+        }
+    };
+    let mut state = State::new(TargetInfo::from_target(&target), settings, cfg, theme, &theme_name);
+    if let Some(e) = theme_error {
+        state.transcript.push_notice(NoticeKind::Error, e);
+    }
+    let guard = match TerminalGuard::enter() {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("palaver: cannot take over the terminal: {e}");
+            return 1;
+        }
+    };
+    if let Ok(size) = guard.terminal.size() {
+        state.apply(Msg::Resize { width: size.width, height: size.height });
+    }
+    let (tx, rx) = mpsc::unbounded_channel();
+    let runner = Runner::new(tx.clone(), http, target.endpoint.clone(), themes_dir, no_color);
+    let mut app =
+        Loop { state, guard, runner, input: Some(Input::spawn(tx.clone())), tx, cache: RenderCache::default() };
+    let status = app.run(rx).await;
+    if let Some(input) = app.input.take() {
+        input.stop().await;
+    }
+    // Dropping the guard restores the terminal; `target` (and a demo server in it) lives until here.
+    drop(app);
+    drop(target);
+    status
+}
+
+struct Loop {
+    state: State,
+    guard: TerminalGuard,
+    runner: Runner,
+    input: Option<Input>,
+    tx: UnboundedSender<Msg>,
+    cache: RenderCache,
+}
+
+impl Loop {
+    async fn run(&mut self, mut rx: mpsc::UnboundedReceiver<Msg>) -> u8 {
+        let mut frames = FrameLimiter::default();
+        let mut burst = Vec::with_capacity(BURST);
+        let mut next_tick: Option<tokio::time::Instant> = None;
+        let mut seen = 0;
+        // A polite kill (SIGTERM) ends the loop like Ctrl+Q, so the guard restores the terminal.
+        let mut terminate = terminate_signal();
+        loop {
+            if self.state.version != seen {
+                seen = self.state.version;
+                frames.request();
+            }
+            let now = Instant::now();
+            if frames.ready(now) {
+                if let Err(e) = self.draw() {
+                    let _ = self.guard.suspend();
+                    eprintln!("palaver: cannot draw: {e}");
+                    return 1;
+                }
+                frames.drew(now);
+                continue;
+            }
+            if self.state.quit {
+                return 0;
+            }
+            next_tick = match (self.state.wants_tick(), next_tick) {
+                (false, _) => None,
+                (true, None) => Some(tokio::time::Instant::now() + Duration::from_millis(TICK_MS)),
+                (true, t) => t,
+            };
+            let deadline = frames.deadline(now).map(tokio::time::Instant::from_std);
+            tokio::select! {
+                n = rx.recv_many(&mut burst, BURST) => {
+                    if n == 0 {
+                        return 0;
+                    }
+                    for msg in burst.drain(..) {
+                        self.apply(msg).await;
+                    }
+                }
+                () = sleep_until(deadline), if deadline.is_some() => {}
+                () = terminated(&mut terminate) => return 130,
+                () = sleep_until(next_tick), if next_tick.is_some() => {
+                    next_tick = None;
+                    let now_ms = self.runner.now_ms();
+                    self.apply(Msg::Tick { now_ms }).await;
+                }
+            }
+        }
+    }
+
+    fn draw(&mut self) -> std::io::Result<()> {
+        let mut report = None;
+        let (state, cache) = (&self.state, &mut self.cache);
+        self.guard.draw(|f| report = Some(ui::draw(f, state, cache)))?;
+        if let Some(r) = report {
+            self.state.apply(Msg::Viewport(r));
+        }
+        Ok(())
+    }
+
+    /// Applies a message and carries out its effects (and theirs, breadth first).
+    async fn apply(&mut self, msg: Msg) {
+        let mut queue: VecDeque<Effect> = self.state.apply(msg).into();
+        while let Some(effect) = queue.pop_front() {
+            match effect {
+                Effect::StartRequest { id, api, body } => self.runner.start_request(id, api, body),
+                Effect::CancelRequest { id } => self.runner.cancel(id),
+                Effect::FetchModels => self.runner.fetch_models(),
+                Effect::LoadTheme(name) => self.runner.load_theme(name),
+                Effect::Copy(text) => {
+                    // A terminal that cannot be written to shows nothing anyway; the next draw fails loudly.
+                    let _ = self.guard.write_raw(osc52::sequence(&text).as_bytes());
+                }
+                Effect::OpenEditor(draft) => {
+                    let result = self.edit(draft).await;
+                    queue.extend(self.state.apply(Msg::Edited(result)));
+                }
+                // The state already says so; the loop ends after this burst.
+                Effect::Quit => {}
+            }
+        }
+    }
+
+    /// Hands the terminal to `$EDITOR` and takes it back.
+    async fn edit(&mut self, draft: String) -> Result<String, String> {
+        if let Some(input) = self.input.take() {
+            input.stop().await;
+        }
+        let _ = self.guard.suspend();
+        let result =
+            tokio::task::spawn_blocking(move || editor::edit(&draft)).await.unwrap_or_else(|e| Err(e.to_string()));
+        let resumed = self.guard.resume();
+        self.input = Some(Input::spawn(self.tx.clone()));
+        if let Err(e) = resumed {
+            return Err(format!("could not take the terminal back: {e}"));
+        }
+        result
+    }
+}
+
+async fn sleep_until(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+#[cfg(unix)]
+type Terminate = Option<tokio::signal::unix::Signal>;
+#[cfg(not(unix))]
+type Terminate = Option<()>;
+
+#[cfg(unix)]
+fn terminate_signal() -> Terminate {
+    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok()
+}
+
+#[cfg(not(unix))]
+fn terminate_signal() -> Terminate {
+    None
+}
+
+/// Resolves when SIGTERM arrives; never when it cannot be watched.
+async fn terminated(t: &mut Terminate) {
+    #[cfg(unix)]
+    if let Some(sig) = t {
+        sig.recv().await;
+        return;
+    }
+    let _ = t;
+    std::future::pending::<()>().await;
+}

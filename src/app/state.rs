@@ -1,0 +1,376 @@
+//! The one interactive state and its only way in: `State::apply(msg) -> effects`. It performs
+//! no I/O. Key handling, turns, commands and scrolling live in sibling files as further
+//! `impl State` blocks so each stays small.
+
+use super::composer::Composer;
+use super::effect::Effect;
+use super::keymap::KeyMap;
+use super::msg::{Anchor, Msg, ViewReport};
+use super::overlay::{Overlay, Picker};
+use super::transcript::{NoticeKind, Transcript};
+use crate::api::Api;
+use crate::api::request::RequestOptions;
+use crate::config::Config;
+use crate::engine::target::{Target, TurnSettings};
+use crate::ui::theme::Theme;
+use serde_json::{Map, Value};
+use std::collections::HashSet;
+
+/// How long a status-bar flash stays.
+pub const FLASH_MS: u64 = 4000;
+/// How often the loop ticks while something is live (spinner, elapsed time).
+pub const TICK_MS: u64 = 100;
+
+/// Where requests go, as far as the state needs to know (the endpoint stays with the runner).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TargetInfo {
+    pub provider: String,
+    pub model: String,
+    pub api: Api,
+    pub include_usage: bool,
+    pub request_extra: Map<String, Value>,
+}
+
+impl TargetInfo {
+    #[must_use]
+    pub fn from_target(t: &Target) -> Self {
+        Self {
+            provider: t.provider.clone(),
+            model: t.model.clone(),
+            api: t.api,
+            include_usage: t.include_usage,
+            request_extra: t.request_extra.clone(),
+        }
+    }
+}
+
+/// Which part of the screen gets plain keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    Composer,
+    /// A message is selected; letters are commands on it.
+    Transcript,
+}
+
+/// The reply in flight.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Live {
+    pub id: u64,
+    /// App clock when the request went out (known once the runner reports it).
+    pub started_ms: Option<u64>,
+    /// The prompt that was sent, put back in the composer if the request fails.
+    pub draft: Option<String>,
+}
+
+/// A short status-bar message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Flash {
+    pub text: String,
+    pub error: bool,
+    /// App clock of the first tick after it was set; it expires `FLASH_MS` later.
+    pub since_ms: Option<u64>,
+}
+
+/// Transcript scrolling: follow the bottom, or stay at an anchor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scroll {
+    pub follow: bool,
+    pub anchor: Anchor,
+}
+
+/// Everything the screen shows.
+pub struct State {
+    pub transcript: Transcript,
+    pub composer: Composer,
+    pub target: TargetInfo,
+    pub settings: TurnSettings,
+    /// Model, API and system prompt at start, for `/new`.
+    pub initial: (String, Api, Option<String>),
+    pub cfg: Config,
+    pub keymap: KeyMap,
+    pub theme: Theme,
+    pub theme_name: String,
+    pub overlays: Vec<Overlay>,
+    pub focus: Focus,
+    /// The selected cell (by id).
+    pub selected: Option<u64>,
+    pub scroll: Scroll,
+    /// What the last draw showed.
+    pub view: ViewReport,
+    pub live: Option<Live>,
+    /// The app clock as last reported (ticks and wire events carry it).
+    pub now_ms: u64,
+    pub flash: Option<Flash>,
+    /// `None`: panels shown when the screen is wide enough; `Some`: the user's choice.
+    pub panels: Option<bool>,
+    pub size: (u16, u16),
+    /// Messages whose reasoning the user opened.
+    pub reasoning_open: HashSet<u64>,
+    /// The provider's model list, once fetched.
+    pub fetched_models: Option<Vec<String>>,
+    /// The user message being edited (its tail becomes a branch when the edit is sent).
+    pub editing: Option<u64>,
+    /// Usage summed over the conversation (see `recount`).
+    pub totals: super::totals::Totals,
+    /// Output arrived below while the user was scrolled up.
+    pub unseen: bool,
+    /// Set while applying a message when something visible changed.
+    pub dirty: bool,
+    /// Bumped by every `apply` that changed something visible; the loop redraws when it moves.
+    pub version: u64,
+    pub quit: bool,
+}
+
+impl State {
+    /// A fresh state for `target`.
+    #[must_use]
+    pub fn new(target: TargetInfo, settings: TurnSettings, cfg: Config, theme: Theme, theme_name: &str) -> Self {
+        let (keymap, problems) = KeyMap::from_config(&cfg.keys);
+        let mut s = Self {
+            transcript: Transcript::default(),
+            composer: Composer::new(),
+            initial: (target.model.clone(), target.api, settings.system.clone()),
+            target,
+            settings,
+            cfg,
+            keymap,
+            theme,
+            theme_name: theme_name.to_owned(),
+            overlays: Vec::new(),
+            focus: Focus::Composer,
+            selected: None,
+            scroll: Scroll { follow: true, anchor: Anchor::default() },
+            view: ViewReport::default(),
+            live: None,
+            now_ms: 0,
+            flash: None,
+            panels: None,
+            size: (80, 24),
+            reasoning_open: HashSet::new(),
+            fetched_models: None,
+            editing: None,
+            totals: super::totals::Totals::default(),
+            unseen: false,
+            dirty: false,
+            version: 1,
+            quit: false,
+        };
+        for p in problems {
+            s.transcript.push_notice(NoticeKind::Error, format!("config.toml: {p}"));
+        }
+        s.restyle_composer();
+        s
+    }
+
+    /// The only mutator: applies one message and returns what the outside world must do.
+    pub fn apply(&mut self, msg: Msg) -> Vec<Effect> {
+        let mut fx = Vec::new();
+        self.dirty = false;
+        match msg {
+            Msg::Key(k) => {
+                self.dirty = true;
+                self.on_key(k, &mut fx);
+            }
+            Msg::Mouse(m) => self.on_mouse(m),
+            Msg::Paste(text) => {
+                self.dirty = true;
+                self.on_paste(&text);
+            }
+            Msg::Resize { width, height } => {
+                self.dirty = true;
+                self.size = (width, height);
+            }
+            Msg::RequestStarted { id, now_ms } => {
+                self.now_ms = self.now_ms.max(now_ms);
+                if let Some(live) = self.live.as_mut().filter(|l| l.id == id) {
+                    live.started_ms = Some(now_ms);
+                }
+            }
+            Msg::Wire { id, event, now_ms } => self.on_wire(id, *event, now_ms),
+            Msg::Tick { now_ms } => self.on_tick(now_ms),
+            Msg::Edited(r) => {
+                self.dirty = true;
+                match r {
+                    Ok(text) => {
+                        self.composer.set_text(text.trim_end_matches('\n'));
+                        self.focus = super::state::Focus::Composer;
+                    }
+                    Err(e) => self.flash_error(format!("editor: {e}")),
+                }
+            }
+            Msg::Models(r) => {
+                self.dirty = true;
+                self.on_models(r);
+            }
+            Msg::ThemeLoaded { name, theme } => {
+                self.dirty = true;
+                match theme {
+                    Ok(t) => {
+                        self.theme = *t.0;
+                        self.theme_name.clone_from(&name);
+                        self.restyle_composer();
+                        self.transcript.push_notice(NoticeKind::Info, format!("theme: {name}"));
+                    }
+                    Err(e) => {
+                        self.transcript.push_notice(NoticeKind::Error, format!("theme {name}: {e}"));
+                    }
+                }
+            }
+            Msg::Viewport(r) => self.on_viewport(r),
+        }
+        if self.quit && !fx.contains(&Effect::Quit) {
+            fx.push(Effect::Quit);
+        }
+        if std::mem::take(&mut self.dirty) {
+            self.version = self.version.wrapping_add(1);
+        }
+        fx
+    }
+
+    /// Whether the loop should keep ticking (something moves on screen by itself).
+    #[must_use]
+    pub fn wants_tick(&self) -> bool {
+        self.live.is_some()
+            || self.flash.is_some()
+            || self.overlays.iter().any(|o| matches!(o, Overlay::Models { loading: true, .. }))
+    }
+
+    fn on_tick(&mut self, now_ms: u64) {
+        self.now_ms = self.now_ms.max(now_ms);
+        if self.live.is_some() || self.overlays.iter().any(|o| matches!(o, Overlay::Models { loading: true, .. })) {
+            self.dirty = true;
+        }
+        if let Some(f) = &mut self.flash {
+            match f.since_ms {
+                None => f.since_ms = Some(now_ms),
+                Some(since) if now_ms.saturating_sub(since) >= FLASH_MS => {
+                    self.flash = None;
+                    self.dirty = true;
+                }
+                Some(_) => {}
+            }
+        }
+    }
+
+    /// Recounts the conversation totals: after a reply ends or the transcript changes shape.
+    pub(crate) fn recount(&mut self) {
+        self.totals = super::totals::Totals::count(&self.transcript, &self.cfg, &self.target.model);
+    }
+
+    /// Shows a short message in the status bar.
+    pub fn flash(&mut self, text: impl Into<String>) {
+        self.flash = Some(Flash { text: text.into(), error: false, since_ms: None });
+        self.dirty = true;
+    }
+
+    pub fn flash_error(&mut self, text: impl Into<String>) {
+        self.flash = Some(Flash { text: text.into(), error: true, since_ms: None });
+        self.dirty = true;
+    }
+
+    /// The request options for the current model, as the headless runner builds them.
+    #[must_use]
+    pub fn request_options(&self) -> RequestOptions {
+        RequestOptions {
+            model: self.target.model.clone(),
+            stream: self.settings.stream,
+            system: self.settings.system.clone(),
+            temperature: self.settings.temperature,
+            max_tokens: self.settings.max_tokens,
+            reasoning_effort: self.settings.reasoning_effort.clone(),
+            include_usage: self.target.include_usage,
+            extra: self.target.request_extra.clone(),
+            ..RequestOptions::default()
+        }
+    }
+
+    /// Whether the side panels are shown at the current size.
+    #[must_use]
+    pub fn panels_shown(&self) -> bool {
+        self.panels.unwrap_or(self.size.0 >= 100)
+    }
+
+    /// Whether a message's reasoning is expanded: the user opened it, or it is streaming and
+    /// no answer has started yet (so thinking is visible as it happens).
+    #[must_use]
+    pub fn reasoning_expanded(&self, m: &crate::engine::Message) -> bool {
+        self.reasoning_open.contains(&m.id) || (m.is_live() && m.main().content.is_empty())
+    }
+
+    /// Models to offer in the picker: the provider's list, then configured ones it did not name.
+    #[must_use]
+    pub fn model_choices(&self) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = Vec::new();
+        let mut push = |id: &str, detail: &str| {
+            if !out.iter().any(|(m, _)| m == id) {
+                out.push((id.to_owned(), detail.to_owned()));
+            }
+        };
+        for m in self.fetched_models.iter().flatten() {
+            push(m, "");
+        }
+        if let Some(p) = self.cfg.providers.get(&self.target.provider) {
+            for m in &p.models {
+                push(m, "configured");
+            }
+        }
+        for m in self.cfg.models.keys() {
+            push(m, "configured");
+        }
+        push(&self.target.model.clone(), "current");
+        out.into_iter()
+            .map(|(m, d)| {
+                let d = if m == self.target.model { "current".to_owned() } else { d };
+                (m, d)
+            })
+            .collect()
+    }
+
+    fn on_models(&mut self, r: Result<Vec<String>, String>) {
+        let err = match r {
+            Ok(list) => {
+                self.fetched_models = Some(list);
+                None
+            }
+            Err(e) => Some(e),
+        };
+        let items = self.model_items();
+        for o in &mut self.overlays {
+            if let Overlay::Models { picker, loading, error } = o {
+                // Keep the user's query and the row under the cursor (by value) across the refresh.
+                let query = std::mem::take(&mut picker.query);
+                let current = picker.current().map(|i| i.value.clone());
+                *picker = Picker::new(items.clone());
+                picker.query = query;
+                let visible = picker.visible();
+                picker.selected =
+                    visible.iter().position(|&i| Some(&picker.items[i].value) == current.as_ref()).unwrap_or(0);
+                *loading = false;
+                error.clone_from(&err);
+            }
+        }
+    }
+
+    pub(crate) fn model_items(&self) -> Vec<super::overlay::PickItem> {
+        self.model_choices()
+            .into_iter()
+            .map(|(m, d)| super::overlay::PickItem { label: m.clone(), detail: d, value: m })
+            .collect()
+    }
+
+    /// Applies the theme to the composer (the text area keeps its own styles).
+    pub(crate) fn restyle_composer(&mut self) {
+        use crate::ui::theme::Role;
+        let base = self.theme.style(Role::Base);
+        self.composer.area.set_style(base);
+        self.composer.area.set_placeholder_style(self.theme.style(Role::Dim));
+        self.composer.area.set_cursor_style(base.add_modifier(ratatui::style::Modifier::REVERSED));
+        let hint = format!(
+            "type a message… (Enter send · {} newline · {} $EDITOR · {} help)",
+            self.keymap.hint(super::keymap::Action::Newline),
+            self.keymap.hint(super::keymap::Action::Editor),
+            self.keymap.hint(super::keymap::Action::Help)
+        );
+        self.composer.area.set_placeholder_text(hint);
+    }
+}

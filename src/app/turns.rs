@@ -1,0 +1,142 @@
+//! Turns: sending a prompt, regenerating, folding wire events into the reply, cancelling, and
+//! what happens when a reply fails (the draft comes back).
+
+use super::effect::Effect;
+use super::state::{Focus, Live, State};
+use crate::api::client::WireEvent;
+use crate::api::request::build_body;
+use crate::engine::message::{Message, MessageStatus, Role};
+use crate::engine::reducer::{self, Ending};
+use crate::engine::turn::apply_wire;
+
+impl State {
+    /// Sends the composer's text: a slash command, or a prompt.
+    pub(crate) fn submit(&mut self, text: String, fx: &mut Vec<Effect>) {
+        match super::commands::parse(&text) {
+            Some(Ok(cmd)) => {
+                self.composer.remember(&text);
+                self.composer.clear();
+                self.run_command(cmd, fx);
+                return;
+            }
+            Some(Err(e)) => {
+                self.flash_error(e);
+                return;
+            }
+            None => {}
+        }
+        if self.live.is_some() {
+            self.flash("a reply is still streaming: Esc cancels it");
+            return;
+        }
+        // `//text` sends a message that starts with a slash.
+        let prompt = if text.starts_with("//") { text[1..].to_owned() } else { text.clone() };
+        if let Some(edit) = self.editing.take() {
+            if let Some(at) = self.transcript.index_of(edit) {
+                self.transcript.branch_off(at);
+                self.recount();
+            }
+        }
+        self.composer.remember(&text);
+        self.composer.clear();
+        self.transcript.push_message(Message::user(&prompt));
+        self.start_reply(Some(text), fx);
+    }
+
+    /// Starts a reply to the conversation as it stands.
+    pub(crate) fn start_reply(&mut self, draft: Option<String>, fx: &mut Vec<Effect>) {
+        let messages = self.transcript.messages_for_request();
+        let body = build_body(self.target.api, &messages, &self.request_options());
+        let mut m = Message::assistant_pending();
+        m.model = Some(self.target.model.clone());
+        m.provider = Some(self.target.provider.clone());
+        m.api = Some(self.target.api.name().to_owned());
+        let id = self.transcript.push_message(m);
+        self.live = Some(Live { id, started_ms: None, draft });
+        self.focus = Focus::Composer;
+        self.selected = None;
+        self.scroll_bottom();
+        fx.push(Effect::StartRequest { id, api: self.target.api, body });
+    }
+
+    /// Regenerates the last reply; the old one is kept as a branch.
+    pub(crate) fn regenerate(&mut self, fx: &mut Vec<Effect>) {
+        if self.live.is_some() {
+            self.flash("a reply is still streaming: Esc cancels it");
+            return;
+        }
+        let cells = &self.transcript.cells;
+        let Some(at) = cells.iter().rposition(|c| c.message().is_some_and(|m| m.role() == Role::Assistant)) else {
+            self.flash("there is no reply to regenerate");
+            return;
+        };
+        if cells[at + 1..].iter().any(|c| c.message().is_some()) {
+            self.flash("only the last reply can be regenerated");
+            return;
+        }
+        self.transcript.branch_off(at);
+        self.recount();
+        self.start_reply(None, fx);
+    }
+
+    /// Cancels the reply in flight, keeping what arrived.
+    pub(crate) fn cancel_live(&mut self, fx: &mut Vec<Effect>) {
+        let Some(live) = self.live.take() else { return };
+        let elapsed = live.started_ms.map_or(0, |s| self.now_ms.saturating_sub(s));
+        if let Some(m) = self.transcript.message_mut(live.id) {
+            reducer::finish(m, Ending::Cancelled, elapsed);
+        }
+        fx.push(Effect::CancelRequest { id: live.id });
+        self.recount();
+        self.flash("cancelled; the partial reply is kept");
+    }
+
+    pub(crate) fn on_wire(&mut self, id: u64, event: WireEvent, now_ms: u64) {
+        self.now_ms = self.now_ms.max(now_ms);
+        let Some(live) = self.live.as_ref().filter(|l| l.id == id) else { return };
+        if let WireEvent::Retrying { attempt, wait_ms, reason } = &event {
+            #[allow(clippy::cast_precision_loss)]
+            let secs = *wait_ms as f64 / 1000.0;
+            let text = format!("{}; retry {attempt} in {secs:.1} s", crate::ui::sanitize::sanitize(reason));
+            self.flash_error(text);
+            return;
+        }
+        let started = live.started_ms.unwrap_or(now_ms);
+        let rel = now_ms.saturating_sub(started);
+        let Some(msg) = self.transcript.message_mut(id) else {
+            self.live = None;
+            return;
+        };
+        let before = msg.revision;
+        let done = apply_wire(msg, event, rel, &mut |_| {});
+        if msg.revision != before || done {
+            self.dirty = true;
+            if !self.scroll.follow {
+                self.unseen = true;
+            }
+        }
+        if done {
+            self.finish_live();
+            self.recount();
+        }
+    }
+
+    /// The reply ended by itself: settle it, and bring the draft back if it failed.
+    fn finish_live(&mut self) {
+        let Some(live) = self.live.take() else { return };
+        let Some(m) = self.transcript.message(live.id) else { return };
+        let failed = matches!(m.status, MessageStatus::Failed | MessageStatus::Interrupted);
+        if !failed {
+            return;
+        }
+        let what = m.error.as_ref().map_or_else(|| "the request failed".to_owned(), |e| e.message.clone());
+        let what = crate::ui::sanitize::sanitize(&what).into_owned();
+        match live.draft {
+            Some(draft) if self.composer.is_empty() && self.editing.is_none() => {
+                self.composer.set_text(&draft);
+                self.flash_error(format!("{what} — your prompt is back in the composer"));
+            }
+            _ => self.flash_error(what),
+        }
+    }
+}

@@ -1,0 +1,144 @@
+//! The terminal guard: enters the alternate screen, raw mode, mouse capture, bracketed paste and
+//! (where the terminal supports it) the kitty keyboard protocol, and restores all of it on drop,
+//! on error and on panic. Draws are wrapped in synchronized updates so a frame never tears.
+
+use crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, KeyboardEnhancementFlags,
+    PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+};
+use crossterm::terminal::{
+    BeginSynchronizedUpdate, EndSynchronizedUpdate, EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode,
+    enable_raw_mode,
+};
+use crossterm::{cursor, execute};
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use std::io::{self, Stdout, Write};
+use std::sync::Once;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Whether the screen is in palaver's modes (so restoring twice is harmless).
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// Whether the kitty keyboard flags were pushed (and must be popped).
+static KITTY: AtomicBool = AtomicBool::new(false);
+static HOOK: Once = Once::new();
+
+/// Owns the terminal while the app runs.
+pub struct TerminalGuard {
+    pub terminal: Terminal<CrosstermBackend<Stdout>>,
+}
+
+impl TerminalGuard {
+    /// Takes over the terminal.
+    ///
+    /// # Errors
+    /// When the terminal cannot be put in raw mode or written to.
+    pub fn enter() -> io::Result<Self> {
+        install_panic_hook();
+        enter_modes()?;
+        let mut terminal = match Terminal::new(CrosstermBackend::new(io::stdout())) {
+            Ok(t) => t,
+            Err(e) => {
+                let _ = restore();
+                return Err(e);
+            }
+        };
+        terminal.clear()?;
+        Ok(Self { terminal })
+    }
+
+    /// Hands the terminal back (for `$EDITOR`); `resume` takes it again.
+    ///
+    /// # Errors
+    /// When writing to the terminal fails.
+    pub fn suspend(&mut self) -> io::Result<()> {
+        restore()
+    }
+
+    /// Takes the terminal back after `suspend` and forces a full redraw.
+    ///
+    /// # Errors
+    /// When writing to the terminal fails.
+    pub fn resume(&mut self) -> io::Result<()> {
+        enter_modes()?;
+        self.terminal.clear()
+    }
+
+    /// Draws one frame inside a synchronized update.
+    ///
+    /// # Errors
+    /// When writing to the terminal fails.
+    pub fn draw<F>(&mut self, render: F) -> io::Result<()>
+    where
+        F: FnOnce(&mut ratatui::Frame),
+    {
+        execute!(self.terminal.backend_mut(), BeginSynchronizedUpdate)?;
+        let drawn = self.terminal.draw(render).map(|_| ());
+        let ended = execute!(self.terminal.backend_mut(), EndSynchronizedUpdate);
+        drawn.and(ended)
+    }
+
+    /// Writes raw bytes to the terminal (OSC 52 clipboard).
+    ///
+    /// # Errors
+    /// When writing fails.
+    pub fn write_raw(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let out = self.terminal.backend_mut();
+        out.write_all(bytes)?;
+        out.flush()
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        let _ = restore();
+    }
+}
+
+fn enter_modes() -> io::Result<()> {
+    enable_raw_mode()?;
+    ACTIVE.store(true, Ordering::SeqCst);
+    let mut out = io::stdout();
+    let entered = execute!(out, EnterAlternateScreen, EnableMouseCapture, EnableBracketedPaste, cursor::Hide);
+    if let Err(e) = entered {
+        let _ = restore();
+        return Err(e);
+    }
+    // Shift+Enter is only told apart from Enter under the kitty protocol; ask for the least
+    // (disambiguation) so every other key keeps its usual encoding.
+    if matches!(crossterm::terminal::supports_keyboard_enhancement(), Ok(true))
+        && execute!(out, PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)).is_ok()
+    {
+        KITTY.store(true, Ordering::SeqCst);
+    }
+    Ok(())
+}
+
+/// Puts the terminal back as it was. Safe to call more than once, and from the panic hook.
+///
+/// # Errors
+/// When writing to the terminal fails (raw mode is still turned off).
+pub fn restore() -> io::Result<()> {
+    if !ACTIVE.swap(false, Ordering::SeqCst) {
+        return Ok(());
+    }
+    let mut out = io::stdout();
+    if KITTY.swap(false, Ordering::SeqCst) {
+        let _ = execute!(out, PopKeyboardEnhancementFlags);
+    }
+    let left = execute!(out, DisableBracketedPaste, DisableMouseCapture, LeaveAlternateScreen, cursor::Show);
+    let raw = disable_raw_mode();
+    left.and(raw)
+}
+
+/// Restores the terminal before the default hook prints the panic, so the message is readable
+/// and the shell is usable afterwards.
+fn install_panic_hook() {
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let _ = restore();
+            previous(info);
+        }));
+    });
+}

@@ -1,0 +1,124 @@
+//! The render cache: each cell's body rendered for a width, keyed by (cell id, revision, width)
+//! plus the view flags that change it. A streaming reply re-renders its markdown only when a
+//! line completes; the line still arriving is re-wrapped on its own.
+
+use super::cells;
+use super::sanitize::sanitize;
+use super::stream_md::StreamingMarkdown;
+use super::wrap;
+use crate::app::State;
+use ratatui::style::Style;
+use ratatui::text::Line;
+use std::collections::HashMap;
+
+/// Wrapped plain text that only ever grows: complete lines are wrapped once, the last line again
+/// each time.
+#[derive(Debug, Default)]
+pub struct Incremental {
+    done_len: usize,
+    done: Vec<Line<'static>>,
+}
+
+impl Incremental {
+    /// The wrapped lines of `text`, reusing the complete lines already wrapped.
+    pub fn update(&mut self, text: &str, cols: usize, style: Style) -> Vec<Line<'static>> {
+        if text.len() < self.done_len || !text.is_char_boundary(self.done_len) {
+            *self = Self::default();
+        }
+        let cut = text.rfind('\n').map_or(0, |i| i + 1);
+        if cut > self.done_len {
+            let chunk = &text[self.done_len..cut - 1];
+            self.done.extend(wrap::plain(&sanitize(chunk), cols, style));
+            self.done_len = cut;
+        }
+        let mut out = self.done.clone();
+        let tail = &text[self.done_len..];
+        if !tail.is_empty() || self.done.is_empty() {
+            out.extend(wrap::plain(&sanitize(tail), cols, style));
+        }
+        out
+    }
+}
+
+/// One cell's rendered body.
+#[derive(Debug, Default)]
+pub struct CachedCell {
+    key: Option<(u64, bool)>,
+    /// Whether a header line is drawn above the body (messages yes, notices no).
+    pub header: bool,
+    /// Before the answer: reasoning, refusal.
+    pub pre: Vec<Line<'static>>,
+    /// The answer's complete lines as markdown.
+    pub md: StreamingMarkdown,
+    /// After the answer: the streaming tail, tool cards, banners.
+    pub post: Vec<Line<'static>>,
+    pub reasoning: Incremental,
+}
+
+impl CachedCell {
+    /// Body lines (without the header and the blank line after the cell).
+    #[must_use]
+    pub fn body_len(&self) -> usize {
+        self.pre.len() + self.md.len() + self.post.len()
+    }
+
+    /// Rows the cell takes: header, body, one blank separator.
+    #[must_use]
+    pub fn height(&self) -> usize {
+        usize::from(self.header) + self.body_len() + 1
+    }
+
+    /// Body line `i`.
+    #[must_use]
+    pub fn body_line(&self, i: usize) -> Option<&Line<'static>> {
+        let (p, m) = (self.pre.len(), self.md.len());
+        if i < p {
+            self.pre.get(i)
+        } else if i < p + m {
+            self.md.get(i - p)
+        } else {
+            self.post.get(i - p - m)
+        }
+    }
+}
+
+/// Rendered cells for the current width and theme.
+#[derive(Debug, Default)]
+pub struct RenderCache {
+    cells: HashMap<u64, CachedCell>,
+    cols: usize,
+    theme: String,
+    /// Cells rendered since the cache was made (for tests and benches).
+    pub builds: u64,
+}
+
+impl RenderCache {
+    /// The cell at `index`, rendered for `cols` columns of body.
+    pub fn cell(&mut self, state: &State, index: usize, cols: usize) -> Option<&CachedCell> {
+        if cols != self.cols || state.theme_name != self.theme {
+            // A resize or a theme change invalidates every layout at once.
+            self.cells.clear();
+            self.cols = cols;
+            self.theme.clone_from(&state.theme_name);
+        }
+        let cell = state.transcript.cells.get(index)?;
+        let expanded = cell.message().is_some_and(|m| state.reasoning_expanded(m));
+        let key = Some((cell.revision(), expanded));
+        let entry = self.cells.entry(cell.id()).or_default();
+        if entry.key != key {
+            cells::build(entry, cell, state, cols);
+            entry.key = key;
+            self.builds += 1;
+        }
+        Some(entry)
+    }
+
+    /// Drops cells that are no longer in the transcript (after `/clear` or a branch switch).
+    pub fn retain(&mut self, state: &State) {
+        if self.cells.len() > state.transcript.cells.len() * 2 + 64 {
+            let live: std::collections::HashSet<u64> =
+                state.transcript.cells.iter().map(crate::app::transcript::Cell::id).collect();
+            self.cells.retain(|id, _| live.contains(id));
+        }
+    }
+}

@@ -1,0 +1,265 @@
+//! Transcript cells rendered for a width: user, assistant (reasoning, refusal, markdown answer,
+//! the streaming tail, tool-call cards, filter and error banners) and notices. Bodies are built
+//! here and cached by `cache.rs`; headers are cheap and drawn fresh every frame (they carry the
+//! spinner and the selection).
+
+use super::cache::CachedCell;
+use super::fmt;
+use super::sanitize::sanitize;
+use super::theme::{Role as R, Theme};
+use super::wrap;
+use crate::app::State;
+use crate::app::transcript::{Cell, Notice, NoticeKind};
+use crate::engine::message::{Message, MessageStatus, Role, ToolCall, ToolStatus};
+use crate::engine::safety::any_flagged;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+
+/// Spinner frames for a reply that is waiting.
+pub const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+/// Arguments lines a tool card shows before folding.
+const CARD_ARG_LINES: usize = 6;
+
+/// The spinner frame for the app clock.
+#[must_use]
+pub fn spinner(now_ms: u64) -> &'static str {
+    SPINNER[usize::try_from(now_ms / 100).unwrap_or(0) % SPINNER.len()]
+}
+
+/// (Re)builds a cell's cached body for `cols` columns.
+pub fn build(entry: &mut CachedCell, cell: &Cell, state: &State, cols: usize) {
+    let theme = &state.theme;
+    match cell {
+        Cell::Notice(n) => {
+            entry.header = false;
+            entry.pre = notice(n, cols, theme);
+            entry.md.clear();
+            entry.post.clear();
+        }
+        Cell::Message(m) => {
+            entry.header = true;
+            match m.role() {
+                Role::Assistant => assistant(entry, m, state.reasoning_expanded(m), cols, theme),
+                role => {
+                    let style = match role {
+                        Role::User => theme.style(R::Base),
+                        _ => theme.style(R::Dim),
+                    };
+                    entry.pre = wrap::plain(&sanitize(m.text()), cols, style);
+                    entry.md.clear();
+                    entry.post.clear();
+                }
+            }
+        }
+    }
+}
+
+fn notice(n: &Notice, cols: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let (mark, role) = match n.kind {
+        NoticeKind::Info => ("· ", R::Notice),
+        NoticeKind::Error => ("✗ ", R::Error),
+    };
+    let text = format!("{mark}{}", sanitize(&n.text));
+    wrap::plain(&text, cols, theme.style(role))
+}
+
+fn assistant(entry: &mut CachedCell, m: &Message, expanded: bool, cols: usize, theme: &Theme) {
+    let main = m.main();
+    let live = m.is_live();
+    // Reasoning and refusal come before the answer.
+    let mut pre = Vec::new();
+    if !main.reasoning.is_empty() {
+        let dim = theme.style(R::Reasoning);
+        if expanded {
+            pre.push(Line::from(Span::styled("▾ reasoning", dim.add_modifier(Modifier::BOLD))));
+            pre.extend(entry.reasoning.update(&main.reasoning, cols, dim));
+            pre.push(Line::default());
+        } else {
+            let words = main.reasoning.split_whitespace().count();
+            pre.push(Line::from(Span::styled(format!("▸ reasoning · {words} words (select, t to open)"), dim)));
+        }
+    }
+    if !main.refusal.is_empty() {
+        let text = format!("⚠ refused: {}", sanitize(&main.refusal));
+        pre.extend(wrap::plain(&text, cols, theme.style(R::Warning).add_modifier(Modifier::BOLD)));
+    }
+    entry.pre = pre;
+
+    // Complete lines are markdown; the line still arriving stays plain until it completes.
+    let content = &main.content;
+    let committed = entry.md.update(content, live, cols, theme);
+    let mut post = Vec::new();
+    let tail = &content[committed..];
+    if live && !tail.is_empty() {
+        let mut lines = wrap::plain(&sanitize(tail), cols.saturating_sub(1).max(1), theme.style(R::Base));
+        if let Some(last) = lines.last_mut() {
+            last.spans.push(Span::styled("▌", theme.style(R::Accent)));
+        }
+        post.extend(lines);
+    }
+    for call in &main.tool_calls {
+        post.extend(tool_card(call, cols, theme));
+    }
+    post.extend(banners(m, cols, theme));
+    entry.post = post;
+}
+
+/// A simple tool-call card: name, arguments (folded past a few lines), status.
+fn tool_card(call: &ToolCall, cols: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let (mark, status, role) = match call.status {
+        ToolStatus::Streaming => ("…", "arguments streaming", R::Dim),
+        ToolStatus::Pending => ("○", "not run", R::Dim),
+        ToolStatus::AwaitingApproval => ("?", "awaiting approval", R::Warning),
+        ToolStatus::Running => ("◐", "running", R::Accent),
+        ToolStatus::Done => ("✓", "done", R::Success),
+        ToolStatus::Failed => ("✗", "failed", R::Error),
+        ToolStatus::Denied => ("✗", "denied", R::Error),
+        ToolStatus::Skipped => ("-", "skipped (tools off)", R::Dim),
+    };
+    let mut status = format!("{mark} {status}");
+    if let Some(ms) = call.duration_ms {
+        status.push_str(&format!(" {}", fmt::duration(ms)));
+    }
+    let name = if call.name.is_empty() { "tool".to_owned() } else { sanitize(&call.name).into_owned() };
+    let mut out = vec![Line::from(vec![
+        Span::styled(format!("⚙ {name}"), theme.style(R::Tool).add_modifier(Modifier::BOLD)),
+        Span::raw("  "),
+        Span::styled(status, theme.style(role)),
+    ])];
+    let args = pretty_args(&call.arguments);
+    let arg_lines = wrap::plain(&sanitize(&args), cols.saturating_sub(2).max(1), theme.style(R::Dim));
+    let total = arg_lines.len();
+    for mut l in arg_lines.into_iter().take(CARD_ARG_LINES) {
+        l.spans.insert(0, Span::styled("│ ", theme.style(R::Border)));
+        out.push(l);
+    }
+    if total > CARD_ARG_LINES {
+        out.push(Line::from(Span::styled(format!("│ … {} more lines", total - CARD_ARG_LINES), theme.style(R::Dim))));
+    }
+    if let Some(output) = &call.output {
+        let first = output.lines().next().unwrap_or("");
+        let line = format!("↳ {}", sanitize(first));
+        out.extend(wrap::plain(&line, cols, theme.style(R::Dim)).into_iter().take(2));
+    }
+    out
+}
+
+/// Arguments as compact JSON when they parse, else as sent.
+fn pretty_args(args: &str) -> String {
+    if args.trim().is_empty() {
+        return "{}".to_owned();
+    }
+    serde_json::from_str::<serde_json::Value>(args).map_or_else(|_| args.to_owned(), |v| v.to_string())
+}
+
+/// Banners on the message itself: content filter, flagged safety, cut short, cancelled, errors.
+fn banners(m: &Message, cols: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let main = m.main();
+    let mut out = Vec::new();
+    let strong = |r: R| -> Style { theme.style(r).add_modifier(Modifier::BOLD) };
+    let filtered: Vec<String> = main
+        .content_filter
+        .iter()
+        .flatten()
+        .filter(|(_, v)| v.get("filtered").and_then(serde_json::Value::as_bool) == Some(true))
+        .map(|(k, v)| match v.get("severity").and_then(serde_json::Value::as_str) {
+            Some(sev) => format!("{k}: {sev}"),
+            None => k.clone(),
+        })
+        .collect();
+    if main.finish_reason.as_deref() == Some("content_filter") {
+        let why = if filtered.is_empty() { String::new() } else { format!(" ({})", filtered.join(", ")) };
+        let text = format!("⊘ stopped by the provider's content filter{why}");
+        out.extend(wrap::plain(&sanitize(&text), cols, strong(R::Error)));
+    } else if main.content_filter.as_ref().is_some_and(any_flagged) {
+        let text = if filtered.is_empty() {
+            "⚠ the safety filter flagged this reply (see Safety)".to_owned()
+        } else {
+            format!("⚠ filtered: {}", filtered.join(", "))
+        };
+        out.extend(wrap::plain(&sanitize(&text), cols, strong(R::Warning)));
+    }
+    if main.finish_reason.as_deref() == Some("length") {
+        out.push(Line::from(Span::styled(
+            "… cut off at the token limit (finish_reason: length)",
+            theme.style(R::Warning),
+        )));
+    }
+    match m.status {
+        MessageStatus::Cancelled => {
+            out.push(Line::from(Span::styled("■ cancelled — the partial reply is kept", strong(R::Warning))));
+        }
+        MessageStatus::Failed | MessageStatus::Interrupted => {
+            let text = match &m.error {
+                Some(e) => {
+                    let status = e.status.map(|s| format!("HTTP {s}: ")).unwrap_or_default();
+                    format!("✗ {} error: {status}{}", e.kind, e.message)
+                }
+                None => "✗ the reply failed".to_owned(),
+            };
+            out.extend(wrap::plain(&sanitize(&text), cols, strong(R::Error)));
+        }
+        _ => {}
+    }
+    out
+}
+
+/// The header line of a message cell: who, and how the reply is doing.
+#[must_use]
+pub fn header(state: &State, m: &Message, index: usize) -> Line<'static> {
+    let theme = &state.theme;
+    let dim = theme.style(R::Dim);
+    let selected = state.selected == Some(m.id);
+    let mut label_style = match m.role() {
+        Role::User => theme.style(R::User),
+        Role::Assistant => theme.style(R::Assistant),
+        Role::Tool => theme.style(R::Tool),
+        Role::System => dim,
+    }
+    .add_modifier(Modifier::BOLD);
+    if selected {
+        label_style = label_style.patch(theme.style(R::Selection));
+    }
+    let label = match m.role() {
+        Role::User => "you".to_owned(),
+        Role::Assistant => sanitize(m.model.as_deref().unwrap_or("assistant")).into_owned(),
+        Role::Tool => "tool result".to_owned(),
+        Role::System => "system".to_owned(),
+    };
+    let mut spans = vec![Span::styled(label, label_style)];
+    let mut meta: Vec<(String, Style)> = Vec::new();
+    if m.role() == Role::Assistant {
+        let t = &m.timing;
+        match m.status {
+            MessageStatus::Waiting => {
+                meta.push((format!("{} waiting", spinner(state.now_ms)), theme.style(R::StatusStreaming)))
+            }
+            MessageStatus::Streaming => meta.push(("● streaming".to_owned(), theme.style(R::StatusStreaming))),
+            MessageStatus::Complete => {
+                if let Some(total) = t.total_ms {
+                    meta.push((fmt::duration(total), dim));
+                }
+                if let Some(n) = m.usage.as_ref().and_then(|u| crate::engine::usage::UsageView::from_raw(u).completion)
+                {
+                    meta.push((format!("{} tokens", fmt::thousands(n)), dim));
+                }
+            }
+            MessageStatus::Cancelled => meta.push(("cancelled".to_owned(), theme.style(R::Warning))),
+            MessageStatus::Failed => meta.push(("failed".to_owned(), theme.style(R::Error))),
+            MessageStatus::Interrupted => meta.push(("interrupted".to_owned(), theme.style(R::Error))),
+        }
+    }
+    if state.editing == Some(m.id) {
+        meta.push(("editing".to_owned(), theme.style(R::Accent)));
+    }
+    let versions = state.transcript.versions_at(index);
+    if versions > 0 {
+        let s = if versions == 1 { "" } else { "s" };
+        meta.push((format!("{versions} other version{s} ([ ])"), dim));
+    }
+    for (text, style) in meta {
+        spans.push(Span::styled(" · ", dim));
+        spans.push(Span::styled(text, style));
+    }
+    Line::from(spans)
+}

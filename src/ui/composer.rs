@@ -1,0 +1,51 @@
+//! The composer pane: the text area in a frame whose title says what Enter will do.
+
+use super::theme::Role as R;
+use crate::app::State;
+use crate::app::keymap::Action;
+use crate::app::state::Focus;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::Span;
+use ratatui::widgets::{Block, Padding};
+
+/// Most text rows the composer grows to.
+const MAX_ROWS: u16 = 10;
+
+/// Rows the composer wants at `width` (frame included), at most a third of `screen_h`.
+#[must_use]
+pub fn height(state: &State, width: u16, screen_h: u16) -> u16 {
+    let inner = usize::from(width.saturating_sub(4).max(1));
+    let rows: usize = state.composer.area.lines().iter().map(|l| super::wrap::width(l).max(1).div_ceil(inner)).sum();
+    let rows = u16::try_from(rows).unwrap_or(MAX_ROWS).clamp(1, MAX_ROWS);
+    rows.min((screen_h / 3).saturating_sub(2).max(1)) + 2
+}
+
+pub fn draw(f: &mut Frame, area: Rect, state: &State) {
+    let theme = &state.theme;
+    let focused = state.focus == Focus::Composer && state.overlays.is_empty();
+    let title = if state.editing.is_some() {
+        " editing an earlier message · Enter resends (old branch kept) · Esc cancels ".to_owned()
+    } else if state.live.is_some() {
+        format!(" reply streaming · {} cancels · you can keep typing ", state.keymap.hint(Action::Cancel))
+    } else if state.focus == Focus::Transcript {
+        " message selected · y copy · b code · e edit · r regenerate · Esc back ".to_owned()
+    } else {
+        " message ".to_owned()
+    };
+    let border = theme.style(if focused { R::BorderFocused } else { R::Border });
+    let block = Block::bordered()
+        .border_style(border)
+        .padding(Padding::horizontal(1))
+        .title(Span::styled(title, theme.style(R::Title)));
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    if focused {
+        f.render_widget(&state.composer.area, inner);
+    } else {
+        // Without focus the cursor should not blink at the user: draw a copy without it.
+        let mut area = state.composer.area.clone();
+        area.set_cursor_style(area.style());
+        f.render_widget(&area, inner);
+    }
+}

@@ -1,0 +1,131 @@
+//! The status bar: the reply's state (waiting with a spinner, streaming, done, cancelled,
+//! error), time to first token, tokens per second, elapsed time, and key hints or a flash.
+
+use super::cells::spinner;
+use super::fmt;
+use super::theme::Role as R;
+use crate::app::State;
+use crate::app::keymap::Action;
+use crate::engine::message::{Message, MessageStatus, Role};
+use crate::engine::usage::UsageView;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+/// Draws the one-line status bar.
+pub fn draw(f: &mut Frame, area: Rect, state: &State) {
+    let theme = &state.theme;
+    let bar = theme.style(R::StatusBar);
+    let mut left: Vec<Span<'static>> = Vec::new();
+    let last = state.transcript.cells.iter().rev().filter_map(|c| c.message()).find(|m| m.role() == Role::Assistant);
+    match last {
+        Some(m) => left.extend(reply_state(state, m)),
+        None => left.push(Span::styled(" ready", bar)),
+    }
+    let left_w: usize = left.iter().map(|s| super::wrap::width(&s.content)).sum();
+    let width = usize::from(area.width);
+    let right = match &state.flash {
+        Some(flash) => {
+            let role = if flash.error { R::StatusError } else { R::Accent };
+            // A flash matters more than the metrics: it takes the whole line if it needs it.
+            let room = if width > left_w + 24 { width - left_w - 2 } else { width.saturating_sub(1) };
+            let text = ellipsize(&super::sanitize::sanitize(&flash.text), room);
+            if super::wrap::width(&text) + left_w + 1 > width {
+                left.clear();
+            }
+            Span::styled(format!("{text} "), theme.style(role))
+        }
+        None => {
+            let k = |a| state.keymap.hint(a);
+            Span::styled(
+                format!("{} palette · {} models · {} help ", k(Action::Palette), k(Action::Models), k(Action::Help)),
+                theme.style(R::Dim),
+            )
+        }
+    };
+    // Where requests go, shown when there is room after the state and the hints or flash.
+    let target = Span::styled(
+        format!(
+            "  {} · {} · {}",
+            super::sanitize::sanitize(&state.target.provider),
+            super::sanitize::sanitize(&state.target.model),
+            state.target.api.name()
+        ),
+        theme.style(R::Dim),
+    );
+    let w = |spans: &[Span<'_>]| -> usize { spans.iter().map(|s| super::wrap::width(&s.content)).sum() };
+    let right_w = super::wrap::width(&right.content);
+    if !left.is_empty() && w(&left) + super::wrap::width(&target.content) + right_w < width {
+        left.push(target);
+    }
+    let left_w = w(&left);
+    let mut spans = left;
+    if left_w + right_w <= width {
+        spans.push(Span::styled(" ".repeat(width - left_w - right_w), bar));
+        spans.push(right);
+    }
+    f.render_widget(Paragraph::new(Line::from(spans)).style(bar), area);
+}
+
+/// `text` cut to `cols` columns, with an ellipsis when cut.
+fn ellipsize(text: &str, cols: usize) -> String {
+    if super::wrap::width(text) <= cols {
+        return text.to_owned();
+    }
+    let mut out = String::new();
+    let mut w = 0;
+    for c in text.chars() {
+        let cw = super::wrap::width(c.encode_utf8(&mut [0; 4]));
+        if w + cw + 1 > cols {
+            break;
+        }
+        out.push(c);
+        w += cw;
+    }
+    out.push('…');
+    out
+}
+
+/// "● streaming  ttft 180 ms  42 tok/s  3.1 s" and friends.
+fn reply_state(state: &State, m: &Message) -> Vec<Span<'static>> {
+    let theme = &state.theme;
+    let dim = theme.style(R::Dim);
+    let t = &m.timing;
+    let elapsed = match (m.is_live(), &state.live) {
+        (true, Some(live)) => live.started_ms.map(|s| state.now_ms.saturating_sub(s)),
+        _ => t.total_ms,
+    };
+    let (label, style): (String, Style) = match m.status {
+        MessageStatus::Waiting => (format!(" {} waiting", spinner(state.now_ms)), theme.style(R::StatusStreaming)),
+        MessageStatus::Streaming => (" ● streaming".to_owned(), theme.style(R::StatusStreaming)),
+        MessageStatus::Complete => (" ✓ done".to_owned(), theme.style(R::Success)),
+        MessageStatus::Cancelled => (" ■ cancelled".to_owned(), theme.style(R::Warning)),
+        MessageStatus::Failed | MessageStatus::Interrupted => (" ✗ error".to_owned(), theme.style(R::StatusError)),
+    };
+    let mut out = vec![Span::styled(label, style)];
+    let mut metric = |s: String| {
+        out.push(Span::styled("  ", dim));
+        out.push(Span::styled(s, dim));
+    };
+    if let Some(ttft) = t.ttft_ms {
+        metric(format!("ttft {}", fmt::duration(ttft)));
+    }
+    if let Some(rate) = tokens_per_second(m, elapsed) {
+        metric(format!("{rate:.0} tok/s"));
+    }
+    if let Some(e) = elapsed {
+        metric(fmt::duration(e));
+    }
+    out
+}
+
+/// Completion tokens per second after the first token: from usage when sent, else deltas.
+fn tokens_per_second(m: &Message, elapsed: Option<u64>) -> Option<f64> {
+    let ttft = m.timing.ttft_ms?;
+    let span = elapsed?.checked_sub(ttft).filter(|s| *s >= 200)?;
+    let tokens = m.usage.as_ref().and_then(|u| UsageView::from_raw(u).completion).unwrap_or(m.timing.deltas);
+    #[allow(clippy::cast_precision_loss)]
+    Some(tokens as f64 * 1000.0 / span as f64)
+}

@@ -1,0 +1,126 @@
+//! The usage panel: exactly the numbers the provider sent for a reply, the conversation's
+//! totals, cost from configured prices, and a context gauge when the window is known. It never
+//! invents a number: "provider sent no usage" is a valid state.
+
+use super::fmt;
+use super::theme::{Role as R, Theme};
+use crate::app::State;
+use crate::app::totals::{cost, price};
+use crate::engine::message::Message;
+use crate::engine::usage::UsageView;
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+
+/// The panel's lines for reply `m` (or none), `cols` wide.
+#[must_use]
+pub fn lines(state: &State, m: Option<&Message>, cols: usize) -> Vec<Line<'static>> {
+    let theme = &state.theme;
+    let mut out = Vec::new();
+    let Some(m) = m else {
+        out.push(note("no reply yet", theme));
+        return out;
+    };
+    out.push(heading("this reply", theme));
+    match &m.usage {
+        None if m.is_live() => out.push(note("waiting for usage…", theme)),
+        None => out.push(note("provider sent no usage", theme)),
+        Some(raw) => {
+            let u = UsageView::from_raw(raw);
+            let rows: [(&str, Option<u64>); 9] = [
+                ("prompt", u.prompt),
+                ("  cached", u.cached),
+                ("  audio", u.prompt_audio),
+                ("completion", u.completion),
+                ("  reasoning", u.reasoning),
+                ("  audio", u.completion_audio),
+                ("  accepted pred.", u.accepted_prediction),
+                ("  rejected pred.", u.rejected_prediction),
+                ("total", u.total),
+            ];
+            for (label, value) in rows {
+                if let Some(v) = value {
+                    out.push(row(label, &fmt::thousands(v), cols, theme));
+                }
+            }
+            if let Some(cost) = price(&state.cfg, m, &state.target.model).and_then(|p| cost(&p, &u)) {
+                out.push(row("cost", &fmt::money(cost), cols, theme));
+            }
+        }
+    }
+    out.push(Line::default());
+    out.extend(conversation(state, cols));
+    out.extend(gauge(state, m, cols));
+    out
+}
+
+/// Totals over the replies in the transcript that carried usage (counted by the state).
+fn conversation(state: &State, cols: usize) -> Vec<Line<'static>> {
+    let theme = &state.theme;
+    let t = &state.totals;
+    let mut out = vec![heading("conversation", theme)];
+    if t.with_usage == 0 {
+        out.push(note(if t.replies == 0 { "no replies yet" } else { "provider sent no usage" }, theme));
+        return out;
+    }
+    for (label, v) in [("prompt", t.prompt), ("completion", t.completion), ("total", t.total)] {
+        if let Some(v) = v {
+            out.push(row(label, &fmt::thousands(v), cols, theme));
+        }
+    }
+    if let Some(c) = t.cost {
+        out.push(row("cost", &fmt::money(c), cols, theme));
+    }
+    if t.with_usage < t.replies {
+        out.push(note(&format!("{} of {} replies sent usage", t.with_usage, t.replies), theme));
+    }
+    out
+}
+
+/// How full the model's context window is after reply `m`, when the window is configured.
+fn gauge(state: &State, m: &Message, cols: usize) -> Vec<Line<'static>> {
+    let theme = &state.theme;
+    let model = m.model.as_deref().unwrap_or(&state.target.model);
+    let Some(window) = state.cfg.model_facts(model).and_then(|f| f.context_window).filter(|w| *w > 0) else {
+        return Vec::new();
+    };
+    let Some(u) = m.usage.as_ref().map(UsageView::from_raw) else { return Vec::new() };
+    let Some(used) = u.total.or_else(|| Some(u.prompt? + u.completion?)) else { return Vec::new() };
+    #[allow(clippy::cast_precision_loss)]
+    let ratio = (used as f64 / window as f64).clamp(0.0, 1.0);
+    let bar_w = cols.saturating_sub(14).clamp(4, 24);
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let filled = ((ratio * bar_w as f64).round() as usize).min(bar_w);
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let pct = (ratio * 100.0).round() as u64;
+    vec![
+        Line::default(),
+        Line::from(vec![
+            Span::styled("context ", theme.style(R::Base)),
+            Span::styled("▓".repeat(filled), theme.style(R::GaugeFilled)),
+            Span::styled("░".repeat(bar_w - filled), theme.style(R::GaugeEmpty)),
+            Span::styled(format!(" {pct}%"), theme.style(R::Base)),
+        ]),
+        note(&format!("{} / {}", fmt::thousands(used), fmt::thousands(window)), theme),
+    ]
+}
+
+/// A label on the left, a number on the right.
+#[must_use]
+pub fn row(label: &str, value: &str, cols: usize, theme: &Theme) -> Line<'static> {
+    let gap = cols.saturating_sub(label.chars().count() + value.chars().count()).max(1);
+    Line::from(vec![
+        Span::styled(label.to_owned(), theme.style(R::Base)),
+        Span::raw(" ".repeat(gap)),
+        Span::styled(value.to_owned(), theme.style(R::Base).add_modifier(Modifier::BOLD)),
+    ])
+}
+
+#[must_use]
+pub fn heading(text: &str, theme: &Theme) -> Line<'static> {
+    Line::from(Span::styled(text.to_owned(), theme.style(R::Heading).add_modifier(Modifier::BOLD)))
+}
+
+#[must_use]
+pub fn note(text: &str, theme: &Theme) -> Line<'static> {
+    Line::from(Span::styled(text.to_owned(), theme.style(R::Dim).add_modifier(Modifier::ITALIC)))
+}
