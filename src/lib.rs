@@ -2,12 +2,12 @@
 //! The library exposes every layer so that tests and benches can drive them directly.
 
 pub mod api;
-pub mod engine;
-pub mod config;
-pub mod cli;
-pub mod ui;
 pub mod app;
-pub mod tui;
-pub mod tools;
-pub mod store;
+pub mod cli;
+pub mod config;
+pub mod engine;
 pub mod fuzzing;
+pub mod store;
+pub mod tools;
+pub mod tui;
+pub mod ui;

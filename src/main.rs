@@ -10,8 +10,11 @@ fn main() -> ExitCode {
     // and allocator contention per network read. The interactive screen gets worker threads so
     // highlighting and layout never hold up the network.
     let interactive = cli.command.is_none() && cli.global.prompt.is_none() && std::io::stdin().is_terminal();
-    let mut builder =
-        if interactive { tokio::runtime::Builder::new_multi_thread() } else { tokio::runtime::Builder::new_current_thread() };
+    let mut builder = if interactive {
+        tokio::runtime::Builder::new_multi_thread()
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+    };
     let runtime = match builder.enable_all().build() {
         Ok(r) => r,
         Err(e) => {

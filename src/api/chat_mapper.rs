@@ -206,7 +206,15 @@ impl ChatMapper {
         let extra = call.get("extra_content").cloned();
         let local_slot = self.slots[..slot].iter().filter(|s| s.choice == choice).count() as u32;
         if new_id.is_some() || new_name.is_some() || !arguments.is_empty() || extra.is_some() || wire_index.is_some() {
-            out.push(StreamEvent::ToolCall { choice, slot: local_slot, id: new_id, name: new_name, arguments, extra, kind: None });
+            out.push(StreamEvent::ToolCall {
+                choice,
+                slot: local_slot,
+                id: new_id,
+                name: new_name,
+                arguments,
+                extra,
+                kind: None,
+            });
         }
     }
 

@@ -22,7 +22,8 @@ pub fn save_generated_images(msg: &mut Message, data_dir: &Path) -> (usize, Vec<
         }
         let id = item.get("id").and_then(|v| v.as_str()).unwrap_or("image");
         // Ids come from the network: keep only characters that are safe in a file name.
-        let safe: String = id.chars().filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_')).take(80).collect();
+        let safe: String =
+            id.chars().filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_')).take(80).collect();
         let path = dir.join(format!("{}.png", if safe.is_empty() { "image" } else { &safe }));
         let bytes = match base64::engine::general_purpose::STANDARD.decode(b64.trim()) {
             Ok(b) => b,

@@ -7,9 +7,9 @@ pub mod safety;
 pub mod usage;
 
 pub use message::{Choice, Conversation, ErrorInfo, Message, MessageStatus, Role, ToolCall, ToolStatus};
-pub mod target;
-pub mod turn;
-pub mod tool_loop;
+pub mod images;
 pub mod item_tools;
 pub mod metrics;
-pub mod images;
+pub mod target;
+pub mod tool_loop;
+pub mod turn;

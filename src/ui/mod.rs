@@ -46,7 +46,8 @@ pub fn areas(area: Rect, state: &State) -> Areas {
         Layout::vertical([Constraint::Min(1), Constraint::Length(composer_h), Constraint::Length(1)]).areas(area);
     let panel_w = (area.width * 3 / 10).clamp(28, 44);
     if state.panels_shown() && main.width >= panel_w + MIN_TRANSCRIPT {
-        let [transcript, panels] = Layout::horizontal([Constraint::Min(MIN_TRANSCRIPT), Constraint::Length(panel_w)]).areas(main);
+        let [transcript, panels] =
+            Layout::horizontal([Constraint::Min(MIN_TRANSCRIPT), Constraint::Length(panel_w)]).areas(main);
         return Areas { transcript, panels: Some(panels), composer, status };
     }
     Areas { transcript: main, panels: None, composer, status }
