@@ -3,12 +3,12 @@
 //! JSON, and reports frames and mapped events to its receiver. It stops when the receiver is
 //! dropped; it never re-sends a stream that has started (that would re-bill it).
 
+use super::event::ErrorInfo;
 use super::event::StreamEvent;
 use super::retry::{RetryDecision, decide_retry};
 use super::sse::SseDecoder;
 use super::wire::error_from_body;
 use super::{Api, Mapper};
-use crate::engine::message::ErrorInfo;
 use futures_util::StreamExt;
 use serde_json::Value;
 use std::fmt;

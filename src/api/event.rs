@@ -93,3 +93,20 @@ pub enum ItemUpdate {
     /// sent back to the provider, and not replaced when the final item arrives.
     Note { field: String, value: Value },
 }
+
+/// An error as kept on a message (serialisable form of `ProviderError`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ErrorInfo {
+    pub status: Option<u16>,
+    pub message: String,
+    /// What failed in palaver's terms: http, stream, connect, timeout, body, interrupted…
+    pub kind: String,
+    pub body: Value,
+}
+
+impl ErrorInfo {
+    #[must_use]
+    pub fn from_provider(e: &ProviderError, kind: &str) -> Self {
+        Self { status: e.status, message: e.message.clone(), kind: kind.to_owned(), body: e.body.clone() }
+    }
+}

@@ -6,7 +6,6 @@ pub mod chat_mapper;
 pub mod client;
 pub mod demo;
 pub mod event;
-pub mod request;
 pub mod responses_mapper;
 pub mod retry;
 pub mod sse;

@@ -4,9 +4,9 @@
 use super::effect::Effect;
 use super::state::{Focus, Live, State};
 use crate::api::client::WireEvent;
-use crate::api::request::build_body;
 use crate::engine::message::{Message, MessageStatus, Role};
 use crate::engine::reducer::{self, Ending};
+use crate::engine::request::build_body;
 use crate::engine::turn::apply_wire;
 
 impl State {

@@ -7,11 +7,11 @@ use super::result::{event_line, result_line};
 use super::target::Target;
 use crate::api::client::{WireEvent, http_client};
 use crate::api::event::StreamEvent;
-use crate::api::request::build_body;
 use crate::api::{Api, Mapper, sse};
 use crate::engine::message::{Message, MessageStatus};
 use crate::engine::message::{ToolCall, ToolStatus};
 use crate::engine::reducer::{self, Ending};
+use crate::engine::request::build_body;
 use crate::engine::target::TurnSettings;
 use crate::engine::tool_loop::{
     DEFAULT_STEP_LIMIT, DEFAULT_TOOL_TIMEOUT, Gate, ToolMode, gate, refusal_output, run_calls, spec_for,

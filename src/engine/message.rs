@@ -1,7 +1,8 @@
 //! The conversation model: messages with their choices, tool calls, usage, safety results,
 //! timings and raw frames. Pure data; the reducer in `reducer.rs` is the only thing that grows it.
 
-use crate::api::event::{ProviderError, ResponseMeta};
+pub use crate::api::event::ErrorInfo;
+use crate::api::event::ResponseMeta;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -141,23 +142,6 @@ pub struct Message {
     #[serde(default)]
     pub frames_bytes: usize,
     pub frames_dropped: u64,
-}
-
-/// An error as kept on a message (serialisable form of `ProviderError`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ErrorInfo {
-    pub status: Option<u16>,
-    pub message: String,
-    /// What failed in palaver's terms: http, stream, connect, timeout, body, interrupted…
-    pub kind: String,
-    pub body: Value,
-}
-
-impl ErrorInfo {
-    #[must_use]
-    pub fn from_provider(e: &ProviderError, kind: &str) -> Self {
-        Self { status: e.status, message: e.message.clone(), kind: kind.to_owned(), body: e.body.clone() }
-    }
 }
 
 impl Message {

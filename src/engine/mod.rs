@@ -10,6 +10,7 @@ pub use message::{Choice, Conversation, ErrorInfo, Message, MessageStatus, Role,
 pub mod images;
 pub mod item_tools;
 pub mod metrics;
+pub mod request;
 pub mod target;
 pub mod tool_loop;
 pub mod turn;

@@ -3,7 +3,7 @@
 use crate::api::Api;
 use crate::api::client::Endpoint;
 use crate::api::demo::DemoServer;
-use crate::api::request::RequestOptions;
+use crate::engine::request::RequestOptions;
 
 /// Everything a turn needs to know about where it goes.
 #[derive(Debug, Clone)]

@@ -3,7 +3,7 @@
 
 use super::item_tools;
 use super::message::{ToolCall, ToolStatus};
-pub use crate::api::request::MCP_APPROVE;
+pub use crate::engine::request::MCP_APPROVE;
 use crate::tools::{Approval, Registry, ToolOutput, ToolSpec};
 use std::time::{Duration, Instant};
 

@@ -1,7 +1,7 @@
 //! Builds request bodies for both APIs from a conversation and the turn's options.
 
-use super::Api;
-use crate::engine::message::{Message, Role};
+use super::message::{Message, Role};
+use crate::api::Api;
 use serde_json::{Map, Value, json};
 
 /// Everything about a request that is not the conversation itself.
