@@ -205,3 +205,26 @@ pub fn finish(msg: &mut Message, ending: Ending, now_ms: u64) {
         Ending::Eof => msg.status = MessageStatus::Complete,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::event::StreamEvent;
+
+    /// A long stream keeps its text and a bounded sample of its wire frames, nothing more.
+    #[test]
+    fn memory_is_the_text_plus_a_bounded_frame_sample() {
+        let mut msg = Message::assistant_pending();
+        let frame = "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\" word\"}}]}";
+        for i in 0..100_000 {
+            record_frame(&mut msg, i, "", frame);
+            apply(&mut msg, StreamEvent::Text { choice: 0, delta: " word".into() }, i);
+            apply(&mut msg, StreamEvent::Unknown { event: "x".into(), raw: serde_json::Value::Null }, i);
+        }
+        assert_eq!(msg.text().len(), 500_000);
+        assert!(msg.frames_bytes <= RAW_FRAME_BUDGET);
+        assert_eq!(msg.frames_bytes, msg.frames.iter().map(|f| f.data.len()).sum::<usize>());
+        assert!(msg.frames_dropped > 90_000);
+        assert!(msg.unknown.len() <= 64);
+    }
+}
