@@ -60,7 +60,18 @@ impl Printer {
             return;
         }
         if self.json {
-            if let Some(line) = event_line(ev) {
+            // Text deltas are nearly every line of a stream: write them without building a Value.
+            let delta_line = match ev {
+                StreamEvent::Text { choice, delta } => Some(("text", choice, delta)),
+                StreamEvent::Reasoning { choice, delta } => Some(("reasoning", choice, delta)),
+                StreamEvent::Refusal { choice, delta } => Some(("refusal", choice, delta)),
+                _ => None,
+            };
+            if let Some((kind, choice, delta)) = delta_line {
+                let _ = write!(self.out, "{{\"type\":\"{kind}\",\"choice\":{choice},\"delta\":");
+                let _ = serde_json::to_writer(&mut self.out, delta);
+                let _ = self.out.write_all(b"}\n");
+            } else if let Some(line) = event_line(ev) {
                 self.line(&line.to_string());
             }
             return;
@@ -358,8 +369,8 @@ pub fn replay(g: &Global, file: &std::path::Path, api: Option<Api>) -> u8 {
     let mut mapper = Mapper::new(api);
     let mut events = Vec::new();
     for ev in sse::decode_all(&body) {
-        reducer::record_frame(&mut msg, 0, &ev.event, &ev.data);
         mapper.map(&ev.event, &ev.data, &mut events);
+        reducer::record_frame(&mut msg, 0, ev.event, ev.data);
     }
     for e in events {
         printer.event(&e);

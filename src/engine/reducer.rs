@@ -111,14 +111,14 @@ fn update_item(msg: &mut Message, i: usize, update: ItemUpdate) {
 }
 
 /// Records a raw frame within the message's budget.
-pub fn record_frame(msg: &mut Message, at_ms: u64, event: &str, data: &str) {
+pub fn record_frame(msg: &mut Message, at_ms: u64, event: String, data: String) {
     let size = data.len() + event.len();
     if msg.frames_bytes + size > RAW_FRAME_BUDGET {
         msg.frames_dropped += 1;
         return;
     }
     msg.frames_bytes += size;
-    msg.frames.push(RawFrame { at_ms, event: event.to_owned(), data: data.to_owned() });
+    msg.frames.push(RawFrame { at_ms, event, data });
 }
 
 fn first_token(msg: &mut Message, now_ms: u64) {
@@ -217,7 +217,7 @@ mod tests {
         let mut msg = Message::assistant_pending();
         let frame = "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\" word\"}}]}";
         for i in 0..100_000 {
-            record_frame(&mut msg, i, "", frame);
+            record_frame(&mut msg, i, String::new(), frame.to_owned());
             apply(&mut msg, StreamEvent::Text { choice: 0, delta: " word".into() }, i);
             apply(&mut msg, StreamEvent::Unknown { event: "x".into(), raw: serde_json::Value::Null }, i);
         }

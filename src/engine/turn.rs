@@ -30,8 +30,8 @@ pub fn apply_wire(msg: &mut Message, ev: WireEvent, now_ms: u64, on_event: &mut 
             false
         }
         WireEvent::Chunk { frames, events, at_ms } => {
-            for f in &frames {
-                reducer::record_frame(msg, f.at_ms, &f.event, &f.data);
+            for f in frames {
+                reducer::record_frame(msg, f.at_ms, f.event, f.data);
             }
             for e in events {
                 on_event(&e);
