@@ -25,6 +25,11 @@ impl ResponsesMapper {
 
     /// Maps one SSE event (`event:` type and data payload).
     pub fn map_data(&mut self, event: &str, data: &str, out: &mut Vec<StreamEvent>) {
+        // Responses streams have no `[DONE]`, but relays such as LiteLLM append one.
+        if data.starts_with("[DONE]") {
+            out.push(StreamEvent::End);
+            return;
+        }
         match serde_json::from_str::<Value>(data) {
             Ok(Value::Object(obj)) => self.map_event(&obj, event, out),
             Ok(other) => out.push(StreamEvent::Unknown { event: event.to_owned(), raw: other }),

@@ -51,15 +51,39 @@ pub fn error_from_value(status: Option<u16>, body: &Value) -> ProviderError {
 pub fn error_from_body(status: u16, body: &[u8]) -> ProviderError {
     let value = serde_json::from_slice::<Value>(body).unwrap_or_else(|_| {
         let text = String::from_utf8_lossy(body);
-        let text = text.trim();
-        let clipped: String = text.chars().take(2000).collect();
+        let clipped: String = text.trim().chars().take(2000).collect();
         Value::String(clipped)
     });
     let mut err = error_from_value(Some(status), &value);
-    if matches!(value, Value::String(ref s) if s.is_empty()) {
-        err.message = format!("HTTP {status} with an empty body");
+    if let Value::String(text) = &value {
+        if text.is_empty() {
+            err.message = format!("HTTP {status} with an empty body");
+        } else if text.starts_with('<') {
+            // A gateway's HTML page: its text, not its markup (the body keeps the page).
+            let plain = strip_tags(text);
+            err.message = if plain.is_empty() { format!("HTTP {status} with an HTML page") } else { plain };
+        }
     }
     err
+}
+
+/// The visible text of an HTML page, whitespace collapsed, at most 300 characters.
+fn strip_tags(html: &str) -> String {
+    let mut out = String::new();
+    let mut in_tag = false;
+    for c in html.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => {
+                in_tag = false;
+                out.push(' ');
+            }
+            c if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    let words: Vec<&str> = out.split_whitespace().collect();
+    words.join(" ").chars().take(300).collect()
 }
 
 #[cfg(test)]
@@ -76,8 +100,9 @@ mod tests {
         let e = error_from_value(None, &json!({"object":"error","message":"bad","type":"BadRequestError","code":400}));
         assert_eq!(e.message, "bad");
         assert_eq!(e.code.as_deref(), Some("400"));
-        let e = error_from_body(502, b"<html>Bad gateway</html>");
-        assert_eq!(e.message, "<html>Bad gateway</html>");
+        let e = error_from_body(502, b"<html><head><title>502</title></head><body><h1>Bad gateway</h1></body></html>");
+        assert_eq!(e.message, "502 Bad gateway");
+        assert_eq!(e.body, serde_json::json!("<html><head><title>502</title></head><body><h1>Bad gateway</h1></body></html>"));
         let e = error_from_body(500, b"");
         assert!(e.message.contains("500"));
     }

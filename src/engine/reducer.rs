@@ -174,6 +174,17 @@ pub fn finish(msg: &mut Message, ending: Ending, now_ms: u64) {
             msg.status = MessageStatus::Failed;
             msg.main_mut().finish_reason = Some("error".into());
         }
+        Ending::Eof if !msg.damaged.is_empty() => {
+            msg.status = MessageStatus::Failed;
+            let first = msg.damaged.first().cloned().unwrap_or_default();
+            msg.error = Some(ErrorInfo {
+                status: None,
+                message: format!("the stream carried a malformed frame ({first})"),
+                kind: "malformed".into(),
+                body: serde_json::Value::Null,
+            });
+            msg.main_mut().finish_reason = Some("error".into());
+        }
         Ending::Eof if !has_finish => {
             let main = msg.main();
             let empty = main.content.is_empty() && main.tool_calls.is_empty() && main.refusal.is_empty();
@@ -187,17 +198,6 @@ pub fn finish(msg: &mut Message, ending: Ending, now_ms: u64) {
                 status: None,
                 message: why.into(),
                 kind: "truncated".into(),
-                body: serde_json::Value::Null,
-            });
-            msg.main_mut().finish_reason = Some("error".into());
-        }
-        Ending::Eof if !msg.damaged.is_empty() => {
-            msg.status = MessageStatus::Failed;
-            let first = msg.damaged.first().cloned().unwrap_or_default();
-            msg.error = Some(ErrorInfo {
-                status: None,
-                message: format!("the stream carried a malformed frame ({first})"),
-                kind: "malformed".into(),
                 body: serde_json::Value::Null,
             });
             msg.main_mut().finish_reason = Some("error".into());
