@@ -10,6 +10,9 @@ Binds 127.0.0.1 only. The request's `model` picks the behaviour, for both
   ok                a normal reply: TEXT, finish, usage
   truncated         three text deltas, then a clean end of body: no finish, no [DONE]
   malformed         text, one frame that is not JSON, more text, a normal finish
+  malformed-end     text, then a frame that is not JSON, then the end of body (no finish)
+  done-trailer      a normal reply; on the Responses API followed by `data: [DONE]` after
+                    response.completed, as the LiteLLM proxy sends it
   drop-before       reads the request and closes the socket without a byte
   drop-after-1      headers and one text event, then the socket is cut
   big-delta         one 10 MiB text delta (BIG), then a normal finish
@@ -243,6 +246,33 @@ class Handler(BaseHTTPRequestHandler):
                 self.sse(d, ev)
             ev, d = resp_done("".join(PARTS))
             self.sse(d, ev)
+        self.end_chunks()
+
+    def s_malformed_end(self, api, stream, attempt):
+        self.start_sse()
+        if api == "chat":
+            self.sse(chat_chunk({"role": "assistant", "content": PARTS[0]}))
+            self.raw('data: {"id":"chatcmpl-fault","choices":[{"index":0,"delta":{},"finish_reason":"st\n\n')
+        else:
+            for ev, d in resp_head():
+                self.sse(d, ev)
+            ev, d = resp_delta(PARTS[0])
+            self.sse(d, ev)
+            self.raw('event: response.completed\ndata: {"type":"response.completed","response":{"id":"resp_fa\n\n')
+        self.end_chunks()
+
+    def s_done_trailer(self, api, stream, attempt):
+        if api == "chat" or not stream:
+            self.normal(api, stream)
+            return
+        self.start_sse()
+        for ev, d in resp_head():
+            self.sse(d, ev)
+        ev, d = resp_delta(TEXT)
+        self.sse(d, ev)
+        ev, d = resp_done(TEXT)
+        self.sse(d, ev)
+        self.sse("[DONE]")
         self.end_chunks()
 
     def s_drop_before(self, api, stream, attempt):
