@@ -26,6 +26,10 @@ pub enum Command {
     Panels,
     /// `/help` opens the help overlay.
     Help,
+    /// `/history` opens the conversation list.
+    History,
+    /// `/compare A B …` opens compare mode with 2–4 models; `/compare off` leaves it.
+    Compare(Vec<String>),
 }
 
 /// (command, argument, description) for help and the palette.
@@ -36,7 +40,9 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("/theme", "NAME", "switch theme"),
     ("/panels", "", "show or hide the usage and safety panels"),
     ("/clear", "", "clear the transcript, keep the settings"),
-    ("/new", "", "start over with the starting model, API and system prompt"),
+    ("/new", "", "start over with the starting settings (this conversation stays saved)"),
+    ("/history", "", "list, search and open saved conversations"),
+    ("/compare", "A B [C D]", "compare 2–4 models side by side (provider/model too); /compare off leaves"),
     ("/help", "", "keys and commands"),
 ];
 
@@ -59,6 +65,8 @@ pub fn parse(line: &str) -> Option<Result<Command, String>> {
         "/theme" => Command::Theme(arg),
         "/panels" => Command::Panels,
         "/help" | "/?" => Command::Help,
+        "/history" | "/h" => Command::History,
+        "/compare" | "/cmp" => Command::Compare(rest.split_whitespace().map(str::to_owned).collect()),
         other => {
             return Some(Err(format!("unknown command {other} — /help lists them; start with // to send a slash")));
         }
@@ -112,11 +120,15 @@ impl State {
             }
             Command::Panels => self.toggle_panels(),
             Command::Help => self.overlays.push(Overlay::Help { scroll: 0 }),
+            Command::History => self.open_conversations(fx),
+            Command::Compare(models) => self.compare_command(&models, fx),
         }
     }
 
     /// Empties the transcript, stopping any reply first.
     fn reset(&mut self, fx: &mut Vec<Effect>) {
+        self.cancel_tools(fx);
+        self.tools.open.clear();
         if let Some(live) = self.live.take() {
             fx.push(Effect::CancelRequest { id: live.id });
         }
@@ -153,7 +165,8 @@ impl State {
         for name in Theme::builtin_names() {
             add(format!("/theme {name}"), "switch theme", format!("/theme {name}"));
         }
-        for (cmd, _, desc) in COMMANDS.iter().filter(|c| ["/panels", "/clear", "/new", "/help"].contains(&c.0)) {
+        let listed = ["/panels", "/clear", "/new", "/history", "/help"];
+        for (cmd, _, desc) in COMMANDS.iter().filter(|c| listed.contains(&c.0)) {
             add((*cmd).to_owned(), desc, (*cmd).to_owned());
         }
         add("copy last reply".into(), "to the clipboard (OSC 52)", "action:copy".into());

@@ -143,6 +143,19 @@ impl Composer {
     pub fn history(&self) -> &[String] {
         &self.history
     }
+
+    /// Puts prompts from earlier sessions (oldest first) before this session's own; a prompt
+    /// that occurs again keeps only its newest place.
+    pub fn seed_history(&mut self, older: Vec<String>) {
+        let mut all: Vec<String> = older.into_iter().filter(|p| !p.trim().is_empty()).collect();
+        all.append(&mut self.history);
+        let mut seen = std::collections::HashSet::new();
+        let mut kept: Vec<String> = all.into_iter().rev().filter(|p| seen.insert(p.clone())).collect();
+        kept.reverse();
+        // Indices moved: a walk in progress starts over (the draft keeps its text).
+        self.walk = None;
+        self.history = kept;
+    }
 }
 
 fn fresh_area() -> TextArea<'static> {

@@ -21,4 +21,10 @@ pub enum Effect {
     LoadTheme(String),
     /// Leave the app.
     Quit,
+    /// Run or stop a tool, or do the tool loop's disk and terminal work (see `tools.rs`).
+    Tools(super::tools::ToolEffect),
+    /// Start or stop a compare column's request, or switch the chat to a kept column's endpoint.
+    Compare(super::compare::CompareEffect),
+    /// Save, fork, list, search or load through the history store (see `persist.rs`).
+    Persist(super::persist::PersistOp),
 }

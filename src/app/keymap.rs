@@ -11,6 +11,8 @@ pub enum Context {
     Global,
     Composer,
     Transcript,
+    /// Compare mode with the keys on the columns (Tab from the composer).
+    Compare,
 }
 
 /// Something a key can do.
@@ -28,6 +30,8 @@ pub enum Action {
     Help,
     /// Open the model picker.
     Models,
+    /// Open the conversation list (history and search).
+    History,
     /// Show or hide the usage and safety panels.
     Panels,
     /// Scroll the transcript a few lines up.
@@ -74,6 +78,36 @@ pub enum Action {
     BranchNext,
     /// Back to the composer.
     Leave,
+    /// Open or close the flow inspector (requests, frames, tool runs of this turn).
+    Inspector,
+    /// Expand or fold the selected message's tool outputs and item cards.
+    ToggleOutput,
+    /// Compare: from the composer, put the keys on the columns.
+    CompareColumns,
+    /// Compare: focus the next column (with the diff open: the next pair).
+    CompareNext,
+    /// Compare: focus the previous column.
+    ComparePrev,
+    /// Compare: the focused column full width, and back.
+    CompareFull,
+    /// Compare: synchronised scrolling on or off.
+    CompareSync,
+    /// Compare: word diff of the focused column's answer against the next column's.
+    CompareDiff,
+    /// Compare: keep the focused column as the chat and leave compare.
+    CompareKeep,
+    /// Compare: ask the focused column again (after an error, a 429, a cancel).
+    CompareRetry,
+    /// Compare: copy the focused column's last answer.
+    CompareCopy,
+    /// Compare: leave compare back to the chat (the columns stay in memory).
+    CompareClose,
+    /// Compare: scroll the focused column (or the diff) a line up.
+    CompareLineUp,
+    /// Compare: scroll the focused column (or the diff) a line down.
+    CompareLineDown,
+    /// Compare: back to the composer.
+    CompareLeave,
 }
 
 /// (action, config name, context, default keys, help text).
@@ -84,6 +118,7 @@ const TABLE: &[(Action, &str, Context, &str, &str)] = &[
     (Action::Palette, "palette", Context::Global, "ctrl+p", "command palette"),
     (Action::Help, "help", Context::Global, "f1", "this help"),
     (Action::Models, "models", Context::Global, "ctrl+o", "pick a model"),
+    (Action::History, "history", Context::Global, "ctrl+l", "conversations: open, search, rename, delete"),
     (Action::Panels, "panels", Context::Global, "ctrl+b f2", "show or hide the usage and safety panels"),
     (Action::PageUp, "page_up", Context::Global, "pageup", "scroll a page up"),
     (Action::PageDown, "page_down", Context::Global, "pagedown", "scroll a page down"),
@@ -107,6 +142,21 @@ const TABLE: &[(Action, &str, Context, &str, &str)] = &[
     (Action::BranchPrev, "branch_prev", Context::Transcript, "[", "previous version"),
     (Action::BranchNext, "branch_next", Context::Transcript, "]", "next version"),
     (Action::Leave, "leave", Context::Transcript, "esc tab i", "back to the composer"),
+    (Action::ToggleOutput, "toggle_output", Context::Transcript, "enter o", "expand or fold tool outputs and cards"),
+    (Action::Inspector, "inspector", Context::Global, "f3 ctrl+t", "flow inspector: this turn's requests"),
+    (Action::CompareNext, "compare_next", Context::Compare, "tab right l", "next column (diff: next pair)"),
+    (Action::ComparePrev, "compare_prev", Context::Compare, "shift+tab left h", "previous column"),
+    (Action::CompareColumns, "compare_columns", Context::Compare, "tab", "from the composer: keys to the columns"),
+    (Action::CompareFull, "compare_full", Context::Compare, "f", "focused column full width, and back"),
+    (Action::CompareSync, "compare_sync", Context::Compare, "s", "synchronised scrolling on / off"),
+    (Action::CompareDiff, "compare_diff", Context::Compare, "d", "word diff: focused column against the next"),
+    (Action::CompareKeep, "compare_keep", Context::Compare, "k", "keep this column as the chat, leave compare"),
+    (Action::CompareRetry, "compare_retry", Context::Compare, "r", "ask this column again (error, 429, cancel)"),
+    (Action::CompareCopy, "compare_copy", Context::Compare, "y c", "copy this column's last answer"),
+    (Action::CompareClose, "compare_close", Context::Compare, "x", "leave compare (columns stay in memory)"),
+    (Action::CompareLineUp, "compare_line_up", Context::Compare, "up", "scroll up a line"),
+    (Action::CompareLineDown, "compare_line_down", Context::Compare, "down", "scroll down a line"),
+    (Action::CompareLeave, "compare_leave", Context::Compare, "esc i", "back to the composer"),
 ];
 
 /// A key with its modifiers, normalised so that `shift+a` and `A` compare equal.
@@ -325,6 +375,7 @@ impl KeyMap {
             (Context::Global, "Everywhere"),
             (Context::Composer, "Composer"),
             (Context::Transcript, "Selected message"),
+            (Context::Compare, "Compare (/compare A B, or palaver compare -m A -m B)"),
         ];
         groups
             .iter()

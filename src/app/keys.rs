@@ -20,6 +20,9 @@ impl State {
         if modal && self.overlay_key(&key, fx) {
             return;
         }
+        if !modal && self.compare_key(&key, fx) {
+            return;
+        }
         if let Some(action) = self.keymap.action(Context::Global, &key) {
             if self.global_action(action, fx) {
                 return;
@@ -37,6 +40,9 @@ impl State {
 
     /// Gives the key to the top overlay; true when it used it.
     fn overlay_key(&mut self, key: &KeyEvent, fx: &mut Vec<Effect>) -> bool {
+        if let Some(used) = self.tools_overlay_key(key, fx) {
+            return used;
+        }
         let is_ctrl_c = key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
         let Some(top) = self.overlays.last_mut() else { return false };
         if is_ctrl_c {
@@ -62,6 +68,8 @@ impl State {
             Overlay::Palette(p) | Overlay::Models { picker: p, .. } | Overlay::CodeBlocks { picker: p, .. } => {
                 p.key(key)
             }
+            Overlay::Conversations(_) => return self.conversations_key(key, fx),
+            Overlay::Approval | Overlay::Inspector => return false,
         };
         match outcome {
             PickOutcome::Consumed => true,
@@ -76,7 +84,7 @@ impl State {
                         let idx: usize = value.parse().unwrap_or(0);
                         self.copy_code(id, Some(idx), fx);
                     }
-                    Overlay::Help { .. } => {}
+                    Overlay::Help { .. } | Overlay::Conversations(_) | Overlay::Approval | Overlay::Inspector => {}
                 }
                 true
             }
@@ -93,7 +101,7 @@ impl State {
         match action {
             Action::Quit => self.quit = true,
             Action::Interrupt => {
-                if self.live.is_some() {
+                if self.live.is_some() || self.tools.busy() {
                     self.cancel_live(fx);
                 } else if !self.composer.is_empty() || self.editing.is_some() {
                     self.composer.clear();
@@ -103,7 +111,7 @@ impl State {
                 }
             }
             Action::Cancel => {
-                if self.live.is_some() {
+                if self.live.is_some() || self.tools.busy() {
                     self.cancel_live(fx);
                 } else if self.editing.is_some() {
                     self.editing = None;
@@ -119,6 +127,8 @@ impl State {
             ),
             Action::Help => self.toggle_overlay(|o| matches!(o, Overlay::Help { .. }), |_| Overlay::Help { scroll: 0 }),
             Action::Models => self.open_models(fx),
+            Action::History => self.open_conversations(fx),
+            Action::Inspector => self.toggle_inspector(),
             Action::Panels => self.toggle_panels(),
             Action::ScrollUp => self.scroll_by(-SCROLL_STEP),
             Action::ScrollDown => self.scroll_by(SCROLL_STEP),
@@ -200,6 +210,7 @@ impl State {
             Some(Action::BranchPrev) => self.switch_branch(false),
             Some(Action::BranchNext) => self.switch_branch(true),
             Some(Action::Leave) => self.leave_selection(),
+            Some(Action::ToggleOutput) => self.toggle_tool_output(),
             _ => {
                 // Typing a character goes back to the composer with it.
                 let plain = !key.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
@@ -223,7 +234,7 @@ impl State {
             .cells
             .iter()
             .enumerate()
-            .filter(|(_, c)| c.message().is_some())
+            .filter(|(_, c)| c.message().is_some_and(|m| m.role() != Role::Tool))
             .map(|(i, c)| (i, c.id()))
             .collect();
         if ids.is_empty() {
@@ -336,6 +347,9 @@ impl State {
     }
 
     pub(crate) fn on_mouse(&mut self, m: MouseEvent) {
+        if self.compare_mouse(&m) {
+            return;
+        }
         match m.kind {
             MouseEventKind::ScrollUp => {
                 self.dirty = true;
@@ -360,6 +374,9 @@ impl State {
     }
 
     pub(crate) fn on_paste(&mut self, text: &str) {
+        if self.approval_paste(text) {
+            return;
+        }
         if let Some(Overlay::Palette(p) | Overlay::Models { picker: p, .. } | Overlay::CodeBlocks { picker: p, .. }) =
             self.overlays.last_mut()
         {

@@ -2,12 +2,17 @@
 //! returns `Effect`s for the runner to carry out. `run` is the chat screen's entry point.
 
 pub mod commands;
+pub mod compare;
 pub mod composer;
 pub mod effect;
 pub mod keymap;
 mod keys;
 pub mod msg;
 pub mod overlay;
+pub mod persist;
+pub mod conversations;
+mod reopen;
+mod storage;
 mod run;
 mod runner;
 mod scroll;
@@ -15,10 +20,13 @@ pub mod state;
 pub mod totals;
 pub mod transcript;
 mod turns;
+pub mod approval;
+pub mod inspector;
+pub mod tools;
 
 pub use effect::Effect;
 pub use msg::Msg;
-pub use run::run;
+pub use run::{run, run_compare, run_with};
 pub use state::{State, TargetInfo};
 
 /// A state for tests: demo-like target, default settings and config, the dark theme.

@@ -30,6 +30,12 @@ pub enum Msg {
     ThemeLoaded { name: String, theme: Result<LoadedTheme, String> },
     /// What the last draw showed: the scroll position it settled on and where cells are.
     Viewport(ViewReport),
+    /// The tool loop heard back: a tool finished, MCP servers started, a file was read (see `tools.rs`).
+    Tools(super::tools::ToolMsg),
+    /// A compare column's request reported something (see `compare/`).
+    Compare(super::compare::CompareMsg),
+    /// The store answered or reported something (history list, search, load, write notices).
+    Store(super::persist::StoreMsg),
 }
 
 /// A loaded theme; its `Debug` stays short so message logs do not dump style tables.
@@ -71,6 +77,8 @@ pub struct ViewReport {
     /// Screen areas as (x, y, width, height).
     pub transcript: (u16, u16, u16, u16),
     pub composer: (u16, u16, u16, u16),
+    /// The compare screen's columns and diff as drawn (empty outside compare mode).
+    pub compare: super::compare::CompareView,
 }
 
 impl ViewReport {

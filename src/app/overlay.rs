@@ -95,6 +95,12 @@ pub enum Overlay {
     Models { picker: Picker, loading: bool, error: Option<String> },
     /// Which code block of message `id` to copy.
     CodeBlocks { id: u64, picker: Picker },
+    /// Approve, deny or edit the tool call at the front of the queue (state in `State::tools`).
+    Approval,
+    /// The flow inspector of the current turn (state in `State::flow`).
+    Inspector,
+    /// Stored conversations and message search (see `conversations.rs`).
+    Conversations(Box<super::conversations::ConversationList>),
 }
 
 impl Overlay {
@@ -106,6 +112,9 @@ impl Overlay {
             Self::Palette(_) => "Commands",
             Self::Models { .. } => "Models",
             Self::CodeBlocks { .. } => "Copy code block",
+            Self::Approval => "Approve tool call",
+            Self::Inspector => "Flow inspector",
+            Self::Conversations(_) => "Conversations",
         }
     }
 }

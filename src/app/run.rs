@@ -4,6 +4,7 @@
 
 use super::effect::Effect;
 use super::msg::Msg;
+use super::compare::runner::ColumnRunner;
 use super::runner::Runner;
 use super::state::{State, TICK_MS, TargetInfo};
 use super::transcript::NoticeKind;
@@ -23,6 +24,35 @@ const BURST: usize = 1024;
 
 /// Runs the chat screen until the user quits; returns the exit status.
 pub async fn run(target: Target, cfg: Config, paths: Paths, settings: TurnSettings) -> u8 {
+    run_with(target, cfg, paths, settings, super::persist::Reopen::default()).await
+}
+
+/// [`run`], reopening a stored conversation first when `reopen` asks (`--continue`, `--resume`).
+pub async fn run_with(
+    target: Target,
+    cfg: Config,
+    paths: Paths,
+    settings: TurnSettings,
+    reopen: super::persist::Reopen,
+) -> u8 {
+    launch(target, cfg, paths, settings, reopen, Vec::new()).await
+}
+
+/// [`run`] in compare mode: one column per target (2–4, resolved by the CLI), all fed from the
+/// one composer; the first target is the chat's own.
+pub async fn run_compare(columns: Vec<Target>, cfg: Config, paths: Paths, settings: TurnSettings) -> u8 {
+    let Some(first) = columns.first().cloned() else { return 2 };
+    launch(first, cfg, paths, settings, super::persist::Reopen::default(), columns).await
+}
+
+async fn launch(
+    target: Target,
+    cfg: Config,
+    paths: Paths,
+    settings: TurnSettings,
+    reopen: super::persist::Reopen,
+    columns: Vec<Target>,
+) -> u8 {
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let themes_dir = paths.themes_dir();
     let wanted = cfg.theme.clone().unwrap_or_else(|| "dark".to_owned());
@@ -47,6 +77,10 @@ pub async fn run(target: Target, cfg: Config, paths: Paths, settings: TurnSettin
     if let Some(e) = theme_error {
         state.transcript.push_notice(NoticeKind::Error, e);
     }
+    let store = match super::storage::Storage::start(&paths, &reopen, &mut state).await {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
     let guard = match TerminalGuard::enter() {
         Ok(g) => g,
         Err(e) => {
@@ -58,9 +92,20 @@ pub async fn run(target: Target, cfg: Config, paths: Paths, settings: TurnSettin
         state.apply(Msg::Resize { width: size.width, height: size.height });
     }
     let (tx, rx) = mpsc::unbounded_channel();
+    super::tools::setup(&mut state, &tx);
+    let column_http = http.clone();
     let runner = Runner::new(tx.clone(), http, target.endpoint.clone(), themes_dir, no_color);
+    let mut compare =
+        ColumnRunner::new(tx.clone(), column_http, runner.clock(), state.cfg.clone(), &target, &columns);
+    compare.set_store(store.handle());
+    if !columns.is_empty() {
+        if let Err(e) = state.open_compare(columns.iter().map(TargetInfo::from_target).collect()) {
+            state.flash_error(e);
+        }
+    }
+    store.attach(tx.clone());
     let mut app =
-        Loop { state, guard, runner, input: Some(Input::spawn(tx.clone())), tx, cache: RenderCache::default() };
+        Loop { state, guard, runner, input: Some(Input::spawn(tx.clone())), tx, cache: RenderCache::default(), store, compare };
     let status = app.run(rx).await;
     if let Some(input) = app.input.take() {
         input.stop().await;
@@ -78,6 +123,10 @@ struct Loop {
     input: Option<Input>,
     tx: UnboundedSender<Msg>,
     cache: RenderCache,
+    /// The history store (writes queue on its thread; reads run on blocking tasks).
+    store: super::storage::Storage,
+    /// Compare columns' requests, one endpoint per provider.
+    compare: ColumnRunner,
 }
 
 impl Loop {
@@ -161,6 +210,16 @@ impl Loop {
                 }
                 // The state already says so; the loop ends after this burst.
                 Effect::Quit => {}
+                Effect::Persist(op) => self.store.run(op),
+                Effect::Compare(e) => self.compare.run(e, &mut self.runner),
+                Effect::Tools(super::tools::ToolEffect::EditArgs(draft)) => {
+                    let result = self.edit(draft).await;
+                    queue.extend(self.state.apply(Msg::Tools(super::tools::ToolMsg::ArgsEdited(result))));
+                }
+                Effect::Tools(super::tools::ToolEffect::CopyCurl { api, body }) => {
+                    queue.push_back(Effect::Copy(self.runner.curl(api, &body)));
+                }
+                Effect::Tools(e) => self.runner.tool_effect(e),
             }
         }
     }

@@ -14,6 +14,8 @@ use std::time::Instant;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::AbortHandle;
 
+mod tool_jobs;
+
 /// Starts and stops background work.
 pub struct Runner {
     tx: UnboundedSender<Msg>,
@@ -23,6 +25,8 @@ pub struct Runner {
     requests: HashMap<u64, AbortHandle>,
     themes_dir: PathBuf,
     no_color: bool,
+    /// Running tool calls by (message id, call index), so a cancel can drop them.
+    tool_tasks: HashMap<(u64, usize), AbortHandle>,
 }
 
 impl Runner {
@@ -34,13 +38,33 @@ impl Runner {
         themes_dir: PathBuf,
         no_color: bool,
     ) -> Self {
-        Self { tx, http, endpoint, clock: Instant::now(), requests: HashMap::new(), themes_dir, no_color }
+        Self {
+            tx,
+            http,
+            endpoint,
+            clock: Instant::now(),
+            requests: HashMap::new(),
+            themes_dir,
+            no_color,
+            tool_tasks: HashMap::new(),
+        }
     }
 
     /// Milliseconds since the app started.
     #[must_use]
     pub fn now_ms(&self) -> u64 {
         u64::try_from(self.clock.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// The instant the app clock counts from (compare columns stamp their events with it too).
+    #[must_use]
+    pub fn clock(&self) -> Instant {
+        self.clock
+    }
+
+    /// Sends later requests to `endpoint` (a kept compare column carries on at its provider).
+    pub fn set_endpoint(&mut self, endpoint: Endpoint) {
+        self.endpoint = endpoint;
     }
 
     /// Sends a request; its wire events arrive as `Msg::Wire` for message `id`.

@@ -119,6 +119,14 @@ pub struct State {
     /// Bumped by every `apply` that changed something visible; the loop redraws when it moves.
     pub version: u64,
     pub quit: bool,
+    /// Compare mode: the open comparison's columns, and those left behind (see `compare/`).
+    pub compare: super::compare::CompareMode,
+    /// What the history store holds of this conversation (see `persist.rs`).
+    pub persist: super::persist::Persist,
+    /// The tool loop: registry, approvals, the calls being settled (see `tools.rs`).
+    pub tools: super::tools::Tools,
+    /// The flow inspector and the request bodies it shows (see `inspector.rs`).
+    pub flow: super::inspector::Inspector,
 }
 
 impl State {
@@ -154,6 +162,10 @@ impl State {
             dirty: false,
             version: 1,
             quit: false,
+            compare: super::compare::CompareMode::default(),
+            persist: super::persist::Persist::default(),
+            tools: super::tools::Tools::default(),
+            flow: super::inspector::Inspector::default(),
         };
         for p in problems {
             s.transcript.push_notice(NoticeKind::Error, format!("config.toml: {p}"));
@@ -186,7 +198,7 @@ impl State {
                     live.started_ms = Some(now_ms);
                 }
             }
-            Msg::Wire { id, event, now_ms } => self.on_wire(id, *event, now_ms),
+            Msg::Wire { id, event, now_ms } => self.on_wire_tools(id, *event, now_ms, &mut fx),
             Msg::Tick { now_ms } => self.on_tick(now_ms),
             Msg::Edited(r) => {
                 self.dirty = true;
@@ -217,7 +229,12 @@ impl State {
                 }
             }
             Msg::Viewport(r) => self.on_viewport(r),
+            Msg::Compare(m) => fx.extend(self.on_compare(m)),
+            Msg::Store(m) => self.on_store(m, &mut fx),
+            Msg::Tools(m) => self.on_tools_msg(m, &mut fx),
         }
+        self.persist_sync(&mut fx);
+        self.flow.record(&fx);
         if self.quit && !fx.contains(&Effect::Quit) {
             fx.push(Effect::Quit);
         }
@@ -231,6 +248,8 @@ impl State {
     #[must_use]
     pub fn wants_tick(&self) -> bool {
         self.live.is_some()
+            || self.compare.is_live()
+            || self.tools.ticking()
             || self.flash.is_some()
             || self.overlays.iter().any(|o| matches!(o, Overlay::Models { loading: true, .. }))
     }
@@ -238,6 +257,12 @@ impl State {
     fn on_tick(&mut self, now_ms: u64) {
         self.now_ms = self.now_ms.max(now_ms);
         if self.live.is_some() || self.overlays.iter().any(|o| matches!(o, Overlay::Models { loading: true, .. })) {
+            self.dirty = true;
+        }
+        if self.compare.is_live() {
+            self.dirty = true;
+        }
+        if self.tools.ticking() {
             self.dirty = true;
         }
         if let Some(f) = &mut self.flash {
@@ -280,6 +305,7 @@ impl State {
             reasoning_effort: self.settings.reasoning_effort.clone(),
             include_usage: self.target.include_usage,
             extra: self.target.request_extra.clone(),
+            tools: self.tools.definitions(),
             ..RequestOptions::default()
         }
     }

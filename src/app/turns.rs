@@ -25,7 +25,7 @@ impl State {
             }
             None => {}
         }
-        if self.live.is_some() {
+        if self.live.is_some() || self.tools.busy() {
             self.flash("a reply is still streaming: Esc cancels it");
             return;
         }
@@ -61,7 +61,7 @@ impl State {
 
     /// Regenerates the last reply; the old one is kept as a branch.
     pub(crate) fn regenerate(&mut self, fx: &mut Vec<Effect>) {
-        if self.live.is_some() {
+        if self.live.is_some() || self.tools.busy() {
             self.flash("a reply is still streaming: Esc cancels it");
             return;
         }
@@ -81,6 +81,7 @@ impl State {
 
     /// Cancels the reply in flight, keeping what arrived.
     pub(crate) fn cancel_live(&mut self, fx: &mut Vec<Effect>) {
+        self.cancel_tools(fx);
         let Some(live) = self.live.take() else { return };
         let elapsed = live.started_ms.map_or(0, |s| self.now_ms.saturating_sub(s));
         if let Some(m) = self.transcript.message_mut(live.id) {

@@ -189,6 +189,8 @@ pub fn settings(g: &Global) -> TurnSettings {
         temperature: g.temperature,
         max_tokens: g.max_tokens,
         reasoning_effort: g.reasoning_effort.map(|e| format!("{e:?}").to_lowercase()),
+        tools: tool_mode(g),
+        yes: g.yes,
     }
 }
 

@@ -27,9 +27,20 @@ pub async fn run(cli: Cli) -> u8 {
         Some(Command::ServeDemo { addr }) => serve_demo(addr).await,
         Some(Command::History { action }) => history::run(action, g.json, &paths),
         Some(Command::Compare) => {
+            if g.prompt.is_none() && std::io::stdin().is_terminal() {
+                // No prompt: the interactive screen in compare mode, one column per model.
+                if !(2..=4).contains(&g.model.len()) {
+                    return usage(&format!("compare takes 2 to 4 models (-m A -m B …), got {}", g.model.len()));
+                }
+                let targets = match target::resolve_columns(g, &cfg, &g.model).await {
+                    Ok(t) => t,
+                    Err(e) => return usage(&e.0),
+                };
+                return crate::app::run_compare(targets, cfg, paths, headless::settings(g)).await;
+            }
             let stdin = if std::io::stdin().is_terminal() { None } else { read_stdin() };
             if g.prompt.is_none() && stdin.is_none() {
-                return usage("compare without -p opens the interactive screen; give -p PROMPT to run it headless");
+                return usage("nothing to compare: give -p PROMPT or pipe text on stdin (in a terminal, compare opens the interactive screen)");
             }
             let prompt = headless::prompt_text(g.prompt.as_deref(), stdin);
             let registry = build_registry(&cfg).await;
@@ -53,7 +64,12 @@ pub async fn run(cli: Cli) -> u8 {
                     Ok(t) => t,
                     Err(e) => return usage(&e.0),
                 };
-                return crate::app::run(t, cfg, paths, headless::settings(g)).await;
+                let reopen = crate::app::persist::Reopen {
+                    last: g.continue_last,
+                    id: g.resume.clone(),
+                    keep_model: !g.model.is_empty(),
+                };
+                return crate::app::run_with(t, cfg, paths, headless::settings(g), reopen).await;
             }
             let stdin = if std::io::stdin().is_terminal() { None } else { read_stdin() };
             if g.prompt.is_none() && stdin.is_none() {

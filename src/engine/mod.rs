@@ -7,6 +7,7 @@ pub mod safety;
 pub mod usage;
 
 pub use message::{Choice, Conversation, ErrorInfo, Message, MessageStatus, Role, ToolCall, ToolStatus};
+pub mod diff;
 pub mod images;
 pub mod item_tools;
 pub mod metrics;

@@ -29,6 +29,10 @@ pub struct TurnSettings {
     pub temperature: Option<f64>,
     pub max_tokens: Option<u64>,
     pub reasoning_effort: Option<String>,
+    /// `--tools`: which calls run without asking.
+    pub tools: crate::engine::tool_loop::ToolMode,
+    /// `--yes`: approve every tool call.
+    pub yes: bool,
 }
 
 impl TurnSettings {

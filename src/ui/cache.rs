@@ -43,7 +43,8 @@ impl Incremental {
 /// One cell's rendered body.
 #[derive(Debug, Default)]
 pub struct CachedCell {
-    key: Option<(u64, bool)>,
+    /// (revision, reasoning expanded, tool-card salt) the body was built for.
+    key: Option<(u64, bool, u64)>,
     /// Whether a header line is drawn above the body (messages yes, notices no).
     pub header: bool,
     /// Before the answer: reasoning, refusal.
@@ -65,6 +66,10 @@ impl CachedCell {
     /// Rows the cell takes: header, body, one blank separator.
     #[must_use]
     pub fn height(&self) -> usize {
+        // A hidden cell (a tool result, shown on its call's card) takes no rows at all.
+        if !self.header && self.body_len() == 0 {
+            return 0;
+        }
         usize::from(self.header) + self.body_len() + 1
     }
 
@@ -90,6 +95,8 @@ pub struct RenderCache {
     theme: String,
     /// Cells rendered since the cache was made (for tests and benches).
     pub builds: u64,
+    /// The compare screen's column and diff caches.
+    pub compare: super::compare::Caches,
 }
 
 impl RenderCache {
@@ -103,7 +110,7 @@ impl RenderCache {
         }
         let cell = state.transcript.cells.get(index)?;
         let expanded = cell.message().is_some_and(|m| state.reasoning_expanded(m));
-        let key = Some((cell.revision(), expanded));
+        let key = Some((cell.revision(), expanded, super::tool_card::salt(state, cell)));
         let entry = self.cells.entry(cell.id()).or_default();
         if entry.key != key {
             cells::build(entry, cell, state, cols);

@@ -10,15 +10,13 @@ use super::theme::{Role as R, Theme};
 use super::wrap;
 use crate::app::State;
 use crate::app::transcript::{Cell, Notice, NoticeKind};
-use crate::engine::message::{Message, MessageStatus, Role, ToolCall, ToolStatus};
+use crate::engine::message::{Message, MessageStatus, Role};
 use crate::engine::safety::any_flagged;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 /// Spinner frames for a reply that is waiting.
 pub const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
-/// Arguments lines a tool card shows before folding.
-const CARD_ARG_LINES: usize = 6;
 
 /// The spinner frame for the app clock.
 #[must_use]
@@ -39,7 +37,14 @@ pub fn build(entry: &mut CachedCell, cell: &Cell, state: &State, cols: usize) {
         Cell::Message(m) => {
             entry.header = true;
             match m.role() {
-                Role::Assistant => assistant(entry, m, state.reasoning_expanded(m), cols, theme),
+                Role::Assistant => assistant(entry, m, state, cols),
+                _ if super::tool_card::hidden(m) => {
+                    // A tool result is shown on its call's card.
+                    entry.header = false;
+                    entry.pre.clear();
+                    entry.md.clear();
+                    entry.post.clear();
+                }
                 role => {
                     let style = match role {
                         Role::User => theme.style(R::Base),
@@ -63,7 +68,8 @@ fn notice(n: &Notice, cols: usize, theme: &Theme) -> Vec<Line<'static>> {
     wrap::plain(&text, cols, theme.style(role))
 }
 
-fn assistant(entry: &mut CachedCell, m: &Message, expanded: bool, cols: usize, theme: &Theme) {
+fn assistant(entry: &mut CachedCell, m: &Message, state: &State, cols: usize) {
+    let (expanded, theme) = (state.reasoning_expanded(m), &state.theme);
     let main = m.main();
     let live = m.is_live();
     // Reasoning and refusal come before the answer.
@@ -83,6 +89,7 @@ fn assistant(entry: &mut CachedCell, m: &Message, expanded: bool, cols: usize, t
         let text = format!("⚠ refused: {}", sanitize(&main.refusal));
         pre.extend(wrap::plain(&text, cols, theme.style(R::Warning).add_modifier(Modifier::BOLD)));
     }
+    pre.extend(super::item_card::leading(m, state, cols));
     entry.pre = pre;
 
     // Complete lines are markdown; the line still arriving stays plain until it completes.
@@ -97,59 +104,10 @@ fn assistant(entry: &mut CachedCell, m: &Message, expanded: bool, cols: usize, t
         }
         post.extend(lines);
     }
-    for call in &main.tool_calls {
-        post.extend(tool_card(call, cols, theme));
-    }
+    post.extend(super::item_card::trailing(m, state, cols));
+    post.extend(super::tool_card::cards(m, state, cols));
     post.extend(banners(m, cols, theme));
     entry.post = post;
-}
-
-/// A simple tool-call card: name, arguments (folded past a few lines), status.
-fn tool_card(call: &ToolCall, cols: usize, theme: &Theme) -> Vec<Line<'static>> {
-    let (mark, status, role) = match call.status {
-        ToolStatus::Streaming => ("…", "arguments streaming", R::Dim),
-        ToolStatus::Pending => ("○", "not run", R::Dim),
-        ToolStatus::AwaitingApproval => ("?", "awaiting approval", R::Warning),
-        ToolStatus::Running => ("◐", "running", R::Accent),
-        ToolStatus::Done => ("✓", "done", R::Success),
-        ToolStatus::Failed => ("✗", "failed", R::Error),
-        ToolStatus::Denied => ("✗", "denied", R::Error),
-        ToolStatus::Skipped => ("-", "skipped (tools off)", R::Dim),
-    };
-    let mut status = format!("{mark} {status}");
-    if let Some(ms) = call.duration_ms {
-        status.push_str(&format!(" {}", fmt::duration(ms)));
-    }
-    let name = if call.name.is_empty() { "tool".to_owned() } else { sanitize(&call.name).into_owned() };
-    let mut out = vec![Line::from(vec![
-        Span::styled(format!("⚙ {name}"), theme.style(R::Tool).add_modifier(Modifier::BOLD)),
-        Span::raw("  "),
-        Span::styled(status, theme.style(role)),
-    ])];
-    let args = pretty_args(&call.arguments);
-    let arg_lines = wrap::plain(&sanitize(&args), cols.saturating_sub(2).max(1), theme.style(R::Dim));
-    let total = arg_lines.len();
-    for mut l in arg_lines.into_iter().take(CARD_ARG_LINES) {
-        l.spans.insert(0, Span::styled("│ ", theme.style(R::Border)));
-        out.push(l);
-    }
-    if total > CARD_ARG_LINES {
-        out.push(Line::from(Span::styled(format!("│ … {} more lines", total - CARD_ARG_LINES), theme.style(R::Dim))));
-    }
-    if let Some(output) = &call.output {
-        let first = output.lines().next().unwrap_or("");
-        let line = format!("↳ {}", sanitize(first));
-        out.extend(wrap::plain(&line, cols, theme.style(R::Dim)).into_iter().take(2));
-    }
-    out
-}
-
-/// Arguments as compact JSON when they parse, else as sent.
-fn pretty_args(args: &str) -> String {
-    if args.trim().is_empty() {
-        return "{}".to_owned();
-    }
-    serde_json::from_str::<serde_json::Value>(args).map_or_else(|_| args.to_owned(), |v| v.to_string())
 }
 
 /// Banners on the message itself: content filter, flagged safety, cut short, cancelled, errors.

@@ -26,8 +26,12 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State) {
     let focused = state.focus == Focus::Composer && state.overlays.is_empty();
     let title = if state.editing.is_some() {
         " editing an earlier message · Enter resends (old branch kept) · Esc cancels ".to_owned()
+    } else if state.tools.busy() {
+        format!(" tools at work · {} cancels the turn · you can keep typing ", state.keymap.hint(Action::Cancel))
     } else if state.live.is_some() {
         format!(" reply streaming · {} cancels · you can keep typing ", state.keymap.hint(Action::Cancel))
+    } else if state.focus == Focus::Transcript && super::tool_card::has_cards(state) {
+        " message selected · Enter cards · y copy · r regenerate · Esc back ".to_owned()
     } else if state.focus == Focus::Transcript {
         " message selected · y copy · b code · e edit · r regenerate · Esc back ".to_owned()
     } else {

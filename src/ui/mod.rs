@@ -7,7 +7,9 @@ pub mod theme;
 
 pub mod cache;
 pub mod cells;
+pub mod compare;
 pub mod composer;
+pub mod conversations;
 pub mod fmt;
 pub mod overlays;
 pub mod panels;
@@ -17,6 +19,11 @@ pub mod stream_md;
 pub mod transcript;
 pub mod usage;
 pub mod wrap;
+
+pub mod approval;
+pub mod inspector;
+pub mod item_card;
+pub mod tool_card;
 
 pub use cache::RenderCache;
 
@@ -55,6 +62,9 @@ pub fn areas(area: Rect, state: &State) -> Areas {
 
 /// Draws the whole screen; returns what the transcript showed, for scrolling and the mouse.
 pub fn draw(f: &mut Frame, state: &State, cache: &mut RenderCache) -> ViewReport {
+    if state.compare.is_active() {
+        return compare::draw(f, state, cache);
+    }
     let a = areas(f.area(), state);
     f.render_widget(Block::new().style(state.theme.style(theme::Role::Base)), f.area());
     let mut report = transcript::draw(f, a.transcript, state, cache);

@@ -21,6 +21,7 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State) {
     let mut left: Vec<Span<'static>> = Vec::new();
     let last = state.transcript.cells.iter().rev().filter_map(|c| c.message()).find(|m| m.role() == Role::Assistant);
     match last {
+        Some(_) if state.tools.busy() => left.extend(super::tool_card::status_spans(state)),
         Some(m) => left.extend(reply_state(state, m)),
         None => left.push(Span::styled(" ready", bar)),
     }

@@ -90,6 +90,30 @@ impl Server {
         Self { base_url: format!("http://127.0.0.1:{port}/v1"), seen }
     }
 
+    /// A server that picks each answer from the request itself (its model, its history), so
+    /// concurrent requests get the right reply whatever order they arrive in.
+    pub fn start_fn(respond: impl Fn(&Seen) -> Reply + Send + Sync + 'static) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let seen2 = seen.clone();
+        let respond = Arc::new(respond);
+        thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { break };
+                let (seen, respond) = (seen2.clone(), respond.clone());
+                thread::spawn(move || {
+                    let Ok(mut write) = stream.try_clone() else { return };
+                    let mut reader = BufReader::new(stream);
+                    let Some(request) = read_request(&mut reader) else { return };
+                    seen.lock().unwrap().push(request.clone());
+                    write_reply(&mut write, &respond(&request));
+                });
+            }
+        });
+        Self { base_url: format!("http://127.0.0.1:{port}/v1"), seen }
+    }
+
     pub fn requests(&self) -> Vec<Seen> {
         self.seen.lock().map(|s| s.clone()).unwrap_or_default()
     }
@@ -116,6 +140,53 @@ fn serve_one(mut stream: TcpStream, reply: &Reply, seen: &Arc<Mutex<Vec<Seen>>>)
     let mut body = vec![0; len];
     let _ = reader.read_exact(&mut body);
     seen.lock().unwrap().push(Seen { request_line, headers, body: String::from_utf8_lossy(&body).into_owned() });
+    let mut head = format!("HTTP/1.1 {} X\r\n", reply.status);
+    for (k, v) in &reply.headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n");
+    if stream.write_all(head.as_bytes()).is_err() {
+        return;
+    }
+    for (piece, pause) in &reply.pieces {
+        if !piece.is_empty() {
+            let chunk = [format!("{:x}\r\n", piece.len()).as_bytes(), piece, b"\r\n"].concat();
+            if stream.write_all(&chunk).is_err() {
+                return;
+            }
+            let _ = stream.flush();
+        }
+        thread::sleep(*pause);
+    }
+    if reply.cut {
+        let _ = stream.shutdown(std::net::Shutdown::Both);
+        return;
+    }
+    let _ = stream.write_all(b"0\r\n\r\n");
+    let _ = stream.flush();
+}
+
+fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Seen> {
+    let mut request_line = String::new();
+    reader.read_line(&mut request_line).ok()?;
+    let mut headers = String::new();
+    let mut len = 0usize;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+            break;
+        }
+        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            len = v.trim().parse().unwrap_or(0);
+        }
+        headers.push_str(&line);
+    }
+    let mut body = vec![0; len];
+    reader.read_exact(&mut body).ok()?;
+    Some(Seen { request_line, headers, body: String::from_utf8_lossy(&body).into_owned() })
+}
+
+fn write_reply(stream: &mut TcpStream, reply: &Reply) {
     let mut head = format!("HTTP/1.1 {} X\r\n", reply.status);
     for (k, v) in &reply.headers {
         head.push_str(&format!("{k}: {v}\r\n"));

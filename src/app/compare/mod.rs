@@ -1,0 +1,201 @@
+//! Compare mode: 2–4 columns side by side, each a model with its own multi-turn conversation,
+//! all fed from the one composer. This module owns the columns' state and their `Msg`/`Effect`
+//! vocabulary; `turns.rs` sends and folds replies, `keys.rs` handles keys and the mouse,
+//! `view.rs` focus, scrolling, full width and the diff, `runner.rs` the requests (one endpoint
+//! per provider). Drawing is `ui::compare`.
+
+mod keys;
+pub(crate) mod runner;
+mod turns;
+mod view;
+
+use super::state::{Live, TargetInfo};
+use super::transcript::Transcript;
+use crate::api::Api;
+use crate::api::client::WireEvent;
+use crate::engine::Message;
+use serde_json::Value;
+
+/// Fewest and most columns a compare has.
+pub const MIN_COLUMNS: usize = 2;
+pub const MAX_COLUMNS: usize = 4;
+
+/// One model's side of the comparison.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Column {
+    /// Position when the compare started (stays the same when others are dropped).
+    pub index: usize,
+    pub target: TargetInfo,
+    pub transcript: Transcript,
+    /// The reply in flight in this column.
+    pub live: Option<Live>,
+    /// The top line shown; `None` follows the bottom.
+    pub scroll: Option<usize>,
+    /// Output arrived below while the column was scrolled up.
+    pub unseen: bool,
+    /// A transient note about the request (a retry after a 429).
+    pub note: Option<String>,
+}
+
+impl Column {
+    #[must_use]
+    pub fn new(index: usize, target: TargetInfo) -> Self {
+        Self { index, target, transcript: Transcript::default(), live: None, scroll: None, unseen: false, note: None }
+    }
+
+    /// The latest reply (the one the metrics describe).
+    #[must_use]
+    pub fn last_reply(&self) -> Option<&crate::engine::Message> {
+        self.transcript
+            .cells
+            .iter()
+            .rev()
+            .filter_map(super::transcript::Cell::message)
+            .find(|m| m.role() == crate::engine::Role::Assistant)
+    }
+}
+
+/// The diff view: the latest answers of two columns, word by word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DiffView {
+    /// The column whose words show as removed.
+    pub a: usize,
+    /// The column whose words show as added.
+    pub b: usize,
+    /// The top line shown.
+    pub scroll: usize,
+}
+
+/// An open comparison.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Compare {
+    /// Tells this compare's replies from those of an earlier one.
+    pub generation: u64,
+    /// The compare group id the columns are saved under.
+    pub group: String,
+    pub columns: Vec<Column>,
+    /// The column keys act on (by position in `columns`).
+    pub focus: usize,
+    /// Show only the focused column, full width.
+    pub full: bool,
+    /// Scroll all columns together.
+    pub sync: bool,
+    pub diff: Option<DiffView>,
+}
+
+impl Compare {
+    /// Whether any column is streaming.
+    #[must_use]
+    pub fn is_live(&self) -> bool {
+        self.columns.iter().any(|c| c.live.is_some())
+    }
+
+    /// Columns with a reply in flight.
+    #[must_use]
+    pub fn live_count(&self) -> usize {
+        self.columns.iter().filter(|c| c.live.is_some()).count()
+    }
+
+    #[must_use]
+    pub fn focused(&self) -> Option<&Column> {
+        self.columns.get(self.focus)
+    }
+}
+
+/// Compare mode as a part of the app state: the open comparison, and the ones left behind.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CompareMode {
+    pub active: Option<Compare>,
+    /// Compares that were closed or had a column kept: their columns stay in memory.
+    pub kept: Vec<Compare>,
+    /// The last generation handed out.
+    pub generations: u64,
+}
+
+impl CompareMode {
+    /// Whether compare mode is on.
+    #[must_use]
+    pub fn is_active(&self) -> bool {
+        self.active.is_some()
+    }
+
+    /// Whether a column is streaming (the loop keeps ticking).
+    #[must_use]
+    pub fn is_live(&self) -> bool {
+        self.active.as_ref().is_some_and(Compare::is_live)
+    }
+}
+
+/// What compare mode asks the runner to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CompareEffect {
+    /// Send a column's request to `provider`'s endpoint; its reply streams into message `id`
+    /// of column `column` of compare `generation`.
+    Start { generation: u64, column: usize, id: u64, provider: String, api: Api, body: Value },
+    /// Stop a column's request; what arrived stays.
+    Cancel { generation: u64, column: usize, id: u64 },
+    /// The kept column's provider becomes the chat's endpoint.
+    UseEndpoint { provider: String },
+    /// Save a column's finished messages in the store as column `column` of compare `group`
+    /// (insert or update by position; the conversation is created on the first save).
+    Save { group: String, column: u32, model: String, provider: String, api: String, messages: Vec<Message> },
+}
+
+/// What the runner reports about column requests.
+#[derive(Debug)]
+pub enum CompareMsg {
+    /// The request for message `id` of a column went out at `now_ms`.
+    Started { generation: u64, column: usize, id: u64, now_ms: u64 },
+    /// A wire event of a column's request, stamped with the app clock.
+    Wire { generation: u64, column: usize, id: u64, event: Box<WireEvent>, now_ms: u64 },
+    /// A provider's endpoint was resolved after a keep asked for it before it was known.
+    EndpointReady { provider: String },
+}
+
+/// What the view reports back about the compare screen after each draw.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CompareView {
+    pub columns: Vec<ColumnView>,
+    /// Lines in the diff view and rows it shows (0 when closed).
+    pub diff_lines: usize,
+    pub diff_rows: u16,
+}
+
+/// One column as drawn.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ColumnView {
+    /// Position in `Compare::columns`.
+    pub column: usize,
+    /// Screen area of the column's body as (x, y, width, height).
+    pub area: (u16, u16, u16, u16),
+    /// Lines of content and the top line drawn.
+    pub lines: usize,
+    pub top: usize,
+    /// The first line of each turn (each user message), for synchronised scrolling.
+    pub turns: Vec<usize>,
+}
+
+impl ColumnView {
+    /// The largest top line (the last line at the bottom).
+    #[must_use]
+    pub fn max_top(&self) -> usize {
+        self.lines.saturating_sub(usize::from(self.area.3))
+    }
+
+    /// Whether (`col`, `row`) is inside the column.
+    #[must_use]
+    pub fn contains(&self, col: u16, row: u16) -> bool {
+        let (x, y, w, h) = self.area;
+        col >= x && col < x.saturating_add(w) && row >= y.saturating_sub(1) && row < y.saturating_add(h)
+    }
+}
+
+/// Splits `provider/model` when the prefix names a configured provider (or `demo`), as the
+/// headless compare does; any other slash is part of the model's name.
+#[must_use]
+pub fn split_spec<'a>(spec: &'a str, cfg: &crate::config::Config) -> Option<(&'a str, &'a str)> {
+    spec.split_once('/').filter(|(p, m)| !m.is_empty() && (*p == "demo" || cfg.providers.contains_key(*p)))
+}
+
+#[cfg(test)]
+mod tests;

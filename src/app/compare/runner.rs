@@ -1,0 +1,214 @@
+//! The effect runner of compare mode: one request task per column, each to its own provider's
+//! endpoint. Endpoints are known up front for `palaver compare` (resolved by the CLI) and for
+//! the chat's own provider; any other `provider/model` of `/compare` is resolved from the
+//! config the first time a request needs it (a key command, or starting the demo provider),
+//! inside the request's task, so the UI never waits.
+
+use super::{CompareEffect, CompareMsg};
+use crate::api::Api;
+use crate::api::client::{Endpoint, Secret, WireEvent, http_client};
+use crate::api::demo::DemoServer;
+use crate::app::msg::Msg;
+use crate::app::runner::Runner;
+use crate::config::{Config, ProviderProfile, resolve_key};
+use crate::engine::message::{ErrorInfo, Message, Role};
+use crate::engine::target::Target;
+use crate::engine::turn::spawn_request;
+use crate::store::ids::title_from_prompt;
+use crate::store::{NewConversation, StoreHandle};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::sync::Mutex;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::task::AbortHandle;
+
+/// A provider ready to take requests.
+#[derive(Clone)]
+struct Resolved {
+    endpoint: Endpoint,
+    http: reqwest::Client,
+    /// Keeps an embedded demo server alive while columns use it.
+    _demo: Option<Arc<DemoServer>>,
+}
+
+/// Starts and stops column requests.
+pub struct ColumnRunner {
+    tx: UnboundedSender<Msg>,
+    http: reqwest::Client,
+    clock: Instant,
+    cfg: Arc<Config>,
+    endpoints: Arc<Mutex<HashMap<String, Resolved>>>,
+    requests: HashMap<(u64, usize, u64), AbortHandle>,
+    /// The history store, when one is open, and the conversation of each (group, column).
+    store: Option<StoreHandle>,
+    saved: HashMap<(String, u32), String>,
+}
+
+impl ColumnRunner {
+    /// A runner that knows the chat's target and the CLI's column targets; `clock` is the app
+    /// clock of the main runner, so timings agree.
+    #[must_use]
+    pub fn new(
+        tx: UnboundedSender<Msg>,
+        http: reqwest::Client,
+        clock: Instant,
+        cfg: Config,
+        main: &Target,
+        columns: &[Target],
+    ) -> Self {
+        let mut known = HashMap::new();
+        for t in std::iter::once(main).chain(columns) {
+            known.entry(t.provider.clone()).or_insert_with(|| Resolved {
+                endpoint: t.endpoint.clone(),
+                http: http_client(&t.endpoint.timeouts).unwrap_or_else(|_| http.clone()),
+                _demo: t.demo.clone(),
+            });
+        }
+        Self {
+            tx,
+            http,
+            clock,
+            cfg: Arc::new(cfg),
+            endpoints: Arc::new(Mutex::new(known)),
+            requests: HashMap::new(),
+            store: None,
+            saved: HashMap::new(),
+        }
+    }
+
+    /// Saves compare columns in `store` (none: columns live in memory only).
+    pub fn set_store(&mut self, store: Option<StoreHandle>) {
+        self.store = store;
+    }
+
+    /// Carries out one compare effect.
+    pub fn run(&mut self, effect: CompareEffect, runner: &mut Runner) {
+        match effect {
+            CompareEffect::Start { generation, column, id, provider, api, body } => {
+                self.start(generation, column, id, provider, api, body);
+            }
+            CompareEffect::Cancel { generation, column, id } => {
+                if let Some(h) = self.requests.remove(&(generation, column, id)) {
+                    h.abort();
+                }
+            }
+            CompareEffect::UseEndpoint { provider } => self.use_endpoint(provider, runner),
+            CompareEffect::Save { group, column, model, provider, api, messages } => {
+                self.save(group, column, model, provider, api, &messages);
+            }
+        }
+    }
+
+    /// Writes a column's messages (queued on the store's writer thread; nothing waits here).
+    fn save(&mut self, group: String, column: u32, model: String, provider: String, api: String, messages: &[Message]) {
+        let Some(store) = &self.store else { return };
+        let conv = self.saved.entry((group.clone(), column)).or_insert_with(|| {
+            let prompt = messages.iter().find(|m| m.role() == Role::User).map_or("", Message::text);
+            store.create_conversation(NewConversation {
+                title: title_from_prompt(prompt),
+                model: Some(model),
+                provider: Some(provider),
+                api: Some(api),
+                compare: Some((group, column)),
+            })
+        });
+        for (position, m) in messages.iter().enumerate() {
+            store.save_message(conv, position, m);
+        }
+    }
+
+    fn start(&mut self, generation: u64, column: usize, id: u64, provider: String, api: Api, body: Value) {
+        self.requests.retain(|_, h| !h.is_finished());
+        let tx = self.tx.clone();
+        let clock = self.clock;
+        let ms = move || u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let endpoints = self.endpoints.clone();
+        let cfg = self.cfg.clone();
+        let fallback = self.http.clone();
+        let task = tokio::spawn(async move {
+            let resolved = lookup(&endpoints, &cfg, &provider, &fallback).await;
+            let _ = tx.send(Msg::Compare(CompareMsg::Started { generation, column, id, now_ms: ms() }));
+            let r = match resolved {
+                Ok(r) => r,
+                Err(message) => {
+                    let err = ErrorInfo { status: None, message, kind: "config".into(), body: Value::Null };
+                    let event = Box::new(WireEvent::Failed(err));
+                    let _ = tx.send(Msg::Compare(CompareMsg::Wire { generation, column, id, event, now_ms: ms() }));
+                    return;
+                }
+            };
+            // Dropping `rx` (when this task ends or is aborted) stops the request task.
+            let mut rx = spawn_request(r.http, r.endpoint, api, body);
+            while let Some(event) = rx.recv().await {
+                let msg = CompareMsg::Wire { generation, column, id, event: Box::new(event), now_ms: ms() };
+                if tx.send(Msg::Compare(msg)).is_err() {
+                    break;
+                }
+            }
+        });
+        self.requests.insert((generation, column, id), task.abort_handle());
+    }
+
+    /// Points the chat's runner at `provider`'s endpoint (a kept column carries on there).
+    fn use_endpoint(&mut self, provider: String, runner: &mut Runner) {
+        if let Ok(map) = self.endpoints.try_lock() {
+            if let Some(r) = map.get(&provider) {
+                runner.set_endpoint(r.endpoint.clone());
+                return;
+            }
+        }
+        // Not known yet (no column of it has sent a request): resolve it, then ask again.
+        let (endpoints, cfg, tx, http) = (self.endpoints.clone(), self.cfg.clone(), self.tx.clone(), self.http.clone());
+        tokio::spawn(async move {
+            if lookup(&endpoints, &cfg, &provider, &http).await.is_ok() {
+                let _ = tx.send(Msg::Compare(CompareMsg::EndpointReady { provider }));
+            }
+        });
+    }
+}
+
+/// The provider's endpoint, resolving it from the config the first time.
+async fn lookup(
+    endpoints: &Mutex<HashMap<String, Resolved>>,
+    cfg: &Config,
+    provider: &str,
+    fallback: &reqwest::Client,
+) -> Result<Resolved, String> {
+    // Held while resolving, so two columns of one new provider resolve it once.
+    let mut map = endpoints.lock().await;
+    if let Some(r) = map.get(provider) {
+        return Ok(r.clone());
+    }
+    let r = resolve(cfg, provider, fallback).await?;
+    map.insert(provider.to_owned(), r.clone());
+    Ok(r)
+}
+
+/// Resolves a configured provider (or `demo`) as `palaver --provider NAME` would.
+async fn resolve(cfg: &Config, provider: &str, fallback: &reqwest::Client) -> Result<Resolved, String> {
+    let (endpoint, demo) = if provider == "demo" && !cfg.providers.contains_key("demo") {
+        let server =
+            crate::api::demo::spawn_local().await.map_err(|e| format!("cannot start the demo provider: {e}"))?;
+        let ep = ProviderProfile::default().endpoint(&server.base_url, Secret::default());
+        (ep, Some(Arc::new(server)))
+    } else {
+        let profile = cfg
+            .providers
+            .get(provider)
+            .cloned()
+            .ok_or_else(|| format!("no provider named `{provider}` in config.toml"))?;
+        let url =
+            profile.base_url.clone().ok_or_else(|| format!("provider `{provider}` has no base_url in config.toml"))?;
+        let var = profile.api_key_env.clone().unwrap_or_else(|| "OPENAI_API_KEY".into());
+        let cmd = profile.api_key_cmd.clone();
+        // A key command may take a while (a password manager): off the async threads.
+        let key = tokio::task::spawn_blocking(move || resolve_key(&var, cmd.as_deref()))
+            .await
+            .map_err(|e| e.to_string())??;
+        (profile.endpoint(&url, key), None)
+    };
+    let http = http_client(&endpoint.timeouts).unwrap_or_else(|_| fallback.clone());
+    Ok(Resolved { endpoint, http, _demo: demo })
+}

@@ -1,0 +1,246 @@
+//! Unit tests of compare mode through `State::apply`: messages in, state and effects out.
+
+use super::{ColumnView, CompareEffect, CompareMsg, CompareView};
+use crate::api::client::WireEvent;
+use crate::api::event::StreamEvent;
+use crate::app::effect::Effect;
+use crate::app::msg::{Msg, ViewReport};
+use crate::app::state::{Focus, State};
+use crate::app::test_state;
+use crate::engine::message::{ErrorInfo, MessageStatus};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use serde_json::Value;
+
+fn key(code: KeyCode) -> Msg {
+    Msg::Key(KeyEvent::new(code, KeyModifiers::NONE))
+}
+
+fn typed(s: &mut State, text: &str) -> Vec<Effect> {
+    let mut fx = Vec::new();
+    for c in text.chars() {
+        fx.extend(s.apply(key(KeyCode::Char(c))));
+    }
+    fx
+}
+
+fn enter(s: &mut State, text: &str) -> Vec<Effect> {
+    typed(s, text);
+    s.apply(key(KeyCode::Enter))
+}
+
+/// (generation, column, id, provider, body) of every column request started.
+fn starts(fx: &[Effect]) -> Vec<(u64, usize, u64, String, Value)> {
+    fx.iter()
+        .filter_map(|e| match e {
+            Effect::Compare(CompareEffect::Start { generation, column, id, provider, body, .. }) => {
+                Some((*generation, *column, *id, provider.clone(), body.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn wire(s: &mut State, generation: u64, column: usize, id: u64, event: WireEvent) {
+    let msg = CompareMsg::Wire { generation, column, id, event: Box::new(event), now_ms: 500 };
+    s.apply(Msg::Compare(msg));
+}
+
+fn text(s: &mut State, generation: u64, column: usize, id: u64, delta: &str) {
+    let events = vec![StreamEvent::Text { choice: 0, delta: delta.into() }];
+    wire(s, generation, column, id, WireEvent::Chunk { frames: vec![], events, at_ms: 10 });
+}
+
+fn finish(s: &mut State, generation: u64, column: usize, id: u64) {
+    let events = vec![StreamEvent::Finish { choice: 0, reason: "stop".into() }, StreamEvent::End];
+    wire(s, generation, column, id, WireEvent::Chunk { frames: vec![], events, at_ms: 20 });
+    wire(s, generation, column, id, WireEvent::Closed { at_ms: 21 });
+}
+
+fn contents(body: &Value) -> Vec<String> {
+    body["messages"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap_or("").to_owned()).collect()
+}
+
+#[test]
+fn compare_command_opens_columns_on_the_chat_provider() {
+    let mut s = test_state();
+    enter(&mut s, "/compare demo demo-reasoning demo/demo-slow");
+    let cmp = s.compare.active.as_ref().unwrap();
+    let models: Vec<&str> = cmp.columns.iter().map(|c| c.target.model.as_str()).collect();
+    assert_eq!(models, ["demo", "demo-reasoning", "demo-slow"]);
+    assert!(cmp.columns.iter().all(|c| c.target.provider == "demo"));
+    // Too few models: an error, nothing opens.
+    let mut s = test_state();
+    enter(&mut s, "/compare demo");
+    assert!(s.compare.active.is_none());
+    assert!(s.flash.as_ref().is_some_and(|f| f.error));
+}
+
+#[test]
+fn every_column_gets_the_prompt_and_follow_ups_carry_its_own_history() {
+    let mut s = test_state();
+    enter(&mut s, "/compare demo other");
+    let fx = enter(&mut s, "hello");
+    let first = starts(&fx);
+    assert_eq!(first.len(), 2);
+    assert_eq!(first[0].4["model"], "demo");
+    assert_eq!(first[1].4["model"], "other");
+    assert_eq!(contents(&first[0].4), ["hello"]);
+    let g = first[0].0;
+    text(&mut s, g, 0, first[0].2, "answer A");
+    text(&mut s, g, 1, first[1].2, "answer B");
+    finish(&mut s, g, 0, first[0].2);
+    finish(&mut s, g, 1, first[1].2);
+    assert!(!s.compare.is_live());
+    let fx = enter(&mut s, "and then?");
+    let second = starts(&fx);
+    assert_eq!(contents(&second[0].4), ["hello", "answer A", "and then?"]);
+    assert_eq!(contents(&second[1].4), ["hello", "answer B", "and then?"]);
+}
+
+#[test]
+fn one_failing_column_leaves_the_others_streaming() {
+    let mut s = test_state();
+    enter(&mut s, "/compare demo demo-error");
+    let fx = enter(&mut s, "go");
+    let st = starts(&fx);
+    let g = st[0].0;
+    text(&mut s, g, 0, st[0].2, "partial ");
+    let err = ErrorInfo { status: Some(429), message: "slow down".into(), kind: "http".into(), body: Value::Null };
+    wire(&mut s, g, 1, st[1].2, WireEvent::Failed(err));
+    let cmp = s.compare.active.as_ref().unwrap();
+    assert!(cmp.columns[1].live.is_none());
+    assert_eq!(cmp.columns[1].last_reply().unwrap().status, MessageStatus::Failed);
+    assert!(cmp.columns[0].live.is_some(), "the other column keeps streaming");
+    text(&mut s, g, 0, st[0].2, "more");
+    assert_eq!(s.compare.active.as_ref().unwrap().columns[0].last_reply().unwrap().text(), "partial more");
+    // Events of another compare (older generation) are dropped.
+    text(&mut s, g + 7, 0, st[0].2, "stale");
+    assert_eq!(s.compare.active.as_ref().unwrap().columns[0].last_reply().unwrap().text(), "partial more");
+    // Retry the failed column: a new request for it alone, with its prompt.
+    finish(&mut s, g, 0, st[0].2);
+    s.apply(key(KeyCode::Tab));
+    s.apply(key(KeyCode::Tab));
+    assert_eq!(s.compare.active.as_ref().unwrap().focus, 1);
+    let fx = s.apply(key(KeyCode::Char('r')));
+    let again = starts(&fx);
+    assert_eq!(again.len(), 1);
+    assert_eq!(again[0].1, 1);
+    assert_eq!(contents(&again[0].4), ["go"]);
+}
+
+#[test]
+fn escape_cancels_every_column_and_keeps_partials() {
+    let mut s = test_state();
+    enter(&mut s, "/compare a b");
+    let st = starts(&enter(&mut s, "go"));
+    text(&mut s, st[0].0, 0, st[0].2, "half");
+    let fx = s.apply(key(KeyCode::Esc));
+    let cancels = fx.iter().filter(|e| matches!(e, Effect::Compare(CompareEffect::Cancel { .. }))).count();
+    assert_eq!(cancels, 2);
+    let cmp = s.compare.active.as_ref().unwrap();
+    assert_eq!(cmp.columns[0].last_reply().unwrap().status, MessageStatus::Cancelled);
+    assert_eq!(cmp.columns[0].last_reply().unwrap().text(), "half");
+}
+
+#[test]
+fn keys_move_focus_toggle_views_and_fall_back_to_typing() {
+    let mut s = test_state();
+    enter(&mut s, "/compare a b c");
+    assert_eq!(s.focus, Focus::Composer);
+    s.apply(key(KeyCode::Tab));
+    assert_eq!(s.focus, Focus::Transcript);
+    s.apply(key(KeyCode::Tab));
+    assert_eq!(s.compare.active.as_ref().unwrap().focus, 1);
+    s.apply(Msg::Key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT)));
+    s.apply(Msg::Key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT)));
+    assert_eq!(s.compare.active.as_ref().unwrap().focus, 2, "focus wraps");
+    s.apply(key(KeyCode::Char('f')));
+    assert!(s.compare.active.as_ref().unwrap().full);
+    s.apply(key(KeyCode::Esc));
+    assert!(!s.compare.active.as_ref().unwrap().full, "Esc leaves full width first");
+    s.apply(key(KeyCode::Char('d')));
+    let d = s.compare.active.as_ref().unwrap().diff.unwrap();
+    assert_eq!((d.a, d.b), (2, 0));
+    s.apply(key(KeyCode::Tab));
+    let d = s.compare.active.as_ref().unwrap().diff.unwrap();
+    assert_eq!((d.a, d.b), (0, 1), "Tab moves the diff to the next pair");
+    s.apply(key(KeyCode::Esc));
+    assert!(s.compare.active.as_ref().unwrap().diff.is_none());
+    s.apply(key(KeyCode::Char('s')));
+    assert!(s.compare.active.as_ref().unwrap().sync);
+    // An unbound letter goes back to the composer, typed.
+    s.apply(key(KeyCode::Char('w')));
+    assert_eq!(s.focus, Focus::Composer);
+    assert_eq!(s.composer.text(), "w");
+}
+
+#[test]
+fn keeping_a_column_continues_it_as_the_chat() {
+    let mut s = test_state();
+    enter(&mut s, "/compare demo demo-reasoning");
+    let st = starts(&enter(&mut s, "q"));
+    let g = st[0].0;
+    for (i, a) in ["A", "B"].iter().enumerate() {
+        text(&mut s, g, i, st[i].2, a);
+        finish(&mut s, g, i, st[i].2);
+    }
+    s.apply(key(KeyCode::Tab));
+    s.apply(key(KeyCode::Tab));
+    let fx = s.apply(key(KeyCode::Char('k')));
+    assert!(fx.contains(&Effect::Compare(CompareEffect::UseEndpoint { provider: "demo".into() })));
+    assert!(s.compare.active.is_none());
+    assert_eq!(s.compare.kept.len(), 1, "the other columns stay in memory");
+    assert_eq!(s.target.model, "demo-reasoning");
+    let fx = enter(&mut s, "next");
+    let body = fx
+        .iter()
+        .find_map(|e| match e {
+            Effect::StartRequest { body, .. } => Some(body.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(body["model"], "demo-reasoning");
+    assert_eq!(contents(&body), ["q", "B", "next"]);
+}
+
+#[test]
+fn synchronised_scrolling_keeps_the_same_turn_in_view() {
+    let mut s = test_state();
+    enter(&mut s, "/compare a b");
+    let view = |column, lines, turns: Vec<usize>| ColumnView { column, area: (0, 0, 30, 10), lines, top: 0, turns };
+    s.apply(Msg::Viewport(ViewReport {
+        compare: CompareView {
+            columns: vec![view(0, 100, vec![0, 40, 70]), view(1, 60, vec![0, 20, 45])],
+            ..CompareView::default()
+        },
+        ..ViewReport::default()
+    }));
+    s.apply(key(KeyCode::Tab));
+    s.apply(key(KeyCode::Char('s')));
+    // Column 0 at its bottom (follow) → up 45 lines: top 45, 5 lines into turn 2 (40..70).
+    s.compare_scroll(-45);
+    let cmp = s.compare.active.as_ref().unwrap();
+    assert_eq!(cmp.columns[0].scroll, Some(45));
+    // Column 1's turn 2 is 20..45: the same fraction (5/30) of its 25 lines is 4 in.
+    assert_eq!(cmp.columns[1].scroll, Some(24));
+    s.compare_scroll(20);
+    let cmp = s.compare.active.as_ref().unwrap();
+    assert_eq!(cmp.columns[0].scroll, Some(65));
+    assert_eq!(cmp.columns[1].scroll, Some(40));
+    // Reaching a prompt in the focused column brings the other to the same prompt.
+    s.compare_scroll(5);
+    assert_eq!(s.compare.active.as_ref().unwrap().columns[1].scroll, Some(45));
+    s.compare_scroll_end(true);
+    let cmp = s.compare.active.as_ref().unwrap();
+    assert!(cmp.columns.iter().all(|c| c.scroll.is_none()), "the bottom follows again, in every column");
+}
+
+#[test]
+fn closing_returns_to_the_chat_untouched() {
+    let mut s = test_state();
+    enter(&mut s, "/compare a b");
+    enter(&mut s, "/compare off");
+    assert!(s.compare.active.is_none());
+    assert_eq!(s.compare.kept.len(), 1);
+    assert!(s.transcript.cells.iter().all(|c| c.message().is_none()));
+}

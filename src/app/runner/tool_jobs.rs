@@ -1,0 +1,101 @@
+//! The runner's side of the tool loop: tool calls on their own tasks (dropped on cancel), and
+//! the disk work the loop needs (saving generated images, reading a file for an approval diff,
+//! exporting a flow). Results come back as `Msg::Tools`.
+
+use super::Runner;
+use crate::app::msg::Msg;
+use crate::app::tools::{ToolEffect, ToolMsg};
+use crate::engine::message::Message;
+use crate::engine::tool_loop::{DEFAULT_TOOL_TIMEOUT, execute};
+use std::time::Instant;
+
+/// Largest file read for an approval diff.
+const DIFF_READ_LIMIT: u64 = 256 * 1024;
+
+impl Runner {
+    /// Carries out a tool-loop effect (all but editing and copying, which need the terminal).
+    pub fn tool_effect(&mut self, effect: ToolEffect) {
+        match effect {
+            ToolEffect::Run { id, index, call, set } => {
+                self.tool_tasks.retain(|_, h| !h.is_finished());
+                let tx = self.tx.clone();
+                let task = tokio::spawn(async move {
+                    let started = Instant::now();
+                    let output = execute(&set.0, &call, DEFAULT_TOOL_TIMEOUT).await;
+                    let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+                    let _ = tx.send(Msg::Tools(ToolMsg::Done { id, index, output, duration_ms }));
+                });
+                self.tool_tasks.insert((id, index), task.abort_handle());
+            }
+            ToolEffect::Cancel { id } => {
+                // Aborting drops the future, and with it any child process (spawned kill_on_drop).
+                self.tool_tasks.retain(|(msg, _), h| {
+                    if *msg == id {
+                        h.abort();
+                    }
+                    *msg != id
+                });
+            }
+            ToolEffect::SaveImages { id, items } => {
+                let tx = self.tx.clone();
+                tokio::task::spawn_blocking(move || {
+                    let mut m = Message { items, ..Message::default() };
+                    let dir = crate::config::Paths::from_env().data_dir;
+                    let (_, notices) = crate::engine::images::save_generated_images(&mut m, &dir);
+                    let saved = m
+                        .item_notes
+                        .iter()
+                        .filter_map(|(i, n)| n.get("saved_path").and_then(|p| p.as_str()).map(|p| (*i, p.to_owned())))
+                        .collect();
+                    let _ = tx.send(Msg::Tools(ToolMsg::ImagesSaved { id, saved, notices }));
+                });
+            }
+            ToolEffect::ReadFile { id, index, path } => {
+                let tx = self.tx.clone();
+                tokio::task::spawn_blocking(move || {
+                    let content = read_for_diff(&path);
+                    let _ = tx.send(Msg::Tools(ToolMsg::FileRead { id, index, content }));
+                });
+            }
+            ToolEffect::Export { json } => {
+                let tx = self.tx.clone();
+                tokio::task::spawn_blocking(move || {
+                    let _ = tx.send(Msg::Tools(ToolMsg::Exported(export(&json))));
+                });
+            }
+            // The loop handles these itself: they need the terminal.
+            ToolEffect::EditArgs(_) | ToolEffect::CopyCurl { .. } => {}
+        }
+    }
+
+    /// A `curl` command reproducing a request, the key as `$OPENAI_API_KEY`.
+    #[must_use]
+    pub fn curl(&self, api: crate::api::Api, body: &serde_json::Value) -> String {
+        self.endpoint.curl(api, body)
+    }
+}
+
+/// The file as it is now; `None` when it does not exist.
+fn read_for_diff(path: &str) -> Result<Option<String>, String> {
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e.to_string()),
+        Ok(m) if m.len() > DIFF_READ_LIMIT => {
+            return Err(format!("it is {} bytes, too large to diff here", m.len()));
+        }
+        Ok(_) => {}
+    }
+    std::fs::read(path).map(|b| Some(String::from_utf8_lossy(&b).into_owned())).map_err(|e| e.to_string())
+}
+
+/// Writes a flow export into `<data dir>/flows/`; returns its path.
+fn export(json: &serde_json::Value) -> Result<String, String> {
+    let dir = crate::config::Paths::from_env().data_dir.join("flows");
+    let name = format!("flow-{}.json", crate::store::ids::now_ms());
+    let path = dir.join(name);
+    let text = serde_json::to_string_pretty(json).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(&dir)
+        .and_then(|()| std::fs::write(&path, text))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(path.display().to_string())
+}

@@ -1,0 +1,326 @@
+//! The effect runner for `Effect::Persist`: the store handle, and the map from the state's
+//! session-local conversation and branch numbers to the store's ids. Writes only queue on the
+//! store's writer thread; reads (list, search, load) run on blocking tasks and answer with
+//! `Msg::Store`. Nothing here runs on the draw path, and nothing here waits on the disk except
+//! the reopen before the screen opens (`--continue`, `--resume`).
+
+use super::msg::Msg;
+use super::persist::{BranchKey, ConvKey, Loaded, PersistOp, Reopen, StoreMsg};
+use super::state::State;
+use crate::config::Paths;
+use crate::store::{NewConversation, NoticeKind, StoreError, StoreHandle, StoreNotice, StoreOptions};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use tokio::sync::mpsc::UnboundedSender;
+
+/// Rows per page of the conversation list.
+pub const PAGE: usize = 200;
+/// Search hits shown.
+pub const HITS: usize = 100;
+/// Recent prompts offered by Up in an empty composer.
+const PROMPTS: usize = 200;
+
+/// Where writer notices go: the app channel once the loop runs, a buffer before.
+#[derive(Default)]
+struct Sink {
+    tx: Option<UnboundedSender<Msg>>,
+    early: Vec<StoreNotice>,
+}
+
+/// The store side of the app.
+pub struct Storage {
+    store: Option<StoreHandle>,
+    sink: Arc<Mutex<Sink>>,
+    convs: HashMap<u64, String>,
+    branches: HashMap<BranchKey, i64>,
+}
+
+fn notice_msg(n: StoreNotice) -> Msg {
+    let error = !matches!(n.kind, NoticeKind::Recovered);
+    Msg::Store(StoreMsg::Notice { error, text: n.message })
+}
+
+impl Storage {
+    /// A storage with no store: every operation is dropped, reads answer "history is off".
+    #[must_use]
+    pub fn off() -> Self {
+        Self { store: None, sink: Arc::default(), convs: HashMap::new(), branches: HashMap::new() }
+    }
+
+    /// Opens the store at `path` with notices routed to the app.
+    ///
+    /// # Errors
+    /// Why the store cannot be opened.
+    pub fn open(path: &std::path::Path) -> Result<Self, StoreError> {
+        let sink: Arc<Mutex<Sink>> = Arc::default();
+        let to = sink.clone();
+        let on_notice = Arc::new(move |n: StoreNotice| {
+            let mut s = to.lock().unwrap_or_else(PoisonError::into_inner);
+            match &s.tx {
+                Some(tx) => {
+                    let _ = tx.send(notice_msg(n));
+                }
+                None => s.early.push(n),
+            }
+        });
+        let opts = StoreOptions { on_notice: Some(on_notice), ..StoreOptions::default() };
+        let store = StoreHandle::open(path, opts)?;
+        Ok(Self { store: Some(store), sink, convs: HashMap::new(), branches: HashMap::new() })
+    }
+
+    /// Opens the store for the chat screen, tells the state, and reopens what `--continue` or
+    /// `--resume` asked for. Runs before the screen opens: an unknown id is an exit status 2
+    /// with a message on stderr. A store that cannot be opened is a notice (the app works in
+    /// memory) unless a reopen was asked for.
+    ///
+    /// # Errors
+    /// The exit status to leave with.
+    pub async fn start(paths: &Paths, reopen: &Reopen, state: &mut State) -> Result<Self, u8> {
+        let path = paths.database();
+        let wants = reopen.last || reopen.id.is_some();
+        let opened = {
+            let path = path.clone();
+            tokio::task::spawn_blocking(move || Self::open(&path)).await
+        };
+        let storage = match opened {
+            Ok(Ok(s)) => s,
+            Ok(Err(e)) if wants => {
+                eprintln!(
+                    "palaver: cannot reopen a conversation: the history at {} cannot be opened: {e}",
+                    path.display()
+                );
+                return Err(2);
+            }
+            Ok(Err(e)) => {
+                state.apply(Msg::Store(StoreMsg::Unavailable(format!("cannot open {}: {e}", path.display()))));
+                return Ok(Self::off());
+            }
+            Err(e) => {
+                eprintln!("palaver: cannot open the history: {e}");
+                return Err(1);
+            }
+        };
+        state.apply(Msg::Store(StoreMsg::Ready));
+        let Some(store) = storage.store.clone() else { return Ok(storage) };
+        let reopen = reopen.clone();
+        let found = tokio::task::spawn_blocking(move || {
+            let prompts = recent_prompts(&store).unwrap_or_default();
+            (reopen_target(&store, &reopen), prompts)
+        })
+        .await;
+        let (target, prompts) = match found {
+            Ok(x) => x,
+            Err(e) => {
+                eprintln!("palaver: cannot read the history: {e}");
+                return Err(1);
+            }
+        };
+        let (mut storage, mut prompts) = (storage, prompts);
+        match target {
+            Ok(Some(loaded)) => {
+                // The reopened conversation's prompts are the newest in the walk.
+                prompts.extend(user_prompts(&loaded.active.messages));
+                let fx = state.apply(Msg::Store(StoreMsg::Opened(Ok(Box::new(loaded)))));
+                for e in fx {
+                    if let super::Effect::Persist(op) = e {
+                        storage.run(op);
+                    }
+                }
+            }
+            Ok(None) if wants => {
+                state.apply(Msg::Store(StoreMsg::Notice {
+                    error: false,
+                    text: "no earlier conversation to continue; this is a new one".into(),
+                }));
+            }
+            Ok(None) => {}
+            Err(msg) => {
+                eprintln!("palaver: {msg}");
+                return Err(2);
+            }
+        }
+        state.apply(Msg::Store(StoreMsg::Prompts(prompts)));
+        Ok(storage)
+    }
+
+    /// The store, for other savers (compare columns); `None` when history is off.
+    #[must_use]
+    pub fn handle(&self) -> Option<StoreHandle> {
+        self.store.clone()
+    }
+
+    /// Routes writer notices to the app channel (and delivers those that came before).
+    pub fn attach(&self, tx: UnboundedSender<Msg>) {
+        let mut s = self.sink.lock().unwrap_or_else(PoisonError::into_inner);
+        for n in s.early.drain(..) {
+            let _ = tx.send(notice_msg(n));
+        }
+        s.tx = Some(tx);
+    }
+
+    fn send(&self, msg: StoreMsg) {
+        let s = self.sink.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(tx) = &s.tx {
+            let _ = tx.send(Msg::Store(msg));
+        }
+    }
+
+    fn conv(&self, key: &ConvKey) -> Option<String> {
+        match key {
+            ConvKey::Local(n) => self.convs.get(n).cloned(),
+            ConvKey::Stored(id) => Some(id.clone()),
+        }
+    }
+
+    fn branch(&self, key: BranchKey) -> i64 {
+        self.branches.get(&key).copied().unwrap_or(key)
+    }
+
+    /// Carries out one operation: writes queue on the writer thread, reads go to a blocking task.
+    pub fn run(&mut self, op: PersistOp) {
+        let Some(store) = self.store.clone() else {
+            match op {
+                PersistOp::List { seq, offset } => {
+                    self.send(StoreMsg::Listed { seq, offset, result: Err("history is off".into()) });
+                }
+                PersistOp::Search { seq, .. } => {
+                    self.send(StoreMsg::Found { seq, result: Err("history is off".into()) })
+                }
+                _ => {}
+            }
+            return;
+        };
+        match op {
+            PersistOp::Create { local, title, model, provider, api } => {
+                let new = NewConversation {
+                    title,
+                    model: Some(model),
+                    provider: Some(provider),
+                    api: Some(api),
+                    compare: None,
+                };
+                let id = store.create_conversation(new);
+                self.convs.insert(local, id.clone());
+                self.send(StoreMsg::Created { local, id });
+            }
+            PersistOp::Save { conv, branch, position, msg } => {
+                if let Some(id) = self.conv(&conv) {
+                    store.save_message_in(&id, Some(self.branch(branch)), position, &msg);
+                }
+            }
+            PersistOp::Fork { conv, parent, branch, position } => {
+                if let Some(id) = self.conv(&conv) {
+                    let b = store.fork(&id, self.branch(parent), position);
+                    self.branches.insert(branch, b);
+                    self.send(StoreMsg::Forked { branch, id: b });
+                }
+            }
+            PersistOp::Activate { conv, branch } => {
+                if let Some(id) = self.conv(&conv) {
+                    store.set_active_branch(&id, self.branch(branch));
+                }
+            }
+            PersistOp::Rename { id, title } => store.rename(&id, &title),
+            PersistOp::Delete { id } => store.delete(&id),
+            PersistOp::List { seq, offset } => self.read(store, move |s| {
+                let result = s.list(PAGE, offset).map_err(|e| e.to_string());
+                StoreMsg::Listed { seq, offset, result }
+            }),
+            PersistOp::Search { seq, query } => self.read(store, move |s| {
+                let result = s.search(&query, HITS).map_err(|e| e.to_string());
+                StoreMsg::Found { seq, result }
+            }),
+            PersistOp::Open { id, branch, focus } => self.read(store, move |s| {
+                let result = load(s, &id, branch)
+                    .and_then(|l| l.ok_or_else(|| format!("conversation {id} no longer exists")))
+                    .map(|mut l| {
+                        l.focus = focus;
+                        l.adopt_model = true;
+                        Box::new(l)
+                    });
+                StoreMsg::Opened(result)
+            }),
+        }
+    }
+
+    /// Runs a read on a blocking task and sends its answer.
+    fn read(&self, store: StoreHandle, f: impl FnOnce(&StoreHandle) -> StoreMsg + Send + 'static) {
+        let sink = self.sink.clone();
+        tokio::task::spawn_blocking(move || {
+            // Reads see what this session queued (a reply saved a moment ago, its final save).
+            // A failing writer's error is already a notice; the read goes ahead regardless.
+            let _ = store.flush();
+            let msg = f(&store);
+            let s = sink.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(tx) = &s.tx {
+                let _ = tx.send(Msg::Store(msg));
+            }
+        });
+    }
+}
+
+/// A conversation with all its branches: `branch` (or the stored active one) as the path.
+///
+/// # Errors
+/// A database error, in words.
+pub fn load(store: &StoreHandle, id: &str, branch: Option<i64>) -> Result<Option<Loaded>, String> {
+    let active = match branch {
+        Some(b) => store.load_branch(id, b),
+        None => store.load(id),
+    }
+    .map_err(|e| e.to_string())?;
+    let Some(active) = active else { return Ok(None) };
+    let mut others = Vec::new();
+    for b in active.branches.iter().filter(|b| b.branch != active.branch) {
+        if let Some(c) = store.load_branch(id, b.branch).map_err(|e| e.to_string())? {
+            others.push(c);
+        }
+    }
+    let switch = active.branch != active.summary.active_branch;
+    Ok(Some(Loaded { active, others, switch, focus: None, adopt_model: false }))
+}
+
+/// What `--continue` or `--resume` names, loaded; `Err` is the message for an exit status 2.
+fn reopen_target(store: &StoreHandle, reopen: &Reopen) -> Result<Option<Loaded>, String> {
+    let id = if let Some(id) = &reopen.id {
+        match store.resolve_id(id) {
+            Ok(Some(full)) => full,
+            Ok(None) => return Err(format!("no conversation with ID {id} (see `palaver history list`)")),
+            Err(e) => return Err(e.to_string()),
+        }
+    } else if reopen.last {
+        match store.latest() {
+            Ok(Some(s)) => s.id,
+            Ok(None) => return Ok(None),
+            Err(e) => return Err(format!("cannot read the history: {e}")),
+        }
+    } else {
+        return Ok(None);
+    };
+    let mut loaded = load(store, &id, None)?.ok_or_else(|| format!("no conversation with ID {id}"))?;
+    loaded.adopt_model = !reopen.keep_model;
+    Ok(Some(loaded))
+}
+
+/// The user prompts of the most recent conversations, oldest first: one indexed query.
+fn recent_prompts(store: &StoreHandle) -> Result<Vec<String>, StoreError> {
+    store.with_reader(|c| {
+        let mut stmt =
+            c.prepare("SELECT content FROM messages WHERE role = 'user' AND content <> '' ORDER BY id DESC LIMIT ?1")?;
+        let rows = stmt.query_map([PROMPTS as i64], |r| r.get::<_, String>(0))?;
+        let mut out: Vec<String> = rows.collect::<Result<_, _>>()?;
+        out.reverse();
+        Ok(out)
+    })
+}
+
+fn user_prompts(msgs: &[crate::engine::message::Message]) -> Vec<String> {
+    msgs.iter()
+        .filter(|m| m.role() == crate::engine::message::Role::User && !m.text().is_empty())
+        .map(|m| m.text().to_owned())
+        .collect()
+}
+
+#[cfg(test)]
+#[path = "storage_tests.rs"]
+mod tests;

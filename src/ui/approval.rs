@@ -1,0 +1,302 @@
+//! The approval modal: which tool, what exactly will run (the command, the file and its diff,
+//! the MCP server and tool), the pretty-printed arguments, and the choices — or the reason
+//! being typed, or the arguments being edited.
+
+use super::sanitize::sanitize;
+use super::theme::{Role as R, Theme};
+use super::tool_card::{diff_lines, patch_lines, pretty_json, shell_lines, shell_quote};
+use super::wrap;
+use crate::app::State;
+use crate::app::approval::{Approval, Mode};
+use crate::engine::diff::{Op, diff_with_budget};
+use crate::engine::message::ToolCall;
+use crate::tools::{ToolSource, ToolSpec};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Paragraph};
+use serde_json::Value;
+
+/// Unchanged lines kept around each change in a `write_file` diff.
+const CONTEXT: usize = 2;
+/// Work the line diff may do before it reports the rest as replaced.
+const DIFF_BUDGET: usize = 200_000;
+
+pub fn draw(f: &mut Frame, state: &State) {
+    let Some(a) = &state.tools.approval else { return };
+    let Some(call) = state.tool_call(a.id, a.index) else { return };
+    let theme = &state.theme;
+    let screen = f.area();
+    let width = screen.width.saturating_sub(4).min(96).max(20.min(screen.width));
+    let inner_w = usize::from(width.saturating_sub(2)).max(1);
+    let details = details(state, a, call, inner_w);
+    let footer = footer(state, a, call, inner_w);
+    let input_rows: u16 = match &a.mode {
+        Mode::Choose => 0,
+        Mode::Reason(_) => 1,
+        Mode::Edit(c) => u16::try_from(c.line_count()).unwrap_or(u16::MAX).clamp(3, 14),
+    };
+    let footer_rows = u16::try_from(footer.len()).unwrap_or(0) + input_rows;
+    let want = u16::try_from(details.len()).unwrap_or(u16::MAX).saturating_add(footer_rows).saturating_add(2);
+    let height = want.min(screen.height.saturating_sub(2)).max(3.min(screen.height));
+    let area =
+        Rect { x: screen.x + (screen.width - width) / 2, y: screen.y + (screen.height - height) / 2, width, height };
+    let waiting = state.tools.turn.as_ref().map_or(0, |t| t.queue.len());
+    let count = if waiting > 1 { format!(" 1 of {waiting} waiting ") } else { String::new() };
+    let block = Block::bordered()
+        .border_style(theme.style(R::Warning))
+        .title(Span::styled(" Approve tool call? ", theme.style(R::Warning).add_modifier(Modifier::BOLD)))
+        .title_top(Line::from(Span::styled(count, theme.style(R::Dim))).right_aligned())
+        .style(theme.style(R::Base));
+    let inner = block.inner(area);
+    f.render_widget(Clear, area);
+    f.render_widget(block, area);
+    if inner.height == 0 {
+        return;
+    }
+    // The footer (choices, input) keeps its rows; the details scroll above it.
+    let foot_h = footer_rows.min(inner.height.saturating_sub(1));
+    let detail_h = inner.height - foot_h;
+    let max_scroll = u16::try_from(details.len()).unwrap_or(u16::MAX).saturating_sub(detail_h.saturating_sub(1));
+    let scroll = a.scroll.min(max_scroll);
+    let shown: Vec<Line<'static>> = details.into_iter().skip(usize::from(scroll)).take(usize::from(detail_h)).collect();
+    f.render_widget(Paragraph::new(shown), Rect { height: detail_h, ..inner });
+    let foot = Rect { y: inner.y + detail_h, height: foot_h, ..inner };
+    let text_rows = u16::try_from(footer.len()).unwrap_or(0).min(foot.height);
+    f.render_widget(Paragraph::new(footer), Rect { height: text_rows, ..foot });
+    let input = Rect { y: foot.y + text_rows, height: foot.height - text_rows, ..foot };
+    match &a.mode {
+        Mode::Choose => {}
+        Mode::Reason(c) | Mode::Edit(c) => {
+            if input.height > 0 {
+                let mut area = c.area.clone();
+                area.set_style(theme.style(R::Base));
+                area.set_cursor_style(theme.style(R::Base).add_modifier(Modifier::REVERSED));
+                area.set_placeholder_style(theme.style(R::Dim));
+                f.render_widget(&area, input);
+            }
+        }
+    }
+}
+
+fn heading(theme: &Theme, text: &str) -> Line<'static> {
+    Line::from(Span::styled(text.to_owned(), theme.style(R::Heading).add_modifier(Modifier::BOLD)))
+}
+
+/// Where the tool comes from, for the header.
+fn source(spec: Option<&ToolSpec>, call: &ToolCall) -> String {
+    match (call.kind.as_str(), spec.map(|s| &s.source)) {
+        ("mcp_approval", _) => "the provider asks before calling an MCP tool".into(),
+        ("shell" | "local_shell", _) => "shell commands on this machine".into(),
+        ("apply_patch", _) => "a patch to files on this machine".into(),
+        (_, Some(ToolSource::Builtin)) => "built-in tool".into(),
+        (_, Some(ToolSource::User)) => "your tool from config.toml".into(),
+        (_, Some(ToolSource::Mcp(server))) => format!("MCP server {server}"),
+        (_, None) => "a tool palaver does not have".into(),
+    }
+}
+
+fn details(state: &State, a: &Approval, call: &ToolCall, cols: usize) -> Vec<Line<'static>> {
+    let theme = &state.theme;
+    let spec = crate::engine::tool_loop::spec_for(&state.tools.set.0, call);
+    let mut out = vec![Line::from(vec![
+        Span::styled(format!("⚙ {}", sanitize(&call.name)), theme.style(R::Tool).add_modifier(Modifier::BOLD)),
+        Span::styled(format!("  {}", sanitize(&source(spec.as_ref(), call))), theme.style(R::Dim)),
+    ])];
+    // The pseudo-specs of MCP approvals, shell and patch calls only repeat the source line.
+    let described = call.kind.is_empty() || call.kind == "custom";
+    if let Some(d) = spec.as_ref().map(|s| s.description.as_str()).filter(|d| described && !d.is_empty()) {
+        out.extend(wrap::plain(&sanitize(d), cols, theme.style(R::Dim)));
+    }
+    out.push(Line::default());
+    let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
+    let arg = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
+    let mut show_args = true;
+    match (call.kind.as_str(), call.name.as_str()) {
+        ("shell" | "local_shell", _) => {
+            out.push(heading(theme, "Will run"));
+            out.extend(shell_lines(call, theme));
+            show_args = call.kind == "local_shell"
+                && args.get("env").is_some_and(|e| e.as_object().is_some_and(|o| !o.is_empty()));
+        }
+        ("apply_patch", _) => {
+            out.push(heading(theme, "Will change"));
+            out.extend(patch_lines(&call.arguments, theme));
+            show_args = false;
+        }
+        ("mcp_approval", _) => {
+            let (server, tool) = call.name.split_once('.').unwrap_or(("?", call.name.as_str()));
+            out.push(heading(theme, "Will allow"));
+            out.push(Line::from(vec![
+                Span::styled("MCP server ", theme.style(R::Dim)),
+                Span::styled(sanitize(server).into_owned(), theme.style(R::Strong)),
+                Span::styled(" · tool ", theme.style(R::Dim)),
+                Span::styled(sanitize(tool).into_owned(), theme.style(R::Strong)),
+            ]));
+            out.extend(wrap::plain(
+                "The provider calls it after you approve; palaver runs nothing here.",
+                cols,
+                theme.style(R::Dim),
+            ));
+        }
+        ("", "run_command") => {
+            out.push(heading(theme, "Will run (sh -c)"));
+            out.extend(wrap::plain(&format!("$ {}", sanitize(&arg("command"))), cols, theme.style(R::InlineCode)));
+            show_args = false;
+        }
+        ("", "write_file") => {
+            out.push(heading(theme, "Will write"));
+            out.push(Line::from(Span::styled(sanitize(&arg("path")).into_owned(), theme.style(R::Strong))));
+            out.extend(write_diff(a, &arg("content"), theme));
+            show_args = false;
+        }
+        _ => {
+            if let Some(ToolSource::User) = spec.as_ref().map(|s| &s.source) {
+                if let Some(t) = state.cfg.tools.iter().find(|t| t.name == call.name) {
+                    out.push(heading(theme, "Will run"));
+                    let line = format!("$ {}  (arguments as JSON on stdin)", shell_quote(&t.command));
+                    out.extend(wrap::plain(&sanitize(&line), cols, theme.style(R::InlineCode)));
+                }
+            }
+        }
+    }
+    if show_args {
+        out.push(Line::default());
+        out.push(heading(theme, if call.kind == "custom" { "Input" } else { "Arguments" }));
+        let text = if call.kind == "custom" { call.arguments.clone() } else { pretty_json(&call.arguments) };
+        out.extend(wrap::plain(&sanitize(&text), cols, theme.style(R::Base)));
+    }
+    wrap::fit(out, cols)
+}
+
+/// The `write_file` change as a line diff against the file as it is now.
+fn write_diff(a: &Approval, new: &str, theme: &Theme) -> Vec<Line<'static>> {
+    let dim = theme.style(R::Dim);
+    match &a.before {
+        None => vec![Line::from(Span::styled("reading the current file…", dim))],
+        Some(Err(e)) => {
+            let mut out =
+                vec![Line::from(Span::styled(format!("cannot read it: {}", sanitize(e)), theme.style(R::Warning)))];
+            out.extend(diff_lines(&added(new), theme));
+            out
+        }
+        Some(Ok(None)) => {
+            let mut out = vec![Line::from(Span::styled("a new file", dim))];
+            out.extend(diff_lines(&added(new), theme));
+            out
+        }
+        Some(Ok(Some(old))) if old == new => {
+            vec![Line::from(Span::styled("no change: the file already says this", dim))]
+        }
+        Some(Ok(Some(old))) => {
+            let mut out = vec![Line::from(Span::styled("replaces the file:", dim))];
+            out.extend(diff_lines(&line_diff(old, new), theme));
+            out
+        }
+    }
+}
+
+fn added(text: &str) -> String {
+    text.lines().map(|l| format!("+{l}\n")).collect()
+}
+
+/// A unified-style diff of two texts, long unchanged stretches folded.
+#[must_use]
+pub fn line_diff(old: &str, new: &str) -> String {
+    let a: Vec<&str> = old.lines().collect();
+    let b: Vec<&str> = new.lines().collect();
+    let mut out = String::new();
+    let (mut i, mut j) = (0, 0);
+    for op in diff_with_budget(&a, &b, DIFF_BUDGET) {
+        match op {
+            Op::Equal(n) => {
+                let run = &a[i..i + n];
+                if n > CONTEXT * 2 + 1 {
+                    let head = if i == 0 { 0 } else { CONTEXT };
+                    let tail = if i + n == a.len() { 0 } else { CONTEXT };
+                    for l in &run[..head] {
+                        out.push_str(&format!(" {l}\n"));
+                    }
+                    out.push_str(&format!("@@ {} unchanged lines\n", n - head - tail));
+                    for l in &run[n - tail..] {
+                        out.push_str(&format!(" {l}\n"));
+                    }
+                } else {
+                    for l in run {
+                        out.push_str(&format!(" {l}\n"));
+                    }
+                }
+                i += n;
+                j += n;
+            }
+            Op::Delete(n) => {
+                for l in &a[i..i + n] {
+                    out.push_str(&format!("-{l}\n"));
+                }
+                i += n;
+            }
+            Op::Insert(n) => {
+                for l in &b[j..j + n] {
+                    out.push_str(&format!("+{l}\n"));
+                }
+                j += n;
+            }
+        }
+    }
+    out
+}
+
+fn footer(state: &State, a: &Approval, call: &ToolCall, cols: usize) -> Vec<Line<'static>> {
+    let theme = &state.theme;
+    let key = |k: &str| Span::styled(k.to_owned(), theme.style(R::Accent).add_modifier(Modifier::BOLD));
+    let text = |t: &str| Span::styled(t.to_owned(), theme.style(R::Base));
+    let sep = || Span::styled(" · ", theme.style(R::Dim));
+    let mut out = vec![Line::default()];
+    match &a.mode {
+        Mode::Choose => {
+            let mut spans = vec![key("y"), text(" approve once")];
+            if state.session_approval_offered(a.id, a.index) {
+                spans.extend([sep(), key("a"), text(&format!(" approve {} for this session", sanitize(&call.name)))]);
+            }
+            spans.extend([sep(), key("n"), text(" deny"), sep(), key("r"), text(" deny with a reason")]);
+            if call.kind != "mcp_approval" {
+                spans.extend([sep(), key("e"), text(" edit the arguments")]);
+            }
+            spans.extend([sep(), key("Esc"), text(" cancel the turn")]);
+            out.extend(wrap::spans(spans, cols));
+        }
+        Mode::Reason(_) => {
+            out.push(Line::from(vec![
+                Span::styled("Why not? ", theme.style(R::Heading)),
+                Span::styled("(sent to the model) ", theme.style(R::Dim)),
+                key("Enter"),
+                text(" deny"),
+                sep(),
+                key("Esc"),
+                text(" back"),
+            ]));
+        }
+        Mode::Edit(_) => {
+            if let Some(e) = &a.error {
+                out.extend(wrap::plain(&format!("✗ {}", sanitize(e)), cols, theme.style(R::Error)));
+            }
+            let editor = state.keymap.hint(crate::app::keymap::Action::Editor);
+            out.extend(wrap::spans(
+                vec![
+                    Span::styled("Edit the arguments: ", theme.style(R::Heading)),
+                    key("Ctrl+S"),
+                    text(" approve with these"),
+                    sep(),
+                    key(&editor),
+                    text(" $EDITOR"),
+                    sep(),
+                    key("Esc"),
+                    text(" back"),
+                ],
+                cols,
+            ));
+        }
+    }
+    out
+}

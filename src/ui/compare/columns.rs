@@ -1,0 +1,336 @@
+//! One compare column: a frame titled with its model, the live numbers on top, and its own
+//! conversation below, laid out from its own render cache (cells keyed by id, revision and
+//! width, as in the chat) and scrolled on its own or in step with the others.
+
+use super::metrics::{ColumnMetrics, Phase};
+use crate::app::State;
+use crate::app::compare::{Column, ColumnView, Compare};
+use crate::app::transcript::Cell;
+use crate::engine::message::{Message, MessageStatus, Role};
+use crate::ui::cache::CachedCell;
+use crate::ui::cells;
+use crate::ui::fmt;
+use crate::ui::sanitize::sanitize;
+use crate::ui::theme::Role as R;
+use crate::ui::wrap;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Padding};
+use std::collections::HashMap;
+
+/// Body text starts this many columns in from the header.
+const INDENT: u16 = 2;
+/// Most rows the numbers on top of a column take.
+pub const MAX_HEADER_ROWS: usize = 4;
+
+/// Rendered cells of one column.
+#[derive(Debug, Default)]
+pub struct ColumnCache {
+    /// (compare generation, column, body width, theme): a change invalidates every cell.
+    key: (u64, usize, usize, String),
+    cells: HashMap<u64, Entry>,
+    /// Cells rendered (for tests and benches).
+    pub builds: u64,
+}
+
+#[derive(Debug, Default)]
+struct Entry {
+    key: Option<(u64, bool)>,
+    cell: CachedCell,
+}
+
+impl ColumnCache {
+    /// The rendered cell at `index` of the column, for `cols` columns of body.
+    fn cell(&mut self, state: &State, cmp: &Compare, column: usize, index: usize, cols: usize) -> Option<&CachedCell> {
+        let key = (cmp.generation, column, cols, state.theme_name.clone());
+        if key != self.key {
+            self.cells.clear();
+            self.key = key;
+        }
+        let cell = cmp.columns.get(column)?.transcript.cells.get(index)?;
+        let expanded = cell.message().is_some_and(|m| state.reasoning_expanded(m));
+        let want = Some((cell.revision(), expanded));
+        let entry = self.cells.entry(cell.id()).or_default();
+        if entry.key != want {
+            cells::build(&mut entry.cell, cell, state, cols);
+            retitle_reasoning(&mut entry.cell);
+            entry.key = want;
+            self.builds += 1;
+        }
+        Some(&entry.cell)
+    }
+
+    /// Drops cells no longer in the column (after a retry moved a reply into a branch).
+    fn retain(&mut self, col: &Column) {
+        if self.cells.len() > col.transcript.cells.len() * 2 + 16 {
+            let live: std::collections::HashSet<u64> = col.transcript.cells.iter().map(Cell::id).collect();
+            self.cells.retain(|id, _| live.contains(id));
+        }
+    }
+}
+
+/// The chat's collapsed-reasoning hint names keys that do not apply here.
+fn retitle_reasoning(cell: &mut CachedCell) {
+    if let Some(first) = cell.pre.first_mut() {
+        for span in &mut first.spans {
+            if let Some(cut) = span.content.find(" (select, t to open)") {
+                span.content.to_mut().truncate(cut);
+            }
+        }
+    }
+}
+
+/// The numbers on top of a column, flowed into lines of `width`.
+#[must_use]
+pub fn header_lines(state: &State, col: &Column, width: usize) -> Vec<Line<'static>> {
+    let theme = &state.theme;
+    let dim = theme.style(R::Dim);
+    let m = ColumnMetrics::of(state, col);
+    let mut chips: Vec<(String, Style)> = Vec::new();
+    let elapsed = m.elapsed_ms.map(fmt::duration).unwrap_or_default();
+    let phase = match &m.phase {
+        Phase::Ready => ("ready".to_owned(), dim),
+        Phase::Waiting => {
+            (format!("{} waiting {elapsed}", cells::spinner(state.now_ms)), theme.style(R::StatusStreaming))
+        }
+        Phase::Streaming => (format!("● streaming {elapsed}"), theme.style(R::StatusStreaming)),
+        Phase::Done => (format!("✓ done in {elapsed}"), theme.style(R::Success)),
+        Phase::Cancelled => (format!("■ cancelled at {elapsed}"), theme.style(R::Warning)),
+        Phase::Failed(why) => (format!("✗ {why}"), theme.style(R::Error).add_modifier(Modifier::BOLD)),
+    };
+    chips.push((phase.0.trim_end().to_owned(), phase.1));
+    let r = &m.reply;
+    // What needs attention comes first, so a narrow column cannot cut it off.
+    if let Some(note) = &col.note {
+        chips.push((format!("↻ {}", sanitize(note)), theme.style(R::Warning)));
+    }
+    if r.safety_flag {
+        chips.push(("⚑ safety".to_owned(), theme.style(R::Warning).add_modifier(Modifier::BOLD)));
+    }
+    let finish = r.finish_reason.as_deref().filter(|_| !matches!(m.phase, Phase::Cancelled | Phase::Failed(_)));
+    if let Some(f) = finish.filter(|f| *f != "stop") {
+        chips.push((format!("finish {}", sanitize(f)), theme.style(R::Warning)));
+    }
+    if let Some(ttft) = r.ttft_ms {
+        chips.push((format!("ttft {}", fmt::duration(ttft)), dim));
+    }
+    if let Some(tps) = r.tokens_per_s {
+        chips.push((format!("{}{tps:.0} tok/s", if r.tps_estimated { "~" } else { "" }), dim));
+    }
+    let u = &r.usage;
+    if let Some(p) = u.prompt {
+        let cached =
+            u.cached.filter(|c| *c > 0).map(|c| format!(" ({} cached)", fmt::thousands(c))).unwrap_or_default();
+        chips.push((format!("in {}{cached}", fmt::thousands(p)), dim));
+    }
+    if let Some(n) = m.output {
+        let est = if m.output_estimated { "~" } else { "" };
+        let reasoning =
+            u.reasoning.filter(|c| *c > 0).map(|c| format!(" ({} reasoning)", fmt::thousands(c))).unwrap_or_default();
+        chips.push((format!("out {est}{}{reasoning}", fmt::thousands(n)), dim));
+    }
+    if let Some(c) = r.cost {
+        chips.push((fmt::money(c), dim));
+    }
+    if m.tool_calls > 0 {
+        let s = if m.tool_calls == 1 { "" } else { "s" };
+        chips.push((format!("⚙ {} tool call{s}", m.tool_calls), theme.style(R::Tool)));
+    }
+    if finish == Some("stop") {
+        chips.push(("finish stop".to_owned(), dim));
+    }
+    flow(chips, width, dim)
+}
+
+/// Lays chips out left to right with " · " between them, wrapping at `width`.
+fn flow(chips: Vec<(String, Style)>, width: usize, sep: Style) -> Vec<Line<'static>> {
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    let mut cur: Vec<Span<'static>> = Vec::new();
+    let mut w = 0;
+    for (text, style) in chips {
+        let tw = wrap::width(&text);
+        if !cur.is_empty() && w + 3 + tw > width {
+            lines.push(Line::from(std::mem::take(&mut cur)));
+            w = 0;
+        }
+        if !cur.is_empty() {
+            cur.push(Span::styled(" · ", sep));
+            w += 3;
+        }
+        // A chip wider than the column is cut rather than spilling over the border.
+        let text = if tw > width { super::clip(&text, width) } else { text };
+        w += wrap::width(&text);
+        cur.push(Span::styled(text, style));
+    }
+    if !cur.is_empty() {
+        lines.push(Line::from(cur));
+    }
+    lines
+}
+
+/// A message's header line in a column: who, and how the reply is doing.
+fn header(state: &State, m: &Message) -> Line<'static> {
+    let theme = &state.theme;
+    let dim = theme.style(R::Dim);
+    match m.role() {
+        Role::User => Line::from(Span::styled("you", theme.style(R::User).add_modifier(Modifier::BOLD))),
+        Role::Assistant => {
+            let name = sanitize(m.model.as_deref().unwrap_or("assistant")).into_owned();
+            let mut spans = vec![Span::styled(name, theme.style(R::Assistant).add_modifier(Modifier::BOLD))];
+            let meta = match m.status {
+                MessageStatus::Waiting => {
+                    Some((format!("{} waiting", cells::spinner(state.now_ms)), R::StatusStreaming))
+                }
+                MessageStatus::Streaming => Some(("● streaming".to_owned(), R::StatusStreaming)),
+                MessageStatus::Complete => m.timing.total_ms.map(|t| (fmt::duration(t), R::Dim)),
+                MessageStatus::Cancelled => Some(("cancelled".to_owned(), R::Warning)),
+                MessageStatus::Failed => Some(("failed".to_owned(), R::Error)),
+                MessageStatus::Interrupted => Some(("interrupted".to_owned(), R::Error)),
+            };
+            if let Some((text, role)) = meta {
+                spans.push(Span::styled(" · ", dim));
+                spans.push(Span::styled(text, theme.style(role)));
+            }
+            Line::from(spans)
+        }
+        Role::Tool => Line::from(Span::styled("tool result", theme.style(R::Tool).add_modifier(Modifier::BOLD))),
+        Role::System => Line::from(Span::styled("system", dim.add_modifier(Modifier::BOLD))),
+    }
+}
+
+/// Draws column `i` into `area` (frame included) with `header_rows` rows of numbers on top;
+/// returns where its body went and how it is scrolled.
+pub fn draw(
+    f: &mut Frame,
+    area: Rect,
+    state: &State,
+    cmp: &Compare,
+    i: usize,
+    header_rows: usize,
+    cache: &mut ColumnCache,
+) -> ColumnView {
+    let theme = &state.theme;
+    let Some(col) = cmp.columns.get(i) else { return ColumnView::default() };
+    let focused = cmp.focus == i;
+    let keys_here = focused && state.focus == crate::app::state::Focus::Transcript && state.overlays.is_empty();
+    let border = theme.style(if keys_here { R::BorderFocused } else { R::Border });
+    let mark = if focused { "▸ " } else { "" };
+    let provider = if col.target.provider == state.target.provider && !cmp_mixed(cmp) {
+        String::new()
+    } else {
+        format!(" · {}", sanitize(&col.target.provider))
+    };
+    let mut title = format!(" {mark}{} {}{provider} ", col.index + 1, sanitize(&col.target.model));
+    if cmp.full && focused {
+        title.push_str("· full width ");
+    }
+    let title_style = if focused { theme.style(R::Title).add_modifier(Modifier::BOLD) } else { theme.style(R::Title) };
+    let max_title = usize::from(area.width.saturating_sub(4));
+    let block = Block::bordered()
+        .border_style(border)
+        .padding(Padding::horizontal(1))
+        .title(Span::styled(super::clip(&title, max_title), title_style));
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    if inner.width < 4 || inner.height < 2 {
+        return ColumnView { column: i, ..ColumnView::default() };
+    }
+    // The numbers, then a rule, then the conversation.
+    let head = header_lines(state, col, usize::from(inner.width));
+    let rows = u16::try_from(header_rows.min(MAX_HEADER_ROWS)).unwrap_or(0).min(inner.height.saturating_sub(2));
+    for (r, line) in head.iter().take(usize::from(rows)).enumerate() {
+        let y = inner.y + u16::try_from(r).unwrap_or(0);
+        f.buffer_mut().set_line(inner.x, y, line, inner.width);
+    }
+    // The rule joins the frame on both sides: ├────┤.
+    let rule_y = inner.y + rows;
+    let rule = format!("├{}┤", "─".repeat(usize::from(area.width.saturating_sub(2))));
+    f.buffer_mut().set_string(area.x, rule_y, rule, border);
+    let body = Rect { x: inner.x, y: rule_y + 1, width: inner.width, height: inner.height - rows - 1 };
+    let view = body_view(f, body, state, cmp, i, cache);
+    ColumnView { column: i, area: (body.x, body.y, body.width, body.height), ..view }
+}
+
+/// Whether the columns talk to more than one provider (then every title names its provider).
+fn cmp_mixed(cmp: &Compare) -> bool {
+    cmp.columns.windows(2).any(|w| w[0].target.provider != w[1].target.provider)
+}
+
+/// Draws the conversation of column `i` into `body`; returns the line count, top and turns.
+fn body_view(f: &mut Frame, body: Rect, state: &State, cmp: &Compare, i: usize, cache: &mut ColumnCache) -> ColumnView {
+    let theme = &state.theme;
+    let Some(col) = cmp.columns.get(i) else { return ColumnView::default() };
+    let cells = &col.transcript.cells;
+    if cells.is_empty() {
+        let hint = "type a prompt below: every column answers it";
+        for (r, line) in wrap::plain(hint, usize::from(body.width), theme.style(R::Dim)).iter().enumerate() {
+            if let Ok(r) = u16::try_from(r) {
+                if r < body.height {
+                    f.buffer_mut().set_line(body.x, body.y + r, line, body.width);
+                }
+            }
+        }
+        return ColumnView::default();
+    }
+    cache.retain(col);
+    let cols = usize::from(body.width.saturating_sub(INDENT)).max(1);
+    // Heights of every cell (cached), where each turn starts, and the total.
+    let mut heights = Vec::with_capacity(cells.len());
+    let mut turns = Vec::new();
+    let mut total = 0usize;
+    for (index, c) in cells.iter().enumerate() {
+        let h = cache.cell(state, cmp, i, index, cols).map_or(1, CachedCell::height);
+        if c.message().is_some_and(|m| m.role() == Role::User) {
+            turns.push(total);
+        }
+        heights.push(h);
+        total += h;
+    }
+    let rows = usize::from(body.height);
+    let max_top = total.saturating_sub(rows);
+    let top = col.scroll.unwrap_or(max_top).min(max_top);
+    // Walk to the first visible cell, then draw rows until the body is full.
+    let mut start = 0usize;
+    let mut index = 0usize;
+    while index < cells.len() && start + heights[index] <= top {
+        start += heights[index];
+        index += 1;
+    }
+    let mut line = top - start;
+    let mut y = body.y;
+    let bottom = body.y + body.height;
+    while y < bottom && index < cells.len() {
+        let head = cells[index].message().map(|m| header(state, m));
+        let Some(cell) = cache.cell(state, cmp, i, index, cols) else { break };
+        for r in line..cell.height() {
+            if y >= bottom {
+                break;
+            }
+            let body_row = r.checked_sub(usize::from(cell.header));
+            match (body_row, &head) {
+                (None, Some(h)) => {
+                    f.buffer_mut().set_line(body.x, y, h, body.width);
+                }
+                (Some(b), _) => {
+                    if let Some(l) = cell.body_line(b) {
+                        let x = if cell.header { body.x + INDENT } else { body.x };
+                        f.buffer_mut().set_line(x, y, l, body.width - (x - body.x));
+                    }
+                }
+                (None, None) => {}
+            }
+            y += 1;
+        }
+        index += 1;
+        line = 0;
+    }
+    if top < max_top {
+        let (text, role) = if col.unseen { (" ↓ new output ", R::Accent) } else { (" ↓ more ", R::Dim) };
+        let w = u16::try_from(wrap::width(text)).unwrap_or(0).min(body.width);
+        let style = theme.style(role).add_modifier(Modifier::REVERSED);
+        f.buffer_mut().set_string(body.x + body.width - w, bottom - 1, text, style);
+    }
+    ColumnView { column: i, area: (0, 0, 0, 0), lines: total, top, turns }
+}

@@ -1,0 +1,356 @@
+//! The conversation list overlay: a search field, a status line, then either the stored
+//! conversations (title, model, date, message count; the one on screen marked `•`) or the
+//! search hits (conversation, role and date over a snippet with the matched words
+//! highlighted). Rename edits the selected title in place; delete asks on the last line.
+
+use super::theme::Role as R;
+use super::wrap::width;
+use crate::app::State;
+use crate::app::conversations::{ConversationList, HitRow, ListFocus, Mode, Row};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Paragraph};
+use unicode_width::UnicodeWidthChar;
+
+/// Widest the overlay gets.
+const MAX_W: u16 = 110;
+/// Tallest the overlay gets.
+const MAX_H: u16 = 32;
+/// Shortest, so typing a search does not make it jump for every result count.
+const MIN_H: u16 = 14;
+
+pub fn draw(f: &mut Frame, state: &State, list: &ConversationList) {
+    let theme = &state.theme;
+    let screen = f.area();
+    // As tall as the entries need (a search's hits take three lines each), within limits.
+    let entries = if list.searching_mode() { list.hits.len() * 3 } else { list.rows.len() + 1 };
+    let want = u16::try_from(entries + 5).unwrap_or(u16::MAX).clamp(MIN_H, MAX_H);
+    let w = MAX_W.min(screen.width.saturating_sub(2)).max(1.min(screen.width));
+    let h = want.min(screen.height.saturating_sub(2)).max(1.min(screen.height));
+    let area =
+        Rect { x: screen.x + (screen.width - w) / 2, y: screen.y + (screen.height - h) / 2, width: w, height: h };
+    let hint = match (&list.mode, list.focus) {
+        (Mode::Rename(_), _) => "Enter save · Esc cancel",
+        (Mode::ConfirmDelete, _) => "y delete · any other key keeps it",
+        (Mode::Browse, ListFocus::Search) => "type to search · ↑↓ · Enter open · Tab: rename/delete/new · Esc",
+        (Mode::Browse, ListFocus::Rows) => "Enter open · r rename · d delete · n new · / search · Esc",
+    };
+    let block = Block::bordered()
+        .border_style(theme.style(R::BorderFocused))
+        .title(Span::styled(" Conversations ", theme.style(R::Title).add_modifier(Modifier::BOLD)))
+        .title_bottom(Line::from(Span::styled(format!(" {hint} "), theme.style(R::Dim))).right_aligned())
+        .style(theme.style(R::Base));
+    let inner = block.inner(area);
+    f.render_widget(Clear, area);
+    f.render_widget(block, area);
+    if inner.height == 0 || inner.width == 0 {
+        return;
+    }
+    let cols = usize::from(inner.width);
+    let mut lines = vec![search_line(state, list, cols), status_line(state, list, cols)];
+    let footer = confirm_line(state, list, cols);
+    let room = usize::from(inner.height).saturating_sub(lines.len() + usize::from(footer.is_some()));
+    if list.searching_mode() {
+        hit_lines(state, list, cols, room, &mut lines);
+    } else {
+        row_lines(state, list, cols, room, &mut lines);
+    }
+    if let Some(footer) = footer {
+        lines.resize(usize::from(inner.height) - 1, Line::default());
+        lines.push(footer);
+    }
+    f.render_widget(Paragraph::new(lines), inner);
+}
+
+fn search_line(state: &State, list: &ConversationList, cols: usize) -> Line<'static> {
+    let theme = &state.theme;
+    let focused = list.focus == ListFocus::Search && list.mode == Mode::Browse;
+    let mut spans = vec![Span::styled("Search: ", theme.style(if focused { R::Accent } else { R::Dim }))];
+    if list.query.is_empty() {
+        if focused {
+            spans.push(Span::styled("▏", theme.style(R::Accent)));
+            spans.push(Span::styled("type words to search every message", theme.style(R::Dim)));
+        } else {
+            spans.push(Span::styled("/ to search every message", theme.style(R::Dim)));
+        }
+    } else {
+        spans.push(Span::styled(clean(&list.query), theme.style(R::Base)));
+        if focused {
+            spans.push(Span::styled("▏", theme.style(R::Accent)));
+        }
+    }
+    Line::from(truncate(spans, cols))
+}
+
+fn status_line(state: &State, list: &ConversationList, cols: usize) -> Line<'static> {
+    let theme = &state.theme;
+    let spin = super::cells::spinner(state.now_ms);
+    let (text, role) = if let Some(e) = &list.error {
+        (clean(e), R::Error)
+    } else if list.searching_mode() {
+        let n = list.hits.len();
+        match (list.searching, n) {
+            (true, _) => (format!("{spin} searching…"), R::Dim),
+            (false, 0) => (format!("no message matches “{}”", clean(list.query.trim())), R::Dim),
+            (false, n) if n >= crate::app::conversations::MAX_HITS => (format!("the newest {n} matches"), R::Dim),
+            (false, n) => (format!("{n} match{}", if n == 1 { "" } else { "es" }), R::Dim),
+        }
+    } else if list.loading && list.rows.is_empty() {
+        (format!("{spin} loading…"), R::Dim)
+    } else if list.rows.is_empty() {
+        (String::new(), R::Dim)
+    } else {
+        let n = list.rows.len();
+        let more = if list.more { "+" } else { "" };
+        (format!("{n}{more} conversation{}, newest first", if n == 1 { "" } else { "s" }), R::Dim)
+    };
+    Line::from(truncate(vec![Span::styled(text, theme.style(role))], cols))
+}
+
+/// The delete question, when one is asked.
+fn confirm_line(state: &State, list: &ConversationList, cols: usize) -> Option<Line<'static>> {
+    if list.mode != Mode::ConfirmDelete {
+        return None;
+    }
+    let (_, title, count) = list.selection()?;
+    let what = match count {
+        Some(n) => format!(" ({n} message{})", if n == 1 { "" } else { "s" }),
+        None => String::new(),
+    };
+    let strong = state.theme.style(R::Error).add_modifier(Modifier::BOLD);
+    // The question ends on the keys, so a long title is what gets cut.
+    let keys = "? y/N";
+    let room = cols.saturating_sub(width(keys) + width(&what) + 9);
+    let title = truncate(vec![Span::raw(clean(title))], room).into_iter().map(|s| s.content).collect::<String>();
+    let spans = vec![Span::styled(format!("Delete “{title}”{what}"), strong), Span::styled(keys, strong)];
+    Some(Line::from(truncate(spans, cols)))
+}
+
+/// First entry to show so that `selected` is visible in `room` entries.
+fn first_shown(selected: usize, room: usize) -> usize {
+    selected.saturating_sub(room.saturating_sub(1))
+}
+
+fn row_lines(state: &State, list: &ConversationList, cols: usize, room: usize, lines: &mut Vec<Line<'static>>) {
+    let theme = &state.theme;
+    let dim = theme.style(R::Dim);
+    if list.rows.is_empty() {
+        if !list.loading && list.error.is_none() {
+            lines.push(Line::default());
+            lines.push(Line::from(Span::styled(
+                "  No saved conversations yet: every conversation is saved as you chat.",
+                dim,
+            )));
+        }
+        return;
+    }
+    let model_w = list.rows.iter().map(|r| width(&r.model)).max().unwrap_or(0).min(18);
+    let show_model = cols >= 64 && model_w > 0;
+    let count_w = list.rows.iter().map(|r| count(r.messages).len()).max().unwrap_or(0);
+    let right_w = 16 + 2 + count_w + if show_model { model_w + 2 } else { 0 };
+    let title_w = cols.saturating_sub(4 + right_w + 2).max(8);
+    for (i, r) in list.rows.iter().enumerate().skip(first_shown(list.selected, room)).take(room) {
+        let selected = i == list.selected;
+        lines.push(row_line(state, list, r, selected, (title_w, model_w, count_w, show_model), cols));
+    }
+}
+
+#[allow(clippy::similar_names)]
+fn row_line(
+    state: &State,
+    list: &ConversationList,
+    r: &Row,
+    selected: bool,
+    (title_w, model_w, count_w, show_model): (usize, usize, usize, bool),
+    cols: usize,
+) -> Line<'static> {
+    let theme = &state.theme;
+    let dim = theme.style(R::Dim);
+    let current = list.current.as_deref() == Some(r.id.as_str());
+    let mut spans = vec![
+        Span::styled(if selected { "▸ " } else { "  " }, theme.style(R::Accent)),
+        Span::styled(if current { "• " } else { "  " }, theme.style(R::Accent)),
+    ];
+    match (&list.mode, selected) {
+        (Mode::Rename(input), true) => {
+            let text = format!("{}▏", clean(input));
+            spans.extend(pad(vec![Span::styled(text, theme.style(R::Accent).add_modifier(Modifier::BOLD))], title_w));
+        }
+        _ => {
+            let style = if current { theme.style(R::Base).add_modifier(Modifier::BOLD) } else { theme.style(R::Base) };
+            spans.extend(pad(vec![Span::styled(clean(&r.title), style)], title_w));
+        }
+    }
+    if show_model {
+        spans.push(Span::raw("  "));
+        spans.extend(pad(vec![Span::styled(clean(&r.model), theme.style(R::Assistant))], model_w));
+    }
+    spans.push(Span::styled(format!("  {}", r.date), dim));
+    spans.push(Span::styled(format!("  {:>count_w$}", count(r.messages)), dim));
+    let mut spans = truncate(spans, cols);
+    if selected {
+        for s in &mut spans {
+            s.style = s.style.patch(theme.style(R::Selection));
+        }
+    }
+    Line::from(spans)
+}
+
+fn count(n: u64) -> String {
+    format!("{n} msg{}", if n == 1 { "" } else { "s" })
+}
+
+fn hit_lines(state: &State, list: &ConversationList, cols: usize, room: usize, lines: &mut Vec<Line<'static>>) {
+    // Each hit takes two lines and a blank one between hits.
+    let per = room / 3 + usize::from(room % 3 == 2);
+    for (i, h) in list.hits.iter().enumerate().skip(first_shown(list.selected, per.max(1))).take(per.max(1)) {
+        if lines.len() > 2 {
+            lines.push(Line::default());
+        }
+        let selected = i == list.selected;
+        let [head, snippet] = hit_pair(state, list, h, selected, cols);
+        lines.push(head);
+        lines.push(snippet);
+    }
+}
+
+fn hit_pair(state: &State, list: &ConversationList, h: &HitRow, selected: bool, cols: usize) -> [Line<'static>; 2] {
+    let theme = &state.theme;
+    let current = list.current.as_deref() == Some(h.id.as_str());
+    let title = match (&list.mode, selected) {
+        (Mode::Rename(input), true) => {
+            Span::styled(format!("{}▏", clean(input)), theme.style(R::Accent).add_modifier(Modifier::BOLD))
+        }
+        _ => Span::styled(clean(&h.title), theme.style(R::Base).add_modifier(Modifier::BOLD)),
+    };
+    let role = match h.role.as_str() {
+        "user" => Span::styled("you", theme.style(R::User)),
+        "assistant" => Span::styled("reply", theme.style(R::Assistant)),
+        "tool" => Span::styled("tool result", theme.style(R::Tool)),
+        other => Span::styled(clean(other), theme.style(R::Dim)),
+    };
+    let mut head = vec![
+        Span::styled(if selected { "▸ " } else { "  " }, theme.style(R::Accent)),
+        Span::styled(if current { "• " } else { "  " }, theme.style(R::Accent)),
+        title,
+        Span::styled(" · ", theme.style(R::Dim)),
+        role,
+        Span::styled(format!(" · {}", h.date), theme.style(R::Dim)),
+    ];
+    head = truncate(head, cols);
+    let mut snippet = vec![Span::raw("    ")];
+    snippet.extend(highlighted(state, &h.snippet, &h.ranges));
+    let mut snippet = truncate(snippet, cols);
+    if selected {
+        let sel = theme.style(R::Selection);
+        for s in head.iter_mut() {
+            s.style = s.style.patch(sel);
+        }
+        let mark = match_style(state);
+        for s in snippet.iter_mut().filter(|s| s.style != mark) {
+            s.style = s.style.patch(sel);
+        }
+    }
+    [Line::from(head), Line::from(snippet)]
+}
+
+/// How a matched word is shown.
+#[must_use]
+pub fn match_style(state: &State) -> Style {
+    state.theme.style(R::Accent).add_modifier(Modifier::BOLD | Modifier::REVERSED)
+}
+
+/// The snippet on one line with its `ranges` highlighted: runs of whitespace (indented code,
+/// line breaks) become one space. Ranges that do not fall on character boundaries (they come
+/// from the database) are ignored rather than trusted.
+fn highlighted(state: &State, snippet: &str, ranges: &[std::ops::Range<usize>]) -> Vec<Span<'static>> {
+    let base = state.theme.style(R::Base);
+    let mark = match_style(state);
+    // `at[i]` is where byte `i` of the snippet lands in `flat`.
+    let mut flat = String::with_capacity(snippet.len());
+    let mut at = vec![0; snippet.len() + 1];
+    let mut last_space = false;
+    for (i, c) in snippet.char_indices() {
+        at[i] = flat.len();
+        let space = c.is_whitespace();
+        if !(space && last_space) {
+            flat.push(if space { ' ' } else { c });
+        }
+        last_space = space;
+    }
+    at[snippet.len()] = flat.len();
+    let mut out = Vec::new();
+    let mut done = 0;
+    for r in ranges {
+        let ok = r.start < r.end
+            && r.end <= snippet.len()
+            && snippet.is_char_boundary(r.start)
+            && snippet.is_char_boundary(r.end)
+            && at[r.start] >= done;
+        if !ok {
+            continue;
+        }
+        let (start, end) = (at[r.start], at[r.end]);
+        if start > done {
+            out.push(Span::styled(clean(&flat[done..start]), base));
+        }
+        out.push(Span::styled(clean(&flat[start..end]), mark));
+        done = end;
+    }
+    if done < flat.len() {
+        out.push(Span::styled(clean(&flat[done..]), base));
+    }
+    out
+}
+
+/// Text from the store or the model, safe for a cell.
+fn clean(s: &str) -> String {
+    super::wrap::clean(&super::sanitize::sanitize(s)).into_owned()
+}
+
+/// Spans padded with spaces (or cut with `…`) to exactly `w` columns.
+fn pad(spans: Vec<Span<'static>>, w: usize) -> Vec<Span<'static>> {
+    let mut out = truncate(spans, w);
+    let used: usize = out.iter().map(|s| width(&s.content)).sum();
+    if used < w {
+        out.push(Span::raw(" ".repeat(w - used)));
+    }
+    out
+}
+
+/// Spans cut to `cols` columns, ending in `…` when something was cut.
+fn truncate(spans: Vec<Span<'static>>, cols: usize) -> Vec<Span<'static>> {
+    let total: usize = spans.iter().map(|s| width(&s.content)).sum();
+    if total <= cols {
+        return spans;
+    }
+    let budget = cols.saturating_sub(1);
+    let mut used = 0;
+    let mut out = Vec::new();
+    let mut last_style = Style::default();
+    for s in spans {
+        last_style = s.style;
+        let mut text = String::new();
+        for c in s.content.chars() {
+            let cw = c.width().unwrap_or(0);
+            if used + cw > budget {
+                break;
+            }
+            used += cw;
+            text.push(c);
+        }
+        let full = text.len() == s.content.len();
+        if !text.is_empty() {
+            out.push(Span::styled(text, s.style));
+        }
+        if !full {
+            break;
+        }
+    }
+    if cols > 0 {
+        out.push(Span::styled("…", last_style));
+    }
+    out
+}

@@ -1,0 +1,234 @@
+//! End to end in tmux: the tool loop and the Responses items as a user meets them. The real
+//! binary runs in its own tmux server (own socket, own `PALAVER_HOME`, its own working
+//! directory), driven with `send-keys` and read with `capture-pane`. Skips when tmux is missing.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod scripted;
+
+use scripted::{Reply, Server};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+static SEQ: AtomicU32 = AtomicU32::new(0);
+
+fn tmux_available() -> bool {
+    let ok = Command::new("tmux").arg("-V").output().is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("note: tmux is not installed; skipping the end-to-end TUI tool test");
+    }
+    ok
+}
+
+/// How long to wait for the screen; CI machines are slower.
+fn patience() -> Duration {
+    let base = Duration::from_secs(20);
+    if std::env::var_os("CI").is_some() { base * 3 } else { base }
+}
+
+/// A tmux server of our own running palaver in a 120×40 window, in a scratch directory.
+struct Tmux {
+    socket: String,
+    _home: tempfile::TempDir,
+    cwd: tempfile::TempDir,
+}
+
+impl Tmux {
+    fn start(args: &str) -> Self {
+        let home = tempfile::tempdir().unwrap();
+        let cwd = tempfile::tempdir().unwrap();
+        std::fs::write(cwd.path().join("hello.txt"), "hello from the scratch directory\n").unwrap();
+        let socket = format!("palaver-e2e-tools-{}-{}", std::process::id(), SEQ.fetch_add(1, Ordering::SeqCst));
+        let bin = env!("CARGO_BIN_EXE_palaver");
+        let script = format!("'{bin}' {args}; echo EXITED-$?; sleep 600");
+        let dir = cwd.path().display().to_string();
+        let out = Command::new("tmux")
+            .args(["-L", &socket, "-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", "120", "-y", "40"])
+            .args(["-c", &dir, &script])
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .env_remove("TMUX")
+            .env("PALAVER_HOME", home.path())
+            .env("TERM", "xterm-256color")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "tmux new-session failed: {}", String::from_utf8_lossy(&out.stderr));
+        Self { socket, _home: home, cwd }
+    }
+
+    fn tmux(&self, args: &[&str]) -> Output {
+        Command::new("tmux").arg("-L").arg(&self.socket).args(args).output().unwrap()
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "main"];
+        args.extend_from_slice(keys);
+        self.tmux(&args);
+        std::thread::sleep(Duration::from_millis(60));
+    }
+
+    fn type_text(&self, text: &str) {
+        self.tmux(&["send-keys", "-t", "main", "-l", text]);
+        std::thread::sleep(Duration::from_millis(60));
+    }
+
+    fn screen(&self) -> String {
+        String::from_utf8_lossy(&self.tmux(&["capture-pane", "-p", "-t", "main"]).stdout).into_owned()
+    }
+
+    fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + patience();
+        loop {
+            let s = self.screen();
+            if pred(&s) {
+                return s;
+            }
+            assert!(Instant::now() < deadline, "timed out waiting for {what}; the screen was:\n{s}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn wait_ready(&self) {
+        self.wait_for("the empty chat screen", |s| s.contains("Type a message and press Enter"));
+    }
+
+    fn send(&self, text: &str) {
+        self.type_text(text);
+        self.keys(&["Enter"]);
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux").args(["-L", &self.socket, "kill-server"]).output();
+    }
+}
+
+#[test]
+fn demo_tools_run_read_only_tools_and_answer() {
+    if !tmux_available() {
+        return;
+    }
+    let t = Tmux::start("");
+    t.wait_ready();
+    t.send("/model demo-tools");
+    t.wait_for("the model switch", |s| s.contains("model: demo-tools"));
+    t.send("what is in this folder?");
+    let s = t.wait_for("the answer after the tools", |s| s.contains("I called 3 tools") && s.contains("✓ done"));
+    assert!(s.contains("⚙ list_directory"), "{s}");
+    assert!(s.contains("⚙ current_time"), "{s}");
+    assert!(s.contains("hello.txt"), "the directory listing reached the card: {s}");
+    assert!(!s.contains("Approve tool call?"), "read-only tools run without asking: {s}");
+    // The inspector shows both round trips of the turn.
+    t.keys(&["F3"]);
+    let s = t.wait_for("the inspector", |s| s.contains("Flow inspector"));
+    assert!(s.contains("2 round trips"), "{s}");
+    assert!(s.contains("→ POST /chat/completions"), "{s}");
+    t.keys(&["Escape"]);
+    t.wait_for("the inspector closed", |s| !s.contains("Flow inspector"));
+}
+
+fn chat_call(id: &str, name: &str, args: &str) -> String {
+    let first = serde_json::json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":id,"type":"function","function":{"name":name,"arguments":""}}]}}]});
+    let rest =
+        serde_json::json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":args}}]}}]});
+    format!(
+        "data: {first}\n\ndata: {rest}\n\ndata: {{\"choices\":[{{\"index\":0,\"delta\":{{}},\"finish_reason\":\"tool_calls\"}}]}}\n\ndata: [DONE]\n\n"
+    )
+}
+
+const CHAT_TEXT: &str = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Understood, I left the file alone.\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+
+#[test]
+fn a_side_effecting_call_asks_and_a_denial_reaches_the_model() {
+    if !tmux_available() {
+        return;
+    }
+    let args = r#"{"path":"notes.txt","content":"written by the model"}"#;
+    let server = Server::start(vec![Reply::sse(&chat_call("call_w", "write_file", args)), Reply::sse(CHAT_TEXT)]);
+    let t = Tmux::start(&format!("--base-url {} --model scripted", server.base_url));
+    t.wait_ready();
+    t.send("please write my notes");
+    let s = t.wait_for("the approval modal", |s| s.contains("Approve tool call?") && s.contains("a new file"));
+    assert!(s.contains("notes.txt"), "{s}");
+    assert!(s.contains("+written by the model"), "the new content is shown as a diff: {s}");
+    assert!(s.contains("y approve once"), "{s}");
+    t.keys(&["n"]);
+    let s = t.wait_for("the model's answer", |s| s.contains("Understood, I left the file alone."));
+    assert!(s.contains("⊘ denied"), "{s}");
+    assert!(!s.contains("Approve tool call?"), "{s}");
+    assert!(!t.cwd.path().join("notes.txt").exists(), "a denied call must not write the file");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2, "one request for the call, one with its answer");
+    let body: serde_json::Value = serde_json::from_str(&reqs[1].body).unwrap();
+    let tool = body["messages"].as_array().unwrap().iter().find(|m| m["role"] == "tool").cloned().unwrap();
+    assert_eq!(tool["tool_call_id"], "call_w");
+    assert!(tool["content"].as_str().unwrap().starts_with("The user did not run this tool"), "{tool}");
+    // The first request offered the tools.
+    let first: serde_json::Value = serde_json::from_str(&reqs[0].body).unwrap();
+    assert!(first["tools"].as_array().is_some_and(|t| t.iter().any(|t| t["function"]["name"] == "write_file")));
+}
+
+#[test]
+fn an_approved_call_runs_and_its_output_goes_back() {
+    if !tmux_available() {
+        return;
+    }
+    let args = r#"{"path":"notes.txt","content":"approved text"}"#;
+    let server = Server::start(vec![Reply::sse(&chat_call("call_w", "write_file", args)), Reply::sse(CHAT_TEXT)]);
+    let t = Tmux::start(&format!("--base-url {} --model scripted", server.base_url));
+    t.wait_ready();
+    t.send("write it");
+    t.wait_for("the approval modal", |s| s.contains("Approve tool call?"));
+    t.keys(&["y"]);
+    let s = t.wait_for("the answer", |s| s.contains("Understood"));
+    assert!(s.contains("✓ done"), "{s}");
+    assert_eq!(std::fs::read_to_string(t.cwd.path().join("notes.txt")).unwrap(), "approved text");
+    let body: serde_json::Value = serde_json::from_str(&server.requests()[1].body).unwrap();
+    let tool = body["messages"].as_array().unwrap().iter().find(|m| m["role"] == "tool").cloned().unwrap();
+    assert!(tool["content"].as_str().unwrap().contains("notes.txt"), "{tool}");
+}
+
+#[test]
+fn demo_hosted_shows_item_cards_and_the_mcp_approval_round_trip() {
+    if !tmux_available() {
+        return;
+    }
+    let t = Tmux::start("--api responses -m demo-hosted");
+    t.wait_ready();
+    t.send("tell me about hosted tools");
+    let s = t.wait_for("the MCP approval modal", |s| s.contains("Approve tool call?") && s.contains("Will allow"));
+    assert!(s.contains("MCP server demo_wiki"), "{s}");
+    assert!(s.contains("create_note"), "{s}");
+    assert!(!s.contains(" a approve"), "session approval is not offered for MCP requests: {s}");
+    t.keys(&["y"]);
+    let s = t.wait_for("the approved call", |s| s.contains("You approved request"));
+    assert!(s.contains("◆ MCP call"), "{s}");
+    assert!(s.contains("approved"), "{s}");
+    // Every item of the first reply has its card.
+    t.keys(&["C-Home"]);
+    let s = t.wait_for("the top of the transcript", |s| s.contains("◆ web search"));
+    assert!(s.contains("sources"), "{s}");
+    t.keys(&["PageDown"]);
+    let s = t.wait_for("the code interpreter card", |s| s.contains("◆ code interpreter"));
+    assert!(s.contains("statistics"), "{s}");
+    t.keys(&["PageDown"]);
+    t.wait_for("the unknown item card", |s| s.contains("demo_future_item"));
+}
+
+#[test]
+fn denying_the_mcp_request_tells_the_provider() {
+    if !tmux_available() {
+        return;
+    }
+    let t = Tmux::start("--api responses -m demo-hosted");
+    t.wait_ready();
+    t.send("hosted tools please");
+    t.wait_for("the MCP approval modal", |s| s.contains("Approve tool call?"));
+    t.keys(&["r"]);
+    t.type_text("not today");
+    t.keys(&["Enter"]);
+    let s = t.wait_for("the denial answer", |s| s.contains("You denied request"));
+    assert!(s.contains("not today"), "the reason reached the provider: {s}");
+}

@@ -1,0 +1,393 @@
+//! Screen snapshots of the tool loop and the Responses API items: tool cards in every state,
+//! the approval modal (function tool, shell command, patch, MCP approval), the flow inspector,
+//! and a card for every hosted item fixture. States are built by feeding `Msg`s to
+//! `State::apply` (the hosted fixtures go through the real SSE decoder and mapper); no network.
+//! Regenerate with `INSTA_UPDATE=always cargo test --test ui_tools_snapshots`, then read them.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use palaver::api::client::{Frame, WireEvent};
+use palaver::api::event::StreamEvent;
+use palaver::api::{Api, Mapper, sse};
+use palaver::app::tools::{ToolMsg, ToolSet};
+use palaver::app::{Msg, State, TargetInfo};
+use palaver::config::Config;
+use palaver::engine::target::TurnSettings;
+use palaver::tools::{Registry, ToolOutput};
+use palaver::ui::{self, RenderCache, theme::Theme};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use std::sync::Arc;
+
+const SIZES: [(u16, u16); 2] = [(80, 24), (120, 40)];
+
+struct Sim {
+    s: State,
+    now: u64,
+}
+
+impl Sim {
+    fn new(api: Api, model: &str) -> Self {
+        let target = TargetInfo {
+            provider: "demo".into(),
+            model: model.into(),
+            api,
+            include_usage: true,
+            request_extra: serde_json::Map::new(),
+        };
+        let theme = Theme::load("dark", None, true).unwrap();
+        let settings = TurnSettings { stream: true, ..TurnSettings::default() };
+        let mut s = State::new(target, settings, Config::default(), theme, "dark");
+        s.tools.set = ToolSet(Arc::new(Registry::builtins()));
+        Self { s, now: 1000 }
+    }
+
+    fn key(&mut self, code: KeyCode, mods: KeyModifiers) {
+        self.s.apply(Msg::Key(KeyEvent::new(code, mods)));
+    }
+
+    fn typed(&mut self, text: &str) {
+        for c in text.chars() {
+            self.key(KeyCode::Char(c), KeyModifiers::NONE);
+        }
+    }
+
+    /// Sends a prompt; returns the id of the reply that starts streaming.
+    fn send(&mut self, text: &str) -> u64 {
+        self.typed(text);
+        self.key(KeyCode::Enter, KeyModifiers::NONE);
+        self.started()
+    }
+
+    /// The reply in flight, marked as started.
+    fn started(&mut self) -> u64 {
+        let id = self.s.live.as_ref().map(|l| l.id).unwrap();
+        self.s.apply(Msg::RequestStarted { id, now_ms: self.now });
+        self.s.apply(Msg::Wire {
+            id,
+            event: Box::new(WireEvent::Opened {
+                status: 200,
+                headers: vec![
+                    ("content-type".into(), "text/event-stream".into()),
+                    ("x-request-id".into(), "req_demo_1".into()),
+                ],
+                at_ms: 12,
+            }),
+            now_ms: self.now,
+        });
+        id
+    }
+
+    fn chunk(&mut self, id: u64, frames: Vec<Frame>, events: Vec<StreamEvent>) {
+        self.now += 50;
+        let at_ms = self.now - 1000;
+        self.s.apply(Msg::Wire { id, event: Box::new(WireEvent::Chunk { frames, events, at_ms }), now_ms: self.now });
+    }
+
+    fn close(&mut self, id: u64) {
+        self.now += 10;
+        self.s.apply(Msg::Wire { id, event: Box::new(WireEvent::Closed { at_ms: self.now - 1000 }), now_ms: self.now });
+    }
+
+    /// A tool-call fragment as the chat mapper would make it.
+    fn call(&mut self, id: u64, slot: u32, name: &str, args: &str) {
+        let frame = Frame {
+            at_ms: self.now - 950,
+            event: String::new(),
+            data: format!("{{\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":{slot}}}]}}}}]}}"),
+        };
+        let ev = StreamEvent::ToolCall {
+            choice: 0,
+            slot,
+            id: Some(format!("call_{slot}")),
+            name: Some(name.into()),
+            arguments: args.into(),
+            extra: None,
+            kind: None,
+        };
+        self.chunk(id, vec![frame], vec![ev]);
+    }
+
+    /// Ends a reply whose calls were streamed.
+    fn end_calls(&mut self, id: u64) {
+        let evs = vec![StreamEvent::Finish { choice: 0, reason: "tool_calls".into() }, StreamEvent::End];
+        self.chunk(id, vec![], evs);
+        self.close(id);
+    }
+
+    fn answer(&mut self, id: u64, text: &str) {
+        let evs = vec![
+            StreamEvent::Text { choice: 0, delta: text.into() },
+            StreamEvent::Finish { choice: 0, reason: "stop".into() },
+            StreamEvent::End,
+        ];
+        self.chunk(id, vec![], evs);
+        self.close(id);
+    }
+
+    fn done(&mut self, id: u64, index: usize, output: ToolOutput, ms: u64) {
+        self.s.apply(Msg::Tools(ToolMsg::Done { id, index, output, duration_ms: ms }));
+    }
+
+    /// Feeds a recorded Responses body through the decoder and mapper into reply `id`.
+    fn fixture(&mut self, id: u64, name: &str) {
+        let path = format!("{}/tests/fixtures/sse/{name}.sse", env!("CARGO_MANIFEST_DIR"));
+        let body = std::fs::read(path).unwrap();
+        let mut mapper = Mapper::new(Api::Responses);
+        let mut events = Vec::new();
+        let mut frames = Vec::new();
+        for (i, ev) in sse::decode_all(&body).into_iter().enumerate() {
+            mapper.map(&ev.event, &ev.data, &mut events);
+            frames.push(Frame { at_ms: 40 + 25 * u64::try_from(i).unwrap(), event: ev.event, data: ev.data });
+        }
+        self.chunk(id, frames, events);
+        self.close(id);
+    }
+
+    fn render(&mut self, w: u16, h: u16) -> String {
+        self.s.apply(Msg::Resize { width: w, height: h });
+        let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+        let mut cache = RenderCache::default();
+        for _ in 0..2 {
+            let mut report = None;
+            term.draw(|f| report = Some(ui::draw(f, &self.s, &mut cache))).unwrap();
+            self.s.apply(Msg::Viewport(report.unwrap()));
+        }
+        let buf = term.backend().buffer();
+        let mut out = String::new();
+        for y in 0..h {
+            let line: String = (0..w).map(|x| buf[(x, y)].symbol()).collect();
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+        out
+    }
+
+    fn snap_all(&mut self, name: &str) {
+        for (w, h) in SIZES {
+            let screen = self.render(w, h);
+            insta::assert_snapshot!(format!("{name}_{w}x{h}"), screen);
+        }
+    }
+
+    /// Snapshots from the top of the transcript (long cards start there).
+    fn snap_top(&mut self, name: &str) {
+        self.key(KeyCode::Home, KeyModifiers::CONTROL);
+        self.snap_all(name);
+    }
+}
+
+const LISTING: &str = "Cargo.toml\nREADME.md\nbenches/\nsrc/\ntests/\nthemes/\nrustfmt.toml\nclippy.toml";
+
+#[test]
+fn card_arguments_streaming() {
+    let mut sim = Sim::new(Api::Chat, "demo-tools");
+    let id = sim.send("what is in src?");
+    sim.call(id, 0, "list_directory", "{\"path\": \"src\", \"recur");
+    sim.snap_all("card_streaming");
+}
+
+#[test]
+fn cards_running_with_elapsed_time() {
+    let mut sim = Sim::new(Api::Chat, "demo-tools");
+    let id = sim.send("what is here?");
+    sim.call(id, 0, "list_directory", r#"{"path":"."}"#);
+    sim.call(id, 1, "search_files", r#"{"path":"src","content":"fn main","max_results":20}"#);
+    sim.end_calls(id);
+    sim.done(id, 0, ToolOutput::ok(LISTING), 3);
+    sim.s.apply(Msg::Tick { now_ms: sim.now + 2340 });
+    sim.snap_all("cards_running");
+}
+
+/// A finished loop: one call done with a long output, one failed; the model answered.
+fn finished_loop() -> (Sim, u64) {
+    let mut sim = Sim::new(Api::Chat, "demo-tools");
+    let id = sim.send("what is here?");
+    sim.call(id, 0, "list_directory", r#"{"path":"."}"#);
+    sim.call(id, 1, "read_file", r#"{"path":"Cargo.lock"}"#);
+    sim.end_calls(id);
+    sim.done(id, 0, ToolOutput::ok(LISTING), 3);
+    sim.done(id, 1, ToolOutput::error("cannot open Cargo.lock: No such file or directory (os error 2)"), 1);
+    let next = sim.started();
+    sim.answer(next, "A Rust crate: `Cargo.toml`, `src/`, `tests/` and more. There is no `Cargo.lock`.");
+    (sim, id)
+}
+
+#[test]
+fn cards_done_folded_and_failed() {
+    let (mut sim, _) = finished_loop();
+    sim.snap_all("cards_done_folded");
+}
+
+#[test]
+fn cards_done_expanded() {
+    let (mut sim, id) = finished_loop();
+    sim.key(KeyCode::Up, KeyModifiers::ALT);
+    sim.key(KeyCode::Up, KeyModifiers::ALT);
+    assert_eq!(sim.s.selected, Some(id));
+    sim.key(KeyCode::Enter, KeyModifiers::NONE);
+    assert!(sim.s.tools.open.contains(&id));
+    sim.snap_top("cards_done_expanded");
+}
+
+#[test]
+fn cards_denied_and_cancelled() {
+    let mut sim = Sim::new(Api::Chat, "m");
+    let id = sim.send("tidy up");
+    sim.call(id, 0, "run_command", r#"{"command":"rm -rf build"}"#);
+    sim.call(id, 1, "write_file", r#"{"path":"notes.txt","content":"done"}"#);
+    sim.end_calls(id);
+    sim.key(KeyCode::Char('r'), KeyModifiers::NONE);
+    sim.typed("not without a backup");
+    sim.key(KeyCode::Enter, KeyModifiers::NONE);
+    // The second call waits in the modal; Esc cancels the whole turn.
+    sim.key(KeyCode::Esc, KeyModifiers::NONE);
+    sim.snap_all("cards_denied_cancelled");
+}
+
+#[test]
+fn approval_modal_function_tool_with_diff() {
+    let mut sim = Sim::new(Api::Chat, "m");
+    let id = sim.send("fix the greeting");
+    sim.call(id, 0, "write_file", r#"{"path":"greet.txt","content":"Hello, world!\nSee you soon.\nBye.\n"}"#);
+    sim.end_calls(id);
+    let before = "Hello world\nSee you soon.\nBye.\n".to_owned();
+    sim.s.apply(Msg::Tools(ToolMsg::FileRead { id, index: 0, content: Ok(Some(before)) }));
+    sim.snap_all("approval_write_file");
+}
+
+#[test]
+fn approval_modal_run_command_with_reason_typed() {
+    let mut sim = Sim::new(Api::Chat, "m");
+    let id = sim.send("clean");
+    sim.call(id, 0, "run_command", r#"{"command":"cargo clean && rm -rf ~/.cache/palaver"}"#);
+    sim.call(id, 1, "write_file", r#"{"path":"a","content":"b"}"#);
+    sim.end_calls(id);
+    sim.key(KeyCode::Char('r'), KeyModifiers::NONE);
+    sim.typed("keep the cache");
+    sim.snap_all("approval_reason");
+}
+
+#[test]
+fn approval_modal_editing_arguments() {
+    let mut sim = Sim::new(Api::Chat, "m");
+    let id = sim.send("write");
+    sim.call(id, 0, "write_file", r#"{"path":"notes.txt","content":"hi"}"#);
+    sim.end_calls(id);
+    sim.s.apply(Msg::Tools(ToolMsg::FileRead { id, index: 0, content: Ok(None) }));
+    sim.key(KeyCode::Char('e'), KeyModifiers::NONE);
+    sim.key(KeyCode::End, KeyModifiers::NONE);
+    sim.key(KeyCode::Char('x'), KeyModifiers::NONE);
+    sim.key(KeyCode::Char('s'), KeyModifiers::CONTROL);
+    sim.snap_all("approval_edit");
+}
+
+#[test]
+fn approval_modal_shell_call() {
+    let mut sim = Sim::new(Api::Responses, "demo-hosted");
+    let id = sim.send("what changed?");
+    sim.fixture(id, "responses_hosted_shell_call");
+    sim.snap_all("approval_shell");
+}
+
+#[test]
+fn approval_modal_apply_patch() {
+    let mut sim = Sim::new(Api::Responses, "demo-hosted");
+    let id = sim.send("fix greet");
+    sim.fixture(id, "responses_hosted_apply_patch_call");
+    sim.snap_all("approval_apply_patch");
+}
+
+#[test]
+fn approval_modal_mcp() {
+    let mut sim = Sim::new(Api::Responses, "demo-hosted");
+    let id = sim.send("ask the wiki");
+    sim.fixture(id, "responses_hosted_mcp_approval");
+    sim.snap_all("approval_mcp");
+}
+
+#[test]
+fn user_side_item_cards_after_the_decisions() {
+    let mut sim = Sim::new(Api::Responses, "demo-hosted");
+    let id = sim.send("what changed?");
+    sim.fixture(id, "responses_hosted_shell_call");
+    sim.key(KeyCode::Char('n'), KeyModifiers::NONE);
+    sim.key(KeyCode::Char('n'), KeyModifiers::NONE);
+    let next = sim.started();
+    sim.fixture(next, "responses_hosted_custom_tool_call");
+    sim.s.apply(Msg::Tick { now_ms: sim.now + 1500 });
+    sim.snap_top("cards_user_side_items");
+}
+
+#[test]
+fn inspector_of_a_tool_loop() {
+    let (mut sim, _) = finished_loop();
+    sim.key(KeyCode::F(3), KeyModifiers::NONE);
+    sim.snap_all("inspector_prompt");
+    for _ in 0..3 {
+        sim.key(KeyCode::Down, KeyModifiers::NONE);
+    }
+    sim.snap_all("inspector_frames");
+    for _ in 0..3 {
+        sim.key(KeyCode::Down, KeyModifiers::NONE);
+    }
+    sim.snap_all("inspector_tool");
+    sim.key(KeyCode::Down, KeyModifiers::NONE);
+    sim.snap_all("inspector_next_request");
+}
+
+/// Hosted items the provider ran: one snapshot per fixture.
+fn hosted(fixture: &str, prompt: &str) -> Sim {
+    let mut sim = Sim::new(Api::Responses, "demo-hosted");
+    let id = sim.send(prompt);
+    sim.fixture(id, fixture);
+    sim
+}
+
+#[test]
+fn item_card_web_search_with_references() {
+    hosted("responses_hosted_web_search", "weather in Lisbon?").snap_top("item_web_search");
+}
+
+#[test]
+fn item_card_file_search() {
+    hosted("responses_hosted_file_search", "refund policy?").snap_top("item_file_search");
+}
+
+#[test]
+fn item_card_code_interpreter() {
+    hosted("responses_hosted_code_interpreter", "plot a sine").snap_top("item_code_interpreter");
+}
+
+#[test]
+fn item_card_image_generation_saved() {
+    let mut sim = hosted("responses_hosted_image_generation", "a cat");
+    let id = sim.s.transcript.cells.last().map(palaver::app::transcript::Cell::id).unwrap();
+    let saved = vec![(0, "/home/me/.local/share/palaver/images/ig_68c42d31.png".to_owned())];
+    sim.s.apply(Msg::Tools(ToolMsg::ImagesSaved { id, saved, notices: vec![] }));
+    sim.snap_top("item_image_generation");
+}
+
+#[test]
+fn item_card_mcp_call() {
+    hosted("responses_hosted_mcp_call", "MCP transports?").snap_top("item_mcp_call");
+}
+
+#[test]
+fn item_card_computer_call() {
+    hosted("responses_hosted_computer_call", "submit the form").snap_top("item_computer_call");
+}
+
+#[test]
+fn item_card_compaction_and_reasoning() {
+    let mut sim = hosted("responses_hosted_compaction", "go on");
+    let id = sim.send("and?");
+    sim.fixture(id, "responses_hosted_reasoning_encrypted");
+    sim.snap_top("item_compaction_reasoning");
+}
+
+#[test]
+fn item_card_unknown_type() {
+    hosted("responses_hosted_unknown_item", "revenue?").snap_top("item_unknown");
+}
