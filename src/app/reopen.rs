@@ -168,7 +168,12 @@ impl State {
     /// Takes the conversation's model when it is from the same provider.
     fn adopt_model(&mut self, model: Option<&str>, provider: Option<&str>, api: Option<&str>) {
         let Some(model) = model.filter(|m| *m != self.target.model) else { return };
-        if provider.is_some_and(|p| p != self.target.provider) {
+        if let Some(p) = provider.filter(|p| *p != self.target.provider) {
+            let text = format!(
+                "this conversation was with {model} on {p}; replies now come from {} on {}",
+                self.target.model, self.target.provider
+            );
+            self.transcript.push_notice(NoticeKind::Info, crate::ui::sanitize::sanitize(&text).into_owned());
             return;
         }
         self.target.model = model.to_owned();

@@ -34,8 +34,12 @@ pub fn draw(f: &mut Frame, state: &State, list: &ConversationList) {
     let hint = match (&list.mode, list.focus) {
         (Mode::Rename(_), _) => "Enter save · Esc cancel",
         (Mode::ConfirmDelete, _) => "y delete · any other key keeps it",
-        (Mode::Browse, ListFocus::Search) => "type to search · ↑↓ · Enter open · Tab: rename/delete/new · Esc",
-        (Mode::Browse, ListFocus::Rows) => "Enter open · r rename · d delete · n new · / search · Esc",
+        (Mode::Browse, ListFocus::Search) if w >= 70 => {
+            "type to search · ↑↓ · Enter open · Tab: rename/delete/new · Esc"
+        }
+        (Mode::Browse, ListFocus::Search) => "↑↓ · Enter open · Tab: r/d/n · Esc",
+        (Mode::Browse, ListFocus::Rows) if w >= 62 => "Enter open · r rename · d delete · n new · / search · Esc",
+        (Mode::Browse, ListFocus::Rows) => "Enter · r rename · d delete · n new · Esc",
     };
     let block = Block::bordered()
         .border_style(theme.style(R::BorderFocused))
@@ -241,7 +245,11 @@ fn hit_pair(state: &State, list: &ConversationList, h: &HitRow, selected: bool, 
     ];
     head = truncate(head, cols);
     let mut snippet = vec![Span::raw("    ")];
-    snippet.extend(highlighted(state, &h.snippet, &h.ranges));
+    snippet.extend(near_first_match(
+        highlighted(state, &h.snippet, &h.ranges),
+        match_style(state),
+        cols.saturating_sub(4),
+    ));
     let mut snippet = truncate(snippet, cols);
     if selected {
         let sel = theme.style(R::Selection);
@@ -301,6 +309,47 @@ fn highlighted(state: &State, snippet: &str, ranges: &[std::ops::Range<usize>]) 
     }
     if done < flat.len() {
         out.push(Span::styled(clean(&flat[done..]), base));
+    }
+    out
+}
+
+/// Drops the start of a snippet whose first match would not show in `cols` columns, keeping
+/// a little context before it behind a `…`.
+fn near_first_match(spans: Vec<Span<'static>>, mark: Style, cols: usize) -> Vec<Span<'static>> {
+    const CONTEXT: usize = 12;
+    let before: usize = spans.iter().take_while(|s| s.style != mark).map(|s| width(&s.content)).sum();
+    let first = spans.iter().find(|s| s.style == mark).map_or(0, |s| width(&s.content));
+    if before + first <= cols.saturating_sub(4) || before <= CONTEXT {
+        return spans;
+    }
+    let mut drop = before - CONTEXT;
+    let mut out = Vec::with_capacity(spans.len() + 1);
+    for s in spans {
+        if drop == 0 || s.style == mark {
+            drop = 0;
+            out.push(s);
+            continue;
+        }
+        let w = width(&s.content);
+        if w <= drop {
+            drop -= w;
+            continue;
+        }
+        let mut skipped = 0;
+        let rest: String = s
+            .content
+            .chars()
+            .skip_while(|c| {
+                let cw = c.width().unwrap_or(0);
+                let skip = skipped + cw <= drop;
+                if skip {
+                    skipped += cw;
+                }
+                skip
+            })
+            .collect();
+        drop = 0;
+        out.push(Span::styled(format!("…{}", rest.trim_start_matches('…')), s.style));
     }
     out
 }

@@ -168,6 +168,8 @@ pub struct ColumnView {
     pub column: usize,
     /// Screen area of the column's body as (x, y, width, height).
     pub area: (u16, u16, u16, u16),
+    /// The whole column, frame included, for the mouse.
+    pub frame: (u16, u16, u16, u16),
     /// Lines of content and the top line drawn.
     pub lines: usize,
     pub top: usize,
@@ -182,11 +184,11 @@ impl ColumnView {
         self.lines.saturating_sub(usize::from(self.area.3))
     }
 
-    /// Whether (`col`, `row`) is inside the column.
+    /// Whether (`col`, `row`) is inside the column (its frame included).
     #[must_use]
     pub fn contains(&self, col: u16, row: u16) -> bool {
-        let (x, y, w, h) = self.area;
-        col >= x && col < x.saturating_add(w) && row >= y.saturating_sub(1) && row < y.saturating_add(h)
+        let (x, y, w, h) = self.frame;
+        col >= x && col < x.saturating_add(w) && row >= y && row < y.saturating_add(h)
     }
 }
 

@@ -76,6 +76,33 @@ fn compare_command_opens_columns_on_the_chat_provider() {
 }
 
 #[test]
+fn provider_prefixes_pick_configured_profiles() {
+    let mut s = test_state();
+    let toml = "[providers.local]\nbase_url = \"http://127.0.0.1:1/v1\"\napi = \"responses\"\ninclude_usage = false\n";
+    s.cfg = crate::config::Config::parse(toml, std::path::Path::new("config.toml")).unwrap();
+    enter(&mut s, "/compare local/m1 demo/m2 org/model-3");
+    let cmp = s.compare.active.as_ref().unwrap();
+    let t: Vec<(&str, &str, crate::api::Api, bool)> = cmp
+        .columns
+        .iter()
+        .map(|c| (c.target.provider.as_str(), c.target.model.as_str(), c.target.api, c.target.include_usage))
+        .collect();
+    assert_eq!(
+        t,
+        [
+            ("local", "m1", crate::api::Api::Responses, false),
+            ("demo", "m2", crate::api::Api::Chat, true),
+            // An unknown prefix is part of the model's name, on the chat's provider.
+            ("demo", "org/model-3", crate::api::Api::Chat, true),
+        ]
+    );
+    // Each column's request goes to its own provider.
+    let fx = enter(&mut s, "hi");
+    let providers: Vec<String> = starts(&fx).into_iter().map(|(_, _, _, p, _)| p).collect();
+    assert_eq!(providers, ["local", "demo", "demo"]);
+}
+
+#[test]
 fn every_column_gets_the_prompt_and_follow_ups_carry_its_own_history() {
     let mut s = test_state();
     enter(&mut s, "/compare demo other");
@@ -207,7 +234,13 @@ fn keeping_a_column_continues_it_as_the_chat() {
 fn synchronised_scrolling_keeps_the_same_turn_in_view() {
     let mut s = test_state();
     enter(&mut s, "/compare a b");
-    let view = |column, lines, turns: Vec<usize>| ColumnView { column, area: (0, 0, 30, 10), lines, top: 0, turns };
+    let view = |column, lines, turns: Vec<usize>| ColumnView {
+        column,
+        area: (0, 0, 30, 10),
+        lines,
+        turns,
+        ..ColumnView::default()
+    };
     s.apply(Msg::Viewport(ViewReport {
         compare: CompareView {
             columns: vec![view(0, 100, vec![0, 40, 70]), view(1, 60, vec![0, 20, 45])],
@@ -243,4 +276,32 @@ fn closing_returns_to_the_chat_untouched() {
     assert!(s.compare.active.is_none());
     assert_eq!(s.compare.kept.len(), 1);
     assert!(s.transcript.cells.iter().all(|c| c.message().is_none()));
+}
+
+#[test]
+fn a_click_focuses_the_column_under_it_and_the_wheel_scrolls_it() {
+    use crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
+    let mut s = test_state();
+    enter(&mut s, "/compare a b");
+    let view = |column, x| ColumnView {
+        column,
+        area: (x + 2, 4, 26, 10),
+        frame: (x, 0, 30, 15),
+        lines: 40,
+        top: 30,
+        ..ColumnView::default()
+    };
+    s.apply(Msg::Viewport(ViewReport {
+        compare: CompareView { columns: vec![view(0, 0), view(1, 30)], ..CompareView::default() },
+        ..ViewReport::default()
+    }));
+    let mouse = |kind, column, row| Msg::Mouse(MouseEvent { kind, column, row, modifiers: KeyModifiers::NONE });
+    s.apply(mouse(MouseEventKind::Down(MouseButton::Left), 40, 1));
+    assert_eq!(s.compare.active.as_ref().unwrap().focus, 1);
+    assert_eq!(s.focus, Focus::Transcript);
+    s.apply(mouse(MouseEventKind::ScrollUp, 5, 8));
+    let cmp = s.compare.active.as_ref().unwrap();
+    assert_eq!(cmp.focus, 0, "the wheel acts on the column under it");
+    assert_eq!(cmp.columns[0].scroll, Some(27));
+    assert_eq!(cmp.columns[1].scroll, None);
 }

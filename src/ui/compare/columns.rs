@@ -250,7 +250,12 @@ pub fn draw(
     f.buffer_mut().set_string(area.x, rule_y, rule, border);
     let body = Rect { x: inner.x, y: rule_y + 1, width: inner.width, height: inner.height - rows - 1 };
     let view = body_view(f, body, state, cmp, i, cache);
-    ColumnView { column: i, area: (body.x, body.y, body.width, body.height), ..view }
+    ColumnView {
+        column: i,
+        area: (body.x, body.y, body.width, body.height),
+        frame: (area.x, area.y, area.width, area.height),
+        ..view
+    }
 }
 
 /// Whether the columns talk to more than one provider (then every title names its provider).
@@ -332,5 +337,5 @@ fn body_view(f: &mut Frame, body: Rect, state: &State, cmp: &Compare, i: usize, 
         let style = theme.style(role).add_modifier(Modifier::REVERSED);
         f.buffer_mut().set_string(body.x + body.width - w, bottom - 1, text, style);
     }
-    ColumnView { column: i, area: (0, 0, 0, 0), lines: total, top, turns }
+    ColumnView { column: i, lines: total, top, turns, ..ColumnView::default() }
 }
