@@ -102,7 +102,10 @@ mod tests {
         assert_eq!(e.code.as_deref(), Some("400"));
         let e = error_from_body(502, b"<html><head><title>502</title></head><body><h1>Bad gateway</h1></body></html>");
         assert_eq!(e.message, "502 Bad gateway");
-        assert_eq!(e.body, serde_json::json!("<html><head><title>502</title></head><body><h1>Bad gateway</h1></body></html>"));
+        assert_eq!(
+            e.body,
+            serde_json::json!("<html><head><title>502</title></head><body><h1>Bad gateway</h1></body></html>")
+        );
         let e = error_from_body(500, b"");
         assert!(e.message.contains("500"));
     }

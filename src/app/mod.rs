@@ -1,28 +1,28 @@
 //! The interactive app: one `State` owned by the loop, changed only by `State::apply(msg)`, which
 //! returns `Effect`s for the runner to carry out. `run` is the chat screen's entry point.
 
+pub mod approval;
 pub mod commands;
 pub mod compare;
 pub mod composer;
+pub mod conversations;
 pub mod effect;
+pub mod inspector;
 pub mod keymap;
 mod keys;
 pub mod msg;
 pub mod overlay;
 pub mod persist;
-pub mod conversations;
 mod reopen;
-mod storage;
 mod run;
 mod runner;
 mod scroll;
 pub mod state;
+mod storage;
+pub mod tools;
 pub mod totals;
 pub mod transcript;
 mod turns;
-pub mod approval;
-pub mod inspector;
-pub mod tools;
 
 pub use effect::Effect;
 pub use msg::Msg;

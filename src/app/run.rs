@@ -2,9 +2,9 @@
 //! effects carried out, and a frame drawn when something changed and the frame limiter allows.
 //! Idle means asleep: no tick and no draw until a message arrives.
 
+use super::compare::runner::ColumnRunner;
 use super::effect::Effect;
 use super::msg::Msg;
-use super::compare::runner::ColumnRunner;
 use super::runner::Runner;
 use super::state::{State, TICK_MS, TargetInfo};
 use super::transcript::NoticeKind;
@@ -95,8 +95,7 @@ async fn launch(
     super::tools::setup(&mut state, &tx);
     let column_http = http.clone();
     let runner = Runner::new(tx.clone(), http, target.endpoint.clone(), themes_dir, no_color);
-    let mut compare =
-        ColumnRunner::new(tx.clone(), column_http, runner.clock(), state.cfg.clone(), &target, &columns);
+    let mut compare = ColumnRunner::new(tx.clone(), column_http, runner.clock(), state.cfg.clone(), &target, &columns);
     compare.set_store(store.handle());
     if !columns.is_empty() {
         if let Err(e) = state.open_compare(columns.iter().map(TargetInfo::from_target).collect()) {
@@ -104,8 +103,16 @@ async fn launch(
         }
     }
     store.attach(tx.clone());
-    let mut app =
-        Loop { state, guard, runner, input: Some(Input::spawn(tx.clone())), tx, cache: RenderCache::default(), store, compare };
+    let mut app = Loop {
+        state,
+        guard,
+        runner,
+        input: Some(Input::spawn(tx.clone())),
+        tx,
+        cache: RenderCache::default(),
+        store,
+        compare,
+    };
     let status = app.run(rx).await;
     if let Some(input) = app.input.take() {
         input.stop().await;

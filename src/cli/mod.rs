@@ -40,7 +40,9 @@ pub async fn run(cli: Cli) -> u8 {
             }
             let stdin = if std::io::stdin().is_terminal() { None } else { read_stdin() };
             if g.prompt.is_none() && stdin.is_none() {
-                return usage("nothing to compare: give -p PROMPT or pipe text on stdin (in a terminal, compare opens the interactive screen)");
+                return usage(
+                    "nothing to compare: give -p PROMPT or pipe text on stdin (in a terminal, compare opens the interactive screen)",
+                );
             }
             let prompt = headless::prompt_text(g.prompt.as_deref(), stdin);
             let registry = build_registry(&cfg).await;
