@@ -101,6 +101,7 @@ mod tests {
             ..UsageView::default()
         };
         assert_eq!(cost(&p, &u), Some(0.5 + 0.25 + 2.0));
+        assert_eq!(cost(&Price::default(), &u), None);
         assert_eq!(best(&[Some(3.0), None, Some(1.0)], true), Some(2));
         assert_eq!(best(&[Some(3.0), None, Some(1.0)], false), Some(0));
         assert_eq!(best(&[None, None], false), None);
