@@ -46,6 +46,7 @@ fn state() -> State {
         api: Api::Chat,
         include_usage: true,
         request_extra: serde_json::Map::new(),
+        chain_responses: false,
     };
     let theme = Theme::load("dark", None, true).unwrap_or_else(|e| panic!("{e}"));
     let settings = TurnSettings { stream: true, ..TurnSettings::default() };

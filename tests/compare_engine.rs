@@ -78,6 +78,7 @@ fn state() -> State {
         api: Api::Chat,
         include_usage: true,
         request_extra: serde_json::Map::new(),
+        chain_responses: false,
     };
     let settings = TurnSettings { stream: true, ..TurnSettings::default() };
     let theme = Theme::load("dark", None, true).unwrap();

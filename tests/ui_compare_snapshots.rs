@@ -11,10 +11,12 @@ use palaver::api::Api;
 use palaver::api::client::WireEvent;
 use palaver::api::event::StreamEvent;
 use palaver::app::compare::{CompareEffect, CompareMsg};
+use palaver::app::tools::{Owner, ToolMsg, ToolSet};
 use palaver::app::{Effect, Msg, State, TargetInfo};
 use palaver::config::Config;
 use palaver::engine::message::ErrorInfo;
 use palaver::engine::target::TurnSettings;
+use palaver::tools::{Registry, ToolOutput};
 use palaver::ui::{self, RenderCache, theme::Role, theme::Theme};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -51,6 +53,7 @@ fn target(model: &str) -> TargetInfo {
         api: Api::Chat,
         include_usage: true,
         request_extra: serde_json::Map::new(),
+        chain_responses: false,
     }
 }
 
@@ -134,6 +137,44 @@ impl Sim {
         self.now = self.now.max(1000 + at);
         let err = ErrorInfo { status: Some(status), message: message.into(), kind: "http".into(), body: Value::Null };
         self.wire(column, WireEvent::Failed(err));
+    }
+
+    /// Streams tool calls (name, arguments) into `column`'s reply and ends it asking for them.
+    fn tool_calls(&mut self, column: usize, at: u64, calls: &[(&str, &str)], usage: Value) {
+        let mut events: Vec<StreamEvent> = calls
+            .iter()
+            .enumerate()
+            .map(|(i, (name, args))| StreamEvent::ToolCall {
+                choice: 0,
+                slot: u32::try_from(i).unwrap(),
+                id: Some(format!("call_{i}")),
+                name: Some((*name).into()),
+                arguments: (*args).into(),
+                extra: None,
+                kind: None,
+            })
+            .collect();
+        events.push(StreamEvent::Finish { choice: 0, reason: "tool_calls".into() });
+        events.push(StreamEvent::Usage(usage));
+        events.push(StreamEvent::End);
+        self.events(column, at, events);
+        self.wire(column, WireEvent::Closed { at_ms: at });
+    }
+
+    /// Reports call `index` of `column`'s reply done; when that settles the column's calls, its
+    /// follow-up request starts at the current clock.
+    fn tool_done(&mut self, column: usize, at: u64, index: usize, output: &str, ms: u64) {
+        self.now = self.now.max(1000 + at);
+        let (generation, column, id) = self.live[column];
+        let owner = Owner::Column { generation, column };
+        let output = ToolOutput::ok(output);
+        let fx = self.s.apply(Msg::Tools(ToolMsg::Done { owner, id, index, output, duration_ms: ms }));
+        for e in fx {
+            if let Effect::Compare(CompareEffect::Start { generation, column, id, .. }) = e {
+                self.live[column] = (generation, column, id);
+                self.s.apply(Msg::Compare(CompareMsg::Started { generation, column, id, now_ms: self.now }));
+            }
+        }
     }
 
     fn tick(&mut self, at: u64) {
@@ -348,4 +389,37 @@ fn synchronised_scrolling_keeps_turns_together() {
     }
     let screen = sim.render(120, 40);
     insta::assert_snapshot!("sync_scrolled_120x40", screen);
+}
+
+const TOOLS_ANSWER: &str = "I called 2 tools and got the results back:\n\n- `list_directory` returned 3 lines; first line: `Cargo.toml`\n- `read_file` returned 4 lines; first line: `[package]`\n\nThat is what this directory holds.";
+
+/// `demo-tools` running its tool loop in column 1 (one call done, one running), `demo`
+/// answering in column 2.
+fn tools_running() -> Sim {
+    let mut sim = Sim::new(&["demo-tools", "demo"]);
+    sim.s.tools.set = ToolSet(std::sync::Arc::new(Registry::builtins()));
+    sim.send("What is in this directory?");
+    sim.tool_calls(
+        0,
+        300,
+        &[("list_directory", r#"{"path":"."}"#), ("read_file", r#"{"path":"Cargo.toml"}"#)],
+        usage(40, 24, 0, 0),
+    );
+    sim.stream(1, TERSE, 4, 200, 900);
+    sim.tool_done(0, 340, 0, "Cargo.toml\nsrc/\ntests/", 12);
+    sim.tick(1000);
+    sim
+}
+
+#[test]
+fn a_column_with_tool_cards() {
+    let mut sim = tools_running();
+    let screen = sim.render(120, 40);
+    insta::assert_snapshot!("tool_cards_running_120x40", screen);
+    // The read finishes: the follow-up carries both results and the model answers.
+    sim.tool_done(0, 1100, 1, "[package]\nname = \"palaver\"\nversion = \"0.1.0\"\nedition = \"2024\"", 8);
+    sim.stream(0, TOOLS_ANSWER, 5, 1300, 1900);
+    sim.finish(0, 1950, "stop", usage(160, 70, 0, 0));
+    sim.finish(1, 1000, "stop", usage(30, 60, 15, 0));
+    sim.snap_all("tool_cards_finished");
 }

@@ -41,6 +41,7 @@ impl Sim {
             api: Api::Chat,
             include_usage: true,
             request_extra: serde_json::Map::new(),
+            chain_responses: false,
         };
         let cfg = Config::parse(CONFIG, std::path::Path::new("config.toml")).unwrap();
         let theme = Theme::load("dark", None, true).unwrap();

@@ -31,6 +31,7 @@ fn state() -> State {
         api: Api::Chat,
         include_usage: true,
         request_extra: serde_json::Map::new(),
+        chain_responses: false,
     };
     // Colours on: the match highlight is checked by style below.
     let theme = Theme::load("dark", None, false).unwrap();

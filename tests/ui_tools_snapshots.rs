@@ -10,7 +10,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use palaver::api::client::{Frame, WireEvent};
 use palaver::api::event::StreamEvent;
 use palaver::api::{Api, Mapper, sse};
-use palaver::app::tools::{ToolMsg, ToolSet};
+use palaver::app::tools::{Owner, ToolMsg, ToolSet};
 use palaver::app::{Msg, State, TargetInfo};
 use palaver::config::Config;
 use palaver::engine::target::TurnSettings;
@@ -35,6 +35,7 @@ impl Sim {
             api,
             include_usage: true,
             request_extra: serde_json::Map::new(),
+            chain_responses: false,
         };
         let theme = Theme::load("dark", None, true).unwrap();
         let settings = TurnSettings { stream: true, ..TurnSettings::default() };
@@ -127,7 +128,7 @@ impl Sim {
     }
 
     fn done(&mut self, id: u64, index: usize, output: ToolOutput, ms: u64) {
-        self.s.apply(Msg::Tools(ToolMsg::Done { id, index, output, duration_ms: ms }));
+        self.s.apply(Msg::Tools(ToolMsg::Done { owner: Owner::Chat, id, index, output, duration_ms: ms }));
     }
 
     /// Feeds a recorded Responses body through the decoder and mapper into reply `id`.
@@ -253,7 +254,7 @@ fn approval_modal_function_tool_with_diff() {
     sim.call(id, 0, "write_file", r#"{"path":"greet.txt","content":"Hello, world!\nSee you soon.\nBye.\n"}"#);
     sim.end_calls(id);
     let before = "Hello world\nSee you soon.\nBye.\n".to_owned();
-    sim.s.apply(Msg::Tools(ToolMsg::FileRead { id, index: 0, content: Ok(Some(before)) }));
+    sim.s.apply(Msg::Tools(ToolMsg::FileRead { owner: Owner::Chat, id, index: 0, content: Ok(Some(before)) }));
     sim.snap_all("approval_write_file");
 }
 
@@ -275,7 +276,7 @@ fn approval_modal_editing_arguments() {
     let id = sim.send("write");
     sim.call(id, 0, "write_file", r#"{"path":"notes.txt","content":"hi"}"#);
     sim.end_calls(id);
-    sim.s.apply(Msg::Tools(ToolMsg::FileRead { id, index: 0, content: Ok(None) }));
+    sim.s.apply(Msg::Tools(ToolMsg::FileRead { owner: Owner::Chat, id, index: 0, content: Ok(None) }));
     sim.key(KeyCode::Char('e'), KeyModifiers::NONE);
     sim.key(KeyCode::End, KeyModifiers::NONE);
     sim.key(KeyCode::Char('x'), KeyModifiers::NONE);
@@ -365,7 +366,7 @@ fn item_card_image_generation_saved() {
     let mut sim = hosted("responses_hosted_image_generation", "a cat");
     let id = sim.s.transcript.cells.last().map(palaver::app::transcript::Cell::id).unwrap();
     let saved = vec![(0, "/home/me/.local/share/palaver/images/ig_68c42d31.png".to_owned())];
-    sim.s.apply(Msg::Tools(ToolMsg::ImagesSaved { id, saved, notices: vec![] }));
+    sim.s.apply(Msg::Tools(ToolMsg::ImagesSaved { owner: Owner::Chat, id, saved, notices: vec![] }));
     sim.snap_top("item_image_generation");
 }
 

@@ -30,6 +30,11 @@ pub enum Command {
     History,
     /// `/compare A B …` opens compare mode with 2–4 models; `/compare off` leaves it.
     Compare(Vec<String>),
+    /// `/set KEY VALUE` sets a request option by dotted key (`reasoning.summary auto`); `/set`
+    /// alone lists them.
+    Set(Option<(String, String)>),
+    /// `/unset KEY` removes a request option.
+    Unset(String),
 }
 
 /// (command, argument, description) for help and the palette.
@@ -43,6 +48,12 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("/new", "", "start over with the starting settings (this conversation stays saved)"),
     ("/history", "", "list, search and open saved conversations"),
     ("/compare", "A B [C D]", "compare 2–4 models side by side (provider/model too); /compare off leaves"),
+    (
+        "/set",
+        "KEY VALUE",
+        "set a request option: reasoning.effort, reasoning.summary, text.verbosity, truncation, max_output_tokens, parallel_tool_calls, max_tool_calls, service_tier, metadata.K, prompt_cache_key, safety_identifier, … (no key: list them)",
+    ),
+    ("/unset", "KEY", "remove a request option"),
     ("/help", "", "keys and commands"),
 ];
 
@@ -67,6 +78,15 @@ pub fn parse(line: &str) -> Option<Result<Command, String>> {
         "/help" | "/?" => Command::Help,
         "/history" | "/h" => Command::History,
         "/compare" | "/cmp" => Command::Compare(rest.split_whitespace().map(str::to_owned).collect()),
+        "/set" => match rest.trim().split_once(char::is_whitespace) {
+            Some((k, v)) => Command::Set(Some((k.to_owned(), v.trim().to_owned()))),
+            None if rest.trim().is_empty() => Command::Set(None),
+            None => return Some(Err("usage: /set KEY VALUE (e.g. /set reasoning.summary auto)".into())),
+        },
+        "/unset" => match arg {
+            Some(k) => Command::Unset(k),
+            None => return Some(Err("usage: /unset KEY".into())),
+        },
         other => {
             return Some(Err(format!("unknown command {other} — /help lists them; start with // to send a slash")));
         }
@@ -122,6 +142,21 @@ impl State {
             Command::Help => self.overlays.push(Overlay::Help { scroll: 0 }),
             Command::History => self.open_conversations(fx),
             Command::Compare(models) => self.compare_command(&models, fx),
+            Command::Set(Some((key, value))) => {
+                crate::engine::request::set_option(&mut self.target.request_extra, &key, &value);
+                self.notice(format!("request option {key} = {value}"));
+            }
+            Command::Set(None) => {
+                let opts = serde_json::Value::Object(self.target.request_extra.clone());
+                self.notice(format!("request options: {opts}"));
+            }
+            Command::Unset(key) => {
+                if crate::engine::request::unset_option(&mut self.target.request_extra, &key) {
+                    self.notice(format!("request option {key} removed"));
+                } else {
+                    self.notice_error(format!("no request option {key}"));
+                }
+            }
         }
     }
 

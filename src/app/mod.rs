@@ -13,12 +13,14 @@ mod keys;
 pub mod msg;
 pub mod overlay;
 pub mod persist;
+mod persist_sync;
 mod reopen;
 mod run;
 mod runner;
 mod scroll;
 pub mod state;
 mod storage;
+mod tool_turns;
 pub mod tools;
 pub mod totals;
 pub mod transcript;
@@ -38,6 +40,7 @@ pub(crate) fn test_state() -> State {
         api: crate::api::Api::Chat,
         include_usage: true,
         request_extra: serde_json::Map::new(),
+        chain_responses: false,
     };
     let settings = crate::engine::target::TurnSettings { stream: true, ..Default::default() };
     let theme = crate::ui::theme::Theme::load("dark", None, true).unwrap_or_default();

@@ -29,6 +29,8 @@ pub struct TargetInfo {
     pub api: Api,
     pub include_usage: bool,
     pub request_extra: Map<String, Value>,
+    /// Responses: chain turns with `previous_response_id` (profile option).
+    pub chain_responses: bool,
 }
 
 impl TargetInfo {
@@ -40,6 +42,7 @@ impl TargetInfo {
             api: t.api,
             include_usage: t.include_usage,
             request_extra: t.request_extra.clone(),
+            chain_responses: t.chain_responses,
         }
     }
 }
@@ -305,6 +308,7 @@ impl State {
             reasoning_effort: self.settings.reasoning_effort.clone(),
             include_usage: self.target.include_usage,
             extra: self.target.request_extra.clone(),
+            chain_responses: self.target.chain_responses,
             tools: self.tools.definitions(),
             ..RequestOptions::default()
         }

@@ -241,6 +241,23 @@ fn responses_body(messages: &[Message], opts: &RequestOptions) -> Value {
     Value::Object(b)
 }
 
+/// Removes a request option by dotted key; returns whether it was there.
+pub fn unset_option(extra: &mut Map<String, Value>, dotted: &str) -> bool {
+    match dotted.split_once('.') {
+        None => extra.remove(dotted).is_some(),
+        Some((head, rest)) => match extra.get_mut(head).and_then(Value::as_object_mut) {
+            Some(inner) => {
+                let removed = unset_option(inner, rest);
+                if inner.is_empty() {
+                    extra.remove(head);
+                }
+                removed
+            }
+            None => false,
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -253,9 +270,13 @@ mod tests {
         set_option(&mut m, "max_tool_calls", "3");
         set_option(&mut m, "parallel_tool_calls", "false");
         assert_eq!(
-            Value::Object(m),
+            Value::Object(m.clone()),
             json!({"reasoning": {"summary": "auto", "effort": "high"}, "max_tool_calls": 3, "parallel_tool_calls": false})
         );
+        assert!(unset_option(&mut m, "reasoning.summary"));
+        assert!(unset_option(&mut m, "reasoning.effort"));
+        assert!(!unset_option(&mut m, "reasoning.effort"));
+        assert!(m.get("reasoning").is_none());
     }
 
     #[test]

@@ -1,12 +1,14 @@
 //! Opening and leaving a compare, and its turns: one prompt to every column (each with its own
-//! history), folding each column's wire events into its own reply, cancelling, retrying a
-//! column, and keeping one column as the chat.
+//! history), folding each column's wire events into its own reply and handing a finished reply
+//! to the tool loop (each column is its own owner there), cancelling, retrying a column, and
+//! keeping one column as the chat.
 
 use super::{Column, Compare, CompareEffect, CompareMsg, DiffView, MAX_COLUMNS, MIN_COLUMNS, split_spec};
 use crate::api::Api;
 use crate::api::client::WireEvent;
 use crate::app::effect::Effect;
 use crate::app::state::{Focus, Live, State, TargetInfo};
+use crate::app::tools::Owner;
 use crate::app::transcript::{Cell, NoticeKind, Transcript};
 use crate::engine::message::{Message, MessageStatus, Role};
 use crate::engine::reducer::{self, Ending};
@@ -23,8 +25,8 @@ impl State {
         if !(MIN_COLUMNS..=MAX_COLUMNS).contains(&targets.len()) {
             return Err(format!("compare takes {MIN_COLUMNS} to {MAX_COLUMNS} models, got {}", targets.len()));
         }
-        if self.live.is_some() {
-            return Err("a reply is still streaming: Esc cancels it first".into());
+        if self.live.is_some() || self.tools.busy() {
+            return Err("a reply is still streaming or running tools: Esc cancels it first".into());
         }
         if let Some(old) = self.compare.active.take() {
             self.compare.kept.push(old);
@@ -39,6 +41,7 @@ impl State {
                 for m in &history {
                     c.transcript.push_message(m.clone());
                 }
+                c.seeded = history.len();
                 c
             })
             .collect();
@@ -90,6 +93,7 @@ impl State {
                 api: Api::Chat,
                 include_usage: true,
                 request_extra: serde_json::Map::new(),
+                chain_responses: false,
             },
             Some((p, m)) => {
                 let profile = self.cfg.providers.get(p).cloned().unwrap_or_default();
@@ -103,6 +107,7 @@ impl State {
                         .iter()
                         .filter_map(|(k, v)| serde_json::to_value(v).ok().map(|v| (k.clone(), v)))
                         .collect(),
+                    chain_responses: profile.previous_response_id.unwrap_or(false),
                 }
             }
             None => TargetInfo { model: spec.to_owned(), ..self.target.clone() },
@@ -111,11 +116,11 @@ impl State {
 
     /// Sends the prompt to every column, each with its own history.
     pub(crate) fn compare_send(&mut self, text: String, fx: &mut Vec<Effect>) {
-        let Some(cmp) = self.compare.active.as_ref() else { return };
-        if cmp.is_live() {
-            self.flash("replies are still streaming: Esc cancels them");
+        if self.compare_busy() {
+            self.flash("replies are still streaming or running tools: Esc cancels them");
             return;
         }
+        let Some(cmp) = self.compare.active.as_ref() else { return };
         let prompt = if text.starts_with("//") { text[1..].to_owned() } else { text.clone() };
         self.composer.remember(&text);
         self.composer.clear();
@@ -171,8 +176,18 @@ impl State {
             reasoning_effort: self.settings.reasoning_effort.clone(),
             include_usage: c.target.include_usage,
             extra: c.target.request_extra.clone(),
+            // The same tools as the chat: each column runs its own tool loop.
+            tools: self.tools.definitions(),
             ..RequestOptions::default()
         }
+    }
+
+    /// Whether the open compare has work in flight: a reply streaming, or a column's tool calls
+    /// running or waiting for the user.
+    #[must_use]
+    pub fn compare_busy(&self) -> bool {
+        let Some(cmp) = self.compare.active.as_ref() else { return false };
+        cmp.is_live() || (0..cmp.columns.len()).any(|i| self.tools.turn(cmp.owner(i)).is_some())
     }
 
     /// Takes a report from the column runner.
@@ -186,11 +201,12 @@ impl State {
                 Vec::new()
             }
             CompareMsg::Wire { generation, column, id, event, now_ms } => {
+                let mut fx = Vec::new();
                 if self.column_wire(generation, column, id, *event, now_ms) {
-                    self.save_column(column).into_iter().collect()
-                } else {
-                    Vec::new()
+                    // The reply ended: its tool calls (if any) go round the column's own loop.
+                    self.after_reply(Owner::Column { generation, column }, id, &mut fx);
                 }
+                fx
             }
             CompareMsg::EndpointReady { provider } => {
                 if provider == self.target.provider {
@@ -241,26 +257,7 @@ impl State {
         done
     }
 
-    /// The effect that saves column `i`'s settled messages with its compare group.
-    fn save_column(&self, i: usize) -> Option<Effect> {
-        let cmp = self.compare.active.as_ref()?;
-        let col = cmp.columns.get(i)?;
-        let messages: Vec<Message> =
-            col.transcript.cells.iter().filter_map(Cell::message).filter(|m| !m.is_live()).cloned().collect();
-        if !messages.iter().any(|m| m.role() == Role::Assistant) {
-            return None;
-        }
-        Some(Effect::Compare(CompareEffect::Save {
-            group: cmp.group.clone(),
-            column: u32::try_from(col.index).unwrap_or(0),
-            model: col.target.model.clone(),
-            provider: col.target.provider.clone(),
-            api: col.target.api.name().to_owned(),
-            messages,
-        }))
-    }
-
-    /// Cancels every column's reply, keeping what arrived.
+    /// Cancels every column's reply and tool calls, keeping what arrived.
     pub(crate) fn compare_cancel_all(&mut self, fx: &mut Vec<Effect>) {
         let now = self.now_ms;
         let Some(cmp) = self.compare.active.as_mut() else { return };
@@ -275,18 +272,26 @@ impl State {
             fx.push(Effect::Compare(CompareEffect::Cancel { generation, column: i, id: live.id }));
             n += 1;
         }
-        let saves: Vec<Effect> = (0..self.compare.active.as_ref().map_or(0, |c| c.columns.len()))
-            .filter_map(|i| self.save_column(i))
-            .collect();
-        if n > 0 {
-            fx.extend(saves);
+        let columns = self.compare.active.as_ref().map_or(0, |c| c.columns.len());
+        let mut tools = 0;
+        for column in 0..columns {
+            if self.cancel_owner_tools(Owner::Column { generation, column }, fx) {
+                tools += 1;
+            }
         }
-        if n > 0 {
-            let s = if n == 1 { "" } else { "s" };
-            self.flash(format!(
-                "cancelled {n} repl{}; partial replies are kept",
-                if s.is_empty() { "y" } else { "ies" }
-            ));
+        if n + tools > 0 {
+            let replies = match n {
+                0 => String::new(),
+                1 => "cancelled 1 reply; partial replies are kept".to_owned(),
+                n => format!("cancelled {n} replies; partial replies are kept"),
+            };
+            let stopped = match tools {
+                0 => String::new(),
+                1 => "stopped the tools of 1 column".to_owned(),
+                t => format!("stopped the tools of {t} columns"),
+            };
+            let sep = if replies.is_empty() || stopped.is_empty() { "" } else { "; " };
+            self.flash(format!("{replies}{sep}{stopped}"));
         }
     }
 
@@ -295,9 +300,10 @@ impl State {
     pub(crate) fn compare_retry(&mut self, fx: &mut Vec<Effect>) {
         let Some(cmp) = self.compare.active.as_mut() else { return };
         let i = cmp.focus;
+        let owner = cmp.owner(i);
         let Some(col) = cmp.columns.get_mut(i) else { return };
-        if col.live.is_some() {
-            self.flash("this column is still streaming");
+        if col.live.is_some() || self.tools.turn(owner).is_some() {
+            self.flash("this column is still streaming or running tools");
             return;
         }
         let cells = &col.transcript.cells;
@@ -319,11 +325,14 @@ impl State {
     pub(crate) fn compare_keep(&mut self, fx: &mut Vec<Effect>) {
         let Some(cmp) = self.compare.active.as_ref() else { return };
         let i = cmp.focus;
-        if cmp.columns.get(i).is_some_and(|c| c.live.is_some()) {
-            self.flash("this column is still streaming: wait for it, or Esc cancels");
+        if cmp.columns.get(i).is_some_and(|c| c.live.is_some()) || self.tools.turn(cmp.owner(i)).is_some() {
+            self.flash("this column is still streaming or running tools: wait for it, or Esc cancels");
             return;
         }
         self.compare_cancel_all(fx);
+        // The columns' last changes (cancelled replies, answered calls) reach the store before
+        // the compare leaves the screen.
+        self.persist_columns(fx);
         let Some(mut cmp) = self.compare.active.take() else { return };
         let Some(col) = cmp.columns.get(i).cloned() else { return };
         let (index, model, provider) = (col.index, col.target.model.clone(), col.target.provider.clone());
@@ -361,6 +370,7 @@ impl State {
     /// Leaves compare mode back to the chat as it was; the columns stay in memory.
     pub(crate) fn close_compare(&mut self, fx: &mut Vec<Effect>) {
         self.compare_cancel_all(fx);
+        self.persist_columns(fx);
         if let Some(cmp) = self.compare.active.take() {
             let n = cmp.columns.len();
             self.compare.kept.push(cmp);
