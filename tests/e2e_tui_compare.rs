@@ -1,8 +1,9 @@
 //! End to end: `palaver compare -m demo -m demo-reasoning` in tmux (its own socket, its own
 //! `PALAVER_HOME`, no API key, so the embedded demo provider answers). Sends a prompt and a
 //! follow-up to both columns, opens the diff, keeps one column and carries on with it as a
-//! chat, then checks the history holds the compare columns and the kept chat. Skips (and says
-//! so) when tmux is not installed.
+//! chat, then checks the history holds the compare columns and the kept chat. A second run
+//! compares `demo-tools` with `demo`: the tool loop runs in its column. Skips (and says so)
+//! when tmux is not installed.
 
 // Test helpers panic on setup failures by design.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -35,13 +36,22 @@ struct Tmux {
 impl Tmux {
     /// Starts `palaver ARGS` at `w`×`h` in a shell that prints `EXITED-<status>` after it.
     fn start(args: &str, w: u16, h: u16) -> Self {
+        Self::start_in(args, w, h, None)
+    }
+
+    /// [`Tmux::start`] in working directory `cwd` (the test's own by default).
+    fn start_in(args: &str, w: u16, h: u16, cwd: Option<&std::path::Path>) -> Self {
         let home = tempfile::tempdir().unwrap();
         let socket = format!("palaver-cmp-{}-{}", std::process::id(), SEQ.fetch_add(1, Ordering::SeqCst));
         let bin = env!("CARGO_BIN_EXE_palaver");
         let script = format!("'{bin}' {args}; echo EXITED-$?; sleep 600");
         let (w, h) = (w.to_string(), h.to_string());
+        let dir = cwd.map(|d| d.display().to_string());
+        let at: Vec<&str> = dir.as_deref().map(|d| vec!["-c", d]).unwrap_or_default();
         let out = Command::new("tmux")
-            .args(["-L", &socket, "-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", &w, "-y", &h, &script])
+            .args(["-L", &socket, "-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", &w, "-y", &h])
+            .args(at)
+            .arg(&script)
             .env_remove("OPENAI_API_KEY")
             .env_remove("OPENAI_BASE_URL")
             .env_remove("TMUX")
@@ -183,4 +193,46 @@ fn compare_command_inside_a_chat_and_a_failing_column() {
     t.type_text("/compare off");
     t.keys(&["Enter"]);
     t.wait_for("the chat again", |s| s.contains("Type a message and press Enter") && s.contains("left compare"));
+}
+
+#[test]
+fn compare_a_tool_model_runs_its_tool_loop_in_its_column() {
+    if !tmux_available() {
+        return;
+    }
+    // A scratch directory for the read-only tools demo-tools calls (list_directory `.`,
+    // read_file `Cargo.toml`).
+    let cwd = tempfile::tempdir().unwrap();
+    std::fs::write(cwd.path().join("Cargo.toml"), "[package]\nname = \"scratch\"\n").unwrap();
+    std::fs::write(cwd.path().join("notes.txt"), "hello\n").unwrap();
+    let t = Tmux::start_in("compare -m demo-tools -m demo", 120, 60, Some(cwd.path()));
+    t.wait_for("the compare screen", |s| s.contains("message to 2 models"));
+    t.type_text("What is in this directory?");
+    t.keys(&["Enter"]);
+    // The tool column is done only after its second request: calls, results, then the answer.
+    let s = t.wait_for("both answers", |s| s.contains("✓ 2 done"));
+    let (left, right) = (column(&s, 0, 60), column(&s, 60, 120));
+    for tool in ["⚙ list_directory", "⚙ read_file", "⚙ current_time"] {
+        assert!(left.contains(tool), "{tool} card: {left}");
+    }
+    assert_eq!(left.matches("✓ done ·").count(), 3, "three tool cards, each done: {left}");
+    assert!(left.contains("I called 3 tools and got the results back"), "the answer built from them: {left}");
+    assert!(left.contains("name = \"scratch\""), "read_file read the scratch Cargo.toml: {left}");
+    assert!(right.contains("Ask another question") && !right.contains("⚙"), "demo just answers: {right}");
+
+    t.keys(&["C-q"]);
+    t.wait_for("the shell after palaver", |s| s.contains("EXITED-0"));
+    // Each column is its own conversation in the history; the tool column's holds the prompt,
+    // the reply with 3 calls, 3 tool results and the answer.
+    let out = Command::new(env!("CARGO_BIN_EXE_palaver"))
+        .args(["history", "list", "--json"])
+        .env("PALAVER_HOME", t.home.path())
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap();
+    let list = String::from_utf8_lossy(&out.stdout);
+    let rows: Vec<serde_json::Value> = list.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let tools = rows.iter().find(|r| r["model"] == "demo-tools").unwrap_or_else(|| panic!("{list}"));
+    assert_eq!(tools["messages"].as_u64(), Some(6), "{list}");
+    assert!(rows.iter().any(|r| r["model"] == "demo" && r["messages"].as_u64() == Some(2)), "{list}");
 }

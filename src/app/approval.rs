@@ -5,7 +5,7 @@
 use super::composer::Composer;
 use super::effect::Effect;
 use super::state::State;
-use super::tools::ToolEffect;
+use super::tools::{Owner, ToolEffect};
 use crate::engine::message::ToolStatus;
 use crate::engine::tool_loop::{Gate, gate, refusal_output, spec_for};
 use crate::tools::Approval as Policy;
@@ -25,6 +25,8 @@ pub enum Mode {
 /// The modal's state for one call.
 #[derive(Debug, Clone)]
 pub struct Approval {
+    /// Whose call it is: the chat's, or a compare column's.
+    pub owner: Owner,
     pub id: u64,
     pub index: usize,
     pub mode: Mode,
@@ -38,8 +40,8 @@ pub struct Approval {
 
 impl Approval {
     #[must_use]
-    pub fn new(id: u64, index: usize) -> Self {
-        Self { id, index, mode: Mode::Choose, scroll: 0, error: None, before: None }
+    pub fn new(owner: Owner, id: u64, index: usize) -> Self {
+        Self { owner, id, index, mode: Mode::Choose, scroll: 0, error: None, before: None }
     }
 }
 
@@ -70,10 +72,11 @@ fn input(text: &str) -> Composer {
 }
 
 impl State {
-    /// Whether the modal may offer "approve for the session" for call `index` of message `id`.
+    /// Whether the modal may offer "approve for the session" for call `index` of message `id`
+    /// of `owner`.
     #[must_use]
-    pub fn session_approval_offered(&self, id: u64, index: usize) -> bool {
-        self.tool_call(id, index)
+    pub fn session_approval_offered(&self, owner: Owner, id: u64, index: usize) -> bool {
+        self.call_at(owner, id, index)
             .is_some_and(|c| spec_for(&self.tools.set.0, c).is_some_and(|s| s.approval != Policy::Always))
     }
 
@@ -81,10 +84,14 @@ impl State {
     /// (scrolling, the inspector, quit).
     pub(crate) fn approval_key(&mut self, key: &KeyEvent, fx: &mut Vec<Effect>) -> bool {
         let Some(a) = self.tools.approval.as_mut() else { return false };
-        let (id, index) = (a.id, a.index);
+        let (owner, id, index) = (a.owner, a.id, a.index);
         if matches!(key.code, KeyCode::Esc) && matches!(a.mode, Mode::Choose) || ctrl(key, 'c') {
-            // Esc or Ctrl+C in the modal cancels the whole turn.
-            self.cancel_live(fx);
+            // Esc or Ctrl+C in the modal cancels the whole turn: the chat's, or every column's
+            // (as Esc does on the compare screen).
+            match owner {
+                Owner::Chat => self.cancel_live(fx),
+                Owner::Column { .. } => self.compare_cancel_all(fx),
+            }
             return true;
         }
         match &mut a.mode {
@@ -96,7 +103,7 @@ impl State {
                     KeyCode::Char('j') => a.scroll = a.scroll.saturating_add(1),
                     KeyCode::Char('y') if plain(key) => self.decide(Decision::Once, fx),
                     KeyCode::Char('a') if plain(key) => {
-                        if self.session_approval_offered(id, index) {
+                        if self.session_approval_offered(owner, id, index) {
                             self.decide(Decision::Session, fx);
                         } else {
                             self.flash("this tool asks every time; y approves this call");
@@ -109,7 +116,7 @@ impl State {
                         a.mode = Mode::Reason(c);
                     }
                     KeyCode::Char('e') if plain(key) => {
-                        let Some(call) = self.tool_call(id, index) else { return true };
+                        let Some(call) = self.call_at(owner, id, index) else { return true };
                         if call.kind == "mcp_approval" {
                             self.flash("an MCP approval has nothing to edit: y approves, n denies");
                             return true;
@@ -141,7 +148,7 @@ impl State {
                     a.error = None;
                 } else if ctrl(key, 's') || key.code == KeyCode::Enter && key.modifiers.contains(KeyModifiers::ALT) {
                     let text = c.text();
-                    let kind = self.tool_call(id, index).map(|c| c.kind.clone()).unwrap_or_default();
+                    let kind = self.call_at(owner, id, index).map(|c| c.kind.clone()).unwrap_or_default();
                     match check_arguments(&kind, &text) {
                         Ok(args) => self.decide(Decision::Edited(args), fx),
                         Err(e) => {
@@ -187,58 +194,65 @@ impl State {
 
     /// Applies the user's decision to the call in the modal and moves on to the next one.
     pub(crate) fn decide(&mut self, d: Decision, fx: &mut Vec<Effect>) {
-        let Some((id, index)) = self.tools.asking() else { return };
-        if let Some(t) = self.tools.turn.as_mut() {
+        let Some((owner, id, index)) = self.tools.asking() else { return };
+        if let Some(t) = self.tools.turn_mut(owner) {
             t.queue.pop_front();
         }
         self.tools.approval = None;
         match d {
-            Decision::Once => self.start_call(id, index, fx),
+            Decision::Once => self.start_call(owner, id, index, fx),
             Decision::Session => {
-                let name = self.tool_call(id, index).map(|c| c.name.clone()).unwrap_or_default();
+                let name = self.call_at(owner, id, index).map(|c| c.name.clone()).unwrap_or_default();
                 self.tools.session.insert(name.clone());
                 self.flash(format!("{name} approved for this session"));
-                self.start_call(id, index, fx);
-                self.regate_queue(fx);
+                self.start_call(owner, id, index, fx);
+                self.regate_queues(fx);
             }
             Decision::Deny(reason) => {
                 let why = reason.unwrap_or_else(|| "declined in the approval dialog".to_owned());
-                self.update_call(id, index, |c| {
+                self.update_call(owner, id, index, |c| {
                     c.status = ToolStatus::Denied;
                     c.output = Some(refusal_output(&why));
                 });
             }
             Decision::Edited(args) => {
-                self.set_arguments(id, index, &args);
-                self.start_call(id, index, fx);
+                self.set_arguments(owner, id, index, &args);
+                self.start_call(owner, id, index, fx);
             }
         }
         self.show_front(fx);
-        self.settle(fx);
+        // A session approval may have emptied other owners' queues too: settle every turn that
+        // has nothing left to wait for.
+        let owners: Vec<Owner> = self.tools.turns.iter().map(|t| t.owner).collect();
+        for o in owners {
+            self.settle(o, fx);
+        }
     }
 
-    /// After a session approval, calls waiting for the same tool no longer need asking.
-    fn regate_queue(&mut self, fx: &mut Vec<Effect>) {
-        let Some(t) = self.tools.turn.clone() else { return };
+    /// After a session approval, calls waiting for the same tool (in any owner's turn) no
+    /// longer need asking.
+    fn regate_queues(&mut self, fx: &mut Vec<Effect>) {
         let flags = self.tools.flags;
-        for &i in &t.queue {
-            let Some(call) = self.tool_call(t.id, i) else { continue };
-            let spec = spec_for(&self.tools.set.0, call);
-            let approved = self.tools.session.contains(&call.name);
-            if gate(flags.mode, spec.as_ref(), approved, flags.yes) == Gate::Run {
-                if let Some(turn) = self.tools.turn.as_mut() {
-                    turn.queue.retain(|&q| q != i);
+        for t in self.tools.turns.clone() {
+            for &i in &t.queue {
+                let Some(call) = self.call_at(t.owner, t.id, i) else { continue };
+                let spec = spec_for(&self.tools.set.0, call);
+                let approved = self.tools.session.contains(&call.name);
+                if gate(flags.mode, spec.as_ref(), approved, flags.yes) == Gate::Run {
+                    if let Some(turn) = self.tools.turn_mut(t.owner) {
+                        turn.queue.retain(|&q| q != i);
+                    }
+                    self.start_call(t.owner, t.id, i, fx);
                 }
-                self.start_call(t.id, i, fx);
             }
         }
     }
 
     /// Replaces a call's arguments (and the output item that carried them, so the next request
     /// says what really ran).
-    fn set_arguments(&mut self, id: u64, index: usize, args: &str) {
-        self.update_call(id, index, |c| c.arguments = args.to_owned());
-        let Some(m) = self.transcript.message_mut(id) else { return };
+    fn set_arguments(&mut self, owner: Owner, id: u64, index: usize, args: &str) {
+        self.update_call(owner, id, index, |c| c.arguments = args.to_owned());
+        let Some(m) = self.owner_transcript_mut(owner).and_then(|t| t.message_mut(id)) else { return };
         let Some(call_id) = m.main().tool_calls.get(index).map(|c| c.id.clone()) else { return };
         for item in &mut m.items {
             let is_call = item.get("type").and_then(|t| t.as_str()) == Some("function_call")

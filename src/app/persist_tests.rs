@@ -5,6 +5,7 @@ use crate::api::client::WireEvent;
 use crate::api::event::StreamEvent;
 use crate::app::msg::Msg;
 use crate::app::test_state;
+use crate::app::transcript::Cell;
 use crate::engine::message::MessageStatus;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
@@ -80,7 +81,8 @@ fn first_send_creates_the_conversation_and_saves_the_prompt_before_the_request()
     let prompt = fx.iter().position(|e| matches!(e, Effect::Persist(PersistOp::Save { position: 0, .. }))).unwrap();
     assert!(create < prompt && prompt < request, "{fx:?}");
     match &fx[create] {
-        Effect::Persist(PersistOp::Create { local, title, model, provider, api }) => {
+        Effect::Persist(PersistOp::Create { local, title, model, provider, api, compare }) => {
+            assert_eq!(*compare, None);
             assert_eq!((*local, title.as_str()), (1, "What is a borrow checker?"));
             assert_eq!((model.as_str(), provider.as_str(), api.as_str()), ("demo", "demo", "chat"));
         }

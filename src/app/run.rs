@@ -95,8 +95,7 @@ async fn launch(
     super::tools::setup(&mut state, &tx);
     let column_http = http.clone();
     let runner = Runner::new(tx.clone(), http, target.endpoint.clone(), themes_dir, no_color);
-    let mut compare = ColumnRunner::new(tx.clone(), column_http, runner.clock(), state.cfg.clone(), &target, &columns);
-    compare.set_store(store.handle());
+    let compare = ColumnRunner::new(tx.clone(), column_http, runner.clock(), state.cfg.clone(), &target, &columns);
     if !columns.is_empty() {
         if let Err(e) = state.open_compare(columns.iter().map(TargetInfo::from_target).collect()) {
             state.flash_error(e);

@@ -25,8 +25,8 @@ pub struct Runner {
     requests: HashMap<u64, AbortHandle>,
     themes_dir: PathBuf,
     no_color: bool,
-    /// Running tool calls by (message id, call index), so a cancel can drop them.
-    tool_tasks: HashMap<(u64, usize), AbortHandle>,
+    /// Running tool calls by (owner, message id, call index), so a cancel can drop them.
+    tool_tasks: HashMap<(super::tools::Owner, u64, usize), AbortHandle>,
 }
 
 impl Runner {

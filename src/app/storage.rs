@@ -143,12 +143,6 @@ impl Storage {
         Ok(storage)
     }
 
-    /// The store, for other savers (compare columns); `None` when history is off.
-    #[must_use]
-    pub fn handle(&self) -> Option<StoreHandle> {
-        self.store.clone()
-    }
-
     /// Routes writer notices to the app channel (and delivers those that came before).
     pub fn attach(&self, tx: UnboundedSender<Msg>) {
         let mut s = self.sink.lock().unwrap_or_else(PoisonError::into_inner);
@@ -191,14 +185,9 @@ impl Storage {
             return;
         };
         match op {
-            PersistOp::Create { local, title, model, provider, api } => {
-                let new = NewConversation {
-                    title,
-                    model: Some(model),
-                    provider: Some(provider),
-                    api: Some(api),
-                    compare: None,
-                };
+            PersistOp::Create { local, title, model, provider, api, compare } => {
+                let new =
+                    NewConversation { title, model: Some(model), provider: Some(provider), api: Some(api), compare };
                 let id = store.create_conversation(new);
                 self.convs.insert(local, id.clone());
                 self.send(StoreMsg::Created { local, id });

@@ -9,7 +9,7 @@ use crate::app::msg::Msg;
 use crate::app::overlay::Overlay;
 use crate::app::state::State;
 use crate::app::test_state;
-use crate::app::tools::{CANCELLED, ToolEffect, ToolMsg, ToolSet};
+use crate::app::tools::{CANCELLED, Owner, ToolEffect, ToolMsg, ToolSet};
 use crate::engine::message::{Role, ToolStatus};
 use crate::engine::tool_loop::{MCP_APPROVE, ToolMode, refusal_output};
 use crate::tools::{Registry, ToolOutput};
@@ -106,7 +106,7 @@ fn end(s: &mut State, id: u64, events: Vec<StreamEvent>) -> Vec<Effect> {
 
 fn done(s: &mut State, id: u64, index: usize, text: &str) -> Vec<Effect> {
     let output = ToolOutput::ok(text);
-    s.apply(Msg::Tools(ToolMsg::Done { id, index, output, duration_ms: 7 }))
+    s.apply(Msg::Tools(ToolMsg::Done { owner: Owner::Chat, id, index, output, duration_ms: 7 }))
 }
 
 fn status(s: &State, id: u64, index: usize) -> ToolStatus {
@@ -166,7 +166,7 @@ fn read_only_calls_run_concurrently_then_the_answers_go_back() {
     // The model answers: the turn is over.
     reply_text(&mut s, next, "There is a.txt.");
     assert!(!s.tools.busy() && s.live.is_none());
-    assert_eq!(s.tools.rounds, 0);
+    assert_eq!(s.tools.rounds(Owner::Chat), 0);
 }
 
 #[test]
@@ -208,10 +208,10 @@ fn plain_deny_and_approve_once() {
         &[("write_file", r#"{"path":"a","content":"1"}"#, None), ("run_command", r#"{"command":"true"}"#, None)],
     );
     // One modal at a time, the first call first.
-    assert_eq!(s.tools.asking(), Some((id, 0)));
+    assert_eq!(s.tools.asking(), Some((Owner::Chat, id, 0)));
     let fx = key(&mut s, KeyCode::Char('y'));
     assert_eq!(runs(&fx).iter().map(|r| r.0).collect::<Vec<_>>(), [0]);
-    assert_eq!(s.tools.asking(), Some((id, 1)));
+    assert_eq!(s.tools.asking(), Some((Owner::Chat, id, 1)));
     assert!(modal_open(&s));
     let fx = key(&mut s, KeyCode::Char('n'));
     assert!(runs(&fx).is_empty() && !modal_open(&s));
@@ -266,7 +266,7 @@ fn approve_for_the_session_runs_the_waiting_twin_and_later_calls() {
     s.tools.set = ToolSet(Arc::new(r));
     let id = send(&mut s, "deploy twice");
     reply_with_calls(&mut s, id, &[("deploy", r#"{"n":1}"#, None), ("deploy", r#"{"n":2}"#, None)]);
-    assert!(s.session_approval_offered(id, 0));
+    assert!(s.session_approval_offered(Owner::Chat, id, 0));
     let fx = key(&mut s, KeyCode::Char('a'));
     assert_eq!(runs(&fx).iter().map(|r| r.0).collect::<Vec<_>>(), [0, 1]);
     assert!(!modal_open(&s));
@@ -283,7 +283,7 @@ fn always_tools_are_not_offered_for_the_session() {
     let mut s = state();
     let id = send(&mut s, "run");
     reply_with_calls(&mut s, id, &[("run_command", r#"{"command":"ls"}"#, None)]);
-    assert!(!s.session_approval_offered(id, 0));
+    assert!(!s.session_approval_offered(Owner::Chat, id, 0));
     let fx = key(&mut s, KeyCode::Char('a'));
     assert!(runs(&fx).is_empty());
     assert!(modal_open(&s) && s.tools.session.is_empty());
@@ -300,7 +300,7 @@ fn esc_cancels_the_turn_and_drops_running_tools() {
     );
     assert!(modal_open(&s));
     let fx = key(&mut s, KeyCode::Esc);
-    assert!(fx.contains(&Effect::Tools(ToolEffect::Cancel { id })));
+    assert!(fx.contains(&Effect::Tools(ToolEffect::Cancel { owner: Owner::Chat, id })));
     assert!(request_id(&fx).is_none());
     assert!(!s.tools.busy() && !modal_open(&s));
     assert_eq!(output(&s, id, 0), CANCELLED);
@@ -316,7 +316,7 @@ fn esc_cancels_the_turn_and_drops_running_tools() {
     reply_with_calls(&mut s, id, &[("current_time", "{}", None)]);
     assert!(s.tools.busy());
     let fx = ctrl(&mut s, 'c');
-    assert!(fx.contains(&Effect::Tools(ToolEffect::Cancel { id })));
+    assert!(fx.contains(&Effect::Tools(ToolEffect::Cancel { owner: Owner::Chat, id })));
     assert!(!s.tools.busy() && !s.quit);
 }
 
@@ -327,7 +327,7 @@ fn the_step_limit_stops_the_loop_with_a_notice() {
     let mut id = send(&mut s, "loop forever");
     for round in 0..2 {
         reply_with_calls(&mut s, id, &[("current_time", "{}", None)]);
-        assert_eq!(s.tools.rounds, round + 1);
+        assert_eq!(s.tools.rounds(Owner::Chat), round + 1);
         id = request_id(&done(&mut s, id, 0, "noon")).unwrap_or_default();
     }
     let fx = reply_with_calls(&mut s, id, &[("current_time", "{}", None)]);
@@ -342,7 +342,7 @@ fn the_step_limit_stops_the_loop_with_a_notice() {
     // A new prompt starts counting again.
     let id = send(&mut s, "once more");
     reply_with_calls(&mut s, id, &[("current_time", "{}", None)]);
-    assert_eq!(s.tools.rounds, 1);
+    assert_eq!(s.tools.rounds(Owner::Chat), 1);
 }
 
 #[test]
@@ -380,7 +380,7 @@ fn mcp_approval_goes_back_as_an_approval_response() {
     let args = r#"{"title":"t"}"#;
     let fx = reply_with_calls(&mut s, id, &[("wiki.create_note", args, Some("mcp_approval"))]);
     assert!(runs(&fx).is_empty() && modal_open(&s));
-    assert!(!s.session_approval_offered(id, 0));
+    assert!(!s.session_approval_offered(Owner::Chat, id, 0));
     // Nothing to edit in an MCP approval.
     key(&mut s, KeyCode::Char('e'));
     assert!(matches!(s.tools.approval.as_ref().map(|a| &a.mode), Some(crate::app::approval::Mode::Choose)));
@@ -420,8 +420,13 @@ fn generated_images_are_saved_by_the_runner() {
         StreamEvent::End,
     ];
     let fx = end(&mut s, id, events);
-    assert!(fx.contains(&Effect::Tools(ToolEffect::SaveImages { id, items: vec![item] })));
-    s.apply(Msg::Tools(ToolMsg::ImagesSaved { id, saved: vec![(0, "/d/images/ig_1.png".into())], notices: vec![] }));
+    assert!(fx.contains(&Effect::Tools(ToolEffect::SaveImages { owner: Owner::Chat, id, items: vec![item] })));
+    s.apply(Msg::Tools(ToolMsg::ImagesSaved {
+        owner: Owner::Chat,
+        id,
+        saved: vec![(0, "/d/images/ig_1.png".into())],
+        notices: vec![],
+    }));
     let m = s.transcript.message(id).map(|m| m.item_notes.clone()).unwrap_or_default();
     assert_eq!(m[&0]["saved_path"], "/d/images/ig_1.png");
 }

@@ -25,7 +25,7 @@ const DIFF_BUDGET: usize = 200_000;
 
 pub fn draw(f: &mut Frame, state: &State) {
     let Some(a) = &state.tools.approval else { return };
-    let Some(call) = state.tool_call(a.id, a.index) else { return };
+    let Some(call) = state.call_at(a.owner, a.id, a.index) else { return };
     let theme = &state.theme;
     let screen = f.area();
     let width = screen.width.saturating_sub(4).min(96).max(20.min(screen.width));
@@ -42,11 +42,16 @@ pub fn draw(f: &mut Frame, state: &State) {
     let height = want.min(screen.height.saturating_sub(2)).max(3.min(screen.height));
     let area =
         Rect { x: screen.x + (screen.width - width) / 2, y: screen.y + (screen.height - height) / 2, width, height };
-    let waiting = state.tools.turn.as_ref().map_or(0, |t| t.queue.len());
+    let waiting = state.tools.waiting();
     let count = if waiting > 1 { format!(" 1 of {waiting} waiting ") } else { String::new() };
+    // In compare mode several columns may ask: the title says whose call this is.
+    let title = match state.owner_label(a.owner) {
+        Some(who) => format!(" Approve tool call? · {} ", sanitize(&who)),
+        None => " Approve tool call? ".to_owned(),
+    };
     let block = Block::bordered()
         .border_style(theme.style(R::Warning))
-        .title(Span::styled(" Approve tool call? ", theme.style(R::Warning).add_modifier(Modifier::BOLD)))
+        .title(Span::styled(title, theme.style(R::Warning).add_modifier(Modifier::BOLD)))
         .title_top(Line::from(Span::styled(count, theme.style(R::Dim))).right_aligned())
         .style(theme.style(R::Base));
     let inner = block.inner(area);
@@ -256,7 +261,7 @@ fn footer(state: &State, a: &Approval, call: &ToolCall, cols: usize) -> Vec<Line
     match &a.mode {
         Mode::Choose => {
             let mut spans = vec![key("y"), text(" approve once")];
-            if state.session_approval_offered(a.id, a.index) {
+            if state.session_approval_offered(a.owner, a.id, a.index) {
                 spans.extend([sep(), key("a"), text(&format!(" approve {} for this session", sanitize(&call.name)))]);
             }
             spans.extend([sep(), key("n"), text(" deny"), sep(), key("r"), text(" deny with a reason")]);

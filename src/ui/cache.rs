@@ -110,10 +110,11 @@ impl RenderCache {
         }
         let cell = state.transcript.cells.get(index)?;
         let expanded = cell.message().is_some_and(|m| state.reasoning_expanded(m));
-        let key = Some((cell.revision(), expanded, super::tool_card::salt(state, cell)));
+        let owner = crate::app::tools::Owner::Chat;
+        let key = Some((cell.revision(), expanded, super::tool_card::salt(state, owner, cell)));
         let entry = self.cells.entry(cell.id()).or_default();
         if entry.key != key {
-            cells::build(entry, cell, state, cols);
+            cells::build(entry, cell, state, cols, owner);
             entry.key = key;
             self.builds += 1;
         }

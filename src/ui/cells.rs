@@ -9,6 +9,7 @@ use super::sanitize::sanitize;
 use super::theme::{Role as R, Theme};
 use super::wrap;
 use crate::app::State;
+use crate::app::tools::Owner;
 use crate::app::transcript::{Cell, Notice, NoticeKind};
 use crate::engine::message::{Message, MessageStatus, Role};
 use crate::engine::safety::any_flagged;
@@ -24,8 +25,9 @@ pub fn spinner(now_ms: u64) -> &'static str {
     SPINNER[usize::try_from(now_ms / 100).unwrap_or(0) % SPINNER.len()]
 }
 
-/// (Re)builds a cell's cached body for `cols` columns.
-pub fn build(entry: &mut CachedCell, cell: &Cell, state: &State, cols: usize) {
+/// (Re)builds a cell's cached body for `cols` columns; `owner` says whose transcript the cell
+/// is in (the chat's, or a compare column's), for its tool cards.
+pub fn build(entry: &mut CachedCell, cell: &Cell, state: &State, cols: usize, owner: Owner) {
     let theme = &state.theme;
     match cell {
         Cell::Notice(n) => {
@@ -37,7 +39,7 @@ pub fn build(entry: &mut CachedCell, cell: &Cell, state: &State, cols: usize) {
         Cell::Message(m) => {
             entry.header = true;
             match m.role() {
-                Role::Assistant => assistant(entry, m, state, cols),
+                Role::Assistant => assistant(entry, m, state, cols, owner),
                 _ if super::tool_card::hidden(m) => {
                     // A tool result is shown on its call's card.
                     entry.header = false;
@@ -68,7 +70,7 @@ fn notice(n: &Notice, cols: usize, theme: &Theme) -> Vec<Line<'static>> {
     wrap::plain(&text, cols, theme.style(role))
 }
 
-fn assistant(entry: &mut CachedCell, m: &Message, state: &State, cols: usize) {
+fn assistant(entry: &mut CachedCell, m: &Message, state: &State, cols: usize, owner: Owner) {
     let (expanded, theme) = (state.reasoning_expanded(m), &state.theme);
     let main = m.main();
     let live = m.is_live();
@@ -105,7 +107,7 @@ fn assistant(entry: &mut CachedCell, m: &Message, state: &State, cols: usize) {
         post.extend(lines);
     }
     post.extend(super::item_card::trailing(m, state, cols));
-    post.extend(super::tool_card::cards(m, state, cols));
+    post.extend(super::tool_card::cards(m, state, cols, owner));
     post.extend(banners(m, cols, theme));
     entry.post = post;
 }

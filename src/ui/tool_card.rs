@@ -8,6 +8,7 @@ use super::theme::{Role as R, Theme};
 use super::{fmt, wrap};
 use crate::app::State;
 use crate::app::keymap::Action;
+use crate::app::tools::Owner;
 use crate::app::transcript::Cell;
 use crate::engine::message::{Message, ToolCall, ToolStatus};
 use ratatui::style::{Modifier, Style};
@@ -88,16 +89,21 @@ pub fn spaced(v: &Value) -> String {
     }
 }
 
-/// The render-cache salt for a cell: whatever besides its revision changes how it looks
-/// (expanded outputs, the elapsed time of running tools).
+/// The render-cache salt for a cell of `owner`'s transcript: whatever besides its revision
+/// changes how it looks (expanded outputs, the elapsed time of running tools).
 #[must_use]
-pub fn salt(state: &State, cell: &Cell) -> u64 {
+pub fn salt(state: &State, owner: Owner, cell: &Cell) -> u64 {
     let Some(m) = cell.message() else { return 0 };
-    let mut s = u64::from(state.tools.open.contains(&m.id));
-    if state.tools.turn.as_ref().is_some_and(|t| t.id == m.id && !t.running.is_empty()) {
+    let mut s = u64::from(is_open(state, owner, m.id));
+    if state.tools.turn(owner).is_some_and(|t| t.id == m.id && !t.running.is_empty()) {
         s |= (state.now_ms / 100 + 1) << 1;
     }
     s
+}
+
+/// Whether the user expanded the outputs of message `id` (only chat messages can be selected).
+fn is_open(state: &State, owner: Owner, id: u64) -> bool {
+    owner == Owner::Chat && state.tools.open.contains(&id)
 }
 
 /// Whether a cell is hidden: tool results are shown on their call's card.
@@ -117,12 +123,12 @@ pub fn has_cards(state: &State) -> bool {
     })
 }
 
-/// The cards of a message's tool calls.
+/// The cards of the tool calls of a message of `owner`'s transcript.
 #[must_use]
-pub fn cards(m: &Message, state: &State, cols: usize) -> Vec<Line<'static>> {
+pub fn cards(m: &Message, state: &State, cols: usize, owner: Owner) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     for (i, call) in m.main().tool_calls.iter().enumerate() {
-        out.extend(card(m, i, call, state, cols));
+        out.extend(card(m, i, call, state, cols, owner));
     }
     out
 }
@@ -173,9 +179,9 @@ pub(crate) fn fold(
     lines
 }
 
-fn card(m: &Message, index: usize, call: &ToolCall, state: &State, cols: usize) -> Vec<Line<'static>> {
+fn card(m: &Message, index: usize, call: &ToolCall, state: &State, cols: usize, owner: Owner) -> Vec<Line<'static>> {
     let theme = &state.theme;
-    let open = state.tools.open.contains(&m.id);
+    let open = is_open(state, owner, m.id);
     let cancelled = call.output.as_deref() == Some(crate::app::tools::CANCELLED);
     let (mut mark, mut label, mut role) = status_mark(&call.status);
     // An approved MCP request ran nothing here: its "output" is the answer sent back.
@@ -188,7 +194,7 @@ fn card(m: &Message, index: usize, call: &ToolCall, state: &State, cols: usize) 
     let mut status = String::new();
     if call.status == ToolStatus::Running {
         mark = super::cells::spinner(state.now_ms);
-        let elapsed = state.tools.started(m.id, index).map(|s| state.now_ms.saturating_sub(s));
+        let elapsed = state.tools.started(owner, m.id, index).map(|s| state.now_ms.saturating_sub(s));
         status.push_str(&format!("{mark} {label}"));
         if let Some(e) = elapsed {
             status.push_str(&format!(" {}", fmt::duration(e)));
@@ -390,11 +396,11 @@ fn output(call: &ToolCall, state: &State, cols: usize, open: bool) -> Vec<Line<'
     out
 }
 
-/// The status bar's left part while the tool loop works between requests.
+/// The status bar's left part while the chat's tool loop works between requests.
 #[must_use]
 pub fn status_spans(state: &State) -> Vec<Span<'static>> {
     let theme = &state.theme;
-    let Some(t) = &state.tools.turn else { return Vec::new() };
+    let Some(t) = state.tools.turn(Owner::Chat) else { return Vec::new() };
     let style: Style = theme.style(R::StatusStreaming);
     let mut out = Vec::new();
     if !t.queue.is_empty() {
@@ -405,6 +411,9 @@ pub fn status_spans(state: &State) -> Vec<Span<'static>> {
         let s = if n == 1 { "" } else { "s" };
         out.push(Span::styled(format!(" {} running {n} tool{s}", super::cells::spinner(state.now_ms)), style));
     }
-    out.push(Span::styled(format!("  round {}/{}", state.tools.rounds, state.tools.step_limit), theme.style(R::Dim)));
+    out.push(Span::styled(
+        format!("  round {}/{}", state.tools.rounds(Owner::Chat), state.tools.step_limit),
+        theme.style(R::Dim),
+    ));
     out
 }

@@ -35,7 +35,8 @@ impl State {
     /// chat's handling have it.
     fn compare_global(&mut self, action: Action, fx: &mut Vec<Effect>) -> Option<bool> {
         let cmp = self.compare.active.as_ref()?;
-        let (live, diff, full) = (cmp.is_live(), cmp.diff.is_some(), cmp.full);
+        // Tool calls running or waiting in a column count as work in flight: Esc stops them too.
+        let (live, diff, full) = (self.compare_busy(), cmp.diff.is_some(), cmp.full);
         match action {
             Action::Cancel => {
                 if live {

@@ -2,18 +2,20 @@
 //! all fed from the one composer. This module owns the columns' state and their `Msg`/`Effect`
 //! vocabulary; `turns.rs` sends and folds replies, `keys.rs` handles keys and the mouse,
 //! `view.rs` focus, scrolling, full width and the diff, `runner.rs` the requests (one endpoint
-//! per provider). Drawing is `ui::compare`.
+//! per provider). Each column runs the chat's tool loop as its own `Owner` (`tool_turns.rs`)
+//! and is saved by the chat's persistence (`persist_sync.rs`). Drawing is `ui::compare`.
 
 mod keys;
 pub(crate) mod runner;
 mod turns;
 mod view;
 
+use super::persist::Persist;
 use super::state::{Live, TargetInfo};
+use super::tools::Owner;
 use super::transcript::Transcript;
 use crate::api::Api;
 use crate::api::client::WireEvent;
-use crate::engine::Message;
 use serde_json::Value;
 
 /// Fewest and most columns a compare has.
@@ -35,12 +37,28 @@ pub struct Column {
     pub unseen: bool,
     /// A transient note about the request (a retry after a 429).
     pub note: Option<String>,
+    /// Messages the column was opened with (the chat's history): the column becomes a
+    /// conversation of its own in the history only once it has more.
+    pub seeded: usize,
+    /// What the history store holds of this column's conversation (the chat's persistence,
+    /// see `persist_sync.rs`).
+    pub persist: Persist,
 }
 
 impl Column {
     #[must_use]
     pub fn new(index: usize, target: TargetInfo) -> Self {
-        Self { index, target, transcript: Transcript::default(), live: None, scroll: None, unseen: false, note: None }
+        Self {
+            index,
+            target,
+            transcript: Transcript::default(),
+            live: None,
+            scroll: None,
+            unseen: false,
+            note: None,
+            seeded: 0,
+            persist: Persist::default(),
+        }
     }
 
     /// The latest reply (the one the metrics describe).
@@ -100,6 +118,12 @@ impl Compare {
     pub fn focused(&self) -> Option<&Column> {
         self.columns.get(self.focus)
     }
+
+    /// The tool-loop owner of column `i` (its position) of this compare.
+    #[must_use]
+    pub fn owner(&self, i: usize) -> Owner {
+        Owner::Column { generation: self.generation, column: i }
+    }
 }
 
 /// Compare mode as a part of the app state: the open comparison, and the ones left behind.
@@ -136,9 +160,6 @@ pub enum CompareEffect {
     Cancel { generation: u64, column: usize, id: u64 },
     /// The kept column's provider becomes the chat's endpoint.
     UseEndpoint { provider: String },
-    /// Save a column's finished messages in the store as column `column` of compare `group`
-    /// (insert or update by position; the conversation is created on the first save).
-    Save { group: String, column: u32, model: String, provider: String, api: String, messages: Vec<Message> },
 }
 
 /// What the runner reports about column requests.
@@ -201,3 +222,6 @@ pub fn split_spec<'a>(spec: &'a str, cfg: &crate::config::Config) -> Option<(&'a
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod tool_tests;

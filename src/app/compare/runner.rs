@@ -11,11 +11,9 @@ use crate::api::demo::DemoServer;
 use crate::app::msg::Msg;
 use crate::app::runner::Runner;
 use crate::config::{Config, ProviderProfile, resolve_key};
-use crate::engine::message::{ErrorInfo, Message, Role};
+use crate::engine::message::ErrorInfo;
 use crate::engine::target::Target;
 use crate::engine::turn::spawn_request;
-use crate::store::ids::title_from_prompt;
-use crate::store::{NewConversation, StoreHandle};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -41,9 +39,6 @@ pub struct ColumnRunner {
     cfg: Arc<Config>,
     endpoints: Arc<Mutex<HashMap<String, Resolved>>>,
     requests: HashMap<(u64, usize, u64), AbortHandle>,
-    /// The history store, when one is open, and the conversation of each (group, column).
-    store: Option<StoreHandle>,
-    saved: HashMap<(String, u32), String>,
 }
 
 impl ColumnRunner {
@@ -66,21 +61,7 @@ impl ColumnRunner {
                 _demo: t.demo.clone(),
             });
         }
-        Self {
-            tx,
-            http,
-            clock,
-            cfg: Arc::new(cfg),
-            endpoints: Arc::new(Mutex::new(known)),
-            requests: HashMap::new(),
-            store: None,
-            saved: HashMap::new(),
-        }
-    }
-
-    /// Saves compare columns in `store` (none: columns live in memory only).
-    pub fn set_store(&mut self, store: Option<StoreHandle>) {
-        self.store = store;
+        Self { tx, http, clock, cfg: Arc::new(cfg), endpoints: Arc::new(Mutex::new(known)), requests: HashMap::new() }
     }
 
     /// Carries out one compare effect.
@@ -95,27 +76,6 @@ impl ColumnRunner {
                 }
             }
             CompareEffect::UseEndpoint { provider } => self.use_endpoint(provider, runner),
-            CompareEffect::Save { group, column, model, provider, api, messages } => {
-                self.save(group, column, model, provider, api, &messages);
-            }
-        }
-    }
-
-    /// Writes a column's messages (queued on the store's writer thread; nothing waits here).
-    fn save(&mut self, group: String, column: u32, model: String, provider: String, api: String, messages: &[Message]) {
-        let Some(store) = &self.store else { return };
-        let conv = self.saved.entry((group.clone(), column)).or_insert_with(|| {
-            let prompt = messages.iter().find(|m| m.role() == Role::User).map_or("", Message::text);
-            store.create_conversation(NewConversation {
-                title: title_from_prompt(prompt),
-                model: Some(model),
-                provider: Some(provider),
-                api: Some(api),
-                compare: Some((group, column)),
-            })
-        });
-        for (position, m) in messages.iter().enumerate() {
-            store.save_message(conv, position, m);
         }
     }
 

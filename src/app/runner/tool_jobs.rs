@@ -16,27 +16,28 @@ impl Runner {
     /// Carries out a tool-loop effect (all but editing and copying, which need the terminal).
     pub fn tool_effect(&mut self, effect: ToolEffect) {
         match effect {
-            ToolEffect::Run { id, index, call, set } => {
+            ToolEffect::Run { owner, id, index, call, set } => {
                 self.tool_tasks.retain(|_, h| !h.is_finished());
                 let tx = self.tx.clone();
                 let task = tokio::spawn(async move {
                     let started = Instant::now();
                     let output = execute(&set.0, &call, DEFAULT_TOOL_TIMEOUT).await;
                     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-                    let _ = tx.send(Msg::Tools(ToolMsg::Done { id, index, output, duration_ms }));
+                    let _ = tx.send(Msg::Tools(ToolMsg::Done { owner, id, index, output, duration_ms }));
                 });
-                self.tool_tasks.insert((id, index), task.abort_handle());
+                self.tool_tasks.insert((owner, id, index), task.abort_handle());
             }
-            ToolEffect::Cancel { id } => {
+            ToolEffect::Cancel { owner, id } => {
                 // Aborting drops the future, and with it any child process (spawned kill_on_drop).
-                self.tool_tasks.retain(|(msg, _), h| {
-                    if *msg == id {
+                self.tool_tasks.retain(|&(o, msg, _), h| {
+                    let hit = o == owner && msg == id;
+                    if hit {
                         h.abort();
                     }
-                    *msg != id
+                    !hit
                 });
             }
-            ToolEffect::SaveImages { id, items } => {
+            ToolEffect::SaveImages { owner, id, items } => {
                 let tx = self.tx.clone();
                 tokio::task::spawn_blocking(move || {
                     let mut m = Message { items, ..Message::default() };
@@ -47,14 +48,14 @@ impl Runner {
                         .iter()
                         .filter_map(|(i, n)| n.get("saved_path").and_then(|p| p.as_str()).map(|p| (*i, p.to_owned())))
                         .collect();
-                    let _ = tx.send(Msg::Tools(ToolMsg::ImagesSaved { id, saved, notices }));
+                    let _ = tx.send(Msg::Tools(ToolMsg::ImagesSaved { owner, id, saved, notices }));
                 });
             }
-            ToolEffect::ReadFile { id, index, path } => {
+            ToolEffect::ReadFile { owner, id, index, path } => {
                 let tx = self.tx.clone();
                 tokio::task::spawn_blocking(move || {
                     let content = read_for_diff(&path);
-                    let _ = tx.send(Msg::Tools(ToolMsg::FileRead { id, index, content }));
+                    let _ = tx.send(Msg::Tools(ToolMsg::FileRead { owner, id, index, content }));
                 });
             }
             ToolEffect::Export { json } => {

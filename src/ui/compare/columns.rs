@@ -5,6 +5,7 @@
 use super::metrics::{ColumnMetrics, Phase};
 use crate::app::State;
 use crate::app::compare::{Column, ColumnView, Compare};
+use crate::app::tools::Owner;
 use crate::app::transcript::Cell;
 use crate::engine::message::{Message, MessageStatus, Role};
 use crate::ui::cache::CachedCell;
@@ -37,7 +38,8 @@ pub struct ColumnCache {
 
 #[derive(Debug, Default)]
 struct Entry {
-    key: Option<(u64, bool)>,
+    /// (revision, reasoning expanded, tool-card salt) the cell was built for.
+    key: Option<(u64, bool, u64)>,
     cell: CachedCell,
 }
 
@@ -51,11 +53,13 @@ impl ColumnCache {
         }
         let cell = cmp.columns.get(column)?.transcript.cells.get(index)?;
         let expanded = cell.message().is_some_and(|m| state.reasoning_expanded(m));
-        let want = Some((cell.revision(), expanded));
+        let owner = cmp.owner(column);
+        // The salt moves while the column's tools run, so their elapsed times count up.
+        let want = Some((cell.revision(), expanded, crate::ui::tool_card::salt(state, owner, cell)));
         let entry = self.cells.entry(cell.id()).or_default();
         if entry.key != want {
-            cells::build(&mut entry.cell, cell, state, cols);
-            retitle_reasoning(&mut entry.cell);
+            cells::build(&mut entry.cell, cell, state, cols, owner);
+            drop_chat_hints(&mut entry.cell);
             entry.key = want;
             self.builds += 1;
         }
@@ -71,8 +75,10 @@ impl ColumnCache {
     }
 }
 
-/// The chat's collapsed-reasoning hint names keys that do not apply here.
-fn retitle_reasoning(cell: &mut CachedCell) {
+/// The chat's hints for collapsed reasoning and folded tool output name keys that act on a
+/// selected message; a column has no selection, so they are cut (the inspector and a kept
+/// column show everything).
+fn drop_chat_hints(cell: &mut CachedCell) {
     if let Some(first) = cell.pre.first_mut() {
         for span in &mut first.spans {
             if let Some(cut) = span.content.find(" (select, t to open)") {
@@ -80,11 +86,19 @@ fn retitle_reasoning(cell: &mut CachedCell) {
             }
         }
     }
+    for line in cell.pre.iter_mut().chain(cell.post.iter_mut()) {
+        for span in &mut line.spans {
+            if let Some(cut) = span.content.find(" · select, ").filter(|_| span.content.starts_with('…')) {
+                span.content.to_mut().truncate(cut);
+            }
+        }
+    }
 }
 
-/// The numbers on top of a column, flowed into lines of `width`.
+/// The numbers on top of column `i`, flowed into lines of `width`.
 #[must_use]
-pub fn header_lines(state: &State, col: &Column, width: usize) -> Vec<Line<'static>> {
+pub fn header_lines(state: &State, cmp: &Compare, i: usize, width: usize) -> Vec<Line<'static>> {
+    let Some(col) = cmp.columns.get(i) else { return Vec::new() };
     let theme = &state.theme;
     let dim = theme.style(R::Dim);
     let m = ColumnMetrics::of(state, col);
@@ -100,6 +114,8 @@ pub fn header_lines(state: &State, col: &Column, width: usize) -> Vec<Line<'stat
         Phase::Cancelled => (format!("■ cancelled at {elapsed}"), theme.style(R::Warning)),
         Phase::Failed(why) => (format!("✗ {why}"), theme.style(R::Error).add_modifier(Modifier::BOLD)),
     };
+    // Between requests, the column's tool loop is what it is doing.
+    let phase = tools_phase(state, cmp.owner(i)).unwrap_or(phase);
     chips.push((phase.0.trim_end().to_owned(), phase.1));
     let r = &m.reply;
     // What needs attention comes first, so a narrow column cannot cut it off.
@@ -142,6 +158,22 @@ pub fn header_lines(state: &State, col: &Column, width: usize) -> Vec<Line<'stat
         chips.push(("finish stop".to_owned(), dim));
     }
     flow(chips, width, dim)
+}
+
+/// What a column's tool loop is doing, when it is between requests: calls waiting for the user
+/// (the modal asks one at a time), or running.
+fn tools_phase(state: &State, owner: Owner) -> Option<(String, Style)> {
+    let theme = &state.theme;
+    let t = state.tools.turn(owner)?;
+    let round = format!("round {}/{}", state.tools.rounds(owner), state.tools.step_limit);
+    if !t.queue.is_empty() {
+        let text = format!("? {} waiting for approval · {round}", t.queue.len());
+        return Some((text, theme.style(R::Warning).add_modifier(Modifier::BOLD)));
+    }
+    let n = t.running.len();
+    let s = if n == 1 { "" } else { "s" };
+    let text = format!("{} running {n} tool{s} · {round}", cells::spinner(state.now_ms));
+    Some((text, theme.style(R::StatusStreaming)))
 }
 
 /// Lays chips out left to right with " · " between them, wrapping at `width`.
@@ -238,7 +270,7 @@ pub fn draw(
         return ColumnView { column: i, ..ColumnView::default() };
     }
     // The numbers, then a rule, then the conversation.
-    let head = header_lines(state, col, usize::from(inner.width));
+    let head = header_lines(state, cmp, i, usize::from(inner.width));
     let rows = u16::try_from(header_rows.min(MAX_HEADER_ROWS)).unwrap_or(0).min(inner.height.saturating_sub(2));
     for (r, line) in head.iter().take(usize::from(rows)).enumerate() {
         let y = inner.y + u16::try_from(r).unwrap_or(0);

@@ -81,8 +81,7 @@ pub fn draw(f: &mut Frame, state: &State, cache: &mut RenderCache) -> ViewReport
         // Every column gets as many rows of numbers as the busiest one needs, so bodies line up.
         let header_rows = shown
             .iter()
-            .filter_map(|&(i, r)| cmp.columns.get(i).map(|c| (c, r)))
-            .map(|(c, r)| columns::header_lines(state, c, usize::from(r.width.saturating_sub(2))).len())
+            .map(|&(i, r)| columns::header_lines(state, cmp, i, usize::from(r.width.saturating_sub(2))).len())
             .max()
             .unwrap_or(1)
             .clamp(1, columns::MAX_HEADER_ROWS);
@@ -109,6 +108,7 @@ fn draw_composer(f: &mut Frame, area: Rect, state: &State, cmp: &Compare) {
     let k = |a| state.keymap.hint(a);
     let focused = state.focus == Focus::Composer && state.overlays.is_empty();
     let live = cmp.live_count();
+    let tooling = tool_columns(state, cmp);
     let title = if state.focus == Focus::Transcript {
         format!(
             " keys on column {} · {} next · {} full · {} sync · {} diff · {} keep · {} retry · {} back ",
@@ -124,6 +124,9 @@ fn draw_composer(f: &mut Frame, area: Rect, state: &State, cmp: &Compare) {
     } else if live > 0 {
         let s = if live == 1 { "y" } else { "ies" };
         format!(" {live} repl{s} streaming · {} cancels all · you can keep typing ", k(Action::Cancel))
+    } else if tooling > 0 {
+        let s = if tooling == 1 { "" } else { "s" };
+        format!(" tools running in {tooling} column{s} · {} cancels all · you can keep typing ", k(Action::Cancel))
     } else {
         format!(
             " message to {} models · Enter sends to all · {} to the columns ",
@@ -147,15 +150,22 @@ fn draw_composer(f: &mut Frame, area: Rect, state: &State, cmp: &Compare) {
     }
 }
 
+/// Columns whose tool loop is between requests (calls running or waiting for the user).
+fn tool_columns(state: &State, cmp: &Compare) -> usize {
+    (0..cmp.columns.len()).filter(|&i| state.tools.turn(cmp.owner(i)).is_some()).count()
+}
+
 /// "compare · 2 streaming · 1 done · sync" on the left, a flash or key hints on the right.
 fn draw_status(f: &mut Frame, area: Rect, state: &State, cmp: &Compare) {
     let theme = &state.theme;
     let bar = theme.style(R::StatusBar);
     let dim = theme.style(R::Dim);
     let (mut live, mut done, mut failed) = (0, 0, 0);
-    for c in &cmp.columns {
+    for (i, c) in cmp.columns.iter().enumerate() {
         match c.last_reply().map(|m| m.status) {
             _ if c.live.is_some() => live += 1,
+            // Between two requests of its tool loop a column is not done yet.
+            _ if state.tools.turn(cmp.owner(i)).is_some() => {}
             Some(crate::engine::MessageStatus::Complete) => done += 1,
             Some(crate::engine::MessageStatus::Failed | crate::engine::MessageStatus::Interrupted) => failed += 1,
             _ => {}
@@ -168,6 +178,10 @@ fn draw_status(f: &mut Frame, area: Rect, state: &State, cmp: &Compare) {
     };
     if live > 0 {
         add(format!("{} {live} streaming", super::cells::spinner(state.now_ms)), R::StatusStreaming);
+    }
+    let tooling = tool_columns(state, cmp);
+    if tooling > 0 {
+        add(format!("⚙ {tooling} using tools"), R::Tool);
     }
     if done > 0 {
         add(format!("✓ {done} done"), R::Success);

@@ -1,0 +1,247 @@
+//! Bringing the store up to date with a transcript, for the chat and for every compare column
+//! alike (see `persist.rs` for what is saved and when). A [`Subject`] is one conversation as
+//! the sync sees it — its record of what the store holds, its transcript, its model — so the
+//! one algorithm serves both: a column streams into the store exactly as the chat does.
+
+use super::effect::Effect;
+use super::persist::{BranchKey, ConvKey, Numbers, Persist, PersistOp, STREAM_SAVE_MS, Slot};
+use super::state::{State, TargetInfo};
+use super::transcript::{Cell, Transcript};
+use crate::engine::message::{Message, Role};
+use crate::engine::reducer::{self, Ending};
+use crate::store::ids::title_from_prompt;
+
+/// One conversation to keep saved.
+struct Subject<'a> {
+    persist: &'a mut Persist,
+    transcript: &'a mut Transcript,
+    target: &'a TargetInfo,
+    /// When the reply in flight went out (a reply saved while quitting is settled with it).
+    started: Option<u64>,
+    /// The compare group and column position a compare column is saved under.
+    compare: Option<(&'a str, u32)>,
+}
+
+/// The app clock, and whether the app is quitting (then live replies are saved at once, as
+/// cancelled).
+#[derive(Clone, Copy)]
+struct Now {
+    ms: u64,
+    hurry: bool,
+}
+
+/// A copy of a message for the store, without its raw frames (not stored by default, and most
+/// of the size of a long reply), counted as dropped the way the store's own streaming save does.
+fn store_copy(m: &mut Message) -> Box<Message> {
+    let frames = std::mem::take(&mut m.frames);
+    let mut copy = Box::new(m.clone());
+    m.frames = frames;
+    copy.frames_bytes = 0;
+    copy.frames_dropped += m.frames.len() as u64;
+    copy
+}
+
+impl State {
+    /// Brings the store up to date with the chat's transcript and the open compare's columns.
+    /// Runs at the end of every `apply`; cheap when nothing changed (one pass per conversation
+    /// comparing ids and revisions).
+    pub(crate) fn persist_sync(&mut self, fx: &mut Vec<Effect>) {
+        if !self.persist.enabled {
+            return;
+        }
+        let now = Now { ms: self.now_ms, hurry: self.quit };
+        // Local numbers are handed out session-wide (the runner maps them to store ids), so the
+        // chat's record lends its counter to every conversation synced here.
+        let mut numbers = self.persist.numbers;
+        let started = self.live.as_ref().and_then(|l| l.started_ms);
+        Subject {
+            persist: &mut self.persist,
+            transcript: &mut self.transcript,
+            target: &self.target,
+            started,
+            compare: None,
+        }
+        .sync(&mut numbers, now, fx);
+        self.persist.numbers = numbers;
+        self.persist_columns(fx);
+    }
+
+    /// Brings the store up to date with the open compare's columns: each column is a
+    /// conversation of its own, saved while it streams, from its first prompt on.
+    pub(crate) fn persist_columns(&mut self, fx: &mut Vec<Effect>) {
+        if !self.persist.enabled {
+            return;
+        }
+        let Some(cmp) = self.compare.active.as_mut() else { return };
+        let now = Now { ms: self.now_ms, hurry: self.quit };
+        let mut numbers = self.persist.numbers;
+        for col in &mut cmp.columns {
+            if col.persist.conv.is_none() && col.transcript.cells.iter().filter_map(Cell::message).count() <= col.seeded
+            {
+                // Only the chat's history so far: that is the chat's conversation, not this one.
+                continue;
+            }
+            Subject {
+                persist: &mut col.persist,
+                transcript: &mut col.transcript,
+                target: &col.target,
+                started: col.live.as_ref().and_then(|l| l.started_ms),
+                compare: Some((cmp.group.as_str(), u32::try_from(col.index).unwrap_or(0))),
+            }
+            .sync(&mut numbers, now, fx);
+        }
+        self.persist.numbers = numbers;
+    }
+}
+
+impl Subject<'_> {
+    fn sync(&mut self, numbers: &mut Numbers, now: Now, fx: &mut Vec<Effect>) {
+        // The common case (a delta, a tick, a draw report) allocates nothing: the path is unchanged.
+        let path = &self.persist.path;
+        let mut count = 0;
+        let mut same = true;
+        for m in self.transcript.cells.iter().filter_map(Cell::message) {
+            same &= path.get(count).is_some_and(|s| s.id == m.id);
+            count += 1;
+        }
+        if same && count == path.len() && count > 0 && self.persist.conv.is_some() {
+            return self.save_changed(now, fx);
+        }
+        let mut ops = Vec::new();
+        let ids: Vec<u64> = self.transcript.cells.iter().filter_map(Cell::message).map(|m| m.id).collect();
+        if ids.is_empty() {
+            if self.persist.conv.is_some() {
+                self.settle_vanished(&ids, &mut ops);
+                self.persist.detach();
+            }
+            return push_ops(fx, ops);
+        }
+        if self.persist.conv.is_none() {
+            self.create_conversation(numbers, &mut ops);
+        }
+        let Some(conv) = self.persist.conv.clone() else { return };
+        let common = ids.iter().zip(&self.persist.path).take_while(|(a, s)| **a == s.id).count();
+        if common < self.persist.path.len() || ids.len() > self.persist.path.len() {
+            self.settle_vanished(&ids, &mut ops);
+            self.reshape(numbers, &conv, &ids, common, &mut ops);
+        }
+        push_ops(fx, ops);
+        self.save_changed(now, fx);
+    }
+
+    /// Saves every message on the path whose revision moved since its last save (a live one at
+    /// most every [`STREAM_SAVE_MS`], unless the app is quitting).
+    fn save_changed(&mut self, now: Now, fx: &mut Vec<Effect>) {
+        let Some(conv) = self.persist.conv.clone() else { return };
+        let mut ops = Vec::new();
+        let started = self.started;
+        let mut cells = self.transcript.cells.iter_mut().filter_map(|c| match c {
+            Cell::Message(m) => Some(m),
+            Cell::Notice(_) => None,
+        });
+        for (position, slot) in self.persist.path.iter_mut().enumerate() {
+            let Some(m) = cells.next() else { break };
+            if slot.revision == Some(m.revision) {
+                continue;
+            }
+            let live = m.is_live();
+            if live && slot.revision.is_some() && !now.hurry && now.ms.saturating_sub(slot.at_ms) < STREAM_SAVE_MS {
+                continue;
+            }
+            let mut msg = store_copy(m);
+            slot.revision = Some(m.revision);
+            slot.at_ms = now.ms;
+            if live && now.hurry {
+                // Quitting mid-stream stops the reply: it is kept as cancelled, not left "streaming".
+                reducer::finish(&mut msg, Ending::Cancelled, now.ms.saturating_sub(started.unwrap_or(now.ms)));
+                self.persist.live_copy = None;
+            } else if live {
+                self.persist.live_copy = Some((conv.clone(), slot.branch, position, msg.clone()));
+            } else if self.persist.live_copy.as_ref().is_some_and(|c| c.3.id == m.id) {
+                self.persist.live_copy = None;
+            }
+            ops.push(PersistOp::Save { conv: conv.clone(), branch: slot.branch, position, msg });
+        }
+        push_ops(fx, ops);
+    }
+
+    fn create_conversation(&mut self, numbers: &mut Numbers, ops: &mut Vec<PersistOp>) {
+        let msgs = || self.transcript.cells.iter().filter_map(Cell::message);
+        let first = msgs().find(|m| m.role() == Role::User).or_else(|| msgs().next());
+        let mut title = title_from_prompt(first.map_or("", |m| m.text()));
+        if title.is_empty() {
+            title = "untitled".to_owned();
+        }
+        let p = &mut self.persist;
+        p.detach();
+        numbers.next_local += 1;
+        p.conv = Some(ConvKey::Local(numbers.next_local));
+        p.title = Some(title.clone());
+        ops.push(PersistOp::Create {
+            local: numbers.next_local,
+            title,
+            model: self.target.model.clone(),
+            provider: self.target.provider.clone(),
+            api: self.target.api.name().to_owned(),
+            compare: self.compare.map(|(group, column)| (group.to_owned(), column)),
+        });
+    }
+
+    /// The path changed from `common` on: messages that left it are kept (they may come back
+    /// with a version switch); the new tail is either kept messages coming back (activate their
+    /// branch) or new ones (fork a branch for them, unless they simply extend the path).
+    fn reshape(&mut self, numbers: &mut Numbers, conv: &ConvKey, ids: &[u64], common: usize, ops: &mut Vec<PersistOp>) {
+        let p = &mut self.persist;
+        let replaced = common < p.path.len();
+        for s in p.path.drain(common..) {
+            p.kept.insert(s.id, s);
+        }
+        let tail: Vec<Slot> = ids[common..].iter().filter_map(|id| p.kept.remove(id)).collect();
+        if let Some(last) = tail.last() {
+            // A kept version came back: the branch of its last message is the one to show.
+            if last.branch != p.active {
+                p.active = last.branch;
+                ops.push(PersistOp::Activate { conv: conv.clone(), branch: p.active });
+            }
+        } else if replaced {
+            let branch: BranchKey = numbers.fresh_branch();
+            ops.push(PersistOp::Fork { conv: conv.clone(), parent: p.active, branch, position: common });
+            p.active = branch;
+        }
+        let active = p.active;
+        let mut tail = tail.into_iter().peekable();
+        for &id in &ids[common..] {
+            match tail.next_if(|s| s.id == id) {
+                Some(s) => p.path.push(s),
+                None => p.path.push(Slot { id, branch: active, revision: None, at_ms: 0 }),
+            }
+        }
+    }
+
+    /// A reply saved while live that is no longer in the transcript is saved once more as
+    /// cancelled, so the list does not show it streaming forever.
+    fn settle_vanished(&mut self, ids: &[u64], ops: &mut Vec<PersistOp>) {
+        let gone = self.persist.live_copy.as_ref().is_some_and(|c| !ids.contains(&c.3.id));
+        if !gone {
+            return;
+        }
+        if let Some((conv, branch, position, mut msg)) = self.persist.live_copy.take() {
+            let elapsed = msg.timing.ttft_ms.unwrap_or(0);
+            reducer::finish(&mut msg, Ending::Cancelled, elapsed);
+            ops.push(PersistOp::Save { conv, branch, position, msg });
+        }
+    }
+}
+
+/// Store operations go before any request in the same batch (the chat's or a column's): the
+/// prompt is queued for the disk before the request that carries it goes out.
+fn push_ops(fx: &mut Vec<Effect>, ops: Vec<PersistOp>) {
+    if ops.is_empty() {
+        return;
+    }
+    let request = |e: &Effect| {
+        matches!(e, Effect::StartRequest { .. } | Effect::Compare(super::compare::CompareEffect::Start { .. }))
+    };
+    let at = fx.iter().position(request).unwrap_or(fx.len());
+    fx.splice(at..at, ops.into_iter().map(Effect::Persist));
+}
