@@ -6,117 +6,12 @@
 // Test helpers panic on setup failures by design.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
+use common::tmux::{Tmux, tmux_available};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
-use std::process::{Command, Output};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{Duration, Instant};
-
-static SEQ: AtomicU32 = AtomicU32::new(0);
-
-fn tmux_available() -> bool {
-    let ok = Command::new("tmux").arg("-V").output().is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("note: tmux is not installed; skipping the end-to-end TUI test");
-    }
-    ok
-}
-
-/// How long to wait for the screen; CI machines are slower.
-fn patience() -> Duration {
-    let base = Duration::from_secs(20);
-    if std::env::var_os("CI").is_some() { base * 3 } else { base }
-}
-
-/// A tmux server of our own running palaver in a 120×40 window.
-struct Tmux {
-    socket: String,
-    _home: tempfile::TempDir,
-}
-
-impl Tmux {
-    /// Starts `palaver ARGS` in a shell that prints `EXITED-<status>` after it and stays open.
-    fn start(args: &str) -> Self {
-        let home = tempfile::tempdir().unwrap();
-        let socket = format!("palaver-e2e-{}-{}", std::process::id(), SEQ.fetch_add(1, Ordering::SeqCst));
-        let bin = env!("CARGO_BIN_EXE_palaver");
-        let script = format!("'{bin}' {args}; echo EXITED-$?; sleep 600");
-        let out = Command::new("tmux")
-            .args([
-                "-L",
-                &socket,
-                "-f",
-                "/dev/null",
-                "new-session",
-                "-d",
-                "-s",
-                "main",
-                "-x",
-                "120",
-                "-y",
-                "40",
-                &script,
-            ])
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("OPENAI_BASE_URL")
-            .env_remove("TMUX")
-            .env("PALAVER_HOME", home.path())
-            .env("TERM", "xterm-256color")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "tmux new-session failed: {}", String::from_utf8_lossy(&out.stderr));
-        Self { socket, _home: home }
-    }
-
-    fn tmux(&self, args: &[&str]) -> Output {
-        Command::new("tmux").arg("-L").arg(&self.socket).args(args).output().unwrap()
-    }
-
-    /// Sends tmux key names (`Enter`, `Escape`, `C-q`).
-    fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", "main"];
-        args.extend_from_slice(keys);
-        self.tmux(&args);
-        std::thread::sleep(Duration::from_millis(60));
-    }
-
-    /// Types text literally.
-    fn type_text(&self, text: &str) {
-        self.tmux(&["send-keys", "-t", "main", "-l", text]);
-        std::thread::sleep(Duration::from_millis(60));
-    }
-
-    fn screen(&self) -> String {
-        String::from_utf8_lossy(&self.tmux(&["capture-pane", "-p", "-t", "main"]).stdout).into_owned()
-    }
-
-    fn display(&self, format: &str) -> String {
-        String::from_utf8_lossy(&self.tmux(&["display-message", "-p", "-t", "main", format]).stdout).trim().to_owned()
-    }
-
-    /// Polls the screen until `pred` holds; panics with the last screen otherwise.
-    fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + patience();
-        loop {
-            let s = self.screen();
-            if pred(&s) {
-                return s;
-            }
-            assert!(Instant::now() < deadline, "timed out waiting for {what}; the screen was:\n{s}");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    fn wait_ready(&self) {
-        self.wait_for("the empty chat screen", |s| s.contains("Type a message and press Enter"));
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux").args(["-L", &self.socket, "kill-server"]).output();
-    }
-}
+use std::time::Duration;
 
 #[test]
 fn send_a_prompt_and_see_the_answer_and_usage() {

@@ -8,100 +8,10 @@
 // Test helpers panic on setup failures by design.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::{Command, Output};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{Duration, Instant};
+mod common;
 
-static SEQ: AtomicU32 = AtomicU32::new(0);
-
-fn tmux_available() -> bool {
-    let ok = Command::new("tmux").arg("-V").output().is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("note: tmux is not installed; skipping the end-to-end compare test");
-    }
-    ok
-}
-
-/// How long to wait for the screen; CI machines are slower.
-fn patience() -> Duration {
-    let base = Duration::from_secs(20);
-    if std::env::var_os("CI").is_some() { base * 3 } else { base }
-}
-
-struct Tmux {
-    socket: String,
-    home: tempfile::TempDir,
-}
-
-impl Tmux {
-    /// Starts `palaver ARGS` at `w`×`h` in a shell that prints `EXITED-<status>` after it.
-    fn start(args: &str, w: u16, h: u16) -> Self {
-        Self::start_in(args, w, h, None)
-    }
-
-    /// [`Tmux::start`] in working directory `cwd` (the test's own by default).
-    fn start_in(args: &str, w: u16, h: u16, cwd: Option<&std::path::Path>) -> Self {
-        let home = tempfile::tempdir().unwrap();
-        let socket = format!("palaver-cmp-{}-{}", std::process::id(), SEQ.fetch_add(1, Ordering::SeqCst));
-        let bin = env!("CARGO_BIN_EXE_palaver");
-        let script = format!("'{bin}' {args}; echo EXITED-$?; sleep 600");
-        let (w, h) = (w.to_string(), h.to_string());
-        let dir = cwd.map(|d| d.display().to_string());
-        let at: Vec<&str> = dir.as_deref().map(|d| vec!["-c", d]).unwrap_or_default();
-        let out = Command::new("tmux")
-            .args(["-L", &socket, "-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", &w, "-y", &h])
-            .args(at)
-            .arg(&script)
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("OPENAI_BASE_URL")
-            .env_remove("TMUX")
-            .env("PALAVER_HOME", home.path())
-            .env("TERM", "xterm-256color")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "tmux new-session failed: {}", String::from_utf8_lossy(&out.stderr));
-        Self { socket, home }
-    }
-
-    fn tmux(&self, args: &[&str]) -> Output {
-        Command::new("tmux").arg("-L").arg(&self.socket).args(args).output().unwrap()
-    }
-
-    /// Sends tmux key names, one at a time with a pause (so Esc then a letter is not Alt+letter).
-    fn keys(&self, keys: &[&str]) {
-        for k in keys {
-            self.tmux(&["send-keys", "-t", "main", k]);
-            std::thread::sleep(Duration::from_millis(120));
-        }
-    }
-
-    fn type_text(&self, text: &str) {
-        self.tmux(&["send-keys", "-t", "main", "-l", text]);
-        std::thread::sleep(Duration::from_millis(60));
-    }
-
-    fn screen(&self) -> String {
-        String::from_utf8_lossy(&self.tmux(&["capture-pane", "-p", "-t", "main"]).stdout).into_owned()
-    }
-
-    fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + patience();
-        loop {
-            let s = self.screen();
-            if pred(&s) {
-                return s;
-            }
-            assert!(Instant::now() < deadline, "timed out waiting for {what}; the screen was:\n{s}");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux").args(["-L", &self.socket, "kill-server"]).output();
-    }
-}
+use common::tmux::{Tmux, tmux_available};
+use std::process::Command;
 
 /// The text of screen rows whose column-`x0..x1` slice is one compare column.
 fn column(screen: &str, x0: usize, x1: usize) -> String {
@@ -113,7 +23,7 @@ fn compare_two_demo_models_follow_up_diff_and_keep_one() {
     if !tmux_available() {
         return;
     }
-    let t = Tmux::start("compare -m demo -m demo-reasoning", 120, 40);
+    let t = Tmux::launch("compare -m demo -m demo-reasoning").keys_one_at_a_time().start();
     let s = t.wait_for("the compare screen", |s| s.contains("message to 2 models"));
     assert!(s.contains("1 demo") && s.contains("2 demo-reasoning"), "{s}");
     assert!(s.contains("Metrics"), "the metrics strip: {s}");
@@ -162,7 +72,7 @@ fn compare_two_demo_models_follow_up_diff_and_keep_one() {
     // The history holds both compare columns and the kept chat.
     let out = Command::new(env!("CARGO_BIN_EXE_palaver"))
         .args(["history", "list", "--json"])
-        .env("PALAVER_HOME", t.home.path())
+        .env("PALAVER_HOME", t.home())
         .env_remove("OPENAI_API_KEY")
         .output()
         .unwrap();
@@ -179,7 +89,7 @@ fn compare_command_inside_a_chat_and_a_failing_column() {
     if !tmux_available() {
         return;
     }
-    let t = Tmux::start("", 120, 40);
+    let t = Tmux::launch("").keys_one_at_a_time().start();
     t.wait_for("the chat", |s| s.contains("Type a message and press Enter"));
     t.type_text("/compare demo demo-error");
     t.keys(&["Enter"]);
@@ -205,7 +115,7 @@ fn compare_a_tool_model_runs_its_tool_loop_in_its_column() {
     let cwd = tempfile::tempdir().unwrap();
     std::fs::write(cwd.path().join("Cargo.toml"), "[package]\nname = \"scratch\"\n").unwrap();
     std::fs::write(cwd.path().join("notes.txt"), "hello\n").unwrap();
-    let t = Tmux::start_in("compare -m demo-tools -m demo", 120, 60, Some(cwd.path()));
+    let t = Tmux::launch("compare -m demo-tools -m demo").size(120, 60).cwd(cwd.path()).keys_one_at_a_time().start();
     t.wait_for("the compare screen", |s| s.contains("message to 2 models"));
     t.type_text("What is in this directory?");
     t.keys(&["Enter"]);
@@ -226,7 +136,7 @@ fn compare_a_tool_model_runs_its_tool_loop_in_its_column() {
     // the reply with 3 calls, 3 tool results and the answer.
     let out = Command::new(env!("CARGO_BIN_EXE_palaver"))
         .args(["history", "list", "--json"])
-        .env("PALAVER_HOME", t.home.path())
+        .env("PALAVER_HOME", t.home())
         .env_remove("OPENAI_API_KEY")
         .output()
         .unwrap();

@@ -4,105 +4,17 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
 mod scripted;
 
+use common::tmux::{Tmux, tmux_available};
 use scripted::{Reply, Server};
-use std::process::{Command, Output};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{Duration, Instant};
 
-static SEQ: AtomicU32 = AtomicU32::new(0);
-
-fn tmux_available() -> bool {
-    let ok = Command::new("tmux").arg("-V").output().is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("note: tmux is not installed; skipping the end-to-end TUI tool test");
-    }
-    ok
-}
-
-/// How long to wait for the screen; CI machines are slower.
-fn patience() -> Duration {
-    let base = Duration::from_secs(20);
-    if std::env::var_os("CI").is_some() { base * 3 } else { base }
-}
-
-/// A tmux server of our own running palaver in a 120×40 window, in a scratch directory.
-struct Tmux {
-    socket: String,
-    _home: tempfile::TempDir,
-    cwd: tempfile::TempDir,
-}
-
-impl Tmux {
-    fn start(args: &str) -> Self {
-        let home = tempfile::tempdir().unwrap();
-        let cwd = tempfile::tempdir().unwrap();
-        std::fs::write(cwd.path().join("hello.txt"), "hello from the scratch directory\n").unwrap();
-        let socket = format!("palaver-e2e-tools-{}-{}", std::process::id(), SEQ.fetch_add(1, Ordering::SeqCst));
-        let bin = env!("CARGO_BIN_EXE_palaver");
-        let script = format!("'{bin}' {args}; echo EXITED-$?; sleep 600");
-        let dir = cwd.path().display().to_string();
-        let out = Command::new("tmux")
-            .args(["-L", &socket, "-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", "120", "-y", "40"])
-            .args(["-c", &dir, &script])
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("OPENAI_BASE_URL")
-            .env_remove("TMUX")
-            .env("PALAVER_HOME", home.path())
-            .env("TERM", "xterm-256color")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "tmux new-session failed: {}", String::from_utf8_lossy(&out.stderr));
-        Self { socket, _home: home, cwd }
-    }
-
-    fn tmux(&self, args: &[&str]) -> Output {
-        Command::new("tmux").arg("-L").arg(&self.socket).args(args).output().unwrap()
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", "main"];
-        args.extend_from_slice(keys);
-        self.tmux(&args);
-        std::thread::sleep(Duration::from_millis(60));
-    }
-
-    fn type_text(&self, text: &str) {
-        self.tmux(&["send-keys", "-t", "main", "-l", text]);
-        std::thread::sleep(Duration::from_millis(60));
-    }
-
-    fn screen(&self) -> String {
-        String::from_utf8_lossy(&self.tmux(&["capture-pane", "-p", "-t", "main"]).stdout).into_owned()
-    }
-
-    fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + patience();
-        loop {
-            let s = self.screen();
-            if pred(&s) {
-                return s;
-            }
-            assert!(Instant::now() < deadline, "timed out waiting for {what}; the screen was:\n{s}");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    fn wait_ready(&self) {
-        self.wait_for("the empty chat screen", |s| s.contains("Type a message and press Enter"));
-    }
-
-    fn send(&self, text: &str) {
-        self.type_text(text);
-        self.keys(&["Enter"]);
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux").args(["-L", &self.socket, "kill-server"]).output();
-    }
+/// palaver in tmux in a scratch working directory holding `hello.txt`.
+fn start(args: &str) -> Tmux {
+    let cwd = tempfile::tempdir().unwrap();
+    std::fs::write(cwd.path().join("hello.txt"), "hello from the scratch directory\n").unwrap();
+    Tmux::launch(args).keep_cwd(cwd).start()
 }
 
 #[test]
@@ -110,7 +22,7 @@ fn demo_tools_run_read_only_tools_and_answer() {
     if !tmux_available() {
         return;
     }
-    let t = Tmux::start("");
+    let t = start("");
     t.wait_ready();
     t.send("/model demo-tools");
     t.wait_for("the model switch", |s| s.contains("model: demo-tools"));
@@ -147,7 +59,7 @@ fn a_side_effecting_call_asks_and_a_denial_reaches_the_model() {
     }
     let args = r#"{"path":"notes.txt","content":"written by the model"}"#;
     let server = Server::start(vec![Reply::sse(&chat_call("call_w", "write_file", args)), Reply::sse(CHAT_TEXT)]);
-    let t = Tmux::start(&format!("--base-url {} --model scripted", server.base_url));
+    let t = start(&format!("--base-url {} --model scripted", server.base_url));
     t.wait_ready();
     t.send("please write my notes");
     let s = t.wait_for("the approval modal", |s| s.contains("Approve tool call?") && s.contains("a new file"));
@@ -158,7 +70,7 @@ fn a_side_effecting_call_asks_and_a_denial_reaches_the_model() {
     let s = t.wait_for("the model's answer", |s| s.contains("Understood, I left the file alone."));
     assert!(s.contains("⊘ denied"), "{s}");
     assert!(!s.contains("Approve tool call?"), "{s}");
-    assert!(!t.cwd.path().join("notes.txt").exists(), "a denied call must not write the file");
+    assert!(!t.cwd().join("notes.txt").exists(), "a denied call must not write the file");
     let reqs = server.requests();
     assert_eq!(reqs.len(), 2, "one request for the call, one with its answer");
     let body: serde_json::Value = serde_json::from_str(&reqs[1].body).unwrap();
@@ -177,14 +89,14 @@ fn an_approved_call_runs_and_its_output_goes_back() {
     }
     let args = r#"{"path":"notes.txt","content":"approved text"}"#;
     let server = Server::start(vec![Reply::sse(&chat_call("call_w", "write_file", args)), Reply::sse(CHAT_TEXT)]);
-    let t = Tmux::start(&format!("--base-url {} --model scripted", server.base_url));
+    let t = start(&format!("--base-url {} --model scripted", server.base_url));
     t.wait_ready();
     t.send("write it");
     t.wait_for("the approval modal", |s| s.contains("Approve tool call?"));
     t.keys(&["y"]);
     let s = t.wait_for("the answer", |s| s.contains("Understood"));
     assert!(s.contains("✓ done"), "{s}");
-    assert_eq!(std::fs::read_to_string(t.cwd.path().join("notes.txt")).unwrap(), "approved text");
+    assert_eq!(std::fs::read_to_string(t.cwd().join("notes.txt")).unwrap(), "approved text");
     let body: serde_json::Value = serde_json::from_str(&server.requests()[1].body).unwrap();
     let tool = body["messages"].as_array().unwrap().iter().find(|m| m["role"] == "tool").cloned().unwrap();
     assert!(tool["content"].as_str().unwrap().contains("notes.txt"), "{tool}");
@@ -195,7 +107,7 @@ fn demo_hosted_shows_item_cards_and_the_mcp_approval_round_trip() {
     if !tmux_available() {
         return;
     }
-    let t = Tmux::start("--api responses -m demo-hosted");
+    let t = start("--api responses -m demo-hosted");
     t.wait_ready();
     t.send("tell me about hosted tools");
     let s = t.wait_for("the MCP approval modal", |s| s.contains("Approve tool call?") && s.contains("Will allow"));
@@ -222,7 +134,7 @@ fn denying_the_mcp_request_tells_the_provider() {
     if !tmux_available() {
         return;
     }
-    let t = Tmux::start("--api responses -m demo-hosted");
+    let t = start("--api responses -m demo-hosted");
     t.wait_ready();
     t.send("hosted tools please");
     t.wait_for("the MCP approval modal", |s| s.contains("Approve tool call?"));

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod tmux;
+
 use palaver::api::sse::SseDecoder;
 use palaver::api::{Api, Mapper};
 use palaver::engine::message::Message;
