@@ -2,7 +2,7 @@
 //! the MCP server and tool), the pretty-printed arguments, and the choices — or the reason
 //! being typed, or the arguments being edited.
 
-use super::sanitize::sanitize;
+use super::sanitize::{reveal, sanitize};
 use super::theme::{Role as R, Theme};
 use super::tool_card::{diff_lines, patch_lines, pretty_json, shell_lines, shell_quote};
 use super::wrap;
@@ -65,7 +65,17 @@ pub fn draw(f: &mut Frame, state: &State) {
     let detail_h = inner.height - foot_h;
     let max_scroll = u16::try_from(details.len()).unwrap_or(u16::MAX).saturating_sub(detail_h.saturating_sub(1));
     let scroll = a.scroll.min(max_scroll);
-    let shown: Vec<Line<'static>> = details.into_iter().skip(usize::from(scroll)).take(usize::from(detail_h)).collect();
+    let total = details.len();
+    let mut shown: Vec<Line<'static>> =
+        details.into_iter().skip(usize::from(scroll)).take(usize::from(detail_h)).collect();
+    // What is approved unseen is not approved: say when the details go on below.
+    let hidden = total.saturating_sub(usize::from(scroll) + shown.len());
+    if hidden > 0 {
+        if let Some(last) = shown.last_mut() {
+            let note = format!("↓ {} more lines — j/Down scrolls", hidden + 1);
+            *last = Line::from(Span::styled(note, theme.style(R::Warning).add_modifier(Modifier::BOLD)));
+        }
+    }
     f.render_widget(Paragraph::new(shown), Rect { height: detail_h, ..inner });
     let foot = Rect { y: inner.y + detail_h, height: foot_h, ..inner };
     let text_rows = u16::try_from(footer.len()).unwrap_or(0).min(foot.height);
@@ -106,13 +116,13 @@ fn details(state: &State, a: &Approval, call: &ToolCall, cols: usize) -> Vec<Lin
     let theme = &state.theme;
     let spec = crate::engine::tool_loop::spec_for(&state.tools.set.0, call);
     let mut out = vec![Line::from(vec![
-        Span::styled(format!("⚙ {}", sanitize(&call.name)), theme.style(R::Tool).add_modifier(Modifier::BOLD)),
-        Span::styled(format!("  {}", sanitize(&source(spec.as_ref(), call))), theme.style(R::Dim)),
+        Span::styled(format!("⚙ {}", reveal(&call.name)), theme.style(R::Tool).add_modifier(Modifier::BOLD)),
+        Span::styled(format!("  {}", reveal(&source(spec.as_ref(), call))), theme.style(R::Dim)),
     ])];
     // The pseudo-specs of MCP approvals, shell and patch calls only repeat the source line.
     let described = call.kind.is_empty() || call.kind == "custom";
     if let Some(d) = spec.as_ref().map(|s| s.description.as_str()).filter(|d| described && !d.is_empty()) {
-        out.extend(wrap::plain(&sanitize(d), cols, theme.style(R::Dim)));
+        out.extend(wrap::plain(&reveal(d), cols, theme.style(R::Dim)));
     }
     out.push(Line::default());
     let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
@@ -135,9 +145,9 @@ fn details(state: &State, a: &Approval, call: &ToolCall, cols: usize) -> Vec<Lin
             out.push(heading(theme, "Will allow"));
             out.push(Line::from(vec![
                 Span::styled("MCP server ", theme.style(R::Dim)),
-                Span::styled(sanitize(server).into_owned(), theme.style(R::Strong)),
+                Span::styled(reveal(server), theme.style(R::Strong)),
                 Span::styled(" · tool ", theme.style(R::Dim)),
-                Span::styled(sanitize(tool).into_owned(), theme.style(R::Strong)),
+                Span::styled(reveal(tool), theme.style(R::Strong)),
             ]));
             out.extend(wrap::plain(
                 "The provider calls it after you approve; palaver runs nothing here.",
@@ -147,12 +157,12 @@ fn details(state: &State, a: &Approval, call: &ToolCall, cols: usize) -> Vec<Lin
         }
         ("", "run_command") => {
             out.push(heading(theme, "Will run (sh -c)"));
-            out.extend(wrap::plain(&format!("$ {}", sanitize(&arg("command"))), cols, theme.style(R::InlineCode)));
+            out.extend(wrap::plain(&format!("$ {}", reveal(&arg("command"))), cols, theme.style(R::InlineCode)));
             show_args = false;
         }
         ("", "write_file") => {
             out.push(heading(theme, "Will write"));
-            out.push(Line::from(Span::styled(sanitize(&arg("path")).into_owned(), theme.style(R::Strong))));
+            out.push(Line::from(Span::styled(reveal(&arg("path")), theme.style(R::Strong))));
             out.extend(write_diff(a, &arg("content"), theme));
             show_args = false;
         }
@@ -161,7 +171,7 @@ fn details(state: &State, a: &Approval, call: &ToolCall, cols: usize) -> Vec<Lin
                 if let Some(t) = state.cfg.tools.iter().find(|t| t.name == call.name) {
                     out.push(heading(theme, "Will run"));
                     let line = format!("$ {}  (arguments as JSON on stdin)", shell_quote(&t.command));
-                    out.extend(wrap::plain(&sanitize(&line), cols, theme.style(R::InlineCode)));
+                    out.extend(wrap::plain(&reveal(&line), cols, theme.style(R::InlineCode)));
                 }
             }
         }
@@ -170,7 +180,7 @@ fn details(state: &State, a: &Approval, call: &ToolCall, cols: usize) -> Vec<Lin
         out.push(Line::default());
         out.push(heading(theme, if call.kind == "custom" { "Input" } else { "Arguments" }));
         let text = if call.kind == "custom" { call.arguments.clone() } else { pretty_json(&call.arguments) };
-        out.extend(wrap::plain(&sanitize(&text), cols, theme.style(R::Base)));
+        out.extend(wrap::plain(&reveal(&text), cols, theme.style(R::Base)));
     }
     wrap::fit(out, cols)
 }

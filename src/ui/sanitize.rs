@@ -193,9 +193,40 @@ fn skip_string(bytes: &[u8], mut j: usize, bel_ends: bool) -> usize {
     j
 }
 
+/// Text where every control character is made visible instead of removed: for what the user
+/// approves (a command, a path, a diff), where a hidden byte still runs. ESC, BEL and the other
+/// C0 controls become their Unicode control pictures (`␛`, `␇`, …), DEL `␡`, C1 and bidi
+/// controls `⟨U+XXXX⟩`; newlines stay line breaks and tabs become `⇥`.
+#[must_use]
+pub fn reveal(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\n' => out.push('\n'),
+            '\t' => out.push('⇥'),
+            c if (c as u32) < 0x20 => out.push(char::from_u32(0x2400 + c as u32).unwrap_or('�')),
+            '\u{7f}' => out.push('␡'),
+            c if ('\u{80}'..='\u{9f}').contains(&c)
+                || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}') =>
+            {
+                out.push_str(&format!("⟨U+{:04X}⟩", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reveal_shows_every_control() {
+        let shown = reveal("echo hi \u{1b}]0;\nrm -rf x\u{7}\u{9b}\u{202e}\t\u{7f}");
+        assert_eq!(shown, "echo hi ␛]0;\nrm -rf x␇⟨U+009B⟩⟨U+202E⟩⇥␡");
+        assert_eq!(sanitize(&shown), shown.as_str(), "revealed text is safe to draw");
+    }
 
     fn s(x: &str) -> String {
         sanitize(x).into_owned()

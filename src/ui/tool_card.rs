@@ -3,7 +3,7 @@
 //! for approval, running with elapsed time, done, failed, denied, cancelled), and its output
 //! folded to a few lines until the user expands it. Every text from the wire is sanitized.
 
-use super::sanitize::sanitize;
+use super::sanitize::{reveal, sanitize};
 use super::theme::{Role as R, Theme};
 use super::{fmt, wrap};
 use crate::app::State;
@@ -284,16 +284,13 @@ pub fn shell_lines(call: &ToolCall, theme: &Theme) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     let commands = if call.kind == "local_shell" { vec![shell_quote(&strs("command"))] } else { strs("commands") };
     for c in commands {
-        out.push(Line::from(vec![
-            Span::styled("$ ", theme.style(R::Accent)),
-            Span::styled(sanitize(&c).into_owned(), cmd_style),
-        ]));
+        out.push(Line::from(vec![Span::styled("$ ", theme.style(R::Accent)), Span::styled(reveal(&c), cmd_style)]));
     }
     if let Some(dir) = v.get("working_directory").and_then(Value::as_str) {
-        out.push(Line::from(Span::styled(format!("in {}", sanitize(dir)), theme.style(R::Dim))));
+        out.push(Line::from(Span::styled(format!("in {}", reveal(dir)), theme.style(R::Dim))));
     }
     if out.is_empty() {
-        out.push(Line::from(Span::styled(sanitize(&call.arguments).into_owned(), theme.style(R::Dim))));
+        out.push(Line::from(Span::styled(reveal(&call.arguments), theme.style(R::Dim))));
     }
     out
 }
@@ -320,8 +317,8 @@ pub fn patch_lines(operation: &str, theme: &Theme) -> Vec<Line<'static>> {
     let op = v.get("type").and_then(Value::as_str).unwrap_or("patch");
     let path = v.get("path").and_then(Value::as_str).unwrap_or("?");
     let mut out = vec![Line::from(vec![
-        Span::styled(format!("{} ", sanitize(op)), theme.style(R::Accent)),
-        Span::styled(sanitize(path).into_owned(), theme.style(R::Strong)),
+        Span::styled(format!("{} ", reveal(op)), theme.style(R::Accent)),
+        Span::styled(reveal(path), theme.style(R::Strong)),
     ])];
     let diff = v.get("diff").and_then(Value::as_str).unwrap_or_default();
     out.extend(diff_lines(diff, theme));
