@@ -2,10 +2,9 @@
 //! corpus kept in the repository is replayed by `cargo test` on stable Rust. Each checks the
 //! invariants its component promises and panics if one breaks.
 
+use crate::api::Api;
 use crate::api::sse::{SseDecoder, decode_all};
-use crate::api::{Api, Mapper};
-use crate::engine::message::Message;
-use crate::engine::reducer::{self, Ending};
+use crate::engine::turn::reconstruct;
 
 /// The SSE decoder gives the same events whatever the read boundaries.
 pub fn sse_decoder(data: &[u8]) {
@@ -19,22 +18,6 @@ pub fn sse_decoder(data: &[u8]) {
     }
     dec.finish(&mut |e| out.push(e));
     assert_eq!(out, whole, "SSE events differ when the body is split at {cut}");
-}
-
-fn reconstruct(api: Api, parts: &[&[u8]]) -> Message {
-    let mut dec = SseDecoder::new();
-    let mut mapper = Mapper::new(api);
-    let mut msg = Message::assistant_pending();
-    let mut events = Vec::new();
-    for p in parts {
-        dec.push(p, &mut |e| mapper.map(&e.event, &e.data, &mut events));
-    }
-    dec.finish(&mut |e| mapper.map(&e.event, &e.data, &mut events));
-    for e in events {
-        reducer::apply(&mut msg, e, 1);
-    }
-    reducer::finish(&mut msg, Ending::Eof, 2);
-    msg
 }
 
 /// Both mappers and the reducer accept any body without panicking, and the reply does not

@@ -82,6 +82,23 @@ impl Endpoint {
         format!("{}/{}", self.base_url.trim_end_matches('/'), path.trim_start_matches('/'))
     }
 
+    /// Adds the query, the key (as the profile says) and the profile's headers to a request.
+    pub fn prepare(&self, mut req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        if !self.query.is_empty() {
+            req = req.query(&self.query);
+        }
+        if !self.key.is_empty() {
+            req = match self.auth {
+                AuthStyle::Bearer => req.bearer_auth(self.key.expose()),
+                AuthStyle::ApiKeyHeader => req.header("api-key", self.key.expose()),
+            };
+        }
+        for (k, v) in &self.headers {
+            req = req.header(k, v);
+        }
+        req
+    }
+
     /// A `curl` command reproducing a request, with the key shown as an environment variable.
     #[must_use]
     pub fn curl(&self, api: Api, body: &Value) -> String {
@@ -145,19 +162,7 @@ pub async fn run(http: &reqwest::Client, ep: &Endpoint, api: Api, body: &Value, 
     let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
     let mut attempt = 0;
     let resp = loop {
-        let mut req = http.post(ep.url(api.path())).json(body);
-        if !ep.query.is_empty() {
-            req = req.query(&ep.query);
-        }
-        if !ep.key.is_empty() {
-            req = match ep.auth {
-                AuthStyle::Bearer => req.bearer_auth(ep.key.expose()),
-                AuthStyle::ApiKeyHeader => req.header("api-key", ep.key.expose()),
-            };
-        }
-        for (k, v) in &ep.headers {
-            req = req.header(k, v);
-        }
+        let req = ep.prepare(http.post(ep.url(api.path())).json(body));
         let sent = tokio::time::timeout(ep.timeouts.first_byte, req.send()).await;
         let resp = match sent {
             Err(_) => {

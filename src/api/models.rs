@@ -1,6 +1,6 @@
 //! `GET /models`: the provider's model list.
 
-use super::client::{AuthStyle, Endpoint};
+use super::client::Endpoint;
 use super::wire::error_from_body;
 use serde_json::Value;
 
@@ -10,19 +10,7 @@ use serde_json::Value;
 /// A readable message when the request fails or the provider answers with an error.
 pub async fn list(ep: &Endpoint) -> Result<Vec<String>, String> {
     let http = super::client::http_client(&ep.timeouts).map_err(|e| e.to_string())?;
-    let mut req = http.get(ep.url("models")).timeout(ep.timeouts.first_byte);
-    if !ep.query.is_empty() {
-        req = req.query(&ep.query);
-    }
-    if !ep.key.is_empty() {
-        req = match ep.auth {
-            AuthStyle::Bearer => req.bearer_auth(ep.key.expose()),
-            AuthStyle::ApiKeyHeader => req.header("api-key", ep.key.expose()),
-        };
-    }
-    for (k, v) in &ep.headers {
-        req = req.header(k, v);
-    }
+    let req = ep.prepare(http.get(ep.url("models")).timeout(ep.timeouts.first_byte));
     let resp = req.send().await.map_err(|e| format!("cannot reach {}: {e}", ep.base_url))?;
     let status = resp.status().as_u16();
     let bytes = resp.bytes().await.map_err(|e| e.to_string())?;

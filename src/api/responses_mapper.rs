@@ -85,15 +85,7 @@ impl ResponsesMapper {
                 let slot = self.call_slot(item_id);
                 if kind.ends_with("delta") {
                     let arguments = delta();
-                    out.push(StreamEvent::ToolCall {
-                        choice: 0,
-                        slot,
-                        id: None,
-                        name: None,
-                        arguments,
-                        extra: None,
-                        kind: None,
-                    });
+                    out.push(arguments_fragment(slot, arguments));
                 } else if let Some(args) = str_field(obj, "arguments") {
                     out.push(StreamEvent::ToolCallArguments { choice: 0, slot, arguments: args.to_owned() });
                 }
@@ -119,15 +111,7 @@ impl ResponsesMapper {
                 self.append(obj, "input", out);
                 let slot = self.call_slot(str_field(obj, "item_id").unwrap_or_default());
                 let arguments = delta();
-                out.push(StreamEvent::ToolCall {
-                    choice: 0,
-                    slot,
-                    id: None,
-                    name: None,
-                    arguments,
-                    extra: None,
-                    kind: None,
-                });
+                out.push(arguments_fragment(slot, arguments));
             }
             "response.code_interpreter_call_code.done" => self.set(obj, "code", "code", out),
             "response.mcp_call_arguments.done" => self.set(obj, "arguments", "arguments", out),
@@ -265,6 +249,11 @@ fn user_side_call(obj: &Map<String, Value>) -> Option<UserSideCall> {
         _ => return None,
     };
     Some(UserSideCall { id: call_id, name, arguments, kind: kind.map(str::to_owned) })
+}
+
+/// A piece of a known call's arguments (or a custom call's input).
+fn arguments_fragment(slot: u32, arguments: String) -> StreamEvent {
+    StreamEvent::ToolCall { choice: 0, slot, id: None, name: None, arguments, extra: None, kind: None }
 }
 
 fn output_index(obj: &Map<String, Value>) -> u32 {

@@ -4,8 +4,8 @@
 use super::transcript::Transcript;
 use crate::config::{Config, Price};
 use crate::engine::message::{Message, Role};
-use crate::engine::usage::UsageView;
 pub use crate::engine::metrics::cost;
+use crate::engine::usage::UsageView;
 
 /// The conversation's usage, only from numbers providers sent.
 #[derive(Debug, Clone, Default, PartialEq)]

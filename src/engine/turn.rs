@@ -58,3 +58,22 @@ pub fn fail(msg: &mut Message, err: ErrorInfo, at_ms: u64) {
         msg.status = MessageStatus::Failed;
     }
 }
+
+/// Rebuilds the reply a recorded body carries, fed as consecutive reads `parts` (replay,
+/// fixtures, fuzzing): decoder, mapper and reducer exactly as the client runs them.
+#[must_use]
+pub fn reconstruct(api: Api, parts: &[&[u8]]) -> Message {
+    let mut dec = crate::api::sse::SseDecoder::new();
+    let mut mapper = crate::api::Mapper::new(api);
+    let mut msg = Message::assistant_pending();
+    let mut events = Vec::new();
+    for p in parts {
+        dec.push(p, &mut |e| mapper.map(&e.event, &e.data, &mut events));
+    }
+    dec.finish(&mut |e| mapper.map(&e.event, &e.data, &mut events));
+    for e in events {
+        reducer::apply(&mut msg, e, 1);
+    }
+    reducer::finish(&mut msg, Ending::Eof, 2);
+    msg
+}
