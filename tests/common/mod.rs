@@ -5,6 +5,7 @@
 
 pub mod tmux;
 
+#[allow(unused_imports)] // not every test crate that includes this module reconstructs
 pub use palaver::engine::turn::reconstruct;
 
 /// Splits `body` into reads of `n` bytes.
