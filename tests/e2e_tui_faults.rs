@@ -10,133 +10,28 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
 mod scripted;
 
+use common::tmux::{Tmux, patience, tmux_available};
 use scripted::{Reply, Server};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-static SEQ: AtomicU32 = AtomicU32::new(0);
-
-fn tmux_available() -> bool {
-    let ok = Command::new("tmux").arg("-V").output().is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("note: tmux is not installed; skipping the end-to-end TUI fault test");
-    }
-    ok
+/// Starts `palaver ARGS` at 120×40 in `cwd` (a new scratch directory when `None`), with its
+/// stderr captured for [`Tmux::quit_cleanly`].
+fn start_in(args: &str, cwd: Option<tempfile::TempDir>) -> Tmux {
+    let cwd = cwd.unwrap_or_else(|| tempfile::tempdir().unwrap());
+    Tmux::launch(args)
+        .keep_cwd(cwd)
+        .capture_stderr()
+        .poll_every(Duration::from_millis(50))
+        .remove_socket_on_drop()
+        .start()
 }
 
-/// How long to wait for the screen; CI machines are slower.
-fn patience() -> Duration {
-    let base = Duration::from_secs(20);
-    if std::env::var_os("CI").is_some() { base * 3 } else { base }
-}
-
-/// A tmux server of our own running palaver in a 120×40 window, in a scratch directory.
-struct Tmux {
-    socket: String,
-    _home: tempfile::TempDir,
-    _cwd: tempfile::TempDir,
-    stderr: PathBuf,
-}
-
-impl Tmux {
-    /// Starts `palaver ARGS` in `cwd` (a new scratch directory when `None`).
-    fn start_in(args: &str, cwd: Option<tempfile::TempDir>) -> Self {
-        let home = tempfile::tempdir().unwrap();
-        let cwd = cwd.unwrap_or_else(|| tempfile::tempdir().unwrap());
-        let stderr = home.path().join("stderr.txt");
-        let socket = format!("palaver-e2e-faults-{}-{}", std::process::id(), SEQ.fetch_add(1, Ordering::SeqCst));
-        let bin = env!("CARGO_BIN_EXE_palaver");
-        let script = format!("'{bin}' {args} 2>'{}'; echo EXITED-$?; sleep 600", stderr.display());
-        let dir = cwd.path().display().to_string();
-        let out = Command::new("tmux")
-            .args(["-L", &socket, "-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", "120", "-y", "40"])
-            .args(["-c", &dir, "sh", "-c", &script])
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("OPENAI_BASE_URL")
-            .env_remove("TMUX")
-            .env("PALAVER_HOME", home.path())
-            .env("TERM", "xterm-256color")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "tmux new-session failed: {}", String::from_utf8_lossy(&out.stderr));
-        Self { socket, _home: home, _cwd: cwd, stderr }
-    }
-
-    fn start(args: &str) -> Self {
-        Self::start_in(args, None)
-    }
-
-    fn tmux(&self, args: &[&str]) -> Output {
-        Command::new("tmux").arg("-L").arg(&self.socket).args(args).output().unwrap()
-    }
-
-    /// Sends tmux key names (`Enter`, `Escape`, `C-q`).
-    fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", "main"];
-        args.extend_from_slice(keys);
-        self.tmux(&args);
-        std::thread::sleep(Duration::from_millis(60));
-    }
-
-    /// Types text literally.
-    fn type_text(&self, text: &str) {
-        self.tmux(&["send-keys", "-t", "main", "-l", text]);
-        std::thread::sleep(Duration::from_millis(60));
-    }
-
-    fn send(&self, text: &str) {
-        self.type_text(text);
-        self.keys(&["Enter"]);
-    }
-
-    fn screen(&self) -> String {
-        String::from_utf8_lossy(&self.tmux(&["capture-pane", "-p", "-t", "main"]).stdout).into_owned()
-    }
-
-    fn display(&self, format: &str) -> String {
-        String::from_utf8_lossy(&self.tmux(&["display-message", "-p", "-t", "main", format]).stdout).trim().to_owned()
-    }
-
-    /// Polls the screen until `pred` holds; panics with the last screen otherwise.
-    fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + patience();
-        loop {
-            let s = self.screen();
-            if pred(&s) {
-                return s;
-            }
-            assert!(Instant::now() < deadline, "timed out waiting for {what}; the screen was:\n{s}");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn wait_ready(&self) {
-        self.wait_for("the empty chat screen", |s| s.contains("Type a message and press Enter"));
-    }
-
-    /// Quits with Ctrl+Q; checks the exit status and that stderr holds no panic.
-    fn quit_cleanly(&self) {
-        self.keys(&["C-q"]);
-        let s = self.wait_for("the shell after palaver", |s| s.contains("EXITED-"));
-        assert!(s.contains("EXITED-0"), "exit status: {s}");
-        let err = std::fs::read_to_string(&self.stderr).unwrap_or_default();
-        assert!(!err.contains("panicked"), "palaver panicked:\n{err}");
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let path = self.display("#{socket_path}");
-        let _ = Command::new("tmux").args(["-L", &self.socket, "kill-server"]).output();
-        // tmux leaves the socket file behind.
-        if path.contains(&self.socket) {
-            let _ = std::fs::remove_file(path);
-        }
-    }
+fn start_tmux(args: &str) -> Tmux {
+    start_in(args, None)
 }
 
 /// The text inside the composer box (the last box on screen), trimmed.
@@ -253,7 +148,7 @@ fn app_still_works(t: &Tmux) {
 
 /// Starts the app against `server` and sends the first prompt.
 fn start(server: &Server, api: Api, extra: &str) -> Tmux {
-    let t = Tmux::start(&format!("--base-url {} --api {} --model m {extra}", server.base_url, api.name()));
+    let t = start_tmux(&format!("--base-url {} --api {} --model m {extra}", server.base_url, api.name()));
     t.wait_ready();
     t.send("first question");
     t
@@ -461,7 +356,7 @@ fn refused_keeps_the_app_and_the_draft(api: Api) {
         return;
     }
     let port = free_port();
-    let t = Tmux::start(&format!("--base-url http://127.0.0.1:{port}/v1 --api {} --model m", api.name()));
+    let t = start_tmux(&format!("--base-url http://127.0.0.1:{port}/v1 --api {} --model m", api.name()));
     t.wait_ready();
     t.send("first question");
     let s = t.wait_for("the connect error", |s| s.contains("could not connect"));
@@ -558,7 +453,7 @@ fn hostile_text_in_every_channel_never_reaches_the_terminal() {
     .concat();
     let last = [chat_text("All channels delivered: final-marker."), chat_done()].concat();
     let server = Server::start(vec![Reply::sse(&first), Reply::sse(&last)]);
-    let t = Tmux::start_in(&format!("--base-url {} --model hostile", server.base_url), Some(cwd));
+    let t = start_in(&format!("--base-url {} --model hostile", server.base_url), Some(cwd));
     // With `set-clipboard on`, an OSC 52 that got through would create a tmux buffer.
     t.tmux(&["set-option", "-g", "set-clipboard", "on"]);
     t.tmux(&["set-option", "-g", "allow-rename", "on"]);

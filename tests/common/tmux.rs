@@ -48,6 +48,9 @@ pub struct Launch {
     cwd: Option<PathBuf>,
     keep: Vec<tempfile::TempDir>,
     pace: KeyPace,
+    capture_stderr: bool,
+    poll: Duration,
+    remove_socket: bool,
 }
 
 impl Launch {
@@ -83,6 +86,24 @@ impl Launch {
         self
     }
 
+    /// Sends palaver's stderr to `stderr.txt` in `PALAVER_HOME`, for [`Tmux::quit_cleanly`].
+    pub fn capture_stderr(mut self) -> Self {
+        self.capture_stderr = true;
+        self
+    }
+
+    /// How often [`Tmux::wait_for`] looks at the screen (every 100 ms by default).
+    pub fn poll_every(mut self, poll: Duration) -> Self {
+        self.poll = poll;
+        self
+    }
+
+    /// Also removes the socket file tmux leaves behind when the [`Tmux`] is dropped.
+    pub fn remove_socket_on_drop(mut self) -> Self {
+        self.remove_socket = true;
+        self
+    }
+
     /// Starts `palaver ARGS` in a shell that prints `EXITED-<status>` after it and stays open.
     pub fn start(mut self) -> Tmux {
         let home = match self.home {
@@ -96,7 +117,9 @@ impl Launch {
         };
         let socket = format!("palaver-{SUITE}-{}-{}", std::process::id(), SEQ.fetch_add(1, Ordering::SeqCst));
         let bin = env!("CARGO_BIN_EXE_palaver");
-        let script = format!("'{bin}' {}; echo EXITED-$?; sleep 600", self.args);
+        let stderr = self.capture_stderr.then(|| home.join("stderr.txt"));
+        let redirect = stderr.as_ref().map(|p| format!(" 2>'{}'", p.display())).unwrap_or_default();
+        let script = format!("'{bin}' {}{redirect}; echo EXITED-$?; sleep 600", self.args);
         let (w, h) = (self.width.to_string(), self.height.to_string());
         let dir = self.cwd.as_ref().map(|d| d.display().to_string());
         let at: Vec<&str> = dir.as_deref().map(|d| vec!["-c", d]).unwrap_or_default();
@@ -112,7 +135,16 @@ impl Launch {
             .output()
             .unwrap();
         assert!(out.status.success(), "tmux new-session failed: {}", String::from_utf8_lossy(&out.stderr));
-        Tmux { socket, home, cwd: self.cwd, pace: self.pace, _keep: self.keep }
+        Tmux {
+            socket,
+            home,
+            cwd: self.cwd,
+            pace: self.pace,
+            stderr,
+            poll: self.poll,
+            remove_socket: self.remove_socket,
+            _keep: self.keep,
+        }
     }
 }
 
@@ -122,6 +154,10 @@ pub struct Tmux {
     home: PathBuf,
     cwd: Option<PathBuf>,
     pace: KeyPace,
+    /// Where palaver's stderr goes, when captured.
+    stderr: Option<PathBuf>,
+    poll: Duration,
+    remove_socket: bool,
     /// Temporary directories removed after the server is killed.
     _keep: Vec<tempfile::TempDir>,
 }
@@ -142,6 +178,9 @@ impl Tmux {
             cwd: None,
             keep: Vec::new(),
             pace: KeyPace::Together,
+            capture_stderr: false,
+            poll: Duration::from_millis(100),
+            remove_socket: false,
         }
     }
 
@@ -208,7 +247,7 @@ impl Tmux {
                 return s;
             }
             assert!(Instant::now() < deadline, "timed out waiting for {what}; the screen was:\n{s}");
-            std::thread::sleep(Duration::from_millis(100));
+            std::thread::sleep(self.poll);
         }
     }
 
@@ -229,6 +268,16 @@ impl Tmux {
         assert!(s.contains("EXITED-0"), "exit status: {s}");
     }
 
+    /// Quits with Ctrl+Q; checks the exit status and that the captured stderr holds no panic.
+    pub fn quit_cleanly(&self) {
+        let path = self.stderr.as_ref().expect("launched with capture_stderr");
+        self.keys(&["C-q"]);
+        let s = self.wait_for("the shell after palaver", |s| s.contains("EXITED-"));
+        assert!(s.contains("EXITED-0"), "exit status: {s}");
+        let err = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(!err.contains("panicked"), "palaver panicked:\n{err}");
+    }
+
     /// The pid of palaver itself (the pane runs a shell around it).
     pub fn palaver_pid(&self) -> String {
         let shell = self.display("#{pane_pid}");
@@ -240,6 +289,11 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
+        let path = if self.remove_socket { self.display("#{socket_path}") } else { String::new() };
         let _ = Command::new("tmux").args(["-L", &self.socket, "kill-server"]).output();
+        // tmux leaves the socket file behind.
+        if self.remove_socket && path.contains(&self.socket) {
+            let _ = std::fs::remove_file(path);
+        }
     }
 }
