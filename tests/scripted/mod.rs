@@ -121,49 +121,9 @@ impl Server {
 
 fn serve_one(mut stream: TcpStream, reply: &Reply, seen: &Arc<Mutex<Vec<Seen>>>) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut request_line = String::new();
-    if reader.read_line(&mut request_line).is_err() {
-        return;
-    }
-    let mut headers = String::new();
-    let mut len = 0usize;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-            break;
-        }
-        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-            len = v.trim().parse().unwrap_or(0);
-        }
-        headers.push_str(&line);
-    }
-    let mut body = vec![0; len];
-    let _ = reader.read_exact(&mut body);
-    seen.lock().unwrap().push(Seen { request_line, headers, body: String::from_utf8_lossy(&body).into_owned() });
-    let mut head = format!("HTTP/1.1 {} X\r\n", reply.status);
-    for (k, v) in &reply.headers {
-        head.push_str(&format!("{k}: {v}\r\n"));
-    }
-    head.push_str("Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n");
-    if stream.write_all(head.as_bytes()).is_err() {
-        return;
-    }
-    for (piece, pause) in &reply.pieces {
-        if !piece.is_empty() {
-            let chunk = [format!("{:x}\r\n", piece.len()).as_bytes(), piece, b"\r\n"].concat();
-            if stream.write_all(&chunk).is_err() {
-                return;
-            }
-            let _ = stream.flush();
-        }
-        thread::sleep(*pause);
-    }
-    if reply.cut {
-        let _ = stream.shutdown(std::net::Shutdown::Both);
-        return;
-    }
-    let _ = stream.write_all(b"0\r\n\r\n");
-    let _ = stream.flush();
+    let Some(request) = read_request(&mut reader) else { return };
+    seen.lock().unwrap().push(request);
+    write_reply(&mut stream, reply);
 }
 
 fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Seen> {
