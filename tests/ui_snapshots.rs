@@ -5,6 +5,9 @@
 // Test helpers panic on setup failures by design.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
+use common::screen;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use palaver::api::Api;
 use palaver::api::client::WireEvent;
@@ -13,9 +16,7 @@ use palaver::app::{Msg, State, TargetInfo};
 use palaver::config::Config;
 use palaver::engine::message::ErrorInfo;
 use palaver::engine::target::TurnSettings;
-use palaver::ui::{self, RenderCache, theme::Theme};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
+use palaver::ui::{RenderCache, theme::Theme};
 use serde_json::{Value, json};
 
 const SIZES: [(u16, u16); 3] = [(60, 20), (80, 24), (120, 40)];
@@ -99,23 +100,7 @@ impl Sim {
     }
 
     fn render(&mut self, w: u16, h: u16) -> String {
-        self.s.apply(Msg::Resize { width: w, height: h });
-        let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-        let mut cache = RenderCache::default();
-        // Draw twice: the first draw reports the viewport, the second shows the settled view.
-        for _ in 0..2 {
-            let mut report = None;
-            term.draw(|f| report = Some(ui::draw(f, &self.s, &mut cache))).unwrap();
-            self.s.apply(Msg::Viewport(report.unwrap()));
-        }
-        let buf = term.backend().buffer();
-        let mut out = String::new();
-        for y in 0..h {
-            let line: String = (0..w).map(|x| buf[(x, y)].symbol()).collect();
-            out.push_str(line.trim_end());
-            out.push('\n');
-        }
-        out
+        screen::text(&screen::settle(&mut self.s, w, h, &mut RenderCache::default()))
     }
 
     fn snap_all(&mut self, name: &str) {

@@ -5,6 +5,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
+use common::screen;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use palaver::api::Api;
 use palaver::api::client::WireEvent;
@@ -15,8 +18,6 @@ use palaver::config::Config;
 use palaver::engine::target::TurnSettings;
 use palaver::store::{ConversationSummary, Hit};
 use palaver::ui::{self, RenderCache, theme::Theme};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 
 const SIZES: [(u16, u16); 2] = [(80, 24), (120, 40)];
@@ -145,25 +146,11 @@ fn listed(rows: Vec<ConversationSummary>) -> State {
 }
 
 fn draw(s: &mut State, w: u16, h: u16) -> Buffer {
-    s.apply(Msg::Resize { width: w, height: h });
-    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-    let mut cache = RenderCache::default();
-    for _ in 0..2 {
-        let mut report = None;
-        term.draw(|f| report = Some(ui::draw(f, s, &mut cache))).unwrap();
-        s.apply(Msg::Viewport(report.unwrap()));
-    }
-    term.backend().buffer().clone()
+    screen::settle(s, w, h, &mut RenderCache::default())
 }
 
 fn text(buf: &Buffer) -> String {
-    let mut out = String::new();
-    for y in 0..buf.area.height {
-        let line: String = (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect();
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
+    screen::text(buf)
 }
 
 fn snap_all(s: &mut State, name: &str) {

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod screen;
 pub mod tmux;
 
 #[allow(unused_imports)] // not every test crate that includes this module reconstructs
