@@ -123,8 +123,11 @@ impl Launch {
         let (w, h) = (self.width.to_string(), self.height.to_string());
         let dir = self.cwd.as_ref().map(|d| d.display().to_string());
         let at: Vec<&str> = dir.as_deref().map(|d| vec!["-c", d]).unwrap_or_default();
+        // A window named with -n keeps its name: tmux's automatic renaming after the foreground
+        // process would otherwise race with checks that only an escape sequence may rename it.
         let out = Command::new("tmux")
-            .args(["-L", &socket, "-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", &w, "-y", &h])
+            .args(["-L", &socket, "-f", "/dev/null", "new-session", "-d", "-s", "main", "-n", "palaver"])
+            .args(["-x", &w, "-y", &h])
             .args(at)
             .arg(&script)
             .env_remove("OPENAI_API_KEY")
