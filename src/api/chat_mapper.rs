@@ -20,6 +20,7 @@ struct Slot {
     wire_index: Option<i64>,
     id: Option<String>,
     has_name: bool,
+    index_sent: bool,
 }
 
 impl ChatMapper {
@@ -189,6 +190,8 @@ impl ChatMapper {
         };
         let slot = self.resolve_slot(choice, wire_index, pos, id);
         let entry = &mut self.slots[slot];
+        let new_index = if entry.index_sent { None } else { wire_index.and_then(|i| u32::try_from(i).ok()) };
+        entry.index_sent |= new_index.is_some();
         let new_id = match id {
             Some(id) if entry.id.is_none() => {
                 entry.id = Some(id.to_owned());
@@ -214,6 +217,7 @@ impl ChatMapper {
                 arguments,
                 extra,
                 kind: None,
+                index: new_index,
             });
         }
     }
@@ -240,7 +244,7 @@ impl ChatMapper {
                 return i;
             }
         }
-        self.slots.push(Slot { choice, wire_index: key, id: None, has_name: false });
+        self.slots.push(Slot { choice, wire_index: key, id: None, has_name: false, index_sent: false });
         self.slots.len() - 1
     }
 }

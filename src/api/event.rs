@@ -49,6 +49,9 @@ pub enum StreamEvent {
         /// What kind of call: `None` is a function call; Responses items name theirs
         /// (`custom`, `shell`, `local_shell`, `apply_patch`, `mcp_approval`).
         kind: Option<String>,
+        /// The call's `index` on the wire, when newly known: calls are ordered by it at the end,
+        /// whatever order their first fragments arrived in.
+        index: Option<u32>,
     },
     /// The complete arguments of a call, replacing what the fragments built (Responses `.done`).
     ToolCallArguments { choice: u32, slot: u32, arguments: String },

@@ -173,7 +173,7 @@ impl ResponsesMapper {
         let slot = self.call_slot(&item_id);
         if !known {
             let UserSideCall { id, name, arguments, kind } = call;
-            out.push(StreamEvent::ToolCall { choice: 0, slot, id, name, arguments, extra: None, kind });
+            out.push(StreamEvent::ToolCall { choice: 0, slot, id, name, arguments, extra: None, kind, index: None });
         } else if done {
             out.push(StreamEvent::ToolCallArguments { choice: 0, slot, arguments: call.arguments });
         }
@@ -253,7 +253,7 @@ fn user_side_call(obj: &Map<String, Value>) -> Option<UserSideCall> {
 
 /// A piece of a known call's arguments (or a custom call's input).
 fn arguments_fragment(slot: u32, arguments: String) -> StreamEvent {
-    StreamEvent::ToolCall { choice: 0, slot, id: None, name: None, arguments, extra: None, kind: None }
+    StreamEvent::ToolCall { choice: 0, slot, id: None, name: None, arguments, extra: None, kind: None, index: None }
 }
 
 fn output_index(obj: &Map<String, Value>) -> u32 {

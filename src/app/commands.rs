@@ -1,5 +1,6 @@
 //! Slash commands typed in the composer, and the same commands offered by the palette.
 
+use crate::engine::tool_loop::ToolMode;
 use super::effect::Effect;
 use super::overlay::{Overlay, PickItem};
 use super::state::State;
@@ -35,6 +36,8 @@ pub enum Command {
     Set(Option<(String, String)>),
     /// `/unset KEY` removes a request option.
     Unset(String),
+    /// `/tools auto|ask|none` offers tools (or not); alone it says what the next request offers.
+    Tools(Option<String>),
 }
 
 /// (command, argument, description) for help and the palette.
@@ -54,6 +57,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "set a request option: reasoning.effort, reasoning.summary, text.verbosity, truncation, max_output_tokens, parallel_tool_calls, max_tool_calls, service_tier, metadata.K, prompt_cache_key, safety_identifier, … (no key: list them)",
     ),
     ("/unset", "KEY", "remove a request option"),
+    (
+        "/tools",
+        "auto|ask|none",
+        "offer tools to the model: auto runs read-only ones, ask asks for every call, none offers none",
+    ),
     ("/help", "", "keys and commands"),
 ];
 
@@ -83,6 +91,7 @@ pub fn parse(line: &str) -> Option<Result<Command, String>> {
             None if rest.trim().is_empty() => Command::Set(None),
             None => return Some(Err("usage: /set KEY VALUE (e.g. /set reasoning.summary auto)".into())),
         },
+        "/tools" => Command::Tools(arg),
         "/unset" => match arg {
             Some(k) => Command::Unset(k),
             None => return Some(Err("usage: /unset KEY".into())),
@@ -150,6 +159,13 @@ impl State {
                 let opts = serde_json::Value::Object(self.target.request_extra.clone());
                 self.notice(format!("request options: {opts}"));
             }
+            Command::Tools(arg) => match arg.as_deref() {
+                None => self.notice(self.tools_summary()),
+                Some(word) => match ToolMode::parse(word) {
+                    Some(mode) => self.set_tool_mode(mode),
+                    None => self.notice_error(format!("/tools takes auto, ask or none, not {word}")),
+                },
+            },
             Command::Unset(key) => {
                 if crate::engine::request::unset_option(&mut self.target.request_extra, &key) {
                     self.notice(format!("request option {key} removed"));
@@ -173,6 +189,37 @@ impl State {
         self.reasoning_open.clear();
         self.recount();
         self.scroll_bottom();
+    }
+
+    /// What the next request offers, in words.
+    #[must_use]
+    pub fn tools_summary(&self) -> String {
+        let n = self.tools.definitions().len();
+        match self.tools.flags.mode {
+            ToolMode::Off => "tools are off: the model is offered none (/tools auto or F4 turns them on)".to_owned(),
+            ToolMode::Auto => {
+                format!("{n} tools offered; read-only ones run without asking, the rest are asked for")
+            }
+            ToolMode::Ask => format!("{n} tools offered; every call is asked for"),
+        }
+    }
+
+    /// Turns tools on or off for the next requests (the chat's and compare columns').
+    pub(crate) fn set_tool_mode(&mut self, mode: ToolMode) {
+        self.tools.flags.mode = mode;
+        self.settings.tools = mode;
+        self.dirty = true;
+        self.flash(self.tools_summary());
+    }
+
+    /// F4: off → ask → auto → off.
+    pub(crate) fn cycle_tool_mode(&mut self) {
+        let next = match self.tools.flags.mode {
+            ToolMode::Off => ToolMode::Ask,
+            ToolMode::Ask => ToolMode::Auto,
+            ToolMode::Auto => ToolMode::Off,
+        };
+        self.set_tool_mode(next);
     }
 
     fn notice(&mut self, text: impl Into<String>) {
@@ -199,6 +246,9 @@ impl State {
         }
         for name in Theme::builtin_names() {
             add(format!("/theme {name}"), "switch theme", format!("/theme {name}"));
+        }
+        for mode in ["auto", "ask", "none"] {
+            add(format!("/tools {mode}"), "offer tools to the model (or not)", format!("/tools {mode}"));
         }
         let listed = ["/panels", "/clear", "/new", "/history", "/help"];
         for (cmd, _, desc) in COMMANDS.iter().filter(|c| listed.contains(&c.0)) {

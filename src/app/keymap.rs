@@ -34,6 +34,8 @@ pub enum Action {
     History,
     /// Show or hide the usage and safety panels.
     Panels,
+    /// Offer tools or not: off → ask → auto.
+    ToolsMode,
     /// Scroll the transcript a few lines up.
     ScrollUp,
     /// Scroll the transcript a few lines down.
@@ -120,6 +122,7 @@ const TABLE: &[(Action, &str, Context, &str, &str)] = &[
     (Action::Models, "models", Context::Global, "ctrl+o", "pick a model"),
     (Action::History, "history", Context::Global, "ctrl+l", "conversations: open, search, rename, delete"),
     (Action::Panels, "panels", Context::Global, "ctrl+b f2", "show or hide the usage and safety panels"),
+    (Action::ToolsMode, "tools", Context::Global, "f4", "offer tools to the model: off → ask → auto"),
     (Action::PageUp, "page_up", Context::Global, "pageup", "scroll a page up"),
     (Action::PageDown, "page_down", Context::Global, "pagedown", "scroll a page down"),
     (Action::ScrollUp, "scroll_up", Context::Global, "shift+up", "scroll up"),

@@ -130,6 +130,7 @@ impl State {
             Action::History => self.open_conversations(fx),
             Action::Inspector => self.toggle_inspector(),
             Action::Panels => self.toggle_panels(),
+            Action::ToolsMode => self.cycle_tool_mode(),
             Action::ScrollUp => self.scroll_by(-SCROLL_STEP),
             Action::ScrollDown => self.scroll_by(SCROLL_STEP),
             Action::PageUp => self.scroll_by(-self.page()),

@@ -13,8 +13,9 @@ use super::overlay::Overlay;
 use super::state::State;
 use super::tools::{CANCELLED, Owner, ToolEffect, Turn, has_unsaved_images};
 use super::transcript::{NoticeKind, Transcript};
-use crate::engine::message::{Message, MessageStatus, ToolCall, ToolStatus};
-use crate::engine::tool_loop::{Gate, MCP_APPROVE, ToolMode, gate, refusal_output, spec_for};
+use crate::engine::message::{Message, ToolCall, ToolStatus};
+use crate::engine::tool_loop::MCP_APPROVE;
+use crate::engine::turn_engine::{Decision, Next, TurnPolicy};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -83,65 +84,54 @@ impl State {
         }
     }
 
-    /// A reply of `owner` ended by itself: save its images, then gate its tool calls (or end
-    /// the turn).
+    /// A reply of `owner` ended by itself: save its images, then let the turn engine decide its
+    /// tool calls (run, ask, settle) or end the turn.
     pub(crate) fn after_reply(&mut self, owner: Owner, id: u64, fx: &mut Vec<Effect>) {
         let Some(m) = self.owner_transcript(owner).and_then(|t| t.message(id)) else {
-            self.tools.rounds.remove(&owner);
+            self.tools.accounts.remove(&owner);
             return;
         };
         if has_unsaved_images(m) {
             fx.push(Effect::Tools(ToolEffect::SaveImages { owner, id, items: m.items.clone() }));
         }
-        let calls = m.main().tool_calls.clone();
-        if m.status != MessageStatus::Complete || m.error.is_some() || calls.is_empty() {
-            self.tools.rounds.remove(&owner);
-            return;
-        }
         let flags = self.tools.flags;
-        let rounds = self.tools.rounds(owner);
-        if flags.mode == ToolMode::Off || rounds >= self.tools.step_limit {
-            let (why, notice) = if flags.mode == ToolMode::Off {
-                (
-                    "tools are turned off (--tools none)".to_owned(),
-                    "tools are off (--tools none): no call ran".to_owned(),
-                )
-            } else {
-                let n = self.tools.step_limit;
-                (
-                    format!("the tool loop stopped after {n} rounds"),
-                    format!("stopped after {n} tool rounds; the model still asked for tools"),
-                )
-            };
-            self.settle_unrun(owner, id, ToolStatus::Skipped, &refusal_output(&why), &BTreeMap::new());
-            self.answer_calls(owner, id);
-            self.tools.rounds.remove(&owner);
-            self.owner_notice(owner, NoticeKind::Info, notice);
-            self.dirty = true;
-            return;
-        }
-        self.tools.rounds.insert(owner, rounds + 1);
+        let policy =
+            TurnPolicy { mode: flags.mode, yes: flags.yes, step_limit: self.tools.step_limit, interactive: true };
+        let registry = self.tools.set.0.clone();
+        let session = self.tools.session.clone();
+        let mut account = self.tools.accounts.remove(&owner).unwrap_or_default();
+        let Some(m) = self.owner_transcript_mut(owner).and_then(|t| t.message_mut(id)) else { return };
+        let next = account.after_reply(&policy, m, &registry, &|name| session.contains(name));
+        self.dirty = true;
+        let decisions = match next {
+            Next::Stop { notice, .. } => {
+                // Calls that did not run keep why; the request builder answers them next time.
+                if let Some(n) = notice {
+                    self.owner_notice(owner, NoticeKind::Info, n);
+                }
+                return;
+            }
+            Next::Settle(d) => d,
+        };
+        self.tools.accounts.insert(owner, account);
         // A stale turn of this owner (it cannot normally be there) must not shadow the new one.
         self.tools.turns.retain(|t| t.owner != owner);
         self.tools.turns.push(Turn { owner, id, ..Turn::default() });
-        for (i, call) in calls.iter().enumerate() {
-            let spec = spec_for(&self.tools.set.0, call);
-            let approved = self.tools.session.contains(&call.name);
-            match gate(flags.mode, spec.as_ref(), approved, flags.yes) {
-                Gate::Run => self.start_call(owner, id, i, fx),
-                Gate::Ask => {
+        for (i, decision) in decisions.into_iter().enumerate() {
+            match decision {
+                Decision::Run => self.start_call(owner, id, i, fx),
+                Decision::Ask { paths } => {
                     self.update_call(owner, id, i, |c| c.status = ToolStatus::AwaitingApproval);
                     if let Some(t) = self.tools.turn_mut(owner) {
                         t.queue.push_back(i);
+                        if !paths.is_empty() {
+                            t.paths.insert(i, paths);
+                        }
                     }
                 }
-                Gate::Refuse(why) => self.update_call(owner, id, i, |c| {
-                    c.status = ToolStatus::Denied;
-                    c.output = Some(refusal_output(&why));
-                }),
+                Decision::Settled => {}
             }
         }
-        self.dirty = true;
         self.show_front(fx);
         self.settle(owner, fx);
     }
@@ -199,7 +189,7 @@ impl State {
         self.show_front(fx);
         if self.owner_transcript(owner).and_then(|t| t.message(id)).is_none() {
             // The transcript changed under the loop (cleared, another conversation): stop here.
-            self.tools.rounds.remove(&owner);
+            self.tools.accounts.remove(&owner);
             return;
         }
         self.answer_calls(owner, id);
@@ -253,7 +243,7 @@ impl State {
     /// and every call is answered (so the conversation stays well formed for the next prompt).
     /// True when there was a tool phase to stop.
     pub(crate) fn cancel_owner_tools(&mut self, owner: Owner, fx: &mut Vec<Effect>) -> bool {
-        self.tools.rounds.remove(&owner);
+        self.tools.accounts.remove(&owner);
         let Some(at) = self.tools.turns.iter().position(|t| t.owner == owner) else { return false };
         let t = self.tools.turns.remove(at);
         if !t.running.is_empty() {

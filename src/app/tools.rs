@@ -10,6 +10,8 @@ use super::transcript::NoticeKind;
 use crate::api::Api;
 use crate::engine::message::{Message, ToolCall, ToolStatus};
 use crate::engine::tool_loop::{DEFAULT_STEP_LIMIT, ToolMode};
+use crate::engine::turn_engine::{TurnAccount, offered};
+use crate::tools::workspace::PathNeed;
 use crate::tools::{Registry, ToolOutput};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
@@ -103,6 +105,9 @@ pub struct Turn {
     pub running: BTreeMap<usize, u64>,
     /// Calls waiting for the user, the front one shown in the modal.
     pub queue: VecDeque<usize>,
+    /// Resolved paths outside the workspace (or holding secrets) a waiting call would touch,
+    /// by call index: the modal names them, and approving grants exactly these.
+    pub paths: BTreeMap<usize, Vec<PathNeed>>,
 }
 
 /// The tool loop's state.
@@ -117,8 +122,8 @@ pub struct Tools {
     /// Replies whose calls are being settled, at most one per owner, oldest first: the modal
     /// asks for the calls of the oldest one first.
     pub turns: Vec<Turn>,
-    /// Tool rounds so far in each owner's current turn.
-    pub rounds: BTreeMap<Owner, usize>,
+    /// Each owner's current turn as the turn engine counts it (rounds, requests, usage).
+    pub accounts: BTreeMap<Owner, TurnAccount>,
     /// Chat messages whose tool outputs the user expanded.
     pub open: HashSet<u64>,
     /// The approval modal's own state (for the call `asking` names).
@@ -133,7 +138,7 @@ impl Default for Tools {
             step_limit: DEFAULT_STEP_LIMIT,
             session: BTreeSet::new(),
             turns: Vec::new(),
-            rounds: BTreeMap::new(),
+            accounts: BTreeMap::new(),
             open: HashSet::new(),
             approval: None,
         }
@@ -160,7 +165,7 @@ impl Tools {
     /// Tool rounds so far in `owner`'s current turn.
     #[must_use]
     pub fn rounds(&self, owner: Owner) -> usize {
-        self.rounds.get(&owner).copied().unwrap_or(0)
+        self.accounts.get(&owner).map_or(0, |a| a.rounds)
     }
 
     /// Whether something moves by itself (a running tool's elapsed time); waiting for the user
@@ -170,10 +175,10 @@ impl Tools {
         self.turns.iter().any(|t| !t.running.is_empty())
     }
 
-    /// Definitions sent with every request, the chat's and the columns'.
+    /// Definitions sent with every request, the chat's and the columns': none when tools are off.
     #[must_use]
     pub fn definitions(&self) -> Vec<Value> {
-        self.set.0.definitions()
+        offered(self.flags.mode, &self.set.0)
     }
 
     /// When call `index` of message `id` of `owner` started running, if it is running.

@@ -20,6 +20,7 @@ use std::sync::Arc;
 fn state() -> State {
     let mut s = test_state();
     s.tools.set = ToolSet(Arc::new(Registry::builtins()));
+    s.tools.flags.mode = crate::engine::tool_loop::ToolMode::Auto;
     s
 }
 
@@ -82,6 +83,7 @@ fn reply_with_calls(s: &mut State, id: u64, calls: &[(&str, &str, Option<&str>)]
             arguments: (*args).to_owned(),
             extra: None,
             kind: kind.map(str::to_owned),
+            index: None,
         })
         .collect();
     events.push(StreamEvent::Finish { choice: 0, reason: "tool_calls".into() });
@@ -264,6 +266,7 @@ fn approve_for_the_session_runs_the_waiting_twin_and_later_calls() {
     };
     assert!(r.add_user_tools(&[tool]).is_empty());
     s.tools.set = ToolSet(Arc::new(r));
+    s.tools.flags.mode = ToolMode::Auto;
     let id = send(&mut s, "deploy twice");
     reply_with_calls(&mut s, id, &[("deploy", r#"{"n":1}"#, None), ("deploy", r#"{"n":2}"#, None)]);
     assert!(s.session_approval_offered(Owner::Chat, id, 0));
@@ -353,8 +356,16 @@ fn tools_off_runs_nothing_and_answers_every_call() {
     let fx = reply_with_calls(&mut s, id, &[("list_directory", "{}", None)]);
     assert!(runs(&fx).is_empty() && request_id(&fx).is_none() && !s.tools.busy());
     assert_eq!(status(&s, id, 0), ToolStatus::Skipped);
-    let answers = s.transcript.cells.iter().filter_map(|c| c.message()).filter(|m| m.role() == Role::Tool).count();
-    assert_eq!(answers, 1);
+    // The next request offers no tool, and answers the call that did not run.
+    let body = request_body(&{
+        typed(&mut s, "then what");
+        key(&mut s, KeyCode::Enter)
+    })
+    .unwrap_or_default();
+    assert!(body.get("tools").is_none());
+    assert_eq!(body["messages"][2]["role"], "tool");
+    assert!(body["messages"][2]["content"].as_str().unwrap_or_default().contains("tools are off"));
+    assert_eq!(body["messages"][3]["content"], "then what");
 }
 
 #[test]

@@ -25,23 +25,18 @@ impl Totals {
     #[must_use]
     pub fn count(t: &Transcript, cfg: &Config, current_model: &str) -> Self {
         let mut out = Self::default();
-        let add = |acc: &mut Option<u64>, v: Option<u64>| {
-            if let Some(v) = v {
-                *acc = Some(acc.unwrap_or(0) + v);
-            }
-        };
+        let mut sum = UsageView::default();
         for m in t.cells.iter().filter_map(|c| c.message()).filter(|m| m.role() == Role::Assistant && !m.is_live()) {
             out.replies += 1;
             let Some(raw) = &m.usage else { continue };
             let u = UsageView::from_raw(raw);
             out.with_usage += 1;
-            add(&mut out.prompt, u.prompt);
-            add(&mut out.completion, u.completion);
-            add(&mut out.total, u.total);
+            sum.add(&u);
             if let Some(c) = price(cfg, m, current_model).and_then(|p| cost(&p, &u)) {
                 out.cost = Some(out.cost.unwrap_or(0.0) + c);
             }
         }
+        (out.prompt, out.completion, out.total) = (sum.prompt, sum.completion, sum.total);
         out
     }
 }

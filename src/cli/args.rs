@@ -17,12 +17,21 @@ pub enum ApiArg {
     Responses,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ToolsArg {
-    #[default]
     Auto,
     Ask,
     None,
+}
+
+impl From<ToolsArg> for crate::config::provider::ToolsSetting {
+    fn from(a: ToolsArg) -> Self {
+        match a {
+            ToolsArg::Auto => Self::Auto,
+            ToolsArg::Ask => Self::Ask,
+            ToolsArg::None => Self::None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -68,9 +77,15 @@ pub struct Global {
     /// Use the embedded demo provider (also the default with no key and no config)
     #[arg(long, global = true)]
     pub demo: bool,
-    /// auto: run read-only tools, ask for the rest; ask: ask for every call; none: run no tool
+    /// Offer tools to the model: auto runs read-only ones and asks for the rest (headless: refuses
+    /// them unless --yes); ask asks for every call; none offers none. Default: none, except on the
+    /// demo provider and profiles with tools = "auto"|"ask"
     #[arg(long, value_enum, global = true)]
     pub tools: Option<ToolsArg>,
+    /// Where the built-in file tools may act (default: the working directory); paths outside it
+    /// and files that usually hold secrets need an approval naming them (headless: refused)
+    #[arg(long, global = true, value_name = "DIR")]
+    pub workspace: Option<std::path::PathBuf>,
     /// Approve every tool call (headless)
     #[arg(long, global = true)]
     pub yes: bool,

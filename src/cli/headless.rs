@@ -1,21 +1,19 @@
 //! The headless runner: `palaver -p`, stdin piping, `--json`, and `replay`. It consumes the
 //! same engine events as the TUI and prints either the answer or the JSON Lines contract.
 
-use super::args::{Global, ToolsArg};
+use super::args::Global;
 use super::history::Recorder;
 use super::result::{event_line, result_line};
 use super::target::Target;
 use crate::api::client::{WireEvent, http_client};
 use crate::api::event::StreamEvent;
 use crate::api::{Api, Mapper, sse};
-use crate::engine::message::{Message, MessageStatus};
-use crate::engine::message::{ToolCall, ToolStatus};
+use crate::engine::message::{Message, MessageStatus, ToolCall, ToolStatus};
 use crate::engine::reducer::{self, Ending};
 use crate::engine::request::build_body;
 use crate::engine::target::TurnSettings;
-use crate::engine::tool_loop::{
-    DEFAULT_STEP_LIMIT, DEFAULT_TOOL_TIMEOUT, Gate, ToolMode, gate, refusal_output, run_calls, spec_for,
-};
+use crate::engine::tool_loop::{DEFAULT_STEP_LIMIT, DEFAULT_TOOL_TIMEOUT, run_calls};
+use crate::engine::turn_engine::{Decision, Next, TurnAccount, TurnPolicy, answers, offered};
 use crate::engine::turn::{apply_wire, spawn_request};
 use crate::tools::Registry;
 use std::io::Write;
@@ -122,27 +120,28 @@ impl Printer {
     }
 
     /// Prints the end of a turn: the result line, or a newline and a stderr note on failure.
-    pub fn finish(
-        &mut self,
-        api: &str,
-        provider: &str,
-        model: &str,
-        msg: &Message,
-        calls: &[ToolCall],
-        notice: Option<&str>,
-    ) {
+    pub fn finish(&mut self, api: &str, provider: &str, model: &str, out: &TurnOutcome) {
+        let (msg, notice) = (&out.msg, out.notice.as_deref());
         let main = msg.main();
         if self.json {
-            let mut r = result_line(api, provider, model, msg, calls);
-            if let (Some(n), Some(obj)) = (notice, r.as_object_mut()) {
-                obj.insert("notice".into(), serde_json::json!(n));
+            let mut r = result_line(api, provider, model, msg, &out.calls);
+            if let Some(obj) = r.as_object_mut() {
+                if out.account.requests > 0 {
+                    // The turn's usage: every request added up, each one's own kept.
+                    obj.insert("usage".into(), out.account.usage().unwrap_or(serde_json::Value::Null));
+                    obj.insert("turn".into(), out.account.summary());
+                }
+                if let Some(n) = notice {
+                    obj.insert("notice".into(), serde_json::json!(n));
+                }
             }
             self.line(&r.to_string());
         } else {
             if !main.content.is_empty() || !main.refusal.is_empty() {
                 self.line("");
             }
-            for c in calls.iter().filter(|c| c.output.is_none()) {
+            let _ = self.out.flush();
+            for c in main.tool_calls.iter().filter(|c| matches!(c.status, ToolStatus::Skipped)) {
                 eprintln!("[tool call {} {}({}) not run]", c.id, c.name, c.arguments);
             }
         }
@@ -180,37 +179,28 @@ pub fn prompt_text(prompt: Option<&str>, stdin: Option<String>) -> String {
     }
 }
 
-/// The turn settings from the flags.
+/// The turn settings from the flags, for `t` (whose profile may turn tools on).
 #[must_use]
-pub fn settings(g: &Global) -> TurnSettings {
+pub fn settings(g: &Global, t: &Target) -> TurnSettings {
     TurnSettings {
         stream: !g.no_stream,
         system: g.system.clone(),
         temperature: g.temperature,
         max_tokens: g.max_tokens,
         reasoning_effort: g.reasoning_effort.map(|e| format!("{e:?}").to_lowercase()),
-        tools: tool_mode(g),
+        tools: t.tool_mode(g.tools.map(Into::into)),
         yes: g.yes,
     }
 }
 
-/// The tool mode from `--tools`.
-#[must_use]
-pub fn tool_mode(g: &Global) -> ToolMode {
-    match g.tools.unwrap_or_default() {
-        ToolsArg::Auto => ToolMode::Auto,
-        ToolsArg::Ask => ToolMode::Ask,
-        ToolsArg::None => ToolMode::Off,
-    }
-}
-
-/// What a turn produced: the final reply, every tool call of the turn in order, and a notice
-/// when the loop was cut short.
+/// What a turn produced: the final reply, every tool call of the turn in order, a notice when
+/// the loop was cut short, and the turn's account (requests, rounds, usage, how it stopped).
 #[derive(Debug, Clone)]
 pub struct TurnOutcome {
     pub msg: Message,
     pub calls: Vec<ToolCall>,
     pub notice: Option<String>,
+    pub account: TurnAccount,
 }
 
 /// Runs one prompt headless, through the tool loop; returns the exit status.
@@ -228,15 +218,16 @@ pub async fn run_prompt(g: &Global, t: &Target, registry: &Registry, prompt: &st
     };
     let mut printer = Printer::new(g.json);
     let out = run_turn(g, t, registry, &http, &mut history, &mut rec, &mut printer).await;
-    printer.finish(t.api.name(), &t.provider, &t.model, &out.msg, &out.calls, out.notice.as_deref());
+    printer.finish(t.api.name(), &t.provider, &t.model, &out);
     printer.flush();
     rec.sync();
     exit_status(&out.msg)
 }
 
-/// Runs a turn on `history` (which ends with the user's message) through the tool loop:
-/// stream a reply, run the calls it asks for, answer them, ask again, until the model answers
-/// or the step limit is reached. `history` grows with every message; each is saved as it goes.
+/// Runs a turn on `history` (which ends with the user's message), driving the turn engine as a
+/// plain loop: stream a reply, let the engine decide its calls, run the approved ones, answer
+/// them, ask again, until the engine says the turn is over. `history` grows with every
+/// message; each is saved as it goes.
 pub async fn run_turn(
     g: &Global,
     t: &Target,
@@ -246,60 +237,48 @@ pub async fn run_turn(
     rec: &mut Recorder,
     printer: &mut Printer,
 ) -> TurnOutcome {
-    let mode = tool_mode(g);
-    let mut opts = settings(g).request_options(t, &t.model);
-    opts.tools = registry.definitions();
+    let settings = settings(g, t);
+    let policy =
+        TurnPolicy { mode: settings.tools, yes: g.yes, step_limit: DEFAULT_STEP_LIMIT, interactive: false };
+    let mut opts = settings.request_options(t, &t.model);
+    opts.tools = offered(policy.mode, registry);
+    let mut account = TurnAccount::default();
     let mut all_calls: Vec<ToolCall> = Vec::new();
-    let mut rounds = 0;
     loop {
         let body = build_body(t.api, history, &opts);
-        let (mut msg, interrupted) = stream_reply(http, t, body, g.json, printer, rec, history.len()).await;
+        let (mut msg, _) = stream_reply(http, t, body, g.json, printer, rec, history.len()).await;
         let data_dir = crate::config::Paths::from_env().data_dir;
         let (saved, notices) = crate::engine::images::save_generated_images(&mut msg, &data_dir);
         for n in notices {
             eprintln!("palaver: {n}");
         }
-        if saved > 0 {
-            rec.save_all(history.len(), std::slice::from_ref(&msg));
-        }
-        let calls = msg.main().tool_calls.clone();
-        if interrupted || msg.error.is_some() || calls.is_empty() || mode == ToolMode::Off {
-            all_calls.extend(calls);
-            return TurnOutcome { msg, calls: all_calls, notice: None };
-        }
-        if rounds >= DEFAULT_STEP_LIMIT {
-            all_calls.extend(calls);
-            let notice =
-                Some(format!("stopped after {DEFAULT_STEP_LIMIT} tool rounds; the model still asked for tools"));
-            return TurnOutcome { msg, calls: all_calls, notice };
-        }
-        rounds += 1;
-        let mut calls = calls;
-        let mut runnable = Vec::new();
-        for (i, call) in calls.iter_mut().enumerate() {
-            match gate(mode, spec_for(registry, call).as_ref(), false, g.yes) {
-                Gate::Run => runnable.push(i),
-                Gate::Ask | Gate::Refuse(_) => {
-                    call.status = ToolStatus::Denied;
-                    call.output = Some(refusal_output("it has side effects and palaver runs headless without --yes"));
+        let decisions = match account.after_reply(&policy, &mut msg, registry, &|_| false) {
+            Next::Stop { notice, .. } => {
+                if saved > 0 || !msg.main().tool_calls.is_empty() {
+                    rec.save_all(history.len(), std::slice::from_ref(&msg));
                 }
+                all_calls.extend(msg.main().tool_calls.iter().cloned());
+                return TurnOutcome { msg, calls: all_calls, notice, account };
             }
-        }
+            Next::Settle(d) => d,
+        };
+        let runnable: Vec<usize> = (0..decisions.len()).filter(|&i| decisions[i] == Decision::Run).collect();
+        let mut calls = msg.main().tool_calls.clone();
         let mut to_run: Vec<ToolCall> = runnable.iter().map(|&i| calls[i].clone()).collect();
         run_calls(registry, &mut to_run, DEFAULT_TOOL_TIMEOUT).await;
         for (&i, done) in runnable.iter().zip(to_run) {
             calls[i] = done;
         }
-        let mut answered = msg;
-        answered.main_mut().tool_calls = calls.clone();
+        msg.main_mut().tool_calls = calls;
         let first = history.len();
-        history.push(answered);
-        for call in &calls {
+        for call in &msg.main().tool_calls {
             printer.tool_result(call);
-            history.push(Message::answer_to(call));
         }
+        let answers = answers(&msg);
+        all_calls.extend(msg.main().tool_calls.iter().cloned());
+        history.push(msg);
+        history.extend(answers);
         rec.save_all(first, &history[first..]);
-        all_calls.extend(calls);
     }
 }
 
@@ -319,25 +298,37 @@ async fn stream_reply(
     let start = Instant::now();
     let mut rx = spawn_request(http.clone(), t.endpoint.clone(), t.api, body);
     let mut interrupted = false;
+    // One listener for the whole reply: a signal that arrives while an event is being handled
+    // is still heard (a listener made anew per loop turn misses it during fast streams).
+    let ctrl_c = tokio::signal::ctrl_c();
+    tokio::pin!(ctrl_c);
+    let handle = |ev: WireEvent, msg: &mut Message, printer: &mut Printer| {
+        if let WireEvent::Retrying { attempt, wait_ms, reason } = &ev {
+            eprintln!("palaver: {reason}; retry {attempt} in {:.1} s", *wait_ms as f64 / 1000.0);
+            if json {
+                printer.line(&serde_json::json!({"type": "retry", "attempt": attempt, "wait_ms": wait_ms, "reason": reason}).to_string());
+            }
+        }
+        let now = start.elapsed().as_millis() as u64;
+        apply_wire(msg, ev, now, &mut |e| printer.event(e))
+    };
     loop {
         tokio::select! {
             ev = rx.recv() => {
                 let Some(ev) = ev else { break };
-                if let WireEvent::Retrying { attempt, wait_ms, reason } = &ev {
-                    eprintln!("palaver: {reason}; retry {attempt} in {:.1} s", *wait_ms as f64 / 1000.0);
-                    if json {
-                        printer.line(&serde_json::json!({"type": "retry", "attempt": attempt, "wait_ms": wait_ms, "reason": reason}).to_string());
-                    }
+                let mut done = handle(ev, &mut msg, printer);
+                // Whatever else already arrived goes out with it: one write per burst, not per delta.
+                while !done {
+                    let Ok(ev) = rx.try_recv() else { break };
+                    done = handle(ev, &mut msg, printer);
                 }
-                let now = start.elapsed().as_millis() as u64;
-                let done = apply_wire(&mut msg, ev, now, &mut |e| printer.event(e));
                 printer.flush();
                 rec.streaming(pos, &mut msg);
                 if done {
                     break;
                 }
             }
-            _ = tokio::signal::ctrl_c() => {
+            _ = &mut ctrl_c => {
                 interrupted = true;
                 break;
             }
@@ -380,9 +371,10 @@ pub fn replay(g: &Global, file: &std::path::Path, api: Option<Api>) -> u8 {
     }
     reducer::finish(&mut msg, Ending::Eof, 0);
     let calls = msg.main().tool_calls.clone();
-    printer.finish(api.name(), "replay", "replay", &msg, &calls, None);
+    let out = TurnOutcome { msg, calls, notice: None, account: TurnAccount::default() };
+    printer.finish(api.name(), "replay", "replay", &out);
     printer.flush();
-    exit_status(&msg)
+    exit_status(&out.msg)
 }
 
 /// A Responses stream names its events `response.*`; anything else is read as chat.

@@ -36,7 +36,9 @@ pub async fn run(cli: Cli) -> u8 {
                     Ok(t) => t,
                     Err(e) => return usage(&e.0),
                 };
-                return crate::app::run_compare(targets, cfg, paths, headless::settings(g)).await;
+                let Some(first) = targets.first() else { return usage("compare needs models") };
+                let settings = headless::settings(g, first);
+                return crate::app::run_compare(targets, cfg, paths, settings).await;
             }
             let stdin = if std::io::stdin().is_terminal() { None } else { read_stdin() };
             if g.prompt.is_none() && stdin.is_none() {
@@ -71,7 +73,8 @@ pub async fn run(cli: Cli) -> u8 {
                     id: g.resume.clone(),
                     keep_model: !g.model.is_empty(),
                 };
-                return crate::app::run_with(t, cfg, paths, headless::settings(g), reopen).await;
+                let settings = headless::settings(g, &t);
+                return crate::app::run_with(t, cfg, paths, settings, reopen).await;
             }
             let stdin = if std::io::stdin().is_terminal() { None } else { read_stdin() };
             if g.prompt.is_none() && stdin.is_none() {

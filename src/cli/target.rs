@@ -5,6 +5,7 @@ use super::args::{ApiArg, Global};
 use crate::api::Api;
 use crate::api::client::Secret;
 use crate::api::demo;
+use crate::config::provider::ToolsSetting;
 use crate::config::{Config, ProviderProfile, resolve_key};
 pub use crate::engine::target::Target;
 use std::time::Duration;
@@ -80,6 +81,7 @@ pub async fn resolve(g: &Global, cfg: &Config) -> Result<Target, UsageError> {
         include_usage: profile.include_usage.unwrap_or(true),
         chain_responses: profile.previous_response_id.unwrap_or(false),
         request_extra,
+        tools: if demo.is_some() { Some(ToolsSetting::Auto) } else { profile.tools },
         demo,
     })
 }

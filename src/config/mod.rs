@@ -72,6 +72,8 @@ pub struct Config {
     /// Key bindings: action name → key description ("ctrl+p").
     #[serde(default)]
     pub keys: BTreeMap<String, String>,
+    /// Where the built-in file tools may act (default: the working directory).
+    pub workspace: Option<std::path::PathBuf>,
     /// Whether a `config.toml` was actually read.
     #[serde(skip)]
     pub loaded_from: Option<std::path::PathBuf>,

@@ -40,6 +40,20 @@ pub struct ProviderProfile {
     /// Extra top-level request fields for every request to this provider.
     #[serde(default)]
     pub request: BTreeMap<String, toml::Value>,
+    /// Whether tools are offered to this provider's models (default: not offered).
+    pub tools: Option<ToolsSetting>,
+}
+
+/// `tools = "auto" | "ask" | "none"` in a profile, and `--tools`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolsSetting {
+    /// Offer tools; run read-only ones without asking.
+    Auto,
+    /// Offer tools; ask for every call.
+    Ask,
+    /// Offer none.
+    None,
 }
 
 impl ProviderProfile {

@@ -66,6 +66,9 @@ pub struct ToolCall {
     /// Provider extras to send back with the call next turn.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extra: Option<Value>,
+    /// The call's `index` on the wire (chat); calls are ordered by it when the reply ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<u32>,
 }
 
 /// One choice of a reply (index 0 is the one a user reads; n > 1 keeps the others).

@@ -12,6 +12,8 @@ pub mod images;
 pub mod item_tools;
 pub mod metrics;
 pub mod request;
+pub mod sendback;
 pub mod target;
 pub mod tool_loop;
 pub mod turn;
+pub mod turn_engine;

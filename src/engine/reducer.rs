@@ -26,9 +26,12 @@ pub fn apply(msg: &mut Message, event: StreamEvent, now_ms: u64) {
             first_token(msg, now_ms);
             msg.choice_mut(choice).refusal.push_str(&delta);
         }
-        StreamEvent::ToolCall { choice, slot, id, name, arguments, extra, kind } => {
+        StreamEvent::ToolCall { choice, slot, id, name, arguments, extra, kind, index } => {
             first_token(msg, now_ms);
             let call = call_slot(msg.choice_mut(choice), slot);
+            if index.is_some() {
+                call.index = index;
+            }
             if let Some(kind) = kind {
                 call.kind = kind;
             }
@@ -154,6 +157,11 @@ pub enum Ending {
 pub fn finish(msg: &mut Message, ending: Ending, now_ms: u64) {
     msg.revision += 1;
     msg.timing.total_ms = Some(now_ms);
+    for choice in &mut msg.choices {
+        // Fragments arrive in any order; the message's calls are in the order of their index
+        // (a stable sort: calls without one keep their place after those with one).
+        choice.tool_calls.sort_by_key(|c| c.index.unwrap_or(u32::MAX));
+    }
     for call in msg.choices.iter_mut().flat_map(|c| c.tool_calls.iter_mut()) {
         if call.status == ToolStatus::Streaming {
             call.status = ToolStatus::Pending;

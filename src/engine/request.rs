@@ -1,6 +1,7 @@
 //! Builds request bodies for both APIs from a conversation and the turn's options.
 
 use super::message::{Message, Role};
+use super::sendback::{wire_arguments, wire_item, with_answers};
 use crate::api::Api;
 use serde_json::{Map, Value, json};
 
@@ -47,9 +48,12 @@ pub fn set_option(extra: &mut Map<String, Value>, dotted: &str, value: &str) {
 /// The JSON body for `api`.
 #[must_use]
 pub fn build_body(api: Api, messages: &[Message], opts: &RequestOptions) -> Value {
+    // Every call answered, whatever the history went through (cut, refused, stored by an older
+    // palaver): strict servers reject a call without its answer.
+    let messages = with_answers(messages);
     let mut body = match api {
-        Api::Chat => chat_body(messages, opts),
-        Api::Responses => responses_body(messages, opts),
+        Api::Chat => chat_body(&messages, opts),
+        Api::Responses => responses_body(&messages, opts),
     };
     if let Some(obj) = body.as_object_mut() {
         for (k, v) in &opts.extra {
@@ -92,11 +96,6 @@ fn chat_body(messages: &[Message], opts: &RequestOptions) -> Value {
         b.insert("response_format".into(), rf.clone());
     }
     Value::Object(b)
-}
-
-/// Tool-call arguments as a strict server wants them back: a JSON string, `{}` when empty.
-fn wire_arguments(args: &str) -> &str {
-    if args.trim().is_empty() { "{}" } else { args }
 }
 
 fn chat_message(m: &Message) -> Option<Value> {
@@ -184,7 +183,7 @@ fn responses_body(messages: &[Message], opts: &RequestOptions) -> Value {
             Role::Tool => input.push(tool_output_item(m)),
             Role::Assistant if !m.items.is_empty() => {
                 // Stateless multi-turn: send the previous output items back verbatim.
-                input.extend(m.items.iter().filter(|i| !i.is_null()).cloned());
+                input.extend(m.items.iter().filter(|i| !i.is_null()).map(|i| wire_item(i).into_owned()));
             }
             Role::Assistant => {
                 if !main.content.is_empty() {

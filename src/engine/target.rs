@@ -3,7 +3,9 @@
 use crate::api::Api;
 use crate::api::client::Endpoint;
 use crate::api::demo::DemoServer;
+use crate::config::provider::ToolsSetting;
 use crate::engine::request::RequestOptions;
+use crate::engine::tool_loop::ToolMode;
 
 /// Everything a turn needs to know about where it goes.
 #[derive(Debug, Clone)]
@@ -19,6 +21,21 @@ pub struct Target {
     pub request_extra: serde_json::Map<String, serde_json::Value>,
     /// Keeps the embedded demo server alive while the target is in use.
     pub demo: Option<std::sync::Arc<DemoServer>>,
+    /// The profile's `tools` setting (the demo provider's profile turns them on).
+    pub tools: Option<ToolsSetting>,
+}
+
+impl Target {
+    /// Whether tools are offered, and how their calls run: `--tools` when given, else the
+    /// profile's `tools`, else off — a model sees no tool unless the user turned tools on.
+    #[must_use]
+    pub fn tool_mode(&self, flag: Option<ToolsSetting>) -> ToolMode {
+        match flag.or(self.tools) {
+            Some(ToolsSetting::Auto) => ToolMode::Auto,
+            Some(ToolsSetting::Ask) => ToolMode::Ask,
+            Some(ToolsSetting::None) | None => ToolMode::Off,
+        }
+    }
 }
 
 /// The user's per-conversation request settings (flags, `/system`, `/set`).
@@ -29,8 +46,8 @@ pub struct TurnSettings {
     pub temperature: Option<f64>,
     pub max_tokens: Option<u64>,
     pub reasoning_effort: Option<String>,
-    /// `--tools`: which calls run without asking.
-    pub tools: crate::engine::tool_loop::ToolMode,
+    /// `--tools` (or the profile's): whether tools are offered and which calls run without asking.
+    pub tools: ToolMode,
     /// `--yes`: approve every tool call.
     pub yes: bool,
 }

@@ -12,16 +12,39 @@ pub const DEFAULT_STEP_LIMIT: usize = 10;
 /// Default time a single tool may run.
 pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// `--tools`: how tool calls are handled.
+/// `--tools`: whether tools are offered and how their calls are handled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ToolMode {
-    /// Run read-only tools, ask for the rest.
-    #[default]
+    /// Offer tools; run read-only ones, ask for the rest.
     Auto,
-    /// Ask for every call.
+    /// Offer tools; ask for every call.
     Ask,
-    /// Run nothing: the turn ends at the first tool call.
+    /// Offer no tool; a call that arrives anyway ends the turn unrun.
+    #[default]
     Off,
+}
+
+impl ToolMode {
+    /// `/tools` and `tools =` words: `none` and `off` both turn tools off.
+    #[must_use]
+    pub fn parse(word: &str) -> Option<Self> {
+        match word {
+            "auto" | "on" => Some(Self::Auto),
+            "ask" => Some(Self::Ask),
+            "none" | "off" => Some(Self::Off),
+            _ => None,
+        }
+    }
+
+    /// The word the status bar and `/tools` use.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Ask => "ask",
+            Self::Off => "off",
+        }
+    }
 }
 
 /// What to do with one call.
@@ -37,7 +60,7 @@ pub enum Gate {
 #[must_use]
 pub fn gate(mode: ToolMode, spec: Option<&ToolSpec>, approved: bool, yes: bool) -> Gate {
     if mode == ToolMode::Off {
-        return Gate::Refuse("tools are turned off (--tools none)".into());
+        return Gate::Refuse("tools are turned off".into());
     }
     // An unknown tool runs: the registry answers the model with an error naming the real tools.
     let Some(spec) = spec else { return Gate::Run };

@@ -65,6 +65,45 @@ impl UsageView {
     }
 }
 
+/// How usage adds up, for a tool-loop turn and for a conversation: every count the providers
+/// sent is summed; a count no reply carried stays absent rather than becoming zero.
+impl UsageView {
+    pub fn add(&mut self, other: &Self) {
+        let sum = |a: &mut Option<u64>, b: Option<u64>| {
+            if let Some(b) = b {
+                *a = Some(a.unwrap_or(0).saturating_add(b));
+            }
+        };
+        sum(&mut self.prompt, other.prompt);
+        sum(&mut self.completion, other.completion);
+        sum(&mut self.total, other.total);
+        sum(&mut self.cached, other.cached);
+        sum(&mut self.reasoning, other.reasoning);
+        sum(&mut self.accepted_prediction, other.accepted_prediction);
+        sum(&mut self.rejected_prediction, other.rejected_prediction);
+        sum(&mut self.prompt_audio, other.prompt_audio);
+        sum(&mut self.completion_audio, other.completion_audio);
+    }
+
+    /// The counts as the result line names them (`prompt_tokens`, …), absent ones left out.
+    #[must_use]
+    pub fn counts_json(&self) -> Map<String, Value> {
+        let mut out = Map::new();
+        for (k, v) in [
+            ("prompt_tokens", self.prompt),
+            ("completion_tokens", self.completion),
+            ("total_tokens", self.total),
+            ("cached_tokens", self.cached),
+            ("reasoning_tokens", self.reasoning),
+        ] {
+            if let Some(v) = v {
+                out.insert(k.into(), Value::from(v));
+            }
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,6 +6,7 @@
 pub mod builtin;
 pub mod mcp;
 pub mod user;
+pub mod workspace;
 
 use serde_json::Value;
 use std::collections::HashMap;
@@ -169,6 +170,12 @@ impl Registry {
     #[must_use]
     pub fn get(&self, name: &str) -> Option<&ToolSpec> {
         self.specs.iter().find(|s| s.name == name)
+    }
+
+    /// SHIM: paths a call would touch that need approval.
+    #[must_use]
+    pub fn paths_needing_approval(&self, _kind: &str, _name: &str, _arguments: &str) -> Vec<workspace::PathNeed> {
+        Vec::new()
     }
 
     /// Definitions for the request.

@@ -7,6 +7,7 @@ use super::theme::Role as R;
 use crate::app::State;
 use crate::app::keymap::Action;
 use crate::engine::message::{Message, MessageStatus, Role};
+use crate::engine::tool_loop::ToolMode;
 use crate::engine::usage::UsageView;
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -57,6 +58,13 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State) {
         theme.style(R::Dim),
     );
     let w = |spans: &[Span<'_>]| -> usize { spans.iter().map(|s| super::wrap::width(&s.content)).sum() };
+    // What the next request offers is always there: a model must never get tools unnoticed.
+    let tools = tools_span(state);
+    let tools_w = super::wrap::width(&tools.content);
+    if w(&left) + tools_w > width {
+        left.clear();
+    }
+    left.push(tools);
     let right_w = super::wrap::width(&right.content);
     if !left.is_empty() && w(&left) + super::wrap::width(&target.content) + right_w < width {
         left.push(target);
@@ -68,6 +76,20 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State) {
         spans.push(right);
     }
     f.render_widget(Paragraph::new(Line::from(spans)).style(bar), area);
+}
+
+/// " tools off", " tools 6 auto", " tools 6 ask": how many tools the next request offers, and
+/// whether read-only ones run without asking.
+fn tools_span(state: &State) -> Span<'static> {
+    let theme = &state.theme;
+    match state.tools.flags.mode {
+        ToolMode::Off => Span::styled("  tools off", theme.style(R::Dim)),
+        mode => {
+            let n = state.tools.definitions().len();
+            let role = if mode == ToolMode::Auto { R::Warning } else { R::Accent };
+            Span::styled(format!("  tools {n} {}", mode.name()), theme.style(role))
+        }
+    }
 }
 
 /// `text` cut to `cols` columns, with an ellipsis when cut.

@@ -23,6 +23,7 @@ use std::sync::Arc;
 fn state() -> State {
     let mut s = test_state();
     s.tools.set = ToolSet(Arc::new(Registry::builtins()));
+    s.tools.flags.mode = crate::engine::tool_loop::ToolMode::Auto;
     s
 }
 
@@ -81,6 +82,7 @@ fn calls(s: &mut State, g: u64, column: usize, id: u64, list: &[(&str, &str)]) -
             arguments: (*args).to_owned(),
             extra: None,
             kind: None,
+            index: None,
         })
         .collect();
     events.push(StreamEvent::Finish { choice: 0, reason: "tool_calls".into() });
