@@ -152,6 +152,7 @@ impl Sim {
                 arguments: (*args).into(),
                 extra: None,
                 kind: None,
+                index: None,
             })
             .collect();
         events.push(StreamEvent::Finish { choice: 0, reason: "tool_calls".into() });

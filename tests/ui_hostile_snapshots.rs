@@ -219,6 +219,7 @@ impl Sim {
             arguments: args.into(),
             extra: None,
             kind: None,
+            index: None,
         };
         self.chunk(id, vec![ev]);
     }

@@ -296,6 +296,7 @@ fn tool_call_cards() {
         arguments: args.into(),
         extra: None,
         kind: None,
+        index: None,
     };
     sim.events(
         id,
@@ -316,6 +317,7 @@ fn tool_call_cards() {
             arguments: ".toml\"}".into(),
             extra: None,
             kind: None,
+            index: None,
         }],
     );
     sim.finish(id, "tool_calls", None);

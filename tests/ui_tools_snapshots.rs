@@ -107,6 +107,7 @@ impl Sim {
             arguments: args.into(),
             extra: None,
             kind: None,
+            index: None,
         };
         self.chunk(id, vec![frame], vec![ev]);
     }

@@ -76,7 +76,11 @@ impl State {
     /// of `owner`.
     #[must_use]
     pub fn session_approval_offered(&self, owner: Owner, id: u64, index: usize) -> bool {
-        self.call_at(owner, id, index)
+        // A path outside the workspace is approved for one call, never for the session.
+        let paths = self.tools.turn(owner).is_some_and(|t| t.id == id && t.paths.contains_key(&index));
+        !paths
+            && self
+                .call_at(owner, id, index)
             .is_some_and(|c| spec_for(&self.tools.set.0, c).is_some_and(|s| s.approval != Policy::Always))
     }
 
@@ -217,6 +221,17 @@ impl State {
             }
             Decision::Edited(args) => {
                 self.set_arguments(owner, id, index, &args);
+                // The user wrote these arguments: the paths they resolve to are the approved ones.
+                let needs = self
+                    .call_at(owner, id, index)
+                    .map(|c| self.tools.set.0.paths_needing_approval(&c.kind, &c.name, &args))
+                    .unwrap_or_default();
+                if let Some(t) = self.tools.turn_mut(owner) {
+                    t.paths.remove(&index);
+                    if !needs.is_empty() {
+                        t.paths.insert(index, needs);
+                    }
+                }
                 self.start_call(owner, id, index, fx);
             }
         }
@@ -235,6 +250,9 @@ impl State {
         let flags = self.tools.flags;
         for t in self.tools.turns.clone() {
             for &i in &t.queue {
+                if t.paths.contains_key(&i) {
+                    continue; // a path outside the workspace is asked for every time
+                }
                 let Some(call) = self.call_at(t.owner, t.id, i) else { continue };
                 let spec = spec_for(&self.tools.set.0, call);
                 let approved = self.tools.session.contains(&call.name);

@@ -1,11 +1,11 @@
 //! Slash commands typed in the composer, and the same commands offered by the palette.
 
-use crate::engine::tool_loop::ToolMode;
 use super::effect::Effect;
 use super::overlay::{Overlay, PickItem};
 use super::state::State;
 use super::transcript::NoticeKind;
 use crate::api::Api;
+use crate::engine::tool_loop::ToolMode;
 use crate::ui::theme::Theme;
 
 /// A parsed slash command.

@@ -171,11 +171,14 @@ impl State {
             return;
         }
         let now = self.now_ms;
+        // Only the paths the modal named are approved, and only for this call.
+        let mut approved = Vec::new();
         if let Some(t) = self.tools.turn_mut(owner).filter(|t| t.id == id) {
             t.running.insert(index, now);
+            approved = t.paths.remove(&index).unwrap_or_default().into_iter().map(|p| p.path).collect();
         }
         self.update_call(owner, id, index, |c| c.status = ToolStatus::Running);
-        fx.push(Effect::Tools(ToolEffect::Run { owner, id, index, call, set: self.tools.set.clone() }));
+        fx.push(Effect::Tools(ToolEffect::Run { owner, id, index, call, set: self.tools.set.clone(), approved }));
     }
 
     /// When every call of `owner`'s reply is settled: append the answers and ask its model again.

@@ -78,8 +78,9 @@ pub enum ToolMsg {
 /// What the tool loop asks the runner to do.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolEffect {
-    /// Run call `index` of message `id` of `owner`; answer with `ToolMsg::Done`.
-    Run { owner: Owner, id: u64, index: usize, call: ToolCall, set: ToolSet },
+    /// Run call `index` of message `id` of `owner`, reaching the `approved` paths outside the
+    /// workspace and no other; answer with `ToolMsg::Done`.
+    Run { owner: Owner, id: u64, index: usize, call: ToolCall, set: ToolSet, approved: Vec<std::path::PathBuf> },
     /// Stop the running calls of message `id` of `owner` (their tasks are dropped).
     Cancel { owner: Owner, id: u64 },
     /// Save the generated images among these output items; answer with `ToolMsg::ImagesSaved`.

@@ -13,8 +13,8 @@ use crate::engine::reducer::{self, Ending};
 use crate::engine::request::build_body;
 use crate::engine::target::TurnSettings;
 use crate::engine::tool_loop::{DEFAULT_STEP_LIMIT, DEFAULT_TOOL_TIMEOUT, run_calls};
-use crate::engine::turn_engine::{Decision, Next, TurnAccount, TurnPolicy, answers, offered};
 use crate::engine::turn::{apply_wire, spawn_request};
+use crate::engine::turn_engine::{Decision, Next, TurnAccount, TurnPolicy, answers, offered};
 use crate::tools::Registry;
 use std::io::Write;
 use std::time::Instant;
@@ -238,8 +238,7 @@ pub async fn run_turn(
     printer: &mut Printer,
 ) -> TurnOutcome {
     let settings = settings(g, t);
-    let policy =
-        TurnPolicy { mode: settings.tools, yes: g.yes, step_limit: DEFAULT_STEP_LIMIT, interactive: false };
+    let policy = TurnPolicy { mode: settings.tools, yes: g.yes, step_limit: DEFAULT_STEP_LIMIT, interactive: false };
     let mut opts = settings.request_options(t, &t.model);
     opts.tools = offered(policy.mode, registry);
     let mut account = TurnAccount::default();
@@ -306,7 +305,10 @@ async fn stream_reply(
         if let WireEvent::Retrying { attempt, wait_ms, reason } = &ev {
             eprintln!("palaver: {reason}; retry {attempt} in {:.1} s", *wait_ms as f64 / 1000.0);
             if json {
-                printer.line(&serde_json::json!({"type": "retry", "attempt": attempt, "wait_ms": wait_ms, "reason": reason}).to_string());
+                printer.line(
+                    &serde_json::json!({"type": "retry", "attempt": attempt, "wait_ms": wait_ms, "reason": reason})
+                        .to_string(),
+                );
             }
         }
         let now = start.elapsed().as_millis() as u64;

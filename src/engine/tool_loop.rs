@@ -5,6 +5,7 @@ use super::item_tools;
 use super::message::{ToolCall, ToolStatus};
 pub use crate::engine::request::MCP_APPROVE;
 use crate::tools::{Approval, Registry, ToolOutput, ToolSpec};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// Default number of model round trips answered with tool results in one turn.
@@ -85,11 +86,13 @@ pub fn spec_for(registry: &Registry, call: &ToolCall) -> Option<ToolSpec> {
     }
 }
 
-/// Runs one approved call of any kind.
-pub async fn execute(registry: &Registry, call: &ToolCall, timeout: Duration) -> ToolOutput {
+/// Runs one approved call of any kind. `approved` are the resolved paths outside the workspace
+/// (or holding secrets) the user approved for this very call; any other such path is refused.
+pub async fn execute(registry: &Registry, call: &ToolCall, timeout: Duration, approved: &[PathBuf]) -> ToolOutput {
+    let ws = registry.workspace();
     match call.kind.as_str() {
-        "shell" | "local_shell" => item_tools::run_shell(&call.kind, &call.arguments, timeout).await,
-        "apply_patch" => item_tools::apply_patch(&call.arguments),
+        "shell" | "local_shell" => item_tools::run_shell_in(ws, &call.kind, &call.arguments, timeout, approved).await,
+        "apply_patch" => item_tools::apply_patch_in(ws, &call.arguments, approved),
         // Approving an MCP call means answering "yes"; the provider runs it.
         "mcp_approval" => ToolOutput::ok(MCP_APPROVE),
         "custom" => {
@@ -99,17 +102,18 @@ pub async fn execute(registry: &Registry, call: &ToolCall, timeout: Duration) ->
             } else {
                 serde_json::json!({ "input": call.arguments }).to_string()
             };
-            registry.execute(&call.name, &args, timeout).await
+            registry.execute_with(&call.name, &args, timeout, approved).await
         }
-        _ => registry.execute(&call.name, &call.arguments, timeout).await,
+        _ => registry.execute_with(&call.name, &call.arguments, timeout, approved).await,
     }
 }
 
-/// Runs approved calls concurrently, filling in output, status and duration.
+/// Runs calls concurrently with no path outside the workspace approved (headless), filling in
+/// output, status and duration.
 pub async fn run_calls(registry: &Registry, calls: &mut [ToolCall], timeout: Duration) {
     let jobs = calls.iter().map(|c| async move {
         let started = Instant::now();
-        let out = execute(registry, c, timeout).await;
+        let out = execute(registry, c, timeout, &[]).await;
         (out, started.elapsed().as_millis() as u64)
     });
     let results = futures_util::future::join_all(jobs).await;

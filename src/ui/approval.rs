@@ -124,6 +124,13 @@ fn details(state: &State, a: &Approval, call: &ToolCall, cols: usize) -> Vec<Lin
     if let Some(d) = spec.as_ref().map(|s| s.description.as_str()).filter(|d| described && !d.is_empty()) {
         out.extend(wrap::plain(&reveal(d), cols, theme.style(R::Dim)));
     }
+    // Paths outside the workspace (or holding secrets) come first: approving grants exactly these.
+    let paths = state.tools.turn(a.owner).filter(|t| t.id == a.id).and_then(|t| t.paths.get(&a.index));
+    for need in paths.into_iter().flatten() {
+        let verb = if need.write { "writes" } else { "reads" };
+        let text = format!("⚠ {verb} {} — {}", reveal(&need.path.display().to_string()), reveal(&need.why));
+        out.extend(wrap::plain(&text, cols, theme.style(R::Warning).add_modifier(Modifier::BOLD)));
+    }
     out.push(Line::default());
     let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
     let arg = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();

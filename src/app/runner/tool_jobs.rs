@@ -16,12 +16,12 @@ impl Runner {
     /// Carries out a tool-loop effect (all but editing and copying, which need the terminal).
     pub fn tool_effect(&mut self, effect: ToolEffect) {
         match effect {
-            ToolEffect::Run { owner, id, index, call, set } => {
+            ToolEffect::Run { owner, id, index, call, set, approved } => {
                 self.tool_tasks.retain(|_, h| !h.is_finished());
                 let tx = self.tx.clone();
                 let task = tokio::spawn(async move {
                     let started = Instant::now();
-                    let output = execute(&set.0, &call, DEFAULT_TOOL_TIMEOUT).await;
+                    let output = execute(&set.0, &call, DEFAULT_TOOL_TIMEOUT, &approved).await;
                     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
                     let _ = tx.send(Msg::Tools(ToolMsg::Done { owner, id, index, output, duration_ms }));
                 });
