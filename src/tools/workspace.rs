@@ -305,6 +305,7 @@ pub fn resolve(path: &Path) -> Option<PathBuf> {
     Some(missing.iter().fold(cur, |p, n| p.join(n)))
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
+#[cfg(unix)]
 #[path = "workspace_tests.rs"]
 mod tests;

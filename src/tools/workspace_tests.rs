@@ -1,3 +1,6 @@
+//! Tests of path resolution and classification: escapes through `..`, absolute paths and
+//! symlinks, paths that do not exist yet, secrets, approvals, construction.
+
 use super::*;
 use std::os::unix::fs::symlink;
 
@@ -28,7 +31,10 @@ fn relative_paths_resolve_against_the_root() {
     assert_eq!(ws.check("").resolved, ws.root());
     assert_eq!(ws.check(".").verdict, Verdict::Inside);
     // Not there yet: the rest is appended as written.
-    assert_eq!(ws.check("new/dir/f.txt"), PathCheck { resolved: ws.root().join("new/dir/f.txt"), verdict: Verdict::Inside });
+    assert_eq!(
+        ws.check("new/dir/f.txt"),
+        PathCheck { resolved: ws.root().join("new/dir/f.txt"), verdict: Verdict::Inside }
+    );
 }
 
 #[test]
@@ -99,7 +105,8 @@ fn secrets_inside_the_workspace_need_approval() {
         assert!(matches!(verdict(&ws, p), Verdict::Secret(_)), "{p} should be secret");
         assert!(ws.need(p, false).is_some_and(|n| n.why.starts_with("usually holds secrets")), "{p}");
     }
-    for p in ["id_rsa.pub", "id_utils.rs", "environment.txt", ".envrc", "src/config", ".git/HEAD", "home/other", "a.txt"]
+    for p in
+        ["id_rsa.pub", "id_utils.rs", "environment.txt", ".envrc", "src/config", ".git/HEAD", "home/other", "a.txt"]
     {
         assert_eq!(verdict(&ws, p), Verdict::Inside, "{p} should be allowed");
         assert_eq!(ws.need(p, false), None);
