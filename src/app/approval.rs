@@ -81,7 +81,7 @@ impl State {
         !paths
             && self
                 .call_at(owner, id, index)
-            .is_some_and(|c| spec_for(&self.tools.set.0, c).is_some_and(|s| s.approval != Policy::Always))
+                .is_some_and(|c| spec_for(&self.tools.set.0, c).is_some_and(|s| s.approval != Policy::Always))
     }
 
     /// Keys for the approval modal; true when used. Keys it ignores reach the global bindings

@@ -205,8 +205,11 @@ impl Tools {
 /// and hands it to the state; problems become notices. Called once by `app::run`.
 pub fn setup(state: &mut State, tx: &tokio::sync::mpsc::UnboundedSender<Msg>) {
     let cfg = state.cfg.clone();
-    let mut registry = Registry::builtins();
-    for n in registry.add_user_tools(&cfg.tools) {
+    let paths = crate::config::Paths::from_env();
+    let (mut registry, notices) = crate::tools::setup::builtins(&cfg, &paths).unwrap_or_else(|e| {
+        (Registry::builtins(), vec![format!("{e}; the built-in tools act in the working directory")])
+    });
+    for n in notices {
         state.transcript.push_notice(NoticeKind::Error, n);
     }
     state.tools.flags = ToolFlags { mode: state.settings.tools, yes: state.settings.yes };

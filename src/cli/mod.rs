@@ -15,7 +15,7 @@ use std::io::{IsTerminal, Read};
 /// Runs the CLI; returns the process exit status.
 pub async fn run(cli: Cli) -> u8 {
     let paths = crate::config::Paths::from_env();
-    let cfg = match crate::config::Config::load(&paths) {
+    let mut cfg = match crate::config::Config::load(&paths) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("palaver: config error: {e}");
@@ -23,6 +23,13 @@ pub async fn run(cli: Cli) -> u8 {
         }
     };
     let g = &cli.global;
+    if let Some(dir) = &g.workspace {
+        cfg.workspace = Some(dir.clone());
+    }
+    // A workspace that does not exist is a usage error before anything starts.
+    if let Err(e) = crate::tools::setup::workspace(&cfg, &paths) {
+        return usage(&e);
+    }
     match &cli.command {
         Some(Command::ServeDemo { addr }) => serve_demo(addr).await,
         Some(Command::History { action }) => history::run(action, g.json, &paths),
@@ -47,7 +54,7 @@ pub async fn run(cli: Cli) -> u8 {
                 );
             }
             let prompt = headless::prompt_text(g.prompt.as_deref(), stdin);
-            let registry = build_registry(&cfg).await;
+            let registry = build_registry(&cfg, &paths).await;
             compare::run(g, &cfg, &registry, &prompt).await
         }
         Some(Command::Replay { file }) => {
@@ -89,7 +96,7 @@ pub async fn run(cli: Cli) -> u8 {
                 Ok(t) => t,
                 Err(e) => return usage(&e.0),
             };
-            let registry = build_registry(&cfg).await;
+            let registry = build_registry(&cfg, &paths).await;
             headless::run_prompt(g, &t, &registry, &prompt).await
         }
     }
@@ -150,9 +157,12 @@ async fn models(t: &target::Target, cfg: &crate::config::Config) -> u8 {
 }
 
 /// The session's tools: built-ins, user tools and MCP servers; problems are printed as notices.
-async fn build_registry(cfg: &crate::config::Config) -> crate::tools::Registry {
-    let mut registry = crate::tools::Registry::builtins();
-    for n in registry.add_user_tools(&cfg.tools) {
+async fn build_registry(cfg: &crate::config::Config, paths: &crate::config::Paths) -> crate::tools::Registry {
+    let (mut registry, notices) = crate::tools::setup::builtins(cfg, paths).unwrap_or_else(|e| {
+        eprintln!("palaver: {e}");
+        (crate::tools::Registry::builtins(), Vec::new())
+    });
+    for n in notices {
         eprintln!("palaver: {n}");
     }
     for n in registry.add_mcp_servers(&cfg.mcp).await {

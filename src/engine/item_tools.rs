@@ -1,9 +1,12 @@
 //! Responses API calls that palaver answers on the user's side besides function calls: shell
 //! and local shell commands, patches (V4A diffs) and MCP approval requests. All have side
-//! effects (or speak for the user), so the tool loop always asks before running them.
+//! effects (or speak for the user), so the tool loop always asks before running them. Shell
+//! commands start in the workspace root and patches stay inside it unless the user approved
+//! the exact resolved path (checked again when they run).
 
-use crate::tools::{Approval, ToolOutput, ToolSource, ToolSpec};
+use crate::tools::{Approval, PathNeed, ToolOutput, ToolSource, ToolSpec, Workspace};
 use serde_json::{Map, Value, json};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The pseudo-spec used to gate a non-function call.
@@ -33,15 +36,12 @@ pub struct CommandRun {
     pub timed_out: bool,
 }
 
-async fn run_argv(argv: &[String], cwd: Option<&str>, env: &Map<String, Value>, timeout: Duration) -> CommandRun {
+async fn run_argv(argv: &[String], cwd: &Path, env: &Map<String, Value>, timeout: Duration) -> CommandRun {
     let Some((program, args)) = argv.split_first() else {
         return CommandRun { exit_code: None, stdout: String::new(), stderr: "empty command".into(), timed_out: false };
     };
     let mut cmd = tokio::process::Command::new(program);
-    cmd.args(args).stdin(std::process::Stdio::null()).kill_on_drop(true);
-    if let Some(dir) = cwd {
-        cmd.current_dir(dir);
-    }
+    cmd.args(args).current_dir(cwd).stdin(std::process::Stdio::null()).kill_on_drop(true);
     for (k, v) in env {
         if let Some(v) = v.as_str() {
             cmd.env(k, v);
@@ -68,11 +68,49 @@ fn timeout_of(action: &Value, default: Duration) -> Duration {
     action.get("timeout_ms").and_then(Value::as_u64).map_or(default, Duration::from_millis)
 }
 
-/// Runs a `shell_call` action (`commands`: shell command lines) or a `local_shell_call` action
-/// (`command`: an argv). The output text is JSON the request builder turns into output items.
+/// The working directory an action asks for, if any.
+fn working_directory(action: &Value) -> Option<&str> {
+    action.get("working_directory").and_then(Value::as_str).filter(|d| !d.is_empty())
+}
+
+/// The paths a shell, local shell or patch call would touch that need the user's approval in
+/// `ws`: a patch's file, a command's working directory. Empty for other kinds and for text
+/// that is not JSON (running it fails anyway).
+#[must_use]
+pub fn paths_needing_approval(ws: &Workspace, kind: &str, text: &str) -> Vec<PathNeed> {
+    let Ok(v) = serde_json::from_str::<Value>(text) else { return Vec::new() };
+    let path = match kind {
+        "shell" | "local_shell" => working_directory(&v),
+        "apply_patch" => v.get("path").and_then(Value::as_str),
+        _ => None,
+    };
+    // Commands may change anything where they run: count both as writes.
+    path.and_then(|p| ws.need(p, true)).into_iter().collect()
+}
+
+/// Runs a `shell_call` action in the process's current directory; see [`run_shell_in`].
 pub async fn run_shell(kind: &str, action_text: &str, default_timeout: Duration) -> ToolOutput {
+    run_shell_in(&Workspace::current(), kind, action_text, default_timeout, &[]).await
+}
+
+/// Runs a `shell_call` action (`commands`: shell command lines) or a `local_shell_call` action
+/// (`command`: an argv) in the workspace root, or in the action's `working_directory`
+/// resolved against it (outside, only when that resolved path is in `approved`). The output
+/// text is JSON the request builder turns into output items.
+pub async fn run_shell_in(
+    ws: &Workspace,
+    kind: &str,
+    action_text: &str,
+    default_timeout: Duration,
+    approved: &[PathBuf],
+) -> ToolOutput {
     let action: Value = serde_json::from_str(action_text).unwrap_or(Value::Null);
     let timeout = timeout_of(&action, default_timeout);
+    let cwd = match working_directory(&action).map(|d| ws.guard(d, approved)) {
+        None => ws.root().to_path_buf(),
+        Some(Ok(dir)) => dir,
+        Some(Err(refusal)) => return ToolOutput::error(refusal),
+    };
     let runs: Vec<CommandRun> = if kind == "local_shell" {
         let argv: Vec<String> = action
             .get("command")
@@ -80,8 +118,7 @@ pub async fn run_shell(kind: &str, action_text: &str, default_timeout: Duration)
             .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
             .unwrap_or_default();
         let env = action.get("env").and_then(Value::as_object).cloned().unwrap_or_default();
-        let cwd = action.get("working_directory").and_then(Value::as_str);
-        vec![run_argv(&argv, cwd, &env, timeout).await]
+        vec![run_argv(&argv, &cwd, &env, timeout).await]
     } else {
         let commands: Vec<String> = action
             .get("commands")
@@ -90,7 +127,7 @@ pub async fn run_shell(kind: &str, action_text: &str, default_timeout: Duration)
             .unwrap_or_default();
         let mut runs = Vec::new();
         for c in commands {
-            runs.push(run_argv(&["sh".into(), "-c".into(), c], None, &Map::new(), timeout).await);
+            runs.push(run_argv(&["sh".into(), "-c".into(), c], &cwd, &Map::new(), timeout).await);
         }
         runs
     };
@@ -112,9 +149,18 @@ pub async fn run_shell(kind: &str, action_text: &str, default_timeout: Duration)
     ToolOutput { text: Value::Array(items).to_string(), is_error: failed }
 }
 
-/// Applies an `apply_patch_call` operation: `create_file`, `update_file` or `delete_file`
-/// with a V4A diff.
+/// Applies an `apply_patch_call` operation in the process's current directory; see
+/// [`apply_patch_in`].
+#[must_use]
 pub fn apply_patch(operation_text: &str) -> ToolOutput {
+    apply_patch_in(&Workspace::current(), operation_text, &[])
+}
+
+/// Applies an `apply_patch_call` operation: `create_file`, `update_file` or `delete_file`
+/// with a V4A diff. The path resolves against the workspace root; one outside it, or a file
+/// that usually holds secrets, is refused unless that resolved path is in `approved`.
+#[must_use]
+pub fn apply_patch_in(ws: &Workspace, operation_text: &str, approved: &[PathBuf]) -> ToolOutput {
     let op: Value = match serde_json::from_str(operation_text) {
         Ok(v) => v,
         Err(e) => return ToolOutput::error(format!("the patch operation is not JSON: {e}")),
@@ -123,17 +169,21 @@ pub fn apply_patch(operation_text: &str) -> ToolOutput {
     let Some(path) = op.get("path").and_then(Value::as_str) else {
         return ToolOutput::error("the patch operation has no path");
     };
+    let target = match ws.guard(path, approved) {
+        Ok(t) => t,
+        Err(refusal) => return ToolOutput::error(refusal),
+    };
     let diff = op.get("diff").and_then(Value::as_str).unwrap_or_default();
     let result = match kind {
         "create_file" => {
             let content = added_lines(diff);
-            std::fs::write(path, content).map(|()| format!("created {path}"))
+            std::fs::write(&target, content).map(|()| format!("created {path}"))
         }
-        "delete_file" => std::fs::remove_file(path).map(|()| format!("deleted {path}")),
-        "update_file" => match std::fs::read_to_string(path) {
+        "delete_file" => std::fs::remove_file(link_or(ws, path, &target)).map(|()| format!("deleted {path}")),
+        "update_file" => match std::fs::read_to_string(&target) {
             Err(e) => Err(e),
             Ok(old) => match apply_v4a(&old, diff) {
-                Ok(new) => std::fs::write(path, new).map(|()| format!("updated {path}")),
+                Ok(new) => std::fs::write(&target, new).map(|()| format!("updated {path}")),
                 Err(e) => return ToolOutput::error(format!("the patch does not apply to {path}: {e}")),
             },
         },
@@ -142,6 +192,18 @@ pub fn apply_patch(operation_text: &str) -> ToolOutput {
     match result {
         Ok(msg) => ToolOutput::ok(msg),
         Err(e) => ToolOutput::error(format!("{kind} {path} failed: {e}")),
+    }
+}
+
+/// What deleting `path` removes: the link itself when its last component is a symlink (as
+/// `rm` does; removing a link never reaches outside), else the resolved `target`.
+fn link_or(ws: &Workspace, path: &str, target: &Path) -> PathBuf {
+    let raw = Path::new(path);
+    let (Some(parent), Some(name)) = (raw.parent(), raw.file_name()) else { return target.to_path_buf() };
+    let link = ws.check_path(parent).resolved.join(name);
+    match std::fs::symlink_metadata(&link) {
+        Ok(m) if m.file_type().is_symlink() => link,
+        _ => target.to_path_buf(),
     }
 }
 

@@ -1,16 +1,13 @@
 //! Built-in tools. `read_file`, `list_directory`, `search_files` and `current_time` only read;
-//! `run_command` and `write_file` have side effects and are always asked for.
+//! `run_command` and `write_file` have side effects and are always asked for. The file tools
+//! (in `files.rs`) are confined to the workspace; `run_command` starts in its root.
 
+use super::files::{self, Reach, str_arg};
+use super::workspace::{PathNeed, Workspace};
 use super::{Approval, ToolOutput, ToolSource, ToolSpec};
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
-
-const DEFAULT_READ_BYTES: u64 = 64 * 1024;
-const MAX_READ_BYTES: u64 = 1024 * 1024;
-const MAX_SEARCH_RESULTS: usize = 200;
-/// Folders a search never walks into: large, generated, or not the user's text.
-const SKIP_DIRS: [&str; 4] = [".git", "target", "node_modules", ".venv"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Builtin {
@@ -79,18 +76,26 @@ impl Builtin {
         }
     }
 
+    /// Runs the tool confined to the process's current directory, approving nothing outside.
     pub async fn run(self, args: &Map<String, Value>) -> ToolOutput {
+        self.run_in(&Workspace::current(), args, &[]).await
+    }
+
+    /// Runs the tool in `ws`: a path that needs an approval and is not among the resolved
+    /// `approved` paths comes back as an error naming it.
+    pub async fn run_in(self, ws: &Workspace, args: &Map<String, Value>, approved: &[PathBuf]) -> ToolOutput {
         if self == Self::RunCommand {
-            return run_command(args).await;
+            return run_command(args, ws.root()).await;
         }
         let args = args.clone();
+        let reach = Reach { ws: ws.clone(), approved: approved.to_vec() };
         // File-system work is blocking: keep it off the async workers.
         let job = tokio::task::spawn_blocking(move || match self {
-            Self::ReadFile => read_file(&args),
-            Self::ListDirectory => list_directory(&args),
-            Self::SearchFiles => search_files(&args),
+            Self::ReadFile => files::read_file(&reach, &args),
+            Self::ListDirectory => files::list_directory(&reach, &args),
+            Self::SearchFiles => files::search_files(&reach, &args),
             Self::CurrentTime => Ok(current_time()),
-            Self::WriteFile | Self::RunCommand => write_file(&args),
+            Self::WriteFile | Self::RunCommand => files::write_file(&reach, &args),
         });
         match job.await {
             Ok(Ok(text)) => ToolOutput::ok(text),
@@ -98,130 +103,29 @@ impl Builtin {
             Err(e) => ToolOutput::error(format!("the tool crashed: {e}")),
         }
     }
-}
 
-fn str_arg<'a>(args: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
-    args.get(key).and_then(Value::as_str)
-}
-
-fn required<'a>(args: &'a Map<String, Value>, key: &str) -> Result<&'a str, String> {
-    str_arg(args, key).ok_or_else(|| format!("missing required string argument `{key}`"))
-}
-
-fn read_file(args: &Map<String, Value>) -> Result<String, String> {
-    use std::io::Read;
-    let path = required(args, "path")?;
-    let limit = args.get("max_bytes").and_then(Value::as_u64).unwrap_or(DEFAULT_READ_BYTES).min(MAX_READ_BYTES);
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot open {path}: {e}"))?;
-    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let mut buf = Vec::new();
-    file.take(limit).read_to_end(&mut buf).map_err(|e| format!("cannot read {path}: {e}"))?;
-    let mut text = String::from_utf8_lossy(&buf).into_owned();
-    if size > limit {
-        text.push_str(&format!("\n[truncated: showed {limit} of {size} bytes]"));
-    }
-    Ok(text)
-}
-
-fn list_directory(args: &Map<String, Value>) -> Result<String, String> {
-    let path = str_arg(args, "path").unwrap_or(".");
-    let entries = std::fs::read_dir(path).map_err(|e| format!("cannot list {path}: {e}"))?;
-    let mut names: Vec<String> = entries
-        .filter_map(Result::ok)
-        .map(|e| {
-            let mut n = e.file_name().to_string_lossy().into_owned();
-            if e.file_type().is_ok_and(|t| t.is_dir()) {
-                n.push('/');
-            }
-            n
-        })
-        .collect();
-    names.sort();
-    if names.is_empty() {
-        return Ok(format!("{path} is empty"));
-    }
-    Ok(names.join("\n"))
-}
-
-fn search_files(args: &Map<String, Value>) -> Result<String, String> {
-    let root = PathBuf::from(str_arg(args, "path").unwrap_or("."));
-    let name = str_arg(args, "name").filter(|s| !s.is_empty()).map(str::to_lowercase);
-    let content = str_arg(args, "content").filter(|s| !s.is_empty());
-    if name.is_none() && content.is_none() {
-        return Err("give `name`, `content` or both".into());
-    }
-    let mut hits = Vec::new();
-    let mut stack = vec![root.clone()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-        let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
-        entries.sort_by_key(std::fs::DirEntry::file_name);
-        for e in entries {
-            let path = e.path();
-            let file_name = e.file_name().to_string_lossy().into_owned();
-            if e.file_type().is_ok_and(|t| t.is_dir()) {
-                if !SKIP_DIRS.contains(&file_name.as_str()) {
-                    stack.push(path);
-                }
-                continue;
-            }
-            if name.as_ref().is_some_and(|n| !file_name.to_lowercase().contains(n.as_str())) {
-                continue;
-            }
-            match content {
-                None => hits.push(display(&path)),
-                Some(needle) => grep(&path, needle, &mut hits),
-            }
-            if hits.len() >= MAX_SEARCH_RESULTS {
-                hits.push(format!("[stopped at {MAX_SEARCH_RESULTS} results]"));
-                return Ok(hits.join("\n"));
-            }
-        }
-    }
-    if hits.is_empty() {
-        return Ok(format!("no matches under {}", display(&root)));
-    }
-    Ok(hits.join("\n"))
-}
-
-fn grep(path: &Path, needle: &str, hits: &mut Vec<String>) {
-    let Ok(meta) = std::fs::metadata(path) else { return };
-    if meta.len() > 1024 * 1024 {
-        return;
-    }
-    let Ok(bytes) = std::fs::read(path) else { return };
-    if bytes.contains(&0) {
-        return; // binary
-    }
-    let text = String::from_utf8_lossy(&bytes);
-    for (i, line) in text.lines().enumerate() {
-        if line.contains(needle) {
-            hits.push(format!("{}:{}: {}", display(path), i + 1, super::clip(line.trim(), 200)));
-            if hits.len() >= MAX_SEARCH_RESULTS {
-                return;
-            }
-        }
+    /// The paths a call with these arguments would touch that need the user's approval in
+    /// `ws`. A missing or non-string path needs nothing: the tool refuses it by itself.
+    #[must_use]
+    pub fn paths_needing_approval(self, ws: &Workspace, args: &Map<String, Value>) -> Vec<PathNeed> {
+        let (path, write) = match self {
+            Self::ReadFile => (str_arg(args, "path"), false),
+            Self::ListDirectory | Self::SearchFiles => (Some(str_arg(args, "path").unwrap_or(".")), false),
+            Self::WriteFile => (str_arg(args, "path"), true),
+            Self::CurrentTime | Self::RunCommand => (None, false),
+        };
+        path.and_then(|p| ws.need(p, write)).into_iter().collect()
     }
 }
 
-fn display(p: &Path) -> String {
-    p.strip_prefix("./").unwrap_or(p).display().to_string()
-}
-
-fn write_file(args: &Map<String, Value>) -> Result<String, String> {
-    let path = required(args, "path")?;
-    let content = required(args, "content")?;
-    std::fs::write(path, content).map_err(|e| format!("cannot write {path}: {e}"))?;
-    Ok(format!("wrote {} bytes to {path}", content.len()))
-}
-
-async fn run_command(args: &Map<String, Value>) -> ToolOutput {
+async fn run_command(args: &Map<String, Value>, dir: &Path) -> ToolOutput {
     let Some(command) = str_arg(args, "command") else {
         return ToolOutput::error("missing required string argument `command`");
     };
     let out = tokio::process::Command::new("sh")
         .arg("-c")
         .arg(command)
+        .current_dir(dir)
         .stdin(std::process::Stdio::null())
         .kill_on_drop(true)
         .output()
@@ -280,18 +184,39 @@ mod tests {
     #[tokio::test]
     async fn read_list_search_write_run() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let p = dir.path().join("a.txt");
-        let ps = p.display().to_string();
-        let w = Builtin::WriteFile.run(&args(json!({"path": ps, "content": "hello\nworld"}))).await;
+        let ws = Workspace::new(dir.path(), Vec::new()).unwrap_or_else(|e| panic!("{e}"));
+        let run = |b: Builtin, a: Value| {
+            let ws = ws.clone();
+            async move { b.run_in(&ws, &args(a), &[]).await }
+        };
+        let w = run(Builtin::WriteFile, json!({"path": "a.txt", "content": "hello\nworld"})).await;
         assert!(!w.is_error, "{}", w.text);
-        let r = Builtin::ReadFile.run(&args(json!({"path": ps, "max_bytes": 5}))).await;
+        let r = run(Builtin::ReadFile, json!({"path": "a.txt", "max_bytes": 5})).await;
         assert!(r.text.starts_with("hello") && r.text.contains("truncated"));
-        let d = dir.path().display().to_string();
-        assert_eq!(Builtin::ListDirectory.run(&args(json!({"path": d}))).await.text, "a.txt");
-        let s = Builtin::SearchFiles.run(&args(json!({"path": d, "content": "world"}))).await;
-        assert!(s.text.ends_with("a.txt:2: world"), "{}", s.text);
-        let c = Builtin::RunCommand.run(&args(json!({"command": "echo hi; exit 3"}))).await;
+        // An absolute path inside the workspace is fine too.
+        let abs = ws.root().join("a.txt").display().to_string();
+        assert!(!run(Builtin::ReadFile, json!({"path": abs})).await.is_error);
+        assert_eq!(run(Builtin::ListDirectory, json!({})).await.text, "a.txt");
+        let s = run(Builtin::SearchFiles, json!({"path": ".", "content": "world"})).await;
+        assert_eq!(s.text, "a.txt:2: world");
+        let c = run(Builtin::RunCommand, json!({"command": "echo hi; pwd; exit 3"})).await;
         assert!(c.is_error && c.text.contains("exit status: 3") && c.text.contains("hi"));
-        assert!(Builtin::ReadFile.run(&args(json!({}))).await.is_error);
+        assert!(c.text.contains(&ws.root().display().to_string()), "runs in the workspace: {}", c.text);
+        assert!(run(Builtin::ReadFile, json!({})).await.is_error);
+        let out = run(Builtin::ReadFile, json!({"path": "../x"})).await;
+        assert!(out.is_error && out.text.contains("outside the workspace"), "{}", out.text);
+    }
+
+    #[test]
+    fn path_arguments_needing_approval() {
+        let ws = Workspace::current();
+        let need = |b: Builtin, a: Value| b.paths_needing_approval(&ws, &args(a));
+        assert!(need(Builtin::ReadFile, json!({"path": "Cargo.toml"})).is_empty());
+        assert_eq!(need(Builtin::ReadFile, json!({"path": "/etc/passwd"}))[0].path, PathBuf::from("/etc/passwd"));
+        assert!(need(Builtin::WriteFile, json!({"path": ".env", "content": ""}))[0].write);
+        assert_eq!(need(Builtin::ListDirectory, json!({"path": "/"})).len(), 1);
+        assert!(need(Builtin::ListDirectory, json!({})).is_empty());
+        assert!(need(Builtin::RunCommand, json!({"command": "cat /etc/passwd"})).is_empty());
+        assert!(need(Builtin::ReadFile, json!({"path": 3})).is_empty());
     }
 }

@@ -4,14 +4,18 @@
 //! sent back to the model and shown to the user.
 
 pub mod builtin;
+mod files;
 pub mod mcp;
+pub mod setup;
 pub mod user;
 pub mod workspace;
 
 use serde_json::Value;
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
+pub use workspace::{PathCheck, PathNeed, Verdict, Workspace};
 
 /// Where a tool comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,11 +105,16 @@ enum Runner {
 pub struct Registry {
     specs: Vec<ToolSpec>,
     runners: HashMap<String, Runner>,
+    /// Where the built-in file tools act and user tools run.
+    workspace: Workspace,
 }
 
 impl std::fmt::Debug for Registry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Registry").field("tools", &self.specs.iter().map(|s| &s.name).collect::<Vec<_>>()).finish()
+        f.debug_struct("Registry")
+            .field("tools", &self.specs.iter().map(|s| &s.name).collect::<Vec<_>>())
+            .field("workspace", &self.workspace.root())
+            .finish()
     }
 }
 
@@ -172,21 +181,54 @@ impl Registry {
         self.specs.iter().find(|s| s.name == name)
     }
 
-    /// SHIM: paths a call would touch that need approval.
-    #[must_use]
-    pub fn paths_needing_approval(&self, _kind: &str, _name: &str, _arguments: &str) -> Vec<workspace::PathNeed> {
-        Vec::new()
-    }
-
     /// Definitions for the request.
     #[must_use]
     pub fn definitions(&self) -> Vec<Value> {
         self.specs.iter().map(ToolSpec::definition).collect()
     }
 
-    /// Runs a tool with the arguments text the model sent. Invalid JSON, an unknown name, a
-    /// timeout or a failure all come back as error outputs for the model.
+    /// Confines the built-in tools (and user tools' working directory) to `ws`.
+    pub fn set_workspace(&mut self, ws: Workspace) {
+        self.workspace = ws;
+    }
+
+    #[must_use]
+    pub fn workspace(&self) -> &Workspace {
+        &self.workspace
+    }
+
+    /// The paths a call would touch that need the user's approval: outside the workspace, or
+    /// files that usually hold secrets. `kind` is the call's kind (`""` for function calls,
+    /// `"custom"`, `"shell"`, `"local_shell"`, `"apply_patch"`, `"mcp_approval"`). Empty for
+    /// user and MCP tools, unknown tools and arguments that do not parse (those fail anyway).
+    #[must_use]
+    pub fn paths_needing_approval(&self, kind: &str, name: &str, arguments: &str) -> Vec<PathNeed> {
+        match kind {
+            "" | "custom" => {
+                let Some(Runner::Builtin(b)) = self.runners.get(name) else { return Vec::new() };
+                let arguments = if kind == "custom" { custom_arguments(arguments) } else { arguments.to_owned() };
+                parse_arguments(&arguments).map(|a| b.paths_needing_approval(&self.workspace, &a)).unwrap_or_default()
+            }
+            _ => crate::engine::item_tools::paths_needing_approval(&self.workspace, kind, arguments),
+        }
+    }
+
+    /// Runs a tool with the arguments text the model sent, approving no path outside the
+    /// workspace. Invalid JSON, an unknown name, a timeout or a failure all come back as error
+    /// outputs for the model.
     pub async fn execute(&self, name: &str, arguments: &str, timeout: Duration) -> ToolOutput {
+        self.execute_with(name, arguments, timeout, &[]).await
+    }
+
+    /// [`Registry::execute`], where the built-in tools may also reach the resolved paths in
+    /// `approved`; any other path needing an approval is refused with an error naming it.
+    pub async fn execute_with(
+        &self,
+        name: &str,
+        arguments: &str,
+        timeout: Duration,
+        approved: &[PathBuf],
+    ) -> ToolOutput {
         let Some(runner) = self.runners.get(name).cloned() else {
             let known: Vec<&str> = self.specs.iter().map(|s| s.name.as_str()).collect();
             return ToolOutput::error(format!("unknown tool `{name}`; available tools: {}", known.join(", ")));
@@ -195,10 +237,11 @@ impl Registry {
             Ok(a) => a,
             Err(e) => return ToolOutput::error(e),
         };
+        let ws = &self.workspace;
         let run = async move {
             match runner {
-                Runner::Builtin(b) => b.run(&args).await,
-                Runner::User(t) => user::run(&t, &args).await,
+                Runner::Builtin(b) => b.run_in(ws, &args, approved).await,
+                Runner::User(t) => user::run_in(&t, &args, ws.root()).await,
                 Runner::Mcp(client, remote) => client.call(&remote, args).await,
             }
         };
@@ -206,6 +249,16 @@ impl Registry {
             Ok(out) => out,
             Err(_) => ToolOutput::error(format!("the tool `{name}` timed out after {} s", timeout.as_secs_f32())),
         }
+    }
+}
+
+/// A custom call's text as registry arguments: a JSON object as is, anything else as
+/// `{"input": text}` (what the tool loop sends).
+fn custom_arguments(text: &str) -> String {
+    if serde_json::from_str::<serde_json::Map<String, Value>>(text).is_ok() {
+        text.to_owned()
+    } else {
+        serde_json::json!({ "input": text }).to_string()
     }
 }
 

@@ -4,6 +4,7 @@
 use super::{Approval, ToolOutput, ToolSource, ToolSpec};
 use crate::config::UserTool;
 use serde_json::{Map, Value};
+use std::path::Path;
 use tokio::io::AsyncWriteExt;
 
 /// The spec of a user tool.
@@ -31,14 +32,20 @@ pub fn spec(t: &UserTool) -> Result<ToolSpec, String> {
     })
 }
 
-/// Runs the command with the arguments on stdin. The registry applies the timeout; the child is
-/// killed when the future is dropped.
+/// Runs the command in the process's current directory; see [`run_in`].
 pub async fn run(t: &UserTool, args: &Map<String, Value>) -> ToolOutput {
+    run_in(t, args, super::Workspace::current().root()).await
+}
+
+/// Runs the command in `dir` (the workspace root) with the arguments on stdin. The registry
+/// applies the timeout; the child is killed when the future is dropped.
+pub async fn run_in(t: &UserTool, args: &Map<String, Value>, dir: &Path) -> ToolOutput {
     let Some((program, rest)) = t.command.split_first() else {
         return ToolOutput::error("the tool has no command");
     };
     let child = tokio::process::Command::new(program)
         .args(rest)
+        .current_dir(dir)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

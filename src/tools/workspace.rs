@@ -1,11 +1,311 @@
-//! TEMPORARY shim until the workspace module lands (replaced on merge).
+//! The workspace: the one directory the built-in tools may act in without asking. This module
+//! owns resolving a path the model sent (relative paths against the workspace root, `..`,
+//! absolute paths and symlinks on every component) and classifying where it lands: inside,
+//! outside, or on a file that usually holds secrets. Deciding to ask, and asking, is the
+//! caller's; the tools call [`Workspace::guard`] again when they run (defense in depth).
 
-use std::path::PathBuf;
+use std::ffi::OsString;
+use std::path::{Component, Path, PathBuf};
 
-/// A path a call touches that needs the user's approval.
+/// Symlinks followed while resolving one path before giving up (Linux's own limit is 40).
+const MAX_LINK_HOPS: usize = 40;
+
+/// Why a protected directory (palaver's own config and data) needs an approval.
+const PROTECTED_WHY: &str = "palaver's own config and data";
+
+/// The directory the built-in tools are confined to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Workspace {
+    /// Canonical (symlink-free, absolute) unless the process's directory could not be read.
+    root: PathBuf,
+    /// Resolved directories that count as secret even inside the root.
+    protected: Vec<PathBuf>,
+}
+
+/// Where a path resolved to and what that means.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathCheck {
+    pub resolved: PathBuf,
+    pub verdict: Verdict,
+}
+
+/// What a resolved path is, for the approval decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Inside the workspace and not a secret: no approval needed.
+    Inside,
+    /// Outside the workspace, or a path that cannot be resolved safely (a `..` after a
+    /// component that does not exist, a symlink loop).
+    Outside,
+    /// Inside the workspace, but a file that usually holds secrets; the text says what kind.
+    Secret(&'static str),
+}
+
+/// A path a call touches that needs the user's approval, for the modal and headless refusals.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PathNeed {
     pub path: PathBuf,
+    /// "outside the workspace /w" or "usually holds secrets (SSH keys)".
     pub why: String,
+    /// Whether the call may change the path (write, patch, run commands there).
     pub write: bool,
 }
+
+impl Default for Workspace {
+    fn default() -> Self {
+        Self::current()
+    }
+}
+
+impl Workspace {
+    /// A workspace rooted at `root` (which must be an existing directory); `protected` are
+    /// directories whose files need an approval even when inside it (palaver's config and data).
+    ///
+    /// # Errors
+    /// When `root` does not exist or is not a directory.
+    pub fn new(root: &Path, protected: Vec<PathBuf>) -> Result<Self, String> {
+        let absolute = if root.is_absolute() {
+            root.to_path_buf()
+        } else {
+            std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?.join(root)
+        };
+        let Some(resolved) = resolve(&absolute) else {
+            return Err(format!("the workspace {} cannot be resolved", root.display()));
+        };
+        match std::fs::metadata(&resolved) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => return Err(format!("the workspace {} is not a directory", root.display())),
+            Err(e) => return Err(format!("the workspace {}: {e}", root.display())),
+        }
+        let protected = protected
+            .iter()
+            .map(|p| {
+                let p = if p.is_absolute() { p.clone() } else { resolved.join(p) };
+                resolve(&p).unwrap_or(p)
+            })
+            .collect();
+        Ok(Self { root: resolved, protected })
+    }
+
+    /// The process's current directory, with no protected directories. When that cannot be
+    /// read, the root is `.` taken lexically, and every path then needs an approval.
+    #[must_use]
+    pub fn current() -> Self {
+        let root = std::env::current_dir().ok().and_then(|d| resolve(&d)).unwrap_or_else(|| PathBuf::from("."));
+        Self { root, protected: Vec::new() }
+    }
+
+    #[must_use]
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Resolves a path the model sent and classifies where it lands.
+    #[must_use]
+    pub fn check(&self, raw: &str) -> PathCheck {
+        self.check_path(Path::new(raw))
+    }
+
+    /// [`Workspace::check`] for a path already in hand (a directory entry, a link).
+    #[must_use]
+    pub fn check_path(&self, path: &Path) -> PathCheck {
+        let joined = self.root.join(path);
+        match resolve(&joined) {
+            Some(resolved) => {
+                let verdict = self.classify(&resolved);
+                PathCheck { resolved, verdict }
+            }
+            // Shown to the user as it was written: there is no honest resolved form.
+            None => PathCheck { resolved: joined, verdict: Verdict::Outside },
+        }
+    }
+
+    /// What a resolved path is: outside wins over secret (the approval text names both).
+    #[must_use]
+    pub fn classify(&self, resolved: &Path) -> Verdict {
+        if !resolved.starts_with(&self.root) {
+            return Verdict::Outside;
+        }
+        self.secret_kind(resolved).map_or(Verdict::Inside, Verdict::Secret)
+    }
+
+    /// Whether a resolved path usually holds secrets, and what kind, wherever it is.
+    #[must_use]
+    pub fn secret_kind(&self, resolved: &Path) -> Option<&'static str> {
+        if self.protected.iter().any(|p| resolved.starts_with(p)) {
+            return Some(PROTECTED_WHY);
+        }
+        secret_kind(resolved)
+    }
+
+    /// The approval a path needs, if any.
+    #[must_use]
+    pub fn need(&self, raw: &str, write: bool) -> Option<PathNeed> {
+        let check = self.check(raw);
+        let why = self.why(&check)?;
+        Some(PathNeed { path: check.resolved, why, write })
+    }
+
+    /// The reason a checked path needs an approval, or `None` when it does not.
+    #[must_use]
+    pub fn why(&self, check: &PathCheck) -> Option<String> {
+        match check.verdict {
+            Verdict::Inside => None,
+            Verdict::Secret(kind) => Some(format!("usually holds secrets ({kind})")),
+            Verdict::Outside => {
+                let mut why = format!("outside the workspace {}", self.root.display());
+                if let Some(kind) = self.secret_kind(&check.resolved) {
+                    why.push_str(&format!(" and usually holds secrets ({kind})"));
+                }
+                Some(why)
+            }
+        }
+    }
+
+    /// The execution-time check: the resolved path when it is inside and not a secret, or when
+    /// the user approved exactly that resolved path; otherwise an error for the model naming
+    /// the path and why.
+    ///
+    /// # Errors
+    /// The refusal text.
+    pub fn guard(&self, raw: &str, approved: &[PathBuf]) -> Result<PathBuf, String> {
+        let check = self.check(raw);
+        match self.why(&check) {
+            None => Ok(check.resolved),
+            Some(_) if approved.contains(&check.resolved) => Ok(check.resolved),
+            Some(why) => Err(refusal(&check.resolved, &why)),
+        }
+    }
+}
+
+/// The error a tool returns for a path the user did not approve.
+#[must_use]
+pub fn refusal(path: &Path, why: &str) -> String {
+    format!(
+        "refused: {} is {why}; reaching it needs the user's approval, which was not given. \
+         Work with files inside the workspace instead.",
+        path.display()
+    )
+}
+
+/// Directories whose contents usually are secrets.
+const SECRET_DIRS: [(&str, &str); 3] = [(".ssh", "SSH keys"), (".aws", "AWS credentials"), (".gnupg", "GnuPG keys")];
+/// Private key file names start `id_` and one of these; `.pub` files are public keys.
+const KEY_TYPES: [&str; 5] = ["rsa", "dsa", "ecdsa", "ed25519", "xmss"];
+
+/// The kind of secret a path usually holds, judged by its names only.
+#[must_use]
+pub fn secret_kind(path: &Path) -> Option<&'static str> {
+    let names: Vec<&str> = path
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => n.to_str(),
+            _ => None,
+        })
+        .collect();
+    // A directory anywhere on the path (the path itself included: listing `.ssh` names keys).
+    for name in &names {
+        if let Some((_, kind)) = SECRET_DIRS.iter().find(|(d, _)| d == name) {
+            return Some(kind);
+        }
+    }
+    let file = *names.last()?;
+    let parent = names.len().checked_sub(2).and_then(|i| names.get(i)).copied();
+    let lower = file.to_ascii_lowercase();
+    if file == ".env" || file.starts_with(".env.") {
+        return Some("environment secrets (.env)");
+    }
+    if file == ".netrc" || file == "_netrc" {
+        return Some("login passwords (.netrc)");
+    }
+    if file == ".git-credentials" {
+        return Some("git credentials");
+    }
+    if lower.ends_with(".pem") {
+        return Some("a PEM key or certificate");
+    }
+    if let Some(rest) = file.strip_prefix("id_")
+        && KEY_TYPES.iter().any(|k| rest.starts_with(k))
+        && !lower.ends_with(".pub")
+    {
+        return Some("a private SSH key");
+    }
+    if file == "config" && parent == Some(".git") {
+        return Some("git config, which may hold credentials");
+    }
+    None
+}
+
+/// One step of a path still to resolve.
+enum Part {
+    /// A root (`/`, or a Windows prefix and root): resolution restarts there.
+    Root(PathBuf),
+    Up,
+    Name(OsString),
+}
+
+fn parts(p: &Path) -> Vec<Part> {
+    let mut out: Vec<Part> = Vec::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => out.push(Part::Up),
+            Component::Normal(n) => out.push(Part::Name(n.to_owned())),
+            Component::Prefix(_) => out.push(Part::Root(PathBuf::from(c.as_os_str()))),
+            Component::RootDir => match out.last_mut() {
+                Some(Part::Root(prefix)) => prefix.push(c.as_os_str()),
+                _ => out.push(Part::Root(PathBuf::from(c.as_os_str()))),
+            },
+        }
+    }
+    out
+}
+
+/// Resolves an absolute path: follows symlinks on every existing component (so the result
+/// has none), then appends the part that does not exist yet as written. `None` when that is
+/// not safe to do: a `..` after a missing component (where it lands depends on what gets
+/// created there), a symlink loop, or an unreadable link.
+#[must_use]
+pub fn resolve(path: &Path) -> Option<PathBuf> {
+    let mut todo = parts(path);
+    todo.reverse();
+    let mut cur = PathBuf::new();
+    let mut missing: Vec<OsString> = Vec::new();
+    let mut hops = 0;
+    while let Some(part) = todo.pop() {
+        match part {
+            Part::Root(r) => {
+                cur = r;
+                missing.clear();
+            }
+            Part::Up if missing.is_empty() => {
+                cur.pop();
+            }
+            Part::Up => return None,
+            Part::Name(n) if !missing.is_empty() => missing.push(n),
+            Part::Name(n) => {
+                let next = cur.join(&n);
+                match std::fs::symlink_metadata(&next) {
+                    Ok(m) if m.file_type().is_symlink() => {
+                        hops += 1;
+                        if hops > MAX_LINK_HOPS {
+                            return None;
+                        }
+                        let target = std::fs::read_link(&next).ok()?;
+                        // A relative target is read from the link's directory, which is `cur`.
+                        todo.extend(parts(&target).into_iter().rev());
+                    }
+                    Ok(_) => cur = next,
+                    // Not there (or not reachable): everything from here on is taken as written.
+                    Err(_) => missing.push(n),
+                }
+            }
+        }
+    }
+    Some(missing.iter().fold(cur, |p, n| p.join(n)))
+}
+
+#[cfg(test)]
+#[cfg(unix)]
+#[path = "workspace_tests.rs"]
+mod tests;
