@@ -93,6 +93,9 @@ pub(super) fn search_files(reach: &Reach, args: &Map<String, Value>) -> Result<S
     // Results are shown under the path as the model wrote it, not the resolved one.
     let shown = |p: &Path| display(&Path::new(raw).join(p.strip_prefix(&root).unwrap_or(p)));
     let mut hits = Vec::new();
+    // Files whose content was not searched because they usually hold secrets: the model is
+    // told, so that "no matches" is not taken for more than it is.
+    let mut secrets = 0;
     // Only real directories are pushed: the walk stays under `root` by construction.
     let mut stack = vec![root.clone()];
     while let Some(dir) = stack.pop() {
@@ -126,7 +129,9 @@ pub(super) fn search_files(reach: &Reach, args: &Map<String, Value>) -> Result<S
             match content {
                 None => hits.push(shown(&path)),
                 // A secret's content is never searched unless that very file was approved.
-                Some(_) if reach.ws.secret_kind(&target).is_some() && !reach.approved.contains(&target) => {}
+                Some(_) if reach.ws.secret_kind(&target).is_some() && !reach.approved.contains(&target) => {
+                    secrets += 1;
+                }
                 Some(needle) => grep(&target, &shown(&path), needle, &mut hits),
             }
             if hits.len() >= MAX_SEARCH_RESULTS {
@@ -136,7 +141,10 @@ pub(super) fn search_files(reach: &Reach, args: &Map<String, Value>) -> Result<S
         }
     }
     if hits.is_empty() {
-        return Ok(format!("no matches under {}", display(Path::new(raw))));
+        hits.push(format!("no matches under {raw}"));
+    }
+    if secrets > 0 {
+        hits.push(format!("[not searched: {secrets} file(s) that usually hold secrets; read_file asks the user]"));
     }
     Ok(hits.join("\n"))
 }

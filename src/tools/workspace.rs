@@ -193,13 +193,14 @@ const SECRET_DIRS: [(&str, &str); 3] = [(".ssh", "SSH keys"), (".aws", "AWS cred
 /// Private key file names start `id_` and one of these; `.pub` files are public keys.
 const KEY_TYPES: [&str; 5] = ["rsa", "dsa", "ecdsa", "ed25519", "xmss"];
 
-/// The kind of secret a path usually holds, judged by its names only.
+/// The kind of secret a path usually holds, judged by its names only. Names compare without
+/// case: on a case-insensitive file system `.SSH/ID_RSA` is the key itself.
 #[must_use]
 pub fn secret_kind(path: &Path) -> Option<&'static str> {
-    let names: Vec<&str> = path
+    let names: Vec<String> = path
         .components()
         .filter_map(|c| match c {
-            Component::Normal(n) => n.to_str(),
+            Component::Normal(n) => Some(n.to_string_lossy().to_lowercase()),
             _ => None,
         })
         .collect();
@@ -209,9 +210,8 @@ pub fn secret_kind(path: &Path) -> Option<&'static str> {
             return Some(kind);
         }
     }
-    let file = *names.last()?;
-    let parent = names.len().checked_sub(2).and_then(|i| names.get(i)).copied();
-    let lower = file.to_ascii_lowercase();
+    let file = names.last()?.as_str();
+    let parent = names.len().checked_sub(2).and_then(|i| names.get(i)).map(String::as_str);
     if file == ".env" || file.starts_with(".env.") {
         return Some("environment secrets (.env)");
     }
@@ -221,12 +221,12 @@ pub fn secret_kind(path: &Path) -> Option<&'static str> {
     if file == ".git-credentials" {
         return Some("git credentials");
     }
-    if lower.ends_with(".pem") {
+    if file.ends_with(".pem") {
         return Some("a PEM key or certificate");
     }
     if let Some(rest) = file.strip_prefix("id_")
         && KEY_TYPES.iter().any(|k| rest.starts_with(k))
-        && !lower.ends_with(".pub")
+        && !file.ends_with(".pub")
     {
         return Some("a private SSH key");
     }

@@ -112,6 +112,10 @@ fn secrets_inside_the_workspace_need_approval() {
         assert_eq!(ws.need(p, false), None);
     }
     assert_eq!(secret_kind(Path::new("/h/.ssh/id_rsa")), Some("SSH keys"));
+    // Case-insensitive file systems open these as the real thing.
+    for p in ["/h/.SSH/x", "/h/.Env", "/h/ID_RSA", "/h/.Git/Config", "/h/k.PEM"] {
+        assert!(secret_kind(Path::new(p)).is_some(), "{p}");
+    }
     assert_eq!(verdict(&ws, "/etc/.env"), Verdict::Outside);
     let need = ws.need("/etc/.env", true).unwrap();
     assert!(need.why.contains("outside the workspace") && need.why.contains("secrets"), "{}", need.why);
