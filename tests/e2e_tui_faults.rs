@@ -453,7 +453,7 @@ fn hostile_text_in_every_channel_never_reaches_the_terminal() {
     .concat();
     let last = [chat_text("All channels delivered: final-marker."), chat_done()].concat();
     let server = Server::start(vec![Reply::sse(&first), Reply::sse(&last)]);
-    let t = start_in(&format!("--base-url {} --model hostile", server.base_url), Some(cwd));
+    let t = start_in(&format!("--base-url {} --model hostile --tools auto", server.base_url), Some(cwd));
     // With `set-clipboard on`, an OSC 52 that got through would create a tmux buffer.
     t.tmux(&["set-option", "-g", "set-clipboard", "on"]);
     t.tmux(&["set-option", "-g", "allow-rename", "on"]);

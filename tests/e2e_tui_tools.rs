@@ -59,7 +59,7 @@ fn a_side_effecting_call_asks_and_a_denial_reaches_the_model() {
     }
     let args = r#"{"path":"notes.txt","content":"written by the model"}"#;
     let server = Server::start(vec![Reply::sse(&chat_call("call_w", "write_file", args)), Reply::sse(CHAT_TEXT)]);
-    let t = start(&format!("--base-url {} --model scripted", server.base_url));
+    let t = start(&format!("--base-url {} --model scripted --tools auto", server.base_url));
     t.wait_ready();
     t.send("please write my notes");
     let s = t.wait_for("the approval modal", |s| s.contains("Approve tool call?") && s.contains("a new file"));
@@ -89,7 +89,7 @@ fn an_approved_call_runs_and_its_output_goes_back() {
     }
     let args = r#"{"path":"notes.txt","content":"approved text"}"#;
     let server = Server::start(vec![Reply::sse(&chat_call("call_w", "write_file", args)), Reply::sse(CHAT_TEXT)]);
-    let t = start(&format!("--base-url {} --model scripted", server.base_url));
+    let t = start(&format!("--base-url {} --model scripted --tools auto", server.base_url));
     t.wait_ready();
     t.send("write it");
     t.wait_for("the approval modal", |s| s.contains("Approve tool call?"));

@@ -13,6 +13,11 @@ use std::process::{Command, Output};
 fn run(server: &Server, api: &str, extra: &[&str], cwd: &std::path::Path) -> (Output, Value) {
     let home = tempfile::tempdir().unwrap();
     let mut args = vec!["--base-url", &server.base_url, "--api", api, "-m", "m", "-p", "go", "--json"];
+    // Tools are offered only when turned on: these tests are about the loop, so turn them on
+    // unless the test says otherwise.
+    if !extra.contains(&"--tools") {
+        args.extend_from_slice(&["--tools", "auto"]);
+    }
     args.extend_from_slice(extra);
     let out = Command::new(env!("CARGO_BIN_EXE_palaver"))
         .args(&args)
@@ -139,7 +144,10 @@ fn tools_none_ends_the_turn_at_the_first_call() {
     assert!(out.status.success());
     assert_eq!(r["finish_reason"], "tool_calls");
     assert_eq!(r["tool_calls"][0]["name"], "read_file");
-    assert!(r["tool_calls"][0]["output"].is_null());
+    // Reported, not run: the call says why, and the result line says how the turn ended.
+    assert_eq!(r["tool_calls"][0]["status"], "skipped");
+    assert!(r["tool_calls"][0]["output"].as_str().unwrap().contains("tools are off"));
+    assert_eq!(r["turn"]["stop"], "tools_off");
     assert_eq!(s.requests().len(), 1);
 }
 
@@ -177,7 +185,7 @@ fn stateless_follow_up_resends_reasoning_with_encrypted_content() {
     ))
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let cfg = "default_provider = \"p\"\n[providers.p]\nbase_url = \"URL\"\napi_key_env = \"K\"\napi = \"responses\"\nmodels = [\"m\"]\n";
+    let cfg = "default_provider = \"p\"\n[providers.p]\nbase_url = \"URL\"\napi_key_env = \"K\"\napi = \"responses\"\ntools = \"auto\"\nmodels = [\"m\"]\n";
     let s = Server::start(vec![Reply::sse(&first), Reply::sse(RESP_TEXT)]);
     let r = run_with_config(&s, cfg, dir.path());
     assert_eq!(r["text"], "done");

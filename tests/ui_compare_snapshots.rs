@@ -399,6 +399,7 @@ const TOOLS_ANSWER: &str = "I called 2 tools and got the results back:\n\n- `lis
 fn tools_running() -> Sim {
     let mut sim = Sim::new(&["demo-tools", "demo"]);
     sim.s.tools.set = ToolSet(std::sync::Arc::new(Registry::builtins()));
+    sim.s.tools.flags.mode = palaver::engine::tool_loop::ToolMode::Auto;
     sim.send("What is in this directory?");
     sim.tool_calls(
         0,

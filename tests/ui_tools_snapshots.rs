@@ -42,6 +42,7 @@ impl Sim {
         let settings = TurnSettings { stream: true, ..TurnSettings::default() };
         let mut s = State::new(target, settings, Config::default(), theme, "dark");
         s.tools.set = ToolSet(Arc::new(Registry::builtins()));
+        s.tools.flags.mode = palaver::engine::tool_loop::ToolMode::Auto;
         Self { s, now: 1000 }
     }
 

@@ -26,6 +26,9 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State) {
         Some(m) => left.extend(reply_state(state, m)),
         None => left.push(Span::styled(" ready", bar)),
     }
+    // What the next request offers: a model must never get tools unnoticed (only a flash that
+    // needs the whole line hides it, for its few seconds).
+    left.push(tools_span(state));
     let left_w: usize = left.iter().map(|s| super::wrap::width(&s.content)).sum();
     let width = usize::from(area.width);
     let right = match &state.flash {
@@ -41,10 +44,11 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State) {
         }
         None => {
             let k = |a| state.keymap.hint(a);
-            Span::styled(
-                format!("{} palette · {} models · {} help ", k(Action::Palette), k(Action::Models), k(Action::Help)),
-                theme.style(R::Dim),
-            )
+            let full = format!("{} palette · {} models · {} help ", k(Action::Palette), k(Action::Models), k(Action::Help));
+            // On a narrow line the help key alone stays: it leads to the rest.
+            let hint =
+                if left_w + super::wrap::width(&full) <= width { full } else { format!("{} help ", k(Action::Help)) };
+            Span::styled(hint, theme.style(R::Dim))
         }
     };
     // Where requests go, shown when there is room after the state and the hints or flash.
@@ -58,13 +62,6 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State) {
         theme.style(R::Dim),
     );
     let w = |spans: &[Span<'_>]| -> usize { spans.iter().map(|s| super::wrap::width(&s.content)).sum() };
-    // What the next request offers is always there: a model must never get tools unnoticed.
-    let tools = tools_span(state);
-    let tools_w = super::wrap::width(&tools.content);
-    if w(&left) + tools_w > width {
-        left.clear();
-    }
-    left.push(tools);
     let right_w = super::wrap::width(&right.content);
     if !left.is_empty() && w(&left) + super::wrap::width(&target.content) + right_w < width {
         left.push(target);
