@@ -27,6 +27,8 @@ struct Chunk<'a> {
     #[serde(borrow)]
     choices: Option<Vec<Choice<'a>>>,
     usage: Option<Value>,
+    /// llama.cpp's server-side speeds, kept beside usage.
+    timings: Option<Value>,
     /// Side-channel padding; meaningless.
     #[allow(dead_code)]
     obfuscation: Option<IgnoredAny>,
@@ -98,8 +100,6 @@ pub(super) fn try_map(mapper: &mut ChatMapper, data: &str, out: &mut Vec<StreamE
         }
         .emit(choice, out);
     }
-    if let Some(u) = chunk.usage.filter(|u| u.as_object().is_some_and(|m| !m.is_empty())) {
-        out.push(StreamEvent::Usage(u));
-    }
+    mapper.note_usage(chunk.usage.as_ref(), chunk.timings.as_ref(), out);
     true
 }
