@@ -103,3 +103,23 @@ pub(super) fn try_map(mapper: &mut ChatMapper, data: &str, out: &mut Vec<StreamE
     mapper.note_usage(chunk.usage.as_ref(), chunk.timings.as_ref(), out);
     true
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// llama.cpp's chunks, `timings` included, take the fast path and give what the tolerant
+    /// path gives.
+    #[test]
+    fn llamacpp_chunks_take_the_fast_path() {
+        let body = include_str!("../../tests/fixtures/sse/llamacpp_chat_usage_timings.sse");
+        let (mut fast, mut slow) = (ChatMapper::new(), ChatMapper::new());
+        for data in body.lines().filter_map(|l| l.strip_prefix("data: ")).filter(|d| !d.starts_with('[')) {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            assert!(try_map(&mut fast, data, &mut a), "declined: {data}");
+            let obj = serde_json::from_str::<Value>(data).ok().and_then(|v| v.as_object().cloned());
+            slow.map_chunk(&obj.unwrap_or_default(), &mut b);
+            assert_eq!(a, b, "{data}");
+        }
+    }
+}
