@@ -72,7 +72,7 @@ fn speed(state: &State, m: &Message, cols: usize) -> Vec<Line<'static>> {
     }
     if let Some(tps) = r.tokens_per_s {
         let approx = if r.tps_estimated { "~" } else { "" };
-        out.push(row("tok/s", &format!("{approx}{tps:.0}"), cols, &state.theme));
+        out.push(row("gen", &format!("{approx}{tps:.0} tok/s"), cols, &state.theme));
     }
     out
 }
@@ -112,6 +112,11 @@ fn conversation(state: &State, cols: usize) -> Vec<Line<'static>> {
     let mut out = vec![heading("conversation", theme)];
     if t.with_usage == 0 {
         out.push(note(if t.replies == 0 { "no replies yet" } else { "provider sent no usage" }, theme));
+        return out;
+    }
+    if t.prompt.is_none() && t.completion.is_none() && t.total.is_none() {
+        // Replies whose usage held only the server's timings.
+        out.push(note("provider sent no token counts", theme));
         return out;
     }
     for (label, v) in [("prompt", t.prompt), ("completion", t.completion), ("total", t.total)] {
