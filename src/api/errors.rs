@@ -124,11 +124,20 @@ pub fn describe_reqwest(e: &reqwest::Error, base_url: &str) -> String {
         format!("the request to {base_url} failed: {cause}")
     };
     let lower = cause.to_ascii_lowercase();
-    // rustls meeting a plain-HTTP server reads its answer as a corrupt TLS record.
-    if base_url.starts_with("https://") && (lower.contains("corrupt message") || lower.contains("invalidcontenttype")) {
+    // rustls meeting a plain-HTTP server reads its answer as a corrupt TLS record, or waits for
+    // a handshake that never comes (llama.cpp); local servers seldom speak TLS at all.
+    let plain_http_likely = lower.contains("corrupt message")
+        || lower.contains("invalidcontenttype")
+        || (is_local(base_url) && (e.is_connect() || e.is_timeout()));
+    if base_url.starts_with("https://") && plain_http_likely {
         out.push_str(" (is the server plain HTTP? try http://)");
     }
     out
+}
+
+fn is_local(url: &str) -> bool {
+    let host = url.split("://").nth(1).unwrap_or(url);
+    ["127.", "localhost", "[::1]", "0.0.0.0"].iter().any(|h| host.starts_with(h))
 }
 
 #[cfg(test)]
