@@ -22,7 +22,8 @@ pub fn describe_http(status: u16, url: &str, api: Api, err: &ProviderError) -> S
         return err.message.clone();
     }
     if names_a_model(err) {
-        // OpenAI, vLLM and Ollama answer 404 for an unknown model: the API itself is there.
+        // OpenAI, vLLM and Ollama answer 404 for an unknown model (Azure for an unknown
+        // deployment): the API itself is there.
         return format!("{} ({url})", err.message);
     }
     let other = match api {
@@ -45,7 +46,8 @@ fn title(api: Api) -> &'static str {
 }
 
 fn names_a_model(err: &ProviderError) -> bool {
-    err.code.as_deref() == Some("model_not_found") || err.message.to_ascii_lowercase().contains("model")
+    matches!(err.code.as_deref(), Some("model_not_found" | "DeploymentNotFound"))
+        || err.message.to_ascii_lowercase().contains("model")
 }
 
 /// FastAPI's `detail`: a string, an object, or a list of validation errors
