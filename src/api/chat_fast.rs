@@ -27,6 +27,8 @@ struct Chunk<'a> {
     #[serde(borrow)]
     choices: Option<Vec<Choice<'a>>>,
     usage: Option<Value>,
+    /// llama.cpp's server-side speeds, kept beside usage.
+    timings: Option<Value>,
     /// Side-channel padding; meaningless.
     #[allow(dead_code)]
     obfuscation: Option<IgnoredAny>,
@@ -98,8 +100,26 @@ pub(super) fn try_map(mapper: &mut ChatMapper, data: &str, out: &mut Vec<StreamE
         }
         .emit(choice, out);
     }
-    if let Some(u) = chunk.usage.filter(|u| u.as_object().is_some_and(|m| !m.is_empty())) {
-        out.push(StreamEvent::Usage(u));
-    }
+    mapper.note_usage(chunk.usage.as_ref(), chunk.timings.as_ref(), out);
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// llama.cpp's chunks, `timings` included, take the fast path and give what the tolerant
+    /// path gives.
+    #[test]
+    fn llamacpp_chunks_take_the_fast_path() {
+        let body = include_str!("../../tests/fixtures/sse/llamacpp_chat_usage_timings.sse");
+        let (mut fast, mut slow) = (ChatMapper::new(), ChatMapper::new());
+        for data in body.lines().filter_map(|l| l.strip_prefix("data: ")).filter(|d| !d.starts_with('[')) {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            assert!(try_map(&mut fast, data, &mut a), "declined: {data}");
+            let obj = serde_json::from_str::<Value>(data).ok().and_then(|v| v.as_object().cloned());
+            slow.map_chunk(&obj.unwrap_or_default(), &mut b);
+            assert_eq!(a, b, "{data}");
+        }
+    }
 }

@@ -3,6 +3,7 @@
 //! map, so a missing or unknown field is never a reason to fail.
 
 use super::event::{ProviderError, ResponseMeta, StreamEvent};
+use super::timings::UsageAndTimings;
 use super::wire::{error_from_value, str_field};
 use serde_json::{Map, Value};
 
@@ -12,6 +13,7 @@ use serde_json::{Map, Value};
 pub struct ChatMapper {
     slots: Vec<Slot>,
     meta: ResponseMeta,
+    usage: UsageAndTimings,
 }
 
 #[derive(Debug)]
@@ -64,11 +66,7 @@ impl ChatMapper {
                 }
             }
         }
-        if let Some(usage) = obj.get("usage") {
-            if usage.as_object().is_some_and(|u| !u.is_empty()) {
-                out.push(StreamEvent::Usage(usage.clone()));
-            }
-        }
+        self.note_usage(obj.get("usage"), obj.get(super::timings::KEY), out);
         let known = [
             "id",
             "object",
@@ -78,6 +76,7 @@ impl ChatMapper {
             "service_tier",
             "choices",
             "usage",
+            "timings",
             "prompt_filter_results",
             "prompt_annotations",
             "error",
@@ -94,6 +93,11 @@ impl ChatMapper {
         let created = obj.get("created").and_then(Value::as_i64);
         let s = |k| str_field(obj, k);
         self.update_meta([s("id"), s("model"), s("system_fingerprint"), s("service_tier")], created, out);
+    }
+
+    /// Usage and llama.cpp's `timings`, as one chunk carried them.
+    pub(super) fn note_usage(&mut self, usage: Option<&Value>, timings: Option<&Value>, out: &mut Vec<StreamEvent>) {
+        self.usage.note(usage, timings, out);
     }
 
     /// Updates id, model, fingerprint and tier; Azure annotation chunks carry empty values and
@@ -331,7 +335,15 @@ pub fn map_full_response(body: &Value) -> Vec<StreamEvent> {
     let mut out = Vec::new();
     let mut mapper = ChatMapper::new();
     match body.as_object() {
-        Some(obj) => mapper.map_chunk(obj, &mut out),
+        Some(obj) => {
+            mapper.map_chunk(obj, &mut out);
+            let no_choices = obj.get("choices").and_then(Value::as_array).is_none_or(Vec::is_empty);
+            if no_choices && !is_error_payload(obj) {
+                // Said as what it is: a whole answer with nothing in it, not a cut stream.
+                out.push(StreamEvent::Error(super::errors::no_choices(body)));
+                out.push(StreamEvent::Finish { choice: 0, reason: "error".into() });
+            }
+        }
         None => out.push(StreamEvent::Error(ProviderError {
             status: None,
             message: "the provider answered with something that is not a JSON object".into(),

@@ -3,6 +3,7 @@
 //! JSON, and reports frames and mapped events to its receiver. It stops when the receiver is
 //! dropped; it never re-sends a stream that has started (that would re-bill it).
 
+use super::errors;
 use super::event::ErrorInfo;
 use super::event::StreamEvent;
 use super::retry::{RetryDecision, decide_retry};
@@ -180,7 +181,7 @@ pub async fn run(http: &reqwest::Client, ep: &Endpoint, api: Api, body: &Value, 
                 } else {
                     "request"
                 };
-                let _ = tx.send(failed(kind, describe_reqwest_error(&e, &ep.base_url)));
+                let _ = tx.send(failed(kind, errors::describe_reqwest(&e, &ep.base_url)));
                 return;
             }
             Ok(Ok(r)) => r,
@@ -203,6 +204,7 @@ pub async fn run(http: &reqwest::Client, ep: &Endpoint, api: Api, body: &Value, 
             }
             RetryDecision::GiveUp(note) => {
                 let mut info = ErrorInfo::from_provider(&err, "http");
+                info.message = errors::describe_http(status, &ep.url(api.path()), api, &err);
                 if let Some(note) = note {
                     info.message = format!("{} ({note})", info.message);
                 }
@@ -261,8 +263,10 @@ async fn read_body(
             None => break,
             Some(Err(e)) => {
                 flush(&mut decoder, &mut mapper, tx, ms);
-                let _ =
-                    tx.send(failed("disconnected", format!("the connection dropped mid-stream: {}", root_cause(&e))));
+                let _ = tx.send(failed(
+                    "disconnected",
+                    format!("the connection dropped mid-stream: {}", errors::root_cause(&e)),
+                ));
                 return;
             }
             Some(Ok(b)) => b,
@@ -355,20 +359,4 @@ async fn read_capped(resp: reqwest::Response, cap: usize) -> Vec<u8> {
 fn is_sensitive_header(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
     n == "authorization" || n == "api-key" || n == "set-cookie" || n.contains("key")
-}
-
-fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut cur: &dyn std::error::Error = e;
-    while let Some(next) = cur.source() {
-        cur = next;
-    }
-    cur.to_string()
-}
-
-fn describe_reqwest_error(e: &reqwest::Error, base_url: &str) -> String {
-    if e.is_connect() {
-        format!("could not connect to {base_url}: {}", root_cause(e))
-    } else {
-        format!("the request to {base_url} failed: {}", root_cause(e))
-    }
 }

@@ -5,10 +5,12 @@ pub mod chat_fast;
 pub mod chat_mapper;
 pub mod client;
 pub mod demo;
+pub mod errors;
 pub mod event;
 pub mod responses_mapper;
 pub mod retry;
 pub mod sse;
+pub mod timings;
 pub mod wire;
 
 use event::StreamEvent;

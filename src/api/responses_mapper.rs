@@ -2,6 +2,7 @@
 //! drop) into domain `StreamEvent`s. Unknown event types are kept raw, never fatal.
 
 use super::event::{ItemUpdate, ResponseMeta, StreamEvent};
+use super::timings::{self, UsageAndTimings};
 use super::wire::{error_from_value, str_field};
 use serde_json::{Map, Value};
 
@@ -190,9 +191,9 @@ impl ResponsesMapper {
                 }
             }
         }
-        if let Some(u) = response.get("usage").filter(|u| u.as_object().is_some_and(|m| !m.is_empty())) {
-            out.push(StreamEvent::Usage(u.clone()));
-        }
+        // llama.cpp puts its `timings` on the terminal event itself, beside `response`.
+        let timings = obj.get(timings::KEY).or_else(|| response.get(timings::KEY));
+        UsageAndTimings::default().note(response.get("usage"), timings, out);
         let status = response
             .get("status")
             .and_then(Value::as_str)

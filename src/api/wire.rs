@@ -20,7 +20,8 @@ fn loose_string(v: Option<&Value>) -> Option<String> {
 }
 
 /// Builds a `ProviderError` from an error body: `{"error":{...}}`, a flat `{message, code}`,
-/// vLLM's `{"object":"error", ...}`, a bare string, or anything else (kept as the body).
+/// vLLM's `{"object":"error", ...}`, FastAPI's `{"detail": ...}`, a bare string, or anything
+/// else (kept as the body).
 #[must_use]
 pub fn error_from_value(status: Option<u16>, body: &Value) -> ProviderError {
     let inner = match body.get("error") {
@@ -32,6 +33,8 @@ pub fn error_from_value(status: Option<u16>, body: &Value) -> ProviderError {
         .and_then(|m| loose_string(Some(m)))
         .or_else(|| body.get("error").and_then(Value::as_str).map(str::to_owned))
         .or_else(|| body.as_str().map(str::to_owned))
+        // FastAPI servers (and many Python proxies) send `{"detail": …}`.
+        .or_else(|| body.get("detail").and_then(super::errors::detail_text))
         .unwrap_or_else(|| match status {
             Some(s) => format!("HTTP {s} with no error message"),
             None => "the provider reported an error without a message".to_owned(),

@@ -30,6 +30,9 @@ impl Totals {
             out.replies += 1;
             let Some(raw) = &m.usage else { continue };
             let u = UsageView::from_raw(raw);
+            if !u.has_counts() {
+                continue; // a server's timings alone are not usage
+            }
             out.with_usage += 1;
             sum.add(&u);
             if let Some(c) = price(cfg, m, current_model).and_then(|p| cost(&p, &u)) {

@@ -1,5 +1,7 @@
 //! A normalized view over the usage object a provider sent, for both APIs. The raw object is
-//! the truth; this only reads it (Responses `input_tokens` are `prompt_tokens` here).
+//! the truth; this only reads it (Responses `input_tokens` are `prompt_tokens` here). The
+//! server's own speed numbers (llama.cpp `timings`) ride on the same object; `ServerTimings`
+//! reads them.
 
 use serde_json::{Map, Value};
 
@@ -35,6 +37,12 @@ impl UsageView {
             prompt_audio: num(ptd.and_then(|d| d.get("audio_tokens"))),
             completion_audio: num(ctd.and_then(|d| d.get("audio_tokens"))),
         }
+    }
+
+    /// Whether the provider sent any token count (a usage value may hold only `timings`).
+    #[must_use]
+    pub fn has_counts(&self) -> bool {
+        self.prompt.is_some() || self.completion.is_some() || self.total.is_some()
     }
 
     /// The `usage` object of the headless result line (DESIGN.md §2): the normalized numbers the
@@ -104,6 +112,41 @@ impl UsageView {
     }
 }
 
+/// The speeds a server measured itself (llama.cpp's `timings`, kept on the usage value): what
+/// it spent on the prompt (tokens not served from its cache) and on generation.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ServerTimings {
+    pub prompt_n: Option<u64>,
+    pub prompt_ms: Option<f64>,
+    pub prompt_per_second: Option<f64>,
+    /// Prompt tokens the server reused from its cache (not counted in `prompt_n`).
+    pub cache_n: Option<u64>,
+    pub predicted_n: Option<u64>,
+    pub predicted_ms: Option<f64>,
+    pub predicted_per_second: Option<f64>,
+}
+
+impl ServerTimings {
+    /// The timings on a usage value, when the server sent any number there.
+    #[must_use]
+    pub fn from_usage(raw: &Value) -> Option<Self> {
+        let t = raw.get("timings")?;
+        let int = |k: &str| t.get(k).and_then(Value::as_u64);
+        // Negative or non-finite values mean "not measured" (llama.cpp sends -1 for some).
+        let real = |k: &str| t.get(k).and_then(Value::as_f64).filter(|v| v.is_finite() && *v >= 0.0);
+        let s = Self {
+            prompt_n: int("prompt_n"),
+            prompt_ms: real("prompt_ms"),
+            prompt_per_second: real("prompt_per_second"),
+            cache_n: int("cache_n"),
+            predicted_n: int("predicted_n"),
+            predicted_ms: real("predicted_ms"),
+            predicted_per_second: real("predicted_per_second"),
+        };
+        (s != Self::default()).then_some(s)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,5 +166,22 @@ mod tests {
             &json!({"prompt_tokens":1,"completion_tokens":2,"total_tokens":3,"prompt_cache_hit_tokens":1}),
         );
         assert_eq!(r["details"]["prompt_cache_hit_tokens"], 1);
+    }
+
+    #[test]
+    fn timings_only_usage_has_no_counts_and_keeps_the_timings_as_details() {
+        let t = json!({"prompt_n":11,"prompt_ms":87.3,"prompt_per_second":126.0,"predicted_n":8,
+            "predicted_ms":170.0,"predicted_per_second":41.2,"cache_n":0});
+        let raw = json!({ "timings": t });
+        assert!(!UsageView::from_raw(&raw).has_counts());
+        assert_eq!(UsageView::result_json(&raw), json!({"details": {"timings": t}}));
+        let s = ServerTimings::from_usage(&raw).unwrap_or_default();
+        assert_eq!((s.prompt_n, s.predicted_n, s.cache_n), (Some(11), Some(8), Some(0)));
+        assert_eq!(s.predicted_per_second, Some(41.2));
+        let both = json!({"prompt_tokens":11,"completion_tokens":8,"total_tokens":19,"timings":t});
+        assert!(UsageView::from_raw(&both).has_counts());
+        assert_eq!(UsageView::result_json(&both)["details"], json!({"timings": t}));
+        assert_eq!(ServerTimings::from_usage(&json!({"timings":{"prompt_per_second":-1}})), None);
+        assert_eq!(ServerTimings::from_usage(&json!({"prompt_tokens":1})), None);
     }
 }

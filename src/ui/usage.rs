@@ -1,13 +1,15 @@
-//! The usage panel: exactly the numbers the provider sent for a reply, the conversation's
-//! totals, cost from configured prices, and a context gauge when the window is known. It never
-//! invents a number: "provider sent no usage" is a valid state.
+//! The usage panel: exactly the numbers the provider sent for a reply, palaver's own time to
+//! first token and tokens per second, the server's own speeds when it sent them (llama.cpp
+//! `timings`), the conversation's totals, cost from configured prices, and a context gauge when
+//! the window is known. It never invents a number: "provider sent no usage" is a valid state.
 
 use super::fmt;
 use super::theme::{Role as R, Theme};
 use crate::app::State;
 use crate::app::totals::{cost, price};
 use crate::engine::message::Message;
-use crate::engine::usage::UsageView;
+use crate::engine::metrics::ReplyMetrics;
+use crate::engine::usage::{ServerTimings, UsageView};
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 
@@ -24,6 +26,8 @@ pub fn lines(state: &State, m: Option<&Message>, cols: usize) -> Vec<Line<'stati
     match &m.usage {
         None if m.is_live() => out.push(note("waiting for usage…", theme)),
         None => out.push(note("provider sent no usage", theme)),
+        // A usage value may hold only the server's timings: that is no count at all.
+        Some(raw) if !UsageView::from_raw(raw).has_counts() => out.push(note("provider sent no token counts", theme)),
         Some(raw) => {
             let u = UsageView::from_raw(raw);
             let rows: [(&str, Option<u64>); 9] = [
@@ -47,9 +51,63 @@ pub fn lines(state: &State, m: Option<&Message>, cols: usize) -> Vec<Line<'stati
             }
         }
     }
+    out.extend(speed(state, m, cols));
+    if let Some(t) = m.usage.as_ref().and_then(ServerTimings::from_usage) {
+        out.push(Line::default());
+        out.extend(server(&t, cols, theme));
+    }
     out.push(Line::default());
     out.extend(conversation(state, cols));
     out.extend(gauge(state, m, cols));
+    out
+}
+
+/// The shortest generation time a tokens-per-second figure is shown for.
+const MIN_RATE_SPAN_MS: u64 = 200;
+
+/// What palaver measured itself: time to first token and generation speed (`~` when counted
+/// from deltas because the provider sent no completion count).
+fn speed(state: &State, m: &Message, cols: usize) -> Vec<Line<'static>> {
+    let r = ReplyMetrics::of(m, &state.cfg, &state.target.model);
+    let mut out = Vec::new();
+    if let Some(ttft) = r.ttft_ms {
+        out.push(row("ttft", &fmt::duration(ttft), cols, &state.theme));
+    }
+    // As in the status bar: a rate over less than 200 ms of generation (a non-streamed reply
+    // arrives all at once) says nothing about the model's speed.
+    let span = r.total_ms.zip(r.ttft_ms).map(|(t, f)| t.saturating_sub(f));
+    if let Some(tps) = r.tokens_per_s.filter(|_| span.is_some_and(|s| s >= MIN_RATE_SPAN_MS)) {
+        let approx = if r.tps_estimated { "~" } else { "" };
+        out.push(row("gen", &format!("{approx}{tps:.0} tok/s"), cols, &state.theme));
+    }
+    out
+}
+
+/// The server's own speeds: prompt processing and generation, each with its tokens and time.
+fn server(t: &ServerTimings, cols: usize, theme: &Theme) -> Vec<Line<'static>> {
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let ms = |v: f64| fmt::duration(v.round() as u64);
+    let mut out = vec![heading("server timings", theme)];
+    let sides = [
+        ("prompt", t.prompt_per_second, t.prompt_n, t.prompt_ms, t.cache_n.filter(|c| *c > 0)),
+        ("gen", t.predicted_per_second, t.predicted_n, t.predicted_ms, None),
+    ];
+    for (label, rate, n, time, cached) in sides {
+        if let Some(rate) = rate {
+            out.push(row(label, &format!("{rate:.0} tok/s"), cols, theme));
+        }
+        let tokens = match (n, cached) {
+            (Some(n), Some(c)) => Some(format!("  {} tok + {} cached", fmt::thousands(n), fmt::thousands(c))),
+            (Some(n), None) => Some(format!("  {} tok", fmt::thousands(n))),
+            (None, _) => None,
+        };
+        match (tokens, time) {
+            (Some(tokens), Some(time)) => out.push(row(&tokens, &ms(time), cols, theme)),
+            (Some(tokens), None) => out.push(row(&tokens, "", cols, theme)),
+            (None, Some(time)) => out.push(row("  time", &ms(time), cols, theme)),
+            (None, None) => {}
+        }
+    }
     out
 }
 
@@ -60,6 +118,11 @@ fn conversation(state: &State, cols: usize) -> Vec<Line<'static>> {
     let mut out = vec![heading("conversation", theme)];
     if t.with_usage == 0 {
         out.push(note(if t.replies == 0 { "no replies yet" } else { "provider sent no usage" }, theme));
+        return out;
+    }
+    if t.prompt.is_none() && t.completion.is_none() && t.total.is_none() {
+        // Replies whose usage held only the server's timings.
+        out.push(note("provider sent no token counts", theme));
         return out;
     }
     for (label, v) in [("prompt", t.prompt), ("completion", t.completion), ("total", t.total)] {

@@ -47,7 +47,7 @@ impl ColumnMetrics {
             };
         };
         let mut reply = ReplyMetrics::of(m, &state.cfg, &col.target.model);
-        if m.usage.is_none() {
+        if !m.usage.as_ref().is_some_and(|u| crate::engine::usage::UsageView::from_raw(u).has_counts()) {
             // No usage, no cost: a price times nothing is not "$0".
             reply.cost = None;
         }
