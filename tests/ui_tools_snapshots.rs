@@ -246,6 +246,27 @@ fn approval_modal_function_tool_with_diff() {
     sim.snap_all("approval_write_file");
 }
 
+/// A read-only tool asked to read outside the workspace: the modal names the resolved path and
+/// why; "approve for the session" is not offered; approving grants exactly that path.
+#[test]
+fn approval_modal_path_outside_the_workspace() {
+    let mut sim = Sim::new(Api::Chat, "m");
+    let mut registry = Registry::builtins();
+    registry.set_workspace(palaver::tools::workspace::Workspace::new(std::path::Path::new("/usr"), vec![]).unwrap());
+    sim.s.tools.set = ToolSet(Arc::new(registry));
+    let id = sim.send("read the key");
+    sim.call(id, 0, "read_file", r#"{"path":"../etc/palaver-snapshot/key.txt"}"#);
+    sim.end_calls(id);
+    assert!(!sim.s.session_approval_offered(Owner::Chat, id, 0));
+    sim.snap_all("approval_outside_workspace");
+    let fx = sim.s.apply(Msg::Key(KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE)));
+    let approved = fx.iter().find_map(|e| match e {
+        palaver::app::Effect::Tools(palaver::app::tools::ToolEffect::Run { approved, .. }) => Some(approved.clone()),
+        _ => None,
+    });
+    assert_eq!(approved, Some(vec![std::path::PathBuf::from("/etc/palaver-snapshot/key.txt")]));
+}
+
 #[test]
 fn approval_modal_run_command_with_reason_typed() {
     let mut sim = Sim::new(Api::Chat, "m");
