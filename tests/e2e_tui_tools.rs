@@ -144,3 +144,28 @@ fn denying_the_mcp_request_tells_the_provider() {
     let s = t.wait_for("the denial answer", |s| s.contains("You denied request"));
     assert!(s.contains("not today"), "the reason reached the provider: {s}");
 }
+
+/// A real provider starts with tools off, and the status bar says so; F4 and `/tools` turn them
+/// on, and the next request carries the definitions.
+#[test]
+fn tools_are_off_until_turned_on_and_the_status_bar_says_so() {
+    if !tmux_available() {
+        return;
+    }
+    let server = Server::start(vec![Reply::sse(CHAT_TEXT)]);
+    let t = start(&format!("--base-url {} --model scripted", server.base_url));
+    t.wait_ready();
+    t.wait_for("tools off in the status bar", |s| s.contains("tools off"));
+    t.send("hello");
+    t.wait_for("the answer", |s| s.contains("Understood") && s.contains("✓ done"));
+    let first: serde_json::Value = serde_json::from_str(&server.requests()[0].body).unwrap();
+    assert!(first.get("tools").is_none(), "no tool may be offered before the user turns them on");
+    t.keys(&["F4"]);
+    t.wait_for("tools asked for", |s| s.contains("tools 6 ask"));
+    t.send("/tools auto");
+    t.wait_for("tools on", |s| s.contains("tools 6 auto"));
+    t.send("again");
+    t.wait_for("the second request", |_| server.requests().len() >= 2);
+    let second: serde_json::Value = serde_json::from_str(&server.requests()[1].body).unwrap();
+    assert_eq!(second["tools"].as_array().map(Vec::len), Some(6));
+}
