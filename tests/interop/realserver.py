@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -103,12 +104,13 @@ def args_valid(arguments: str) -> bool:
 
 class RealServer:
     def __init__(self, palaver: str, shared: Path, tmp: Path, pidfile: Path | None = None,
-                 unavailable: str | None = None):
+                 unavailable: str | None = None, logs: Path | None = None):
         self.bin = str(Path(palaver).resolve())
         self.shared = shared.resolve()
         self.tmp = tmp
         self.pidfile = pidfile
         self.unavailable = unavailable
+        self.logs = logs  # where the server's log is moved when it stops (else it stays in its state dir)
         self.outcomes: list[Outcome] = []
         self.port = 0
         self.url = ""
@@ -171,6 +173,9 @@ class RealServer:
                 os.killpg(self.group, signal.SIGKILL)  # anything stop.sh missed
             except (ProcessLookupError, PermissionError):
                 pass
+        if self.logs and self.server_log().is_file():
+            self.logs.mkdir(parents=True, exist_ok=True)
+            shutil.move(self.server_log(), self.logs / "realserver-server.log")
         self.port = 0
 
     def server_log(self) -> Path:
@@ -404,10 +409,9 @@ class RealServer:
 
     def tui(self) -> None:
         """The chat screen in tmux: a prompt, a streamed reply, the usage panel, Ctrl+Q."""
-        from shutil import which
         t0 = time.monotonic()
         name = "TUI in tmux: reply, usage panel, Ctrl+Q"
-        if which("tmux") is None:
+        if shutil.which("tmux") is None:
             self.record(Outcome(name, "chat", True, True, [], 0, "tmux is not installed", skipped=True))
             return
         home = self.new_home()
@@ -486,8 +490,9 @@ class RealServer:
                 self.record(Outcome("start the server (start.sh PORT -t 1 -n 48)", "-", True, False, [err],
                                     time.monotonic() - t0))
                 return self.outcomes
-            print(f"realserver: llama.cpp on {self.url} (log {self.server_log()}) after "
-                  f"{time.monotonic() - t0:.1f} s", flush=True)
+            log = self.logs / "realserver-server.log" if self.logs else self.server_log()
+            print(f"realserver: llama.cpp on {self.url} after {time.monotonic() - t0:.1f} s (its log: {log})",
+                  flush=True)
             self.plain()
             cuts = self.tools_cut()
             self.continue_after(cuts)
@@ -503,10 +508,11 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--palaver", required=True)
     ap.add_argument("--shared", default=str(Path(__file__).resolve().parents[2].parent / "shared" / "realserver"))
+    ap.add_argument("--logs", default="", help="move the server's log here when it stops")
     ap.add_argument("--keep", action="store_true", help="keep the temp dir")
     opts = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="palaver-realserver-"))
-    rs = RealServer(opts.palaver, Path(opts.shared), tmp)
+    rs = RealServer(opts.palaver, Path(opts.shared), tmp, logs=Path(opts.logs) if opts.logs else None)
 
     def on_signal(signum, _frame):
         raise SystemExit(128 + signum)
@@ -518,7 +524,6 @@ def main() -> int:
     finally:
         rs.stop()
         if not opts.keep:
-            import shutil
             shutil.rmtree(tmp, ignore_errors=True)
     counted = [o for o in outcomes if not o.skipped]
     passed = sum(o.ok for o in counted)

@@ -143,7 +143,8 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-"$PY" tests/interop/suite.py --palaver "$BIN" \
+# -B: importing realserver.py must not leave bytecode in the source tree.
+"$PY" -B tests/interop/suite.py --palaver "$BIN" \
   --llmock-venv "$VENVS/llmock" --litellm-venv "$VENVS/litellm" --aimock-dir "$NODE_DIR" \
   --realserver "$REALSERVER_DIR" --pidfile "$PIDFILE" --report "$CACHE/interop-report.md" ${SKIPS[@]+"${SKIPS[@]}"} &
 DRIVER=$!

@@ -939,7 +939,8 @@ class Suite:
     def run_realserver(self) -> None:
         """llama.cpp's server with a real model (realserver.py): one server for the whole section."""
         rs = RealServer(self.bin, Path(self.opts.realserver or "."), self.tmp,
-                        Path(self.opts.pidfile) if self.opts.pidfile else None, self.skips.get("realserver"))
+                        Path(self.opts.pidfile) if self.opts.pidfile else None, self.skips.get("realserver"),
+                        Path(self.opts.report).parent / "interop-logs" if self.opts.report else None)
         for o in rs.run():
             if o.skipped:
                 self.skipped.append((f"realserver {o.name}", o.note))
