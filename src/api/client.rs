@@ -162,6 +162,7 @@ pub async fn run(http: &reqwest::Client, ep: &Endpoint, api: Api, body: &Value, 
     let ms = move || start.elapsed().as_millis() as u64;
     let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
     let mut attempt = 0;
+    let mut reconnected = false;
     let resp = loop {
         let req = ep.prepare(http.post(ep.url(api.path())).json(body));
         let sent = tokio::time::timeout(ep.timeouts.first_byte, req.send()).await;
@@ -172,6 +173,13 @@ pub async fn run(http: &reqwest::Client, ep: &Endpoint, api: Api, body: &Value, 
                     format!("no response within the first-byte timeout ({} s)", ep.timeouts.first_byte.as_secs_f32()),
                 ));
                 return;
+            }
+            Ok(Err(e)) if !reconnected && errors::is_stale_connection(&e) => {
+                // A kept-alive connection the server had already closed (llama.cpp closes after
+                // every streamed reply though it says keep-alive): nothing was answered, so the
+                // request goes out once more on a fresh connection.
+                reconnected = true;
+                continue;
             }
             Ok(Err(e)) => {
                 let kind = if e.is_connect() {
