@@ -5,6 +5,7 @@ pub mod api;
 pub mod app;
 pub mod cli;
 pub mod config;
+pub mod demo;
 pub mod engine;
 pub mod fuzzing;
 pub mod store;

@@ -128,7 +128,7 @@ async fn serve_demo(addr: &str) -> u8 {
     };
     let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
     println!("http://{}:{port}/v1", addr.ip());
-    if let Err(e) = crate::api::demo::serve(listener).await {
+    if let Err(e) = crate::demo::serve(listener).await {
         eprintln!("palaver: demo server stopped: {e}");
         return EXIT_PROVIDER;
     }
