@@ -9,6 +9,7 @@ pub mod demo;
 pub mod engine;
 pub mod fuzzing;
 pub mod store;
+pub mod text;
 pub mod tools;
 pub mod tui;
 pub mod ui;

@@ -43,7 +43,7 @@ pub(crate) fn test_state() -> State {
         chain_responses: false,
     };
     let settings = crate::engine::target::TurnSettings { stream: true, ..Default::default() };
-    let theme = crate::ui::theme::Theme::load("dark", None, true).unwrap_or_default();
+    let theme = crate::config::theme::Theme::load("dark", None, true).unwrap_or_default();
     State::new(target, settings, crate::config::Config::default(), theme, "dark")
 }
 #[cfg(test)]
