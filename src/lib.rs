@@ -8,6 +8,7 @@ pub mod config;
 pub mod demo;
 pub mod engine;
 pub mod fuzzing;
+pub mod interactive;
 pub mod store;
 pub mod text;
 pub mod tools;

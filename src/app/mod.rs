@@ -1,5 +1,6 @@
 //! The interactive app: one `State` owned by the loop, changed only by `State::apply(msg)`, which
-//! returns `Effect`s for the runner to carry out. `run` is the chat screen's entry point.
+//! returns `Effect`s for the runner to carry out. No terminal and no drawing: the loop that ties
+//! them together is `crate::interactive`.
 
 pub mod approval;
 pub mod commands;
@@ -15,11 +16,10 @@ pub mod overlay;
 pub mod persist;
 mod persist_sync;
 mod reopen;
-mod run;
-mod runner;
+pub mod runner;
 mod scroll;
 pub mod state;
-mod storage;
+pub mod storage;
 mod tool_turns;
 pub mod tools;
 pub mod totals;
@@ -28,7 +28,6 @@ mod turns;
 
 pub use effect::Effect;
 pub use msg::Msg;
-pub use run::{run, run_compare, run_with};
 pub use state::{State, TargetInfo};
 
 /// A state for tests: demo-like target, default settings and config, the dark theme.

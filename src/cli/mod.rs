@@ -45,7 +45,7 @@ pub async fn run(cli: Cli) -> u8 {
                 };
                 let Some(first) = targets.first() else { return usage("compare needs models") };
                 let settings = headless::settings(g, first);
-                return crate::app::run_compare(targets, cfg, paths, settings).await;
+                return crate::interactive::run_compare(targets, cfg, paths, settings).await;
             }
             let stdin = if std::io::stdin().is_terminal() { None } else { read_stdin() };
             if g.prompt.is_none() && stdin.is_none() {
@@ -81,7 +81,7 @@ pub async fn run(cli: Cli) -> u8 {
                     keep_model: !g.model.is_empty(),
                 };
                 let settings = headless::settings(g, &t);
-                return crate::app::run_with(t, cfg, paths, settings, reopen).await;
+                return crate::interactive::run_with(t, cfg, paths, settings, reopen).await;
             }
             let stdin = if std::io::stdin().is_terminal() { None } else { read_stdin() };
             if g.prompt.is_none() && stdin.is_none() {
