@@ -3,8 +3,8 @@
 //! `--resume ID`), its prompt on disk before the request goes out and its reply saved while
 //! it streams.
 
-use super::args::Global;
-use super::headless::{EXIT_OK, EXIT_PROVIDER, EXIT_USAGE};
+use super::args::{ExportFormat, Global, HistoryAction};
+use super::exit::{EXIT_OK, EXIT_PROVIDER, EXIT_USAGE};
 use super::target::Target;
 use crate::config::Paths;
 use crate::engine::message::{Message, MessageStatus, Role};
@@ -12,31 +12,8 @@ use crate::store::export::{self, to_markdown};
 use crate::store::ids::{rfc3339, short_date, title_from_prompt};
 use crate::store::{NewConversation, StoreError, StoreHandle, StoreOptions, StoredConversation};
 use crate::ui::sanitize::sanitize;
-use clap::{Subcommand, ValueEnum};
 use std::io::Write;
 use std::time::{Duration, Instant};
-
-#[derive(Debug, Clone, Subcommand)]
-pub enum HistoryAction {
-    /// One conversation a line, newest first, its ID first (with --json: one object a line)
-    List,
-    /// Print a conversation as a readable transcript
-    Show { id: String },
-    /// Export a conversation: Markdown (readable) or JSON (complete, reloadable)
-    Export {
-        id: String,
-        #[arg(long, value_enum, default_value = "md")]
-        format: ExportFormat,
-    },
-    /// Delete a conversation
-    Rm { id: String },
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ExportFormat {
-    Md,
-    Json,
-}
 
 /// Runs a `history` subcommand; returns the exit status.
 pub fn run(action: &HistoryAction, json: bool, paths: &Paths) -> u8 {

@@ -3,13 +3,14 @@
 
 pub mod args;
 pub mod compare;
+pub mod exit;
 pub mod headless;
 pub mod history;
 pub mod result;
 pub mod target;
 
 use args::{ApiArg, Cli, Command};
-use headless::{EXIT_OK, EXIT_PROVIDER, EXIT_USAGE};
+use exit::{EXIT_OK, EXIT_PROVIDER, EXIT_USAGE};
 use std::io::{IsTerminal, Read};
 
 /// Runs the CLI; returns the process exit status.
