@@ -35,7 +35,7 @@
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use palaver::engine::item_tools;
+use palaver::tools::items;
 use palaver::tools::{Registry, ToolOutput, Workspace};
 use serde_json::json;
 use std::os::unix::fs::symlink;

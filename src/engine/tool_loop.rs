@@ -1,9 +1,9 @@
 //! The tool loop's decisions and execution, shared by the headless runner and the TUI: which
 //! calls may run without asking, and running a batch of approved calls concurrently.
 
-use super::item_tools;
 use super::message::{ToolCall, ToolStatus};
 pub use crate::engine::request::MCP_APPROVE;
+use crate::tools::items as item_tools;
 use crate::tools::{Approval, Registry, ToolOutput, ToolSpec};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
