@@ -144,12 +144,49 @@ pub enum WireEvent {
     Closed { at_ms: u64 },
 }
 
-/// Builds the shared HTTP client.
+/// Builds the shared HTTP client. Redirects are followed only within the origin the request
+/// went to: reqwest strips `Authorization` across origins but not `api-key` nor a profile's
+/// secret headers, and a 307 would re-send the whole conversation too.
 ///
 /// # Errors
 /// When TLS initialisation fails.
 pub fn http_client(t: &Timeouts) -> Result<reqwest::Client, reqwest::Error> {
-    reqwest::Client::builder().connect_timeout(t.connect).build()
+    reqwest::Client::builder().connect_timeout(t.connect).redirect(same_origin_redirects()).build()
+}
+
+/// Most redirects followed within one origin.
+const MAX_REDIRECTS: usize = 10;
+
+/// A redirect to another origin refused; its message names the target.
+#[derive(Debug)]
+struct CrossOriginRedirect(String);
+
+impl fmt::Display for CrossOriginRedirect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the server redirected to another origin ({}); palaver does not follow it, so the key and the \
+             conversation stay with the configured server — set base_url to that address if it is right",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for CrossOriginRedirect {}
+
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let first = attempt.previous().first().map(reqwest::Url::origin);
+        if first.is_some_and(|o| o != attempt.url().origin()) {
+            // A parsed URL is percent-encoded: no control character can be in it.
+            let target = attempt.url().as_str().to_owned();
+            return attempt.error(CrossOriginRedirect(target));
+        }
+        if attempt.previous().len() > MAX_REDIRECTS {
+            return attempt.error(format!("more than {MAX_REDIRECTS} redirects"));
+        }
+        attempt.follow()
+    })
 }
 
 fn failed(kind: &str, message: String) -> WireEvent {
@@ -174,7 +211,9 @@ pub async fn run(http: &reqwest::Client, ep: &Endpoint, api: Api, body: &Value, 
                 return;
             }
             Ok(Err(e)) => {
-                let kind = if e.is_connect() {
+                let kind = if e.is_redirect() {
+                    "redirect"
+                } else if e.is_connect() {
                     "connect"
                 } else if e.is_timeout() {
                     "connect_timeout"
