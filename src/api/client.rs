@@ -5,6 +5,7 @@
 
 use super::errors;
 use super::event::ErrorInfo;
+use super::limits::{Limits, ReplyBudget, json_depth};
 use super::event::StreamEvent;
 use super::retry::{RetryDecision, decide_retry};
 use super::sse::SseDecoder;
@@ -75,6 +76,8 @@ pub struct Endpoint {
     pub max_retries: u32,
     /// Longest `Retry-After` palaver will sleep; longer ones are reported instead.
     pub max_retry_wait: Duration,
+    /// What a reply, a body or a request may grow to.
+    pub limits: Limits,
 }
 
 impl Endpoint {
@@ -198,10 +201,30 @@ pub async fn run(http: &reqwest::Client, ep: &Endpoint, api: Api, body: &Value, 
     let start = Instant::now();
     let ms = move || start.elapsed().as_millis() as u64;
     let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
+    // Serialised once, measured, and never sent past the limit.
+    let bytes = match serde_json::to_vec(body) {
+        Ok(b) => b,
+        Err(e) => {
+            let _ = tx.send(failed("request", format!("the request could not be built: {e}")));
+            return;
+        }
+    };
+    if bytes.len() > ep.limits.request_bytes {
+        let what = format!("the request palaver built is {} bytes; it was not sent", bytes.len());
+        let _ = tx.send(failed("limit", Limits::reached("request_bytes", &what, ep.limits.request_bytes)));
+        return;
+    }
+    let body_bytes = bytes::Bytes::from(bytes);
     let mut attempt = 0;
     let resp = loop {
-        let req = ep.prepare(http.post(ep.url(api.path())).json(body));
-        let sent = tokio::time::timeout(ep.timeouts.first_byte, req.send()).await;
+        let req = ep.prepare(
+            http.post(ep.url(api.path())).header("content-type", "application/json").body(body_bytes.clone()),
+        );
+        // A receiver that went away (the user cancelled) stops the request at once.
+        let sent = tokio::select! {
+            sent = tokio::time::timeout(ep.timeouts.first_byte, req.send()) => sent,
+            () = tx.closed() => return,
+        };
         let resp = match sent {
             Err(_) => {
                 let _ = tx.send(failed(
@@ -239,7 +262,11 @@ pub async fn run(http: &reqwest::Client, ep: &Endpoint, api: Api, body: &Value, 
                 if tx.send(WireEvent::Retrying { attempt, wait_ms: wait.as_millis() as u64, reason }).is_err() {
                     return;
                 }
-                tokio::time::sleep(wait).await;
+                // Cancelling during the wait must not send the request once more.
+                tokio::select! {
+                    () = tokio::time::sleep(wait) => {}
+                    () = tx.closed() => return,
+                }
             }
             RetryDecision::GiveUp(note) => {
                 let mut info = ErrorInfo::from_provider(&err, "http");
@@ -262,7 +289,7 @@ pub async fn run(http: &reqwest::Client, ep: &Endpoint, api: Api, body: &Value, 
     if tx.send(WireEvent::Opened { status: resp.status().as_u16(), headers, at_ms: ms() }).is_err() {
         return;
     }
-    read_body(resp, api, stream, &content_type, ep.timeouts, tx, &ms).await;
+    read_body(resp, api, stream, &content_type, ep, tx, &ms).await;
 }
 
 /// Reads the body: SSE when it looks like SSE, else one JSON document.
@@ -271,13 +298,15 @@ async fn read_body(
     api: Api,
     stream: bool,
     content_type: &str,
-    t: Timeouts,
+    ep: &Endpoint,
     tx: &UnboundedSender<WireEvent>,
     ms: &impl Fn() -> u64,
 ) {
+    let (t, limits) = (ep.timeouts, ep.limits);
     let mut body = resp.bytes_stream();
-    let mut decoder = SseDecoder::new();
+    let mut decoder = SseDecoder::with_limit(limits.sse_event_bytes);
     let mut mapper = Mapper::new(api);
+    let mut budget = ReplyBudget::new(limits);
     // Decided from the first bytes, not only the header: gateways send empty or wrong types.
     let mut mode: Option<bool> = if content_type.contains("event-stream") { Some(true) } else { None };
     let mut json_buf: Vec<u8> = Vec::new();
@@ -301,7 +330,9 @@ async fn read_body(
         let bytes = match next {
             None => break,
             Some(Err(e)) => {
-                flush(&mut decoder, &mut mapper, tx, ms);
+                if !flush(&mut decoder, &mut mapper, &mut budget, tx, ms) {
+                    return;
+                }
                 let _ = tx.send(failed(
                     "disconnected",
                     format!("the connection dropped mid-stream: {}", errors::root_cause(&e)),
@@ -316,6 +347,11 @@ async fn read_body(
                 mode = Some(!(*lead == b'{' || *lead == b'['));
             }
         }
+        if json_buf.len() + bytes.len() > limits.body_bytes {
+            let what = "the response body is too large";
+            let _ = tx.send(failed("limit", Limits::reached("body_bytes", what, limits.body_bytes)));
+            return;
+        }
         json_buf.extend_from_slice(&bytes);
         if mode == Some(false) || (mode.is_none() && !stream) {
             continue;
@@ -326,13 +362,29 @@ async fn read_body(
         let mut events = Vec::new();
         let now = ms();
         let mut ended = false;
+        let mut over: Option<String> = None;
         decoder.push(bytes, &mut |ev| {
+            if over.is_some() {
+                return;
+            }
+            if json_depth(ev.data.as_bytes()) > limits.json_depth {
+                over = Some(Limits::reached("json_depth", "an event is nested too deeply", limits.json_depth));
+                return;
+            }
             let before = events.len();
             mapper.map(&ev.event, &ev.data, &mut events);
+            over = within_budget(&mut budget, &mut events, before);
             ended |= events[before..].iter().any(|e| matches!(e, StreamEvent::End));
             frames.push(Frame { at_ms: now, event: ev.event, data: ev.data });
         });
+        if decoder.overflowed() && over.is_none() {
+            over = Some(Limits::reached("sse_event_bytes", "one SSE line or event is too large", limits.sse_event_bytes));
+        }
         if tx.send(WireEvent::Chunk { frames, events, at_ms: now }).is_err() {
+            return;
+        }
+        if let Some(message) = over {
+            let _ = tx.send(failed("limit", message));
             return;
         }
         if ended && api == Api::Chat {
@@ -345,6 +397,11 @@ async fn read_body(
         let now = ms();
         let frames =
             vec![Frame { at_ms: now, event: "json".into(), data: String::from_utf8_lossy(&json_buf).into_owned() }];
+        if json_depth(&json_buf) > limits.json_depth {
+            let what = "the response body is nested too deeply";
+            let _ = tx.send(failed("limit", Limits::reached("json_depth", what, limits.json_depth)));
+            return;
+        }
         let events = match serde_json::from_slice::<Value>(&json_buf) {
             Ok(v)
                 if v.get("error").is_some_and(|e| !e.is_null())
@@ -354,7 +411,15 @@ async fn read_body(
                 let err = super::wire::error_from_value(None, &v);
                 vec![StreamEvent::Error(err), StreamEvent::End]
             }
-            Ok(v) => super::map_full_response(api, &v),
+            Ok(v) => {
+                let mut events = super::map_full_response(api, &v);
+                if let Some(message) = within_budget(&mut budget, &mut events, 0) {
+                    let _ = tx.send(WireEvent::Chunk { frames, events, at_ms: now });
+                    let _ = tx.send(failed("limit", message));
+                    return;
+                }
+                events
+            }
             Err(e) => vec![StreamEvent::Malformed {
                 data: String::from_utf8_lossy(&json_buf).chars().take(200).collect(),
                 reason: e.to_string(),
@@ -363,13 +428,33 @@ async fn read_body(
         if tx.send(WireEvent::Chunk { frames, events, at_ms: now }).is_err() {
             return;
         }
-    } else {
-        flush(&mut decoder, &mut mapper, tx, ms);
+    } else if !flush(&mut decoder, &mut mapper, &mut budget, tx, ms) {
+        return;
     }
     let _ = tx.send(WireEvent::Closed { at_ms: ms() });
 }
 
-fn flush(decoder: &mut SseDecoder, mapper: &mut Mapper, tx: &UnboundedSender<WireEvent>, ms: &impl Fn() -> u64) {
+/// Takes `events[from..]` into the reply's budget; the first event past a limit and those after
+/// it are dropped, and the limit's words returned.
+fn within_budget(budget: &mut ReplyBudget, events: &mut Vec<StreamEvent>, from: usize) -> Option<String> {
+    for i in from..events.len() {
+        if let Err(message) = budget.take(&events[i]) {
+            events.truncate(i);
+            return Some(message);
+        }
+    }
+    None
+}
+
+/// The end of an SSE body: an event left without its blank line is dispatched (and counted).
+/// Returns false when it passed a limit (the failure was reported).
+fn flush(
+    decoder: &mut SseDecoder,
+    mapper: &mut Mapper,
+    budget: &mut ReplyBudget,
+    tx: &UnboundedSender<WireEvent>,
+    ms: &impl Fn() -> u64,
+) -> bool {
     let now = ms();
     let mut frames = Vec::new();
     let mut events = Vec::new();
@@ -377,9 +462,15 @@ fn flush(decoder: &mut SseDecoder, mapper: &mut Mapper, tx: &UnboundedSender<Wir
         mapper.map(&ev.event, &ev.data, &mut events);
         frames.push(Frame { at_ms: now, event: ev.event, data: ev.data });
     });
+    let over = within_budget(budget, &mut events, 0);
     if !frames.is_empty() {
         let _ = tx.send(WireEvent::Chunk { frames, events, at_ms: now });
     }
+    if let Some(message) = over {
+        let _ = tx.send(failed("limit", message));
+        return false;
+    }
+    true
 }
 
 async fn read_capped(resp: reqwest::Response, cap: usize) -> Vec<u8> {

@@ -7,6 +7,7 @@ pub mod client;
 pub mod demo;
 pub mod errors;
 pub mod event;
+pub mod limits;
 pub mod responses_mapper;
 pub mod retry;
 pub mod sse;

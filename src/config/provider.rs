@@ -44,6 +44,9 @@ pub struct ProviderProfile {
     pub request: BTreeMap<String, toml::Value>,
     /// Whether tools are offered to this provider's models (default: not offered).
     pub tools: Option<ToolsSetting>,
+    /// Limits on what this provider's replies may make palaver hold or send (each one named,
+    /// unset ones at their defaults): `limits = { reply_bytes = 16777216 }`.
+    pub limits: Option<crate::api::limits::Limits>,
 }
 
 /// `tools = "auto" | "ask" | "none"` in a profile, and `--tools`.
@@ -89,6 +92,7 @@ impl ProviderProfile {
             timeouts,
             max_retries: self.max_retries.unwrap_or(3),
             max_retry_wait: Duration::from_secs(60),
+            limits: self.limits.unwrap_or_default(),
         }
     }
 }
