@@ -6,6 +6,7 @@
 use super::errors;
 use super::event::ErrorInfo;
 use super::limits::{Limits, ReplyBudget, json_depth};
+use super::redact::Redactor;
 use super::event::StreamEvent;
 use super::retry::{RetryDecision, decide_retry};
 use super::sse::SseDecoder;
@@ -17,112 +18,7 @@ use std::fmt;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc::UnboundedSender;
 
-/// An API key. Its `Debug` never shows it, so it cannot leak through logs or error text.
-#[derive(Clone, Default)]
-pub struct Secret(String);
-
-impl Secret {
-    #[must_use]
-    pub fn new(s: String) -> Self {
-        Self(s)
-    }
-    #[must_use]
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(if self.0.is_empty() { "<none>" } else { "<redacted>" })
-    }
-}
-
-/// How the key is sent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum AuthStyle {
-    #[default]
-    Bearer,
-    /// Azure: `api-key: KEY`.
-    ApiKeyHeader,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Timeouts {
-    pub connect: Duration,
-    pub first_byte: Duration,
-    pub idle: Duration,
-}
-
-impl Default for Timeouts {
-    fn default() -> Self {
-        Self { connect: Duration::from_secs(10), first_byte: Duration::from_secs(120), idle: Duration::from_secs(60) }
-    }
-}
-
-/// Where and how to send requests.
-#[derive(Debug, Clone, Default)]
-pub struct Endpoint {
-    pub base_url: String,
-    pub key: Secret,
-    pub auth: AuthStyle,
-    pub headers: Vec<(String, String)>,
-    pub query: Vec<(String, String)>,
-    pub timeouts: Timeouts,
-    pub max_retries: u32,
-    /// Longest `Retry-After` palaver will sleep; longer ones are reported instead.
-    pub max_retry_wait: Duration,
-    /// What a reply, a body or a request may grow to.
-    pub limits: Limits,
-}
-
-impl Endpoint {
-    #[must_use]
-    pub fn url(&self, path: &str) -> String {
-        format!("{}/{}", self.base_url.trim_end_matches('/'), path.trim_start_matches('/'))
-    }
-
-    /// Adds the query, the key (as the profile says) and the profile's headers to a request.
-    pub fn prepare(&self, mut req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
-        if !self.query.is_empty() {
-            req = req.query(&self.query);
-        }
-        if !self.key.is_empty() {
-            req = match self.auth {
-                AuthStyle::Bearer => req.bearer_auth(self.key.expose()),
-                AuthStyle::ApiKeyHeader => req.header("api-key", self.key.expose()),
-            };
-        }
-        for (k, v) in &self.headers {
-            req = req.header(k, v);
-        }
-        req
-    }
-
-    /// A `curl` command reproducing a request, with the key shown as an environment variable.
-    #[must_use]
-    pub fn curl(&self, api: Api, body: &Value) -> String {
-        let mut s = format!("curl -sN '{}'", self.url(api.path()));
-        if !self.query.is_empty() {
-            let q: Vec<String> = self.query.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            s = format!("curl -sN '{}?{}'", self.url(api.path()), q.join("&"));
-        }
-        match self.auth {
-            AuthStyle::Bearer => s.push_str(" -H \"Authorization: Bearer $OPENAI_API_KEY\""),
-            AuthStyle::ApiKeyHeader => s.push_str(" -H \"api-key: $OPENAI_API_KEY\""),
-        }
-        for (k, v) in &self.headers {
-            s.push_str(&format!(" -H '{k}: {v}'"));
-        }
-        let body = body.to_string().replace('\'', "'\\''");
-        s.push_str(&format!(" -H 'Content-Type: application/json' -d '{body}'"));
-        s
-    }
-}
+pub use super::endpoint::{AuthStyle, Endpoint, Secret, Timeouts};
 
 /// A raw frame as received.
 #[derive(Debug, Clone, PartialEq)]
@@ -196,8 +92,27 @@ fn failed(kind: &str, message: String) -> WireEvent {
     WireEvent::Failed(ErrorInfo { status: None, message, kind: kind.to_owned(), body: Value::Null })
 }
 
+/// The receiver of a request's events, through the endpoint's redactor: whatever a server
+/// echoes of the key or a secret header is gone before anyone sees it.
+struct Out<'a> {
+    tx: &'a UnboundedSender<WireEvent>,
+    redact: Redactor,
+}
+
+impl Out<'_> {
+    fn send(&self, mut ev: WireEvent) -> Result<(), ()> {
+        self.redact.wire(&mut ev);
+        self.tx.send(ev).map_err(|_| ())
+    }
+
+    async fn closed(&self) {
+        self.tx.closed().await;
+    }
+}
+
 /// Runs one request to completion, reporting to `tx`. Returns early when `tx` is closed.
 pub async fn run(http: &reqwest::Client, ep: &Endpoint, api: Api, body: &Value, tx: &UnboundedSender<WireEvent>) {
+    let tx = &Out { tx, redact: ep.redactor() };
     let start = Instant::now();
     let ms = move || start.elapsed().as_millis() as u64;
     let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
@@ -299,7 +214,7 @@ async fn read_body(
     stream: bool,
     content_type: &str,
     ep: &Endpoint,
-    tx: &UnboundedSender<WireEvent>,
+    tx: &Out<'_>,
     ms: &impl Fn() -> u64,
 ) {
     let (t, limits) = (ep.timeouts, ep.limits);
@@ -452,7 +367,7 @@ fn flush(
     decoder: &mut SseDecoder,
     mapper: &mut Mapper,
     budget: &mut ReplyBudget,
-    tx: &UnboundedSender<WireEvent>,
+    tx: &Out<'_>,
     ms: &impl Fn() -> u64,
 ) -> bool {
     let now = ms();
@@ -488,5 +403,5 @@ async fn read_capped(resp: reqwest::Response, cap: usize) -> Vec<u8> {
 
 fn is_sensitive_header(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
-    n == "authorization" || n == "api-key" || n == "set-cookie" || n.contains("key")
+    n == "authorization" || n == "set-cookie" || super::redact::is_secret_header(&n)
 }

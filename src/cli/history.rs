@@ -347,11 +347,10 @@ impl Recorder {
         self.save_all(position, std::slice::from_ref(msg));
     }
 
-    /// Waits until everything is on disk (end of the run).
-    pub fn sync(&self) {
-        if let Some(s) = &self.store {
-            let _ = s.flush();
-        }
+    /// Waits until everything is on disk (end of the run); false when it could not be saved
+    /// (no store, a full disk, a locked or read-only database: the writer said why on stderr).
+    pub fn sync(&self) -> bool {
+        self.store.as_ref().is_some_and(|s| s.flush().is_ok())
     }
 }
 

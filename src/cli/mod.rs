@@ -5,6 +5,7 @@ pub mod args;
 pub mod compare;
 pub mod headless;
 pub mod history;
+pub mod interrupt;
 pub mod result;
 pub mod target;
 
