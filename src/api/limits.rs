@@ -43,11 +43,11 @@ impl Default for Limits {
         Self {
             sse_event_bytes: 32 * MIB,
             body_bytes: 64 * MIB,
-            reply_bytes: 8 * MIB,
+            reply_bytes: 4 * MIB,
             tool_calls: 10_000,
             output_items: 10_000,
             tool_output_bytes: MIB,
-            round_tool_output_bytes: 8 * MIB,
+            round_tool_output_bytes: 2 * MIB,
             json_depth: 128,
             request_bytes: 32 * MIB,
         }

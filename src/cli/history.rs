@@ -213,6 +213,15 @@ fn rm(store: &StoreHandle, id: &str) -> Result<u8, StoreError> {
 /// changing, so a pause never leaves the newest text unsaved.
 const STREAM_SAVE_EVERY: Duration = Duration::from_millis(100);
 
+/// A long reply is saved less often, one millisecond per KiB of text: every save rewrites the
+/// whole text (and its search index), so saving a multi-megabyte reply ten times a second
+/// costs memory and disk out of proportion to what a crash could lose.
+fn save_interval(msg: &Message) -> Duration {
+    let main = msg.main();
+    let bytes = main.content.len() + main.reasoning.len() + main.refusal.len();
+    STREAM_SAVE_EVERY.max(Duration::from_millis(bytes as u64 / 1024))
+}
+
 /// The headless runner's link to the store. Without a store (it could not be opened) every
 /// method does nothing.
 pub struct Recorder {
@@ -220,6 +229,8 @@ pub struct Recorder {
     conv: String,
     last_save: Option<Instant>,
     dirty: bool,
+    /// The current pacing of streaming saves (see [`save_interval`]).
+    interval: Duration,
 }
 
 impl Recorder {
@@ -243,7 +254,7 @@ impl Recorder {
             }
             Err(e) => {
                 eprintln!("palaver: this conversation will not be saved: cannot open {}: {e}", path.display());
-                let off = Self { store: None, conv: String::new(), last_save: None, dirty: false };
+                let off = Self { store: None, conv: String::new(), last_save: None, dirty: false, interval: STREAM_SAVE_EVERY };
                 return Ok((off, vec![Message::user(prompt)]));
             }
         };
@@ -261,7 +272,7 @@ impl Recorder {
             }
         };
         history.push(Message::user(prompt));
-        let rec = Self { store: Some(store), conv, last_save: None, dirty: false };
+        let rec = Self { store: Some(store), conv, last_save: None, dirty: false, interval: STREAM_SAVE_EVERY };
         rec.save_all(history.len() - 1, &history[history.len() - 1..]);
         // The prompt is on disk before the request goes out; a failure was already a notice.
         rec.sync();
@@ -280,7 +291,7 @@ impl Recorder {
     ) -> (Self, Vec<Message>) {
         let history = vec![Message::user(prompt)];
         let Some(store) = store else {
-            return (Self { store: None, conv: String::new(), last_save: None, dirty: false }, history);
+            return (Self { store: None, conv: String::new(), last_save: None, dirty: false, interval: STREAM_SAVE_EVERY }, history);
         };
         let conv = store.create_conversation(NewConversation {
             title: title_from_prompt(prompt),
@@ -289,7 +300,7 @@ impl Recorder {
             api: Some(t.api.name().to_owned()),
             compare: Some((group.to_owned(), column)),
         });
-        let rec = Self { store: Some(store), conv, last_save: None, dirty: false };
+        let rec = Self { store: Some(store), conv, last_save: None, dirty: false, interval: STREAM_SAVE_EVERY };
         rec.save_all(0, &history);
         (rec, history)
     }
@@ -320,11 +331,17 @@ impl Recorder {
     /// recorder dirty until [`Recorder::due_in`] has passed.
     pub fn streaming(&mut self, position: usize, msg: &mut Message) {
         let Some(s) = &self.store else { return };
-        if self.last_save.is_some_and(|t| t.elapsed() < STREAM_SAVE_EVERY) {
+        self.interval = save_interval(msg);
+        if self.last_save.is_some_and(|t| t.elapsed() < self.interval) {
             self.dirty = true;
             return;
         }
-        s.save_streaming(&self.conv, position, msg);
+        if !s.save_streaming(&self.conv, position, msg) {
+            // The writer is still busy with the last one: try again after the interval.
+            self.dirty = true;
+            self.last_save = Some(Instant::now());
+            return;
+        }
         self.last_save = Some(Instant::now());
         self.dirty = false;
     }
@@ -338,7 +355,7 @@ impl Recorder {
     /// How long until a dirty reply should be saved.
     #[must_use]
     pub fn due_in(&self) -> Duration {
-        self.last_save.map_or(Duration::ZERO, |t| STREAM_SAVE_EVERY.saturating_sub(t.elapsed()))
+        self.last_save.map_or(Duration::ZERO, |t| self.interval.saturating_sub(t.elapsed()))
     }
 
     /// Saves a finished reply at once.

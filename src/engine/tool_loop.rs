@@ -110,7 +110,7 @@ pub async fn execute(registry: &Registry, call: &ToolCall, timeout: Duration, ap
 
 /// Calls of one round running at once: enough to overlap slow tools, few enough that what
 /// they hold at a time stays small (2,000 file reads in one reply no longer run together).
-pub const CONCURRENT_CALLS: usize = 16;
+pub const CONCURRENT_CALLS: usize = 4;
 
 /// Runs calls concurrently with no path outside the workspace approved (headless), filling in
 /// output, status and duration.

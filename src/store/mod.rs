@@ -213,6 +213,10 @@ pub struct StoreHandle {
 
 struct Inner {
     tx: Option<Sender<Cmd>>,
+    /// Streaming saves sent and not yet taken by the writer: while one is in flight, the next
+    /// is skipped (the caller saves again later), so a fast stream on a slow disk never queues
+    /// copy after copy of a growing reply.
+    live_in_flight: Arc<std::sync::atomic::AtomicUsize>,
     reader: Mutex<Connection>,
     path: PathBuf,
     store_frames: bool,
@@ -266,6 +270,7 @@ impl StoreHandle {
         Ok(Self {
             inner: Arc::new(Inner {
                 tx: Some(tx),
+                live_in_flight: Arc::default(),
                 reader: Mutex::new(reader),
                 path: path.to_path_buf(),
                 store_frames: opts.store_frames,
@@ -325,17 +330,33 @@ impl StoreHandle {
 
     /// [`StoreHandle::save_message`] for a reply being streamed: the same, but when frames are
     /// not stored it copies the message without its raw frames (lent out and put back), which
-    /// would otherwise be most of the cost of a save.
-    pub fn save_streaming(&self, conv: &str, position: usize, msg: &mut Message) {
-        if self.inner.store_frames || msg.frames.is_empty() {
-            return self.save_message(conv, position, msg);
+    /// would otherwise be most of the cost of a save. Returns false, saving nothing, while the
+    /// writer has not yet taken the previous streaming save: call it again later (a finished
+    /// reply goes through [`StoreHandle::save_message`], which always queues).
+    pub fn save_streaming(&self, conv: &str, position: usize, msg: &mut Message) -> bool {
+        use std::sync::atomic::Ordering::SeqCst;
+        let in_flight = &self.inner.live_in_flight;
+        if in_flight.load(SeqCst) > 0 {
+            return false;
         }
-        let frames = std::mem::take(&mut msg.frames);
-        let mut copy = msg.clone();
-        msg.frames = frames;
-        copy.frames_bytes = 0;
-        copy.frames_dropped += msg.frames.len() as u64;
-        self.send(Op::Save { conv: conv.to_owned(), branch: None, position, msg: Box::new(copy) });
+        let mut copy = if self.inner.store_frames || msg.frames.is_empty() {
+            msg.clone()
+        } else {
+            let frames = std::mem::take(&mut msg.frames);
+            let mut copy = msg.clone();
+            msg.frames = frames;
+            copy.frames_bytes = 0;
+            copy.frames_dropped += msg.frames.len() as u64;
+            copy
+        };
+        copy.frames.shrink_to_fit();
+        let op = Op::Save { conv: conv.to_owned(), branch: None, position, msg: Box::new(copy) };
+        in_flight.fetch_add(1, SeqCst);
+        let sent = self.inner.tx.as_ref().is_some_and(|tx| tx.send(Cmd::Live(op, in_flight.clone())).is_ok());
+        if !sent {
+            in_flight.fetch_sub(1, SeqCst);
+        }
+        true
     }
 
     /// Deletes the active branch's messages from `from` on (before re-running a turn in place).
