@@ -225,7 +225,7 @@ pub async fn run_prompt(g: &Global, t: &Target, registry: &Registry, prompt: &st
             return EXIT_PROVIDER;
         }
     };
-    let (mut rec, mut history) = match Recorder::begin(g, t, prompt) {
+    let (mut rec, mut history) = match Recorder::begin(g, t, prompt).await {
         Ok(v) => v,
         Err(code) => return code,
     };

@@ -10,6 +10,7 @@ use crate::config::Paths;
 use crate::engine::message::{Message, MessageStatus, Role};
 use crate::store::export::{self, to_markdown};
 use crate::store::ids::{rfc3339, short_date, title_from_prompt};
+use crate::store::lock::{BUSY_WAIT, ConversationLock, LockError};
 use crate::store::{NewConversation, StoreError, StoreHandle, StoreOptions, StoredConversation};
 use crate::ui::sanitize::sanitize;
 use clap::{Subcommand, ValueEnum};
@@ -231,16 +232,31 @@ pub struct Recorder {
     dirty: bool,
     /// The current pacing of streaming saves (see [`save_interval`]).
     interval: Duration,
+    /// Held while a continued conversation is appended to (see `store::lock`).
+    lock: Option<crate::store::lock::ConversationLock>,
 }
 
 impl Recorder {
+    /// A recorder without a store: saves nothing.
+    fn off() -> Self {
+        Self { store: None, conv: String::new(), last_save: None, dirty: false, interval: STREAM_SAVE_EVERY, lock: None }
+    }
+
+    fn on(store: StoreHandle, conv: String) -> Self {
+        Self { store: Some(store), conv, ..Self::off() }
+    }
+
     /// Opens the store and the conversation of a `-p` run (a new one, or the one `--continue`
     /// or `--resume` names), stores the prompt and waits until it is on disk. Returns the
     /// messages to send: earlier turns, then the prompt.
     ///
+    /// A continued conversation is locked first (waiting while another palaver appends to it)
+    /// and read afresh after, so concurrent runs append one after the other.
+    ///
     /// # Errors
-    /// The exit status for an unknown `--resume` id, or a reopen without a usable store.
-    pub fn begin(g: &Global, t: &Target, prompt: &str) -> Result<(Self, Vec<Message>), u8> {
+    /// The exit status for an unknown `--resume` id, a reopen without a usable store, or a
+    /// conversation busy past the wait.
+    pub async fn begin(g: &Global, t: &Target, prompt: &str) -> Result<(Self, Vec<Message>), u8> {
         let reopen = g.continue_last || g.resume.is_some();
         let path = Paths::from_env().database();
         let store = match StoreHandle::open(&path, StoreOptions::default()) {
@@ -254,11 +270,18 @@ impl Recorder {
             }
             Err(e) => {
                 eprintln!("palaver: this conversation will not be saved: cannot open {}: {e}", path.display());
-                let off = Self { store: None, conv: String::new(), last_save: None, dirty: false, interval: STREAM_SAVE_EVERY };
-                return Ok((off, vec![Message::user(prompt)]));
+                return Ok((Self::off(), vec![Message::user(prompt)]));
             }
         };
-        let (conv, mut history) = match earlier(&store, g)? {
+        let mut lock = None;
+        let earlier = match earlier_id(&store, g)? {
+            Some(id) => {
+                lock = lock_conversation(&path, &id).await?;
+                Some(load_earlier(&store, &id)?)
+            }
+            None => None,
+        };
+        let (conv, mut history) = match earlier {
             Some(c) => (c.summary.id, c.messages),
             None => {
                 let new = NewConversation {
@@ -272,7 +295,8 @@ impl Recorder {
             }
         };
         history.push(Message::user(prompt));
-        let rec = Self { store: Some(store), conv, last_save: None, dirty: false, interval: STREAM_SAVE_EVERY };
+        let mut rec = Self::on(store, conv);
+        rec.lock = lock;
         rec.save_all(history.len() - 1, &history[history.len() - 1..]);
         // The prompt is on disk before the request goes out; a failure was already a notice.
         rec.sync();
@@ -291,7 +315,7 @@ impl Recorder {
     ) -> (Self, Vec<Message>) {
         let history = vec![Message::user(prompt)];
         let Some(store) = store else {
-            return (Self { store: None, conv: String::new(), last_save: None, dirty: false, interval: STREAM_SAVE_EVERY }, history);
+            return (Self::off(), history);
         };
         let conv = store.create_conversation(NewConversation {
             title: title_from_prompt(prompt),
@@ -300,7 +324,7 @@ impl Recorder {
             api: Some(t.api.name().to_owned()),
             compare: Some((group.to_owned(), column)),
         });
-        let rec = Self { store: Some(store), conv, last_save: None, dirty: false, interval: STREAM_SAVE_EVERY };
+        let rec = Self::on(store, conv);
         rec.save_all(0, &history);
         (rec, history)
     }
@@ -371,35 +395,59 @@ impl Recorder {
     }
 }
 
-/// The conversation `--resume ID` or `--continue` names, if any.
-fn earlier(store: &StoreHandle, g: &Global) -> Result<Option<StoredConversation>, u8> {
-    let id = if let Some(id) = &g.resume {
-        match store.resolve_id(id) {
-            Ok(Some(full)) => full,
-            Ok(None) => return Err(unknown(id)),
+/// The id of the conversation `--resume ID` or `--continue` names, if any.
+fn earlier_id(store: &StoreHandle, g: &Global) -> Result<Option<String>, u8> {
+    if let Some(id) = &g.resume {
+        return match store.resolve_id(id) {
+            Ok(Some(full)) => Ok(Some(full)),
+            Ok(None) => Err(unknown(id)),
             Err(e) => {
                 eprintln!("palaver: {e}");
-                return Err(EXIT_USAGE);
+                Err(EXIT_USAGE)
             }
-        }
-    } else if g.continue_last {
-        match store.latest() {
-            Ok(Some(s)) => s.id,
-            Ok(None) => {
-                eprintln!("palaver: no earlier conversation to continue; starting a new one");
-                return Ok(None);
-            }
-            Err(e) => {
-                eprintln!("palaver: cannot read the history: {e}");
-                return Err(EXIT_USAGE);
-            }
-        }
-    } else {
+        };
+    }
+    if !g.continue_last {
         return Ok(None);
-    };
-    match store.load(&id) {
-        Ok(Some(c)) => Ok(Some(c)),
-        Ok(None) => Err(unknown(&id)),
+    }
+    match store.latest() {
+        Ok(Some(s)) => Ok(Some(s.id)),
+        Ok(None) => {
+            eprintln!("palaver: no earlier conversation to continue; starting a new one");
+            Ok(None)
+        }
+        Err(e) => {
+            eprintln!("palaver: cannot read the history: {e}");
+            Err(EXIT_USAGE)
+        }
+    }
+}
+
+/// Locks conversation `id` for this run, waiting (and saying so) while another palaver appends
+/// to it. `None` when no lock file can be made (a read-only data directory: nothing will be
+/// appended there anyway).
+async fn lock_conversation(database: &std::path::Path, id: &str) -> Result<Option<ConversationLock>, u8> {
+    let stop = super::interrupt::stop();
+    let say = || eprintln!("palaver: conversation {id} is busy (another palaver is adding to it); waiting…");
+    match crate::store::lock::lock(database, id, BUSY_WAIT, say, || stop.is_set()).await {
+        Ok(l) => Ok(Some(l)),
+        Err(LockError::Unavailable(_)) => Ok(None),
+        Err(LockError::Cancelled) => Err(super::headless::EXIT_INTERRUPTED),
+        Err(LockError::Busy) => {
+            eprintln!(
+                "palaver: conversation {id} is busy: another palaver kept adding to it for {} s; try again when it is done",
+                BUSY_WAIT.as_secs()
+            );
+            Err(EXIT_USAGE)
+        }
+    }
+}
+
+/// Loads a conversation to continue (read after the lock is held, so it is the newest).
+fn load_earlier(store: &StoreHandle, id: &str) -> Result<StoredConversation, u8> {
+    match store.load(id) {
+        Ok(Some(c)) => Ok(c),
+        Ok(None) => Err(unknown(id)),
         Err(e) => {
             eprintln!("palaver: cannot load conversation {id}: {e}");
             Err(EXIT_USAGE)

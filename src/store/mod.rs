@@ -13,6 +13,7 @@
 
 pub mod export;
 pub mod ids;
+pub mod lock;
 pub mod ops;
 pub mod read;
 pub mod schema;
