@@ -233,6 +233,9 @@ pub async fn run_prompt(g: &Global, t: &Target, registry: &Registry, prompt: &st
     let mut out = run_turn(g, t, registry, &http, &mut history, &mut rec, &mut printer).await;
     // On disk before the result line, which says whether it got there.
     out.stored = Some(rec.sync());
+    if out.stored == Some(false) {
+        eprintln!("palaver: this conversation was not stored (see above); --continue will not find this turn");
+    }
     printer.finish(t.api.name(), &t.provider, &t.model, &out);
     printer.flush();
     if out.account.stop == Some(TurnStop::Cancelled) { EXIT_INTERRUPTED } else { exit_status(&out.msg) }

@@ -51,10 +51,14 @@ pub fn run(action: &HistoryAction, json: bool, paths: &Paths) -> u8 {
     }
     let store = match StoreHandle::open(&path, StoreOptions::default()) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("palaver: cannot open the history at {}: {e}", path.display());
-            return EXIT_PROVIDER;
-        }
+        // A read-only directory or a full disk still lets the history be read.
+        Err(e) => match (action, StoreHandle::open_read_only(&path, StoreOptions::default())) {
+            (HistoryAction::Rm { .. }, _) | (_, Err(_)) => {
+                eprintln!("palaver: cannot open the history at {}: {e}", path.display());
+                return EXIT_PROVIDER;
+            }
+            (_, Ok(s)) => s,
+        },
     };
     let result = match action {
         HistoryAction::List => list(&store, json),
