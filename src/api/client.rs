@@ -5,9 +5,9 @@
 
 use super::errors;
 use super::event::ErrorInfo;
+use super::event::StreamEvent;
 use super::limits::{Limits, ReplyBudget, json_depth};
 use super::redact::Redactor;
-use super::event::StreamEvent;
 use super::retry::{RetryDecision, decide_retry};
 use super::sse::SseDecoder;
 use super::wire::error_from_body;
@@ -132,9 +132,8 @@ pub async fn run(http: &reqwest::Client, ep: &Endpoint, api: Api, body: &Value, 
     let body_bytes = bytes::Bytes::from(bytes);
     let mut attempt = 0;
     let resp = loop {
-        let req = ep.prepare(
-            http.post(ep.url(api.path())).header("content-type", "application/json").body(body_bytes.clone()),
-        );
+        let req = ep
+            .prepare(http.post(ep.url(api.path())).header("content-type", "application/json").body(body_bytes.clone()));
         // A receiver that went away (the user cancelled) stops the request at once.
         let sent = tokio::select! {
             sent = tokio::time::timeout(ep.timeouts.first_byte, req.send()) => sent,
@@ -293,7 +292,8 @@ async fn read_body(
             frames.push(Frame { at_ms: now, event: ev.event, data: ev.data });
         });
         if decoder.overflowed() && over.is_none() {
-            over = Some(Limits::reached("sse_event_bytes", "one SSE line or event is too large", limits.sse_event_bytes));
+            over =
+                Some(Limits::reached("sse_event_bytes", "one SSE line or event is too large", limits.sse_event_bytes));
         }
         if tx.send(WireEvent::Chunk { frames, events, at_ms: now }).is_err() {
             return;

@@ -88,9 +88,9 @@ impl ReplyBudget {
     pub fn take(&mut self, ev: &StreamEvent) -> Result<(), String> {
         let l = &self.limits;
         let grown = match ev {
-            StreamEvent::Text { delta, .. } | StreamEvent::Reasoning { delta, .. } | StreamEvent::Refusal { delta, .. } => {
-                delta.len()
-            }
+            StreamEvent::Text { delta, .. }
+            | StreamEvent::Reasoning { delta, .. }
+            | StreamEvent::Refusal { delta, .. } => delta.len(),
             StreamEvent::ToolCall { choice, slot, arguments, .. } => {
                 if self.calls.insert((*choice, *slot)) && self.calls.len() > l.tool_calls {
                     return Err(Limits::reached("tool_calls", "the reply asked for too many tool calls", l.tool_calls));

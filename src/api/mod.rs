@@ -4,8 +4,8 @@
 pub mod chat_fast;
 pub mod chat_mapper;
 pub mod client;
-pub mod endpoint;
 pub mod demo;
+pub mod endpoint;
 pub mod errors;
 pub mod event;
 pub mod limits;

@@ -123,7 +123,9 @@ impl Redactor {
 
     fn event(&self, ev: &mut StreamEvent) {
         match ev {
-            StreamEvent::Text { delta, .. } | StreamEvent::Reasoning { delta, .. } | StreamEvent::Refusal { delta, .. } => {
+            StreamEvent::Text { delta, .. }
+            | StreamEvent::Reasoning { delta, .. }
+            | StreamEvent::Refusal { delta, .. } => {
                 self.string(delta);
             }
             StreamEvent::ToolCall { arguments, .. } | StreamEvent::ToolCallArguments { arguments, .. } => {
@@ -162,7 +164,8 @@ mod tests {
         let mut v = serde_json::json!({"error": {"message": "sk-secret-123", "sk-secret-123": ["sk-secret-123"]}});
         r.value(&mut v);
         assert!(!v.to_string().contains("sk-secret"), "{v}");
-        let mut ev = WireEvent::Opened { status: 200, headers: vec![("x-echo".into(), "sk-secret-123".into())], at_ms: 0 };
+        let mut ev =
+            WireEvent::Opened { status: 200, headers: vec![("x-echo".into(), "sk-secret-123".into())], at_ms: 0 };
         r.wire(&mut ev);
         assert!(!format!("{ev:?}").contains("sk-secret"));
     }

@@ -245,7 +245,14 @@ pub struct Recorder {
 impl Recorder {
     /// A recorder without a store: saves nothing.
     fn off() -> Self {
-        Self { store: None, conv: String::new(), last_save: None, dirty: false, interval: STREAM_SAVE_EVERY, lock: None }
+        Self {
+            store: None,
+            conv: String::new(),
+            last_save: None,
+            dirty: false,
+            interval: STREAM_SAVE_EVERY,
+            lock: None,
+        }
     }
 
     fn on(store: StoreHandle, conv: String) -> Self {

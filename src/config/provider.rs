@@ -70,7 +70,8 @@ impl ProviderProfile {
     /// How long `api_key_cmd` may run.
     #[must_use]
     pub fn key_cmd_timeout(&self) -> Duration {
-        self.api_key_cmd_timeout.map_or(API_KEY_CMD_TIMEOUT, |s| Duration::try_from_secs_f64(s.max(0.001)).unwrap_or(API_KEY_CMD_TIMEOUT))
+        self.api_key_cmd_timeout
+            .map_or(API_KEY_CMD_TIMEOUT, |s| Duration::try_from_secs_f64(s.max(0.001)).unwrap_or(API_KEY_CMD_TIMEOUT))
     }
 
     /// The endpoint for this profile, with `key` already resolved.

@@ -14,8 +14,8 @@ use crossterm::{cursor, execute};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use std::io::{self, Stdout, Write};
-use std::sync::{Mutex, Once, PoisonError};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, Once, PoisonError};
 
 /// Whether the screen is in palaver's modes (so restoring twice is harmless).
 static ACTIVE: AtomicBool = AtomicBool::new(false);
