@@ -5,16 +5,17 @@
 //! with 130, ending the tools' process groups on the way out.
 //!
 //! A listener made anew in each turn of a `select!` loop misses a signal that arrives while the
-//! loop body runs — and tokio's handler has already replaced the default one, so the signal is
-//! lost entirely. Here the `Signal` stream lives for the whole process.
+//! loop body runs — and the handler has already replaced the default one, so the signal is
+//! lost entirely. Here one handler lives for the whole process.
 
 use std::sync::OnceLock;
 use tokio::sync::watch;
 
 static FLAG: OnceLock<watch::Receiver<bool>> = OnceLock::new();
 
-/// Starts listening for Ctrl+C (once per process; later calls do nothing). Call it inside the
-/// runtime, before the run starts.
+/// Starts listening for Ctrl+C (once per process; later calls do nothing). The listener is an
+/// OS thread of its own, not a task: a runtime blocked in a write to a full pipe (`| less`)
+/// still hears the second Ctrl+C and exits.
 pub fn install() {
     if FLAG.get().is_some() {
         return;
@@ -23,10 +24,12 @@ pub fn install() {
     if FLAG.set(rx).is_err() {
         return;
     }
-    tokio::spawn(async move {
-        let mut signals = Signals::new();
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([signal_hook::consts::SIGINT]) else {
+        return;
+    };
+    let spawned = std::thread::Builder::new().name("palaver-ctrl-c".into()).spawn(move || {
         let mut count = 0u32;
-        while signals.recv().await {
+        for _ in signals.forever() {
             count += 1;
             if count >= 2 {
                 crate::tools::process::kill_all();
@@ -36,6 +39,7 @@ pub fn install() {
             let _ = tx.send(true);
         }
     });
+    drop(spawned);
 }
 
 /// The run's view of Ctrl+C: never set when no listener was installed (tests, compare
@@ -66,36 +70,5 @@ impl Stop {
             }
             None => std::future::pending::<()>().await,
         }
-    }
-}
-
-#[cfg(unix)]
-struct Signals(Option<tokio::signal::unix::Signal>);
-
-#[cfg(unix)]
-impl Signals {
-    fn new() -> Self {
-        Self(tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).ok())
-    }
-
-    async fn recv(&mut self) -> bool {
-        match self.0.as_mut() {
-            Some(s) => s.recv().await.is_some(),
-            None => false,
-        }
-    }
-}
-
-#[cfg(not(unix))]
-struct Signals;
-
-#[cfg(not(unix))]
-impl Signals {
-    fn new() -> Self {
-        Self
-    }
-
-    async fn recv(&mut self) -> bool {
-        tokio::signal::ctrl_c().await.is_ok()
     }
 }
