@@ -4,8 +4,11 @@
 pub mod chat_fast;
 pub mod chat_mapper;
 pub mod client;
+pub mod endpoint;
 pub mod errors;
 pub mod event;
+pub mod limits;
+pub mod redact;
 pub mod responses_mapper;
 pub mod retry;
 pub mod sse;

@@ -6,6 +6,7 @@ pub mod compare;
 pub mod exit;
 pub mod headless;
 pub mod history;
+pub mod interrupt;
 pub mod result;
 pub mod target;
 

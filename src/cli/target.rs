@@ -33,8 +33,8 @@ pub async fn resolve(g: &Global, cfg: &Config) -> Result<Target, UsageError> {
         ("demo".to_owned(), ProviderProfile::default(), url, Secret::default(), Some(std::sync::Arc::new(server)))
     } else if let Some(url) = &g.base_url {
         let profile = profile_name.as_ref().and_then(|n| cfg.providers.get(n)).cloned().unwrap_or_default();
-        let key = resolve_key(&key_env, if g.api_key_env.is_some() { None } else { profile.api_key_cmd.as_deref() })
-            .map_err(UsageError)?;
+        let cmd = if g.api_key_env.is_some() { None } else { profile.api_key_cmd.as_deref() };
+        let key = resolve_key(&key_env, cmd, profile.key_cmd_timeout(), true).map_err(UsageError)?;
         (profile_name.clone().unwrap_or_else(|| host_of(url)), profile, url.clone(), key, None)
     } else if let Some(name) = profile_name {
         let profile =
@@ -42,7 +42,8 @@ pub async fn resolve(g: &Global, cfg: &Config) -> Result<Target, UsageError> {
                 UsageError(format!("no provider named `{name}` in config.toml (known: {})", known(cfg)))
             })?;
         let var = g.api_key_env.clone().or_else(|| profile.api_key_env.clone()).unwrap_or(key_env);
-        let key = resolve_key(&var, profile.api_key_cmd.as_deref()).map_err(UsageError)?;
+        let key =
+            resolve_key(&var, profile.api_key_cmd.as_deref(), profile.key_cmd_timeout(), true).map_err(UsageError)?;
         let url = profile
             .base_url
             .clone()

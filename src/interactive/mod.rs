@@ -124,10 +124,31 @@ async fn launch(
     if let Some(input) = app.input.take() {
         input.stop().await;
     }
+    // A reply is never lost quietly: what could not be saved is offered once the screen closes.
+    let store = app.store.handle();
+    let saved = crate::app::unsaved::flush(store.clone()).await;
+    let unsaved = saved.is_err().then(|| crate::app::unsaved::Unsaved {
+        id: app.state.persist.id.clone(),
+        title: app.state.persist.title.clone(),
+        model: target.model.clone(),
+        messages: app
+            .state
+            .transcript
+            .cells
+            .iter()
+            .filter_map(|c| match c {
+                crate::app::transcript::Cell::Message(m) => Some(m.clone()),
+                crate::app::transcript::Cell::Notice(_) => None,
+            })
+            .collect(),
+    });
     // Dropping the guard restores the terminal; `target` (and a demo server in it) lives until here.
     drop(app);
     drop(target);
-    status
+    match (saved, unsaved) {
+        (Err(reason), Some(conv)) => crate::app::unsaved::offer(store, conv, reason, status).await,
+        _ => status,
+    }
 }
 
 struct Loop {

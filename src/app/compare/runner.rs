@@ -162,8 +162,9 @@ async fn resolve(cfg: &Config, provider: &str, fallback: &reqwest::Client) -> Re
             profile.base_url.clone().ok_or_else(|| format!("provider `{provider}` has no base_url in config.toml"))?;
         let var = profile.api_key_env.clone().unwrap_or_else(|| "OPENAI_API_KEY".into());
         let cmd = profile.api_key_cmd.clone();
+        let timeout = profile.key_cmd_timeout();
         // A key command may take a while (a password manager): off the async threads.
-        let key = tokio::task::spawn_blocking(move || resolve_key(&var, cmd.as_deref()))
+        let key = tokio::task::spawn_blocking(move || resolve_key(&var, cmd.as_deref(), timeout, false))
             .await
             .map_err(|e| e.to_string())??;
         (profile.endpoint(&url, key), None)
