@@ -187,12 +187,16 @@ fn a_call_cut_by_the_token_limit_never_runs_and_continue_works() {
     assert!(r2.out.status.success(), "{}", String::from_utf8_lossy(&r2.out.stderr));
     assert_eq!(r2.result["text"], "continued");
     let follow = body(&s.requests()[1]);
-    assert_eq!(follow["messages"][1]["tool_calls"][0]["function"]["arguments"], "{\"invalid_json_arguments\":\"{\\\"path\\\": \\\"no\"}");
+    assert_eq!(
+        follow["messages"][1]["tool_calls"][0]["function"]["arguments"],
+        "{\"invalid_json_arguments\":\"{\\\"path\\\": \\\"no\"}"
+    );
     assert_eq!(follow["messages"][2]["role"], "tool");
     assert_eq!(follow["messages"][3]["content"], "go on");
     // The store kept the original bytes.
     let history = |args: &[&str]| {
-        let o = Command::new(env!("CARGO_BIN_EXE_palaver")).args(args).env("PALAVER_HOME", home.path()).output().unwrap();
+        let o =
+            Command::new(env!("CARGO_BIN_EXE_palaver")).args(args).env("PALAVER_HOME", home.path()).output().unwrap();
         String::from_utf8_lossy(&o.stdout).to_string()
     };
     let list = history(&["history", "list", "--json"]);
@@ -255,7 +259,10 @@ fn the_turn_usage_adds_up_and_the_step_limit_is_testable() {
     };
     let s = Server::start(vec![
         Reply::sse(&with_usage(10)),
-        Reply::sse(&text_stream("t", Some(serde_json::json!({"prompt_tokens": 20, "completion_tokens": 2, "total_tokens": 22})))),
+        Reply::sse(&text_stream(
+            "t",
+            Some(serde_json::json!({"prompt_tokens": 20, "completion_tokens": 2, "total_tokens": 22})),
+        )),
     ]);
     let r = palaver(&s, home.path(), dir.path(), &["-p", "go", "--tools", "auto"]);
     assert_eq!(r.result["usage"]["prompt_tokens"], 30);

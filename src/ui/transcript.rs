@@ -150,9 +150,14 @@ fn resolve(anchor: Anchor, n: usize, rows: usize, height: &mut impl FnMut(usize)
         line -= h;
         cell += 1;
     }
+    // Lines from the anchor to the end, counted until they overflow the view. The bottom is in
+    // view only when every cell was counted and they fit: stopping the count as soon as it
+    // *reached* `rows` (as this once did) took "exactly a screenful so far" for "the end", so
+    // an anchor whose cells summed to exactly one screen snapped to the bottom, and PgUp,
+    // Ctrl+Home and selecting an early message jumped back to the last turn.
     let mut shown = usize::try_from(as_i64(height(cell)) - line).unwrap_or(0);
     let mut j = cell + 1;
-    while shown < rows && j < n {
+    while shown <= rows && j < n {
         shown += height(j);
         j += 1;
     }
@@ -207,5 +212,10 @@ mod tests {
         assert_eq!(resolve(Anchor { cell: 0, line: 7 }, 4, 7, &mut h), (Anchor { cell: 1, line: 2 }, false));
         // Close enough to the end that the bottom shows: bottom-aligned.
         assert_eq!(resolve(Anchor { cell: 3, line: 0 }, 4, 7, &mut h), (Anchor { cell: 2, line: 3 }, true));
+        // Cells that fill exactly one screen with more below are not the bottom.
+        let heights = [3usize, 31, 3, 31];
+        let mut h = |i: usize| heights[i];
+        assert_eq!(resolve(Anchor { cell: 0, line: 0 }, 4, 34, &mut h), (Anchor { cell: 0, line: 0 }, false));
+        assert_eq!(resolve(Anchor { cell: 1, line: -2 }, 4, 34, &mut h), (Anchor { cell: 0, line: 1 }, false));
     }
 }
