@@ -35,6 +35,9 @@ pub async fn run(cli: Cli) -> u8 {
         Some(Command::History { action }) => history::run(action, g.json, &paths),
         Some(Command::Compare) => {
             if g.prompt.is_none() && std::io::stdin().is_terminal() {
+                if let Err(code) = screen_possible() {
+                    return code;
+                }
                 // No prompt: the interactive screen in compare mode, one column per model.
                 if !(2..=4).contains(&g.model.len()) {
                     return usage(&format!("compare takes 2 to 4 models (-m A -m B …), got {}", g.model.len()));
@@ -71,6 +74,9 @@ pub async fn run(cli: Cli) -> u8 {
         }
         None => {
             if g.prompt.is_none() && std::io::stdin().is_terminal() {
+                if let Err(code) = screen_possible() {
+                    return code;
+                }
                 let t = match target::resolve(g, &cfg).await {
                     Ok(t) => t,
                     Err(e) => return usage(&e.0),
@@ -100,6 +106,20 @@ pub async fn run(cli: Cli) -> u8 {
             headless::run_prompt(g, &t, &registry, &prompt).await
         }
     }
+}
+
+/// The chat screen needs a terminal on stdout. Decided before anything touches the terminal:
+/// `palaver > out.txt` once took over the terminal anyway, wrote escape codes into the file,
+/// failed reading the cursor position and left the shell in raw mode.
+fn screen_possible() -> Result<(), u8> {
+    if std::io::stdout().is_terminal() {
+        return Ok(());
+    }
+    eprintln!(
+        "palaver: the chat screen needs a terminal, and stdout is not one; \
+         for one answer written to a file or a pipe use -p: palaver -p \"your question\" > out.txt"
+    );
+    Err(EXIT_USAGE)
 }
 
 fn usage(msg: &str) -> u8 {
