@@ -173,6 +173,9 @@ impl State {
         for p in problems {
             s.transcript.push_notice(NoticeKind::Error, format!("config.toml: {p}"));
         }
+        for w in s.cfg.warnings.clone() {
+            s.transcript.push_notice(NoticeKind::Error, w);
+        }
         s.restyle_composer();
         s
     }

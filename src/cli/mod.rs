@@ -3,6 +3,7 @@
 
 pub mod args;
 pub mod compare;
+pub mod config_cmd;
 pub mod headless;
 pub mod history;
 pub mod result;
@@ -23,6 +24,14 @@ pub async fn run(cli: Cli) -> u8 {
         }
     };
     let g = &cli.global;
+    let screen =
+        matches!(cli.command, None | Some(Command::Compare)) && g.prompt.is_none() && std::io::stdin().is_terminal();
+    // The chat screen shows these as notices; `palaver config` lists them itself.
+    if !screen && !matches!(cli.command, Some(Command::Config { .. })) {
+        for w in &cfg.warnings {
+            eprintln!("palaver: {w}");
+        }
+    }
     if let Some(dir) = &g.workspace {
         cfg.workspace = Some(dir.clone());
     }
@@ -32,6 +41,7 @@ pub async fn run(cli: Cli) -> u8 {
     }
     match &cli.command {
         Some(Command::ServeDemo { addr }) => serve_demo(addr).await,
+        Some(Command::Config { action }) => config_cmd::run(*action, g, &cfg, &paths),
         Some(Command::History { action }) => history::run(action, g.json, &paths),
         Some(Command::Compare) => {
             if g.prompt.is_none() && std::io::stdin().is_terminal() {
@@ -70,6 +80,9 @@ pub async fn run(cli: Cli) -> u8 {
                 Ok(t) => t,
                 Err(e) => return usage(&e.0),
             };
+            if let Some(note) = target::fallback_note(&t) {
+                eprintln!("{note}");
+            }
             models(&t, &cfg).await
         }
         None => {
@@ -102,6 +115,9 @@ pub async fn run(cli: Cli) -> u8 {
                 Ok(t) => t,
                 Err(e) => return usage(&e.0),
             };
+            if let Some(note) = target::fallback_note(&t) {
+                eprintln!("{note}");
+            }
             let registry = build_registry(&cfg, &paths).await;
             headless::run_prompt(g, &t, &registry, &prompt).await
         }
@@ -165,8 +181,13 @@ async fn models(t: &target::Target, cfg: &crate::config::Config) -> u8 {
             status = EXIT_PROVIDER;
         }
     }
+    let demo = t.demo.is_some();
     for id in &listed {
-        println!("{id}");
+        // The demo's models are scripted: say so, so nobody mistakes them for a provider's.
+        match crate::api::demo::MODELS.iter().find(|(m, _)| demo && m == id) {
+            Some((_, what)) => println!("{id}\t(demo: {what})"),
+            None => println!("{id}"),
+        }
     }
     if let Some(p) = cfg.providers.get(&t.provider) {
         for m in p.models.iter().filter(|m| !listed.contains(m)) {
