@@ -28,3 +28,20 @@ fn the_chat_screen_with_stdout_redirected_says_to_use_p_and_leaves_the_terminal_
     assert!(s.lines().any(|l| l.trim() == "icanon") && s.lines().any(|l| l.trim() == "echo"), "terminal modes: {s}");
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "", "nothing may be written to the file");
 }
+
+#[test]
+fn the_welcome_screen_says_why_it_is_on_the_demo_and_how_to_leave_it() {
+    if !tmux_available() {
+        return;
+    }
+    let t = Tmux::start("");
+    t.wait_ready();
+    let s = t.wait_for("the demo note", |s| s.contains("built-in demo provider"));
+    assert!(s.contains("OPENAI_API_KEY is not set"), "{s}");
+    assert!(s.contains("palaver config init"), "{s}");
+    t.quit();
+    // Asked for with --demo: no note.
+    let t = Tmux::start("--demo");
+    t.wait_ready();
+    assert!(!t.screen().contains("built-in demo provider"), "{}", t.screen());
+}

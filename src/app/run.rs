@@ -74,6 +74,7 @@ async fn launch(
         }
     };
     let mut state = State::new(TargetInfo::from_target(&target), settings, cfg, theme, &theme_name);
+    state.demo_fallback.clone_from(&target.fallback);
     if let Some(e) = theme_error {
         state.transcript.push_notice(NoticeKind::Error, e);
     }

@@ -130,6 +130,8 @@ pub struct State {
     pub tools: super::tools::Tools,
     /// The flow inspector and the request bodies it shows (see `inspector.rs`).
     pub flow: super::inspector::Inspector,
+    /// Why the built-in demo answers when nobody asked for it (the welcome screen says so).
+    pub demo_fallback: Option<String>,
 }
 
 impl State {
@@ -169,6 +171,7 @@ impl State {
             persist: super::persist::Persist::default(),
             tools: super::tools::Tools::default(),
             flow: super::inspector::Inspector::default(),
+            demo_fallback: None,
         };
         for p in problems {
             s.transcript.push_notice(NoticeKind::Error, format!("config.toml: {p}"));

@@ -190,6 +190,20 @@ fn welcome(f: &mut Frame, area: Rect, state: &State) {
             dim,
         )),
     ];
+    let mut lines = lines;
+    if let Some(why) = &state.demo_fallback {
+        // Nobody asked for the demo: say why it answers and how to reach a real provider.
+        let cols = usize::from(area.width.saturating_sub(2)).clamp(1, 90);
+        let warn = theme.style(R::Warning);
+        lines.push(Line::default());
+        let text = format!("This is the built-in demo provider: scripted answers, not a model ({why}).");
+        lines.extend(super::wrap::plain(&super::sanitize::sanitize(&text), cols, warn));
+        let how = "For a real provider: set OPENAI_API_KEY (and OPENAI_BASE_URL for another server), \
+                   or run `palaver config init` and name one in config.toml.";
+        lines.extend(super::wrap::plain(how, cols, dim));
+    }
+    let lines: Vec<Line<'static>> =
+        lines.into_iter().map(|l| Line::from(l.spans.into_iter().map(|s| Span::styled(s.content.trim_end().to_owned(), s.style)).collect::<Vec<_>>())).collect();
     let h = u16::try_from(lines.len()).unwrap_or(0);
     let top = area.y + area.height.saturating_sub(h) / 2;
     let rect = Rect { x: area.x, y: top, width: area.width, height: h.min(area.height) };
