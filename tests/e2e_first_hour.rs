@@ -45,3 +45,42 @@ fn the_welcome_screen_says_why_it_is_on_the_demo_and_how_to_leave_it() {
     t.wait_ready();
     assert!(!t.screen().contains("built-in demo provider"), "{}", t.screen());
 }
+
+/// The answer's screen lines (the shell's own lines after it are left out).
+fn answer_lines(s: &str) -> Vec<String> {
+    s.lines().take_while(|l| !l.starts_with("EXITED-")).map(str::to_owned).collect()
+}
+
+#[test]
+fn a_headless_answer_on_a_terminal_is_rendered_with_a_footer_on_stderr() {
+    if !tmux_available() {
+        return;
+    }
+    let t = Tmux::launch("--demo -p hello").size(100, 60).start();
+    let s = t.wait_for("the rendered answer", |s| s.contains("EXITED-"));
+    assert!(s.contains("EXITED-0"), "{s}");
+    let lines = answer_lines(&s);
+    let text = lines.join("\n");
+    assert!(lines.iter().any(|l| l == "A quick tour"), "the heading, without its ##:\n{text}");
+    assert!(text.contains("This answer is scripted,") && !text.contains("**"), "{text}");
+    assert!(text.contains("• Bold and italic text"), "{text}");
+    assert!(text.contains("│ demo-tools     │ Parallel tool calls         │"), "{text}");
+    assert!(text.contains("fn main() {") && !text.contains("```"), "{text}");
+    assert!(lines.iter().all(|l| l.chars().count() <= 100), "wrapped to the width:\n{text}");
+    let footer = lines.iter().rev().find(|l| !l.trim().is_empty()).unwrap();
+    assert!(footer.starts_with("─ demo · ") && footer.contains("tokens") && footer.ends_with(" s"), "{footer}");
+}
+
+#[test]
+fn render_never_and_a_pipe_keep_the_raw_text() {
+    if !tmux_available() {
+        return;
+    }
+    let t = Tmux::launch("--demo -p hello --render never").size(100, 60).start();
+    let s = t.wait_for("the raw answer", |s| s.contains("EXITED-"));
+    assert!(s.contains("## A quick tour") && s.contains("| `demo-tools` |") && s.contains("```rust"), "{s}");
+    assert!(!s.contains("─ demo ·"), "no footer on raw output: {s}");
+    let t = Tmux::launch("--demo -p hello | cat").size(100, 60).start();
+    let s = t.wait_for("the piped answer", |s| s.contains("EXITED-"));
+    assert!(s.contains("## A quick tour") && s.contains("**scripted**"), "{s}");
+}

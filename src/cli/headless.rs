@@ -16,7 +16,7 @@ use crate::engine::tool_loop::{DEFAULT_STEP_LIMIT, DEFAULT_TOOL_TIMEOUT, run_cal
 use crate::engine::turn::{apply_wire, spawn_request};
 use crate::engine::turn_engine::{Decision, Next, TurnAccount, TurnPolicy, answers, offered};
 use crate::tools::Registry;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::time::Instant;
 
 /// Exit statuses of the contract.
@@ -33,6 +33,8 @@ pub struct Printer {
     /// Buffered and flushed once per network read, not once per delta.
     out: std::io::BufWriter<std::io::Stdout>,
     in_reasoning: bool,
+    /// Markdown rendered for a terminal (see `render.rs`); `None` writes the raw text.
+    render: Option<super::render::TermRender>,
 }
 
 impl Printer {
@@ -43,6 +45,21 @@ impl Printer {
             quiet: false,
             out: std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout()),
             in_reasoning: false,
+            render: None,
+        }
+    }
+
+    /// Renders the answer with `render` (from `render::for_stdout`) instead of writing it raw.
+    #[must_use]
+    pub fn rendering(mut self, render: Option<super::render::TermRender>) -> Self {
+        self.render = render;
+        self
+    }
+
+    /// Prints what the renderer still holds of the current answer.
+    fn flush_render(&mut self) {
+        if let Some(r) = &mut self.render {
+            r.finish(&mut self.out);
         }
     }
 
@@ -80,7 +97,12 @@ impl Printer {
                     eprintln!();
                     self.in_reasoning = false;
                 }
-                let _ = self.out.write_all(delta.as_bytes());
+                match &mut self.render {
+                    Some(r) => r.push(delta, &mut self.out),
+                    None => {
+                        let _ = self.out.write_all(delta.as_bytes());
+                    }
+                }
             }
             // Reasoning goes to stderr so stdout stays the answer.
             StreamEvent::Reasoning { choice: 0, delta } => {
@@ -113,6 +135,7 @@ impl Printer {
                 "status": c.status, "output": c.output, "duration_ms": c.duration_ms});
             self.line(&line.to_string());
         } else {
+            self.flush_render();
             let _ = self.out.flush();
             let out = c.output.as_deref().unwrap_or_default();
             eprintln!("[{} {}({}) → {:?}, {} bytes]", c.id, c.name, c.arguments, c.status, out.len());
@@ -136,6 +159,12 @@ impl Printer {
                 }
             }
             self.line(&r.to_string());
+        } else if let Some(r) = &mut self.render {
+            r.finish(&mut self.out);
+            let _ = self.out.flush();
+            let usage = if out.account.requests > 0 { out.account.usage() } else { msg.usage.clone() };
+            let styled = r.styled() && std::io::stderr().is_terminal();
+            eprintln!("{}", super::render::footer(model, usage.as_ref(), Some(r.elapsed_ms()), styled));
         } else {
             if !main.content.is_empty() || !main.refusal.is_empty() {
                 self.line("");
@@ -216,7 +245,7 @@ pub async fn run_prompt(g: &Global, t: &Target, registry: &Registry, prompt: &st
         Ok(v) => v,
         Err(code) => return code,
     };
-    let mut printer = Printer::new(g.json);
+    let mut printer = Printer::new(g.json).rendering(super::render::for_stdout(g.render, g.json));
     let out = run_turn(g, t, registry, &http, &mut history, &mut rec, &mut printer).await;
     printer.finish(t.api.name(), &t.provider, &t.model, &out);
     printer.flush();
@@ -359,7 +388,7 @@ pub fn replay(g: &Global, file: &std::path::Path, api: Option<Api>) -> u8 {
         }
     };
     let api = api.unwrap_or_else(|| guess_api(&body));
-    let mut printer = Printer::new(g.json);
+    let mut printer = Printer::new(g.json).rendering(super::render::for_stdout(g.render, g.json));
     let mut msg = Message::assistant_pending();
     let mut mapper = Mapper::new(api);
     let mut events = Vec::new();

@@ -6,6 +6,7 @@ pub mod compare;
 pub mod config_cmd;
 pub mod headless;
 pub mod history;
+pub mod render;
 pub mod result;
 pub mod target;
 

@@ -202,8 +202,14 @@ fn welcome(f: &mut Frame, area: Rect, state: &State) {
                    or run `palaver config init` and name one in config.toml.";
         lines.extend(super::wrap::plain(how, cols, dim));
     }
-    let lines: Vec<Line<'static>> =
-        lines.into_iter().map(|l| Line::from(l.spans.into_iter().map(|s| Span::styled(s.content.trim_end().to_owned(), s.style)).collect::<Vec<_>>())).collect();
+    let lines: Vec<Line<'static>> = lines
+        .into_iter()
+        .map(|l| {
+            Line::from(
+                l.spans.into_iter().map(|s| Span::styled(s.content.trim_end().to_owned(), s.style)).collect::<Vec<_>>(),
+            )
+        })
+        .collect();
     let h = u16::try_from(lines.len()).unwrap_or(0);
     let top = area.y + area.height.saturating_sub(h) / 2;
     let rect = Rect { x: area.x, y: top, width: area.width, height: h.min(area.height) };
