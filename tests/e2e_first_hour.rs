@@ -84,3 +84,45 @@ fn render_never_and_a_pipe_keep_the_raw_text() {
     let s = t.wait_for("the piped answer", |s| s.contains("EXITED-"));
     assert!(s.contains("## A quick tour") && s.contains("**scripted**"), "{s}");
 }
+
+#[test]
+fn ctrl_c_asks_once_and_quitting_says_how_to_come_back() {
+    if !tmux_available() {
+        return;
+    }
+    let t = Tmux::start("--demo");
+    t.wait_ready();
+    t.send("hello");
+    t.wait_for("the answer", |s| s.contains("Ask another question") && s.contains("✓ done"));
+    // A draft: Ctrl+C clears it, ↑ brings it back.
+    t.type_text("half a thought");
+    t.keys(&["C-c"]);
+    t.wait_for("the draft cleared", |s| s.contains("draft cleared") && !s.contains("half a thought"));
+    t.keys(&["Up"]);
+    t.wait_for("the draft back", |s| s.contains("half a thought"));
+    t.keys(&["C-c"]);
+    // Empty composer: the first Ctrl+C asks, the second quits.
+    t.keys(&["C-c"]);
+    t.wait_for("the question", |s| s.contains("quit?"));
+    assert!(!t.screen().contains("EXITED-"));
+    t.keys(&["C-c"]);
+    let s = t.wait_for("palaver to exit", |s| s.contains("EXITED-"));
+    assert!(s.contains("EXITED-0"), "{s}");
+    assert!(s.contains("palaver --resume "), "{s}");
+}
+
+#[test]
+fn two_quick_ctrl_cs_cancel_a_stream_without_quitting() {
+    if !tmux_available() {
+        return;
+    }
+    let t = Tmux::start("--demo -m demo-slow");
+    t.wait_ready();
+    t.send("tell me about streaming");
+    t.wait_for("streaming text", |s| s.contains("● streaming") && s.contains("A language model"));
+    t.keys(&["C-c", "C-c"]);
+    t.wait_for("the cancelled reply", |s| s.contains("cancelled — the partial reply is kept"));
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(!t.screen().contains("EXITED-"), "{}", t.screen());
+    t.quit();
+}

@@ -86,6 +86,30 @@ impl Composer {
         }
     }
 
+    /// Readline Ctrl+A: to the start of the line.
+    pub fn line_start(&mut self) {
+        self.area.move_cursor(CursorMove::Head);
+    }
+
+    /// Readline Ctrl+E: to the end of the line.
+    pub fn line_end(&mut self) {
+        self.area.move_cursor(CursorMove::End);
+    }
+
+    /// Readline Ctrl+U: deletes from the cursor to the start of the line.
+    pub fn kill_line(&mut self) {
+        if self.area.delete_line_by_head() {
+            self.walk = None;
+        }
+    }
+
+    /// Readline Ctrl+W: deletes the word before the cursor.
+    pub fn kill_word(&mut self) {
+        if self.area.delete_word() {
+            self.walk = None;
+        }
+    }
+
     pub fn newline(&mut self) {
         self.area.insert_newline();
         self.walk = None;

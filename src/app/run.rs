@@ -117,9 +117,14 @@ async fn launch(
     if let Some(input) = app.input.take() {
         input.stop().await;
     }
+    let saved = app.state.persist.id.clone().filter(|_| !app.state.transcript.cells.is_empty());
     // Dropping the guard restores the terminal; `target` (and a demo server in it) lives until here.
     drop(app);
     drop(target);
+    if let Some(id) = saved {
+        // Said on the restored terminal, where the user will look for it.
+        println!("palaver: conversation saved; to come back to it: palaver --resume {id}");
+    }
     status
 }
 

@@ -132,6 +132,8 @@ pub struct State {
     pub flow: super::inspector::Inspector,
     /// Why the built-in demo answers when nobody asked for it (the welcome screen says so).
     pub demo_fallback: Option<String>,
+    /// Ctrl+C (or Ctrl+D) on an empty composer asked to quit; the next one quits.
+    pub quit_armed: bool,
 }
 
 impl State {
@@ -172,6 +174,7 @@ impl State {
             tools: super::tools::Tools::default(),
             flow: super::inspector::Inspector::default(),
             demo_fallback: None,
+            quit_armed: false,
         };
         for p in problems {
             s.transcript.push_notice(NoticeKind::Error, format!("config.toml: {p}"));
