@@ -126,3 +126,29 @@ fn two_quick_ctrl_cs_cancel_a_stream_without_quitting() {
     assert!(!t.screen().contains("EXITED-"), "{}", t.screen());
     t.quit();
 }
+
+#[test]
+fn a_big_paste_is_a_chip_and_a_long_message_folds_with_a_key_to_open_it() {
+    if !tmux_available() {
+        return;
+    }
+    let t = Tmux::start("--demo");
+    t.wait_ready();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("paste.txt");
+    let text: String = (0..2000).map(|i| format!("log line {i:04} with a few words\n")).collect();
+    std::fs::write(&file, &text).unwrap();
+    t.tmux(&["load-buffer", &file.display().to_string()]);
+    t.tmux(&["paste-buffer", "-p", "-t", "main"]);
+    let s = t.wait_for("the paste chip", |s| s.contains("[pasted 2,000 lines"));
+    assert!(s.contains("1 paste · ") && s.contains("tokens"), "size and tokens before sending: {s}");
+    assert!(!s.contains("log line 0001"), "the lines stay out of the draft: {s}");
+    t.keys(&["Enter"]);
+    let s = t.wait_for("the folded message and the answer", |s| s.contains("more lines") && s.contains("✓ done"));
+    assert!(s.contains("log line 0000"), "{s}");
+    // Select the prompt (the reply first, then the prompt) and open it.
+    t.keys(&["M-Up"]);
+    t.keys(&["M-Up"]);
+    t.keys(&["Enter"]);
+    t.wait_for("the opened message", |s| s.contains("folds this message") || s.contains("log line 1999"));
+}

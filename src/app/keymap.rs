@@ -64,6 +64,8 @@ pub enum Action {
     KillWord,
     /// Composer: on an empty draft, quit (asking once, as Ctrl+C does); else delete forward.
     Eof,
+    /// Composer: put the text of big pastes (shown as chips) into the draft.
+    OpenPaste,
     /// Older prompt from history (on an empty composer).
     HistoryPrev,
     /// Newer prompt from history.
@@ -153,6 +155,7 @@ const TABLE: &[(Action, &str, Context, &str, &str)] = &[
     (Action::KillLine, "kill_line", Context::Composer, "ctrl+u", "delete to the start of the line"),
     (Action::KillWord, "kill_word", Context::Composer, "ctrl+w", "delete the word before the cursor"),
     (Action::Eof, "eof", Context::Composer, "ctrl+d", "on an empty draft: quit (asks once)"),
+    (Action::OpenPaste, "open_paste", Context::Composer, "alt+v", "open a big paste (shown as a chip) in the draft"),
     (Action::HistoryPrev, "history_prev", Context::Composer, "up", "older prompt (empty composer)"),
     (Action::HistoryNext, "history_next", Context::Composer, "down", "newer prompt"),
     (Action::Select, "select", Context::Composer, "alt+up ctrl+up", "select messages"),

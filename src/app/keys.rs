@@ -219,6 +219,11 @@ impl State {
             Some(Action::LineEnd) => self.composer.line_end(),
             Some(Action::KillLine) => self.composer.kill_line(),
             Some(Action::KillWord) => self.composer.kill_word(),
+            Some(Action::OpenPaste) => {
+                if !self.composer.expand_pastes() {
+                    self.flash("no big paste in the draft");
+                }
+            }
             Some(Action::HistoryPrev) if self.composer.walking() => {
                 self.composer.history_prev();
             }
