@@ -217,7 +217,7 @@ struct View {
 
 fn measure(s: &State, cache: &mut RenderCache) -> View {
     let (_, _, w, h) = s.view.transcript;
-    let cols = usize::from(w - 3);
+    let cols = palaver::ui::transcript::body_cols(s, w);
     let heights: Vec<usize> =
         (0..s.transcript.cells.len()).map(|i| cache.cell(s, i, cols).map_or(1, |c| c.height())).collect();
     let total: usize = heights.iter().sum();
@@ -335,4 +335,13 @@ fn four_demo_turns_page_up_to_the_first_line() {
         let keys = [Key::End, Key::PageUp, Key::PageUp, Key::PageUp, Key::PageUp, Key::PageUp, Key::PageUp, Key::Home];
         run_case(&specs, w, h, &keys).unwrap();
     }
+}
+
+/// Found by the property test: a reply whose top was scrolled off counted as on screen (its
+/// drawn rows fitted the view), so selecting it, or the prompt above it, scrolled nowhere and
+/// the prompt's only visible row was its blank separator, left unmarked.
+#[test]
+fn a_selected_message_whose_top_is_scrolled_off_is_scrolled_to() {
+    let specs = vec![Spec::User(0), Spec::Answer(vec![6, 6, 8, 5, 8])];
+    run_case(&specs, 135, 23, &[Key::SelectPrev, Key::PageUp, Key::SelectPrev]).unwrap();
 }

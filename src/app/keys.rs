@@ -310,9 +310,7 @@ impl State {
         self.selected = Some(id);
         self.focus = Focus::Transcript;
         let Some(index) = self.transcript.index_of(id) else { return };
-        let fully_visible = self.view.cells.iter().any(|c| {
-            c.id == id && c.top >= self.view.transcript.1 && c.bottom <= self.view.transcript.1 + self.view.height
-        });
+        let fully_visible = self.view.cells.iter().any(|c| c.id == id && c.whole);
         if !fully_visible {
             self.scroll_to_cell(index);
         }

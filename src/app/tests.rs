@@ -344,7 +344,10 @@ fn paste_and_mouse() {
         height: 10,
         transcript: (1, 1, 60, 10),
         composer: (0, 12, 62, 3),
-        cells: vec![CellRows { id: user, top: 1, bottom: 4 }, CellRows { id, top: 4, bottom: 6 }],
+        cells: vec![
+            CellRows { id: user, top: 1, bottom: 4, whole: true },
+            CellRows { id, top: 4, bottom: 6, whole: true },
+        ],
         ..ViewReport::default()
     }));
     let click = |column, row| {

@@ -35,6 +35,9 @@ pub struct Printer {
     in_reasoning: bool,
     /// Markdown rendered for a terminal (see `render.rs`); `None` writes the raw text.
     render: Option<super::render::TermRender>,
+    /// The last safety line written per kind and choice: `--json` writes one only when it
+    /// changes (providers repeat the same results on every chunk).
+    safety: std::collections::HashMap<(bool, u32), String>,
 }
 
 impl Printer {
@@ -46,6 +49,7 @@ impl Printer {
             out: std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout()),
             in_reasoning: false,
             render: None,
+            safety: std::collections::HashMap::new(),
         }
     }
 
@@ -87,6 +91,18 @@ impl Printer {
                 let _ = serde_json::to_writer(&mut self.out, delta);
                 let _ = self.out.write_all(b"}\n");
             } else if let Some(line) = event_line(ev) {
+                let key = match ev {
+                    StreamEvent::PromptFilter(_) => Some((false, 0)),
+                    StreamEvent::ContentFilter { choice, .. } => Some((true, *choice)),
+                    _ => None,
+                };
+                if let Some(key) = key {
+                    let text = line.to_string();
+                    if self.safety.get(&key) == Some(&text) {
+                        return;
+                    }
+                    self.safety.insert(key, text);
+                }
                 self.line(&line.to_string());
             }
             return;
@@ -139,6 +155,11 @@ impl Printer {
             let _ = self.out.flush();
             let out = c.output.as_deref().unwrap_or_default();
             eprintln!("[{} {}({}) → {:?}, {} bytes]", c.id, c.name, c.arguments, c.status, out.len());
+            if c.status == ToolStatus::Denied {
+                // Why it did not run (no one could approve it, a path outside the workspace…).
+                let why = out.strip_prefix(crate::engine::tool_loop::refusal_output("").as_str()).unwrap_or(out);
+                eprintln!("palaver: {} was not run: {why}", c.name);
+            }
         }
     }
 

@@ -23,8 +23,6 @@ use std::io::{IsTerminal, Write};
 
 /// Width used by `--render always` when stdout is not a terminal.
 const DEFAULT_WIDTH: u16 = 80;
-/// Prose width on a wide terminal when `prose_width` is not configured.
-pub const DEFAULT_PROSE_WIDTH: u16 = 100;
 
 /// Renders one answer at a time for a terminal.
 pub struct TermRender {
@@ -89,7 +87,7 @@ pub fn for_stdout(render: Option<RenderArg>, json: bool) -> Option<TermRender> {
         .or_else(|_| Theme::load("dark", None, no_color))
         .ok()?;
     let term = if tty { crossterm::terminal::size().ok().map(|(w, _)| w).filter(|w| *w > 0) } else { None };
-    let cap = cfg.prose_width.unwrap_or(DEFAULT_PROSE_WIDTH);
+    let cap = cfg.prose_width.unwrap_or(crate::ui::transcript::DEFAULT_PROSE_WIDTH);
     let width = term.unwrap_or(DEFAULT_WIDTH);
     let width = if cap == 0 { width } else { width.min(cap.max(20)) };
     Some(TermRender::new(width, theme, true))

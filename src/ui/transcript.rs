@@ -46,7 +46,7 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State, cache: &mut RenderCache) -
         return report;
     }
     cache.retain(state);
-    let cols = usize::from(inner.width - BODY_X);
+    let cols = body_cols(state, inner.width);
     let rows = usize::from(inner.height);
     let mut height = |i: usize| cache.cell(state, i, cols).map_or(1, super::cache::CachedCell::height);
     let (top, at_bottom) = if state.scroll.follow {
@@ -69,6 +69,7 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State, cache: &mut RenderCache) -
         let selected = state.selected == Some(cells[index].id());
         let Some(cell) = cache.cell(state, index, cols) else { break };
         let first = y;
+        let (from, height) = (line, cell.height());
         for r in line..cell.height() {
             if y >= bottom {
                 break;
@@ -92,7 +93,10 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State, cache: &mut RenderCache) -
             }
             y += 1;
         }
-        report.cells.push(CellRows { id: cells[index].id(), top: first, bottom: y });
+        // Whole only when drawn from its first line to its last: a selected message whose top
+        // is scrolled off must be scrolled to, not taken as on screen.
+        let whole = from == 0 && usize::from(y - first) >= height;
+        report.cells.push(CellRows { id: cells[index].id(), top: first, bottom: y, whole });
         index += 1;
         line = 0;
     }
@@ -107,6 +111,20 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State, cache: &mut RenderCache) -
         f.buffer_mut().set_string(inner.x + inner.width - w, bottom - 1, text, style);
     }
     report
+}
+
+/// Prose is wrapped to at most this many columns unless `prose_width` says otherwise.
+pub const DEFAULT_PROSE_WIDTH: u16 = 100;
+
+/// Columns of cell body in a transcript pane `inner_width` wide: all of it, but no wider than
+/// `prose_width` (default 100; 0 for no limit): lines of 200 columns are hard to read.
+#[must_use]
+pub fn body_cols(state: &State, inner_width: u16) -> usize {
+    let all = usize::from(inner_width.saturating_sub(BODY_X));
+    match state.cfg.prose_width.unwrap_or(DEFAULT_PROSE_WIDTH) {
+        0 => all,
+        cap => all.min(usize::from(cap.max(20))),
+    }
 }
 
 /// The top line when the last line sits at the bottom of `rows` rows.
