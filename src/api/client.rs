@@ -131,6 +131,7 @@ pub async fn run(http: &reqwest::Client, ep: &Endpoint, api: Api, body: &Value, 
     }
     let body_bytes = bytes::Bytes::from(bytes);
     let mut attempt = 0;
+    let mut reconnected = false;
     let resp = loop {
         let req = ep
             .prepare(http.post(ep.url(api.path())).header("content-type", "application/json").body(body_bytes.clone()));
@@ -146,6 +147,13 @@ pub async fn run(http: &reqwest::Client, ep: &Endpoint, api: Api, body: &Value, 
                     format!("no response within the first-byte timeout ({} s)", ep.timeouts.first_byte.as_secs_f32()),
                 ));
                 return;
+            }
+            Ok(Err(e)) if !reconnected && errors::is_stale_connection(&e) => {
+                // A kept-alive connection the server had already closed (llama.cpp closes after
+                // every streamed reply though it says keep-alive): nothing was answered, so the
+                // request goes out once more on a fresh connection.
+                reconnected = true;
+                continue;
             }
             Ok(Err(e)) => {
                 let kind = if e.is_redirect() {

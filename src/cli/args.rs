@@ -125,6 +125,28 @@ pub enum Command {
     /// Stored conversations: list, show ID, export ID [--format md|json], rm ID
     History {
         #[command(subcommand)]
-        action: super::history::HistoryAction,
+        action: HistoryAction,
     },
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum HistoryAction {
+    /// One conversation a line, newest first, its ID first (with --json: one object a line)
+    List,
+    /// Print a conversation as a readable transcript
+    Show { id: String },
+    /// Export a conversation: Markdown (readable) or JSON (complete, reloadable)
+    Export {
+        id: String,
+        #[arg(long, value_enum, default_value = "md")]
+        format: ExportFormat,
+    },
+    /// Delete a conversation
+    Rm { id: String },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    Md,
+    Json,
 }

@@ -2,6 +2,7 @@
 //! same engine events as the TUI and prints either the answer or the JSON Lines contract.
 
 use super::args::Global;
+use super::exit::{EXIT_INTERRUPTED, EXIT_OK, EXIT_PROVIDER, EXIT_USAGE};
 use super::history::Recorder;
 use super::result::{event_line, result_line};
 use super::target::Target;
@@ -15,16 +16,10 @@ use crate::engine::target::TurnSettings;
 use crate::engine::tool_loop::{DEFAULT_STEP_LIMIT, DEFAULT_TOOL_TIMEOUT, run_calls_until};
 use crate::engine::turn::{apply_wire, spawn_request};
 use crate::engine::turn_engine::{Decision, Next, TurnAccount, TurnPolicy, TurnStop, answers, offered, settle_unrun};
+use crate::text::sanitize::sanitize;
 use crate::tools::Registry;
-use crate::ui::sanitize::sanitize;
 use std::io::Write;
 use std::time::Instant;
-
-/// Exit statuses of the contract.
-pub const EXIT_OK: u8 = 0;
-pub const EXIT_PROVIDER: u8 = 1;
-pub const EXIT_USAGE: u8 = 2;
-pub const EXIT_INTERRUPTED: u8 = 130;
 
 /// Where output goes: plain text or JSON Lines.
 pub struct Printer {

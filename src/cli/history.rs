@@ -3,8 +3,8 @@
 //! `--resume ID`), its prompt on disk before the request goes out and its reply saved while
 //! it streams.
 
-use super::args::Global;
-use super::headless::{EXIT_OK, EXIT_PROVIDER, EXIT_USAGE};
+use super::args::{ExportFormat, Global, HistoryAction};
+use super::exit::{EXIT_OK, EXIT_PROVIDER, EXIT_USAGE};
 use super::target::Target;
 use crate::config::Paths;
 use crate::engine::message::{Message, MessageStatus, Role};
@@ -13,31 +13,8 @@ use crate::store::ids::{rfc3339, short_date, title_from_prompt};
 use crate::store::lock::{BUSY_WAIT, ConversationLock, LockError};
 use crate::store::{NewConversation, StoreError, StoreHandle, StoreOptions, StoredConversation};
 use crate::ui::sanitize::sanitize;
-use clap::{Subcommand, ValueEnum};
 use std::io::Write;
 use std::time::{Duration, Instant};
-
-#[derive(Debug, Clone, Subcommand)]
-pub enum HistoryAction {
-    /// One conversation a line, newest first, its ID first (with --json: one object a line)
-    List,
-    /// Print a conversation as a readable transcript
-    Show { id: String },
-    /// Export a conversation: Markdown (readable) or JSON (complete, reloadable)
-    Export {
-        id: String,
-        #[arg(long, value_enum, default_value = "md")]
-        format: ExportFormat,
-    },
-    /// Delete a conversation
-    Rm { id: String },
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ExportFormat {
-    Md,
-    Json,
-}
 
 /// Runs a `history` subcommand; returns the exit status.
 pub fn run(action: &HistoryAction, json: bool, paths: &Paths) -> u8 {
@@ -191,7 +168,7 @@ fn export_one(store: &StoreHandle, id: &str, format: ExportFormat) -> Result<u8,
     let text = match format {
         // Markdown is for reading (often in a terminal): no escape sequence survives it. JSON is
         // the complete record and keeps every byte (escaped by JSON itself).
-        ExportFormat::Md => crate::ui::sanitize::sanitize_keep_tabs(&to_markdown(&load(store, id)?)).into_owned(),
+        ExportFormat::Md => crate::text::sanitize::sanitize_keep_tabs(&to_markdown(&load(store, id)?)).into_owned(),
         ExportFormat::Json => {
             let e =
                 export::export(store, id)?.ok_or_else(|| StoreError::Format(format!("conversation {id} vanished")))?;
@@ -445,7 +422,7 @@ async fn lock_conversation(database: &std::path::Path, id: &str) -> Result<Optio
     match crate::store::lock::lock(database, id, BUSY_WAIT, say, || stop.is_set()).await {
         Ok(l) => Ok(Some(l)),
         Err(LockError::Unavailable(_)) => Ok(None),
-        Err(LockError::Cancelled) => Err(super::headless::EXIT_INTERRUPTED),
+        Err(LockError::Cancelled) => Err(super::exit::EXIT_INTERRUPTED),
         Err(LockError::Busy) => {
             eprintln!(
                 "palaver: conversation {id} is busy: another palaver kept adding to it for {} s; try again when it is done",

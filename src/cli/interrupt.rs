@@ -34,7 +34,7 @@ pub fn install() {
             if count >= 2 {
                 crate::tools::process::kill_all();
                 eprintln!("\npalaver: interrupted");
-                std::process::exit(i32::from(super::headless::EXIT_INTERRUPTED));
+                std::process::exit(i32::from(super::exit::EXIT_INTERRUPTED));
             }
             let _ = tx.send(true);
         }

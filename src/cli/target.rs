@@ -4,9 +4,9 @@
 use super::args::{ApiArg, Global};
 use crate::api::Api;
 use crate::api::client::Secret;
-use crate::api::demo;
 use crate::config::provider::ToolsSetting;
 use crate::config::{Config, ProviderProfile, resolve_key};
+use crate::demo;
 pub use crate::engine::target::Target;
 use std::time::Duration;
 

@@ -4,6 +4,7 @@
 
 pub mod paths;
 pub mod provider;
+pub mod theme;
 
 use serde::Deserialize;
 use std::collections::BTreeMap;

@@ -1,9 +1,9 @@
 //! The tool loop's decisions and execution, shared by the headless runner and the TUI: which
 //! calls may run without asking, and running a batch of approved calls concurrently.
 
-use super::item_tools;
 use super::message::{ToolCall, ToolStatus};
 pub use crate::engine::request::MCP_APPROVE;
+use crate::tools::items;
 use crate::tools::{Approval, Registry, ToolOutput, ToolSpec};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -82,7 +82,7 @@ pub fn gate(mode: ToolMode, spec: Option<&ToolSpec>, approved: bool, yes: bool) 
 pub fn spec_for(registry: &Registry, call: &ToolCall) -> Option<ToolSpec> {
     match call.kind.as_str() {
         "" | "custom" => registry.get(&call.name).cloned(),
-        kind => item_tools::spec_for_kind(kind, &call.name),
+        kind => items::spec_for_kind(kind, &call.name),
     }
 }
 
@@ -91,8 +91,8 @@ pub fn spec_for(registry: &Registry, call: &ToolCall) -> Option<ToolSpec> {
 pub async fn execute(registry: &Registry, call: &ToolCall, timeout: Duration, approved: &[PathBuf]) -> ToolOutput {
     let ws = registry.workspace();
     match call.kind.as_str() {
-        "shell" | "local_shell" => item_tools::run_shell_in(ws, &call.kind, &call.arguments, timeout, approved).await,
-        "apply_patch" => item_tools::apply_patch_in(ws, &call.arguments, approved),
+        "shell" | "local_shell" => items::run_shell_in(ws, &call.kind, &call.arguments, timeout, approved).await,
+        "apply_patch" => items::apply_patch_in(ws, &call.arguments, approved),
         // Approving an MCP call means answering "yes"; the provider runs it.
         "mcp_approval" => ToolOutput::ok(MCP_APPROVE),
         "custom" => {

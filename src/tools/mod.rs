@@ -5,6 +5,7 @@
 
 pub mod builtin;
 mod files;
+pub mod items;
 pub mod mcp;
 pub mod process;
 pub mod setup;
@@ -223,7 +224,7 @@ impl Registry {
                 let arguments = if kind == "custom" { custom_arguments(arguments) } else { arguments.to_owned() };
                 parse_arguments(&arguments).map(|a| b.paths_needing_approval(&self.workspace, &a)).unwrap_or_default()
             }
-            _ => crate::engine::item_tools::paths_needing_approval(&self.workspace, kind, arguments),
+            _ => items::paths_needing_approval(&self.workspace, kind, arguments),
         }
     }
 

@@ -44,7 +44,8 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State) {
         }
         None => {
             let k = |a| state.keymap.hint(a);
-            let full = format!("{} palette · {} models · {} help ", k(Action::Palette), k(Action::Models), k(Action::Help));
+            let full =
+                format!("{} palette · {} models · {} help ", k(Action::Palette), k(Action::Models), k(Action::Help));
             // On a narrow line the help key alone stays: it leads to the rest.
             let hint =
                 if left_w + super::wrap::width(&full) <= width { full } else { format!("{} help ", k(Action::Help)) };

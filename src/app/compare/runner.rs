@@ -7,10 +7,10 @@
 use super::{CompareEffect, CompareMsg};
 use crate::api::Api;
 use crate::api::client::{Endpoint, Secret, WireEvent, http_client};
-use crate::api::demo::DemoServer;
 use crate::app::msg::Msg;
 use crate::app::runner::Runner;
 use crate::config::{Config, ProviderProfile, resolve_key};
+use crate::demo::DemoServer;
 use crate::engine::message::ErrorInfo;
 use crate::engine::target::Target;
 use crate::engine::turn::spawn_request;
@@ -149,8 +149,7 @@ async fn lookup(
 /// Resolves a configured provider (or `demo`) as `palaver --provider NAME` would.
 async fn resolve(cfg: &Config, provider: &str, fallback: &reqwest::Client) -> Result<Resolved, String> {
     let (endpoint, demo) = if provider == "demo" && !cfg.providers.contains_key("demo") {
-        let server =
-            crate::api::demo::spawn_local().await.map_err(|e| format!("cannot start the demo provider: {e}"))?;
+        let server = crate::demo::spawn_local().await.map_err(|e| format!("cannot start the demo provider: {e}"))?;
         let ep = ProviderProfile::default().endpoint(&server.base_url, Secret::default());
         (ep, Some(Arc::new(server)))
     } else {

@@ -4,7 +4,7 @@
 //! commands start in the workspace root and patches stay inside it unless the user approved
 //! the exact resolved path (checked again when they run).
 
-use crate::tools::{Approval, PathNeed, ToolOutput, ToolSource, ToolSpec, Workspace};
+use super::{Approval, PathNeed, ToolOutput, ToolSource, ToolSpec, Workspace};
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
