@@ -1,11 +1,10 @@
 //! Thin entry point: parse the command line and hand over to `palaver::cli`.
 
-use clap::Parser;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = palaver::cli::args::Cli::parse();
+    let cli = palaver::cli::args::parse();
     // Headless work is one stream and a printer: a single thread avoids cross-thread wake-ups
     // and allocator contention per network read. The interactive screen gets worker threads so
     // highlighting and layout never hold up the network.

@@ -82,7 +82,13 @@ fn a_404_for_an_unknown_model_blames_the_model() {
     let s = Server::start(vec![Reply::json(404, body)]);
     let out = palaver(&s, "chat", &[]);
     let msg = result_of(&out)["error"]["message"].as_str().unwrap_or_default().to_owned();
-    assert_eq!(msg, format!("The model `m` does not exist ({}/chat/completions)", s.base_url));
+    assert_eq!(
+        msg,
+        format!(
+            "The model `m` does not exist ({}/chat/completions); `palaver models` lists the models it offers",
+            s.base_url
+        )
+    );
 }
 
 #[test]

@@ -23,8 +23,8 @@ pub fn describe_http(status: u16, url: &str, api: Api, err: &ProviderError) -> S
     }
     if names_a_model(err) {
         // OpenAI, vLLM and Ollama answer 404 for an unknown model (Azure for an unknown
-        // deployment): the API itself is there.
-        return format!("{} ({url})", err.message);
+        // deployment): the API itself is there. Which names the server knows is one command away.
+        return format!("{} ({url}); `palaver models` lists the models it offers", err.message);
     }
     let other = match api {
         Api::Chat => Api::Responses,
@@ -182,7 +182,10 @@ mod tests {
             Some(404),
             &json!({"error":{"message":"The model `x` does not exist","code":"model_not_found"}}),
         );
-        assert_eq!(describe_http(404, URL, Api::Responses, &e), format!("The model `x` does not exist ({URL})"));
+        assert_eq!(
+            describe_http(404, URL, Api::Responses, &e),
+            format!("The model `x` does not exist ({URL}); `palaver models` lists the models it offers")
+        );
         let e = error_from_body(400, br#"{"detail":"bad"}"#);
         assert_eq!(describe_http(400, URL, Api::Responses, &e), "bad");
     }

@@ -126,12 +126,10 @@ impl State {
                 self.flash("transcript cleared");
             }
             Command::New => {
+                // The model and API the user picked stay: a new conversation is not a new session.
                 self.reset(fx);
-                let (model, api, system) = self.initial.clone();
-                self.target.model = model;
-                self.target.api = api;
-                self.settings.system = system;
-                self.flash("new conversation");
+                self.settings.system = self.initial.2.clone();
+                self.flash(format!("new conversation · {}", self.target.model));
             }
             Command::Api(arg) => match arg.as_deref().and_then(Api::parse) {
                 Some(api) => {

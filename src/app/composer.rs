@@ -3,6 +3,10 @@
 
 use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 
+/// A paste of at least this many lines (or bytes) shows as one chip rather than as its text.
+const CHIP_LINES: usize = 20;
+const CHIP_BYTES: usize = 8 * 1024;
+
 /// The draft being typed and the prompts sent before.
 #[derive(Debug, Clone)]
 pub struct Composer {
@@ -10,6 +14,24 @@ pub struct Composer {
     history: Vec<String>,
     /// Position in `history` while walking it; `None` when not walking.
     walk: Option<usize>,
+    /// Big pastes held out of the text area: (the chip that stands for it in the draft, the
+    /// text). The draft's text has them put back.
+    pastes: Vec<(String, String)>,
+}
+
+/// `[pasted 2,000 lines · 184 KB · ~46k tokens]`: size and a rough token count (four bytes a
+/// token) before anything is sent.
+#[must_use]
+pub fn chip(n: usize, text: &str) -> String {
+    let lines = text.lines().count();
+    let tokens = text.len().div_ceil(4);
+    let tokens = if tokens >= 1000 { format!("~{}k", tokens.div_ceil(1000)) } else { format!("~{tokens}") };
+    let number = if n > 1 { format!(" #{n}") } else { String::new() };
+    format!(
+        "[pasted{number} {} lines · {} · {tokens} tokens]",
+        crate::text::fmt::thousands(u64::try_from(lines).unwrap_or(u64::MAX)),
+        crate::text::fmt::size(text.len())
+    )
 }
 
 impl Default for Composer {
@@ -21,13 +43,38 @@ impl Default for Composer {
 impl Composer {
     #[must_use]
     pub fn new() -> Self {
-        Self { area: fresh_area(), history: Vec::new(), walk: None }
+        Self { area: fresh_area(), history: Vec::new(), walk: None, pastes: Vec::new() }
     }
 
-    /// The draft as one string.
+    /// The draft as one string, big pastes put back in place of their chips.
     #[must_use]
     pub fn text(&self) -> String {
-        self.area.lines().join("\n")
+        let mut text = self.area.lines().join("\n");
+        for (label, pasted) in &self.pastes {
+            if let Some(at) = text.find(label.as_str()) {
+                text.replace_range(at..at + label.len(), pasted);
+            }
+        }
+        text
+    }
+
+    /// The chips in the draft, for the composer's title: how many, and their total size.
+    #[must_use]
+    pub fn pasted(&self) -> Option<(usize, usize)> {
+        let draft = self.area.lines().join("\n");
+        let shown: Vec<&(String, String)> = self.pastes.iter().filter(|(l, _)| draft.contains(l.as_str())).collect();
+        (!shown.is_empty()).then(|| (shown.len(), shown.iter().map(|(_, t)| t.len()).sum()))
+    }
+
+    /// Opens the chips: their text goes into the draft itself.
+    pub fn expand_pastes(&mut self) -> bool {
+        if self.pasted().is_none() {
+            return false;
+        }
+        let text = self.text();
+        self.pastes.clear();
+        self.set_text(&text);
+        true
     }
 
     #[must_use]
@@ -60,6 +107,7 @@ impl Composer {
         self.area.move_cursor(CursorMove::Bottom);
         self.area.move_cursor(CursorMove::End);
         self.walk = None;
+        self.pastes.retain(|(label, _)| text.contains(label.as_str()));
     }
 
     pub fn clear(&mut self) {
@@ -75,13 +123,44 @@ impl Composer {
             .chars()
             .filter(|c| *c == '\n' || *c == '\t' || !c.is_control())
             .collect();
-        self.area.insert_str(clean);
         self.walk = None;
+        if clean.lines().count() >= CHIP_LINES || clean.len() >= CHIP_BYTES {
+            // Thousands of lines in the text area would bury the draft and slow every key.
+            let label = chip(self.pastes.len() + 1, &clean);
+            self.area.insert_str(&label);
+            self.pastes.push((label, clean));
+            return;
+        }
+        self.area.insert_str(clean);
     }
 
     /// Feeds a key to the text area; any edit stops a history walk.
     pub fn input(&mut self, key: crossterm::event::KeyEvent) {
         if self.area.input(key) {
+            self.walk = None;
+        }
+    }
+
+    /// Readline Ctrl+A: to the start of the line.
+    pub fn line_start(&mut self) {
+        self.area.move_cursor(CursorMove::Head);
+    }
+
+    /// Readline Ctrl+E: to the end of the line.
+    pub fn line_end(&mut self) {
+        self.area.move_cursor(CursorMove::End);
+    }
+
+    /// Readline Ctrl+U: deletes from the cursor to the start of the line.
+    pub fn kill_line(&mut self) {
+        if self.area.delete_line_by_head() {
+            self.walk = None;
+        }
+    }
+
+    /// Readline Ctrl+W: deletes the word before the cursor.
+    pub fn kill_word(&mut self) {
+        if self.area.delete_word() {
             self.walk = None;
         }
     }
@@ -183,6 +262,33 @@ mod tests {
         assert!(c.history_next());
         assert_eq!(c.text(), "two");
         assert!(c.history_next());
+        assert_eq!(c.text(), "");
+    }
+
+    #[test]
+    fn a_big_paste_is_one_chip_that_sends_its_text_and_can_be_opened() {
+        let mut c = Composer::new();
+        let big: String = (0..2000).map(|i| format!("line {i} of the log with some words in it\n")).collect();
+        c.area.insert_str("look at this: ");
+        c.paste(&big);
+        assert_eq!(c.area.lines().len(), 1, "one chip, not 2,000 lines");
+        let shown = c.area.lines().join("");
+        assert!(shown.contains("[pasted 2,000 lines · 8"), "{shown}");
+        assert!(shown.contains("tokens]"), "{shown}");
+        assert_eq!(c.text(), format!("look at this: {big}"));
+        assert_eq!(c.pasted(), Some((1, big.len())));
+        assert!(c.expand_pastes());
+        assert_eq!(c.area.lines().len(), 2001);
+        assert_eq!(c.text(), format!("look at this: {big}"));
+        assert_eq!(c.pasted(), None);
+        // A small paste goes in as text.
+        let mut c = Composer::new();
+        c.paste("two\nlines");
+        assert_eq!(c.area.lines().len(), 2);
+        // Clearing drops held pastes.
+        c.paste(&big);
+        c.clear();
+        assert_eq!(c.pasted(), None);
         assert_eq!(c.text(), "");
     }
 

@@ -54,6 +54,18 @@ pub enum Action {
     Newline,
     /// Edit the draft in `$VISUAL`/`$EDITOR`.
     Editor,
+    /// Composer: to the start of the line (readline Ctrl+A).
+    LineStart,
+    /// Composer: to the end of the line (readline Ctrl+E).
+    LineEnd,
+    /// Composer: delete from the cursor to the start of the line (readline Ctrl+U).
+    KillLine,
+    /// Composer: delete the word before the cursor (readline Ctrl+W).
+    KillWord,
+    /// Composer: on an empty draft, quit (asking once, as Ctrl+C does); else delete forward.
+    Eof,
+    /// Composer: put the text of big pastes (shown as chips) into the draft.
+    OpenPaste,
     /// Older prompt from history (on an empty composer).
     HistoryPrev,
     /// Newer prompt from history.
@@ -115,7 +127,13 @@ pub enum Action {
 /// (action, config name, context, default keys, help text).
 const TABLE: &[(Action, &str, Context, &str, &str)] = &[
     (Action::Quit, "quit", Context::Global, "ctrl+q", "quit"),
-    (Action::Interrupt, "interrupt", Context::Global, "ctrl+c", "cancel the reply, else clear the draft, else quit"),
+    (
+        Action::Interrupt,
+        "interrupt",
+        Context::Global,
+        "ctrl+c",
+        "cancel the reply, else clear the draft (↑ brings it back), else quit (asks once)",
+    ),
     (Action::Cancel, "cancel", Context::Global, "esc", "cancel the streaming reply"),
     (Action::Palette, "palette", Context::Global, "ctrl+p", "command palette"),
     (Action::Help, "help", Context::Global, "f1", "this help"),
@@ -131,7 +149,13 @@ const TABLE: &[(Action, &str, Context, &str, &str)] = &[
     (Action::Bottom, "bottom", Context::Global, "ctrl+end", "last message, follow new output"),
     (Action::Send, "send", Context::Composer, "enter", "send"),
     (Action::Newline, "newline", Context::Composer, "alt+enter shift+enter ctrl+j", "new line"),
-    (Action::Editor, "editor", Context::Composer, "ctrl+e ctrl+g", "edit the draft in $VISUAL / $EDITOR"),
+    (Action::Editor, "editor", Context::Composer, "ctrl+g", "edit the draft in $VISUAL / $EDITOR"),
+    (Action::LineStart, "line_start", Context::Composer, "ctrl+a", "start of the line"),
+    (Action::LineEnd, "line_end", Context::Composer, "ctrl+e", "end of the line"),
+    (Action::KillLine, "kill_line", Context::Composer, "ctrl+u", "delete to the start of the line"),
+    (Action::KillWord, "kill_word", Context::Composer, "ctrl+w", "delete the word before the cursor"),
+    (Action::Eof, "eof", Context::Composer, "ctrl+d", "on an empty draft: quit (asks once)"),
+    (Action::OpenPaste, "open_paste", Context::Composer, "alt+v", "open a big paste (shown as a chip) in the draft"),
     (Action::HistoryPrev, "history_prev", Context::Composer, "up", "older prompt (empty composer)"),
     (Action::HistoryNext, "history_next", Context::Composer, "down", "newer prompt"),
     (Action::Select, "select", Context::Composer, "alt+up ctrl+up", "select messages"),

@@ -16,8 +16,22 @@ impl State {
         if key.kind == KeyEventKind::Release {
             return;
         }
+        // A quit asked for once is confirmed only by the very next key.
+        let armed = std::mem::take(&mut self.quit_armed);
         let modal = !self.overlays.is_empty();
         if modal && self.overlay_key(&key, fx) {
+            return;
+        }
+        if !modal && self.keymap.is(Action::Interrupt, &key) && !(self.compare.is_active() && self.compare_busy()) {
+            self.interrupt(armed, fx);
+            return;
+        }
+        if !modal
+            && self.focus == Focus::Composer
+            && self.composer.is_empty()
+            && self.keymap.action(Context::Composer, &key) == Some(Action::Eof)
+        {
+            self.ask_quit(armed);
             return;
         }
         if !modal && self.compare_key(&key, fx) {
@@ -96,20 +110,43 @@ impl State {
         true
     }
 
+    /// Ctrl+C: cancels what is running, else clears the draft (kept in the prompt history, so
+    /// ↑ brings it back), else asks to quit; a second Ctrl+C right after quits. Two quick
+    /// Ctrl+Cs to stop a stream cancel it and only ask.
+    fn interrupt(&mut self, armed: bool, fx: &mut Vec<Effect>) {
+        if self.live.is_some() || self.tools.busy() {
+            self.cancel_live(fx);
+        } else if !self.composer.is_empty() || self.editing.is_some() {
+            let draft = self.composer.text();
+            self.composer.clear();
+            self.editing = None;
+            if !draft.trim().is_empty() {
+                self.composer.remember(&draft);
+                let up = self.keymap.hint(Action::HistoryPrev);
+                self.flash(format!("draft cleared · {up} brings it back"));
+            }
+        } else {
+            self.ask_quit(armed);
+        }
+    }
+
+    /// Quits when the previous key already asked; else asks.
+    fn ask_quit(&mut self, armed: bool) {
+        if armed {
+            self.quit = true;
+            return;
+        }
+        self.quit_armed = true;
+        let again = self.keymap.hint(Action::Interrupt);
+        let eof = self.keymap.hint(Action::Eof);
+        self.flash(format!("quit? {again} again or {eof} quits · any other key stays"));
+    }
+
     /// Runs a global action; false when it does not apply now and the key should fall through.
     fn global_action(&mut self, action: Action, fx: &mut Vec<Effect>) -> bool {
         match action {
             Action::Quit => self.quit = true,
-            Action::Interrupt => {
-                if self.live.is_some() || self.tools.busy() {
-                    self.cancel_live(fx);
-                } else if !self.composer.is_empty() || self.editing.is_some() {
-                    self.composer.clear();
-                    self.editing = None;
-                } else {
-                    self.quit = true;
-                }
-            }
+            Action::Interrupt => self.interrupt(false, fx),
             Action::Cancel => {
                 if self.live.is_some() || self.tools.busy() {
                     self.cancel_live(fx);
@@ -178,6 +215,15 @@ impl State {
             }
             Some(Action::Newline) => self.composer.newline(),
             Some(Action::Editor) => fx.push(Effect::OpenEditor(self.composer.text())),
+            Some(Action::LineStart) => self.composer.line_start(),
+            Some(Action::LineEnd) => self.composer.line_end(),
+            Some(Action::KillLine) => self.composer.kill_line(),
+            Some(Action::KillWord) => self.composer.kill_word(),
+            Some(Action::OpenPaste) => {
+                if !self.composer.expand_pastes() {
+                    self.flash("no big paste in the draft");
+                }
+            }
             Some(Action::HistoryPrev) if self.composer.walking() => {
                 self.composer.history_prev();
             }
@@ -264,9 +310,7 @@ impl State {
         self.selected = Some(id);
         self.focus = Focus::Transcript;
         let Some(index) = self.transcript.index_of(id) else { return };
-        let fully_visible = self.view.cells.iter().any(|c| {
-            c.id == id && c.top >= self.view.transcript.1 && c.bottom <= self.view.transcript.1 + self.view.height
-        });
+        let fully_visible = self.view.cells.iter().any(|c| c.id == id && c.whole);
         if !fully_visible {
             self.scroll_to_cell(index);
         }

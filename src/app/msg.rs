@@ -62,6 +62,8 @@ pub struct CellRows {
     /// First and one-past-last screen row.
     pub top: u16,
     pub bottom: u16,
+    /// Every row of the cell is on screen (its top is not scrolled off, its end not cut off).
+    pub whole: bool,
 }
 
 /// What the view reports back after each draw.

@@ -130,6 +130,10 @@ pub struct State {
     pub tools: super::tools::Tools,
     /// The flow inspector and the request bodies it shows (see `inspector.rs`).
     pub flow: super::inspector::Inspector,
+    /// Why the built-in demo answers when nobody asked for it (the welcome screen says so).
+    pub demo_fallback: Option<String>,
+    /// Ctrl+C (or Ctrl+D) on an empty composer asked to quit; the next one quits.
+    pub quit_armed: bool,
 }
 
 impl State {
@@ -169,9 +173,14 @@ impl State {
             persist: super::persist::Persist::default(),
             tools: super::tools::Tools::default(),
             flow: super::inspector::Inspector::default(),
+            demo_fallback: None,
+            quit_armed: false,
         };
         for p in problems {
             s.transcript.push_notice(NoticeKind::Error, format!("config.toml: {p}"));
+        }
+        for w in s.cfg.warnings.clone() {
+            s.transcript.push_notice(NoticeKind::Error, w);
         }
         s.restyle_composer();
         s

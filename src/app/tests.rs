@@ -172,19 +172,21 @@ fn slash_commands() {
     assert_eq!(fx, [Effect::LoadTheme("light".into())]);
     send(&mut s, "/new");
     assert!(s.transcript.cells.is_empty());
-    assert_eq!((s.target.model.as_str(), s.target.api, s.settings.system.clone()), ("demo", Api::Chat, None));
+    // The model and API the user picked stay; the system prompt goes back to the session's.
+    assert_eq!((s.target.model.as_str(), s.target.api, s.settings.system.clone()), ("demo-slow", Api::Responses, None));
     // An unknown command keeps the draft and says so.
     send(&mut s, "/bogus");
     assert_eq!(s.composer.text(), "/bogus");
     assert!(s.flash.as_ref().is_some_and(|f| f.error));
     s.apply(ctrl('c'));
+    send(&mut s, "/api chat");
     // `//` sends a literal slash.
     let (_, body) = started(&send(&mut s, "//etc is a folder"));
     assert_eq!(body["messages"][0]["content"], "/etc is a folder");
 }
 
 #[test]
-fn ctrl_c_cancels_then_clears_then_quits() {
+fn ctrl_c_cancels_then_clears_then_asks_once_then_quits() {
     let mut s = test_state();
     let (id, _) = started(&send(&mut s, "go"));
     typed(&mut s, "draft");
@@ -192,11 +194,57 @@ fn ctrl_c_cancels_then_clears_then_quits() {
     assert_eq!(s.composer.text(), "draft");
     s.apply(ctrl('c'));
     assert!(s.composer.is_empty());
+    // The cleared draft comes back with ↑.
+    s.apply(key(KeyCode::Up));
+    assert_eq!(s.composer.text(), "draft");
+    s.apply(ctrl('c'));
     assert!(!s.quit);
+    // On an empty composer Ctrl+C asks; any other key stays; asked again, a second one quits.
+    assert!(!s.apply(ctrl('c')).contains(&Effect::Quit));
+    assert!(!s.quit && s.flash.as_ref().is_some_and(|f| f.text.contains("quit?")));
+    s.apply(key(KeyCode::Left));
+    assert!(!s.apply(ctrl('c')).contains(&Effect::Quit));
     assert!(s.apply(ctrl('c')).contains(&Effect::Quit));
+    // Ctrl+D confirms too, and asks first on its own.
+    let mut s = test_state();
+    s.apply(ctrl('c'));
+    assert!(s.apply(ctrl('d')).contains(&Effect::Quit));
+    let mut s = test_state();
+    assert!(!s.apply(ctrl('d')).contains(&Effect::Quit));
+    assert!(s.apply(ctrl('d')).contains(&Effect::Quit));
+    // Ctrl+Q quits at once.
     let mut s = test_state();
     typed(&mut s, "x");
     assert!(s.apply(ctrl('q')).contains(&Effect::Quit));
+}
+
+#[test]
+fn two_quick_ctrl_cs_stop_a_stream_and_do_not_quit() {
+    let mut s = test_state();
+    let (id, _) = started(&send(&mut s, "go"));
+    assert!(s.apply(ctrl('c')).contains(&Effect::CancelRequest { id }));
+    assert!(!s.apply(ctrl('c')).contains(&Effect::Quit));
+    assert!(!s.quit);
+}
+
+#[test]
+fn readline_keys_in_the_composer() {
+    let mut s = test_state();
+    typed(&mut s, "hello big world");
+    s.apply(ctrl('w'));
+    assert_eq!(s.composer.text(), "hello big ");
+    s.apply(ctrl('a'));
+    typed(&mut s, ">");
+    s.apply(ctrl('e'));
+    typed(&mut s, "!");
+    assert_eq!(s.composer.text(), ">hello big !");
+    s.apply(ctrl('u'));
+    assert_eq!(s.composer.text(), "");
+    // Ctrl+D on a draft deletes forward, it does not quit.
+    typed(&mut s, "ab");
+    s.apply(ctrl('a'));
+    assert!(!s.apply(ctrl('d')).contains(&Effect::Quit));
+    assert_eq!(s.composer.text(), "b");
 }
 
 #[test]
@@ -296,7 +344,10 @@ fn paste_and_mouse() {
         height: 10,
         transcript: (1, 1, 60, 10),
         composer: (0, 12, 62, 3),
-        cells: vec![CellRows { id: user, top: 1, bottom: 4 }, CellRows { id, top: 4, bottom: 6 }],
+        cells: vec![
+            CellRows { id: user, top: 1, bottom: 4, whole: true },
+            CellRows { id, top: 4, bottom: 6, whole: true },
+        ],
         ..ViewReport::default()
     }));
     let click = |column, row| {

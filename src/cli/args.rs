@@ -34,6 +34,17 @@ impl From<ToolsArg> for crate::config::provider::ToolsSetting {
     }
 }
 
+/// `--render`: whether headless output is rendered markdown or the raw text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RenderArg {
+    /// Rendered when stdout is a terminal, raw otherwise.
+    Auto,
+    /// Always rendered (wrapped to the terminal's width, or 80 columns).
+    Always,
+    /// Always the raw text.
+    Never,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Effort {
     Minimal,
@@ -65,16 +76,20 @@ pub struct Global {
     /// System prompt (chat) / instructions (responses)
     #[arg(long, global = true)]
     pub system: Option<String>,
-    #[arg(long, global = true)]
+    /// Sampling temperature sent with the request (the provider's default when not given)
+    #[arg(long, global = true, value_name = "F")]
     pub temperature: Option<f64>,
-    #[arg(long, global = true)]
+    /// Most tokens the reply may have (max_tokens / max_output_tokens)
+    #[arg(long, global = true, value_name = "N")]
     pub max_tokens: Option<u64>,
+    /// How hard a reasoning model thinks (reasoning_effort / reasoning.effort)
     #[arg(long, value_enum, global = true)]
     pub reasoning_effort: Option<Effort>,
     /// Non-streaming request
     #[arg(long, global = true)]
     pub no_stream: bool,
-    /// Use the embedded demo provider (also the default with no key and no config)
+    /// Use the embedded demo provider (scripted answers); without --demo it is also used when
+    /// there is no key and no config, with a note on stderr
     #[arg(long, global = true)]
     pub demo: bool,
     /// Offer tools to the model: auto runs read-only ones and asks for the rest (headless: refuses
@@ -92,6 +107,10 @@ pub struct Global {
     /// Headless: JSON Lines of normalized events on stdout; the last line is the result
     #[arg(long, global = true)]
     pub json: bool,
+    /// Headless: render the answer's markdown for the terminal (auto: when stdout is a terminal;
+    /// never: the raw text, as written to a file or a pipe)
+    #[arg(long, value_enum, global = true, value_name = "WHEN")]
+    pub render: Option<RenderArg>,
     /// Reopen the last conversation
     #[arg(long = "continue", global = true)]
     pub continue_last: bool,
@@ -127,6 +146,107 @@ pub enum Command {
         #[command(subcommand)]
         action: HistoryAction,
     },
+    /// The configuration in effect; `config init` writes a template, `config check` checks it
+    ///
+    /// Shows the paths, providers, models and the next run's provider, model and key, each with
+    /// where it came from (keys are never shown).
+    Config {
+        #[command(subcommand)]
+        action: Option<ConfigAction>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, Subcommand)]
+pub enum ConfigAction {
+    /// Write a commented config.toml template (refuses to overwrite an existing file)
+    Init,
+    /// Check config.toml: syntax, unknown keys, the default provider, key variables, keys, theme;
+    /// exit 2 on a problem
+    Check,
+}
+
+/// The global flags each subcommand reads; `--help` of a subcommand lists only these.
+const APPLIES: &[(&str, &[&str])] = &[
+    (
+        "compare",
+        &[
+            "prompt",
+            "provider",
+            "base_url",
+            "api_key_env",
+            "api",
+            "model",
+            "system",
+            "temperature",
+            "max_tokens",
+            "reasoning_effort",
+            "no_stream",
+            "demo",
+            "tools",
+            "workspace",
+            "yes",
+            "json",
+        ],
+    ),
+    ("models", &["provider", "base_url", "api_key_env", "demo"]),
+    ("serve-demo", &[]),
+    ("replay", &["api", "json", "render"]),
+    ("history", &["json"]),
+    ("config", &["provider", "base_url", "api_key_env", "api", "model", "demo"]),
+];
+
+/// The command line with help that names palaver's files and environment, and subcommand help
+/// that lists only the flags each subcommand reads (the flags are still accepted anywhere, as
+/// the contract's `palaver [GLOBAL] SUBCOMMAND` needs).
+#[must_use]
+pub fn command() -> clap::Command {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command().after_help(environment_help());
+    cmd.build();
+    for (name, keep) in APPLIES {
+        cmd = cmd.mut_subcommand(name, |sc| hide_others(sc, keep));
+    }
+    cmd
+}
+
+fn hide_others(sc: clap::Command, keep: &[&str]) -> clap::Command {
+    let mut sc = sc.mut_args(|a| {
+        let id = a.get_id().as_str().to_owned();
+        if a.is_global_set() && !keep.contains(&id.as_str()) { a.hide(true) } else { a }
+    });
+    let names: Vec<String> = sc.get_subcommands().map(|c| c.get_name().to_owned()).collect();
+    for n in names {
+        sc = sc.mut_subcommand(n, |c| hide_others(c, keep));
+    }
+    sc
+}
+
+/// Parses the process's arguments (exits with clap's message on a usage error).
+#[must_use]
+pub fn parse() -> Cli {
+    use clap::FromArgMatches;
+    let matches = command().get_matches();
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+}
+
+/// The end of `palaver --help`: where the files are and what the environment changes.
+fn environment_help() -> String {
+    let paths = crate::config::Paths::from_env();
+    let home = match std::env::var_os("PALAVER_HOME").filter(|h| !h.is_empty()) {
+        Some(h) => format!("set: {}", std::path::Path::new(&h).display()),
+        None => "not set".to_owned(),
+    };
+    format!(
+        "Files:\n  config file      {}\n                   `palaver config` shows what is in effect, `palaver config init` writes a template\n  data             {}\n\n\
+         Environment:\n  PALAVER_HOME     one directory for config.toml and all data ({home})\n  \
+         OPENAI_API_KEY   the API key, unless a provider profile names another variable (api_key_env)\n  \
+         OPENAI_BASE_URL  the server, unless --base-url or a provider profile names one\n  \
+         NO_COLOR         no colours\n\n\
+         With no key and no config.toml, palaver answers with its built-in demo provider (scripted text);\n\
+         --demo asks for it. Exit status: 0 ok · 1 provider/API error · 2 usage or config error · 130 interrupted",
+        paths.config_file().display(),
+        paths.data_dir.display()
+    )
 }
 
 #[derive(Debug, Clone, Subcommand)]

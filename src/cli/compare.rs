@@ -29,6 +29,9 @@ pub async fn run(g: &Global, cfg: &Config, registry: &Registry, prompt: &str) ->
             return EXIT_USAGE;
         }
     };
+    if let Some(note) = targets.iter().find_map(super::target::fallback_note) {
+        eprintln!("{note}");
+    }
     let store = Recorder::open_store();
     let group = crate::store::StoreHandle::new_compare_group();
     let columns = targets.iter().enumerate().map(|(i, t)| {

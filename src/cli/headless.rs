@@ -18,7 +18,7 @@ use crate::engine::turn::{apply_wire, spawn_request};
 use crate::engine::turn_engine::{Decision, Next, TurnAccount, TurnPolicy, TurnStop, answers, offered, settle_unrun};
 use crate::text::sanitize::sanitize;
 use crate::tools::Registry;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::time::Instant;
 
 /// Where output goes: plain text or JSON Lines.
@@ -29,6 +29,11 @@ pub struct Printer {
     /// Buffered and flushed once per network read, not once per delta.
     out: std::io::BufWriter<std::io::Stdout>,
     in_reasoning: bool,
+    /// Markdown rendered for a terminal (see `render.rs`); `None` writes the raw text.
+    render: Option<super::render::TermRender>,
+    /// The last safety line written per kind and choice: `--json` writes one only when it
+    /// changes (providers repeat the same results on every chunk).
+    safety: std::collections::HashMap<(bool, u32), String>,
 }
 
 impl Printer {
@@ -39,6 +44,22 @@ impl Printer {
             quiet: false,
             out: std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout()),
             in_reasoning: false,
+            render: None,
+            safety: std::collections::HashMap::new(),
+        }
+    }
+
+    /// Renders the answer with `render` (from `render::for_stdout`) instead of writing it raw.
+    #[must_use]
+    pub fn rendering(mut self, render: Option<super::render::TermRender>) -> Self {
+        self.render = render;
+        self
+    }
+
+    /// Prints what the renderer still holds of the current answer.
+    fn flush_render(&mut self) {
+        if let Some(r) = &mut self.render {
+            r.finish(&mut self.out);
         }
     }
 
@@ -66,6 +87,18 @@ impl Printer {
                 let _ = serde_json::to_writer(&mut self.out, delta);
                 let _ = self.out.write_all(b"}\n");
             } else if let Some(line) = event_line(ev) {
+                let key = match ev {
+                    StreamEvent::PromptFilter(_) => Some((false, 0)),
+                    StreamEvent::ContentFilter { choice, .. } => Some((true, *choice)),
+                    _ => None,
+                };
+                if let Some(key) = key {
+                    let text = line.to_string();
+                    if self.safety.get(&key) == Some(&text) {
+                        return;
+                    }
+                    self.safety.insert(key, text);
+                }
                 self.line(&line.to_string());
             }
             return;
@@ -76,7 +109,12 @@ impl Printer {
                     eprintln!();
                     self.in_reasoning = false;
                 }
-                let _ = self.out.write_all(delta.as_bytes());
+                match &mut self.render {
+                    Some(r) => r.push(delta, &mut self.out),
+                    None => {
+                        let _ = self.out.write_all(delta.as_bytes());
+                    }
+                }
             }
             // Reasoning goes to stderr so stdout stays the answer.
             StreamEvent::Reasoning { choice: 0, delta } => {
@@ -109,10 +147,16 @@ impl Printer {
                 "status": c.status, "output": c.output, "duration_ms": c.duration_ms});
             self.line(&line.to_string());
         } else {
+            self.flush_render();
             let _ = self.out.flush();
             let out = c.output.as_deref().unwrap_or_default();
             let line = format!("[{} {}({}) → {:?}, {} bytes]", c.id, c.name, c.arguments, c.status, out.len());
             eprintln!("{}", sanitize(&line));
+            if c.status == ToolStatus::Denied {
+                // Why it did not run (no one could approve it, a path outside the workspace…).
+                let why = out.strip_prefix(crate::engine::tool_loop::refusal_output("").as_str()).unwrap_or(out);
+                eprintln!("palaver: {} was not run: {}", sanitize(&c.name), sanitize(why));
+            }
         }
     }
 
@@ -139,6 +183,12 @@ impl Printer {
                 }
             }
             self.line(&r.to_string());
+        } else if let Some(r) = &mut self.render {
+            r.finish(&mut self.out);
+            let _ = self.out.flush();
+            let usage = if out.account.requests > 0 { out.account.usage() } else { msg.usage.clone() };
+            let styled = r.styled() && std::io::stderr().is_terminal();
+            eprintln!("{}", super::render::footer(model, usage.as_ref(), Some(r.elapsed_ms()), styled));
         } else {
             if !main.content.is_empty() || !main.refusal.is_empty() {
                 self.line("");
@@ -224,7 +274,7 @@ pub async fn run_prompt(g: &Global, t: &Target, registry: &Registry, prompt: &st
         Ok(v) => v,
         Err(code) => return code,
     };
-    let mut printer = Printer::new(g.json);
+    let mut printer = Printer::new(g.json).rendering(super::render::for_stdout(g.render, g.json));
     let mut out = run_turn(g, t, registry, &http, &mut history, &mut rec, &mut printer).await;
     // On disk before the result line, which says whether it got there.
     out.stored = Some(rec.sync());
@@ -395,7 +445,7 @@ pub fn replay(g: &Global, file: &std::path::Path, api: Option<Api>) -> u8 {
         }
     };
     let api = api.unwrap_or_else(|| guess_api(&body));
-    let mut printer = Printer::new(g.json);
+    let mut printer = Printer::new(g.json).rendering(super::render::for_stdout(g.render, g.json));
     let mut msg = Message::assistant_pending();
     let mut mapper = Mapper::new(api);
     let mut events = Vec::new();

@@ -3,10 +3,12 @@
 
 pub mod args;
 pub mod compare;
+pub mod config_cmd;
 pub mod exit;
 pub mod headless;
 pub mod history;
 pub mod interrupt;
+pub mod render;
 pub mod result;
 pub mod target;
 
@@ -25,6 +27,14 @@ pub async fn run(cli: Cli) -> u8 {
         }
     };
     let g = &cli.global;
+    let screen =
+        matches!(cli.command, None | Some(Command::Compare)) && g.prompt.is_none() && std::io::stdin().is_terminal();
+    // The chat screen shows these as notices; `palaver config` lists them itself.
+    if !screen && !matches!(cli.command, Some(Command::Config { .. })) {
+        for w in &cfg.warnings {
+            eprintln!("palaver: {w}");
+        }
+    }
     if let Some(dir) = &g.workspace {
         cfg.workspace = Some(dir.clone());
     }
@@ -34,9 +44,13 @@ pub async fn run(cli: Cli) -> u8 {
     }
     match &cli.command {
         Some(Command::ServeDemo { addr }) => serve_demo(addr).await,
+        Some(Command::Config { action }) => config_cmd::run(*action, g, &cfg, &paths),
         Some(Command::History { action }) => history::run(action, g.json, &paths),
         Some(Command::Compare) => {
             if g.prompt.is_none() && std::io::stdin().is_terminal() {
+                if let Err(code) = screen_possible() {
+                    return code;
+                }
                 // No prompt: the interactive screen in compare mode, one column per model.
                 if !(2..=4).contains(&g.model.len()) {
                     return usage(&format!("compare takes 2 to 4 models (-m A -m B …), got {}", g.model.len()));
@@ -69,10 +83,16 @@ pub async fn run(cli: Cli) -> u8 {
                 Ok(t) => t,
                 Err(e) => return usage(&e.0),
             };
+            if let Some(note) = target::fallback_note(&t) {
+                eprintln!("{note}");
+            }
             models(&t, &cfg).await
         }
         None => {
             if g.prompt.is_none() && std::io::stdin().is_terminal() {
+                if let Err(code) = screen_possible() {
+                    return code;
+                }
                 let t = match target::resolve(g, &cfg).await {
                     Ok(t) => t,
                     Err(e) => return usage(&e.0),
@@ -98,10 +118,27 @@ pub async fn run(cli: Cli) -> u8 {
                 Ok(t) => t,
                 Err(e) => return usage(&e.0),
             };
+            if let Some(note) = target::fallback_note(&t) {
+                eprintln!("{note}");
+            }
             let registry = build_registry(&cfg, &paths).await;
             headless::run_prompt(g, &t, &registry, &prompt).await
         }
     }
+}
+
+/// The chat screen needs a terminal on stdout. Decided before anything touches the terminal:
+/// `palaver > out.txt` once took over the terminal anyway, wrote escape codes into the file,
+/// failed reading the cursor position and left the shell in raw mode.
+fn screen_possible() -> Result<(), u8> {
+    if std::io::stdout().is_terminal() {
+        return Ok(());
+    }
+    eprintln!(
+        "palaver: the chat screen needs a terminal, and stdout is not one; \
+         for one answer written to a file or a pipe use -p: palaver -p \"your question\" > out.txt"
+    );
+    Err(EXIT_USAGE)
 }
 
 fn usage(msg: &str) -> u8 {
@@ -147,8 +184,13 @@ async fn models(t: &target::Target, cfg: &crate::config::Config) -> u8 {
             status = EXIT_PROVIDER;
         }
     }
+    let demo = t.demo.is_some();
     for id in &listed {
-        println!("{id}");
+        // The demo's models are scripted: say so, so nobody mistakes them for a provider's.
+        match crate::demo::MODELS.iter().find(|(m, _)| demo && m == id) {
+            Some((_, what)) => println!("{id}\t(demo: {what})"),
+            None => println!("{id}"),
+        }
     }
     if let Some(p) = cfg.providers.get(&t.provider) {
         for m in p.models.iter().filter(|m| !listed.contains(m)) {

@@ -24,8 +24,15 @@ pub async fn resolve(g: &Global, cfg: &Config) -> Result<Target, UsageError> {
     let key_env = g.api_key_env.clone().unwrap_or_else(|| "OPENAI_API_KEY".into());
     let env_key = std::env::var(&key_env).ok().filter(|k| !k.is_empty());
     let profile_name = g.provider.clone().or_else(|| cfg.default_provider.clone());
-    let use_demo =
-        g.demo || (g.base_url.is_none() && g.provider.is_none() && cfg.providers.is_empty() && env_key.is_none());
+    // A `default_provider` that names nothing is an error below, like `--provider nope`: it once
+    // fell back to the demo silently.
+    let use_demo = g.demo
+        || (g.base_url.is_none()
+            && profile_name.is_none()
+            && cfg.providers.is_empty()
+            && env_key.is_none()
+            && std::env::var("OPENAI_BASE_URL").map_or(true, |u| u.is_empty()));
+    let fallback = (use_demo && !g.demo).then(|| fallback_reason(&key_env, cfg));
     let (name, profile, base_url, key, demo) = if use_demo {
         let server =
             demo::spawn_local().await.map_err(|e| UsageError(format!("cannot start the demo provider: {e}")))?;
@@ -33,14 +40,30 @@ pub async fn resolve(g: &Global, cfg: &Config) -> Result<Target, UsageError> {
         ("demo".to_owned(), ProviderProfile::default(), url, Secret::default(), Some(std::sync::Arc::new(server)))
     } else if let Some(url) = &g.base_url {
         let profile = profile_name.as_ref().and_then(|n| cfg.providers.get(n)).cloned().unwrap_or_default();
+        if let Some(var) = &g.api_key_env {
+            key_must_be_set(var, "--api-key-env")?;
+        }
         let cmd = if g.api_key_env.is_some() { None } else { profile.api_key_cmd.as_deref() };
         let key = resolve_key(&key_env, cmd, profile.key_cmd_timeout(), true).map_err(UsageError)?;
         (profile_name.clone().unwrap_or_else(|| host_of(url)), profile, url.clone(), key, None)
     } else if let Some(name) = profile_name {
-        let profile =
-            cfg.providers.get(&name).cloned().ok_or_else(|| {
-                UsageError(format!("no provider named `{name}` in config.toml (known: {})", known(cfg)))
-            })?;
+        let profile = cfg.providers.get(&name).cloned().ok_or_else(|| {
+            let from = if g.provider.is_some() { "--provider" } else { "default_provider in config.toml" };
+            UsageError(format!(
+                "{from} names `{name}`, but there is no [providers.{name}] in config.toml (known: {}){}",
+                known(cfg),
+                crate::config::check::suggest(&name, cfg.providers.keys().map(String::as_str))
+                    .map(|s| format!("; did you mean `{s}`?"))
+                    .unwrap_or_default()
+            ))
+        })?;
+        if profile.api_key_cmd.is_none() {
+            match (&g.api_key_env, &profile.api_key_env) {
+                (Some(var), _) => key_must_be_set(var, "--api-key-env")?,
+                (None, Some(var)) => key_must_be_set(var, &format!("[providers.{name}] api_key_env"))?,
+                (None, None) => {}
+            }
+        }
         let var = g.api_key_env.clone().or_else(|| profile.api_key_env.clone()).unwrap_or(key_env);
         let key =
             resolve_key(&var, profile.api_key_cmd.as_deref(), profile.key_cmd_timeout(), true).map_err(UsageError)?;
@@ -84,6 +107,41 @@ pub async fn resolve(g: &Global, cfg: &Config) -> Result<Target, UsageError> {
         request_extra,
         tools: if demo.is_some() { Some(ToolsSetting::Auto) } else { profile.tools },
         demo,
+        fallback,
+    })
+}
+
+/// A key variable named explicitly (a flag or a profile's `api_key_env`) must be set: finding
+/// out from a 401 after the request went out names nothing.
+fn key_must_be_set(var: &str, named_by: &str) -> Result<(), UsageError> {
+    if std::env::var(var).is_ok_and(|v| !v.is_empty()) {
+        return Ok(());
+    }
+    Err(UsageError(format!(
+        "{named_by} names the environment variable {var}, which is not set; export {var}=… before running palaver{}",
+        if named_by.starts_with('[') { " (or remove api_key_env for a server that needs no key)" } else { "" }
+    )))
+}
+
+/// What palaver looked for before falling back to the demo provider, in one line.
+fn fallback_reason(key_env: &str, cfg: &Config) -> String {
+    let file = crate::config::Paths::from_env().config_file();
+    let config = match &cfg.loaded_from {
+        Some(path) => format!("{} has no [providers]", path.display()),
+        None => format!("there is no {}", file.display()),
+    };
+    format!("{key_env} is not set and {config}")
+}
+
+/// The one-line stderr note of a headless run that fell back to the demo provider.
+#[must_use]
+pub fn fallback_note(t: &Target) -> Option<String> {
+    t.fallback.as_ref().map(|why| {
+        format!(
+            "palaver: answering with the built-in demo provider (scripted text, not a model): {why}; \
+             set OPENAI_API_KEY (and OPENAI_BASE_URL), pass --base-url, or run `palaver config init` \
+             (--demo asks for the demo without this note)"
+        )
     })
 }
 

@@ -2,6 +2,7 @@
 //! `config.toml` with provider profiles, per-model facts, themes and keys. A missing file is
 //! fine; a bad one is an error naming the line.
 
+pub mod check;
 pub mod paths;
 pub mod provider;
 pub mod theme;
@@ -75,9 +76,15 @@ pub struct Config {
     pub keys: BTreeMap<String, String>,
     /// Where the built-in file tools may act (default: the working directory).
     pub workspace: Option<std::path::PathBuf>,
+    /// Widest that prose is wrapped on a wide terminal, in columns (default 100; 0 for no limit).
+    pub prose_width: Option<u16>,
     /// Whether a `config.toml` was actually read.
     #[serde(skip)]
     pub loaded_from: Option<std::path::PathBuf>,
+    /// Keys the file has that palaver does not read, each with its line and the closest known
+    /// key (`check::unknown_keys`); the CLI prints them, the chat screen shows them as notices.
+    #[serde(skip)]
+    pub warnings: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -100,6 +107,7 @@ impl Config {
         match std::fs::read_to_string(&file) {
             Ok(text) => {
                 let mut cfg = Self::parse(&text, &file)?;
+                cfg.warnings = check::unknown_keys(&text).iter().map(|u| format!("{}: {u}", file.display())).collect();
                 cfg.loaded_from = Some(file);
                 Ok(cfg)
             }

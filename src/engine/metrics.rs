@@ -21,6 +21,41 @@ pub fn cost(p: &Price, u: &UsageView) -> Option<f64> {
     }
 }
 
+/// The shortest generation time a tokens-per-second figure is given for: a non-streamed reply
+/// arrives all at once, and a rate over a few milliseconds says nothing about the model.
+pub const MIN_RATE_SPAN_MS: u64 = 200;
+
+/// Completion tokens per second of generation (after the first token), `elapsed_ms` after the
+/// request went out; `true` when estimated. One definition for the status bar while streaming,
+/// the finished reply, the usage panel and compare: the provider's completion count when it
+/// sent one, else an estimate from the text (about four bytes a token, at least one a delta),
+/// so the figure does not jump from deltas to tokens when the reply ends.
+#[must_use]
+pub fn generation_rate(msg: &Message, elapsed_ms: Option<u64>) -> Option<(f64, bool)> {
+    let ttft = msg.timing.ttft_ms?;
+    let span = elapsed_ms?.checked_sub(ttft).filter(|s| *s >= MIN_RATE_SPAN_MS)?;
+    let counted = msg.usage.as_ref().and_then(|u| UsageView::from_raw(u).completion);
+    let (tokens, estimated) = match counted {
+        Some(n) => (n, false),
+        None => (estimated_tokens(msg), true),
+    };
+    if tokens == 0 {
+        return None;
+    }
+    #[allow(clippy::cast_precision_loss)]
+    Some((tokens as f64 * 1000.0 / span as f64, estimated))
+}
+
+/// Tokens of a reply guessed from its text: about four bytes a token, never fewer than deltas.
+fn estimated_tokens(msg: &Message) -> u64 {
+    let main = msg.main();
+    let bytes = main.content.len()
+        + main.reasoning.len()
+        + main.refusal.len()
+        + main.tool_calls.iter().map(|c| c.arguments.len()).sum::<usize>();
+    u64::try_from(bytes.div_ceil(4)).unwrap_or(u64::MAX).max(msg.timing.deltas)
+}
+
 /// The numbers of one reply.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ReplyMetrics {
@@ -41,17 +76,8 @@ impl ReplyMetrics {
     #[must_use]
     pub fn of(msg: &Message, cfg: &Config, model: &str) -> Self {
         let usage = msg.usage.as_ref().map(UsageView::from_raw).unwrap_or_default();
-        let gen_ms = match (msg.timing.total_ms, msg.timing.ttft_ms) {
-            (Some(t), Some(f)) if t > f => Some(t - f),
-            _ => None,
-        };
-        #[allow(clippy::cast_precision_loss)]
-        let per_s = |n: u64, ms: u64| n as f64 * 1000.0 / ms as f64;
-        let (tokens_per_s, tps_estimated) = match (usage.completion, gen_ms) {
-            (Some(n), Some(ms)) => (Some(per_s(n, ms)), false),
-            (None, Some(ms)) if msg.timing.deltas > 1 => (Some(per_s(msg.timing.deltas, ms)), true),
-            _ => (None, false),
-        };
+        let rate = generation_rate(msg, msg.timing.total_ms);
+        let (tokens_per_s, tps_estimated) = (rate.map(|r| r.0), rate.is_some_and(|r| r.1));
         let price = cfg.model_facts(msg.model.as_deref().unwrap_or(model)).and_then(|f| f.price.as_ref());
         let main = msg.main();
         let prompt_flag = msg.prompt_filter.as_ref().and_then(|v| v.as_array()).is_some_and(|a| {

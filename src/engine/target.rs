@@ -23,6 +23,9 @@ pub struct Target {
     pub demo: Option<std::sync::Arc<DemoServer>>,
     /// The profile's `tools` setting (the demo provider's profile turns them on).
     pub tools: Option<ToolsSetting>,
+    /// Why the demo provider answers when nobody asked for it (`--demo` leaves this empty):
+    /// what palaver looked for and did not find, for the stderr note and the welcome screen.
+    pub fallback: Option<String>,
 }
 
 impl Target {

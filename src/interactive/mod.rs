@@ -84,6 +84,7 @@ async fn launch(
         }
     };
     let mut state = State::new(TargetInfo::from_target(&target), settings, cfg, theme, &theme_name);
+    state.demo_fallback.clone_from(&target.fallback);
     if let Some(e) = theme_error {
         state.transcript.push_notice(NoticeKind::Error, e);
     }
@@ -129,6 +130,7 @@ async fn launch(
     // A reply is never lost quietly: what could not be saved is offered once the screen closes.
     let store = app.store.handle();
     let saved = unsaved::flush(store.clone()).await;
+    let resume = app.state.persist.id.clone().filter(|_| !app.state.transcript.cells.is_empty());
     let unsaved = saved.is_err().then(|| unsaved::Unsaved {
         id: app.state.persist.id.clone(),
         title: app.state.persist.title.clone(),
@@ -149,7 +151,13 @@ async fn launch(
     drop(target);
     match (saved, unsaved) {
         (Err(reason), Some(conv)) => unsaved::offer(store, conv, reason, status).await,
-        _ => status,
+        _ => {
+            if let Some(id) = resume {
+                // Said on the restored terminal, where the user will look for it.
+                println!("palaver: conversation saved; to come back to it: palaver --resume {id}");
+            }
+            status
+        }
     }
 }
 

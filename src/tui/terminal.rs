@@ -39,15 +39,16 @@ impl TerminalGuard {
     pub fn enter() -> io::Result<Self> {
         install_panic_hook();
         enter_modes()?;
-        let mut terminal = match Terminal::new(CrosstermBackend::new(io::stdout())) {
-            Ok(t) => t,
+        // Every failure from here on must give the terminal back: an error that returned early
+        // once left the shell in raw mode (`-echo -icanon`) until `stty sane`.
+        let made = Terminal::new(CrosstermBackend::new(io::stdout())).and_then(|mut t| t.clear().map(|()| t));
+        match made {
+            Ok(terminal) => Ok(Self { terminal }),
             Err(e) => {
                 let _ = restore();
-                return Err(e);
+                Err(e)
             }
-        };
-        terminal.clear()?;
-        Ok(Self { terminal })
+        }
     }
 
     /// Hands the terminal back (for `$EDITOR`); `resume` takes it again.

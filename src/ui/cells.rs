@@ -52,13 +52,43 @@ pub fn build(entry: &mut CachedCell, cell: &Cell, state: &State, cols: usize, ow
                         Role::User => theme.style(R::Base),
                         _ => theme.style(R::Dim),
                     };
-                    entry.pre = wrap::plain(&sanitize(m.text()), cols, style);
+                    let mut lines = wrap::plain(&sanitize(m.text()), cols, style);
+                    if role == Role::User {
+                        fold_long(&mut lines, m, state, owner);
+                    }
+                    entry.pre = lines;
                     entry.md.clear();
                     entry.post.clear();
                 }
             }
         }
     }
+}
+
+/// A user message longer than about a screenful is folded to that, with a line saying how
+/// much is hidden and which key shows it (the same key that opens tool outputs).
+fn fold_long(lines: &mut Vec<Line<'static>>, m: &Message, state: &State, owner: Owner) {
+    use crate::app::keymap::Action;
+    let limit = usize::from(state.size.1).saturating_sub(12).max(6);
+    if lines.len() <= limit + 1 {
+        return;
+    }
+    let dim = state.theme.style(R::Dim);
+    let toggle = state.keymap.hint(Action::ToggleOutput);
+    if owner == Owner::Chat && state.tools.open.contains(&m.id) {
+        lines.push(Line::from(Span::styled(format!("▴ {toggle} folds this message"), dim)));
+        return;
+    }
+    let hidden = lines.len() - limit;
+    lines.truncate(limit);
+    let select = state.keymap.hint(Action::Select);
+    lines.push(Line::from(Span::styled(
+        format!(
+            "▾ {} more lines · select the message ({select}) and press {toggle} to show all",
+            fmt::thousands(hidden as u64)
+        ),
+        dim,
+    )));
 }
 
 fn notice(n: &Notice, cols: usize, theme: &Theme) -> Vec<Line<'static>> {

@@ -34,6 +34,15 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State) {
         " message selected · Enter cards · y copy · r regenerate · Esc back ".to_owned()
     } else if state.focus == Focus::Transcript {
         " message selected · y copy · b code · e edit · r regenerate · Esc back ".to_owned()
+    } else if let Some((n, bytes)) = state.composer.pasted() {
+        // What a send would carry, before it goes: size and a rough token count.
+        let what = if n == 1 { "1 paste".to_owned() } else { format!("{n} pastes") };
+        format!(
+            " message · {what} · {} · ~{} tokens · {} opens · Enter sends ",
+            super::tool_card::size(bytes),
+            super::fmt::thousands(u64::try_from(bytes.div_ceil(4)).unwrap_or(u64::MAX)),
+            state.keymap.hint(Action::OpenPaste)
+        )
     } else {
         " message ".to_owned()
     };

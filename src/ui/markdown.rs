@@ -128,7 +128,13 @@ impl<'t> Renderer<'t> {
                 None => self.text(&t, self.style()),
             },
             Event::Code(t) | Event::InlineMath(t) | Event::DisplayMath(t) => {
-                self.text(&t, self.style().patch(self.role(Role::InlineCode)));
+                let style = self.style().patch(self.role(Role::InlineCode));
+                if self.theme.no_color() {
+                    // Without colour, only the backticks tell code from prose.
+                    self.text(&format!("`{t}`"), style);
+                } else {
+                    self.text(&t, style);
+                }
             }
             Event::Html(t) | Event::InlineHtml(t) => self.text(&t, self.style().patch(self.role(Role::Dim))),
             Event::FootnoteReference(t) => self.text(&format!("[^{t}]"), self.role(Role::Link)),
@@ -165,9 +171,15 @@ impl<'t> Renderer<'t> {
             }
             Tag::Paragraph | Tag::HtmlBlock => self.begin_block(),
             Tag::Heading { level, .. } => {
+                // Shown as a heading, not as the `## ` that wrote it: the level is in the style
+                // (underlined for the top level, italic below the second).
                 self.begin_block();
-                self.push_style(self.role(Role::Heading));
-                self.runs.push((format!("{} ", "#".repeat(level as usize)), self.style()));
+                let extra = match level {
+                    pulldown_cmark::HeadingLevel::H1 => Modifier::UNDERLINED,
+                    pulldown_cmark::HeadingLevel::H2 => Modifier::empty(),
+                    _ => Modifier::ITALIC,
+                };
+                self.push_style(self.role(Role::Heading).add_modifier(extra));
             }
             Tag::BlockQuote(_) => {
                 self.begin_block();
@@ -382,7 +394,14 @@ impl<'t> Renderer<'t> {
         let code = sanitize(code);
         let code = code.strip_suffix('\n').unwrap_or(&code);
         let base = self.role(Role::Base).patch(self.role(Role::CodeBlock));
-        if !lang.is_empty() {
+        // Without colour a code block would read as prose: rules above (with the language)
+        // and below frame it.
+        let framed = self.theme.no_color();
+        if framed {
+            let label = if lang.is_empty() { "code" } else { lang };
+            let rest = self.text_width().saturating_sub(label.width() + 4);
+            self.emit(vec![Span::styled(format!("── {label} {}", "─".repeat(rest)), self.role(Role::Rule))]);
+        } else if !lang.is_empty() {
             self.emit(vec![Span::styled(lang.to_owned(), self.role(Role::Dim))]);
         }
         let highlighted = if self.theme.no_color() { None } else { highlight(code, lang, self.theme.syntax_theme()) };
@@ -397,6 +416,9 @@ impl<'t> Renderer<'t> {
             for wrapped in hard_wrap(&line, width) {
                 self.emit(wrapped);
             }
+        }
+        if framed {
+            self.emit(vec![Span::styled("─".repeat(width.min(self.text_width())), self.role(Role::Rule))]);
         }
     }
 }

@@ -36,6 +36,21 @@ use ratatui::widgets::Block;
 /// Narrowest transcript the side panels may leave.
 const MIN_TRANSCRIPT: u16 = 30;
 
+/// The smallest screen the chat draws on (columns, rows): a frame, two transcript rows, the
+/// composer and the status bar.
+pub const MIN_SCREEN: (u16, u16) = (20, 8);
+
+/// Says the terminal is too small rather than drawing a transcript nobody can read.
+fn too_small(f: &mut Frame, state: &State) {
+    let area = f.area();
+    let text = format!(
+        "The terminal is too small for palaver ({}×{}); it needs {}×{} at least. Ctrl+Q quits.",
+        area.width, area.height, MIN_SCREEN.0, MIN_SCREEN.1
+    );
+    let lines = wrap::plain(&text, usize::from(area.width.max(1)), state.theme.style(theme::Role::Warning));
+    f.render_widget(ratatui::widgets::Paragraph::new(lines), area);
+}
+
 /// Where each part of the screen goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Areas {
@@ -65,8 +80,12 @@ pub fn draw(f: &mut Frame, state: &State, cache: &mut RenderCache) -> ViewReport
     if state.compare.is_active() {
         return compare::draw(f, state, cache);
     }
-    let a = areas(f.area(), state);
     f.render_widget(Block::new().style(state.theme.style(theme::Role::Base)), f.area());
+    if f.area().width < MIN_SCREEN.0 || f.area().height < MIN_SCREEN.1 {
+        too_small(f, state);
+        return ViewReport::default();
+    }
+    let a = areas(f.area(), state);
     let mut report = transcript::draw(f, a.transcript, state, cache);
     if let Some(p) = a.panels {
         panels::draw(f, p, state);

@@ -8,7 +8,6 @@ use crate::app::State;
 use crate::app::keymap::Action;
 use crate::engine::message::{Message, MessageStatus, Role};
 use crate::engine::tool_loop::ToolMode;
-use crate::engine::usage::UsageView;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -121,6 +120,13 @@ fn reply_state(state: &State, m: &Message) -> Vec<Span<'static>> {
     let (label, style): (String, Style) = match m.status {
         MessageStatus::Waiting => (format!(" {} waiting", spinner(state.now_ms)), theme.style(R::StatusStreaming)),
         MessageStatus::Streaming => (" ● streaming".to_owned(), theme.style(R::StatusStreaming)),
+        // Stopped by the provider's filter is not a success, whatever the stream said after.
+        MessageStatus::Complete if m.main().finish_reason.as_deref() == Some("content_filter") => {
+            (" ⊘ filtered".to_owned(), theme.style(R::StatusError))
+        }
+        MessageStatus::Complete if m.main().finish_reason.as_deref() == Some("length") => {
+            (" … cut off".to_owned(), theme.style(R::Warning))
+        }
         MessageStatus::Complete => (" ✓ done".to_owned(), theme.style(R::Success)),
         MessageStatus::Cancelled => (" ■ cancelled".to_owned(), theme.style(R::Warning)),
         MessageStatus::Failed | MessageStatus::Interrupted => (" ✗ error".to_owned(), theme.style(R::StatusError)),
@@ -133,20 +139,11 @@ fn reply_state(state: &State, m: &Message) -> Vec<Span<'static>> {
     if let Some(ttft) = t.ttft_ms {
         metric(format!("ttft {}", fmt::duration(ttft)));
     }
-    if let Some(rate) = tokens_per_second(m, elapsed) {
-        metric(format!("{rate:.0} tok/s"));
+    if let Some((rate, estimated)) = crate::engine::metrics::generation_rate(m, elapsed) {
+        metric(format!("{}{rate:.0} tok/s", if estimated { "~" } else { "" }));
     }
     if let Some(e) = elapsed {
         metric(fmt::duration(e));
     }
     out
-}
-
-/// Completion tokens per second after the first token: from usage when sent, else deltas.
-fn tokens_per_second(m: &Message, elapsed: Option<u64>) -> Option<f64> {
-    let ttft = m.timing.ttft_ms?;
-    let span = elapsed?.checked_sub(ttft).filter(|s| *s >= 200)?;
-    let tokens = m.usage.as_ref().and_then(|u| UsageView::from_raw(u).completion).unwrap_or(m.timing.deltas);
-    #[allow(clippy::cast_precision_loss)]
-    Some(tokens as f64 * 1000.0 / span as f64)
 }

@@ -69,6 +69,10 @@ pub fn spaced(v: &Value) -> String {
 pub fn salt(state: &State, owner: Owner, cell: &Cell) -> u64 {
     let Some(m) = cell.message() else { return 0 };
     let mut s = u64::from(is_open(state, owner, m.id));
+    if m.role() == crate::engine::message::Role::User {
+        // Long user messages fold to about a screenful: the screen's height shapes them.
+        s |= u64::from(state.size.1) << 32;
+    }
     if state.tools.turn(owner).is_some_and(|t| t.id == m.id && !t.running.is_empty()) {
         s |= (state.now_ms / 100 + 1) << 1;
     }

@@ -46,7 +46,7 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State, cache: &mut RenderCache) -
         return report;
     }
     cache.retain(state);
-    let cols = usize::from(inner.width - BODY_X);
+    let cols = body_cols(state, inner.width);
     let rows = usize::from(inner.height);
     let mut height = |i: usize| cache.cell(state, i, cols).map_or(1, super::cache::CachedCell::height);
     let (top, at_bottom) = if state.scroll.follow {
@@ -69,6 +69,7 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State, cache: &mut RenderCache) -
         let selected = state.selected == Some(cells[index].id());
         let Some(cell) = cache.cell(state, index, cols) else { break };
         let first = y;
+        let (from, height) = (line, cell.height());
         for r in line..cell.height() {
             if y >= bottom {
                 break;
@@ -92,7 +93,10 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State, cache: &mut RenderCache) -
             }
             y += 1;
         }
-        report.cells.push(CellRows { id: cells[index].id(), top: first, bottom: y });
+        // Whole only when drawn from its first line to its last: a selected message whose top
+        // is scrolled off must be scrolled to, not taken as on screen.
+        let whole = from == 0 && usize::from(y - first) >= height;
+        report.cells.push(CellRows { id: cells[index].id(), top: first, bottom: y, whole });
         index += 1;
         line = 0;
     }
@@ -107,6 +111,20 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State, cache: &mut RenderCache) -
         f.buffer_mut().set_string(inner.x + inner.width - w, bottom - 1, text, style);
     }
     report
+}
+
+/// Prose is wrapped to at most this many columns unless `prose_width` says otherwise.
+pub const DEFAULT_PROSE_WIDTH: u16 = 100;
+
+/// Columns of cell body in a transcript pane `inner_width` wide: all of it, but no wider than
+/// `prose_width` (default 100; 0 for no limit): lines of 200 columns are hard to read.
+#[must_use]
+pub fn body_cols(state: &State, inner_width: u16) -> usize {
+    let all = usize::from(inner_width.saturating_sub(BODY_X));
+    match state.cfg.prose_width.unwrap_or(DEFAULT_PROSE_WIDTH) {
+        0 => all,
+        cap => all.min(usize::from(cap.max(20))),
+    }
 }
 
 /// The top line when the last line sits at the bottom of `rows` rows.
@@ -150,9 +168,14 @@ fn resolve(anchor: Anchor, n: usize, rows: usize, height: &mut impl FnMut(usize)
         line -= h;
         cell += 1;
     }
+    // Lines from the anchor to the end, counted until they overflow the view. The bottom is in
+    // view only when every cell was counted and they fit: stopping the count as soon as it
+    // *reached* `rows` (as this once did) took "exactly a screenful so far" for "the end", so
+    // an anchor whose cells summed to exactly one screen snapped to the bottom, and PgUp,
+    // Ctrl+Home and selecting an early message jumped back to the last turn.
     let mut shown = usize::try_from(as_i64(height(cell)) - line).unwrap_or(0);
     let mut j = cell + 1;
-    while shown < rows && j < n {
+    while shown <= rows && j < n {
         shown += height(j);
         j += 1;
     }
@@ -185,6 +208,26 @@ fn welcome(f: &mut Frame, area: Rect, state: &State) {
             dim,
         )),
     ];
+    let mut lines = lines;
+    if let Some(why) = &state.demo_fallback {
+        // Nobody asked for the demo: say why it answers and how to reach a real provider.
+        let cols = usize::from(area.width.saturating_sub(2)).clamp(1, 90);
+        let warn = theme.style(R::Warning);
+        lines.push(Line::default());
+        let text = format!("This is the built-in demo provider: scripted answers, not a model ({why}).");
+        lines.extend(super::wrap::plain(&super::sanitize::sanitize(&text), cols, warn));
+        let how = "For a real provider: set OPENAI_API_KEY (and OPENAI_BASE_URL for another server), \
+                   or run `palaver config init` and name one in config.toml.";
+        lines.extend(super::wrap::plain(how, cols, dim));
+    }
+    let lines: Vec<Line<'static>> = lines
+        .into_iter()
+        .map(|l| {
+            Line::from(
+                l.spans.into_iter().map(|s| Span::styled(s.content.trim_end().to_owned(), s.style)).collect::<Vec<_>>(),
+            )
+        })
+        .collect();
     let h = u16::try_from(lines.len()).unwrap_or(0);
     let top = area.y + area.height.saturating_sub(h) / 2;
     let rect = Rect { x: area.x, y: top, width: area.width, height: h.min(area.height) };
@@ -207,5 +250,10 @@ mod tests {
         assert_eq!(resolve(Anchor { cell: 0, line: 7 }, 4, 7, &mut h), (Anchor { cell: 1, line: 2 }, false));
         // Close enough to the end that the bottom shows: bottom-aligned.
         assert_eq!(resolve(Anchor { cell: 3, line: 0 }, 4, 7, &mut h), (Anchor { cell: 2, line: 3 }, true));
+        // Cells that fill exactly one screen with more below are not the bottom.
+        let heights = [3usize, 31, 3, 31];
+        let mut h = |i: usize| heights[i];
+        assert_eq!(resolve(Anchor { cell: 0, line: 0 }, 4, 34, &mut h), (Anchor { cell: 0, line: 0 }, false));
+        assert_eq!(resolve(Anchor { cell: 1, line: -2 }, 4, 34, &mut h), (Anchor { cell: 0, line: 1 }, false));
     }
 }

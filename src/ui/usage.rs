@@ -62,9 +62,6 @@ pub fn lines(state: &State, m: Option<&Message>, cols: usize) -> Vec<Line<'stati
     out
 }
 
-/// The shortest generation time a tokens-per-second figure is shown for.
-const MIN_RATE_SPAN_MS: u64 = 200;
-
 /// What palaver measured itself: time to first token and generation speed (`~` when counted
 /// from deltas because the provider sent no completion count).
 fn speed(state: &State, m: &Message, cols: usize) -> Vec<Line<'static>> {
@@ -73,10 +70,8 @@ fn speed(state: &State, m: &Message, cols: usize) -> Vec<Line<'static>> {
     if let Some(ttft) = r.ttft_ms {
         out.push(row("ttft", &fmt::duration(ttft), cols, &state.theme));
     }
-    // As in the status bar: a rate over less than 200 ms of generation (a non-streamed reply
-    // arrives all at once) says nothing about the model's speed.
-    let span = r.total_ms.zip(r.ttft_ms).map(|(t, f)| t.saturating_sub(f));
-    if let Some(tps) = r.tokens_per_s.filter(|_| span.is_some_and(|s| s >= MIN_RATE_SPAN_MS)) {
+    // The same rate as the status bar's (`metrics::generation_rate`).
+    if let Some(tps) = r.tokens_per_s {
         let approx = if r.tps_estimated { "~" } else { "" };
         out.push(row("gen", &format!("{approx}{tps:.0} tok/s"), cols, &state.theme));
     }

@@ -227,7 +227,7 @@ fn code_blocks_lists_fenced_blocks_only() {
 #[test]
 fn tasks_tables_and_headings() {
     let out = plain(&render("## Head\n\n- [x] a\n- [ ] b\n\n| a | b |\n|---|---|\n| 1 | 2 |\n", 40, &Theme::default()));
-    assert_eq!(out, "## Head\n\n• [x] a\n• [ ] b\n\n┌───┬───┐\n│ a │ b │\n├───┼───┤\n│ 1 │ 2 │\n└───┴───┘\n");
+    assert_eq!(out, "Head\n\n• [x] a\n• [ ] b\n\n┌───┬───┐\n│ a │ b │\n├───┼───┤\n│ 1 │ 2 │\n└───┴───┘\n");
 }
 
 #[test]

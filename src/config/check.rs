@@ -1,0 +1,215 @@
+//! Keys `config.toml` does not know: serde ignores them, so a misspelled `defualt_provider` used
+//! to vanish without a word. This walks the parsed table against the keys palaver reads and
+//! reports each stranger with its line and the closest known key. Values of the wrong type are
+//! the parser's business (`Config::parse` names their line).
+
+/// The keys palaver reads at the top of `config.toml`.
+pub const TOP: &[&str] =
+    &["default_provider", "theme", "workspace", "prose_width", "providers", "models", "tools", "mcp", "keys"];
+/// The keys of a `[providers.NAME]` table.
+pub const PROVIDER: &[&str] = &[
+    "base_url",
+    "api_key_env",
+    "api_key_cmd",
+    "api",
+    "models",
+    "default_model",
+    "headers",
+    "auth",
+    "query",
+    "include_usage",
+    "timeouts",
+    "max_retries",
+    "previous_response_id",
+    "request",
+    "tools",
+];
+const TIMEOUTS: &[&str] = &["connect", "first_byte", "idle"];
+const MODEL: &[&str] = &["context_window", "price"];
+const PRICE: &[&str] = &["input", "cached_input", "output"];
+const USER_TOOL: &[&str] = &["name", "description", "command", "parameters", "approval", "timeout_secs"];
+const MCP: &[&str] = &["servers"];
+const MCP_SERVER: &[&str] = &["command", "env"];
+
+/// A key palaver does not read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unknown {
+    /// Dotted path of the key (`providers.openai.base_ur`).
+    pub path: String,
+    /// 1-based line where it was found (0 when it could not be placed).
+    pub line: usize,
+    pub suggestion: Option<&'static str>,
+}
+
+impl std::fmt::Display for Unknown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.line > 0 {
+            write!(f, "line {}: ", self.line)?;
+        }
+        write!(f, "unknown key `{}`", self.path)?;
+        match self.suggestion {
+            Some(s) => write!(f, " (did you mean `{s}`?)"),
+            None => write!(f, " (ignored)"),
+        }
+    }
+}
+
+/// Every unknown key of `text`, in the order of the file. Text that does not parse gives none
+/// (the parse error is reported instead).
+#[must_use]
+pub fn unknown_keys(text: &str) -> Vec<Unknown> {
+    let Ok(table) = toml::from_str::<toml::Table>(text) else { return Vec::new() };
+    let mut out = Vec::new();
+    walk(&table, TOP, "", &mut out);
+    for (name, profile) in tables(&table, "providers") {
+        let at = format!("providers.{name}.");
+        walk(profile, PROVIDER, &at, &mut out);
+        if let Some(t) = profile.get("timeouts").and_then(toml::Value::as_table) {
+            walk(t, TIMEOUTS, &format!("{at}timeouts."), &mut out);
+        }
+    }
+    for (name, facts) in tables(&table, "models") {
+        let at = format!("models.{name}.");
+        walk(facts, MODEL, &at, &mut out);
+        if let Some(t) = facts.get("price").and_then(toml::Value::as_table) {
+            walk(t, PRICE, &format!("{at}price."), &mut out);
+        }
+    }
+    if let Some(tools) = table.get("tools").and_then(toml::Value::as_array) {
+        for tool in tools.iter().filter_map(toml::Value::as_table) {
+            walk(tool, USER_TOOL, "tools.", &mut out);
+        }
+    }
+    if let Some(mcp) = table.get("mcp").and_then(toml::Value::as_table) {
+        walk(mcp, MCP, "mcp.", &mut out);
+        for (name, server) in tables(mcp, "servers") {
+            walk(server, MCP_SERVER, &format!("mcp.servers.{name}."), &mut out);
+        }
+    }
+    for u in &mut out {
+        u.line = line_of(text, &u.path);
+    }
+    out.sort_by_key(|u| u.line);
+    out
+}
+
+fn tables<'t>(table: &'t toml::Table, key: &str) -> Vec<(&'t String, &'t toml::Table)> {
+    table
+        .get(key)
+        .and_then(toml::Value::as_table)
+        .map(|t| t.iter().filter_map(|(k, v)| v.as_table().map(|v| (k, v))).collect())
+        .unwrap_or_default()
+}
+
+fn walk(table: &toml::Table, known: &[&'static str], prefix: &str, out: &mut Vec<Unknown>) {
+    for key in table.keys() {
+        if !known.contains(&key.as_str()) {
+            out.push(Unknown {
+                path: format!("{prefix}{key}"),
+                line: 0,
+                suggestion: suggest(key, known.iter().copied()),
+            });
+        }
+    }
+}
+
+/// The line where the last part of `path` is written: `key =`, `"key" =`, or a table header
+/// ending in it. Good enough for a hint; 0 when not found.
+fn line_of(text: &str, path: &str) -> usize {
+    let key = path.rsplit('.').next().unwrap_or(path);
+    let quoted = format!("\"{key}\"");
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim_start();
+        // `key = …` at the start of a line or inside an inline table (`{ key = …, key2 = … }`).
+        let assigns = |k: &str| {
+            t.match_indices(k).any(|(at, _)| {
+                let before = t[..at].trim_end();
+                (before.is_empty() || before.ends_with(['{', ','])) && t[at + k.len()..].trim_start().starts_with('=')
+            })
+        };
+        let header = t.starts_with('[')
+            && t.trim_end().trim_end_matches(']').rsplit('.').next().is_some_and(|last| {
+                let last = last.trim_start_matches('[').trim();
+                last == key || last == quoted
+            });
+        if assigns(key) || assigns(&quoted) || header {
+            return i + 1;
+        }
+    }
+    0
+}
+
+/// The known word closest to `word` by edit distance, when it is close enough to be a typo.
+#[must_use]
+pub fn suggest<'a>(word: &str, known: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    let limit = (word.chars().count() / 3).max(1) + 1;
+    let word = word.to_lowercase();
+    known
+        .map(|k| {
+            let lower = k.to_lowercase();
+            // A key cut short (`context` for `context_window`) is as good as a typo.
+            let prefix = word.len() >= 4 && (lower.starts_with(&word) || word.starts_with(&lower));
+            (if prefix { 1 } else { distance(&word, &lower) }, k)
+        })
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+/// Damerau–Levenshtein distance (adjacent swaps count one, as in `defualt`).
+fn distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for j in 0..=b.len() {
+        d[0][j] = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = v;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn misspelled_keys_are_found_with_their_line_and_the_closest_key() {
+        let text = "defualt_provider = \"openai\"\ntheme = \"dark\"\n\n[providers.openai]\nbase_ur = \"x\"\napi_key_env = \"K\"\ntimeouts = { conect = 3 }\n\n[models.m]\ncontext = 8000\n[[tools]]\nname = \"t\"\ncomand = [\"x\"]\n[mcp.servers.files]\ncommand = [\"a\"]\nenvv = {}\nsomething_else = 1\n";
+        let found: Vec<String> = unknown_keys(text).iter().map(ToString::to_string).collect();
+        assert_eq!(
+            found,
+            [
+                "line 1: unknown key `defualt_provider` (did you mean `default_provider`?)",
+                "line 5: unknown key `providers.openai.base_ur` (did you mean `base_url`?)",
+                "line 7: unknown key `providers.openai.timeouts.conect` (did you mean `connect`?)",
+                "line 10: unknown key `models.m.context` (did you mean `context_window`?)",
+                "line 13: unknown key `tools.comand` (did you mean `command`?)",
+                "line 16: unknown key `mcp.servers.files.envv` (did you mean `env`?)",
+                "line 17: unknown key `mcp.servers.files.something_else` (ignored)",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_clean_file_and_free_form_tables_report_nothing() {
+        let text = "[providers.p]\nbase_url = \"x\"\nheaders = { whatever = \"1\" }\nrequest = { reasoning = { effort = \"high\" } }\n[keys]\npalette = \"ctrl+k\"\n";
+        assert!(unknown_keys(text).is_empty());
+    }
+
+    #[test]
+    fn suggestions_only_for_near_misses() {
+        assert_eq!(suggest("opnai", ["openai", "azure"].into_iter()), Some("openai"));
+        assert_eq!(suggest("local", ["openai", "azure"].into_iter()), None);
+    }
+}
