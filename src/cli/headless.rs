@@ -316,7 +316,7 @@ pub async fn run_turn(
         let data_dir = crate::config::Paths::from_env().data_dir;
         let (saved, notices) = crate::engine::images::save_generated_images(&mut msg, &data_dir);
         for n in notices {
-            eprintln!("palaver: {n}");
+            eprintln!("palaver: {}", sanitize(&n));
         }
         let decisions = match account.after_reply(&policy, &mut msg, registry, &|_| false) {
             Next::Stop { notice, stop } => {
