@@ -25,7 +25,6 @@ pub mod tools;
 pub mod totals;
 pub mod transcript;
 mod turns;
-pub mod unsaved;
 
 pub use effect::Effect;
 pub use msg::Msg;

@@ -100,6 +100,8 @@ pub enum ToolEffect {
 pub struct Turn {
     /// Whose conversation the reply is in.
     pub owner: Owner,
+    /// Tool output bytes this round has kept (against `round_tool_output_bytes`).
+    pub spent: usize,
     /// The assistant message whose calls these are.
     pub id: u64,
     /// Calls running, with the app clock when they started.
@@ -238,9 +240,12 @@ impl State {
                 if t.running.remove(&index).is_none() {
                     return;
                 }
+                // One tool's output is capped by the registry; the round's total here.
+                let round = crate::api::limits::Limits::default().round_tool_output_bytes;
+                let text = within_round(output.text, &mut t.spent, round);
                 self.update_call(owner, id, index, |c| {
                     c.status = if output.is_error { ToolStatus::Failed } else { ToolStatus::Done };
-                    c.output = Some(output.text);
+                    c.output = Some(text);
                     c.duration_ms = Some(duration_ms);
                 });
                 self.settle(owner, fx);
@@ -288,6 +293,24 @@ impl State {
 }
 
 /// Whether `m` holds a generated image not saved yet.
+/// An output within what is left of the round's budget, cut and marked past it.
+fn within_round(mut text: String, spent: &mut usize, round: usize) -> String {
+    let room = round.saturating_sub(*spent);
+    if text.len() > room {
+        let mut end = room;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push_str(&format!(
+            "\n[palaver cut this output: the tool output of this round reached round_tool_output_bytes = {round} \
+             (raise it in the provider's profile: limits = {{ round_tool_output_bytes = … }})]"
+        ));
+    }
+    *spent = spent.saturating_add(text.len());
+    text
+}
+
 pub(crate) fn has_unsaved_images(m: &Message) -> bool {
     m.items.iter().enumerate().any(|(i, item)| {
         item.get("type").and_then(Value::as_str) == Some("image_generation_call")

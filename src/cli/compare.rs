@@ -12,6 +12,7 @@ use super::target::{Target, resolve_columns};
 use crate::api::client::http_client;
 use crate::config::Config;
 use crate::engine::metrics::{ReplyMetrics, best};
+use crate::engine::turn_engine::TurnStop;
 use crate::tools::Registry;
 use serde_json::{Value, json};
 use std::io::Write;
@@ -32,6 +33,8 @@ pub async fn run(g: &Global, cfg: &Config, registry: &Registry, prompt: &str) ->
     if let Some(note) = targets.iter().find_map(super::target::fallback_note) {
         eprintln!("{note}");
     }
+    // Ctrl+C stops every column (each keeps and stores what arrived); a second one exits.
+    super::interrupt::install();
     let store = Recorder::open_store();
     let group = crate::store::StoreHandle::new_compare_group();
     let columns = targets.iter().enumerate().map(|(i, t)| {
@@ -91,8 +94,15 @@ pub async fn run(g: &Global, cfg: &Config, registry: &Registry, prompt: &str) ->
         let _ = write!(out, "{}", table(&targets, &metrics));
     }
     let _ = out.flush();
+    let cancelled = outcomes.iter().flatten().any(|o| o.account.stop == Some(TurnStop::Cancelled));
     let failed = outcomes.iter().any(|o| o.as_ref().is_none_or(|o: &TurnOutcome| o.msg.error.is_some()));
-    if failed { EXIT_PROVIDER } else { EXIT_OK }
+    if cancelled {
+        super::exit::EXIT_INTERRUPTED
+    } else if failed {
+        EXIT_PROVIDER
+    } else {
+        EXIT_OK
+    }
 }
 
 fn summary(targets: &[Target], metrics: &[Option<ReplyMetrics>], group: &str) -> Value {

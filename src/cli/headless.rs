@@ -16,8 +16,8 @@ use crate::engine::target::TurnSettings;
 use crate::engine::tool_loop::{DEFAULT_STEP_LIMIT, DEFAULT_TOOL_TIMEOUT, run_calls_until};
 use crate::engine::turn::{apply_wire, spawn_request};
 use crate::engine::turn_engine::{Decision, Next, TurnAccount, TurnPolicy, TurnStop, answers, offered, settle_unrun};
+use crate::text::sanitize::sanitize;
 use crate::tools::Registry;
-use crate::ui::sanitize::sanitize;
 use std::io::{IsTerminal, Write};
 use std::time::Instant;
 
@@ -316,7 +316,7 @@ pub async fn run_turn(
         let data_dir = crate::config::Paths::from_env().data_dir;
         let (saved, notices) = crate::engine::images::save_generated_images(&mut msg, &data_dir);
         for n in notices {
-            eprintln!("palaver: {n}");
+            eprintln!("palaver: {}", sanitize(&n));
         }
         let decisions = match account.after_reply(&policy, &mut msg, registry, &|_| false) {
             Next::Stop { notice, stop } => {

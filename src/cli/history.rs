@@ -168,7 +168,7 @@ fn export_one(store: &StoreHandle, id: &str, format: ExportFormat) -> Result<u8,
     let text = match format {
         // Markdown is for reading (often in a terminal): no escape sequence survives it. JSON is
         // the complete record and keeps every byte (escaped by JSON itself).
-        ExportFormat::Md => crate::ui::sanitize::sanitize_keep_tabs(&to_markdown(&load(store, id)?)).into_owned(),
+        ExportFormat::Md => crate::text::sanitize::sanitize_keep_tabs(&to_markdown(&load(store, id)?)).into_owned(),
         ExportFormat::Json => {
             let e =
                 export::export(store, id)?.ok_or_else(|| StoreError::Format(format!("conversation {id} vanished")))?;

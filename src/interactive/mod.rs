@@ -3,6 +3,8 @@
 //! `State::apply` for each, the effects carried out, and a frame drawn when something changed
 //! and the frame limiter allows. Idle means asleep: no tick and no draw until a message arrives.
 
+mod unsaved;
+
 use crate::app::compare::runner::ColumnRunner;
 use crate::app::effect::Effect;
 use crate::app::msg::Msg;
@@ -127,9 +129,9 @@ async fn launch(
     }
     // A reply is never lost quietly: what could not be saved is offered once the screen closes.
     let store = app.store.handle();
-    let saved = crate::app::unsaved::flush(store.clone()).await;
+    let saved = unsaved::flush(store.clone()).await;
     let resume = app.state.persist.id.clone().filter(|_| !app.state.transcript.cells.is_empty());
-    let unsaved = saved.is_err().then(|| crate::app::unsaved::Unsaved {
+    let unsaved = saved.is_err().then(|| unsaved::Unsaved {
         id: app.state.persist.id.clone(),
         title: app.state.persist.title.clone(),
         model: target.model.clone(),
@@ -148,7 +150,7 @@ async fn launch(
     drop(app);
     drop(target);
     match (saved, unsaved) {
-        (Err(reason), Some(conv)) => crate::app::unsaved::offer(store, conv, reason, status).await,
+        (Err(reason), Some(conv)) => unsaved::offer(store, conv, reason, status).await,
         _ => {
             if let Some(id) = resume {
                 // Said on the restored terminal, where the user will look for it.

@@ -209,6 +209,8 @@ fn save(
     msg: &mut Message,
     ctx: &mut Ctx<'_>,
 ) -> rusqlite::Result<()> {
+    // The writer's own copy: cutting it never touches what the user sees.
+    super::fit::fit(msg, super::fit::FIELD_BYTES);
     let mut texts = msg
         .choices
         .first_mut()

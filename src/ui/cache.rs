@@ -45,6 +45,8 @@ impl Incremental {
 pub struct CachedCell {
     /// (revision, reasoning expanded, tool-card salt) the body was built for.
     key: Option<(u64, bool, u64)>,
+    /// The draw that last asked for this cell (for the budget's eviction).
+    used: u64,
     /// Whether a header line is drawn above the body (messages yes, notices no).
     pub header: bool,
     /// Before the answer: reasoning, refusal.
@@ -87,10 +89,17 @@ impl CachedCell {
     }
 }
 
+/// Rendered lines the cache keeps across draws; past it, the cells used longest ago are
+/// dropped (and rebuilt if scrolled back to), so a long session's memory is bounded by what
+/// is on screen plus this, not by the whole transcript.
+pub const LINE_BUDGET: usize = 50_000;
+
 /// Rendered cells for the current width and theme.
 #[derive(Debug, Default)]
 pub struct RenderCache {
     cells: HashMap<u64, CachedCell>,
+    /// Draws so far (see `CachedCell::used`).
+    draws: u64,
     cols: usize,
     theme: String,
     /// Cells rendered since the cache was made (for tests and benches).
@@ -113,6 +122,7 @@ impl RenderCache {
         let owner = crate::app::tools::Owner::Chat;
         let key = Some((cell.revision(), expanded, super::tool_card::salt(state, owner, cell)));
         let entry = self.cells.entry(cell.id()).or_default();
+        entry.used = self.draws;
         if entry.key != key {
             cells::build(entry, cell, state, cols, owner);
             entry.key = key;
@@ -121,12 +131,55 @@ impl RenderCache {
         Some(entry)
     }
 
-    /// Drops cells that are no longer in the transcript (after `/clear` or a branch switch).
+    /// Drops cells that are no longer in the transcript (after `/clear` or a branch switch), and
+    /// keeps the rest within [`LINE_BUDGET`]. Called once per draw, before the cells are asked for.
     pub fn retain(&mut self, state: &State) {
         if self.cells.len() > state.transcript.cells.len() * 2 + 64 {
             let live: std::collections::HashSet<u64> =
                 state.transcript.cells.iter().map(crate::app::transcript::Cell::id).collect();
             self.cells.retain(|id, _| live.contains(id));
         }
+        self.within_budget(LINE_BUDGET);
+        self.draws += 1;
+    }
+
+    /// Evicts the cells used longest ago until at most half of `budget` lines are kept, once
+    /// more than `budget` are; the cells of the last draw are never evicted.
+    fn within_budget(&mut self, budget: usize) {
+        let mut lines: usize = self.cells.values().map(CachedCell::body_len).sum();
+        if lines <= budget {
+            return;
+        }
+        let mut by_age: Vec<(u64, u64)> = self.cells.iter().map(|(id, c)| (c.used, *id)).collect();
+        by_age.sort_unstable();
+        for (used, id) in by_age {
+            if lines <= budget / 2 || used + 1 >= self.draws {
+                break;
+            }
+            if let Some(c) = self.cells.remove(&id) {
+                lines -= c.body_len();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_budget_evicts_the_cells_used_longest_ago() {
+        let mut cache = RenderCache::default();
+        for id in 0..10u64 {
+            let cell = cache.cells.entry(id).or_default();
+            cell.pre = vec![Line::from("x"); 100];
+            cell.used = id;
+        }
+        cache.draws = 10;
+        cache.within_budget(500);
+        let total: usize = cache.cells.values().map(CachedCell::body_len).sum();
+        assert!(total <= 250, "{total} lines kept");
+        assert!(cache.cells.contains_key(&9), "the last draw's cell stays");
+        assert!(!cache.cells.contains_key(&0), "the oldest goes first");
     }
 }

@@ -92,3 +92,25 @@ fn write(conv: &Unsaved, path: &str) -> std::io::Result<()> {
     let text = serde_json::to_string_pretty(&export).map_err(std::io::Error::other)?;
     std::fs::write(path, text)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_written_file_is_a_reloadable_export() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("c.json");
+        let conv = Unsaved {
+            id: Some("20260101-000000-abcd".into()),
+            title: Some("t".into()),
+            model: "m".into(),
+            messages: vec![Message::user("hello"), Message::with_text(crate::engine::message::Role::Assistant, "hi")],
+        };
+        write(&conv, &path.display().to_string()).unwrap_or_else(|e| panic!("{e}"));
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let back = crate::store::export::parse(&text).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(back.messages.len(), 2);
+        assert_eq!(back.messages[1].text(), "hi");
+    }
+}
