@@ -113,9 +113,26 @@ pub fn best(values: &[Option<f64>], lower_is_better: bool) -> Option<usize> {
         .map(|(i, _)| i)
 }
 
+/// Every column that is best for a metric: all those tied for the lowest or highest value.
+#[must_use]
+pub fn best_all(values: &[Option<f64>], lower_is_better: bool) -> Vec<usize> {
+    let Some(top) = best(values, lower_is_better).and_then(|i| values[i]) else { return Vec::new() };
+    // Figures are shown rounded: equal to a thousandth is a tie a reader sees as one.
+    let tied = |v: f64| (v - top).abs() <= top.abs() * 1e-3 + f64::EPSILON;
+    values.iter().enumerate().filter(|(_, v)| v.is_some_and(tied)).map(|(i, _)| i).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ties_mark_every_tied_column() {
+        assert_eq!(best_all(&[Some(2.0), Some(1.0), None, Some(1.0)], true), [1, 3]);
+        assert_eq!(best_all(&[Some(5.0), Some(5.0)], false), [0, 1]);
+        assert_eq!(best_all(&[Some(5.0), Some(4.0)], false), [0]);
+        assert!(best_all(&[None, None], true).is_empty());
+    }
 
     #[test]
     fn cost_and_best() {
