@@ -175,3 +175,31 @@ fn models_marks_the_demo_models_as_such() {
     let s = out(&o);
     assert!(s.lines().any(|l| l.starts_with("demo-slow\t(demo: ")), "{s}");
 }
+
+#[test]
+fn json_writes_a_safety_result_only_when_it_changes() {
+    let home = home_with("");
+    let o = palaver(home.path(), &["--demo", "-p", "hello", "--json"], &[]);
+    assert_eq!(o.status.code(), Some(0));
+    let s = out(&o);
+    let text = s.lines().filter(|l| l.contains("\"type\":\"text\"")).count();
+    let filters = s.lines().filter(|l| l.contains("\"type\":\"content_filter\"")).count();
+    assert!(text > 10, "{s}");
+    assert_eq!(filters, 1, "the demo repeats the same results on every chunk:\n{s}");
+}
+
+#[test]
+fn a_headless_call_nobody_could_approve_says_so() {
+    let home = home_with("");
+    let cwd = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_palaver"))
+        .args(["--demo", "-m", "demo-tools", "--tools", "ask", "-p", "what files are here?"])
+        .current_dir(cwd.path())
+        .env("PALAVER_HOME", home.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let e = err(&o);
+    assert!(e.contains("was not run: it needs an approval and no one could give it"), "{e}");
+    assert!(e.contains("--tools auto"), "{e}");
+}

@@ -127,6 +127,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_rate_while_streaming_and_at_the_end_is_one_definition() {
+        let mut m = Message::with_text(super::super::message::Role::Assistant, &"abcd".repeat(100));
+        m.timing.ttft_ms = Some(100);
+        m.timing.deltas = 10;
+        // While streaming: no usage yet, ~100 tokens over one second, marked estimated.
+        let (live, estimated) = generation_rate(&m, Some(1100)).unwrap_or_default();
+        assert!(estimated && (live - 100.0).abs() < 1e-6, "{live}");
+        // At the end the provider's count replaces the estimate, same formula.
+        m.usage = Some(serde_json::json!({"completion_tokens": 110}));
+        let (done, estimated) = generation_rate(&m, Some(1100)).unwrap_or_default();
+        assert!(!estimated && (done - 110.0).abs() < 1e-6, "{done}");
+        // Under 200 ms of generation there is no rate.
+        assert_eq!(generation_rate(&m, Some(250)), None);
+    }
+
+    #[test]
     fn ties_mark_every_tied_column() {
         assert_eq!(best_all(&[Some(2.0), Some(1.0), None, Some(1.0)], true), [1, 3]);
         assert_eq!(best_all(&[Some(5.0), Some(5.0)], false), [0, 1]);
