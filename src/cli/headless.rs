@@ -158,7 +158,8 @@ impl Printer {
             if c.status == ToolStatus::Denied {
                 // Why it did not run (no one could approve it, a path outside the workspace…).
                 let why = out.strip_prefix(crate::engine::tool_loop::refusal_output("").as_str()).unwrap_or(out);
-                eprintln!("palaver: {} was not run: {why}", c.name);
+                let clean = crate::ui::sanitize::sanitize;
+                eprintln!("palaver: {} was not run: {}", clean(&c.name), clean(why));
             }
         }
     }
