@@ -155,6 +155,15 @@ fn help_names_the_files_and_variables_and_subcommands_list_only_their_flags() {
         assert!(same || next, "no help line for {l}:\n{s}");
     }
     assert!(s.contains("Sampling temperature") && s.contains("Most tokens the reply may have"), "{s}");
+    for sub in [&["serve-demo", "--help"][..], &["replay", "--help"], &["history", "export", "--help"]] {
+        let h = out(&palaver(home.path(), sub, &[]));
+        let lines: Vec<&str> = h.lines().collect();
+        for (i, l) in lines.iter().enumerate().filter(|(_, l)| l.trim_start().starts_with(['-', '<'])) {
+            let next = lines.get(i + 1).map_or("", |n| n.trim());
+            let same = l.split_whitespace().count() > 2;
+            assert!(same || (next.len() > 10 && !next.starts_with('[')), "no help line for {l} in {sub:?}:\n{h}");
+        }
+    }
     let h = out(&palaver(home.path(), &["history", "--help"], &[]));
     assert!(!h.contains("--temperature") && !h.contains("--tools"), "history lists chat flags:\n{h}");
     assert!(h.contains("--json"), "{h}");

@@ -136,11 +136,15 @@ pub enum Command {
     Models,
     /// Run the embedded demo provider in the foreground; print its base URL first
     ServeDemo {
+        /// Where to listen (port 0: a free port, printed as the first line)
         #[arg(long, default_value = "127.0.0.1:0")]
         addr: String,
     },
     /// Feed a recorded SSE body through the engine, print as -p does
-    Replay { file: std::path::PathBuf },
+    Replay {
+        /// A recorded `text/event-stream` body (chat or Responses; the API is guessed)
+        file: std::path::PathBuf,
+    },
     /// Stored conversations: list, show ID, export ID [--format md|json], rm ID
     History {
         #[command(subcommand)]

@@ -21,15 +21,23 @@ pub enum HistoryAction {
     /// One conversation a line, newest first, its ID first (with --json: one object a line)
     List,
     /// Print a conversation as a readable transcript
-    Show { id: String },
+    Show {
+        /// The conversation's ID (as `history list` prints it) or a unique prefix
+        id: String,
+    },
     /// Export a conversation: Markdown (readable) or JSON (complete, reloadable)
     Export {
+        /// The conversation's ID (as `history list` prints it) or a unique prefix
         id: String,
+        /// md: a readable transcript; json: everything, reloadable
         #[arg(long, value_enum, default_value = "md")]
         format: ExportFormat,
     },
     /// Delete a conversation
-    Rm { id: String },
+    Rm {
+        /// The conversation's ID (as `history list` prints it) or a unique prefix
+        id: String,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
