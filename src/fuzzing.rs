@@ -33,6 +33,36 @@ pub fn mappers_and_reducer(data: &[u8]) {
     }
 }
 
+/// Any response header value and any error body can be read without a panic: the retry
+/// decision (`Retry-After`, `retry-after-ms`, a delay in the message), the provider error and
+/// its description, and the redaction of an echoed key. The first line of the input is the
+/// header value, the second the status, the rest the body.
+pub fn headers_and_errors(data: &[u8]) {
+    use reqwest::header::{HeaderMap, HeaderValue};
+    let mut parts = data.splitn(3, |b| *b == b'\n');
+    let value = parts.next().unwrap_or_default();
+    let status = parts.next().and_then(|s| std::str::from_utf8(s).ok()?.trim().parse::<u16>().ok()).unwrap_or(429);
+    let body = parts.next().unwrap_or_default();
+    let err = crate::api::wire::error_from_body(status, body);
+    let mut headers = HeaderMap::new();
+    if let Ok(v) = HeaderValue::from_bytes(value) {
+        for name in ["retry-after", "retry-after-ms", "x-should-retry"] {
+            headers.insert(name, v.clone());
+        }
+    }
+    let cap = std::time::Duration::from_secs(60);
+    for attempt in [0, 3] {
+        let _ = crate::api::retry::decide_retry(status, &headers, &err.message, attempt, 3, cap);
+    }
+    let described = crate::api::errors::describe_http(status, "http://127.0.0.1/v1/x", Api::Chat, &err);
+    let key = String::from_utf8_lossy(value).into_owned();
+    let redact = crate::api::redact::Redactor::new([key.clone()]);
+    let clean = redact.text(&described);
+    if key.len() >= crate::api::redact::MIN_SECRET {
+        assert!(!clean.contains(&key), "the key survived redaction");
+    }
+}
+
 /// Markdown renders any text at any width without a line wider than the width.
 pub fn markdown(data: &[u8]) {
     let Some((&w, rest)) = data.split_first() else { return };

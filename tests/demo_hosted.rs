@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use palaver::api::demo::{self, DemoServer, MODELS};
+use palaver::demo::{self, DemoServer, MODELS};
 use serde_json::{Value, json};
 use std::process::{Command, Output};
 

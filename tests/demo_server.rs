@@ -4,7 +4,7 @@ use std::error::Error;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
-use palaver::api::demo::{self, DemoServer, MODELS};
+use palaver::demo::{self, DemoServer, MODELS};
 use serde_json::{Value, json};
 
 type TestResult<T = ()> = Result<T, Box<dyn Error>>;

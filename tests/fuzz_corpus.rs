@@ -46,3 +46,8 @@ fn markdown_corpus() {
 fn sanitizer_corpus() {
     replay("sanitizer", palaver::fuzzing::sanitizer);
 }
+
+#[test]
+fn headers_and_errors_corpus() {
+    replay("headers_and_errors", palaver::fuzzing::headers_and_errors);
+}

@@ -278,3 +278,68 @@ fn the_turn_usage_adds_up_and_the_step_limit_is_testable() {
     assert_eq!(r.result["usage"]["prompt_tokens"], 11);
     assert!(r.result["notice"].as_str().unwrap().contains("stopped after 10 tool rounds"));
 }
+
+/// llama.cpp says keep-alive but closes the connection after each reply: the next request of
+/// the turn goes out on a pooled connection the server is about to close. palaver sends it once
+/// more on a fresh connection instead of failing the turn.
+#[test]
+fn a_kept_alive_connection_the_server_closed_is_not_a_failed_turn() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let served = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = served.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { break };
+            let n = counter.clone();
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut len = 0usize;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        len = v.trim().parse().unwrap_or(0);
+                    }
+                    if line == "\r\n" {
+                        break;
+                    }
+                }
+                let mut body = vec![0; len];
+                let _ = reader.read_exact(&mut body);
+                let first = n.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0;
+                let reply = if first {
+                    r#"{"choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"current_time","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}"#
+                } else {
+                    r#"{"choices":[{"index":0,"message":{"role":"assistant","content":"it is late"},"finish_reason":"stop"}]}"#
+                };
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\n\r\n",
+                    reply.len()
+                );
+                let _ = stream.write_all(head.as_bytes());
+                let _ = stream.write_all(reply.as_bytes());
+                let _ = stream.flush();
+                // Keep the socket open a moment (the client pools it), then close it unread.
+                std::thread::sleep(std::time::Duration::from_millis(300));
+            });
+        }
+    });
+    let (home, dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let out = Command::new(env!("CARGO_BIN_EXE_palaver"))
+        .args(["--base-url", &format!("http://127.0.0.1:{port}/v1"), "-m", "m", "--json", "--no-stream"])
+        .args(["--tools", "auto", "-p", "what time is it"])
+        .current_dir(dir.path())
+        .env("PALAVER_HOME", home.path())
+        .env("OPENAI_API_KEY", "sk-x")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "{}\n{stdout}", String::from_utf8_lossy(&out.stderr));
+    let last: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(last["text"], "it is late");
+}

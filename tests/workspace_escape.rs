@@ -35,7 +35,7 @@
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use palaver::engine::item_tools;
+use palaver::tools::items;
 use palaver::tools::{Registry, ToolOutput, Workspace};
 use serde_json::json;
 use std::os::unix::fs::symlink;
@@ -98,8 +98,8 @@ fn fixture() -> Fx {
 async fn run(fx: &Fx, kind: &str, name: &str, args: &str, approved: &[PathBuf]) -> ToolOutput {
     let t = Duration::from_secs(10);
     match kind {
-        "shell" | "local_shell" => item_tools::run_shell_in(fx.reg.workspace(), kind, args, t, approved).await,
-        "apply_patch" => item_tools::apply_patch_in(fx.reg.workspace(), args, approved),
+        "shell" | "local_shell" => items::run_shell_in(fx.reg.workspace(), kind, args, t, approved).await,
+        "apply_patch" => items::apply_patch_in(fx.reg.workspace(), args, approved),
         _ => fx.reg.execute_with(name, args, t, approved).await,
     }
 }

@@ -6,6 +6,8 @@
 use super::errors;
 use super::event::ErrorInfo;
 use super::event::StreamEvent;
+use super::limits::{Limits, ReplyBudget, json_depth};
+use super::redact::Redactor;
 use super::retry::{RetryDecision, decide_retry};
 use super::sse::SseDecoder;
 use super::wire::error_from_body;
@@ -16,110 +18,7 @@ use std::fmt;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc::UnboundedSender;
 
-/// An API key. Its `Debug` never shows it, so it cannot leak through logs or error text.
-#[derive(Clone, Default)]
-pub struct Secret(String);
-
-impl Secret {
-    #[must_use]
-    pub fn new(s: String) -> Self {
-        Self(s)
-    }
-    #[must_use]
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(if self.0.is_empty() { "<none>" } else { "<redacted>" })
-    }
-}
-
-/// How the key is sent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum AuthStyle {
-    #[default]
-    Bearer,
-    /// Azure: `api-key: KEY`.
-    ApiKeyHeader,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Timeouts {
-    pub connect: Duration,
-    pub first_byte: Duration,
-    pub idle: Duration,
-}
-
-impl Default for Timeouts {
-    fn default() -> Self {
-        Self { connect: Duration::from_secs(10), first_byte: Duration::from_secs(120), idle: Duration::from_secs(60) }
-    }
-}
-
-/// Where and how to send requests.
-#[derive(Debug, Clone, Default)]
-pub struct Endpoint {
-    pub base_url: String,
-    pub key: Secret,
-    pub auth: AuthStyle,
-    pub headers: Vec<(String, String)>,
-    pub query: Vec<(String, String)>,
-    pub timeouts: Timeouts,
-    pub max_retries: u32,
-    /// Longest `Retry-After` palaver will sleep; longer ones are reported instead.
-    pub max_retry_wait: Duration,
-}
-
-impl Endpoint {
-    #[must_use]
-    pub fn url(&self, path: &str) -> String {
-        format!("{}/{}", self.base_url.trim_end_matches('/'), path.trim_start_matches('/'))
-    }
-
-    /// Adds the query, the key (as the profile says) and the profile's headers to a request.
-    pub fn prepare(&self, mut req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
-        if !self.query.is_empty() {
-            req = req.query(&self.query);
-        }
-        if !self.key.is_empty() {
-            req = match self.auth {
-                AuthStyle::Bearer => req.bearer_auth(self.key.expose()),
-                AuthStyle::ApiKeyHeader => req.header("api-key", self.key.expose()),
-            };
-        }
-        for (k, v) in &self.headers {
-            req = req.header(k, v);
-        }
-        req
-    }
-
-    /// A `curl` command reproducing a request, with the key shown as an environment variable.
-    #[must_use]
-    pub fn curl(&self, api: Api, body: &Value) -> String {
-        let mut s = format!("curl -sN '{}'", self.url(api.path()));
-        if !self.query.is_empty() {
-            let q: Vec<String> = self.query.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            s = format!("curl -sN '{}?{}'", self.url(api.path()), q.join("&"));
-        }
-        match self.auth {
-            AuthStyle::Bearer => s.push_str(" -H \"Authorization: Bearer $OPENAI_API_KEY\""),
-            AuthStyle::ApiKeyHeader => s.push_str(" -H \"api-key: $OPENAI_API_KEY\""),
-        }
-        for (k, v) in &self.headers {
-            s.push_str(&format!(" -H '{k}: {v}'"));
-        }
-        let body = body.to_string().replace('\'', "'\\''");
-        s.push_str(&format!(" -H 'Content-Type: application/json' -d '{body}'"));
-        s
-    }
-}
+pub use super::endpoint::{AuthStyle, Endpoint, Secret, Timeouts};
 
 /// A raw frame as received.
 #[derive(Debug, Clone, PartialEq)]
@@ -144,27 +43,103 @@ pub enum WireEvent {
     Closed { at_ms: u64 },
 }
 
-/// Builds the shared HTTP client.
+/// Builds the shared HTTP client. Redirects are followed only within the origin the request
+/// went to: reqwest strips `Authorization` across origins but not `api-key` nor a profile's
+/// secret headers, and a 307 would re-send the whole conversation too.
 ///
 /// # Errors
 /// When TLS initialisation fails.
 pub fn http_client(t: &Timeouts) -> Result<reqwest::Client, reqwest::Error> {
-    reqwest::Client::builder().connect_timeout(t.connect).build()
+    reqwest::Client::builder().connect_timeout(t.connect).redirect(same_origin_redirects()).build()
+}
+
+/// Most redirects followed within one origin.
+const MAX_REDIRECTS: usize = 10;
+
+/// A redirect to another origin refused; its message names the target.
+#[derive(Debug)]
+struct CrossOriginRedirect(String);
+
+impl fmt::Display for CrossOriginRedirect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the server redirected to another origin ({}); palaver does not follow it, so the key and the \
+             conversation stay with the configured server — set base_url to that address if it is right",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for CrossOriginRedirect {}
+
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let first = attempt.previous().first().map(reqwest::Url::origin);
+        if first.is_some_and(|o| o != attempt.url().origin()) {
+            // A parsed URL is percent-encoded: no control character can be in it.
+            let target = attempt.url().as_str().to_owned();
+            return attempt.error(CrossOriginRedirect(target));
+        }
+        if attempt.previous().len() > MAX_REDIRECTS {
+            return attempt.error(format!("more than {MAX_REDIRECTS} redirects"));
+        }
+        attempt.follow()
+    })
 }
 
 fn failed(kind: &str, message: String) -> WireEvent {
     WireEvent::Failed(ErrorInfo { status: None, message, kind: kind.to_owned(), body: Value::Null })
 }
 
+/// The receiver of a request's events, through the endpoint's redactor: whatever a server
+/// echoes of the key or a secret header is gone before anyone sees it.
+struct Out<'a> {
+    tx: &'a UnboundedSender<WireEvent>,
+    redact: Redactor,
+}
+
+impl Out<'_> {
+    fn send(&self, mut ev: WireEvent) -> Result<(), ()> {
+        self.redact.wire(&mut ev);
+        self.tx.send(ev).map_err(|_| ())
+    }
+
+    async fn closed(&self) {
+        self.tx.closed().await;
+    }
+}
+
 /// Runs one request to completion, reporting to `tx`. Returns early when `tx` is closed.
 pub async fn run(http: &reqwest::Client, ep: &Endpoint, api: Api, body: &Value, tx: &UnboundedSender<WireEvent>) {
+    let tx = &Out { tx, redact: ep.redactor() };
     let start = Instant::now();
     let ms = move || start.elapsed().as_millis() as u64;
     let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
+    // Serialised once, measured, and never sent past the limit.
+    let bytes = match serde_json::to_vec(body) {
+        Ok(b) => b,
+        Err(e) => {
+            let _ = tx.send(failed("request", format!("the request could not be built: {e}")));
+            return;
+        }
+    };
+    if bytes.len() > ep.limits.request_bytes {
+        let what = format!("the request palaver built is {} bytes; it was not sent", bytes.len());
+        let _ = tx.send(failed("limit", Limits::reached("request_bytes", &what, ep.limits.request_bytes)));
+        return;
+    }
+    let body_bytes = bytes::Bytes::from(bytes);
     let mut attempt = 0;
+    let mut reconnected = false;
     let resp = loop {
-        let req = ep.prepare(http.post(ep.url(api.path())).json(body));
-        let sent = tokio::time::timeout(ep.timeouts.first_byte, req.send()).await;
+        let req = ep
+            .prepare(http.post(ep.url(api.path())).header("content-type", "application/json").body(body_bytes.clone()));
+        // A receiver that went away (the user cancelled) stops the request at once.
+        let sent = tokio::select! {
+            sent = tokio::time::timeout(ep.timeouts.first_byte, req.send()) => sent,
+            () = tx.closed() => return,
+        };
         let resp = match sent {
             Err(_) => {
                 let _ = tx.send(failed(
@@ -173,8 +148,17 @@ pub async fn run(http: &reqwest::Client, ep: &Endpoint, api: Api, body: &Value, 
                 ));
                 return;
             }
+            Ok(Err(e)) if !reconnected && errors::is_stale_connection(&e) => {
+                // A kept-alive connection the server had already closed (llama.cpp closes after
+                // every streamed reply though it says keep-alive): nothing was answered, so the
+                // request goes out once more on a fresh connection.
+                reconnected = true;
+                continue;
+            }
             Ok(Err(e)) => {
-                let kind = if e.is_connect() {
+                let kind = if e.is_redirect() {
+                    "redirect"
+                } else if e.is_connect() {
                     "connect"
                 } else if e.is_timeout() {
                     "connect_timeout"
@@ -200,7 +184,11 @@ pub async fn run(http: &reqwest::Client, ep: &Endpoint, api: Api, body: &Value, 
                 if tx.send(WireEvent::Retrying { attempt, wait_ms: wait.as_millis() as u64, reason }).is_err() {
                     return;
                 }
-                tokio::time::sleep(wait).await;
+                // Cancelling during the wait must not send the request once more.
+                tokio::select! {
+                    () = tokio::time::sleep(wait) => {}
+                    () = tx.closed() => return,
+                }
             }
             RetryDecision::GiveUp(note) => {
                 let mut info = ErrorInfo::from_provider(&err, "http");
@@ -223,7 +211,7 @@ pub async fn run(http: &reqwest::Client, ep: &Endpoint, api: Api, body: &Value, 
     if tx.send(WireEvent::Opened { status: resp.status().as_u16(), headers, at_ms: ms() }).is_err() {
         return;
     }
-    read_body(resp, api, stream, &content_type, ep.timeouts, tx, &ms).await;
+    read_body(resp, api, stream, &content_type, ep, tx, &ms).await;
 }
 
 /// Reads the body: SSE when it looks like SSE, else one JSON document.
@@ -232,13 +220,15 @@ async fn read_body(
     api: Api,
     stream: bool,
     content_type: &str,
-    t: Timeouts,
-    tx: &UnboundedSender<WireEvent>,
+    ep: &Endpoint,
+    tx: &Out<'_>,
     ms: &impl Fn() -> u64,
 ) {
+    let (t, limits) = (ep.timeouts, ep.limits);
     let mut body = resp.bytes_stream();
-    let mut decoder = SseDecoder::new();
+    let mut decoder = SseDecoder::with_limit(limits.sse_event_bytes);
     let mut mapper = Mapper::new(api);
+    let mut budget = ReplyBudget::new(limits);
     // Decided from the first bytes, not only the header: gateways send empty or wrong types.
     let mut mode: Option<bool> = if content_type.contains("event-stream") { Some(true) } else { None };
     let mut json_buf: Vec<u8> = Vec::new();
@@ -262,7 +252,9 @@ async fn read_body(
         let bytes = match next {
             None => break,
             Some(Err(e)) => {
-                flush(&mut decoder, &mut mapper, tx, ms);
+                if !flush(&mut decoder, &mut mapper, &mut budget, tx, ms) {
+                    return;
+                }
                 let _ = tx.send(failed(
                     "disconnected",
                     format!("the connection dropped mid-stream: {}", errors::root_cause(&e)),
@@ -277,6 +269,11 @@ async fn read_body(
                 mode = Some(!(*lead == b'{' || *lead == b'['));
             }
         }
+        if json_buf.len() + bytes.len() > limits.body_bytes {
+            let what = "the response body is too large";
+            let _ = tx.send(failed("limit", Limits::reached("body_bytes", what, limits.body_bytes)));
+            return;
+        }
         json_buf.extend_from_slice(&bytes);
         if mode == Some(false) || (mode.is_none() && !stream) {
             continue;
@@ -287,13 +284,30 @@ async fn read_body(
         let mut events = Vec::new();
         let now = ms();
         let mut ended = false;
+        let mut over: Option<String> = None;
         decoder.push(bytes, &mut |ev| {
+            if over.is_some() {
+                return;
+            }
+            if json_depth(ev.data.as_bytes()) > limits.json_depth {
+                over = Some(Limits::reached("json_depth", "an event is nested too deeply", limits.json_depth));
+                return;
+            }
             let before = events.len();
             mapper.map(&ev.event, &ev.data, &mut events);
+            over = within_budget(&mut budget, &mut events, before);
             ended |= events[before..].iter().any(|e| matches!(e, StreamEvent::End));
             frames.push(Frame { at_ms: now, event: ev.event, data: ev.data });
         });
+        if decoder.overflowed() && over.is_none() {
+            over =
+                Some(Limits::reached("sse_event_bytes", "one SSE line or event is too large", limits.sse_event_bytes));
+        }
         if tx.send(WireEvent::Chunk { frames, events, at_ms: now }).is_err() {
+            return;
+        }
+        if let Some(message) = over {
+            let _ = tx.send(failed("limit", message));
             return;
         }
         if ended && api == Api::Chat {
@@ -306,6 +320,11 @@ async fn read_body(
         let now = ms();
         let frames =
             vec![Frame { at_ms: now, event: "json".into(), data: String::from_utf8_lossy(&json_buf).into_owned() }];
+        if json_depth(&json_buf) > limits.json_depth {
+            let what = "the response body is nested too deeply";
+            let _ = tx.send(failed("limit", Limits::reached("json_depth", what, limits.json_depth)));
+            return;
+        }
         let events = match serde_json::from_slice::<Value>(&json_buf) {
             Ok(v)
                 if v.get("error").is_some_and(|e| !e.is_null())
@@ -315,7 +334,15 @@ async fn read_body(
                 let err = super::wire::error_from_value(None, &v);
                 vec![StreamEvent::Error(err), StreamEvent::End]
             }
-            Ok(v) => super::map_full_response(api, &v),
+            Ok(v) => {
+                let mut events = super::map_full_response(api, &v);
+                if let Some(message) = within_budget(&mut budget, &mut events, 0) {
+                    let _ = tx.send(WireEvent::Chunk { frames, events, at_ms: now });
+                    let _ = tx.send(failed("limit", message));
+                    return;
+                }
+                events
+            }
             Err(e) => vec![StreamEvent::Malformed {
                 data: String::from_utf8_lossy(&json_buf).chars().take(200).collect(),
                 reason: e.to_string(),
@@ -324,13 +351,33 @@ async fn read_body(
         if tx.send(WireEvent::Chunk { frames, events, at_ms: now }).is_err() {
             return;
         }
-    } else {
-        flush(&mut decoder, &mut mapper, tx, ms);
+    } else if !flush(&mut decoder, &mut mapper, &mut budget, tx, ms) {
+        return;
     }
     let _ = tx.send(WireEvent::Closed { at_ms: ms() });
 }
 
-fn flush(decoder: &mut SseDecoder, mapper: &mut Mapper, tx: &UnboundedSender<WireEvent>, ms: &impl Fn() -> u64) {
+/// Takes `events[from..]` into the reply's budget; the first event past a limit and those after
+/// it are dropped, and the limit's words returned.
+fn within_budget(budget: &mut ReplyBudget, events: &mut Vec<StreamEvent>, from: usize) -> Option<String> {
+    for i in from..events.len() {
+        if let Err(message) = budget.take(&events[i]) {
+            events.truncate(i);
+            return Some(message);
+        }
+    }
+    None
+}
+
+/// The end of an SSE body: an event left without its blank line is dispatched (and counted).
+/// Returns false when it passed a limit (the failure was reported).
+fn flush(
+    decoder: &mut SseDecoder,
+    mapper: &mut Mapper,
+    budget: &mut ReplyBudget,
+    tx: &Out<'_>,
+    ms: &impl Fn() -> u64,
+) -> bool {
     let now = ms();
     let mut frames = Vec::new();
     let mut events = Vec::new();
@@ -338,9 +385,15 @@ fn flush(decoder: &mut SseDecoder, mapper: &mut Mapper, tx: &UnboundedSender<Wir
         mapper.map(&ev.event, &ev.data, &mut events);
         frames.push(Frame { at_ms: now, event: ev.event, data: ev.data });
     });
+    let over = within_budget(budget, &mut events, 0);
     if !frames.is_empty() {
         let _ = tx.send(WireEvent::Chunk { frames, events, at_ms: now });
     }
+    if let Some(message) = over {
+        let _ = tx.send(failed("limit", message));
+        return false;
+    }
+    true
 }
 
 async fn read_capped(resp: reqwest::Response, cap: usize) -> Vec<u8> {
@@ -358,5 +411,5 @@ async fn read_capped(resp: reqwest::Response, cap: usize) -> Vec<u8> {
 
 fn is_sensitive_header(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
-    n == "authorization" || n == "api-key" || n == "set-cookie" || n.contains("key")
+    n == "authorization" || n == "set-cookie" || super::redact::is_secret_header(&n)
 }

@@ -113,6 +113,17 @@ pub fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
     cur.to_string()
 }
 
+/// Whether a request failed because the pooled connection it went out on was already closed by
+/// the server, before any answer: safe to send once more on a new connection.
+#[must_use]
+pub fn is_stale_connection(e: &reqwest::Error) -> bool {
+    if e.is_connect() || e.is_timeout() || e.is_builder() || e.status().is_some() {
+        return false;
+    }
+    let cause = root_cause(e).to_ascii_lowercase();
+    ["connection closed before message completed", "connection reset", "broken pipe"].iter().any(|s| cause.contains(s))
+}
+
 /// A request that got no HTTP answer at all.
 #[must_use]
 pub fn describe_reqwest(e: &reqwest::Error, base_url: &str) -> String {

@@ -1,12 +1,14 @@
 //! Everything that touches HTTP and nothing that draws: wire types, SSE framing, the two
-//! mappers into one domain `StreamEvent`, provider errors, retries, the client, the demo server.
+//! mappers into one domain `StreamEvent`, provider errors, retries, the client.
 
 pub mod chat_fast;
 pub mod chat_mapper;
 pub mod client;
-pub mod demo;
+pub mod endpoint;
 pub mod errors;
 pub mod event;
+pub mod limits;
+pub mod redact;
 pub mod responses_mapper;
 pub mod retry;
 pub mod sse;

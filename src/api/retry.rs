@@ -48,13 +48,24 @@ fn header<'a>(h: &'a HeaderMap, name: &str) -> Option<&'a str> {
     h.get(name).and_then(|v| v.to_str().ok()).map(str::trim)
 }
 
+/// Longest wait a header can ask for, however large its number: a day is already "not waiting
+/// that long", and keeping the value finite and small keeps `Duration` from panicking.
+const LONGEST_ASKED: f64 = 365.0 * 86_400.0;
+
+/// Seconds as a `Duration` whatever the server wrote: negative and NaN are zero, `inf` and
+/// `1e30` are a year (far past any cap, so reported rather than slept).
+fn secs(v: f64) -> Duration {
+    let v = if v.is_nan() { 0.0 } else { v.clamp(0.0, LONGEST_ASKED) };
+    Duration::try_from_secs_f64(v).unwrap_or(Duration::ZERO)
+}
+
 fn server_delay(h: &HeaderMap) -> Option<Duration> {
     if let Some(ms) = header(h, "retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
-        return Some(Duration::from_secs_f64(ms.max(0.0) / 1000.0));
+        return Some(secs(ms / 1000.0));
     }
     let v = header(h, "retry-after")?;
-    if let Ok(secs) = v.parse::<f64>() {
-        return Some(Duration::from_secs_f64(secs.max(0.0)));
+    if let Ok(s) = v.parse::<f64>() {
+        return Some(secs(s));
     }
     let when = httpdate::parse_http_date(v).ok()?;
     Some(when.duration_since(SystemTime::now()).unwrap_or_default())
@@ -92,5 +103,30 @@ mod tests {
         let d = decide_retry(429, &none, "Please retry after 86400 seconds.", 0, 3, cap);
         assert!(matches!(d, RetryDecision::GiveUp(Some(ref n)) if n.contains("86400")));
         assert!(matches!(decide_retry(503, &none, "", 0, 3, cap), RetryDecision::RetryAfter(_)));
+    }
+
+    /// Hostile numbers never panic: they are reported as too long (or read as zero).
+    #[test]
+    fn absurd_retry_after_values_do_not_panic() {
+        let cap = Duration::from_secs(60);
+        for (name, value) in [
+            ("retry-after", "inf"),
+            ("retry-after", "1e20"),
+            ("retry-after", "-inf"),
+            ("retry-after", "NaN"),
+            ("retry-after", "-5"),
+            ("retry-after-ms", "1e30"),
+            ("retry-after-ms", "inf"),
+            ("retry-after", "99999999999999999999999999"),
+        ] {
+            let mut h = HeaderMap::new();
+            h.insert(name, HeaderValue::from_static(value));
+            let _ = decide_retry(429, &h, "", 0, 3, cap);
+        }
+        let mut h = HeaderMap::new();
+        h.insert("retry-after", HeaderValue::from_static("inf"));
+        assert!(matches!(decide_retry(429, &h, "", 0, 3, cap), RetryDecision::GiveUp(Some(_))));
+        let huge = "Please retry after 99999999999999999999999999 seconds.";
+        let _ = decide_retry(429, &HeaderMap::new(), huge, 0, 3, cap);
     }
 }

@@ -24,6 +24,10 @@ pub struct SseDecoder {
     data: String,
     has_data: bool,
     event: String,
+    /// Longest line, and largest event data, held before giving up (`None`: no limit).
+    limit: Option<usize>,
+    /// A line or an event passed `limit`: nothing more is decoded.
+    overflowed: bool,
 }
 
 impl SseDecoder {
@@ -32,8 +36,33 @@ impl SseDecoder {
         Self::default()
     }
 
+    /// A decoder that holds at most `limit` bytes of one line or of one event's data: a server
+    /// sending a line without end makes [`SseDecoder::overflowed`] true instead of eating memory.
+    #[must_use]
+    pub fn with_limit(limit: usize) -> Self {
+        Self { limit: Some(limit), ..Self::default() }
+    }
+
+    /// Whether a line or an event passed the limit (decoding stopped there).
+    #[must_use]
+    pub fn overflowed(&self) -> bool {
+        self.overflowed
+    }
+
+    fn fits(&mut self, held: usize, more: usize) -> bool {
+        if self.limit.is_some_and(|l| held.saturating_add(more) > l) {
+            self.overflowed = true;
+            self.line = Vec::new();
+            self.data = String::new();
+        }
+        !self.overflowed
+    }
+
     /// Decodes one network read, calling `emit` for every event it completes.
     pub fn push(&mut self, mut bytes: &[u8], emit: &mut impl FnMut(SseEvent)) {
+        if self.overflowed {
+            return;
+        }
         if self.skip_lf {
             if let Some(rest) = bytes.strip_prefix(b"\n") {
                 bytes = rest;
@@ -44,6 +73,9 @@ impl SseDecoder {
         }
         while let Some(pos) = bytes.iter().position(|&b| b == b'\n' || b == b'\r') {
             let is_cr = bytes[pos] == b'\r';
+            if !self.fits(self.line.len(), pos) {
+                return;
+            }
             self.line.extend_from_slice(&bytes[..pos]);
             bytes = &bytes[pos + 1..];
             if is_cr {
@@ -55,14 +87,22 @@ impl SseDecoder {
             }
             let line = std::mem::take(&mut self.line);
             self.process_line(&line, emit);
+            if self.overflowed {
+                return;
+            }
             self.line = line;
             self.line.clear();
         }
-        self.line.extend_from_slice(bytes);
+        if self.fits(self.line.len(), bytes.len()) {
+            self.line.extend_from_slice(bytes);
+        }
     }
 
     /// End of body: a pending line and a pending event are dispatched rather than dropped.
     pub fn finish(&mut self, emit: &mut impl FnMut(SseEvent)) {
+        if self.overflowed {
+            return;
+        }
         if !self.line.is_empty() {
             let line = std::mem::take(&mut self.line);
             self.process_line(&line, emit);
@@ -94,6 +134,9 @@ impl SseDecoder {
         };
         match field {
             "data" => {
+                if !self.fits(self.data.len(), value.len() + 1) {
+                    return;
+                }
                 if self.has_data {
                     self.data.push('\n');
                 }
@@ -172,6 +215,24 @@ mod tests {
         assert_eq!(ev[0].data, "日本語 🎉 \u{2028}");
         assert_eq!(ev[1].data, "[DONE]");
         split_everywhere(body.as_bytes());
+    }
+
+    #[test]
+    fn a_line_or_event_past_the_limit_stops_decoding() {
+        let mut dec = SseDecoder::with_limit(64);
+        let mut out = Vec::new();
+        dec.push(b"data: ok\n\n", &mut |e| out.push(e));
+        assert_eq!(out.len(), 1);
+        for _ in 0..100 {
+            dec.push(&[b'x'; 10], &mut |e| out.push(e));
+        }
+        assert!(dec.overflowed());
+        assert!(dec.line.capacity() <= 128);
+        let mut dec = SseDecoder::with_limit(64);
+        for _ in 0..20 {
+            dec.push(b"data: 0123456789\n", &mut |e| out.push(e));
+        }
+        assert!(dec.overflowed() && out.len() == 1);
     }
 
     #[test]

@@ -125,7 +125,7 @@ impl State {
                             self.flash("an MCP approval has nothing to edit: y approves, n denies");
                             return true;
                         }
-                        let text = crate::ui::tool_card::pretty_json(&call.arguments);
+                        let text = crate::text::fmt::pretty_json(&call.arguments);
                         if let Some(a) = self.tools.approval.as_mut() {
                             a.mode = Mode::Edit(input(&text));
                             a.error = None;

@@ -5,8 +5,8 @@ use super::overlay::{Overlay, PickItem};
 use super::state::State;
 use super::transcript::NoticeKind;
 use crate::api::Api;
+use crate::config::theme::Theme;
 use crate::engine::tool_loop::ToolMode;
-use crate::ui::theme::Theme;
 
 /// A parsed slash command.
 #[derive(Debug, Clone, PartialEq, Eq)]

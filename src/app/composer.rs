@@ -29,8 +29,8 @@ pub fn chip(n: usize, text: &str) -> String {
     let number = if n > 1 { format!(" #{n}") } else { String::new() };
     format!(
         "[pasted{number} {} lines · {} · {tokens} tokens]",
-        crate::ui::fmt::thousands(u64::try_from(lines).unwrap_or(u64::MAX)),
-        crate::ui::tool_card::size(text.len())
+        crate::text::fmt::thousands(u64::try_from(lines).unwrap_or(u64::MAX)),
+        crate::text::fmt::size(text.len())
     )
 }
 

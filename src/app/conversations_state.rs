@@ -74,7 +74,7 @@ impl State {
                 if self.persist.is_current(&id) {
                     self.persist.title = Some(title.clone());
                 }
-                let shown = crate::ui::sanitize::sanitize(&title).into_owned();
+                let shown = crate::text::sanitize::sanitize(&title).into_owned();
                 fx.push(Effect::Persist(PersistOp::Rename { id, title }));
                 self.flash(format!("renamed to “{shown}”"));
             }

@@ -95,7 +95,7 @@ pub fn turn_range(state: &State) -> std::ops::Range<usize> {
 }
 
 fn ms(v: Option<u64>) -> String {
-    v.map_or_else(|| "–".to_owned(), crate::ui::fmt::duration)
+    v.map_or_else(|| "–".to_owned(), crate::text::fmt::duration)
 }
 
 fn first_line(s: &str, n: usize) -> String {
@@ -165,9 +165,8 @@ fn assistant_steps(state: &State, m: &Message, out: &mut Vec<Step>) {
     }
     out.push(step(StepKind::Reply, format!("◆ reply · {finish}"), what.join(" · ")));
     for (i, c) in main.tool_calls.iter().enumerate() {
-        let (mark, _, _) = crate::ui::tool_card::status_mark(&c.status);
-        let size =
-            c.output.as_ref().map_or_else(String::new, |o| format!(" · {}", crate::ui::tool_card::size(o.len())));
+        let (mark, _) = c.status.mark();
+        let size = c.output.as_ref().map_or_else(String::new, |o| format!(" · {}", crate::text::fmt::size(o.len())));
         out.push(Step {
             kind: StepKind::Tool,
             id: m.id,

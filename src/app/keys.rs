@@ -330,7 +330,7 @@ impl State {
     /// Copies code block `index` of message `id`, or asks which one when there are several.
     pub(crate) fn copy_code(&mut self, id: u64, index: Option<usize>, fx: &mut Vec<Effect>) {
         let Some(m) = self.transcript.message(id) else { return };
-        let blocks = crate::ui::markdown::code_blocks(m.text());
+        let blocks = crate::text::code::code_blocks(m.text());
         match (blocks.len(), index) {
             (0, _) => self.flash("this message has no code block"),
             (1, _) | (_, Some(_)) => {
@@ -348,7 +348,7 @@ impl State {
                         let label = format!("{}. {}", i + 1, if b.lang.is_empty() { "text" } else { &b.lang });
                         PickItem {
                             label,
-                            detail: crate::ui::sanitize::sanitize(first).into_owned(),
+                            detail: crate::text::sanitize::sanitize(first).into_owned(),
                             value: i.to_string(),
                         }
                     })

@@ -1,5 +1,6 @@
 //! The interactive app: one `State` owned by the loop, changed only by `State::apply(msg)`, which
-//! returns `Effect`s for the runner to carry out. `run` is the chat screen's entry point.
+//! returns `Effect`s for the runner to carry out. No terminal and no drawing: the loop that ties
+//! them together is `crate::interactive`.
 
 pub mod approval;
 pub mod commands;
@@ -16,20 +17,19 @@ pub mod overlay;
 pub mod persist;
 mod persist_sync;
 mod reopen;
-mod run;
-mod runner;
+pub mod runner;
 mod scroll;
 pub mod state;
-mod storage;
+pub mod storage;
 mod tool_turns;
 pub mod tools;
 pub mod totals;
 pub mod transcript;
 mod turns;
+pub mod unsaved;
 
 pub use effect::Effect;
 pub use msg::Msg;
-pub use run::{run, run_compare, run_with};
 pub use state::{State, TargetInfo};
 
 /// A state for tests: demo-like target, default settings and config, the dark theme.
@@ -44,7 +44,7 @@ pub(crate) fn test_state() -> State {
         chain_responses: false,
     };
     let settings = crate::engine::target::TurnSettings { stream: true, ..Default::default() };
-    let theme = crate::ui::theme::Theme::load("dark", None, true).unwrap_or_default();
+    let theme = crate::config::theme::Theme::load("dark", None, true).unwrap_or_default();
     State::new(target, settings, crate::config::Config::default(), theme, "dark")
 }
 #[cfg(test)]

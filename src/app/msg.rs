@@ -2,7 +2,7 @@
 //! finished background jobs all arrive as a `Msg`; `State::apply` is the only thing that reads them.
 
 use crate::api::client::WireEvent;
-use crate::ui::theme::Theme;
+use crate::config::theme::Theme;
 use crossterm::event::{KeyEvent, MouseEvent};
 
 /// One thing that happened.

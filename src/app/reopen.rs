@@ -134,7 +134,7 @@ impl State {
             1 => ", 1 other branch".to_owned(),
             n => format!(", {n} other branches"),
         };
-        let title = crate::ui::sanitize::sanitize(&s.title).into_owned();
+        let title = crate::text::sanitize::sanitize(&s.title).into_owned();
         self.transcript.push_notice(
             NoticeKind::Info,
             format!("reopened “{title}” · {n} message{}{versions} · {}", plural(n), s.id),
@@ -173,7 +173,7 @@ impl State {
                 "this conversation was with {model} on {p}; replies now come from {} on {}",
                 self.target.model, self.target.provider
             );
-            self.transcript.push_notice(NoticeKind::Info, crate::ui::sanitize::sanitize(&text).into_owned());
+            self.transcript.push_notice(NoticeKind::Info, crate::text::sanitize::sanitize(&text).into_owned());
             return;
         }
         self.target.model = model.to_owned();

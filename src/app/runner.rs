@@ -5,8 +5,8 @@
 use super::msg::{LoadedTheme, Msg};
 use crate::api::Api;
 use crate::api::client::Endpoint;
+use crate::config::theme::Theme;
 use crate::engine::turn::spawn_request;
-use crate::ui::theme::Theme;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -10,9 +10,9 @@ use super::overlay::{Overlay, Picker};
 use super::transcript::{NoticeKind, Transcript};
 use crate::api::Api;
 use crate::config::Config;
+use crate::config::theme::Theme;
 use crate::engine::request::RequestOptions;
 use crate::engine::target::{Target, TurnSettings};
-use crate::ui::theme::Theme;
 use serde_json::{Map, Value};
 use std::collections::HashSet;
 
@@ -406,7 +406,7 @@ impl State {
 
     /// Applies the theme to the composer (the text area keeps its own styles).
     pub(crate) fn restyle_composer(&mut self) {
-        use crate::ui::theme::Role;
+        use crate::config::theme::Role;
         let base = self.theme.style(Role::Base);
         self.composer.area.set_style(base);
         self.composer.area.set_placeholder_style(self.theme.style(Role::Dim));

@@ -144,6 +144,12 @@ impl Storage {
     }
 
     /// Routes writer notices to the app channel (and delivers those that came before).
+    /// The store handle, when a store is open.
+    #[must_use]
+    pub fn handle(&self) -> Option<StoreHandle> {
+        self.store.clone()
+    }
+
     pub fn attach(&self, tx: UnboundedSender<Msg>) {
         let mut s = self.sink.lock().unwrap_or_else(PoisonError::into_inner);
         for n in s.early.drain(..) {

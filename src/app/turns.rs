@@ -98,7 +98,7 @@ impl State {
         if let WireEvent::Retrying { attempt, wait_ms, reason } = &event {
             #[allow(clippy::cast_precision_loss)]
             let secs = *wait_ms as f64 / 1000.0;
-            let text = format!("{}; retry {attempt} in {secs:.1} s", crate::ui::sanitize::sanitize(reason));
+            let text = format!("{}; retry {attempt} in {secs:.1} s", crate::text::sanitize::sanitize(reason));
             self.flash_error(text);
             return;
         }
@@ -131,7 +131,7 @@ impl State {
             return;
         }
         let what = m.error.as_ref().map_or_else(|| "the request failed".to_owned(), |e| e.message.clone());
-        let what = crate::ui::sanitize::sanitize(&what).into_owned();
+        let what = crate::text::sanitize::sanitize(&what).into_owned();
         match live.draft {
             Some(draft) if self.composer.is_empty() && self.editing.is_none() => {
                 self.composer.set_text(&draft);

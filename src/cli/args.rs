@@ -148,7 +148,7 @@ pub enum Command {
     /// Stored conversations: list, show ID, export ID [--format md|json], rm ID
     History {
         #[command(subcommand)]
-        action: super::history::HistoryAction,
+        action: HistoryAction,
     },
     /// The configuration in effect; `config init` writes a template, `config check` checks it
     ///
@@ -251,4 +251,34 @@ fn environment_help() -> String {
         paths.config_file().display(),
         paths.data_dir.display()
     )
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum HistoryAction {
+    /// One conversation a line, newest first, its ID first (with --json: one object a line)
+    List,
+    /// Print a conversation as a readable transcript
+    Show {
+        /// The conversation's ID (as `history list` prints it) or a unique prefix
+        id: String,
+    },
+    /// Export a conversation: Markdown (readable) or JSON (complete, reloadable)
+    Export {
+        /// The conversation's ID (as `history list` prints it) or a unique prefix
+        id: String,
+        /// md: a readable transcript; json: everything, reloadable
+        #[arg(long, value_enum, default_value = "md")]
+        format: ExportFormat,
+    },
+    /// Delete a conversation
+    Rm {
+        /// The conversation's ID (as `history list` prints it) or a unique prefix
+        id: String,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    Md,
+    Json,
 }

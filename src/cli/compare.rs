@@ -4,7 +4,8 @@
 //! `column`) and a `{"type":"compare"}` summary line.
 
 use super::args::Global;
-use super::headless::{EXIT_OK, EXIT_PROVIDER, EXIT_USAGE, Printer, TurnOutcome, run_turn};
+use super::exit::{EXIT_OK, EXIT_PROVIDER, EXIT_USAGE};
+use super::headless::{Printer, TurnOutcome, run_turn};
 use super::history::Recorder;
 use super::result::result_line;
 use super::target::{Target, resolve_columns};

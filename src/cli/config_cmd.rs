@@ -3,7 +3,7 @@
 //! before a request goes out. Resolution itself stays in `target.rs`; this only explains it.
 
 use super::args::{ApiArg, ConfigAction, Global};
-use super::headless::{EXIT_OK, EXIT_USAGE};
+use super::exit::{EXIT_OK, EXIT_USAGE};
 use crate::config::{Config, Paths, ProviderProfile};
 use std::fmt::Write as _;
 
@@ -128,7 +128,7 @@ pub fn show(g: &Global, cfg: &Config, paths: &Paths) -> String {
             if p.models.is_empty() { "none listed".to_owned() } else { p.models.join(", ") }
         );
     }
-    let demo: Vec<&str> = crate::api::demo::MODELS.iter().map(|(m, _)| *m).collect();
+    let demo: Vec<&str> = crate::demo::MODELS.iter().map(|(m, _)| *m).collect();
     let _ = writeln!(s, "  demo: built in (--demo) · models: {}", demo.join(", "));
     if !cfg.models.is_empty() {
         let _ = writeln!(s, "\nmodels");

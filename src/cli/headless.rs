@@ -2,6 +2,7 @@
 //! same engine events as the TUI and prints either the answer or the JSON Lines contract.
 
 use super::args::Global;
+use super::exit::{EXIT_INTERRUPTED, EXIT_OK, EXIT_PROVIDER, EXIT_USAGE};
 use super::history::Recorder;
 use super::result::{event_line, result_line};
 use super::target::Target;
@@ -12,18 +13,13 @@ use crate::engine::message::{Message, MessageStatus, ToolCall, ToolStatus};
 use crate::engine::reducer::{self, Ending};
 use crate::engine::request::build_body;
 use crate::engine::target::TurnSettings;
-use crate::engine::tool_loop::{DEFAULT_STEP_LIMIT, DEFAULT_TOOL_TIMEOUT, run_calls};
+use crate::engine::tool_loop::{DEFAULT_STEP_LIMIT, DEFAULT_TOOL_TIMEOUT, run_calls_until};
 use crate::engine::turn::{apply_wire, spawn_request};
-use crate::engine::turn_engine::{Decision, Next, TurnAccount, TurnPolicy, answers, offered};
+use crate::engine::turn_engine::{Decision, Next, TurnAccount, TurnPolicy, TurnStop, answers, offered, settle_unrun};
 use crate::tools::Registry;
+use crate::ui::sanitize::sanitize;
 use std::io::{IsTerminal, Write};
 use std::time::Instant;
-
-/// Exit statuses of the contract.
-pub const EXIT_OK: u8 = 0;
-pub const EXIT_PROVIDER: u8 = 1;
-pub const EXIT_USAGE: u8 = 2;
-pub const EXIT_INTERRUPTED: u8 = 130;
 
 /// Where output goes: plain text or JSON Lines.
 pub struct Printer {
@@ -124,7 +120,7 @@ impl Printer {
             StreamEvent::Reasoning { choice: 0, delta } => {
                 self.in_reasoning = true;
                 let _ = self.out.flush();
-                eprint!("{delta}");
+                eprint!("{}", sanitize(delta));
             }
             _ => {}
         }
@@ -154,12 +150,12 @@ impl Printer {
             self.flush_render();
             let _ = self.out.flush();
             let out = c.output.as_deref().unwrap_or_default();
-            eprintln!("[{} {}({}) → {:?}, {} bytes]", c.id, c.name, c.arguments, c.status, out.len());
+            let line = format!("[{} {}({}) → {:?}, {} bytes]", c.id, c.name, c.arguments, c.status, out.len());
+            eprintln!("{}", sanitize(&line));
             if c.status == ToolStatus::Denied {
                 // Why it did not run (no one could approve it, a path outside the workspace…).
                 let why = out.strip_prefix(crate::engine::tool_loop::refusal_output("").as_str()).unwrap_or(out);
-                let clean = crate::ui::sanitize::sanitize;
-                eprintln!("palaver: {} was not run: {}", clean(&c.name), clean(why));
+                eprintln!("palaver: {} was not run: {}", sanitize(&c.name), sanitize(why));
             }
         }
     }
@@ -179,6 +175,12 @@ impl Printer {
                 if let Some(n) = notice {
                     obj.insert("notice".into(), serde_json::json!(n));
                 }
+                if out.account.stop == Some(TurnStop::Cancelled) {
+                    obj.insert("finish_reason".into(), serde_json::json!("cancelled"));
+                }
+                if let Some(stored) = out.stored {
+                    obj.insert("stored".into(), serde_json::json!(stored));
+                }
             }
             self.line(&r.to_string());
         } else if let Some(r) = &mut self.render {
@@ -193,16 +195,17 @@ impl Printer {
             }
             let _ = self.out.flush();
             for c in main.tool_calls.iter().filter(|c| matches!(c.status, ToolStatus::Skipped)) {
-                eprintln!("[tool call {} {}({}) not run]", c.id, c.name, c.arguments);
+                eprintln!("{}", sanitize(&format!("[tool call {} {}({}) not run]", c.id, c.name, c.arguments)));
             }
         }
+        // Every stderr line is sanitised: errors and notices quote what servers and tools sent.
         if let Some(n) = notice {
-            eprintln!("palaver: {n}");
+            eprintln!("palaver: {}", sanitize(n));
         }
         let _ = self.out.flush();
         if let Some(e) = &msg.error {
             let status = e.status.map(|s| format!("HTTP {s}: ")).unwrap_or_default();
-            eprintln!("palaver: {} error: {status}{}", e.kind, e.message);
+            eprintln!("palaver: {}", sanitize(&format!("{} error: {status}{}", e.kind, e.message)));
         } else if main.finish_reason.as_deref() == Some("content_filter") {
             eprintln!("palaver: the provider's content filter stopped the reply");
         }
@@ -252,10 +255,14 @@ pub struct TurnOutcome {
     pub calls: Vec<ToolCall>,
     pub notice: Option<String>,
     pub account: TurnAccount,
+    /// Whether the conversation reached the store (`None`: not a stored run). The result line
+    /// says `"stored": false` when it did not, so a script knows `--continue` will not find it.
+    pub stored: Option<bool>,
 }
 
 /// Runs one prompt headless, through the tool loop; returns the exit status.
 pub async fn run_prompt(g: &Global, t: &Target, registry: &Registry, prompt: &str) -> u8 {
+    super::interrupt::install();
     let http = match http_client(&t.endpoint.timeouts) {
         Ok(h) => h,
         Err(e) => {
@@ -263,16 +270,20 @@ pub async fn run_prompt(g: &Global, t: &Target, registry: &Registry, prompt: &st
             return EXIT_PROVIDER;
         }
     };
-    let (mut rec, mut history) = match Recorder::begin(g, t, prompt) {
+    let (mut rec, mut history) = match Recorder::begin(g, t, prompt).await {
         Ok(v) => v,
         Err(code) => return code,
     };
     let mut printer = Printer::new(g.json).rendering(super::render::for_stdout(g.render, g.json));
-    let out = run_turn(g, t, registry, &http, &mut history, &mut rec, &mut printer).await;
+    let mut out = run_turn(g, t, registry, &http, &mut history, &mut rec, &mut printer).await;
+    // On disk before the result line, which says whether it got there.
+    out.stored = Some(rec.sync());
+    if out.stored == Some(false) {
+        eprintln!("palaver: this conversation was not stored (see above); --continue will not find this turn");
+    }
     printer.finish(t.api.name(), &t.provider, &t.model, &out);
     printer.flush();
-    rec.sync();
-    exit_status(&out.msg)
+    if out.account.stop == Some(TurnStop::Cancelled) { EXIT_INTERRUPTED } else { exit_status(&out.msg) }
 }
 
 /// Runs a turn on `history` (which ends with the user's message), driving the turn engine as a
@@ -292,8 +303,13 @@ pub async fn run_turn(
     let policy = TurnPolicy { mode: settings.tools, yes: g.yes, step_limit: DEFAULT_STEP_LIMIT, interactive: false };
     let mut opts = settings.request_options(t, &t.model);
     opts.tools = offered(policy.mode, registry);
+    let limits = t.endpoint.limits;
+    let mut registry = registry.clone();
+    registry.set_output_limit(limits.tool_output_bytes);
+    let registry = &registry;
     let mut account = TurnAccount::default();
     let mut all_calls: Vec<ToolCall> = Vec::new();
+    let mut stop = super::interrupt::stop();
     loop {
         let body = build_body(t.api, history, &opts);
         let (mut msg, _) = stream_reply(http, t, body, g.json, printer, rec, history.len()).await;
@@ -303,23 +319,42 @@ pub async fn run_turn(
             eprintln!("palaver: {n}");
         }
         let decisions = match account.after_reply(&policy, &mut msg, registry, &|_| false) {
-            Next::Stop { notice, .. } => {
+            Next::Stop { notice, stop } => {
+                let notice = match stop {
+                    TurnStop::Cancelled => Some("stopped by the user (Ctrl+C); what arrived is kept".to_owned()),
+                    _ => notice,
+                };
                 if saved > 0 || !msg.main().tool_calls.is_empty() {
                     rec.save_all(history.len(), std::slice::from_ref(&msg));
                 }
                 all_calls.extend(msg.main().tool_calls.iter().cloned());
-                return TurnOutcome { msg, calls: all_calls, notice, account };
+                return TurnOutcome { msg, calls: all_calls, notice, account, stored: None };
             }
             Next::Settle(d) => d,
         };
         let runnable: Vec<usize> = (0..decisions.len()).filter(|&i| decisions[i] == Decision::Run).collect();
         let mut calls = msg.main().tool_calls.clone();
         let mut to_run: Vec<ToolCall> = runnable.iter().map(|&i| calls[i].clone()).collect();
-        run_calls(registry, &mut to_run, DEFAULT_TOOL_TIMEOUT).await;
+        // Ctrl+C drops the running calls (their process groups end) and ends the turn.
+        let round = limits.round_tool_output_bytes;
+        let finished = run_calls_until(registry, &mut to_run, DEFAULT_TOOL_TIMEOUT, round, stop.fired()).await;
         for (&i, done) in runnable.iter().zip(to_run) {
             calls[i] = done;
         }
         msg.main_mut().tool_calls = calls;
+        if !finished || stop.is_set() {
+            // Every call is answered, so the stored conversation continues (`--continue`).
+            settle_unrun(&mut msg, ToolStatus::Failed, "The user stopped this call (Ctrl+C) before it finished.");
+            let first = history.len();
+            let answers = answers(&msg);
+            all_calls.extend(msg.main().tool_calls.iter().cloned());
+            history.push(msg.clone());
+            history.extend(answers);
+            rec.save_all(first, &history[first..]);
+            account.cancel();
+            let notice = Some("stopped by the user (Ctrl+C) while tools ran; what finished is kept".to_owned());
+            return TurnOutcome { msg, calls: all_calls, notice, account, stored: None };
+        }
         let first = history.len();
         for call in &msg.main().tool_calls {
             printer.tool_result(call);
@@ -348,13 +383,12 @@ async fn stream_reply(
     let start = Instant::now();
     let mut rx = spawn_request(http.clone(), t.endpoint.clone(), t.api, body);
     let mut interrupted = false;
-    // One listener for the whole reply: a signal that arrives while an event is being handled
-    // is still heard (a listener made anew per loop turn misses it during fast streams).
-    let ctrl_c = tokio::signal::ctrl_c();
-    tokio::pin!(ctrl_c);
+    // The run's one Ctrl+C listener (see `interrupt`): heard while events are handled, during
+    // a retry wait and before the first byte alike.
+    let mut stop = super::interrupt::stop();
     let handle = |ev: WireEvent, msg: &mut Message, printer: &mut Printer| {
         if let WireEvent::Retrying { attempt, wait_ms, reason } = &ev {
-            eprintln!("palaver: {reason}; retry {attempt} in {:.1} s", *wait_ms as f64 / 1000.0);
+            eprintln!("palaver: {}; retry {attempt} in {:.1} s", sanitize(reason), *wait_ms as f64 / 1000.0);
             if json {
                 printer.line(
                     &serde_json::json!({"type": "retry", "attempt": attempt, "wait_ms": wait_ms, "reason": reason})
@@ -367,6 +401,11 @@ async fn stream_reply(
     };
     loop {
         tokio::select! {
+            biased;
+            () = stop.fired() => {
+                interrupted = true;
+                break;
+            }
             ev = rx.recv() => {
                 let Some(ev) = ev else { break };
                 let mut done = handle(ev, &mut msg, printer);
@@ -380,10 +419,6 @@ async fn stream_reply(
                 if done {
                     break;
                 }
-            }
-            _ = &mut ctrl_c => {
-                interrupted = true;
-                break;
             }
             // A reply that stopped changing is still saved within the pacing interval.
             () = tokio::time::sleep(rec.due_in()), if rec.is_dirty() => rec.streaming(pos, &mut msg),
@@ -424,7 +459,7 @@ pub fn replay(g: &Global, file: &std::path::Path, api: Option<Api>) -> u8 {
     }
     reducer::finish(&mut msg, Ending::Eof, 0);
     let calls = msg.main().tool_calls.clone();
-    let out = TurnOutcome { msg, calls, notice: None, account: TurnAccount::default() };
+    let out = TurnOutcome { msg, calls, notice: None, account: TurnAccount::default(), stored: None };
     printer.finish(api.name(), "replay", "replay", &out);
     printer.flush();
     exit_status(&out.msg)

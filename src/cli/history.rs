@@ -3,48 +3,18 @@
 //! `--resume ID`), its prompt on disk before the request goes out and its reply saved while
 //! it streams.
 
-use super::args::Global;
-use super::headless::{EXIT_OK, EXIT_PROVIDER, EXIT_USAGE};
+use super::args::{ExportFormat, Global, HistoryAction};
+use super::exit::{EXIT_OK, EXIT_PROVIDER, EXIT_USAGE};
 use super::target::Target;
 use crate::config::Paths;
 use crate::engine::message::{Message, MessageStatus, Role};
 use crate::store::export::{self, to_markdown};
 use crate::store::ids::{rfc3339, short_date, title_from_prompt};
+use crate::store::lock::{BUSY_WAIT, ConversationLock, LockError};
 use crate::store::{NewConversation, StoreError, StoreHandle, StoreOptions, StoredConversation};
 use crate::ui::sanitize::sanitize;
-use clap::{Subcommand, ValueEnum};
 use std::io::Write;
 use std::time::{Duration, Instant};
-
-#[derive(Debug, Clone, Subcommand)]
-pub enum HistoryAction {
-    /// One conversation a line, newest first, its ID first (with --json: one object a line)
-    List,
-    /// Print a conversation as a readable transcript
-    Show {
-        /// The conversation's ID (as `history list` prints it) or a unique prefix
-        id: String,
-    },
-    /// Export a conversation: Markdown (readable) or JSON (complete, reloadable)
-    Export {
-        /// The conversation's ID (as `history list` prints it) or a unique prefix
-        id: String,
-        /// md: a readable transcript; json: everything, reloadable
-        #[arg(long, value_enum, default_value = "md")]
-        format: ExportFormat,
-    },
-    /// Delete a conversation
-    Rm {
-        /// The conversation's ID (as `history list` prints it) or a unique prefix
-        id: String,
-    },
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ExportFormat {
-    Md,
-    Json,
-}
 
 /// Runs a `history` subcommand; returns the exit status.
 pub fn run(action: &HistoryAction, json: bool, paths: &Paths) -> u8 {
@@ -58,10 +28,14 @@ pub fn run(action: &HistoryAction, json: bool, paths: &Paths) -> u8 {
     }
     let store = match StoreHandle::open(&path, StoreOptions::default()) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("palaver: cannot open the history at {}: {e}", path.display());
-            return EXIT_PROVIDER;
-        }
+        // A read-only directory or a full disk still lets the history be read.
+        Err(e) => match (action, StoreHandle::open_read_only(&path, StoreOptions::default())) {
+            (HistoryAction::Rm { .. }, _) | (_, Err(_)) => {
+                eprintln!("palaver: cannot open the history at {}: {e}", path.display());
+                return EXIT_PROVIDER;
+            }
+            (_, Ok(s)) => s,
+        },
     };
     let result = match action {
         HistoryAction::List => list(&store, json),
@@ -192,7 +166,9 @@ fn fold(m: &Message, text: &str) -> String {
 
 fn export_one(store: &StoreHandle, id: &str, format: ExportFormat) -> Result<u8, StoreError> {
     let text = match format {
-        ExportFormat::Md => to_markdown(&load(store, id)?),
+        // Markdown is for reading (often in a terminal): no escape sequence survives it. JSON is
+        // the complete record and keeps every byte (escaped by JSON itself).
+        ExportFormat::Md => crate::ui::sanitize::sanitize_keep_tabs(&to_markdown(&load(store, id)?)).into_owned(),
         ExportFormat::Json => {
             let e =
                 export::export(store, id)?.ok_or_else(|| StoreError::Format(format!("conversation {id} vanished")))?;
@@ -221,6 +197,15 @@ fn rm(store: &StoreHandle, id: &str) -> Result<u8, StoreError> {
 /// changing, so a pause never leaves the newest text unsaved.
 const STREAM_SAVE_EVERY: Duration = Duration::from_millis(100);
 
+/// A long reply is saved less often, one millisecond per KiB of text: every save rewrites the
+/// whole text (and its search index), so saving a multi-megabyte reply ten times a second
+/// costs memory and disk out of proportion to what a crash could lose.
+fn save_interval(msg: &Message) -> Duration {
+    let main = msg.main();
+    let bytes = main.content.len() + main.reasoning.len() + main.refusal.len();
+    STREAM_SAVE_EVERY.max(Duration::from_millis(bytes as u64 / 1024))
+}
+
 /// The headless runner's link to the store. Without a store (it could not be opened) every
 /// method does nothing.
 pub struct Recorder {
@@ -228,16 +213,40 @@ pub struct Recorder {
     conv: String,
     last_save: Option<Instant>,
     dirty: bool,
+    /// The current pacing of streaming saves (see [`save_interval`]).
+    interval: Duration,
+    /// Held while a continued conversation is appended to (see `store::lock`).
+    lock: Option<crate::store::lock::ConversationLock>,
 }
 
 impl Recorder {
+    /// A recorder without a store: saves nothing.
+    fn off() -> Self {
+        Self {
+            store: None,
+            conv: String::new(),
+            last_save: None,
+            dirty: false,
+            interval: STREAM_SAVE_EVERY,
+            lock: None,
+        }
+    }
+
+    fn on(store: StoreHandle, conv: String) -> Self {
+        Self { store: Some(store), conv, ..Self::off() }
+    }
+
     /// Opens the store and the conversation of a `-p` run (a new one, or the one `--continue`
     /// or `--resume` names), stores the prompt and waits until it is on disk. Returns the
     /// messages to send: earlier turns, then the prompt.
     ///
+    /// A continued conversation is locked first (waiting while another palaver appends to it)
+    /// and read afresh after, so concurrent runs append one after the other.
+    ///
     /// # Errors
-    /// The exit status for an unknown `--resume` id, or a reopen without a usable store.
-    pub fn begin(g: &Global, t: &Target, prompt: &str) -> Result<(Self, Vec<Message>), u8> {
+    /// The exit status for an unknown `--resume` id, a reopen without a usable store, or a
+    /// conversation busy past the wait.
+    pub async fn begin(g: &Global, t: &Target, prompt: &str) -> Result<(Self, Vec<Message>), u8> {
         let reopen = g.continue_last || g.resume.is_some();
         let path = Paths::from_env().database();
         let store = match StoreHandle::open(&path, StoreOptions::default()) {
@@ -251,11 +260,18 @@ impl Recorder {
             }
             Err(e) => {
                 eprintln!("palaver: this conversation will not be saved: cannot open {}: {e}", path.display());
-                let off = Self { store: None, conv: String::new(), last_save: None, dirty: false };
-                return Ok((off, vec![Message::user(prompt)]));
+                return Ok((Self::off(), vec![Message::user(prompt)]));
             }
         };
-        let (conv, mut history) = match earlier(&store, g)? {
+        let mut lock = None;
+        let earlier = match earlier_id(&store, g)? {
+            Some(id) => {
+                lock = lock_conversation(&path, &id).await?;
+                Some(load_earlier(&store, &id)?)
+            }
+            None => None,
+        };
+        let (conv, mut history) = match earlier {
             Some(c) => (c.summary.id, c.messages),
             None => {
                 let new = NewConversation {
@@ -269,7 +285,8 @@ impl Recorder {
             }
         };
         history.push(Message::user(prompt));
-        let rec = Self { store: Some(store), conv, last_save: None, dirty: false };
+        let mut rec = Self::on(store, conv);
+        rec.lock = lock;
         rec.save_all(history.len() - 1, &history[history.len() - 1..]);
         // The prompt is on disk before the request goes out; a failure was already a notice.
         rec.sync();
@@ -288,7 +305,7 @@ impl Recorder {
     ) -> (Self, Vec<Message>) {
         let history = vec![Message::user(prompt)];
         let Some(store) = store else {
-            return (Self { store: None, conv: String::new(), last_save: None, dirty: false }, history);
+            return (Self::off(), history);
         };
         let conv = store.create_conversation(NewConversation {
             title: title_from_prompt(prompt),
@@ -297,7 +314,7 @@ impl Recorder {
             api: Some(t.api.name().to_owned()),
             compare: Some((group.to_owned(), column)),
         });
-        let rec = Self { store: Some(store), conv, last_save: None, dirty: false };
+        let rec = Self::on(store, conv);
         rec.save_all(0, &history);
         (rec, history)
     }
@@ -328,11 +345,17 @@ impl Recorder {
     /// recorder dirty until [`Recorder::due_in`] has passed.
     pub fn streaming(&mut self, position: usize, msg: &mut Message) {
         let Some(s) = &self.store else { return };
-        if self.last_save.is_some_and(|t| t.elapsed() < STREAM_SAVE_EVERY) {
+        self.interval = save_interval(msg);
+        if self.last_save.is_some_and(|t| t.elapsed() < self.interval) {
             self.dirty = true;
             return;
         }
-        s.save_streaming(&self.conv, position, msg);
+        if !s.save_streaming(&self.conv, position, msg) {
+            // The writer is still busy with the last one: try again after the interval.
+            self.dirty = true;
+            self.last_save = Some(Instant::now());
+            return;
+        }
         self.last_save = Some(Instant::now());
         self.dirty = false;
     }
@@ -346,7 +369,7 @@ impl Recorder {
     /// How long until a dirty reply should be saved.
     #[must_use]
     pub fn due_in(&self) -> Duration {
-        self.last_save.map_or(Duration::ZERO, |t| STREAM_SAVE_EVERY.saturating_sub(t.elapsed()))
+        self.last_save.map_or(Duration::ZERO, |t| self.interval.saturating_sub(t.elapsed()))
     }
 
     /// Saves a finished reply at once.
@@ -355,43 +378,66 @@ impl Recorder {
         self.save_all(position, std::slice::from_ref(msg));
     }
 
-    /// Waits until everything is on disk (end of the run).
-    pub fn sync(&self) {
-        if let Some(s) = &self.store {
-            let _ = s.flush();
+    /// Waits until everything is on disk (end of the run); false when it could not be saved
+    /// (no store, a full disk, a locked or read-only database: the writer said why on stderr).
+    pub fn sync(&self) -> bool {
+        self.store.as_ref().is_some_and(|s| s.flush().is_ok())
+    }
+}
+
+/// The id of the conversation `--resume ID` or `--continue` names, if any.
+fn earlier_id(store: &StoreHandle, g: &Global) -> Result<Option<String>, u8> {
+    if let Some(id) = &g.resume {
+        return match store.resolve_id(id) {
+            Ok(Some(full)) => Ok(Some(full)),
+            Ok(None) => Err(unknown(id)),
+            Err(e) => {
+                eprintln!("palaver: {e}");
+                Err(EXIT_USAGE)
+            }
+        };
+    }
+    if !g.continue_last {
+        return Ok(None);
+    }
+    match store.latest() {
+        Ok(Some(s)) => Ok(Some(s.id)),
+        Ok(None) => {
+            eprintln!("palaver: no earlier conversation to continue; starting a new one");
+            Ok(None)
+        }
+        Err(e) => {
+            eprintln!("palaver: cannot read the history: {e}");
+            Err(EXIT_USAGE)
         }
     }
 }
 
-/// The conversation `--resume ID` or `--continue` names, if any.
-fn earlier(store: &StoreHandle, g: &Global) -> Result<Option<StoredConversation>, u8> {
-    let id = if let Some(id) = &g.resume {
-        match store.resolve_id(id) {
-            Ok(Some(full)) => full,
-            Ok(None) => return Err(unknown(id)),
-            Err(e) => {
-                eprintln!("palaver: {e}");
-                return Err(EXIT_USAGE);
-            }
+/// Locks conversation `id` for this run, waiting (and saying so) while another palaver appends
+/// to it. `None` when no lock file can be made (a read-only data directory: nothing will be
+/// appended there anyway).
+async fn lock_conversation(database: &std::path::Path, id: &str) -> Result<Option<ConversationLock>, u8> {
+    let stop = super::interrupt::stop();
+    let say = || eprintln!("palaver: conversation {id} is busy (another palaver is adding to it); waiting…");
+    match crate::store::lock::lock(database, id, BUSY_WAIT, say, || stop.is_set()).await {
+        Ok(l) => Ok(Some(l)),
+        Err(LockError::Unavailable(_)) => Ok(None),
+        Err(LockError::Cancelled) => Err(super::exit::EXIT_INTERRUPTED),
+        Err(LockError::Busy) => {
+            eprintln!(
+                "palaver: conversation {id} is busy: another palaver kept adding to it for {} s; try again when it is done",
+                BUSY_WAIT.as_secs()
+            );
+            Err(EXIT_USAGE)
         }
-    } else if g.continue_last {
-        match store.latest() {
-            Ok(Some(s)) => s.id,
-            Ok(None) => {
-                eprintln!("palaver: no earlier conversation to continue; starting a new one");
-                return Ok(None);
-            }
-            Err(e) => {
-                eprintln!("palaver: cannot read the history: {e}");
-                return Err(EXIT_USAGE);
-            }
-        }
-    } else {
-        return Ok(None);
-    };
-    match store.load(&id) {
-        Ok(Some(c)) => Ok(Some(c)),
-        Ok(None) => Err(unknown(&id)),
+    }
+}
+
+/// Loads a conversation to continue (read after the lock is held, so it is the newest).
+fn load_earlier(store: &StoreHandle, id: &str) -> Result<StoredConversation, u8> {
+    match store.load(id) {
+        Ok(Some(c)) => Ok(c),
+        Ok(None) => Err(unknown(id)),
         Err(e) => {
             eprintln!("palaver: cannot load conversation {id}: {e}");
             Err(EXIT_USAGE)

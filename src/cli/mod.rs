@@ -4,14 +4,16 @@
 pub mod args;
 pub mod compare;
 pub mod config_cmd;
+pub mod exit;
 pub mod headless;
 pub mod history;
+pub mod interrupt;
 pub mod render;
 pub mod result;
 pub mod target;
 
 use args::{ApiArg, Cli, Command};
-use headless::{EXIT_OK, EXIT_PROVIDER, EXIT_USAGE};
+use exit::{EXIT_OK, EXIT_PROVIDER, EXIT_USAGE};
 use std::io::{IsTerminal, Read};
 
 /// Runs the CLI; returns the process exit status.
@@ -59,7 +61,7 @@ pub async fn run(cli: Cli) -> u8 {
                 };
                 let Some(first) = targets.first() else { return usage("compare needs models") };
                 let settings = headless::settings(g, first);
-                return crate::app::run_compare(targets, cfg, paths, settings).await;
+                return crate::interactive::run_compare(targets, cfg, paths, settings).await;
             }
             let stdin = if std::io::stdin().is_terminal() { None } else { read_stdin() };
             if g.prompt.is_none() && stdin.is_none() {
@@ -101,7 +103,7 @@ pub async fn run(cli: Cli) -> u8 {
                     keep_model: !g.model.is_empty(),
                 };
                 let settings = headless::settings(g, &t);
-                return crate::app::run_with(t, cfg, paths, settings, reopen).await;
+                return crate::interactive::run_with(t, cfg, paths, settings, reopen).await;
             }
             let stdin = if std::io::stdin().is_terminal() { None } else { read_stdin() };
             if g.prompt.is_none() && stdin.is_none() {
@@ -165,7 +167,7 @@ async fn serve_demo(addr: &str) -> u8 {
     };
     let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
     println!("http://{}:{port}/v1", addr.ip());
-    if let Err(e) = crate::api::demo::serve(listener).await {
+    if let Err(e) = crate::demo::serve(listener).await {
         eprintln!("palaver: demo server stopped: {e}");
         return EXIT_PROVIDER;
     }
@@ -185,7 +187,7 @@ async fn models(t: &target::Target, cfg: &crate::config::Config) -> u8 {
     let demo = t.demo.is_some();
     for id in &listed {
         // The demo's models are scripted: say so, so nobody mistakes them for a provider's.
-        match crate::api::demo::MODELS.iter().find(|(m, _)| demo && m == id) {
+        match crate::demo::MODELS.iter().find(|(m, _)| demo && m == id) {
             Some((_, what)) => println!("{id}\t(demo: {what})"),
             None => println!("{id}"),
         }

@@ -4,9 +4,9 @@
 use super::args::{ApiArg, Global};
 use crate::api::Api;
 use crate::api::client::Secret;
-use crate::api::demo;
 use crate::config::provider::ToolsSetting;
 use crate::config::{Config, ProviderProfile, resolve_key};
+use crate::demo;
 pub use crate::engine::target::Target;
 use std::time::Duration;
 
@@ -43,8 +43,8 @@ pub async fn resolve(g: &Global, cfg: &Config) -> Result<Target, UsageError> {
         if let Some(var) = &g.api_key_env {
             key_must_be_set(var, "--api-key-env")?;
         }
-        let key = resolve_key(&key_env, if g.api_key_env.is_some() { None } else { profile.api_key_cmd.as_deref() })
-            .map_err(UsageError)?;
+        let cmd = if g.api_key_env.is_some() { None } else { profile.api_key_cmd.as_deref() };
+        let key = resolve_key(&key_env, cmd, profile.key_cmd_timeout(), true).map_err(UsageError)?;
         (profile_name.clone().unwrap_or_else(|| host_of(url)), profile, url.clone(), key, None)
     } else if let Some(name) = profile_name {
         let profile = cfg.providers.get(&name).cloned().ok_or_else(|| {
@@ -65,7 +65,8 @@ pub async fn resolve(g: &Global, cfg: &Config) -> Result<Target, UsageError> {
             }
         }
         let var = g.api_key_env.clone().or_else(|| profile.api_key_env.clone()).unwrap_or(key_env);
-        let key = resolve_key(&var, profile.api_key_cmd.as_deref()).map_err(UsageError)?;
+        let key =
+            resolve_key(&var, profile.api_key_cmd.as_deref(), profile.key_cmd_timeout(), true).map_err(UsageError)?;
         let url = profile
             .base_url
             .clone()

@@ -5,6 +5,7 @@
 pub mod check;
 pub mod paths;
 pub mod provider;
+pub mod theme;
 
 use serde::Deserialize;
 use std::collections::BTreeMap;

@@ -21,6 +21,8 @@ pub struct ProviderProfile {
     pub api_key_env: Option<String>,
     /// A command whose stdout is the key (`pass show openai`).
     pub api_key_cmd: Option<String>,
+    /// Seconds `api_key_cmd` may run (default 30).
+    pub api_key_cmd_timeout: Option<f64>,
     pub api: Option<String>,
     #[serde(default)]
     pub models: Vec<String>,
@@ -42,6 +44,9 @@ pub struct ProviderProfile {
     pub request: BTreeMap<String, toml::Value>,
     /// Whether tools are offered to this provider's models (default: not offered).
     pub tools: Option<ToolsSetting>,
+    /// Limits on what this provider's replies may make palaver hold or send (each one named,
+    /// unset ones at their defaults): `limits = { reply_bytes = 16777216 }`.
+    pub limits: Option<crate::api::limits::Limits>,
 }
 
 /// `tools = "auto" | "ask" | "none"` in a profile, and `--tools`.
@@ -60,6 +65,13 @@ impl ProviderProfile {
     #[must_use]
     pub fn api(&self) -> Api {
         self.api.as_deref().and_then(Api::parse).unwrap_or_default()
+    }
+
+    /// How long `api_key_cmd` may run.
+    #[must_use]
+    pub fn key_cmd_timeout(&self) -> Duration {
+        self.api_key_cmd_timeout
+            .map_or(API_KEY_CMD_TIMEOUT, |s| Duration::try_from_secs_f64(s.max(0.001)).unwrap_or(API_KEY_CMD_TIMEOUT))
     }
 
     /// The endpoint for this profile, with `key` already resolved.
@@ -81,27 +93,118 @@ impl ProviderProfile {
             timeouts,
             max_retries: self.max_retries.unwrap_or(3),
             max_retry_wait: Duration::from_secs(60),
+            limits: self.limits.unwrap_or_default(),
         }
     }
 }
 
-/// Resolves a key: `api_key_cmd` first, else the named variable. A missing key is empty (local
-/// servers need none); a failing command is an error that does not echo its output.
+/// How long `api_key_cmd` may run unless the profile says otherwise.
+pub const API_KEY_CMD_TIMEOUT: Duration = Duration::from_secs(30);
+/// After this long a running `api_key_cmd` is announced on stderr (a password manager may be
+/// waiting for a passphrase or a touch).
+const API_KEY_CMD_NOTICE_AFTER: Duration = Duration::from_secs(1);
+
+/// Resolves a key: `api_key_cmd` first, else the named variable. A missing variable is an empty
+/// key (local servers need none); a command that fails, prints nothing or outlives `timeout` is
+/// an error naming it, that does not echo its output. With `announce`, a command still running
+/// after a second is said so on stderr (not under the chat screen: it would garble it).
 ///
 /// # Errors
-/// When `api_key_cmd` cannot be run or exits non-zero.
-pub fn resolve_key(env_var: &str, cmd: Option<&str>) -> Result<Secret, String> {
-    if let Some(cmd) = cmd {
-        let out = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(cmd)
-            .stderr(std::process::Stdio::null())
-            .output()
-            .map_err(|e| format!("api_key_cmd could not be run: {e}"))?;
-        if !out.status.success() {
-            return Err(format!("api_key_cmd exited with {}", out.status));
-        }
-        return Ok(Secret::new(String::from_utf8_lossy(&out.stdout).trim().to_owned()));
+/// When `api_key_cmd` cannot be run, exits non-zero, times out or prints nothing.
+pub fn resolve_key(env_var: &str, cmd: Option<&str>, timeout: Duration, announce: bool) -> Result<Secret, String> {
+    let Some(cmd) = cmd else {
+        return Ok(Secret::new(std::env::var(env_var).unwrap_or_default()));
+    };
+    let key = run_key_cmd(cmd, timeout, announce)?;
+    if key.is_empty() {
+        return Err(format!("api_key_cmd `{cmd}` printed nothing; it should print the API key on stdout"));
     }
-    Ok(Secret::new(std::env::var(env_var).unwrap_or_default()))
+    Ok(Secret::new(key))
+}
+
+/// Runs the key command in its own process group (so a timeout ends whatever it started),
+/// reading its stdout on a thread so a full pipe never stalls it.
+fn run_key_cmd(cmd: &str, timeout: Duration, announce: bool) -> Result<String, String> {
+    use std::io::Read;
+    use std::os::unix::process::CommandExt;
+    let mut child = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()
+        .map_err(|e| format!("api_key_cmd `{cmd}` could not be run: {e}"))?;
+    let mut stdout = child.stdout.take();
+    let reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        if let Some(out) = stdout.as_mut() {
+            // A key is short; a command that prints megabytes is not printing a key.
+            let _ = out.take(64 * 1024).read_to_end(&mut buf);
+        }
+        buf
+    });
+    let started = std::time::Instant::now();
+    let mut announced = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) => {}
+            Err(e) => return Err(format!("api_key_cmd `{cmd}` could not be waited for: {e}")),
+        }
+        let waited = started.elapsed();
+        if waited >= timeout {
+            kill_group(child.id());
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!(
+                "api_key_cmd `{cmd}` did not finish within {} s; raise api_key_cmd_timeout in the profile if it needs longer",
+                timeout.as_secs_f32()
+            ));
+        }
+        if announce && !announced && waited >= API_KEY_CMD_NOTICE_AFTER {
+            announced = true;
+            eprintln!("palaver: waiting for api_key_cmd `{cmd}` (up to {} s)…", timeout.as_secs_f32());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    // Whatever the command left running holds the pipe open: end it so the read finishes.
+    kill_group(child.id());
+    let out = reader.join().unwrap_or_default();
+    if !status.success() {
+        return Err(format!("api_key_cmd `{cmd}` exited with {status}"));
+    }
+    Ok(String::from_utf8_lossy(&out).trim().to_owned())
+}
+
+/// Ends a process group we started (never palaver's own, never init's).
+pub fn kill_group(pid: u32) {
+    let Some(pid) = i32::try_from(pid).ok().filter(|p| *p > 1).and_then(rustix::process::Pid::from_raw) else {
+        return;
+    };
+    let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_command_timeout_empty_and_failure() {
+        let t = Duration::from_millis(300);
+        let started = std::time::Instant::now();
+        let e = resolve_key("X", Some("sleep 1000"), t, false).err().unwrap_or_default();
+        assert!(e.contains("did not finish") && e.contains("sleep 1000"), "{e}");
+        assert!(started.elapsed() < Duration::from_secs(5));
+        let e = resolve_key("X", Some("true"), t, false).err().unwrap_or_default();
+        assert!(e.contains("printed nothing") && e.contains("`true`"), "{e}");
+        let e = resolve_key("X", Some("echo $((6*7)); exit 3"), t, false).err().unwrap_or_default();
+        assert!(e.contains("exited") && !e.contains("42"), "{e}");
+        let ok = resolve_key("X", Some("echo ' k-1 '"), t, false).map(|s| s.expose().to_owned());
+        assert_eq!(ok.as_deref(), Ok("k-1"));
+        // A command that leaves a child holding stdout still returns.
+        let ok = resolve_key("X", Some("echo k2; sleep 1000 &"), Duration::from_secs(5), false);
+        assert_eq!(ok.map(|s| s.expose().to_owned()).as_deref(), Ok("k2"));
+    }
 }

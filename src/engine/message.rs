@@ -50,6 +50,23 @@ pub enum ToolStatus {
     Skipped,
 }
 
+impl ToolStatus {
+    /// The mark and the words a user reads for this state: ("✓", "done").
+    #[must_use]
+    pub fn mark(&self) -> (&'static str, &'static str) {
+        match self {
+            Self::Streaming => ("…", "arguments streaming"),
+            Self::Pending => ("○", "not run"),
+            Self::AwaitingApproval => ("?", "waiting for approval"),
+            Self::Running => ("◐", "running"),
+            Self::Done => ("✓", "done"),
+            Self::Failed => ("✗", "failed"),
+            Self::Denied => ("⊘", "denied"),
+            Self::Skipped => ("-", "not run"),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {
     pub id: String,

@@ -9,7 +9,6 @@ pub mod usage;
 pub use message::{Choice, Conversation, ErrorInfo, Message, MessageStatus, Role, ToolCall, ToolStatus};
 pub mod diff;
 pub mod images;
-pub mod item_tools;
 pub mod metrics;
 pub mod request;
 pub mod sendback;

@@ -2,8 +2,8 @@
 
 use crate::api::Api;
 use crate::api::client::Endpoint;
-use crate::api::demo::DemoServer;
 use crate::config::provider::ToolsSetting;
+use crate::demo::DemoServer;
 use crate::engine::request::RequestOptions;
 use crate::engine::tool_loop::ToolMode;
 

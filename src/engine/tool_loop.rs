@@ -1,9 +1,9 @@
 //! The tool loop's decisions and execution, shared by the headless runner and the TUI: which
 //! calls may run without asking, and running a batch of approved calls concurrently.
 
-use super::item_tools;
 use super::message::{ToolCall, ToolStatus};
 pub use crate::engine::request::MCP_APPROVE;
+use crate::tools::items;
 use crate::tools::{Approval, Registry, ToolOutput, ToolSpec};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -82,7 +82,7 @@ pub fn gate(mode: ToolMode, spec: Option<&ToolSpec>, approved: bool, yes: bool) 
 pub fn spec_for(registry: &Registry, call: &ToolCall) -> Option<ToolSpec> {
     match call.kind.as_str() {
         "" | "custom" => registry.get(&call.name).cloned(),
-        kind => item_tools::spec_for_kind(kind, &call.name),
+        kind => items::spec_for_kind(kind, &call.name),
     }
 }
 
@@ -91,8 +91,8 @@ pub fn spec_for(registry: &Registry, call: &ToolCall) -> Option<ToolSpec> {
 pub async fn execute(registry: &Registry, call: &ToolCall, timeout: Duration, approved: &[PathBuf]) -> ToolOutput {
     let ws = registry.workspace();
     match call.kind.as_str() {
-        "shell" | "local_shell" => item_tools::run_shell_in(ws, &call.kind, &call.arguments, timeout, approved).await,
-        "apply_patch" => item_tools::apply_patch_in(ws, &call.arguments, approved),
+        "shell" | "local_shell" => items::run_shell_in(ws, &call.kind, &call.arguments, timeout, approved).await,
+        "apply_patch" => items::apply_patch_in(ws, &call.arguments, approved),
         // Approving an MCP call means answering "yes"; the provider runs it.
         "mcp_approval" => ToolOutput::ok(MCP_APPROVE),
         "custom" => {
@@ -108,20 +108,90 @@ pub async fn execute(registry: &Registry, call: &ToolCall, timeout: Duration, ap
     }
 }
 
+/// Calls of one round running at once: enough to overlap slow tools, few enough that what
+/// they hold at a time stays small (2,000 file reads in one reply no longer run together).
+pub const CONCURRENT_CALLS: usize = 4;
+
 /// Runs calls concurrently with no path outside the workspace approved (headless), filling in
 /// output, status and duration.
 pub async fn run_calls(registry: &Registry, calls: &mut [ToolCall], timeout: Duration) {
-    let jobs = calls.iter().map(|c| async move {
+    run_calls_until(registry, calls, timeout, usize::MAX, std::future::pending()).await;
+}
+
+/// [`run_calls`], at most [`CONCURRENT_CALLS`] at a time, with `round_bytes` of output for the
+/// whole round (`limits.round_tool_output_bytes`): an output that would pass it is cut there,
+/// and calls not yet started once it is spent do not run; both say so, naming the limit.
+/// When `cancel` resolves, running calls are dropped (their process groups ended) and the
+/// calls that finished keep their outputs; returns false then, with the others left unsettled.
+pub async fn run_calls_until(
+    registry: &Registry,
+    calls: &mut [ToolCall],
+    timeout: Duration,
+    round_bytes: usize,
+    cancel: impl std::future::Future<Output = ()>,
+) -> bool {
+    use futures_util::StreamExt;
+    let spent = std::cell::Cell::new(0usize);
+    let spent = &spent;
+    let jobs = calls.iter().enumerate().map(|(i, c)| async move {
+        if spent.get() >= round_bytes {
+            return (i, None);
+        }
         let started = Instant::now();
-        let out = execute(registry, c, timeout, &[]).await;
-        (out, started.elapsed().as_millis() as u64)
+        let mut out = execute(registry, c, timeout, &[]).await;
+        let room = round_bytes.saturating_sub(spent.get());
+        if out.text.len() > room {
+            let mut end = room;
+            while !out.text.is_char_boundary(end) {
+                end -= 1;
+            }
+            out.text.truncate(end);
+            out.text.push_str(&format!("\n[{}]", round_note(round_bytes)));
+        }
+        spent.set(spent.get().saturating_add(out.text.len()));
+        (i, Some((out, started.elapsed().as_millis() as u64)))
     });
-    let results = futures_util::future::join_all(jobs).await;
-    for (call, (out, ms)) in calls.iter_mut().zip(results) {
-        call.status = if out.is_error { ToolStatus::Failed } else { ToolStatus::Done };
-        call.output = Some(out.text);
-        call.duration_ms = Some(ms);
+    let mut done = futures_util::stream::iter(jobs).buffer_unordered(CONCURRENT_CALLS);
+    let mut results = Vec::new();
+    let mut finished = true;
+    tokio::pin!(cancel);
+    loop {
+        tokio::select! {
+            biased;
+            () = &mut cancel => {
+                finished = false;
+                break;
+            }
+            r = done.next() => match r {
+                Some(r) => results.push(r),
+                None => break,
+            },
+        }
     }
+    drop(done);
+    for (i, result) in results {
+        let call = &mut calls[i];
+        match result {
+            Some((out, ms)) => {
+                call.status = if out.is_error { ToolStatus::Failed } else { ToolStatus::Done };
+                call.output = Some(out.text);
+                call.duration_ms = Some(ms);
+            }
+            None => {
+                call.status = ToolStatus::Failed;
+                call.output = Some(format!("The call did not run: {}.", round_note(round_bytes)));
+            }
+        }
+    }
+    finished
+}
+
+/// Why a round's output stops: the limit, and how to raise it.
+fn round_note(round_bytes: usize) -> String {
+    format!(
+        "the tool output of this round reached the limit round_tool_output_bytes = {round_bytes} \
+         (raise it in the provider's profile: limits = {{ round_tool_output_bytes = … }})"
+    )
 }
 
 /// The text sent back to the model for a call that did not run.

@@ -10,13 +10,34 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 /// Starts a request on its own task. The task stops when the returned receiver is dropped.
+/// A panic inside it (a bug, or a value nobody foresaw) ends the request with an error on its
+/// own turn rather than a silent close that reads as "no content".
 #[must_use]
 pub fn spawn_request(http: reqwest::Client, ep: Endpoint, api: Api, body: Value) -> mpsc::UnboundedReceiver<WireEvent> {
+    use futures_util::FutureExt;
     let (tx, rx) = mpsc::unbounded_channel();
     tokio::spawn(async move {
-        client::run(&http, &ep, api, &body, &tx).await;
+        let run = std::panic::AssertUnwindSafe(client::run(&http, &ep, api, &body, &tx)).catch_unwind();
+        if let Err(panic) = run.await {
+            let _ = tx.send(WireEvent::Failed(ErrorInfo {
+                status: None,
+                message: format!("palaver's request task failed: {}", panic_text(panic.as_ref())),
+                kind: "internal".into(),
+                body: Value::Null,
+            }));
+        }
     });
     rx
+}
+
+/// The message a panic carried.
+#[must_use]
+pub fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".into())
 }
 
 /// Folds one wire event into the message, calling `on_event` for each domain event applied.

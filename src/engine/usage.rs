@@ -49,18 +49,7 @@ impl UsageView {
     /// provider sent, plus every other detail verbatim under `details`.
     #[must_use]
     pub fn result_json(raw: &Value) -> Value {
-        let v = Self::from_raw(raw);
-        let mut out = Map::new();
-        let mut put = |k: &str, n: Option<u64>| {
-            if let Some(n) = n {
-                out.insert(k.to_owned(), Value::from(n));
-            }
-        };
-        put("prompt_tokens", v.prompt);
-        put("completion_tokens", v.completion);
-        put("total_tokens", v.total);
-        put("cached_tokens", v.cached);
-        put("reasoning_tokens", v.reasoning);
+        let mut out = Self::from_raw(raw).counts_json();
         let top = ["prompt_tokens", "completion_tokens", "total_tokens", "input_tokens", "output_tokens"];
         if let Some(obj) = raw.as_object() {
             let details: Map<String, Value> =

@@ -13,6 +13,7 @@
 
 pub mod export;
 pub mod ids;
+pub mod lock;
 pub mod ops;
 pub mod read;
 pub mod schema;
@@ -69,6 +70,19 @@ pub enum StoreError {
     Write(String),
     #[error("not a palaver conversation export: {0}")]
     Format(String),
+}
+
+/// `file:PATH?immutable=1`, with the characters a URI gives meaning to escaped.
+fn immutable_uri(path: &Path) -> String {
+    let mut uri = String::from("file:");
+    for c in path.to_string_lossy().chars() {
+        match c {
+            '%' | '?' | '#' => uri.push_str(&format!("%{:02X}", c as u32)),
+            c => uri.push(c),
+        }
+    }
+    uri.push_str("?immutable=1");
+    uri
 }
 
 /// SQLite errors in words a user can act on.
@@ -213,6 +227,10 @@ pub struct StoreHandle {
 
 struct Inner {
     tx: Option<Sender<Cmd>>,
+    /// Streaming saves sent and not yet taken by the writer: while one is in flight, the next
+    /// is skipped (the caller saves again later), so a fast stream on a slow disk never queues
+    /// copy after copy of a growing reply.
+    live_in_flight: Arc<std::sync::atomic::AtomicUsize>,
     reader: Mutex<Connection>,
     path: PathBuf,
     store_frames: bool,
@@ -266,6 +284,7 @@ impl StoreHandle {
         Ok(Self {
             inner: Arc::new(Inner {
                 tx: Some(tx),
+                live_in_flight: Arc::default(),
                 reader: Mutex::new(reader),
                 path: path.to_path_buf(),
                 store_frames: opts.store_frames,
@@ -273,6 +292,37 @@ impl StoreHandle {
                 thread: Some(thread),
             }),
         })
+    }
+
+    /// Opens the database for reading only: no migration, no writer thread, nothing created.
+    /// For `history list|show|export` when the file or its directory cannot be written (a
+    /// read-only mount, a full disk); writes through this handle are dropped with a notice.
+    ///
+    /// # Errors
+    /// The file cannot be opened or is not a database.
+    pub fn open_read_only(path: &Path, opts: StoreOptions) -> Result<Self, StoreError> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+        // A WAL database in a directory that cannot be written opens only as immutable (no
+        // -shm can be made); what a crashed writer left in the WAL is then not seen.
+        let reader = Connection::open_with_flags(path, flags)
+            .and_then(|c| c.query_row("PRAGMA user_version", [], |r| r.get::<_, u32>(0)).map(|_| c))
+            .or_else(|_| Connection::open_with_flags(immutable_uri(path), flags))?;
+        reader.busy_timeout(opts.busy_timeout)?;
+        let found: u32 = reader.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        let notify: NoticeFn =
+            opts.on_notice.clone().unwrap_or_else(|| Arc::new(|n| eprintln!("palaver: {}", n.message)));
+        Ok(Self {
+            inner: Arc::new(Inner {
+                tx: None,
+                live_in_flight: Arc::default(),
+                reader: Mutex::new(reader),
+                path: path.to_path_buf(),
+                store_frames: opts.store_frames,
+                notify,
+                thread: None,
+            }),
+        })
+        .and_then(|h| if found == 0 { Err(StoreError::Format("not a palaver database".into())) } else { Ok(h) })
     }
 
     /// The database file.
@@ -325,17 +375,33 @@ impl StoreHandle {
 
     /// [`StoreHandle::save_message`] for a reply being streamed: the same, but when frames are
     /// not stored it copies the message without its raw frames (lent out and put back), which
-    /// would otherwise be most of the cost of a save.
-    pub fn save_streaming(&self, conv: &str, position: usize, msg: &mut Message) {
-        if self.inner.store_frames || msg.frames.is_empty() {
-            return self.save_message(conv, position, msg);
+    /// would otherwise be most of the cost of a save. Returns false, saving nothing, while the
+    /// writer has not yet taken the previous streaming save: call it again later (a finished
+    /// reply goes through [`StoreHandle::save_message`], which always queues).
+    pub fn save_streaming(&self, conv: &str, position: usize, msg: &mut Message) -> bool {
+        use std::sync::atomic::Ordering::SeqCst;
+        let in_flight = &self.inner.live_in_flight;
+        if in_flight.load(SeqCst) > 0 {
+            return false;
         }
-        let frames = std::mem::take(&mut msg.frames);
-        let mut copy = msg.clone();
-        msg.frames = frames;
-        copy.frames_bytes = 0;
-        copy.frames_dropped += msg.frames.len() as u64;
-        self.send(Op::Save { conv: conv.to_owned(), branch: None, position, msg: Box::new(copy) });
+        let mut copy = if self.inner.store_frames || msg.frames.is_empty() {
+            msg.clone()
+        } else {
+            let frames = std::mem::take(&mut msg.frames);
+            let mut copy = msg.clone();
+            msg.frames = frames;
+            copy.frames_bytes = 0;
+            copy.frames_dropped += msg.frames.len() as u64;
+            copy
+        };
+        copy.frames.shrink_to_fit();
+        let op = Op::Save { conv: conv.to_owned(), branch: None, position, msg: Box::new(copy) };
+        in_flight.fetch_add(1, SeqCst);
+        let sent = self.inner.tx.as_ref().is_some_and(|tx| tx.send(Cmd::Live(op, in_flight.clone())).is_ok());
+        if !sent {
+            in_flight.fetch_sub(1, SeqCst);
+        }
+        true
     }
 
     /// Deletes the active branch's messages from `from` on (before re-running a turn in place).

@@ -20,6 +20,8 @@ use std::time::{Duration, Instant};
 /// A command for the writer thread.
 pub enum Cmd {
     Op(Op),
+    /// A streaming save; the counter is the sender's count of those not yet taken.
+    Live(Op, std::sync::Arc<std::sync::atomic::AtomicUsize>),
     /// Write everything now (streaming saves included) and answer.
     Flush(Sender<Result<(), StoreError>>),
 }
@@ -311,6 +313,10 @@ pub fn run(mut w: Writer, rx: &Receiver<Cmd>) {
         while let Some(cmd) = next {
             match cmd {
                 Cmd::Op(op) => w.submit(op, Instant::now()),
+                Cmd::Live(op, in_flight) => {
+                    w.submit(op, Instant::now());
+                    in_flight.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                }
                 Cmd::Flush(reply) => {
                     let _ = reply.send(w.flush(Instant::now()));
                 }

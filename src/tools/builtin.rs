@@ -84,8 +84,19 @@ impl Builtin {
     /// Runs the tool in `ws`: a path that needs an approval and is not among the resolved
     /// `approved` paths comes back as an error naming it.
     pub async fn run_in(self, ws: &Workspace, args: &Map<String, Value>, approved: &[PathBuf]) -> ToolOutput {
+        self.run_capped(ws, args, approved, crate::api::limits::Limits::default().tool_output_bytes).await
+    }
+
+    /// [`Builtin::run_in`], a command's output read up to `cap` bytes.
+    pub async fn run_capped(
+        self,
+        ws: &Workspace,
+        args: &Map<String, Value>,
+        approved: &[PathBuf],
+        cap: usize,
+    ) -> ToolOutput {
         if self == Self::RunCommand {
-            return run_command(args, ws.root()).await;
+            return run_command(args, ws.root(), cap).await;
         }
         let args = args.clone();
         let reach = Reach { ws: ws.clone(), approved: approved.to_vec() };
@@ -118,25 +129,21 @@ impl Builtin {
     }
 }
 
-async fn run_command(args: &Map<String, Value>, dir: &Path) -> ToolOutput {
+/// `sh -c COMMAND` in its own process group (ended whole when the call ends, times out or is
+/// cancelled: nothing it started survives it).
+async fn run_command(args: &Map<String, Value>, dir: &Path, cap: usize) -> ToolOutput {
     let Some(command) = str_arg(args, "command") else {
         return ToolOutput::error("missing required string argument `command`");
     };
-    let out = tokio::process::Command::new("sh")
-        .arg("-c")
-        .arg(command)
-        .current_dir(dir)
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .output()
-        .await;
-    match out {
+    let mut cmd = tokio::process::Command::new("sh");
+    cmd.arg("-c").arg(command).current_dir(dir);
+    match super::process::run(cmd, None, cap).await {
         Err(e) => ToolOutput::error(format!("cannot run sh: {e}")),
         Ok(o) => {
             let text = format!(
                 "exit status: {}\nstdout:\n{}\nstderr:\n{}",
                 o.status.code().map_or_else(|| "killed by a signal".into(), |c| c.to_string()),
-                String::from_utf8_lossy(&o.stdout),
+                super::process::text(&o.stdout, o.truncated, cap),
                 String::from_utf8_lossy(&o.stderr)
             );
             if o.status.success() { ToolOutput::ok(text) } else { ToolOutput::error(text) }

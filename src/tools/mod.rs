@@ -5,7 +5,9 @@
 
 pub mod builtin;
 mod files;
+pub mod items;
 pub mod mcp;
+pub mod process;
 pub mod setup;
 pub mod user;
 pub mod workspace;
@@ -107,6 +109,8 @@ pub struct Registry {
     runners: HashMap<String, Runner>,
     /// Where the built-in file tools act and user tools run.
     workspace: Workspace,
+    /// Longest output one call keeps (`limits.tool_output_bytes`); 0 means the default.
+    output_limit: usize,
 }
 
 impl std::fmt::Debug for Registry {
@@ -197,6 +201,17 @@ impl Registry {
         &self.workspace
     }
 
+    /// Keeps at most `bytes` of one call's output (`limits.tool_output_bytes` of the profile).
+    pub fn set_output_limit(&mut self, bytes: usize) {
+        self.output_limit = bytes;
+    }
+
+    /// The longest output one call keeps.
+    #[must_use]
+    pub fn output_limit(&self) -> usize {
+        if self.output_limit == 0 { crate::api::limits::Limits::default().tool_output_bytes } else { self.output_limit }
+    }
+
     /// The paths a call would touch that need the user's approval: outside the workspace, or
     /// files that usually hold secrets. `kind` is the call's kind (`""` for function calls,
     /// `"custom"`, `"shell"`, `"local_shell"`, `"apply_patch"`, `"mcp_approval"`). Empty for
@@ -209,7 +224,7 @@ impl Registry {
                 let arguments = if kind == "custom" { custom_arguments(arguments) } else { arguments.to_owned() };
                 parse_arguments(&arguments).map(|a| b.paths_needing_approval(&self.workspace, &a)).unwrap_or_default()
             }
-            _ => crate::engine::item_tools::paths_needing_approval(&self.workspace, kind, arguments),
+            _ => items::paths_needing_approval(&self.workspace, kind, arguments),
         }
     }
 
@@ -238,18 +253,34 @@ impl Registry {
             Err(e) => return ToolOutput::error(e),
         };
         let ws = &self.workspace;
+        let cap = self.output_limit();
         let run = async move {
             match runner {
-                Runner::Builtin(b) => b.run_in(ws, &args, approved).await,
-                Runner::User(t) => user::run_in(&t, &args, ws.root()).await,
+                Runner::Builtin(b) => b.run_capped(ws, &args, approved, cap).await,
+                Runner::User(t) => user::run_in(&t, &args, ws.root(), cap).await,
                 Runner::Mcp(client, remote) => client.call(&remote, args).await,
             }
         };
+        // Dropping the run on a timeout ends a command's whole process group.
         match tokio::time::timeout(timeout, run).await {
-            Ok(out) => out,
+            Ok(out) => cap_output(out, cap),
             Err(_) => ToolOutput::error(format!("the tool `{name}` timed out after {} s", timeout.as_secs_f32())),
         }
     }
+}
+
+/// One call's output within `cap` bytes, cut on a character boundary and marked with the limit.
+#[must_use]
+pub fn cap_output(mut out: ToolOutput, cap: usize) -> ToolOutput {
+    if out.text.len() > cap + 512 {
+        let mut end = cap;
+        while !out.text.is_char_boundary(end) {
+            end -= 1;
+        }
+        out.text.truncate(end);
+        out.text.push_str(&process::cut_note(cap));
+    }
+    out
 }
 
 /// A custom call's text as registry arguments: a JSON object as is, anything else as

@@ -5,7 +5,6 @@ use super::{Approval, ToolOutput, ToolSource, ToolSpec};
 use crate::config::UserTool;
 use serde_json::{Map, Value};
 use std::path::Path;
-use tokio::io::AsyncWriteExt;
 
 /// The spec of a user tool.
 ///
@@ -34,35 +33,22 @@ pub fn spec(t: &UserTool) -> Result<ToolSpec, String> {
 
 /// Runs the command in the process's current directory; see [`run_in`].
 pub async fn run(t: &UserTool, args: &Map<String, Value>) -> ToolOutput {
-    run_in(t, args, super::Workspace::current().root()).await
+    run_in(t, args, super::Workspace::current().root(), crate::api::limits::Limits::default().tool_output_bytes).await
 }
 
-/// Runs the command in `dir` (the workspace root) with the arguments on stdin. The registry
-/// applies the timeout; the child is killed when the future is dropped.
-pub async fn run_in(t: &UserTool, args: &Map<String, Value>, dir: &Path) -> ToolOutput {
+/// Runs the command in `dir` (the workspace root) with the arguments on stdin, in its own
+/// process group (ended whole when the future is dropped: a timeout or a cancel), its output
+/// read up to `cap` bytes. The registry applies the timeout.
+pub async fn run_in(t: &UserTool, args: &Map<String, Value>, dir: &Path, cap: usize) -> ToolOutput {
     let Some((program, rest)) = t.command.split_first() else {
         return ToolOutput::error("the tool has no command");
     };
-    let child = tokio::process::Command::new(program)
-        .args(rest)
-        .current_dir(dir)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn();
-    let mut child = match child {
-        Ok(c) => c,
-        Err(e) => return ToolOutput::error(format!("cannot start `{program}`: {e}")),
-    };
-    if let Some(mut stdin) = child.stdin.take() {
-        let input = Value::Object(args.clone()).to_string();
-        // A command that does not read its stdin is fine: ignore a broken pipe.
-        let _ = stdin.write_all(input.as_bytes()).await;
-    }
-    match child.wait_with_output().await {
-        Err(e) => ToolOutput::error(format!("`{program}` failed: {e}")),
-        Ok(o) if o.status.success() => ToolOutput::ok(String::from_utf8_lossy(&o.stdout).into_owned()),
+    let mut cmd = tokio::process::Command::new(program);
+    cmd.args(rest).current_dir(dir);
+    let input = Value::Object(args.clone()).to_string().into_bytes();
+    match super::process::run(cmd, Some(input), cap).await {
+        Err(e) => ToolOutput::error(format!("cannot start `{program}`: {e}")),
+        Ok(o) if o.status.success() => ToolOutput::ok(super::process::text(&o.stdout, o.truncated, cap)),
         Ok(o) => ToolOutput::error(format!(
             "`{program}` exited with {}\n{}{}",
             o.status.code().map_or_else(|| "a signal".into(), |c| format!("status {c}")),

@@ -1,12 +1,25 @@
 //! The input task: reads crossterm's `EventStream` on its own task and turns terminal events into
-//! `Msg`s on the app channel. It is stopped while `$EDITOR` owns the terminal, so the two never
-//! compete for keystrokes.
+//! [`TermEvent`]s, which the caller maps onto its own channel. It is stopped while `$EDITOR` owns
+//! the terminal, so the two never compete for keystrokes.
 
-use crate::app::Msg;
-use crossterm::event::{Event, EventStream, KeyEventKind};
+use crossterm::event::{Event, EventStream, KeyEvent, KeyEventKind, MouseEvent};
 use futures_util::StreamExt;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::JoinHandle;
+
+/// What the terminal said that a screen cares about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TermEvent {
+    /// A key press or repeat (releases are dropped).
+    Key(KeyEvent),
+    Mouse(MouseEvent),
+    /// Bracketed paste.
+    Paste(String),
+    Resize {
+        width: u16,
+        height: u16,
+    },
+}
 
 /// A running input task.
 pub struct Input {
@@ -14,21 +27,21 @@ pub struct Input {
 }
 
 impl Input {
-    /// Starts reading terminal events into `tx`.
+    /// Starts reading terminal events into `tx`, each mapped by `wrap`.
     #[must_use]
-    pub fn spawn(tx: UnboundedSender<Msg>) -> Self {
+    pub fn spawn<T: Send + 'static>(tx: UnboundedSender<T>, wrap: fn(TermEvent) -> T) -> Self {
         let task = tokio::spawn(async move {
             let mut events = EventStream::new();
             while let Some(ev) = events.next().await {
                 let Ok(ev) = ev else { break };
-                let msg = match ev {
-                    Event::Key(k) if k.kind != KeyEventKind::Release => Msg::Key(k),
-                    Event::Mouse(m) => Msg::Mouse(m),
-                    Event::Paste(s) => Msg::Paste(s),
-                    Event::Resize(width, height) => Msg::Resize { width, height },
+                let ev = match ev {
+                    Event::Key(k) if k.kind != KeyEventKind::Release => TermEvent::Key(k),
+                    Event::Mouse(m) => TermEvent::Mouse(m),
+                    Event::Paste(s) => TermEvent::Paste(s),
+                    Event::Resize(width, height) => TermEvent::Resize { width, height },
                     _ => continue,
                 };
-                if tx.send(msg).is_err() {
+                if tx.send(wrap(ev)).is_err() {
                     break;
                 }
             }

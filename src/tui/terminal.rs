@@ -14,14 +14,17 @@ use crossterm::{cursor, execute};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use std::io::{self, Stdout, Write};
-use std::sync::Once;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, Once, PoisonError};
 
 /// Whether the screen is in palaver's modes (so restoring twice is harmless).
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 /// Whether the kitty keyboard flags were pushed (and must be popped).
 static KITTY: AtomicBool = AtomicBool::new(false);
 static HOOK: Once = Once::new();
+/// Panics of background threads while the screen is palaver's: printed once it is restored,
+/// since printing them on the alternate screen in raw mode garbles both.
+static STASHED: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 /// Owns the terminal while the app runs.
 pub struct TerminalGuard {
@@ -129,15 +132,25 @@ pub fn restore() -> io::Result<()> {
     }
     let left = execute!(out, DisableBracketedPaste, DisableMouseCapture, LeaveAlternateScreen, cursor::Show);
     let raw = disable_raw_mode();
+    for text in STASHED.lock().unwrap_or_else(PoisonError::into_inner).drain(..) {
+        eprintln!("palaver: a background task failed: {text}");
+    }
     left.and(raw)
 }
 
-/// Restores the terminal before the default hook prints the panic, so the message is readable
-/// and the shell is usable afterwards.
+/// Restores the terminal before the default hook prints a panic of the main thread (the loop
+/// that draws), so the message is readable and the shell usable afterwards. A panic on another
+/// thread is a background task's: the task's owner turns it into an error on its turn and the
+/// app keeps its screen, so the terminal is left alone and the message kept for the end.
 fn install_panic_hook() {
     HOOK.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
+            let main = std::thread::current().name() == Some("main");
+            if ACTIVE.load(Ordering::SeqCst) && !main {
+                STASHED.lock().unwrap_or_else(PoisonError::into_inner).push(info.to_string());
+                return;
+            }
             let _ = restore();
             previous(info);
         }));

@@ -4,6 +4,7 @@
 //! deserialize) and shared. Highlighting is regex-driven and can be slow on
 //! pathological input, so oversized blocks are left plain rather than stalling a frame.
 
+pub use crate::text::code::lang_token;
 use ratatui::style::{Color, Modifier, Style};
 use std::sync::OnceLock;
 use syntect::easy::HighlightLines;
@@ -27,15 +28,6 @@ fn syntaxes() -> &'static SyntaxSet {
 fn themes() -> &'static ThemeSet {
     static SET: OnceLock<ThemeSet> = OnceLock::new();
     SET.get_or_init(ThemeSet::load_defaults)
-}
-
-/// The language token of a fence info string: "rust,ignore" → "rust", "{.py}" → "py".
-#[must_use]
-pub fn lang_token(info: &str) -> &str {
-    info.trim()
-        .split(|c: char| c.is_whitespace() || c == ',' || c == '{' || c == '}')
-        .find(|t| !t.is_empty())
-        .map_or("", |t| t.trim_start_matches('.'))
 }
 
 /// Names people write after a fence that the bundled syntaxes know under another token.

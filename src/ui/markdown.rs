@@ -12,18 +12,16 @@ mod table;
 mod tests;
 mod wrap;
 
-use super::highlight::{highlight, lang_token};
-use super::sanitize::{sanitize, sanitize_keep_tabs};
+use super::highlight::highlight;
+use super::sanitize::sanitize;
 use super::theme::{Role, Theme};
-use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
+pub use crate::text::code::{CodeBlock, code_blocks};
+use crate::text::code::{lang_token, options};
+use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag, TagEnd};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthStr;
 use wrap::{Run, Spans, clamp, hard_wrap};
-
-fn options() -> Options {
-    Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS
-}
 
 /// Renders complete markdown text wrapped to `width` columns.
 #[must_use]
@@ -41,43 +39,6 @@ pub fn render(text: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
     }
     r.flush();
     r.out
-}
-
-/// A fenced code block found in the text (for "copy code block").
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CodeBlock {
-    pub lang: String,
-    pub code: String,
-}
-
-/// The fenced code blocks of `text`, in order, including one still open at the end.
-///
-/// The code is stripped of terminal controls (tabs kept) and of its final newline, so
-/// pasting it into a shell does not run it.
-#[must_use]
-pub fn code_blocks(text: &str) -> Vec<CodeBlock> {
-    let mut blocks = Vec::new();
-    let mut current: Option<(String, String)> = None;
-    for event in Parser::new_ext(text, options()) {
-        match event {
-            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info))) => {
-                current = Some((sanitize(lang_token(&info)).into_owned(), String::new()));
-            }
-            Event::Text(t) => {
-                if let Some((_, code)) = &mut current {
-                    code.push_str(&t);
-                }
-            }
-            Event::End(TagEnd::CodeBlock) => {
-                if let Some((lang, code)) = current.take() {
-                    let code = code.strip_suffix('\n').unwrap_or(&code);
-                    blocks.push(CodeBlock { lang, code: sanitize_keep_tabs(code).into_owned() });
-                }
-            }
-            _ => {}
-        }
-    }
-    blocks
 }
 
 /// A block that prefixes the lines inside it.

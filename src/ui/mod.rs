@@ -2,15 +2,12 @@
 
 pub mod highlight;
 pub mod markdown;
-pub mod sanitize;
-pub mod theme;
 
 pub mod cache;
 pub mod cells;
 pub mod compare;
 pub mod composer;
 pub mod conversations;
-pub mod fmt;
 pub mod overlays;
 pub mod panels;
 pub mod safety;
@@ -26,6 +23,9 @@ pub mod item_card;
 pub mod tool_card;
 
 pub use cache::RenderCache;
+// Moved below `app` (issue 15); drawing code keeps reaching them by their old names.
+pub use crate::config::theme;
+pub use crate::text::{fmt, sanitize};
 
 use crate::app::State;
 use crate::app::msg::ViewReport;

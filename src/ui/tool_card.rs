@@ -11,6 +11,7 @@ use crate::app::keymap::Action;
 use crate::app::tools::Owner;
 use crate::app::transcript::Cell;
 use crate::engine::message::{Message, ToolCall, ToolStatus};
+pub use crate::text::fmt::{pretty_json, size};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
@@ -27,42 +28,15 @@ const INLINE_ARGS: usize = 60;
 /// Mark, label and colour for a call's state.
 #[must_use]
 pub fn status_mark(status: &ToolStatus) -> (&'static str, &'static str, R) {
-    match status {
-        ToolStatus::Streaming => ("…", "arguments streaming", R::Dim),
-        ToolStatus::Pending => ("○", "not run", R::Dim),
-        ToolStatus::AwaitingApproval => ("?", "waiting for approval", R::Warning),
-        ToolStatus::Running => ("◐", "running", R::Accent),
-        ToolStatus::Done => ("✓", "done", R::Success),
-        ToolStatus::Failed => ("✗", "failed", R::Error),
-        ToolStatus::Denied => ("⊘", "denied", R::Error),
-        ToolStatus::Skipped => ("-", "not run", R::Dim),
-    }
-}
-
-/// `812 B`, `4.2 KB`, `1.3 MB`.
-#[must_use]
-pub fn size(bytes: usize) -> String {
-    #[allow(clippy::cast_precision_loss)]
-    let b = bytes as f64;
-    if bytes < 1024 {
-        format!("{bytes} B")
-    } else if bytes < 1024 * 1024 {
-        format!("{:.1} KB", b / 1024.0)
-    } else {
-        format!("{:.1} MB", b / (1024.0 * 1024.0))
-    }
-}
-
-/// Arguments as indented JSON when they parse, else as sent.
-#[must_use]
-pub fn pretty_json(args: &str) -> String {
-    if args.trim().is_empty() {
-        return "{}".to_owned();
-    }
-    serde_json::from_str::<Value>(args)
-        .ok()
-        .and_then(|v| serde_json::to_string_pretty(&v).ok())
-        .unwrap_or_else(|| args.to_owned())
+    let (mark, label) = status.mark();
+    let role = match status {
+        ToolStatus::Streaming | ToolStatus::Pending | ToolStatus::Skipped => R::Dim,
+        ToolStatus::AwaitingApproval => R::Warning,
+        ToolStatus::Running => R::Accent,
+        ToolStatus::Done => R::Success,
+        ToolStatus::Failed | ToolStatus::Denied => R::Error,
+    };
+    (mark, label, role)
 }
 
 /// Arguments on one line with a space after `:` and `,` (`{"path": "."}`), when they parse.

@@ -7,10 +7,10 @@
 use super::{CompareEffect, CompareMsg};
 use crate::api::Api;
 use crate::api::client::{Endpoint, Secret, WireEvent, http_client};
-use crate::api::demo::DemoServer;
 use crate::app::msg::Msg;
 use crate::app::runner::Runner;
 use crate::config::{Config, ProviderProfile, resolve_key};
+use crate::demo::DemoServer;
 use crate::engine::message::ErrorInfo;
 use crate::engine::target::Target;
 use crate::engine::turn::spawn_request;
@@ -149,8 +149,7 @@ async fn lookup(
 /// Resolves a configured provider (or `demo`) as `palaver --provider NAME` would.
 async fn resolve(cfg: &Config, provider: &str, fallback: &reqwest::Client) -> Result<Resolved, String> {
     let (endpoint, demo) = if provider == "demo" && !cfg.providers.contains_key("demo") {
-        let server =
-            crate::api::demo::spawn_local().await.map_err(|e| format!("cannot start the demo provider: {e}"))?;
+        let server = crate::demo::spawn_local().await.map_err(|e| format!("cannot start the demo provider: {e}"))?;
         let ep = ProviderProfile::default().endpoint(&server.base_url, Secret::default());
         (ep, Some(Arc::new(server)))
     } else {
@@ -163,8 +162,9 @@ async fn resolve(cfg: &Config, provider: &str, fallback: &reqwest::Client) -> Re
             profile.base_url.clone().ok_or_else(|| format!("provider `{provider}` has no base_url in config.toml"))?;
         let var = profile.api_key_env.clone().unwrap_or_else(|| "OPENAI_API_KEY".into());
         let cmd = profile.api_key_cmd.clone();
+        let timeout = profile.key_cmd_timeout();
         // A key command may take a while (a password manager): off the async threads.
-        let key = tokio::task::spawn_blocking(move || resolve_key(&var, cmd.as_deref()))
+        let key = tokio::task::spawn_blocking(move || resolve_key(&var, cmd.as_deref(), timeout, false))
             .await
             .map_err(|e| e.to_string())??;
         (profile.endpoint(&url, key), None)

@@ -233,7 +233,7 @@ impl State {
         if let WireEvent::Retrying { attempt, wait_ms, reason } = &event {
             #[allow(clippy::cast_precision_loss)]
             let secs = *wait_ms as f64 / 1000.0;
-            col.note = Some(format!("{}; retry {attempt} in {secs:.1} s", crate::ui::sanitize::sanitize(reason)));
+            col.note = Some(format!("{}; retry {attempt} in {secs:.1} s", crate::text::sanitize::sanitize(reason)));
             self.dirty = true;
             return false;
         }

@@ -20,8 +20,16 @@ impl Runner {
                 self.tool_tasks.retain(|_, h| !h.is_finished());
                 let tx = self.tx.clone();
                 let task = tokio::spawn(async move {
+                    use futures_util::FutureExt;
                     let started = Instant::now();
-                    let output = execute(&set.0, &call, DEFAULT_TOOL_TIMEOUT, &approved).await;
+                    // A tool that panics fails its own call; the turn carries on.
+                    let run = std::panic::AssertUnwindSafe(execute(&set.0, &call, DEFAULT_TOOL_TIMEOUT, &approved));
+                    let output = run.catch_unwind().await.unwrap_or_else(|p| {
+                        crate::tools::ToolOutput::error(format!(
+                            "the tool crashed: {}",
+                            crate::engine::turn::panic_text(p.as_ref())
+                        ))
+                    });
                     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
                     let _ = tx.send(Msg::Tools(ToolMsg::Done { owner, id, index, output, duration_ms }));
                 });

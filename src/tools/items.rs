@@ -4,7 +4,7 @@
 //! commands start in the workspace root and patches stay inside it unless the user approved
 //! the exact resolved path (checked again when they run).
 
-use crate::tools::{Approval, PathNeed, ToolOutput, ToolSource, ToolSpec, Workspace};
+use super::{Approval, PathNeed, ToolOutput, ToolSource, ToolSpec, Workspace};
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -41,13 +41,15 @@ async fn run_argv(argv: &[String], cwd: &Path, env: &Map<String, Value>, timeout
         return CommandRun { exit_code: None, stdout: String::new(), stderr: "empty command".into(), timed_out: false };
     };
     let mut cmd = tokio::process::Command::new(program);
-    cmd.args(args).current_dir(cwd).stdin(std::process::Stdio::null()).kill_on_drop(true);
+    cmd.args(args).current_dir(cwd);
     for (k, v) in env {
         if let Some(v) = v.as_str() {
             cmd.env(k, v);
         }
     }
-    match tokio::time::timeout(timeout, cmd.output()).await {
+    // Its own process group, ended whole on a timeout or a cancel; output read up to the cap.
+    let cap = crate::api::limits::Limits::default().tool_output_bytes;
+    match tokio::time::timeout(timeout, crate::tools::process::run(cmd, None, cap)).await {
         Err(_) => CommandRun { exit_code: None, stdout: String::new(), stderr: "timed out".into(), timed_out: true },
         Ok(Err(e)) => CommandRun {
             exit_code: None,
@@ -57,7 +59,7 @@ async fn run_argv(argv: &[String], cwd: &Path, env: &Map<String, Value>, timeout
         },
         Ok(Ok(o)) => CommandRun {
             exit_code: o.status.code(),
-            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stdout: crate::tools::process::text(&o.stdout, o.truncated, cap),
             stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
             timed_out: false,
         },

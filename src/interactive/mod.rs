@@ -1,17 +1,21 @@
-//! The interactive loop: one channel of `Msg`s drained in bursts, `State::apply` for each, the
-//! effects carried out, and a frame drawn when something changed and the frame limiter allows.
-//! Idle means asleep: no tick and no draw until a message arrives.
+//! The interactive loop, above `app` and `ui`: it ties the terminal (`tui`), the app's state
+//! and effects (`app`) and drawing (`ui`) together. One channel of `Msg`s drained in bursts,
+//! `State::apply` for each, the effects carried out, and a frame drawn when something changed
+//! and the frame limiter allows. Idle means asleep: no tick and no draw until a message arrives.
 
-use super::compare::runner::ColumnRunner;
-use super::effect::Effect;
-use super::msg::Msg;
-use super::runner::Runner;
-use super::state::{State, TICK_MS, TargetInfo};
-use super::transcript::NoticeKind;
+use crate::app::compare::runner::ColumnRunner;
+use crate::app::effect::Effect;
+use crate::app::msg::Msg;
+use crate::app::persist::Reopen;
+use crate::app::runner::Runner;
+use crate::app::state::{State, TICK_MS, TargetInfo};
+use crate::app::storage::Storage;
+use crate::app::tools::{ToolEffect, ToolMsg};
+use crate::app::transcript::NoticeKind;
 use crate::config::{Config, Paths};
 use crate::engine::target::{Target, TurnSettings};
 use crate::tui::frame::FrameLimiter;
-use crate::tui::input::Input;
+use crate::tui::input::{Input, TermEvent};
 use crate::tui::terminal::TerminalGuard;
 use crate::tui::{editor, osc52};
 use crate::ui::{self, RenderCache, theme::Theme};
@@ -19,22 +23,26 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc::{self, UnboundedSender};
 
+/// A terminal event as the app's message.
+fn to_msg(ev: TermEvent) -> Msg {
+    match ev {
+        TermEvent::Key(k) => Msg::Key(k),
+        TermEvent::Mouse(m) => Msg::Mouse(m),
+        TermEvent::Paste(s) => Msg::Paste(s),
+        TermEvent::Resize { width, height } => Msg::Resize { width, height },
+    }
+}
+
 /// Most messages applied between two chances to draw.
 const BURST: usize = 1024;
 
 /// Runs the chat screen until the user quits; returns the exit status.
 pub async fn run(target: Target, cfg: Config, paths: Paths, settings: TurnSettings) -> u8 {
-    run_with(target, cfg, paths, settings, super::persist::Reopen::default()).await
+    run_with(target, cfg, paths, settings, Reopen::default()).await
 }
 
 /// [`run`], reopening a stored conversation first when `reopen` asks (`--continue`, `--resume`).
-pub async fn run_with(
-    target: Target,
-    cfg: Config,
-    paths: Paths,
-    settings: TurnSettings,
-    reopen: super::persist::Reopen,
-) -> u8 {
+pub async fn run_with(target: Target, cfg: Config, paths: Paths, settings: TurnSettings, reopen: Reopen) -> u8 {
     launch(target, cfg, paths, settings, reopen, Vec::new()).await
 }
 
@@ -42,7 +50,7 @@ pub async fn run_with(
 /// one composer; the first target is the chat's own.
 pub async fn run_compare(columns: Vec<Target>, cfg: Config, paths: Paths, settings: TurnSettings) -> u8 {
     let Some(first) = columns.first().cloned() else { return 2 };
-    launch(first, cfg, paths, settings, super::persist::Reopen::default(), columns).await
+    launch(first, cfg, paths, settings, Reopen::default(), columns).await
 }
 
 async fn launch(
@@ -50,7 +58,7 @@ async fn launch(
     cfg: Config,
     paths: Paths,
     settings: TurnSettings,
-    reopen: super::persist::Reopen,
+    reopen: Reopen,
     columns: Vec<Target>,
 ) -> u8 {
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
@@ -78,7 +86,7 @@ async fn launch(
     if let Some(e) = theme_error {
         state.transcript.push_notice(NoticeKind::Error, e);
     }
-    let store = match super::storage::Storage::start(&paths, &reopen, &mut state).await {
+    let store = match Storage::start(&paths, &reopen, &mut state).await {
         Ok(s) => s,
         Err(code) => return code,
     };
@@ -93,7 +101,7 @@ async fn launch(
         state.apply(Msg::Resize { width: size.width, height: size.height });
     }
     let (tx, rx) = mpsc::unbounded_channel();
-    super::tools::setup(&mut state, &tx);
+    crate::app::tools::setup(&mut state, &tx);
     let column_http = http.clone();
     let runner = Runner::new(tx.clone(), http, target.endpoint.clone(), themes_dir, no_color);
     let compare = ColumnRunner::new(tx.clone(), column_http, runner.clock(), state.cfg.clone(), &target, &columns);
@@ -107,7 +115,7 @@ async fn launch(
         state,
         guard,
         runner,
-        input: Some(Input::spawn(tx.clone())),
+        input: Some(Input::spawn(tx.clone(), to_msg)),
         tx,
         cache: RenderCache::default(),
         store,
@@ -117,15 +125,38 @@ async fn launch(
     if let Some(input) = app.input.take() {
         input.stop().await;
     }
-    let saved = app.state.persist.id.clone().filter(|_| !app.state.transcript.cells.is_empty());
+    // A reply is never lost quietly: what could not be saved is offered once the screen closes.
+    let store = app.store.handle();
+    let saved = crate::app::unsaved::flush(store.clone()).await;
+    let resume = app.state.persist.id.clone().filter(|_| !app.state.transcript.cells.is_empty());
+    let unsaved = saved.is_err().then(|| crate::app::unsaved::Unsaved {
+        id: app.state.persist.id.clone(),
+        title: app.state.persist.title.clone(),
+        model: target.model.clone(),
+        messages: app
+            .state
+            .transcript
+            .cells
+            .iter()
+            .filter_map(|c| match c {
+                crate::app::transcript::Cell::Message(m) => Some(m.clone()),
+                crate::app::transcript::Cell::Notice(_) => None,
+            })
+            .collect(),
+    });
     // Dropping the guard restores the terminal; `target` (and a demo server in it) lives until here.
     drop(app);
     drop(target);
-    if let Some(id) = saved {
-        // Said on the restored terminal, where the user will look for it.
-        println!("palaver: conversation saved; to come back to it: palaver --resume {id}");
+    match (saved, unsaved) {
+        (Err(reason), Some(conv)) => crate::app::unsaved::offer(store, conv, reason, status).await,
+        _ => {
+            if let Some(id) = resume {
+                // Said on the restored terminal, where the user will look for it.
+                println!("palaver: conversation saved; to come back to it: palaver --resume {id}");
+            }
+            status
+        }
     }
-    status
 }
 
 struct Loop {
@@ -136,7 +167,7 @@ struct Loop {
     tx: UnboundedSender<Msg>,
     cache: RenderCache,
     /// The history store (writes queue on its thread; reads run on blocking tasks).
-    store: super::storage::Storage,
+    store: Storage,
     /// Compare columns' requests, one endpoint per provider.
     compare: ColumnRunner,
 }
@@ -223,7 +254,7 @@ impl Loop {
                             Err(e) => (None, Some(e)),
                         };
                         let tmux_drops_osc52 = tool.is_none() && crate::tui::clipboard::tmux_drops_osc52();
-                        let _ = tx.send(Msg::Copied(super::msg::Copied { tool, tool_error, tmux_drops_osc52 }));
+                        let _ = tx.send(Msg::Copied(crate::app::msg::Copied { tool, tool_error, tmux_drops_osc52 }));
                     });
                 }
                 Effect::OpenEditor(draft) => {
@@ -234,11 +265,11 @@ impl Loop {
                 Effect::Quit => {}
                 Effect::Persist(op) => self.store.run(op),
                 Effect::Compare(e) => self.compare.run(e, &mut self.runner),
-                Effect::Tools(super::tools::ToolEffect::EditArgs(draft)) => {
+                Effect::Tools(ToolEffect::EditArgs(draft)) => {
                     let result = self.edit(draft).await;
-                    queue.extend(self.state.apply(Msg::Tools(super::tools::ToolMsg::ArgsEdited(result))));
+                    queue.extend(self.state.apply(Msg::Tools(ToolMsg::ArgsEdited(result))));
                 }
-                Effect::Tools(super::tools::ToolEffect::CopyCurl { api, body }) => {
+                Effect::Tools(ToolEffect::CopyCurl { api, body }) => {
                     queue.push_back(Effect::Copy(self.runner.curl(api, &body)));
                 }
                 Effect::Tools(e) => self.runner.tool_effect(e),
@@ -255,7 +286,7 @@ impl Loop {
         let result =
             tokio::task::spawn_blocking(move || editor::edit(&draft)).await.unwrap_or_else(|e| Err(e.to_string()));
         let resumed = self.guard.resume();
-        self.input = Some(Input::spawn(self.tx.clone()));
+        self.input = Some(Input::spawn(self.tx.clone(), to_msg));
         if let Err(e) = resumed {
             return Err(format!("could not take the terminal back: {e}"));
         }

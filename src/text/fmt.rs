@@ -38,6 +38,32 @@ pub fn money(usd: f64) -> String {
     }
 }
 
+/// `812 B`, `4.2 KB`, `1.3 MB`.
+#[must_use]
+pub fn size(bytes: usize) -> String {
+    #[allow(clippy::cast_precision_loss)]
+    let b = bytes as f64;
+    if bytes < 1024 {
+        format!("{bytes} B")
+    } else if bytes < 1024 * 1024 {
+        format!("{:.1} KB", b / 1024.0)
+    } else {
+        format!("{:.1} MB", b / (1024.0 * 1024.0))
+    }
+}
+
+/// Arguments as indented JSON when they parse, else as sent.
+#[must_use]
+pub fn pretty_json(args: &str) -> String {
+    if args.trim().is_empty() {
+        return "{}".to_owned();
+    }
+    serde_json::from_str::<serde_json::Value>(args)
+        .ok()
+        .and_then(|v| serde_json::to_string_pretty(&v).ok())
+        .unwrap_or_else(|| args.to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

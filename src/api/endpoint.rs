@@ -1,0 +1,126 @@
+//! Where and how requests go: the base URL, the key (a [`Secret`] that never prints), how it is
+//! sent, the profile's headers and query, timeouts, retries and limits; and the secrets a
+//! server might echo back, for redaction.
+
+use super::Api;
+use super::limits::Limits;
+use serde_json::Value;
+use std::fmt;
+use std::time::Duration;
+
+/// An API key. Its `Debug` never shows it, so it cannot leak through logs or error text.
+#[derive(Clone, Default)]
+pub struct Secret(String);
+
+impl Secret {
+    #[must_use]
+    pub fn new(s: String) -> Self {
+        Self(s)
+    }
+    #[must_use]
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.is_empty() { "<none>" } else { "<redacted>" })
+    }
+}
+
+/// How the key is sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AuthStyle {
+    #[default]
+    Bearer,
+    /// Azure: `api-key: KEY`.
+    ApiKeyHeader,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    pub connect: Duration,
+    pub first_byte: Duration,
+    pub idle: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self { connect: Duration::from_secs(10), first_byte: Duration::from_secs(120), idle: Duration::from_secs(60) }
+    }
+}
+
+/// Where and how to send requests.
+#[derive(Debug, Clone, Default)]
+pub struct Endpoint {
+    pub base_url: String,
+    pub key: Secret,
+    pub auth: AuthStyle,
+    pub headers: Vec<(String, String)>,
+    pub query: Vec<(String, String)>,
+    pub timeouts: Timeouts,
+    pub max_retries: u32,
+    /// Longest `Retry-After` palaver will sleep; longer ones are reported instead.
+    pub max_retry_wait: Duration,
+    /// What a reply, a body or a request may grow to.
+    pub limits: Limits,
+}
+
+impl Endpoint {
+    #[must_use]
+    pub fn url(&self, path: &str) -> String {
+        format!("{}/{}", self.base_url.trim_end_matches('/'), path.trim_start_matches('/'))
+    }
+
+    /// Adds the query, the key (as the profile says) and the profile's headers to a request.
+    pub fn prepare(&self, mut req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        if !self.query.is_empty() {
+            req = req.query(&self.query);
+        }
+        if !self.key.is_empty() {
+            req = match self.auth {
+                AuthStyle::Bearer => req.bearer_auth(self.key.expose()),
+                AuthStyle::ApiKeyHeader => req.header("api-key", self.key.expose()),
+            };
+        }
+        for (k, v) in &self.headers {
+            req = req.header(k, v);
+        }
+        req
+    }
+
+    /// The secrets a server might echo: the key and the configured secret headers' values.
+    #[must_use]
+    pub fn redactor(&self) -> super::redact::Redactor {
+        let headers = self.headers.iter().filter(|(k, _)| super::redact::is_secret_header(k)).map(|(_, v)| v.clone());
+        let key = Some(self.key.expose().to_owned()).filter(|k| !k.is_empty());
+        super::redact::Redactor::new(key.into_iter().chain(headers))
+    }
+
+    /// A `curl` command reproducing a request, with the key shown as an environment variable.
+    #[must_use]
+    pub fn curl(&self, api: Api, body: &Value) -> String {
+        let mut s = format!("curl -sN '{}'", self.url(api.path()));
+        if !self.query.is_empty() {
+            let q: Vec<String> = self.query.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            s = format!("curl -sN '{}?{}'", self.url(api.path()), q.join("&"));
+        }
+        match self.auth {
+            AuthStyle::Bearer => s.push_str(" -H \"Authorization: Bearer $OPENAI_API_KEY\""),
+            AuthStyle::ApiKeyHeader => s.push_str(" -H \"api-key: $OPENAI_API_KEY\""),
+        }
+        for (k, v) in &self.headers {
+            // A secret header is shown as redacted, like the key: a copied command is shared.
+            let v = if super::redact::is_secret_header(k) { super::redact::REDACTED } else { v.as_str() };
+            s.push_str(&format!(" -H '{k}: {v}'"));
+        }
+        let body = body.to_string().replace('\'', "'\\''");
+        s.push_str(&format!(" -H 'Content-Type: application/json' -d '{body}'"));
+        s
+    }
+}

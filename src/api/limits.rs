@@ -1,0 +1,180 @@
+//! The limits on what a server (or a tool) can make palaver hold, print or send, in one place.
+//! Each has a name, a generous default, and can be set per provider profile in `config.toml`
+//! (`limits = { reply_bytes = 16777216 }`); reaching one ends the turn (or the one tool call)
+//! with a message naming it and how to raise it, keeping what arrived before it.
+//!
+//! They are checked where the data arrives: the SSE decoder (a line or an event), the body
+//! reader (a non-streamed body), [`ReplyBudget`] over the mapped events of a reply (its text,
+//! its tool calls and output items), the client before sending (the request body), the tool
+//! registry (one tool's output) and the turn engine (all tool output of one round).
+
+use super::event::{ItemUpdate, StreamEvent};
+use serde::Deserialize;
+use std::collections::HashSet;
+
+const MIB: usize = 1024 * 1024;
+
+/// Every limit, in bytes or counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Limits {
+    /// One SSE line, or one event's data (an image generation's partial images are large).
+    pub sse_event_bytes: usize,
+    /// One non-streamed response body.
+    pub body_bytes: usize,
+    /// One reply's text: content, reasoning, refusal, tool-call arguments and item text.
+    pub reply_bytes: usize,
+    /// Tool calls in one reply.
+    pub tool_calls: usize,
+    /// Output items in one reply (Responses API).
+    pub output_items: usize,
+    /// One tool's output (what is kept and sent back).
+    pub tool_output_bytes: usize,
+    /// All tool output sent back in one round.
+    pub round_tool_output_bytes: usize,
+    /// Nesting of one JSON frame or body (serde_json refuses past 128 anyway).
+    pub json_depth: usize,
+    /// The request body palaver builds (history, tool results, attachments).
+    pub request_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            sse_event_bytes: 32 * MIB,
+            body_bytes: 64 * MIB,
+            reply_bytes: 4 * MIB,
+            tool_calls: 10_000,
+            output_items: 10_000,
+            tool_output_bytes: MIB,
+            round_tool_output_bytes: 2 * MIB,
+            json_depth: 128,
+            request_bytes: 32 * MIB,
+        }
+    }
+}
+
+impl Limits {
+    /// The words for a limit that was reached: what, which limit, how to raise it.
+    #[must_use]
+    pub fn reached(name: &str, what: &str, value: usize) -> String {
+        format!(
+            "{what}: past the limit {name} = {value}; palaver stopped there and kept what came before \
+             (raise it in the provider's profile in config.toml: limits = {{ {name} = … }})"
+        )
+    }
+}
+
+/// Counts what one reply has made palaver hold, event by event.
+#[derive(Debug, Default)]
+pub struct ReplyBudget {
+    limits: Limits,
+    text: usize,
+    calls: HashSet<(u32, u32)>,
+    items: HashSet<u32>,
+}
+
+impl ReplyBudget {
+    #[must_use]
+    pub fn new(limits: Limits) -> Self {
+        Self { limits, ..Self::default() }
+    }
+
+    /// Takes one event into account; `Err` names the limit it passes (the event is not to be
+    /// applied).
+    ///
+    /// # Errors
+    /// The message for the user when a limit is passed.
+    pub fn take(&mut self, ev: &StreamEvent) -> Result<(), String> {
+        let l = &self.limits;
+        let grown = match ev {
+            StreamEvent::Text { delta, .. }
+            | StreamEvent::Reasoning { delta, .. }
+            | StreamEvent::Refusal { delta, .. } => delta.len(),
+            StreamEvent::ToolCall { choice, slot, arguments, .. } => {
+                if self.calls.insert((*choice, *slot)) && self.calls.len() > l.tool_calls {
+                    return Err(Limits::reached("tool_calls", "the reply asked for too many tool calls", l.tool_calls));
+                }
+                arguments.len()
+            }
+            StreamEvent::ToolCallArguments { arguments, .. } => arguments.len(),
+            StreamEvent::Item { index, .. } => {
+                if self.items.insert(*index) && self.items.len() > l.output_items {
+                    return Err(Limits::reached("output_items", "the reply has too many output items", l.output_items));
+                }
+                // An item replaces its earlier copy (one SSE event, within sse_event_bytes).
+                0
+            }
+            StreamEvent::ItemUpdate { update: ItemUpdate::Append { delta, .. }, .. } => delta.len(),
+            _ => 0,
+        };
+        self.text += grown;
+        if self.text > l.reply_bytes {
+            return Err(Limits::reached("reply_bytes", "the reply is too long", l.reply_bytes));
+        }
+        Ok(())
+    }
+}
+
+/// The deepest nesting of arrays and objects in a JSON text, counting only brackets outside
+/// strings: a cheap check before parsing that names the limit instead of a parser error.
+#[must_use]
+pub fn json_depth(bytes: &[u8]) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for &b in bytes {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn depth_ignores_brackets_in_strings() {
+        assert_eq!(json_depth(br#"{"a":[1,{"b":"[[[{"}]}"#), 3);
+        assert_eq!(json_depth(br#""\"[""#), 0);
+        assert_eq!(json_depth(&[b'['; 100_000]), 100_000);
+    }
+
+    #[test]
+    fn budget_names_the_limit() {
+        let limits = Limits { reply_bytes: 10, tool_calls: 2, ..Limits::default() };
+        let mut b = ReplyBudget::new(limits);
+        let text = |s: &str| StreamEvent::Text { choice: 0, delta: s.into() };
+        assert!(b.take(&text("hello")).is_ok());
+        let e = b.take(&text("world!")).err().unwrap_or_default();
+        assert!(e.contains("reply_bytes = 10") && e.contains("limits = { reply_bytes"), "{e}");
+        let mut b = ReplyBudget::new(limits);
+        let call = |slot| StreamEvent::ToolCall {
+            choice: 0,
+            slot,
+            id: None,
+            name: None,
+            arguments: String::new(),
+            extra: None,
+            kind: None,
+            index: None,
+        };
+        assert!(b.take(&call(0)).is_ok() && b.take(&call(1)).is_ok() && b.take(&call(1)).is_ok());
+        assert!(b.take(&call(2)).err().unwrap_or_default().contains("tool_calls"));
+    }
+}

@@ -1,0 +1,172 @@
+//! Redaction of palaver's own secrets from what servers send back: a 401 that quotes the
+//! `Authorization` header, a proxy that echoes `api-key` in a response header, a body that
+//! repeats a configured secret header. Everything the client reports passes through here, so
+//! what is printed, stored, exported or shown in the inspector never holds the key.
+//!
+//! A secret is the key, and the value of every configured header whose name says it is one
+//! (`auth`, `key`, `token`, `secret`, `cookie`, `password`, `session`). Values shorter than
+//! [`MIN_SECRET`] bytes are not redacted: replacing every "1" of a reply is worse than useless.
+
+use super::client::{Frame, WireEvent};
+use super::event::{ErrorInfo, ItemUpdate, StreamEvent};
+use serde_json::Value;
+use std::borrow::Cow;
+
+/// What a secret is replaced with.
+pub const REDACTED: &str = "[redacted]";
+/// Shorter values are not treated as secrets.
+pub const MIN_SECRET: usize = 8;
+
+/// The secrets of one endpoint.
+#[derive(Debug, Clone, Default)]
+pub struct Redactor {
+    secrets: Vec<String>,
+}
+
+/// Whether a header of this name carries a secret.
+#[must_use]
+pub fn is_secret_header(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    ["auth", "key", "token", "secret", "cookie", "password", "session"].iter().any(|w| n.contains(w))
+}
+
+impl Redactor {
+    /// Redacts `secrets` (the short ones are ignored).
+    #[must_use]
+    pub fn new(secrets: impl IntoIterator<Item = String>) -> Self {
+        let mut secrets: Vec<String> = secrets.into_iter().filter(|s| s.len() >= MIN_SECRET).collect();
+        // Longest first, so a secret containing another is replaced whole.
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        secrets.dedup();
+        Self { secrets }
+    }
+
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.secrets.is_empty()
+    }
+
+    /// Whether `s` holds a secret.
+    #[must_use]
+    pub fn finds(&self, s: &str) -> bool {
+        self.secrets.iter().any(|k| s.contains(k.as_str()))
+    }
+
+    /// `s` with every secret replaced.
+    #[must_use]
+    pub fn text<'a>(&self, s: &'a str) -> Cow<'a, str> {
+        if !self.finds(s) {
+            return Cow::Borrowed(s);
+        }
+        let mut out = s.to_owned();
+        for k in &self.secrets {
+            out = out.replace(k.as_str(), REDACTED);
+        }
+        Cow::Owned(out)
+    }
+
+    /// Redacts a string in place.
+    pub fn string(&self, s: &mut String) {
+        if let Cow::Owned(clean) = self.text(s) {
+            *s = clean;
+        }
+    }
+
+    /// Redacts every string (and key) of a JSON value.
+    pub fn value(&self, v: &mut Value) {
+        if self.is_empty() {
+            return;
+        }
+        match v {
+            Value::String(s) => self.string(s),
+            Value::Array(a) => a.iter_mut().for_each(|v| self.value(v)),
+            Value::Object(o) => {
+                if o.keys().any(|k| self.finds(k)) {
+                    let taken = std::mem::take(o);
+                    *o = taken.into_iter().map(|(k, v)| (self.text(&k).into_owned(), v)).collect();
+                }
+                o.values_mut().for_each(|v| self.value(v));
+            }
+            _ => {}
+        }
+    }
+
+    /// Redacts an error's message and body.
+    pub fn error(&self, e: &mut ErrorInfo) {
+        self.string(&mut e.message);
+        self.value(&mut e.body);
+    }
+
+    /// Redacts one event the client is about to report.
+    pub fn wire(&self, ev: &mut WireEvent) {
+        if self.is_empty() {
+            return;
+        }
+        match ev {
+            WireEvent::Retrying { reason, .. } => self.string(reason),
+            WireEvent::Opened { headers, .. } => {
+                for (_, v) in headers.iter_mut() {
+                    self.string(v);
+                }
+            }
+            WireEvent::Chunk { frames, events, .. } => {
+                // Events are mapped from the frames: when no frame holds a secret, none does.
+                if frames.iter().any(|f: &Frame| self.finds(&f.data)) {
+                    frames.iter_mut().for_each(|f| self.string(&mut f.data));
+                    events.iter_mut().for_each(|e| self.event(e));
+                }
+            }
+            WireEvent::Failed(e) => self.error(e),
+            WireEvent::Closed { .. } => {}
+        }
+    }
+
+    fn event(&self, ev: &mut StreamEvent) {
+        match ev {
+            StreamEvent::Text { delta, .. }
+            | StreamEvent::Reasoning { delta, .. }
+            | StreamEvent::Refusal { delta, .. } => {
+                self.string(delta);
+            }
+            StreamEvent::ToolCall { arguments, .. } | StreamEvent::ToolCallArguments { arguments, .. } => {
+                self.string(arguments);
+            }
+            StreamEvent::Error(e) => {
+                self.string(&mut e.message);
+                self.value(&mut e.body);
+            }
+            StreamEvent::Item { item, .. } => self.value(item),
+            StreamEvent::ItemUpdate { update, .. } => match update {
+                ItemUpdate::Append { delta, .. } => self.string(delta),
+                ItemUpdate::Set { value, .. } | ItemUpdate::Note { value, .. } => self.value(value),
+                ItemUpdate::Status(s) => self.string(s),
+            },
+            StreamEvent::Unknown { raw, .. } => self.value(raw),
+            StreamEvent::Malformed { data, .. } => self.string(data),
+            StreamEvent::Annotation { value, .. }
+            | StreamEvent::Logprobs { value, .. }
+            | StreamEvent::FilterOffsets { value, .. } => self.value(value),
+            StreamEvent::Usage(v) | StreamEvent::PromptFilter(v) => self.value(v),
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_replaced_everywhere_short_values_are_not() {
+        let r = Redactor::new(["sk-secret-123".to_owned(), "1".to_owned()]);
+        assert_eq!(r.text("bad key: Bearer sk-secret-123!"), "bad key: Bearer [redacted]!");
+        assert!(matches!(r.text("1 plain"), Cow::Borrowed(_)));
+        let mut v = serde_json::json!({"error": {"message": "sk-secret-123", "sk-secret-123": ["sk-secret-123"]}});
+        r.value(&mut v);
+        assert!(!v.to_string().contains("sk-secret"), "{v}");
+        let mut ev =
+            WireEvent::Opened { status: 200, headers: vec![("x-echo".into(), "sk-secret-123".into())], at_ms: 0 };
+        r.wire(&mut ev);
+        assert!(!format!("{ev:?}").contains("sk-secret"));
+    }
+}

@@ -1,0 +1,94 @@
+//! Quitting with history that could not be saved (a full disk, a locked or read-only
+//! database): the writer's queue is flushed once more; if that fails, the screen closes and
+//! palaver says so on the plain terminal and offers to write the conversation to a JSON file
+//! (the format of `history export --format json`) or to retry, rather than exiting 0 with the
+//! reply gone.
+
+use crate::engine::message::Message;
+use crate::store::StoreHandle;
+use crate::store::export::{Export, FORMAT, VERSION};
+use crate::store::ids::{now_ms, rfc3339};
+use std::io::{BufRead, Write};
+
+/// The conversation as it was on screen.
+pub struct Unsaved {
+    pub id: Option<String>,
+    pub title: Option<String>,
+    pub model: String,
+    pub messages: Vec<Message>,
+}
+
+/// Writes what is queued; `Err` says why it could not.
+pub async fn flush(store: Option<StoreHandle>) -> Result<(), String> {
+    let Some(store) = store else { return Ok(()) };
+    tokio::task::spawn_blocking(move || store.flush().map_err(|e| e.to_string()))
+        .await
+        .unwrap_or_else(|e| Err(e.to_string()))
+}
+
+/// Asks what to do with a conversation that could not be saved, on the restored terminal;
+/// returns the exit status: `status` once it is written or saved, 1 when the user leaves it.
+pub async fn offer(store: Option<StoreHandle>, conv: Unsaved, reason: String, status: u8) -> u8 {
+    let default_path = format!("palaver-unsaved-{}.json", conv.id.as_deref().unwrap_or("conversation"));
+    let mut reason = reason;
+    loop {
+        eprintln!("palaver: {reason}");
+        eprintln!("palaver: this conversation is not in the history. What now?");
+        eprint!("  w [PATH]  write it to {default_path} (or PATH) · r  retry saving · q  quit without it: ");
+        let _ = std::io::stderr().flush();
+        let line = tokio::task::spawn_blocking(|| {
+            let mut s = String::new();
+            std::io::stdin().lock().read_line(&mut s).map(|n| (n > 0).then_some(s))
+        })
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .flatten();
+        let Some(line) = line else { return 1 };
+        let line = line.trim();
+        match line.split_once(' ').map_or((line, ""), |(a, b)| (a, b.trim())) {
+            ("w", path) => {
+                let path = if path.is_empty() { default_path.as_str() } else { path };
+                match write(&conv, path) {
+                    Ok(()) => {
+                        eprintln!("palaver: wrote the conversation to {path}");
+                        return status;
+                    }
+                    Err(e) => reason = format!("cannot write {path}: {e}"),
+                }
+            }
+            ("r", _) => match flush(store.clone()).await {
+                Ok(()) => {
+                    eprintln!("palaver: the history is saved");
+                    return status;
+                }
+                Err(e) => reason = e,
+            },
+            ("q", _) => return 1,
+            _ => reason = "answer w, r or q".into(),
+        }
+    }
+}
+
+/// The conversation as a JSON export, complete and reloadable.
+fn write(conv: &Unsaved, path: &str) -> std::io::Result<()> {
+    let now = rfc3339(now_ms());
+    let export = Export {
+        format: FORMAT.into(),
+        version: VERSION,
+        id: conv.id.clone().unwrap_or_else(|| "unsaved".into()),
+        title: conv.title.clone().unwrap_or_default(),
+        model: Some(conv.model.clone()),
+        provider: None,
+        api: None,
+        created_at: now.clone(),
+        updated_at: now,
+        compare_group: None,
+        compare_column: None,
+        active_branch: 0,
+        messages: conv.messages.clone(),
+        branches: Vec::new(),
+    };
+    let text = serde_json::to_string_pretty(&export).map_err(std::io::Error::other)?;
+    std::fs::write(path, text)
+}

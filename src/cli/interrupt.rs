@@ -1,0 +1,74 @@
+//! Ctrl+C for headless runs: one listener for the whole run, installed before the first
+//! request and kept until exit, so a signal is heard whatever is running — a fast stream, a
+//! tool, a retry wait, the time between two replies. The first Ctrl+C sets a flag the turn
+//! watches (it stops, keeps and stores what arrived, and exits 130); a second one exits at once
+//! with 130, ending the tools' process groups on the way out.
+//!
+//! A listener made anew in each turn of a `select!` loop misses a signal that arrives while the
+//! loop body runs — and the handler has already replaced the default one, so the signal is
+//! lost entirely. Here one handler lives for the whole process.
+
+use std::sync::OnceLock;
+use tokio::sync::watch;
+
+static FLAG: OnceLock<watch::Receiver<bool>> = OnceLock::new();
+
+/// Starts listening for Ctrl+C (once per process; later calls do nothing). The listener is an
+/// OS thread of its own, not a task: a runtime blocked in a write to a full pipe (`| less`)
+/// still hears the second Ctrl+C and exits.
+pub fn install() {
+    if FLAG.get().is_some() {
+        return;
+    }
+    let (tx, rx) = watch::channel(false);
+    if FLAG.set(rx).is_err() {
+        return;
+    }
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([signal_hook::consts::SIGINT]) else {
+        return;
+    };
+    let spawned = std::thread::Builder::new().name("palaver-ctrl-c".into()).spawn(move || {
+        let mut count = 0u32;
+        for _ in signals.forever() {
+            count += 1;
+            if count >= 2 {
+                crate::tools::process::kill_all();
+                eprintln!("\npalaver: interrupted");
+                std::process::exit(i32::from(super::exit::EXIT_INTERRUPTED));
+            }
+            let _ = tx.send(true);
+        }
+    });
+    drop(spawned);
+}
+
+/// The run's view of Ctrl+C: never set when no listener was installed (tests, compare
+/// columns driven by another loop).
+#[derive(Clone)]
+pub struct Stop(Option<watch::Receiver<bool>>);
+
+/// The handle for the current run.
+#[must_use]
+pub fn stop() -> Stop {
+    Stop(FLAG.get().cloned())
+}
+
+impl Stop {
+    /// Whether the user pressed Ctrl+C.
+    #[must_use]
+    pub fn is_set(&self) -> bool {
+        self.0.as_ref().is_some_and(|rx| *rx.borrow())
+    }
+
+    /// Resolves once the user has pressed Ctrl+C (at once if they already have).
+    pub async fn fired(&mut self) {
+        match self.0.as_mut() {
+            Some(rx) => {
+                if rx.wait_for(|set| *set).await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            }
+            None => std::future::pending::<()>().await,
+        }
+    }
+}

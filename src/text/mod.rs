@@ -1,0 +1,7 @@
+//! Text helpers every layer above may need and none of them draws with: sanitising text for a
+//! terminal, formatting numbers, durations and sizes, pretty JSON, and finding code blocks in
+//! markdown. No palaver module below this one; pure functions only.
+
+pub mod code;
+pub mod fmt;
+pub mod sanitize;
