@@ -150,5 +150,29 @@ fn a_big_paste_is_a_chip_and_a_long_message_folds_with_a_key_to_open_it() {
     t.keys(&["M-Up"]);
     t.keys(&["M-Up"]);
     t.keys(&["Enter"]);
-    t.wait_for("the opened message", |s| s.contains("folds this message") || s.contains("log line 1999"));
+    // Folded, it showed 28 lines at 40 rows; opened, it fills the view past them.
+    let s = t.wait_for("the opened message", |s| s.contains("log line 0032"));
+    assert!(!s.contains("more lines · select"), "{s}");
+}
+
+#[test]
+fn copying_says_copied_only_when_something_received_it() {
+    if !tmux_available() {
+        return;
+    }
+    let has_display = ["DISPLAY", "WAYLAND_DISPLAY"].iter().any(|v| std::env::var_os(v).is_some_and(|x| !x.is_empty()));
+    let t = Tmux::start("--demo");
+    t.wait_ready();
+    t.send("hello");
+    t.wait_for("the answer", |s| s.contains("Ask another question") && s.contains("✓ done"));
+    t.keys(&["M-Up"]);
+    t.keys(&["y"]);
+    let s = t.wait_for("the copy note", |s| s.contains("copied ") || s.contains("sent "));
+    if !has_display {
+        assert!(s.contains("sent ") && s.contains("OSC 52"), "no tool here, so not copied: {s}");
+        // A tmux that drops OSC 52 gets a hint.
+        t.tmux(&["set-option", "-g", "set-clipboard", "off"]);
+        t.keys(&["y"]);
+        t.wait_for("the tmux hint", |s| s.contains("set-clipboard on"));
+    }
 }

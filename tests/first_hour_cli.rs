@@ -150,11 +150,20 @@ fn help_names_the_files_and_variables_and_subcommands_list_only_their_flags() {
     // Every flag has a help line.
     let lines: Vec<&str> = s.lines().collect();
     for (i, l) in lines.iter().enumerate().filter(|(_, l)| l.trim_start().starts_with("--")) {
-        let same = l.trim().split_whitespace().count() > 2;
+        let same = l.split_whitespace().count() > 2;
         let next = lines.get(i + 1).is_some_and(|n| n.trim().len() > 10 && !n.trim_start().starts_with('-'));
         assert!(same || next, "no help line for {l}:\n{s}");
     }
     assert!(s.contains("Sampling temperature") && s.contains("Most tokens the reply may have"), "{s}");
+    for sub in [&["serve-demo", "--help"][..], &["replay", "--help"], &["history", "export", "--help"]] {
+        let h = out(&palaver(home.path(), sub, &[]));
+        let lines: Vec<&str> = h.lines().collect();
+        for (i, l) in lines.iter().enumerate().filter(|(_, l)| l.trim_start().starts_with(['-', '<'])) {
+            let next = lines.get(i + 1).map_or("", |n| n.trim());
+            let same = l.split_whitespace().count() > 2;
+            assert!(same || (next.len() > 10 && !next.starts_with('[')), "no help line for {l} in {sub:?}:\n{h}");
+        }
+    }
     let h = out(&palaver(home.path(), &["history", "--help"], &[]));
     assert!(!h.contains("--temperature") && !h.contains("--tools"), "history lists chat flags:\n{h}");
     assert!(h.contains("--json"), "{h}");
@@ -174,4 +183,32 @@ fn models_marks_the_demo_models_as_such() {
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     let s = out(&o);
     assert!(s.lines().any(|l| l.starts_with("demo-slow\t(demo: ")), "{s}");
+}
+
+#[test]
+fn json_writes_a_safety_result_only_when_it_changes() {
+    let home = home_with("");
+    let o = palaver(home.path(), &["--demo", "-p", "hello", "--json"], &[]);
+    assert_eq!(o.status.code(), Some(0));
+    let s = out(&o);
+    let text = s.lines().filter(|l| l.contains("\"type\":\"text\"")).count();
+    let filters = s.lines().filter(|l| l.contains("\"type\":\"content_filter\"")).count();
+    assert!(text > 10, "{s}");
+    assert_eq!(filters, 1, "the demo repeats the same results on every chunk:\n{s}");
+}
+
+#[test]
+fn a_headless_call_nobody_could_approve_says_so() {
+    let home = home_with("");
+    let cwd = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_palaver"))
+        .args(["--demo", "-m", "demo-tools", "--tools", "ask", "-p", "what files are here?"])
+        .current_dir(cwd.path())
+        .env("PALAVER_HOME", home.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let e = err(&o);
+    assert!(e.contains("was not run: it needs an approval and no one could give it"), "{e}");
+    assert!(e.contains("--tools auto"), "{e}");
 }

@@ -25,7 +25,7 @@ pub struct Composer {
 pub fn chip(n: usize, text: &str) -> String {
     let lines = text.lines().count();
     let tokens = text.len().div_ceil(4);
-    let tokens = if tokens >= 1000 { format!("~{}k", tokens.div_ceil(1000)) } else { format!("~{tokens}") };
+    let tokens = if tokens >= 1000 { format!("~{}k", (tokens + 500) / 1000) } else { format!("~{tokens}") };
     let number = if n > 1 { format!(" #{n}") } else { String::new() };
     format!(
         "[pasted{number} {} lines · {} · {tokens} tokens]",

@@ -335,7 +335,7 @@ impl State {
             KeyCode::Char('y') => {
                 if let Some(step) = steps.get(f.selected.min(n.saturating_sub(1))) {
                     let text = serde_json::to_string_pretty(&step_json(self, step)).unwrap_or_default();
-                    self.flash(format!("copied the step's JSON ({} characters)", text.chars().count()));
+                    self.copying(format!("the step's JSON ({} characters)", text.chars().count()));
                     fx.push(Effect::Copy(text));
                 }
             }
@@ -362,7 +362,7 @@ impl State {
         };
         match id.and_then(|id| self.flow.requests.get(&id)).cloned() {
             Some(r) => {
-                self.flash("copied the request as curl (the key is $OPENAI_API_KEY)");
+                self.copying("the request as curl (the key is $OPENAI_API_KEY)".to_owned());
                 fx.push(Effect::Tools(ToolEffect::CopyCurl { api: r.api, body: r.body }));
             }
             None => self.flash_error("no request body was kept for this step"),

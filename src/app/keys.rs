@@ -323,7 +323,7 @@ impl State {
             self.flash("nothing to copy");
             return;
         }
-        self.flash(format!("copied {} characters", text.chars().count()));
+        self.copying(format!("{} characters", text.chars().count()));
         fx.push(Effect::Copy(text));
     }
 
@@ -336,7 +336,7 @@ impl State {
             (1, _) | (_, Some(_)) => {
                 let i = index.unwrap_or(0).min(blocks.len() - 1);
                 let code = blocks[i].code.clone();
-                self.flash(format!("copied code block {} ({} lines)", i + 1, code.lines().count()));
+                self.copying(format!("code block {} ({} lines)", i + 1, code.lines().count()));
                 fx.push(Effect::Copy(code));
             }
             (_, None) => {

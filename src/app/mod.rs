@@ -7,6 +7,7 @@ pub mod commands;
 pub mod compare;
 pub mod composer;
 pub mod conversations;
+mod copying;
 pub mod effect;
 pub mod inspector;
 pub mod keymap;

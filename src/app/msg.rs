@@ -36,6 +36,20 @@ pub enum Msg {
     Compare(super::compare::CompareMsg),
     /// The store answered or reported something (history list, search, load, write notices).
     Store(super::persist::StoreMsg),
+    /// A copy to the clipboard was tried (see `Copied`).
+    Copied(Copied),
+}
+
+/// How a copy went: OSC 52 is always written but nothing confirms it arrived; a system
+/// clipboard tool (`wl-copy`, `xclip`, `xsel`, `pbcopy`) does confirm.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Copied {
+    /// The clipboard tool that took the text.
+    pub tool: Option<String>,
+    /// Why no tool took it (none installed, or it failed).
+    pub tool_error: Option<String>,
+    /// Running inside tmux with `set-clipboard off`: tmux drops OSC 52.
+    pub tmux_drops_osc52: bool,
 }
 
 /// A loaded theme; its `Debug` stays short so message logs do not dump style tables.

@@ -134,6 +134,8 @@ pub struct State {
     pub demo_fallback: Option<String>,
     /// Ctrl+C (or Ctrl+D) on an empty composer asked to quit; the next one quits.
     pub quit_armed: bool,
+    /// What a copy in flight carries ("12 characters"), until the clipboard answers.
+    pub copying: Option<String>,
 }
 
 impl State {
@@ -175,6 +177,7 @@ impl State {
             flow: super::inspector::Inspector::default(),
             demo_fallback: None,
             quit_armed: false,
+            copying: None,
         };
         for p in problems {
             s.transcript.push_notice(NoticeKind::Error, format!("config.toml: {p}"));
@@ -243,6 +246,10 @@ impl State {
             Msg::Viewport(r) => self.on_viewport(r),
             Msg::Compare(m) => fx.extend(self.on_compare(m)),
             Msg::Store(m) => self.on_store(m, &mut fx),
+            Msg::Copied(c) => {
+                self.dirty = true;
+                self.copied(&c);
+            }
             Msg::Tools(m) => self.on_tools_msg(m, &mut fx),
         }
         self.persist_sync(&mut fx);

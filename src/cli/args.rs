@@ -136,11 +136,15 @@ pub enum Command {
     Models,
     /// Run the embedded demo provider in the foreground; print its base URL first
     ServeDemo {
+        /// Where to listen (port 0: a free port, printed as the first line)
         #[arg(long, default_value = "127.0.0.1:0")]
         addr: String,
     },
     /// Feed a recorded SSE body through the engine, print as -p does
-    Replay { file: std::path::PathBuf },
+    Replay {
+        /// A recorded `text/event-stream` body (chat or Responses; the API is guessed)
+        file: std::path::PathBuf,
+    },
     /// Stored conversations: list, show ID, export ID [--format md|json], rm ID
     History {
         #[command(subcommand)]
@@ -254,15 +258,23 @@ pub enum HistoryAction {
     /// One conversation a line, newest first, its ID first (with --json: one object a line)
     List,
     /// Print a conversation as a readable transcript
-    Show { id: String },
+    Show {
+        /// The conversation's ID (as `history list` prints it) or a unique prefix
+        id: String,
+    },
     /// Export a conversation: Markdown (readable) or JSON (complete, reloadable)
     Export {
+        /// The conversation's ID (as `history list` prints it) or a unique prefix
         id: String,
+        /// md: a readable transcript; json: everything, reloadable
         #[arg(long, value_enum, default_value = "md")]
         format: ExportFormat,
     },
     /// Delete a conversation
-    Rm { id: String },
+    Rm {
+        /// The conversation's ID (as `history list` prints it) or a unique prefix
+        id: String,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

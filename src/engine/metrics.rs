@@ -113,9 +113,42 @@ pub fn best(values: &[Option<f64>], lower_is_better: bool) -> Option<usize> {
         .map(|(i, _)| i)
 }
 
+/// Every column that is best for a metric: all those tied for the lowest or highest value.
+#[must_use]
+pub fn best_all(values: &[Option<f64>], lower_is_better: bool) -> Vec<usize> {
+    let Some(top) = best(values, lower_is_better).and_then(|i| values[i]) else { return Vec::new() };
+    // Figures are shown rounded: equal to a thousandth is a tie a reader sees as one.
+    let tied = |v: f64| (v - top).abs() <= top.abs() * 1e-3 + f64::EPSILON;
+    values.iter().enumerate().filter(|(_, v)| v.is_some_and(tied)).map(|(i, _)| i).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_rate_while_streaming_and_at_the_end_is_one_definition() {
+        let mut m = Message::with_text(super::super::message::Role::Assistant, &"abcd".repeat(100));
+        m.timing.ttft_ms = Some(100);
+        m.timing.deltas = 10;
+        // While streaming: no usage yet, ~100 tokens over one second, marked estimated.
+        let (live, estimated) = generation_rate(&m, Some(1100)).unwrap_or_default();
+        assert!(estimated && (live - 100.0).abs() < 1e-6, "{live}");
+        // At the end the provider's count replaces the estimate, same formula.
+        m.usage = Some(serde_json::json!({"completion_tokens": 110}));
+        let (done, estimated) = generation_rate(&m, Some(1100)).unwrap_or_default();
+        assert!(!estimated && (done - 110.0).abs() < 1e-6, "{done}");
+        // Under 200 ms of generation there is no rate.
+        assert_eq!(generation_rate(&m, Some(250)), None);
+    }
+
+    #[test]
+    fn ties_mark_every_tied_column() {
+        assert_eq!(best_all(&[Some(2.0), Some(1.0), None, Some(1.0)], true), [1, 3]);
+        assert_eq!(best_all(&[Some(5.0), Some(5.0)], false), [0, 1]);
+        assert_eq!(best_all(&[Some(5.0), Some(4.0)], false), [0]);
+        assert!(best_all(&[None, None], true).is_empty());
+    }
 
     #[test]
     fn cost_and_best() {

@@ -248,6 +248,16 @@ impl Loop {
                 Effect::Copy(text) => {
                     // A terminal that cannot be written to shows nothing anyway; the next draw fails loudly.
                     let _ = self.guard.write_raw(osc52::sequence(&text).as_bytes());
+                    // OSC 52 confirms nothing: a clipboard tool, where there is one, does.
+                    let tx = self.tx.clone();
+                    tokio::task::spawn_blocking(move || {
+                        let (tool, tool_error) = match crate::tui::clipboard::system_copy(&text) {
+                            Ok(t) => (Some(t.to_owned()), None),
+                            Err(e) => (None, Some(e)),
+                        };
+                        let tmux_drops_osc52 = tool.is_none() && crate::tui::clipboard::tmux_drops_osc52();
+                        let _ = tx.send(Msg::Copied(crate::app::msg::Copied { tool, tool_error, tmux_drops_osc52 }));
+                    });
                 }
                 Effect::OpenEditor(draft) => {
                     let result = self.edit(draft).await;

@@ -1,6 +1,7 @@
 //! The terminal side of the app: the guard that takes and restores the terminal, the input task,
 //! the frame scheduler, the external editor and the OSC 52 clipboard.
 
+pub mod clipboard;
 pub mod editor;
 pub mod frame;
 pub mod input;

@@ -68,7 +68,8 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State) {
     }
     let left_w = w(&left);
     let mut spans = left;
-    if left_w + right_w <= width {
+    // At least one space between the two sides, or they run together ("tools offF1 help").
+    if left_w + right_w < width {
         spans.push(Span::styled(" ".repeat(width - left_w - right_w), bar));
         spans.push(right);
     }

@@ -129,7 +129,7 @@ impl State {
             self.flash("nothing to copy in this column");
             return;
         }
-        self.flash(format!("copied {} characters", text.chars().count()));
+        self.copying(format!("{} characters", text.chars().count()));
         fx.push(Effect::Copy(text));
     }
 

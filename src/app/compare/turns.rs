@@ -350,6 +350,7 @@ impl State {
         let others = cmp.columns.len() - 1;
         self.compare.kept.push(cmp);
         fx.push(Effect::Compare(CompareEffect::UseEndpoint { provider }));
+        self.flash(format!("kept column {} ({model}) as the chat", index + 1));
         self.transcript.push_notice(
             NoticeKind::Info,
             format!(

@@ -248,7 +248,8 @@ pub fn draw(
     let focused = cmp.focus == i;
     let keys_here = focused && state.focus == crate::app::state::Focus::Transcript && state.overlays.is_empty();
     let border = theme.style(if keys_here { R::BorderFocused } else { R::Border });
-    let mark = if focused { "▸ " } else { "" };
+    // Unfocused titles keep the marker's room, so the columns' numbers and names line up.
+    let mark = if focused { "▸ " } else { "  " };
     let provider = if col.target.provider == state.target.provider && !cmp_mixed(cmp) {
         String::new()
     } else {

@@ -5,7 +5,7 @@
 use super::metrics::{ColumnMetrics, Phase};
 use crate::app::State;
 use crate::app::compare::Compare;
-use crate::engine::metrics::best;
+use crate::engine::metrics::best_all;
 use crate::ui::fmt;
 use crate::ui::sanitize::sanitize;
 use crate::ui::theme::Role as R;
@@ -38,7 +38,7 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State, cmp: &Compare, segments: &
     let block =
         Block::bordered().border_style(theme.style(R::Border)).padding(Padding::horizontal(1)).title(Span::styled(
             super::clip(
-                " Metrics · ★ best: first token soonest, most tok/s, fewest output tokens, lowest cost ",
+                " Metrics · longer bar = better · ★ best: first token soonest, most tok/s, fewest output tokens, lowest cost ",
                 usize::from(area.width.saturating_sub(4)),
             ),
             theme.style(R::Title),
@@ -94,7 +94,8 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State, cmp: &Compare, segments: &
                 .iter()
                 .map(|c| {
                     let priced = state.cfg.model_facts(&c.target.model).is_some_and(|f| f.price.is_some());
-                    if priced { "—" } else { "no price set" }
+                    // Where to set one, since the strip is where its absence shows.
+                    if priced { "—" } else { "no price: [models] in config.toml" }
                 })
                 .collect(),
         },
@@ -127,14 +128,39 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State, cmp: &Compare, segments: &
             })
             .collect();
         let present = contenders.iter().filter(|v| v.is_some()).count();
-        let winner = if present >= 2 { best(&contenders, metric.lower_is_better) } else { None };
+        let winners = if present >= 2 { best_all(&contenders, metric.lower_is_better) } else { Vec::new() };
         let max = numbers.iter().flatten().fold(0.0f64, |a, &b| a.max(b));
+        let min = numbers.iter().flatten().fold(f64::INFINITY, |a, &b| a.min(b));
+        // The longer bar is always the better: a lower-is-better figure fills by min / value.
+        let scale = Scale { lower_is_better: metric.lower_is_better, min, max };
         let value_w = metric.values.iter().flatten().map(|(_, t)| crate::ui::wrap::width(t)).max().unwrap_or(0);
         for (i, &(x, w)) in segments.iter().enumerate() {
             let (x, w) = clamp_segment(inner, x, w);
-            let line = segment(state, metric, i, winner == Some(i), max, value_w, usize::from(w));
+            let line = segment(state, metric, i, winners.contains(&i), scale, value_w, usize::from(w));
             f.buffer_mut().set_line(x, y, &line, w);
         }
+    }
+}
+
+/// How a metric's values map to bar lengths.
+#[derive(Clone, Copy)]
+struct Scale {
+    lower_is_better: bool,
+    min: f64,
+    max: f64,
+}
+
+impl Scale {
+    /// The filled fraction for `v`: the best value fills the bar whichever way is better.
+    fn fraction(self, v: f64) -> f64 {
+        let f = if self.lower_is_better {
+            if v > 0.0 { self.min / v } else { 1.0 }
+        } else if self.max > 0.0 {
+            v / self.max
+        } else {
+            0.0
+        };
+        f.clamp(0.0, 1.0)
     }
 }
 
@@ -151,7 +177,7 @@ fn segment(
     m: &Metric,
     i: usize,
     is_best: bool,
-    max: f64,
+    scale: Scale,
     value_w: usize,
     width: usize,
 ) -> Line<'static> {
@@ -160,7 +186,14 @@ fn segment(
     let label = format!("{:<6}", m.label);
     let mut spans = vec![Span::styled(label, dim)];
     let Some((v, text)) = m.values.get(i).cloned().flatten() else {
-        spans.push(Span::styled(m.missing.get(i).copied().unwrap_or("—"), dim));
+        let missing = m.missing.get(i).copied().unwrap_or("—");
+        // Where to set a price, when the column has room to say it.
+        let missing = if crate::ui::wrap::width(missing) > width.saturating_sub(6) && missing.starts_with("no price") {
+            "no price set"
+        } else {
+            missing
+        };
+        spans.push(Span::styled(missing, dim));
         return Line::from(spans);
     };
     let star = if is_best { " ★" } else { "  " };
@@ -171,7 +204,7 @@ fn segment(
         (theme.style(R::GaugeFilled), theme.style(R::GaugeEmpty))
     };
     if bar_w > 0 {
-        spans.extend(bar(v, max, bar_w, fill, empty));
+        spans.extend(bar(scale.fraction(v), bar_w, fill, empty));
     }
     let value_style = if is_best { theme.style(R::Success).add_modifier(Modifier::BOLD) } else { theme.style(R::Base) };
     spans.push(Span::styled(format!(" {text:>value_w$}"), value_style));
@@ -179,13 +212,13 @@ fn segment(
     Line::from(spans)
 }
 
-/// A bar of `v / max` of `width` cells, in eighths.
+/// A bar filled to `frac` of `width` cells, in eighths.
 #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
-fn bar(v: f64, max: f64, width: usize, fill: Style, empty: Style) -> Vec<Span<'static>> {
-    let frac = if max > 0.0 { (v / max).clamp(0.0, 1.0) } else { 0.0 };
+fn bar(frac: f64, width: usize, fill: Style, empty: Style) -> Vec<Span<'static>> {
+    let frac = frac.clamp(0.0, 1.0);
     let eighths = (frac * (width * 8) as f64).round() as usize;
     // Any value at all shows at least a sliver.
-    let eighths = if v > 0.0 { eighths.max(1) } else { eighths };
+    let eighths = if frac > 0.0 { eighths.max(1) } else { eighths };
     let full = eighths / 8;
     let part = EIGHTHS[eighths % 8];
     let mut filled = "█".repeat(full);
@@ -205,10 +238,20 @@ mod tests {
     #[test]
     fn bars_scale_in_eighths() {
         let s = Style::default();
-        assert_eq!(text(&bar(10.0, 10.0, 4, s, s)), "████");
-        assert_eq!(text(&bar(5.0, 10.0, 4, s, s)), "██░░");
-        assert_eq!(text(&bar(1.0, 10.0, 4, s, s)), "▍░░░");
-        assert_eq!(text(&bar(0.001, 10.0, 4, s, s)), "▏░░░");
-        assert_eq!(text(&bar(0.0, 0.0, 3, s, s)), "░░░");
+        assert_eq!(text(&bar(1.0, 4, s, s)), "████");
+        assert_eq!(text(&bar(0.5, 4, s, s)), "██░░");
+        assert_eq!(text(&bar(0.1, 4, s, s)), "▍░░░");
+        assert_eq!(text(&bar(0.0001, 4, s, s)), "▏░░░");
+        assert_eq!(text(&bar(0.0, 3, s, s)), "░░░");
+    }
+
+    #[test]
+    fn the_best_fills_the_bar_whichever_way_is_better() {
+        let lower = Scale { lower_is_better: true, min: 180.0, max: 420.0 };
+        assert!((lower.fraction(180.0) - 1.0).abs() < 1e-9);
+        assert!(lower.fraction(420.0) < 0.5);
+        let higher = Scale { lower_is_better: false, min: 69.0, max: 131.0 };
+        assert!((higher.fraction(131.0) - 1.0).abs() < 1e-9);
+        assert!(higher.fraction(69.0) < 0.6);
     }
 }
