@@ -14,6 +14,8 @@ pub struct ChatMapper {
     slots: Vec<Slot>,
     meta: ResponseMeta,
     usage: UsageAndTimings,
+    /// The envelope of the last plain text chunk, to map the next ones without parsing them.
+    pub(super) envelope: Option<super::chat_fast::Envelope>,
 }
 
 #[derive(Debug)]
@@ -33,6 +35,12 @@ impl ChatMapper {
 
     /// Maps one `data:` payload of a chat stream.
     pub fn map_data(&mut self, data: &str, out: &mut Vec<StreamEvent>) {
+        if let Some(text) = self.envelope.as_ref().and_then(|e| e.text(data)) {
+            text.emit(out);
+            return;
+        }
+        // Only a chunk that follows one mapped in full may skip the parse (see `Envelope`).
+        self.envelope = None;
         if data.starts_with("[DONE]") {
             out.push(StreamEvent::End);
             return;

@@ -71,13 +71,13 @@ impl SseDecoder {
                 self.skip_lf = false;
             }
         }
-        while let Some(pos) = bytes.iter().position(|&b| b == b'\n' || b == b'\r') {
+        while let Some(pos) = memchr::memchr2(b'\n', b'\r', bytes) {
             let is_cr = bytes[pos] == b'\r';
             if !self.fits(self.line.len(), pos) {
                 return;
             }
-            self.line.extend_from_slice(&bytes[..pos]);
-            bytes = &bytes[pos + 1..];
+            let (line, rest) = bytes.split_at(pos);
+            bytes = &rest[1..];
             if is_cr {
                 match bytes.first() {
                     Some(b'\n') => bytes = &bytes[1..],
@@ -85,13 +85,19 @@ impl SseDecoder {
                     None => self.skip_lf = true,
                 }
             }
-            let line = std::mem::take(&mut self.line);
-            self.process_line(&line, emit);
+            if self.line.is_empty() {
+                // The usual case: the whole line is in this read, so it is read in place.
+                self.process_line(line, emit);
+            } else {
+                self.line.extend_from_slice(line);
+                let line = std::mem::take(&mut self.line);
+                self.process_line(&line, emit);
+                self.line = line;
+                self.line.clear();
+            }
             if self.overflowed {
                 return;
             }
-            self.line = line;
-            self.line.clear();
         }
         if self.fits(self.line.len(), bytes.len()) {
             self.line.extend_from_slice(bytes);
@@ -112,7 +118,11 @@ impl SseDecoder {
 
     fn process_line(&mut self, raw: &[u8], emit: &mut impl FnMut(SseEvent)) {
         // Decoding per whole line means a UTF-8 sequence split across reads is never mangled.
-        let decoded = String::from_utf8_lossy(raw);
+        // Valid UTF-8 (nearly always) takes the fast check; only a bad line pays for the lossy one.
+        let decoded = match std::str::from_utf8(raw) {
+            Ok(s) => std::borrow::Cow::Borrowed(s),
+            Err(_) => String::from_utf8_lossy(raw),
+        };
         let mut line: &str = &decoded;
         if !self.started {
             self.started = true;

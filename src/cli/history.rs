@@ -192,10 +192,12 @@ fn rm(store: &StoreHandle, id: &str) -> Result<u8, StoreError> {
     Ok(EXIT_OK)
 }
 
-/// A streaming reply is handed to the store at most this often; the writer then keeps at
-/// most one disk write per 250 ms. A timer in the stream loop saves a reply that stopped
-/// changing, so a pause never leaves the newest text unsaved.
-const STREAM_SAVE_EVERY: Duration = Duration::from_millis(100);
+/// A streaming reply is handed to the store at most this often: a checkpoint rewrites the whole
+/// reply (and its search index), so checkpoints go by a time budget, not by events. The first
+/// delta is saved at once (a reply killed early still leaves its start), the finished reply at
+/// once, and a timer in the stream loop saves a reply that stopped changing, so a pause never
+/// leaves the newest text unsaved for longer than this.
+const STREAM_SAVE_EVERY: Duration = Duration::from_secs(1);
 
 /// A long reply is saved less often, one millisecond per KiB of text: every save rewrites the
 /// whole text (and its search index), so saving a multi-megabyte reply ten times a second
