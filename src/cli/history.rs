@@ -196,8 +196,9 @@ fn rm(store: &StoreHandle, id: &str) -> Result<u8, StoreError> {
 /// reply (and its search index), so checkpoints go by a time budget, not by events. The first
 /// delta is saved at once (a reply killed early still leaves its start), the finished reply at
 /// once, and a timer in the stream loop saves a reply that stopped changing, so a pause never
-/// leaves the newest text unsaved for longer than this.
-const STREAM_SAVE_EVERY: Duration = Duration::from_secs(1);
+/// leaves the newest text unsaved for longer than this. A quarter second matches the writer's
+/// own pacing: a `kill -9` loses at most that much of what was printed.
+const STREAM_SAVE_EVERY: Duration = Duration::from_millis(250);
 
 /// A long reply is saved less often, one millisecond per KiB of text: every save rewrites the
 /// whole text (and its search index), so saving a multi-megabyte reply ten times a second
