@@ -450,8 +450,10 @@ class RealServer:
 
                 def finished(s: str) -> bool:
                     lines = [ln for ln in s.splitlines() if ln.strip()]
-                    return bool(done.search(s)) and bool(lines) and "done" in lines[-1]
-                s = wait("a completion count in the usage panel and 'done' on the status line", finished, 60)
+                    # A base model usually stops at the token limit: "… cut off" rather than "✓ done".
+                    ended = bool(lines) and ("done" in lines[-1] or "cut off" in lines[-1])
+                    return bool(done.search(s)) and ended
+                s = wait("a completion count in the usage panel and the reply's end on the status line", finished, 60)
                 if s:
                     p, c = re.search(r"prompt\s+(\d+)", s), re.search(r"completion\s+(\d+)", s)
                     note = f"usage panel: prompt {p and p.group(1)}, completion {c and c.group(1)}"

@@ -808,11 +808,19 @@ class Suite:
                      {"rc": 1, "text": "Alpha ", "finish": "error", "events": ["malformed_frame"],
                       "error": {"kind": ("malformed", "truncated"), "msg": ["malformed"]}},
                      group="fault", label="malformed last frame, no finish"))
-            add(Case("10 MiB delta", "faultserver", api, True, "big-delta", "fs big",
+            # Past the default reply limit (4 MiB): a named limit, not 10 MiB held quietly.
+            add(Case("10 MiB delta, default limits", "faultserver", api, True, "big-delta", "fs big",
+                     {"rc": 1, "finish": "error", "max_s": 60,
+                      "error": {"kind": "limit", "msg": ["reply_bytes"]}},
+                     group="fault", label="a 10 MB delta (default limits)"))
+            # With the limit raised in the profile, every byte comes through unaltered.
+            raised = (f'[providers.interop]\nbase_url = "{self.urls["faultserver"]}"\n'
+                      'limits = { reply_bytes = 16777216, sse_event_bytes = 16777216 }\n')
+            add(Case("10 MiB delta, limits raised", "faultserver", api, True, "big-delta", "fs big",
                      {"text_len": BIG_LEN, "finish": "stop", "error": None, "max_s": 60,
                       "compare": lambda r: None if r["text"] == "abcdefghij" * (BIG_LEN // 10)
                       else "the 10 MiB text came back altered"},
-                     group="fault", label="a 10 MB delta"))
+                     provider_toml=raised, group="fault", label="a 10 MB delta (limits raised)"))
             unk = {"text": text, "finish": "stop", "error": None, "usage": "present"}
             if api == "responses":
                 unk["events"] = ["unknown_event"]
