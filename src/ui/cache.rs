@@ -5,7 +5,7 @@
 use super::cells;
 use super::sanitize::sanitize;
 use super::stream_md::StreamingMarkdown;
-use super::wrap;
+use super::wrap::{self, GrowingLine};
 use crate::app::State;
 use ratatui::style::Style;
 use ratatui::text::Line;
@@ -51,7 +51,9 @@ pub struct CachedCell {
     pub pre: Vec<Line<'static>>,
     /// The answer's complete lines as markdown.
     pub md: StreamingMarkdown,
-    /// After the answer: the streaming tail, tool cards, banners.
+    /// The answer's line still arriving, plain, with the cursor.
+    pub tail: GrowingLine,
+    /// After the answer: tool cards, banners.
     pub post: Vec<Line<'static>>,
     pub reasoning: Incremental,
 }
@@ -60,7 +62,7 @@ impl CachedCell {
     /// Body lines (without the header and the blank line after the cell).
     #[must_use]
     pub fn body_len(&self) -> usize {
-        self.pre.len() + self.md.len() + self.post.len()
+        self.pre.len() + self.md.len() + self.tail.len() + self.post.len()
     }
 
     /// Rows the cell takes: header, body, one blank separator.
@@ -76,13 +78,15 @@ impl CachedCell {
     /// Body line `i`.
     #[must_use]
     pub fn body_line(&self, i: usize) -> Option<&Line<'static>> {
-        let (p, m) = (self.pre.len(), self.md.len());
+        let (p, m, t) = (self.pre.len(), self.md.len(), self.tail.len());
         if i < p {
             self.pre.get(i)
         } else if i < p + m {
             self.md.get(i - p)
+        } else if i < p + m + t {
+            self.tail.get(i - p - m)
         } else {
-            self.post.get(i - p - m)
+            self.post.get(i - p - m - t)
         }
     }
 }

@@ -7,19 +7,25 @@
 //! theme. Text that is still streaming renders sensibly (an open code fence is a code
 //! block).
 
+mod blocks;
+mod code;
 mod table;
 #[cfg(test)]
 mod tests;
 mod wrap;
 
-use super::highlight::{highlight, lang_token};
+pub use blocks::{TopBlock, is_cut, top_level};
+pub use code::CodeRows;
+pub use code::{base as code_base, highlighted as highlighted_rows, plain as plain_rows};
+
+use super::highlight::lang_token;
 use super::sanitize::{sanitize, sanitize_keep_tabs};
 use super::theme::{Role, Theme};
 use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthStr;
-use wrap::{Run, Spans, clamp, hard_wrap};
+use wrap::{Run, Spans, clamp};
 
 fn options() -> Options {
     Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS
@@ -41,6 +47,13 @@ pub fn render(text: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
     }
     r.flush();
     r.out
+}
+
+/// A line of a top-level block as [`render`] emits it for `width` columns (no quote or list
+/// prefix): for pieces rendered outside the renderer, such as a streamed code block's rows.
+#[must_use]
+pub fn top_line(spans: Vec<Span<'static>>, width: u16) -> Line<'static> {
+    Line::from(clamp(spans, usize::from(width)))
 }
 
 /// A fenced code block found in the text (for "copy code block").
@@ -420,22 +433,15 @@ impl<'t> Renderer<'t> {
     fn emit_code(&mut self, lang: &str, code: &str) {
         let code = sanitize(code);
         let code = code.strip_suffix('\n').unwrap_or(&code);
-        let base = self.role(Role::Base).patch(self.role(Role::CodeBlock));
-        if !lang.is_empty() {
-            self.emit(vec![Span::styled(lang.to_owned(), self.role(Role::Dim))]);
+        if let Some(head) = CodeRows::head(lang, self.theme) {
+            self.emit(head);
         }
-        let highlighted = if self.theme.no_color() { None } else { highlight(code, lang, self.theme.syntax_theme()) };
-        let lines: Vec<Vec<(Style, String)>> = match highlighted {
-            Some(lines) if !lines.is_empty() => {
-                lines.into_iter().map(|l| l.into_iter().map(|(s, t)| (base.patch(s), t)).collect()).collect()
-            }
-            _ => code.split('\n').map(|l| vec![(base, l.to_owned())]).collect(),
-        };
-        let width = self.text_width();
-        for line in lines {
-            for wrapped in hard_wrap(&line, width) {
-                self.emit(wrapped);
-            }
+        let mut rows = CodeRows::new(lang, self.theme, self.text_width());
+        for line in code.split('\n') {
+            rows.push(line);
+        }
+        for row in rows.finish() {
+            self.emit(row);
         }
     }
 }

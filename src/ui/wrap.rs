@@ -1,6 +1,7 @@
 //! Word wrapping for styled text, measured in terminal columns, plus the last guard against
 //! control characters: whatever reaches the screen went through here or `guard_line`.
 
+use super::sanitize::{may_reach, sanitize};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use std::borrow::Cow;
@@ -103,6 +104,7 @@ pub fn spans(input: Vec<Span<'static>>, cols: usize) -> Vec<Line<'static>> {
     w.lines
 }
 
+#[derive(Debug, Default)]
 struct Wrapper {
     cols: usize,
     lines: Vec<Line<'static>>,
@@ -162,6 +164,98 @@ impl Wrapper {
     }
 }
 
+/// The line still arriving, wrapped as [`plain`] wraps it, for a cost that does not grow with
+/// the line: the greedy wrap of words already followed by a space never changes, so they are
+/// placed once; only the last word (it may grow) and the row it lands on are redone. A line
+/// holding an escape sequence, C1 control or CR (which the sanitiser reads with what follows)
+/// is wrapped whole each time instead.
+#[derive(Debug, Default)]
+pub struct GrowingLine {
+    /// Where the line starts in its text, and the width and style it is wrapped for.
+    key: Option<(usize, usize, Style)>,
+    /// Bytes of the line placed in `placed`, and checked for sequences that reach.
+    done: usize,
+    checked: usize,
+    reaching: bool,
+    placed: Wrapper,
+    /// The rows after the placed ones (all rows, for a line wrapped whole).
+    rest: Vec<Line<'static>>,
+}
+
+impl GrowingLine {
+    /// Wraps `line` (which starts at byte `start` of its text and has no newline) to `cols`,
+    /// then appends `cursor` to the last row.
+    pub fn update(&mut self, start: usize, line: &str, cols: usize, style: Style, cursor: Span<'static>) {
+        let key = Some((start, cols, style));
+        if self.key != key || line.len() < self.checked || !line.is_char_boundary(self.checked) {
+            *self = Self { key, placed: Wrapper { cols: cols.max(1), ..Wrapper::default() }, ..Self::default() };
+        }
+        self.reaching |= may_reach(&line[self.checked..]);
+        self.checked = line.len();
+        if self.reaching {
+            self.done = 0;
+            self.placed.lines.clear();
+            self.rest = plain(&sanitize(line), cols, style);
+        } else {
+            // Place every word now followed by a space: up to the start of the last word.
+            if let Some(cut) = last_word(line, self.done) {
+                for (token, is_space) in tokens(&sanitize(&line[self.done..cut])) {
+                    self.placed.token(token, is_space, style);
+                }
+                self.done = cut;
+            }
+            // The row being filled, without the rows before it.
+            let p = &self.placed;
+            let mut w = Wrapper { cols: p.cols, lines: Vec::new(), cur: p.cur.clone(), cur_w: p.cur_w };
+            for (token, is_space) in tokens(&sanitize(&line[self.done..])) {
+                w.token(token, is_space, style);
+            }
+            w.flush();
+            self.rest = w.lines;
+        }
+        if let Some(last) = self.rest.last_mut() {
+            last.spans.push(cursor);
+        }
+    }
+
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.placed.lines.len() + self.rest.len()
+    }
+
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    #[must_use]
+    pub fn get(&self, i: usize) -> Option<&Line<'static>> {
+        let n = self.placed.lines.len();
+        if i < n { self.placed.lines.get(i) } else { self.rest.get(i - n) }
+    }
+
+    pub fn clear(&mut self) {
+        *self = Self::default();
+    }
+}
+
+/// The start of the last word of `line` after `from` that a space precedes and that starts
+/// with a character the sanitiser keeps: the text before it ends its last token there.
+fn last_word(line: &str, from: usize) -> Option<usize> {
+    let b = line.as_bytes();
+    let mut end = b.len();
+    while let Some(i) = memchr::memrchr(b' ', &b[from..end]).map(|i| from + i) {
+        let next = line.get(i + 1..).and_then(|s| s.chars().next());
+        if next
+            .is_some_and(|c| c != ' ' && !c.is_control() && sanitize(c.encode_utf8(&mut [0; 4])).len() == c.len_utf8())
+        {
+            return Some(i + 1);
+        }
+        end = i;
+    }
+    None
+}
+
 /// Splits text into runs of spaces and runs of non-spaces.
 fn tokens(s: &str) -> Vec<(&str, bool)> {
     let mut out = Vec::new();
@@ -214,6 +308,34 @@ mod tests {
     fn wide_characters_count_two() {
         let l = plain("日本語のテキスト", 6, Style::default());
         assert_eq!(text(&l), ["日本語", "のテキ", "スト"]);
+    }
+
+    #[test]
+    fn a_growing_line_wraps_as_the_whole_line() {
+        let line = "the quick  brown fox\tjumps over a_word_much_longer_than_the_width_of_the_screen and 日本語 \
+                    テキスト  ok\u{1}x \u{202e}y   spaces   end";
+        let cursor = || Span::raw("▌");
+        for cols in [1, 7, 12, 30] {
+            let mut g = GrowingLine::default();
+            for (end, _) in line.char_indices().skip(1) {
+                let part = &line[..end];
+                g.update(5, part, cols, Style::default(), cursor());
+                let mut want = plain(&sanitize(part), cols, Style::default());
+                if let Some(last) = want.last_mut() {
+                    last.spans.push(cursor());
+                }
+                let got: Vec<Line<'_>> = (0..g.len()).filter_map(|i| g.get(i)).cloned().collect();
+                assert_eq!(got, want, "{cols} cols, {part:?}");
+            }
+            assert!(g.done > 0, "words were placed once");
+            // A new line (a newline arrived) starts over; so does an escape sequence.
+            g.update(9, "next", cols, Style::default(), cursor());
+            assert_eq!(text(&(0..g.len()).filter_map(|i| g.get(i)).cloned().collect::<Vec<_>>()).concat(), "next▌");
+            g.update(9, "next \u{1b}[31mred", cols, Style::default(), cursor());
+            assert!(
+                text(&(0..g.len()).filter_map(|i| g.get(i)).cloned().collect::<Vec<_>>()).concat().ends_with("red▌")
+            );
+        }
     }
 
     #[test]

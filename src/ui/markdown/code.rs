@@ -1,0 +1,151 @@
+//! A code block's rows, built a line at a time: the whole-answer renderer feeds it every line
+//! of a block at once, the streaming renderer one line as it arrives, and both get the same
+//! rows. Each line is highlighted once, with its newline, when the next line shows it was not
+//! the last; the last line is highlighted without one (as syntect sees the end of a block), and
+//! only that line is ever highlighted again while it may still be followed.
+//!
+//! The size guards of `highlight` hold for the block as a whole: a block that grows past them
+//! is rendered plain from then on, every line of it, exactly as if it had arrived whole.
+
+use super::super::highlight::{HighlightedLine, LineHighlighter, MAX_LINES, line_too_long};
+use super::super::theme::{Role, Theme};
+use super::wrap::{Spans, hard_wrap};
+use ratatui::style::Style;
+use ratatui::text::Span;
+
+/// A code block being rendered for a width.
+pub struct CodeRows {
+    base: Style,
+    width: usize,
+    /// `None` once the block is plain (no colour, an unknown language, over a guard, an error).
+    hl: Option<LineHighlighter>,
+    /// Every line so far, sanitized, without its newline.
+    lines: Vec<String>,
+    /// Rows of every line but the last.
+    rows: Vec<Spans>,
+    /// Bumped when rows already handed out changed (the block turned plain).
+    revision: u64,
+}
+
+impl std::fmt::Debug for CodeRows {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CodeRows")
+            .field("lines", &self.lines.len())
+            .field("rows", &self.rows.len())
+            .field("highlighted", &self.hl.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl CodeRows {
+    /// An empty block of language `lang` (a fence's language token) for `width` columns.
+    #[must_use]
+    pub fn new(lang: &str, theme: &Theme, width: usize) -> Self {
+        let base = base(theme);
+        let hl = if theme.no_color() { None } else { LineHighlighter::new(lang, theme.syntax_theme()) };
+        Self { base, width, hl, lines: Vec::new(), rows: Vec::new(), revision: 0 }
+    }
+
+    /// The line above a block's code: its language, when it has one.
+    #[must_use]
+    pub fn head(lang: &str, theme: &Theme) -> Option<Vec<Span<'static>>> {
+        (!lang.is_empty()).then(|| vec![Span::styled(lang.to_owned(), theme.style(Role::Dim))])
+    }
+
+    /// Adds the next line (sanitized, without its newline).
+    pub fn push(&mut self, line: &str) {
+        self.lines.push(line.to_owned());
+        let n = self.lines.len();
+        if n >= 2 {
+            // The previous line was not the last: it is highlighted now, with its newline, once.
+            let prev = &self.lines[n - 2];
+            let rows = match &mut self.hl {
+                Some(hl) => hl.line(&format!("{prev}\n")).map(|l| highlighted(self.base, self.width, l)),
+                None => Some(plain(self.base, self.width, prev)),
+            };
+            match rows {
+                Some(rows) => self.rows.extend(rows),
+                None => self.go_plain(),
+            }
+        }
+        // The guards of `highlight`: a line too long, or more lines than it highlights (a last
+        // empty line is not counted, as `str::lines` does not count it).
+        let counted = n - usize::from(line.is_empty());
+        if self.hl.is_some() && (line_too_long(line) || counted > MAX_LINES) {
+            self.go_plain();
+        }
+    }
+
+    /// Rows of every line but the last; they change only when [`CodeRows::revision`] does.
+    #[must_use]
+    pub fn settled(&self) -> &[Spans] {
+        &self.rows
+    }
+
+    /// Changes when rows returned by [`CodeRows::settled`] were replaced rather than extended.
+    #[must_use]
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+
+    /// Rows of the last line, as if the block ended here (they follow [`CodeRows::settled`]).
+    pub fn last(&mut self) -> Vec<Spans> {
+        let Some(line) = self.lines.last() else {
+            // No line at all is one empty row, as an empty block always was.
+            return plain(self.base, self.width, "");
+        };
+        let rows = match &self.hl {
+            // A last line that is empty is not a line to syntect (`LinesWithEndings`).
+            Some(_) if line.is_empty() => Vec::new(),
+            Some(hl) => match hl.peek(line) {
+                Some(l) => highlighted(self.base, self.width, l),
+                None => {
+                    self.go_plain();
+                    return self.last();
+                }
+            },
+            None => plain(self.base, self.width, line),
+        };
+        if rows.is_empty() && self.rows.is_empty() {
+            // Nothing highlighted at all renders as one plain empty row.
+            return plain(self.base, self.width, "");
+        }
+        rows
+    }
+
+    /// Every row of the finished block.
+    #[must_use]
+    pub fn finish(mut self) -> Vec<Spans> {
+        let last = self.last();
+        let mut rows = self.rows;
+        rows.extend(last);
+        rows
+    }
+
+    /// From here on the block is plain, the lines already rendered included.
+    fn go_plain(&mut self) {
+        self.hl = None;
+        self.revision += 1;
+        let done = self.lines.len().saturating_sub(1);
+        self.rows = self.lines[..done].iter().flat_map(|l| plain(self.base, self.width, l)).collect();
+    }
+}
+
+/// The style code is drawn in, under any highlighting.
+#[must_use]
+pub fn base(theme: &Theme) -> Style {
+    theme.style(Role::Base).patch(theme.style(Role::CodeBlock))
+}
+
+/// The rows of one highlighted code line, wrapped hard at `width` columns.
+#[must_use]
+pub fn highlighted(base: Style, width: usize, line: HighlightedLine) -> Vec<Spans> {
+    let pieces: Vec<(Style, String)> = line.into_iter().map(|(s, t)| (base.patch(s), t)).collect();
+    hard_wrap(&pieces, width)
+}
+
+/// The rows of one code line drawn plain, wrapped hard at `width` columns.
+#[must_use]
+pub fn plain(base: Style, width: usize, line: &str) -> Vec<Spans> {
+    hard_wrap(&[(base, line.to_owned())], width)
+}
