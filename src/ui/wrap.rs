@@ -41,6 +41,10 @@ pub fn guard_line(line: Line<'static>) -> Line<'static> {
 /// Width of a string in columns (control characters count as nothing).
 #[must_use]
 pub fn width(s: &str) -> usize {
+    // Printable ASCII (nearly all text) is one column a byte.
+    if s.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        return s.len();
+    }
     s.chars().map(|c| c.width().unwrap_or(0)).sum()
 }
 
@@ -113,8 +117,9 @@ struct Wrapper {
 }
 
 impl Wrapper {
-    fn push(&mut self, s: &str, style: Style) {
-        self.cur_w += width(s);
+    /// Adds `s`, `w` columns wide, to the current row.
+    fn push(&mut self, s: &str, w: usize, style: Style) {
+        self.cur_w += w;
         if let Some(last) = self.cur.last_mut().filter(|l| l.style == style) {
             last.content.to_mut().push_str(s);
         } else {
@@ -140,7 +145,7 @@ impl Wrapper {
     fn token(&mut self, token: &str, is_space: bool, style: Style) {
         let tw = width(token);
         if self.cur_w + tw <= self.cols {
-            self.push(token, style);
+            self.push(token, tw, style);
             return;
         }
         if is_space {
@@ -149,7 +154,7 @@ impl Wrapper {
         }
         if tw <= self.cols {
             self.flush();
-            self.push(token, style);
+            self.push(token, tw, style);
             return;
         }
         // A word wider than the line: cut it where it overflows.
@@ -159,7 +164,7 @@ impl Wrapper {
             if self.cur_w + cw > self.cols {
                 self.flush();
             }
-            self.push(c.encode_utf8(&mut buf), style);
+            self.push(c.encode_utf8(&mut buf), cw, style);
         }
     }
 }
