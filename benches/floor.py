@@ -2,19 +2,25 @@
 """The floor bench: palaver against curl, and the chat screen against headless, on the same local
 100,000-delta streams, in one run, alternating, CPU time (user + system) of each client process.
 
-usage: floor.py PALAVER [--rounds N] [--deltas N] [--only headless|screen]
+usage: floor.py [PALAVER] [--rounds N] [--deltas N] [--only headless|screen] [--bulk]
+(benches/floor.sh builds the release binary and runs this.)
 
-A local server (a thread of this script, on 127.0.0.1) answers every POST with a prebuilt SSE
-body of chat chunks, the same bytes every time: the model name picks the stream.
+A local server (a process of its own, on 127.0.0.1) answers every POST with a prebuilt SSE body
+of chat chunks, the same bytes every time, one write per event as a model server writes each
+token (--bulk: 64 KB writes); the model name picks the stream:
   bench-plain     " w12"-style words, no newline at all (the headless criterion bench's stream)
-  bench-md        markdown: headings, prose, lists, tables and a 40-line code block per section
+  bench-md        markdown: headings, prose, lists, a table, a quote and a 40-line Rust block
+                  per section (about a third of its lines are code)
 
 Each round runs, in this order: curl, palaver -p (plain stdout), palaver -p --json, the chat
 screen on the markdown stream, palaver -p on it, the chat screen on the plain stream, palaver -p
-on it. The chat screen runs in a pseudo-terminal (120x40) this script drives: it types the
-prompt, waits until the reply has arrived and palaver is idle, then ends it with SIGTERM. CPU
-times come from wait4's rusage (microseconds, every thread). Medians over the rounds give the
-ratios; the targets of issue 18 are checked at the end.
+on it. Output goes into a pipe this script drains. The chat screen runs in a 120x40 pseudo-
+terminal this script drives (it answers the terminal's queries): it types the prompt, waits
+until the server has sent the whole stream and palaver's CPU time stops moving, then ends it
+with SIGTERM; each run's history is checked to hold the whole reply. CPU times come from
+wait4's rusage (every thread, to the microsecond). Medians over the rounds give the ratios; the
+targets of issue 18 are checked at the end. The machine is shared: compare medians of runs made
+in the same invocation, not across invocations.
 """
 import argparse
 import json

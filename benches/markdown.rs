@@ -109,14 +109,19 @@ fn prose_answer(bytes: usize) -> Answer {
     a
 }
 
-/// Streams `a` a line at a time into a fresh renderer at 120 columns, then finishes it.
+/// Streams `a` a line at a time into a fresh renderer at 120 columns, reading the last 40 rows
+/// after each line as a screen following the answer draws them (so every line is drawn once),
+/// then finishes it and reads every row (as if scrolled through).
 fn stream(a: &Answer, theme: &Theme) -> usize {
     let mut md = StreamingMarkdown::default();
     for &end in &a.ends {
         md.update(&a.text[..end], true, 120, theme);
+        for i in md.len().saturating_sub(40)..md.len() {
+            black_box(md.get(i));
+        }
     }
     md.update(&a.text, false, 120, theme);
-    md.len()
+    (0..md.len()).filter_map(|i| md.get(i)).map(|l| l.spans.len()).sum()
 }
 
 fn per_line(c: &mut Criterion) {

@@ -1,6 +1,7 @@
 //! The render cache: each cell's body rendered for a width, keyed by (cell id, revision, width)
-//! plus the view flags that change it. A streaming reply re-renders its markdown only when a
-//! line completes; the line still arriving is re-wrapped on its own.
+//! plus the view flags that change it. A streaming reply renders its markdown only as lines
+//! complete (`stream_md`); the line still arriving is wrapped on its own, incrementally
+//! (`wrap::GrowingLine`).
 
 use super::cells;
 use super::sanitize::sanitize;

@@ -1,11 +1,9 @@
-//! A code block's rows, built a line at a time: the whole-answer renderer feeds it every line
-//! of a block at once, the streaming renderer one line as it arrives, and both get the same
-//! rows. Each line is highlighted once, with its newline, when the next line shows it was not
-//! the last; the last line is highlighted without one (as syntect sees the end of a block), and
-//! only that line is ever highlighted again while it may still be followed.
-//!
-//! The size guards of `highlight` hold for the block as a whole: a block that grows past them
-//! is rendered plain from then on, every line of it, exactly as if it had arrived whole.
+//! A code block's rows for the whole-answer renderer, built a line at a time with the
+//! highlighter that keeps its place: each line is highlighted once, with its newline when
+//! another follows, the last one without (as syntect sees the end of a block). The size guards
+//! of `highlight` hold for the block as a whole: a block past them is plain, every line of it.
+//! The helpers that turn a line into rows are shared with the streaming renderer
+//! (`ui::stream_code`), so both draw the same rows.
 
 use super::super::highlight::{HighlightedLine, LineHighlighter, MAX_LINES, line_too_long};
 use super::super::theme::{Role, Theme};
@@ -23,8 +21,6 @@ pub struct CodeRows {
     lines: Vec<String>,
     /// Rows of every line but the last.
     rows: Vec<Spans>,
-    /// Bumped when rows already handed out changed (the block turned plain).
-    revision: u64,
 }
 
 impl std::fmt::Debug for CodeRows {
@@ -43,7 +39,7 @@ impl CodeRows {
     pub fn new(lang: &str, theme: &Theme, width: usize) -> Self {
         let base = base(theme);
         let hl = if theme.no_color() { None } else { LineHighlighter::new(lang, theme.syntax_theme()) };
-        Self { base, width, hl, lines: Vec::new(), rows: Vec::new(), revision: 0 }
+        Self { base, width, hl, lines: Vec::new(), rows: Vec::new() }
     }
 
     /// The line above a block's code: its language, when it has one.
@@ -76,20 +72,8 @@ impl CodeRows {
         }
     }
 
-    /// Rows of every line but the last; they change only when [`CodeRows::revision`] does.
-    #[must_use]
-    pub fn settled(&self) -> &[Spans] {
-        &self.rows
-    }
-
-    /// Changes when rows returned by [`CodeRows::settled`] were replaced rather than extended.
-    #[must_use]
-    pub fn revision(&self) -> u64 {
-        self.revision
-    }
-
-    /// Rows of the last line, as if the block ended here (they follow [`CodeRows::settled`]).
-    pub fn last(&mut self) -> Vec<Spans> {
+    /// Rows of the last line, as the end of the block (after the rows of the lines before it).
+    fn last(&mut self) -> Vec<Spans> {
         let Some(line) = self.lines.last() else {
             // No line at all is one empty row, as an empty block always was.
             return plain(self.base, self.width, "");
@@ -125,7 +109,6 @@ impl CodeRows {
     /// From here on the block is plain, the lines already rendered included.
     fn go_plain(&mut self) {
         self.hl = None;
-        self.revision += 1;
         let done = self.lines.len().saturating_sub(1);
         self.rows = self.lines[..done].iter().flat_map(|l| plain(self.base, self.width, l)).collect();
     }
