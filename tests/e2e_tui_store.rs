@@ -114,9 +114,8 @@ fn kill_9_mid_stream_leaves_the_partial_reply_marked_interrupted() {
     t.type_text("tell me a slow story");
     t.keys(&["Enter"]);
     t.wait_for("streaming text", |s| s.contains("● streaming") && s.contains("A language model writes"));
-    // Long enough for a checkpoint after the text on screen (the writer writes a streaming
-    // reply at least once a second).
-    std::thread::sleep(Duration::from_millis(1300));
+    // Long enough for a save after the text on screen (the writer saves at least every 250 ms).
+    std::thread::sleep(Duration::from_millis(600));
     let pid = t.palaver_pid();
     let killed = Command::new("kill").args(["-9", &pid]).status().unwrap();
     assert!(killed.success());

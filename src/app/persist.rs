@@ -9,7 +9,7 @@
 //! prompts, streaming replies, tool results pushed by the tool loop — without the code that
 //! pushes them knowing about the store. A reply still streaming is handed over at most every
 //! [`STREAM_SAVE_MS`] of app clock (the loop ticks while it streams, so a pause is saved too);
-//! the store's writer then keeps at most one disk write per second (see `store`).
+//! the store's writer then keeps at most one disk write per 250 ms.
 //!
 //! The sync itself is `persist_sync.rs`; it keeps compare columns saved the same way, each
 //! column a conversation of its own (with its compare group) holding its own [`Persist`].

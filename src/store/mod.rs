@@ -3,9 +3,8 @@
 //!
 //! [`StoreHandle`] is cheap to clone and share. Writes (`create_conversation`, `save_message`,
 //! `rename`, `delete`, `fork`…) queue and return at once; a message still streaming may be
-//! saved on every delta, the writer keeps at most one disk write per message per second (a
-//! checkpoint rewrites the whole message and its search index, so checkpoints go by a time
-//! budget) and writes finished replies immediately. Failed writes become [`StoreNotice`]s through the
+//! saved on every delta, the writer keeps at most one disk write per message per 250 ms and
+//! writes finished replies immediately. Failed writes become [`StoreNotice`]s through the
 //! callback in [`StoreOptions`] and are retried; the caller's in-memory conversation is never
 //! touched. Reads (`list`, `search`, `load`…) run on a separate read-only connection and block
 //! only the calling thread: from async code, call them inside `spawn_blocking`.
@@ -111,7 +110,7 @@ impl Default for StoreOptions {
     fn default() -> Self {
         Self {
             busy_timeout: Duration::from_secs(5),
-            coalesce: Duration::from_secs(1),
+            coalesce: Duration::from_millis(250),
             retry: Duration::from_secs(1),
             store_frames: false,
             frames_cap: crate::engine::reducer::RAW_FRAME_BUDGET,
@@ -322,7 +321,7 @@ impl StoreHandle {
 
     /// Saves the message at `position` of the conversation's active branch (insert or
     /// update). Call it as often as the message changes: while it streams, at most one disk
-    /// write per second happens; once it is finished, cancelled or failed, it is written at once.
+    /// write per 250 ms happens; once it is finished, cancelled or failed, it is written at once.
     pub fn save_message(&self, conv: &str, position: usize, msg: &Message) {
         self.save_message_in(conv, None, position, msg);
     }
