@@ -3,6 +3,7 @@
 //! them together is `crate::interactive`.
 
 pub mod approval;
+pub mod attach;
 pub mod commands;
 pub mod compare;
 pub mod composer;

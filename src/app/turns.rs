@@ -29,6 +29,16 @@ impl State {
             self.flash("a reply is still streaming: Esc cancels it");
             return;
         }
+        // Limits and the provider's policy, before anything is sent; the draft and chips stay.
+        if !self.attachments.is_empty() {
+            let earlier = crate::engine::attachment::history_bytes(&self.transcript.messages_for_request());
+            if let Err(e) =
+                crate::engine::attachment::check(&self.attachments, earlier, &self.target.attachments, self.target.api)
+            {
+                self.flash_error(e);
+                return;
+            }
+        }
         // `//text` sends a message that starts with a slash.
         let prompt = if text.starts_with("//") { text[1..].to_owned() } else { text.clone() };
         if let Some(edit) = self.editing.take() {
@@ -39,7 +49,9 @@ impl State {
         }
         self.composer.remember(&text);
         self.composer.clear();
-        self.transcript.push_message(Message::user(&prompt));
+        let mut user = Message::user(&prompt);
+        user.attachments = std::mem::take(&mut self.attachments);
+        self.transcript.push_message(user);
         self.start_reply(Some(text), fx);
     }
 

@@ -105,13 +105,19 @@ pub async fn run(cli: Cli) -> u8 {
                 let settings = headless::settings(g, &t);
                 return crate::interactive::run_with(t, cfg, paths, settings, reopen).await;
             }
-            let stdin = if std::io::stdin().is_terminal() { None } else { read_stdin() };
-            if g.prompt.is_none() && stdin.is_none() {
+            // `-a -` takes stdin's bytes as an attachment; otherwise piped text joins the prompt.
+            let stdin_attached = g.attach.iter().any(|a| a == "-");
+            let (stdin, stdin_bytes) = match (std::io::stdin().is_terminal(), stdin_attached) {
+                (true, _) => (None, None),
+                (false, false) => (read_stdin(), None),
+                (false, true) => (None, read_stdin_bytes()),
+            };
+            if g.prompt.is_none() && stdin.is_none() && g.attach.is_empty() {
                 eprintln!("palaver: nothing to send: give -p PROMPT or pipe text on stdin");
                 return EXIT_USAGE;
             }
             let prompt = headless::prompt_text(g.prompt.as_deref(), stdin);
-            if prompt.trim().is_empty() {
+            if prompt.trim().is_empty() && g.attach.is_empty() {
                 return usage("the prompt is empty");
             }
             let t = match target::resolve(g, &cfg).await {
@@ -121,8 +127,20 @@ pub async fn run(cli: Cli) -> u8 {
             if let Some(note) = target::fallback_note(&t) {
                 eprintln!("{note}");
             }
+            // Every attachment is read, typed and checked before anything starts or is sent.
+            let mut user = crate::engine::Message::user(&prompt);
+            for spec in &g.attach {
+                let bytes = if spec == "-" { stdin_bytes.clone() } else { None };
+                match crate::engine::attach_load::load(spec, bytes, &t.attachments) {
+                    Ok(a) => user.attachments.push(a),
+                    Err(e) => return usage(&e.0),
+                }
+            }
+            if let Err(e) = crate::engine::attachment::check(&user.attachments, 0, &t.attachments, t.api) {
+                return usage(&e);
+            }
             let registry = build_registry(&cfg, &paths).await;
-            headless::run_prompt(g, &t, &registry, &prompt).await
+            headless::run_prompt(g, &t, &registry, user).await
         }
     }
 }
@@ -150,6 +168,14 @@ fn read_stdin() -> Option<String> {
     let mut s = String::new();
     match std::io::stdin().read_to_string(&mut s) {
         Ok(_) if !s.is_empty() => Some(s),
+        _ => None,
+    }
+}
+
+fn read_stdin_bytes() -> Option<Vec<u8>> {
+    let mut b = Vec::new();
+    match std::io::stdin().read_to_end(&mut b) {
+        Ok(_) if !b.is_empty() => Some(b),
         _ => None,
     }
 }

@@ -106,6 +106,7 @@ pub async fn resolve(g: &Global, cfg: &Config) -> Result<Target, UsageError> {
         chain_responses: profile.previous_response_id.unwrap_or(false),
         request_extra,
         tools: if demo.is_some() { Some(ToolsSetting::Auto) } else { profile.tools },
+        attachments: profile.attachments,
         demo,
         fallback,
     })

@@ -140,6 +140,9 @@ pub fn build(req: &Request) -> Script {
         "demo-reasoning" => reasoning(req),
         "demo-slow" => Script::plain(req, &format!("{}{}", preface(req), texts::SLOW_BODY), SLOW_PACE),
         "demo-error" => error(req),
+        super::vision::MODEL => {
+            Script::plain(req, &super::vision::answer(&req.last_user_parts, &req.earlier_parts), PACE)
+        }
         // Its real answer is Responses output items (see `hosted`); Chat Completions gets this.
         "demo-hosted" => Script::plain(req, &format!("{}{}", preface(req), texts::HOSTED_ON_CHAT), PACE),
         _ => demo(req),

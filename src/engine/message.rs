@@ -162,6 +162,9 @@ pub struct Message {
     #[serde(default)]
     pub frames_bytes: usize,
     pub frames_dropped: u64,
+    /// Files and images sent with this (user) message; their bytes are kept by hash in the store.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<super::attachment::Attachment>,
 }
 
 impl Message {

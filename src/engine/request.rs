@@ -1,5 +1,6 @@
 //! Builds request bodies for both APIs from a conversation and the turn's options.
 
+use super::attach_wire::user_content;
 use super::message::{Message, Role};
 use super::sendback::{wire_arguments, wire_item, with_answers};
 use crate::api::Api;
@@ -25,6 +26,8 @@ pub struct RequestOptions {
     /// Responses: chain turns with `previous_response_id` instead of re-sending output items
     /// (only for providers that store responses; off by default).
     pub chain_responses: bool,
+    /// `detail` of attached images (`auto` when unset).
+    pub detail: Option<String>,
 }
 
 /// Sets a request option by dotted key (`reasoning.summary`, `text.verbosity`, `metadata.run`):
@@ -68,7 +71,7 @@ fn chat_body(messages: &[Message], opts: &RequestOptions) -> Value {
     if let Some(sys) = opts.system.as_deref().filter(|s| !s.is_empty()) {
         msgs.push(json!({"role": "system", "content": sys}));
     }
-    msgs.extend(messages.iter().filter_map(chat_message));
+    msgs.extend(messages.iter().filter_map(|m| chat_message(m, opts.detail.as_deref())));
     let mut b = Map::new();
     b.insert("model".into(), json!(opts.model));
     b.insert("messages".into(), Value::Array(msgs));
@@ -98,11 +101,13 @@ fn chat_body(messages: &[Message], opts: &RequestOptions) -> Value {
     Value::Object(b)
 }
 
-fn chat_message(m: &Message) -> Option<Value> {
+fn chat_message(m: &Message, detail: Option<&str>) -> Option<Value> {
     let main = m.main();
     match m.role() {
         Role::System => Some(json!({"role": "system", "content": main.content})),
-        Role::User => Some(json!({"role": "user", "content": main.content})),
+        Role::User => {
+            Some(json!({"role": "user", "content": user_content(Api::Chat, &main.content, &m.attachments, detail)}))
+        }
         Role::Tool => Some(json!({"role": "tool", "tool_call_id": m.tool_call_id, "content": main.content})),
         Role::Assistant => {
             let mut o = Map::new();
@@ -179,7 +184,8 @@ fn responses_body(messages: &[Message], opts: &RequestOptions) -> Value {
         let main = m.main();
         match m.role() {
             Role::System => input.push(json!({"role": "system", "content": main.content})),
-            Role::User => input.push(json!({"role": "user", "content": main.content})),
+            Role::User => input.push(json!({"role": "user",
+                "content": user_content(Api::Responses, &main.content, &m.attachments, opts.detail.as_deref())})),
             Role::Tool => input.push(tool_output_item(m)),
             Role::Assistant if !m.items.is_empty() => {
                 // Stateless multi-turn: send the previous output items back verbatim.

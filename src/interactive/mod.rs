@@ -275,6 +275,7 @@ impl Loop {
                     queue.push_back(Effect::Copy(self.runner.curl(api, &body)));
                 }
                 Effect::Tools(e) => self.runner.tool_effect(e),
+                Effect::Attach(e) => self.runner.attach_effect(e),
             }
         }
     }
