@@ -67,6 +67,35 @@ pub fn part(api: Api, a: &Attachment, detail: &str) -> Value {
     }
 }
 
+/// Strings longer than this that start with `data:` are shown abbreviated.
+const SHOW_DATA: usize = 160;
+
+/// The body with every long data URI cut to its head and size
+/// (`data:image/png;base64,…(1.2 MB)`), for showing; what is sent is never cut.
+#[must_use]
+pub fn abbreviated(body: &Value) -> std::borrow::Cow<'_, Value> {
+    fn has_data(v: &Value) -> bool {
+        match v {
+            Value::String(s) => s.len() > SHOW_DATA && s.starts_with("data:"),
+            Value::Array(a) => a.iter().any(has_data),
+            Value::Object(o) => o.values().any(has_data),
+            _ => false,
+        }
+    }
+    fn cut(v: &Value) -> Value {
+        match v {
+            Value::String(s) if s.len() > SHOW_DATA && s.starts_with("data:") => {
+                let head = s.find(',').map_or("data:", |i| &s[..=i]);
+                Value::String(format!("{head}…({})", crate::text::fmt::size(s.len() - head.len())))
+            }
+            Value::Array(a) => Value::Array(a.iter().map(cut).collect()),
+            Value::Object(o) => Value::Object(o.iter().map(|(k, v)| (k.clone(), cut(v))).collect()),
+            other => other.clone(),
+        }
+    }
+    if has_data(body) { std::borrow::Cow::Owned(cut(body)) } else { std::borrow::Cow::Borrowed(body) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,6 +103,16 @@ mod tests {
     fn png() -> Attachment {
         let bytes = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x02\0\0\0\x03\x08\x02\0\0\0".to_vec();
         Attachment::from_bytes("a.png", bytes).unwrap()
+    }
+
+    #[test]
+    fn data_is_abbreviated_for_showing() {
+        let long = format!("data:image/png;base64,{}", "A".repeat(2000));
+        let body = json!({"messages": [{"content": [{"type": "image_url", "image_url": {"url": long}}]}]});
+        let shown = abbreviated(&body);
+        assert_eq!(shown["messages"][0]["content"][0]["image_url"]["url"], "data:image/png;base64,…(2.0 KB)");
+        let plain = json!({"a": "data:short"});
+        assert!(matches!(abbreviated(&plain), std::borrow::Cow::Borrowed(_)));
     }
 
     #[test]
