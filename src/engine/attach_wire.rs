@@ -101,7 +101,8 @@ mod tests {
     use super::*;
 
     fn png() -> Attachment {
-        let bytes = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x02\0\0\0\x03\x08\x02\0\0\0".to_vec();
+        let mut bytes = Vec::new();
+        image::RgbImage::new(2, 3).write_to(&mut std::io::Cursor::new(&mut bytes), image::ImageFormat::Png).unwrap();
         Attachment::from_bytes("a.png", bytes).unwrap()
     }
 

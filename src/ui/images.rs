@@ -130,7 +130,7 @@ impl Images {
 #[must_use]
 pub fn cell_size(px: (u32, u32), cols: u16) -> (u16, u16) {
     let (w, h) = (u64::from(px.0.max(1)), u64::from(px.1.max(1)));
-    let mut c = u64::from(cols.min(MAX_COLS).max(1)).min(w);
+    let mut c = u64::from(cols.clamp(1, MAX_COLS)).min(w);
     let mut rows = (c * h).div_ceil(w * 2);
     if rows > u64::from(MAX_ROWS) {
         rows = u64::from(MAX_ROWS);
