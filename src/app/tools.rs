@@ -313,8 +313,7 @@ fn within_round(mut text: String, spent: &mut usize, round: usize) -> String {
 
 pub(crate) fn has_unsaved_images(m: &Message) -> bool {
     m.items.iter().enumerate().any(|(i, item)| {
-        item.get("type").and_then(Value::as_str) == Some("image_generation_call")
-            && item.get("result").and_then(Value::as_str).is_some_and(|r| !r.is_empty())
+        crate::engine::images::payload(item).is_some()
             && !u32::try_from(i).ok().and_then(|i| m.item_notes.get(&i)).is_some_and(|n| n.contains_key("saved_path"))
     })
 }

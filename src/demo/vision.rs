@@ -9,6 +9,50 @@ use sha2::{Digest, Sha256};
 
 pub const MODEL: &str = "demo-vision";
 
+/// demo-vision's script: what arrived; asked to draw (Responses API), an `image_generation_call`
+/// with a picture it made; asked to plot, a `code_interpreter_call` with an image output.
+#[must_use]
+pub fn script(req: &super::request::Request) -> super::script::Script {
+    let prompt = req.last_user_text.as_deref().unwrap_or_default().to_lowercase();
+    let mut text = answer(&req.last_user_parts, &req.earlier_parts);
+    let mut items = Vec::new();
+    let b64 = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
+    if prompt.contains("draw") {
+        items.push(serde_json::json!({"type": "image_generation_call", "id": format!("ig_demo_{}", req.user_turns),
+            "status": "completed", "result": b64(&drawing(96, 64))}));
+        text.push_str("\nI drew a picture for you (an image_generation_call item on the Responses API).\n");
+    }
+    if prompt.contains("plot") {
+        let uri = format!("data:image/png;base64,{}", b64(&drawing(80, 48)));
+        items.push(serde_json::json!({"type": "code_interpreter_call", "id": format!("ci_demo_{}", req.user_turns),
+            "status": "completed", "code": "plot(x, y)", "container_id": "cntr_demo",
+            "outputs": [{"type": "image", "url": uri}]}));
+        text.push_str("\nI plotted it (a code_interpreter_call with an image output on the Responses API).\n");
+    }
+    super::script::Script { items, ..super::script::Script::plain(req, &text, super::script::PACE) }
+}
+
+/// A deterministic picture: a gradient with a disc in the middle, as PNG.
+#[must_use]
+pub fn drawing(w: u32, h: u32) -> Vec<u8> {
+    let (cx, cy, r) = (w / 2, h / 2, h / 3);
+    let img = image::RgbImage::from_fn(w, h, |x, y| {
+        let (dx, dy) = (x.abs_diff(cx), y.abs_diff(cy));
+        if dx * dx + dy * dy <= r * r {
+            image::Rgb([250, 200, 40])
+        } else {
+            image::Rgb([
+                u8::try_from(x * 255 / w.max(1)).unwrap_or(255),
+                60,
+                u8::try_from(y * 255 / h.max(1)).unwrap_or(255),
+            ])
+        }
+    });
+    let mut out = Vec::new();
+    let _ = img.write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Png);
+    out
+}
+
 /// The answer for the last user message's content parts.
 #[must_use]
 pub fn answer(parts: &[Value], earlier: &[Value]) -> String {

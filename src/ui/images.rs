@@ -173,20 +173,23 @@ pub fn render(job: &Job) -> Picture {
     }
 }
 
-/// The image as `rows` lines of `cols` upper half blocks: the top pixel in the foreground, the
-/// bottom one in the background.
+/// The image as at most `rows` lines of at most `cols` upper half blocks (fitted, its shape
+/// kept): the top pixel in the foreground, the bottom one in the background.
 #[must_use]
 pub fn half_blocks(img: &image::DynamicImage, cols: u16, rows: u16) -> Vec<Line<'static>> {
-    let (w, h) = (u32::from(cols.max(1)), u32::from(rows.max(1)) * 2);
-    let small = image::imageops::resize(&img.to_rgba8(), w, h, image::imageops::FilterType::Triangle);
+    let small = img
+        .resize(u32::from(cols.max(1)), u32::from(rows.max(1)) * 2, image::imageops::FilterType::Triangle)
+        .to_rgba8();
+    let (w, h) = (small.width(), small.height());
     let rgb = |x: u32, y: u32| {
-        let p = small.get_pixel(x, y).0;
+        // A last odd row has nothing below it: black, like the background.
+        let p = small.get_pixel_checked(x, y).map_or([0, 0, 0, 0], |p| p.0);
         // Transparent pixels blend onto black, the usual terminal background.
         let a = u16::from(p[3]);
         let c = |v: u8| u8::try_from(u16::from(v) * a / 255).unwrap_or(v);
         Color::Rgb(c(p[0]), c(p[1]), c(p[2]))
     };
-    (0..h / 2)
+    (0..h.div_ceil(2))
         .map(|row| {
             let spans: Vec<Span<'static>> =
                 (0..w).map(|x| Span::styled("▀", Style::new().fg(rgb(x, row * 2)).bg(rgb(x, row * 2 + 1)))).collect();
