@@ -146,7 +146,8 @@ fn thirty_mb_is_refused_before_anything_is_sent() {
     }
     let out = run_in(dir.path(), &args, None);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("max_request_mb"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("request_bytes") && err.contains("nothing was sent"), "{err}");
     assert_eq!(server.requests().len(), 0, "a request went out");
 }
 

@@ -34,6 +34,10 @@ pub struct AttachmentPolicy {
     pub files: Option<bool>,
     pub max_file_mb: Option<u64>,
     pub max_request_mb: Option<u64>,
+    /// The provider's `limits.request_bytes` (set when the target is resolved, not read from
+    /// the table): base64 makes attachments a third larger in the request.
+    #[serde(skip)]
+    pub request_bytes: Option<usize>,
 }
 
 impl AttachmentPolicy {

@@ -247,16 +247,30 @@ pub fn check(new: &[Attachment], earlier: u64, policy: &AttachmentPolicy, api: c
         allowed(a, policy, api)?;
     }
     let per_request = policy.max_request_bytes();
+    // Base64 makes the bytes a third larger; the request must stay within its own limit too.
+    let encoded = total.div_ceil(3) * 4;
+    if let Some(limit) = policy.request_bytes.filter(|&l| encoded + REQUEST_ROOM > l as u64) {
+        return Err(format!(
+            "the attachments of this request add up to {} ({} as base64, earlier turns' included), over the \
+             request limit of {}; nothing was sent (raise it in the provider's profile: limits = {{ request_bytes = … }})",
+            crate::text::fmt::size(total as usize),
+            crate::text::fmt::size(encoded as usize),
+            crate::text::fmt::size(limit)
+        ));
+    }
     if total > per_request {
         return Err(format!(
             "the attachments of this request add up to {} (earlier turns' included, as they are re-sent), over the \
-             limit of {}; raise it in the provider's profile: attachments = {{ max_request_mb = … }}",
+             limit of {}; nothing was sent (raise it in the provider's profile: attachments = {{ max_request_mb = … }})",
             crate::text::fmt::size(total as usize),
             crate::text::fmt::size(per_request as usize)
         ));
     }
     Ok(())
 }
+
+/// Room left in a request for everything that is not an attachment (text, history, tools).
+const REQUEST_ROOM: u64 = 1024 * 1024;
 
 /// The size check for a file not read yet (its length from the file system).
 #[must_use]
@@ -301,4 +315,56 @@ pub fn allowed(a: &Attachment, policy: &AttachmentPolicy, api: crate::api::Api) 
 #[must_use]
 pub fn history_bytes(messages: &[super::message::Message]) -> u64 {
     messages.iter().flat_map(|m| &m.attachments).map(|a| a.size).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::Api;
+
+    fn sized(kind: AttachKind, size: u64) -> Attachment {
+        let mut a = Attachment::from_url("https://x.test/a.png");
+        (a.kind, a.size, a.media_type) = (kind, size, "application/pdf".into());
+        a
+    }
+
+    #[test]
+    fn sniffing_goes_by_bytes() {
+        assert_eq!(sniff(b"GIF89a\x01\x00\x01\x00").unwrap(), (AttachKind::Image, "image/gif".into()));
+        assert_eq!(sniff(b"\xff\xd8\xff\xe0\0\x10JFIF").unwrap().0, AttachKind::Image);
+        assert_eq!(sniff(b"RIFF\0\0\0\0WEBPVP8 ").unwrap(), (AttachKind::Image, "image/webp".into()));
+        assert_eq!(sniff(b"%PDF-1.7").unwrap(), (AttachKind::File, "application/pdf".into()));
+        assert_eq!(sniff("héllo\n".as_bytes()).unwrap(), (AttachKind::Text, "text/plain".into()));
+        assert!(sniff(b"BM\x3a\0\0\0\0\0\0\0\x36\0\0\0\x28\0").is_err(), "bmp is no provider's image type");
+        assert!(sniff(b"text with a \0 nul").is_err());
+    }
+
+    #[test]
+    fn limits_per_file_per_request_and_encoded() {
+        let policy = AttachmentPolicy::default();
+        let mb = 1024 * 1024;
+        assert!(check(&[sized(AttachKind::File, 20 * mb)], 0, &policy, Api::Chat).is_ok());
+        assert!(check(&[sized(AttachKind::File, 21 * mb)], 0, &policy, Api::Chat).unwrap_err().contains("per file"));
+        let two = [sized(AttachKind::File, 20 * mb), sized(AttachKind::File, 20 * mb)];
+        assert!(check(&two, 11 * mb, &policy, Api::Chat).unwrap_err().contains("max_request_mb"));
+        let tight = AttachmentPolicy { request_bytes: Some(32 * mb as usize), ..policy };
+        let e = check(&[sized(AttachKind::File, 20 * mb), sized(AttachKind::File, 5 * mb)], 0, &tight, Api::Chat).unwrap_err();
+        assert!(e.contains("as base64") && e.contains("request_bytes"), "{e}");
+    }
+
+    #[test]
+    fn the_profile_decides_what_goes() {
+        use crate::config::attachments::ImagesSetting;
+        let png = Attachment { kind: AttachKind::Image, media_type: "image/png".into(), ..Attachment::from_url("a") };
+        let url = Attachment::from_url("https://x.test/a.png");
+        let doc = Attachment::from_url("https://x.test/a.pdf");
+        let url_only = AttachmentPolicy { images: ImagesSetting::UrlOnly, ..AttachmentPolicy::default() };
+        assert!(allowed(&png, &url_only, Api::Chat).unwrap_err().contains("URL only"));
+        assert!(allowed(&url, &url_only, Api::Chat).is_ok());
+        let none = AttachmentPolicy { images: ImagesSetting::No, files: Some(false), ..AttachmentPolicy::default() };
+        assert!(allowed(&url, &none, Api::Responses).is_err());
+        assert!(allowed(&doc, &AttachmentPolicy::default(), Api::Chat).unwrap_err().contains("--api responses"));
+        assert!(allowed(&doc, &AttachmentPolicy::default(), Api::Responses).is_ok());
+        assert!(allowed(&doc, &none, Api::Responses).unwrap_err().contains("no files"));
+    }
 }
