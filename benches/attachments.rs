@@ -79,12 +79,15 @@ fn attach_5mb(c: &mut Criterion) {
     g.bench_function("load_5mb_png (read, type, sha256, base64; a blocking thread)", |b| {
         b.iter(|| black_box(palaver::engine::attach_load::load(&spec, None, &AttachmentPolicy::default())))
     });
-    let att = palaver::engine::attach_load::load(&spec, None, &AttachmentPolicy::default()).unwrap_or_else(|e| panic!("{e}"));
+    let att =
+        palaver::engine::attach_load::load(&spec, None, &AttachmentPolicy::default()).unwrap_or_else(|e| panic!("{e}"));
     let mut user = Message::user("what is this");
     user.attachments.push(att);
     let msgs = vec![user];
     let opts = RequestOptions { model: "m".into(), stream: true, ..RequestOptions::default() };
-    g.bench_function("build_body_with_5mb_png (UI task)", |b| b.iter(|| black_box(build_body(Api::Chat, &msgs, &opts))));
+    g.bench_function("build_body_with_5mb_png (UI task)", |b| {
+        b.iter(|| black_box(build_body(Api::Chat, &msgs, &opts)))
+    });
     g.finish();
 
     // The composer's frames while a loader thread encodes the same file over and over.

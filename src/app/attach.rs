@@ -224,6 +224,77 @@ pub fn complete(typed: &str) -> (Option<String>, Vec<String>) {
 mod tests {
     use super::*;
 
+    use crate::app::msg::Msg;
+    use crate::app::test_state;
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+    fn png() -> Attachment {
+        let mut bytes = Vec::new();
+        image::RgbImage::new(4, 4).write_to(&mut std::io::Cursor::new(&mut bytes), image::ImageFormat::Png).unwrap();
+        Attachment::from_bytes("p.png", bytes).unwrap()
+    }
+
+    fn enter(s: &mut State) -> Vec<Effect> {
+        s.apply(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)))
+    }
+
+    #[test]
+    fn a_chip_goes_with_the_next_message_and_comes_back_if_it_fails() {
+        let mut s = test_state();
+        s.apply(Msg::Attach(AttachMsg::Loaded { spec: "p.png".into(), result: Ok(png()), paste: None }));
+        assert_eq!(s.attachments.len(), 1);
+        // Attachments alone can be sent.
+        let fx = enter(&mut s);
+        let Some(Effect::StartRequest { id, body, .. }) =
+            fx.into_iter().find(|e| matches!(e, Effect::StartRequest { .. }))
+        else {
+            panic!("no request")
+        };
+        assert_eq!(body["messages"][0]["content"][0]["type"], "image_url");
+        assert!(s.attachments.is_empty());
+        let err = crate::engine::message::ErrorInfo {
+            status: Some(500),
+            message: "down".into(),
+            kind: "http".into(),
+            body: serde_json::Value::Null,
+        };
+        s.apply(Msg::Wire { id, event: Box::new(crate::api::client::WireEvent::Failed(err)), now_ms: 5 });
+        assert_eq!(s.attachments.len(), 1, "the chip is back with the draft");
+    }
+
+    #[test]
+    fn failures_keep_the_draft() {
+        let mut s = test_state();
+        s.composer.set_text("half a question");
+        let err = AttachMsg::Loaded {
+            spec: "/nope.png".into(),
+            result: Err("cannot attach /nope.png: missing".into()),
+            paste: None,
+        };
+        s.apply(Msg::Attach(err));
+        assert_eq!(s.composer.text(), "half a question");
+        assert!(s.flash.as_ref().is_some_and(|f| f.error && f.text.contains("missing")));
+        // A pasted "path" that is no file is pasted as text after all.
+        let paste = AttachMsg::Loaded { spec: "/x".into(), result: Err("no".into()), paste: Some(" /x y".into()) };
+        s.apply(Msg::Attach(paste));
+        assert!(s.composer.text().ends_with(" /x y"), "{}", s.composer.text());
+        // The command comes back to be fixed when the composer was empty.
+        s.composer.clear();
+        s.apply(Msg::Attach(AttachMsg::Loaded { spec: "./typo.png".into(), result: Err("bad".into()), paste: None }));
+        assert_eq!(s.composer.text(), "/attach ./typo.png");
+    }
+
+    #[test]
+    fn a_pasted_path_is_offered_as_an_attachment() {
+        let mut s = test_state();
+        let fx = s.apply(Msg::Paste("/tmp/photo.png".into()));
+        assert!(matches!(&fx[..], [Effect::Attach(AttachEffect::Load { paste: Some(_), .. })]), "{fx:?}");
+        assert!(s.composer.text().is_empty());
+        let fx = s.apply(Msg::Paste("just words".into()));
+        assert!(fx.is_empty());
+        assert_eq!(s.composer.text(), "just words");
+    }
+
     #[test]
     fn pasted_paths() {
         assert_eq!(pasted_path("'/tmp/a b.png'\n"), Some("/tmp/a b.png".into()));

@@ -147,6 +147,15 @@ impl State {
         match live.draft {
             Some(draft) if self.composer.is_empty() && self.editing.is_none() => {
                 self.composer.set_text(&draft);
+                // Its attachments come back as chips too (the failed turn is not re-sent).
+                if self.attachments.is_empty() {
+                    let at = self.transcript.index_of(live.id).unwrap_or(0);
+                    let prompt = self.transcript.cells[..at]
+                        .iter()
+                        .rev()
+                        .find_map(|c| c.message().filter(|m| m.role() == Role::User));
+                    self.attachments = prompt.map(|m| m.attachments.clone()).unwrap_or_default();
+                }
                 self.flash_error(format!("{what} — your prompt is back in the composer"));
             }
             _ => self.flash_error(what),

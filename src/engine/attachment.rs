@@ -348,7 +348,8 @@ mod tests {
         let two = [sized(AttachKind::File, 20 * mb), sized(AttachKind::File, 20 * mb)];
         assert!(check(&two, 11 * mb, &policy, Api::Chat).unwrap_err().contains("max_request_mb"));
         let tight = AttachmentPolicy { request_bytes: Some(32 * mb as usize), ..policy };
-        let e = check(&[sized(AttachKind::File, 20 * mb), sized(AttachKind::File, 5 * mb)], 0, &tight, Api::Chat).unwrap_err();
+        let e = check(&[sized(AttachKind::File, 20 * mb), sized(AttachKind::File, 5 * mb)], 0, &tight, Api::Chat)
+            .unwrap_err();
         assert!(e.contains("as base64") && e.contains("request_bytes"), "{e}");
     }
 
