@@ -311,6 +311,19 @@ pub fn allowed(a: &Attachment, policy: &AttachmentPolicy, api: crate::api::Api) 
     }
 }
 
+/// A tool's images as attachments (typed from their bytes; data that is no image is dropped).
+#[must_use]
+pub fn from_tool_images(tool: &str, images: Vec<crate::tools::ToolImage>) -> Vec<Attachment> {
+    images
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, img)| {
+            let ext = img.media_type.rsplit('/').next().unwrap_or("img").to_owned();
+            Attachment::from_bytes(&format!("{tool}-{}.{ext}", i + 1), img.bytes).ok().filter(Attachment::is_image)
+        })
+        .collect()
+}
+
 /// Bytes of attachments already in `messages` (they go again with every request).
 #[must_use]
 pub fn history_bytes(messages: &[super::message::Message]) -> u64 {

@@ -167,6 +167,12 @@ fn tool_output_item(m: &Message) -> Value {
             }
             item
         }
+        _ if !m.attachments.is_empty() => {
+            // A tool's images go back as a list of parts, as the Responses API allows.
+            let mut parts = vec![json!({"type": "input_text", "text": out})];
+            parts.extend(m.attachments.iter().map(|a| super::attach_wire::part(Api::Responses, a, super::attach_wire::DEFAULT_DETAIL)));
+            json!({"type": "function_call_output", "call_id": id, "output": parts})
+        }
         _ => json!({"type": "function_call_output", "call_id": id, "output": out}),
     }
 }
@@ -300,6 +306,28 @@ mod tests {
         assert_eq!(chained["input"], json!([{"role": "user", "content": "two"}]));
     }
     use crate::engine::message::ToolCall;
+
+    #[test]
+    fn a_tools_images_go_back_as_parts_on_responses() {
+        let mut png = Vec::new();
+        image::RgbImage::new(2, 2).write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png).unwrap();
+        let images = vec![crate::tools::ToolImage { media_type: "image/png".into(), bytes: png }];
+        let mut call = ToolCall { id: "call_1".into(), name: "shot".into(), output: Some("[image]".into()), ..ToolCall::default() };
+        call.images = crate::engine::attachment::from_tool_images("shot", images);
+        assert_eq!(call.images[0].name, "shot-1.png");
+        let mut a = Message::assistant_pending();
+        a.main_mut().tool_calls.push(call.clone());
+        let msgs = vec![Message::user("look"), a, Message::answer_to(&call)];
+        let opts = RequestOptions { model: "m".into(), ..Default::default() };
+        let r = build_body(Api::Responses, &msgs, &opts);
+        let out = &r["input"][2]["output"];
+        assert_eq!(out[0], json!({"type": "input_text", "text": "[image]"}));
+        assert_eq!(out[1]["type"], "input_image");
+        assert!(out[1]["image_url"].as_str().unwrap().starts_with("data:image/png;base64,"));
+        // Chat tool messages take text only.
+        let c = build_body(Api::Chat, &msgs, &opts);
+        assert_eq!(c["messages"][2]["content"], "[image]");
+    }
 
     #[test]
     fn chat_and_responses_carry_tool_results() {

@@ -31,7 +31,7 @@ WHEN NOT EXISTS (SELECT 1 FROM message_blobs WHERE sha256 = old.sha256) BEGIN
 END;
 ";
 
-/// Stores the bytes of `msg`'s attachments (each hash once) and links them to row `row`.
+/// Stores the bytes of `msg`'s attachments (its own and its tool calls' images) (each hash once) and links them to row `row`.
 /// Attachments never change after a message is created, so a message already linked costs
 /// one count.
 ///
@@ -49,7 +49,7 @@ pub fn save(db: &Connection, row: i64, msg: &Message) -> rusqlite::Result<()> {
     if linked as usize >= stored.len() {
         return Ok(());
     }
-    for (slot, a) in msg.attachments.iter().enumerate() {
+    for (slot, a) in msg.all_attachments().enumerate() {
         let Some(data) = &a.data else { continue };
         if a.sha256.is_empty() {
             continue;
@@ -84,7 +84,7 @@ pub fn save(db: &Connection, row: i64, msg: &Message) -> rusqlite::Result<()> {
 /// Any SQLite error.
 pub fn load_into<'a>(db: &Connection, msgs: impl IntoIterator<Item = &'a mut Message>) -> rusqlite::Result<()> {
     for m in msgs {
-        for a in m.attachments.iter_mut().filter(|a| a.data.is_none() && !a.sha256.is_empty()) {
+        for a in m.all_attachments_mut().filter(|a| a.data.is_none() && !a.sha256.is_empty()) {
             a.data = get(db, &a.sha256)?.map(Blob::new);
         }
     }

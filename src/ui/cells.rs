@@ -180,6 +180,15 @@ fn generated_images(
     before: usize,
     theme: &Theme,
 ) {
+    for call in m.main().tool_calls.iter() {
+        for a in &call.images {
+            let Some(slot) = super::images::slot_for(a, before + post.len() + 1, cols, mode) else { continue };
+            let text = format!("▣ {} · {}", sanitize(&call.name), sanitize(&a.describe()));
+            post.push(Line::from(Span::styled(text, theme.style(R::Accent))));
+            post.extend(std::iter::repeat_n(Line::default(), usize::from(slot.rows)));
+            slots.push(slot);
+        }
+    }
     for note in m.item_notes.values() {
         let Some(path) = note.get("saved_path").and_then(|p| p.as_str()) else { continue };
         if let Some(slot) = super::images::slot_for_file(path, before + post.len() + 1, cols, mode) {
