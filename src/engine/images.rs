@@ -53,15 +53,40 @@ pub fn payload(item: &serde_json::Value) -> Option<&str> {
                 .get("url")
                 .and_then(|u| u.as_str())
                 .filter(|_| o.get("type").and_then(|t| t.as_str()) == Some("image"))?;
-            url.strip_prefix("data:image/").and_then(|rest| rest.split_once(";base64,")).map(|(_, b64)| b64)
+            data_uri_base64(url)
         }),
+        // A computer-use screenshot (`computer_screenshot` with an `image_url`), as a provider
+        // echoes it or a stored conversation holds it.
+        "computer_call_output" => data_uri_base64(item.get("output")?.get("image_url")?.as_str()?),
         _ => None,
     }
+}
+
+/// The base64 of an image data URI.
+fn data_uri_base64(url: &str) -> Option<&str> {
+    url.strip_prefix("data:image/").and_then(|rest| rest.split_once(";base64,")).map(|(_, b64)| b64)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_kind_of_image_output_is_found() {
+        use serde_json::json;
+        assert_eq!(payload(&json!({"type": "image_generation_call", "result": "QUJD"})), Some("QUJD"));
+        let ci = json!({"type": "code_interpreter_call", "outputs": [{"type": "logs", "logs": "x"}, {"type": "image", "url": "data:image/png;base64,QUJD"}]});
+        assert_eq!(payload(&ci), Some("QUJD"));
+        let shot = json!({"type": "computer_call_output", "output": {"type": "computer_screenshot", "image_url": "data:image/png;base64,QUJD"}});
+        assert_eq!(payload(&shot), Some("QUJD"));
+        assert_eq!(
+            payload(
+                &json!({"type": "code_interpreter_call", "outputs": [{"type": "image", "url": "https://x/y.png"}]})
+            ),
+            None
+        );
+        assert_eq!(payload(&json!({"type": "message"})), None);
+    }
 
     #[test]
     fn saves_and_notes_the_path() {

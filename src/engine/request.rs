@@ -170,7 +170,11 @@ fn tool_output_item(m: &Message) -> Value {
         _ if !m.attachments.is_empty() => {
             // A tool's images go back as a list of parts, as the Responses API allows.
             let mut parts = vec![json!({"type": "input_text", "text": out})];
-            parts.extend(m.attachments.iter().map(|a| super::attach_wire::part(Api::Responses, a, super::attach_wire::DEFAULT_DETAIL)));
+            parts.extend(
+                m.attachments
+                    .iter()
+                    .map(|a| super::attach_wire::part(Api::Responses, a, super::attach_wire::DEFAULT_DETAIL)),
+            );
             json!({"type": "function_call_output", "call_id": id, "output": parts})
         }
         _ => json!({"type": "function_call_output", "call_id": id, "output": out}),
@@ -312,7 +316,12 @@ mod tests {
         let mut png = Vec::new();
         image::RgbImage::new(2, 2).write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png).unwrap();
         let images = vec![crate::tools::ToolImage { media_type: "image/png".into(), bytes: png }];
-        let mut call = ToolCall { id: "call_1".into(), name: "shot".into(), output: Some("[image]".into()), ..ToolCall::default() };
+        let mut call = ToolCall {
+            id: "call_1".into(),
+            name: "shot".into(),
+            output: Some("[image]".into()),
+            ..ToolCall::default()
+        };
         call.images = crate::engine::attachment::from_tool_images("shot", images);
         assert_eq!(call.images[0].name, "shot-1.png");
         let mut a = Message::assistant_pending();

@@ -403,7 +403,10 @@ mod tests {
         .unwrap();
         let out = output(r);
         assert!(!out.is_error);
-        assert_eq!(out.images, vec![super::super::ToolImage { media_type: "image/png".into(), bytes: b"hello".to_vec() }]);
+        assert_eq!(
+            out.images,
+            vec![super::super::ToolImage { media_type: "image/png".into(), bytes: b"hello".to_vec() }]
+        );
         assert_eq!(
             out.text,
             "a\n[image: image/png, 8 bytes base64]\n[resource: file:///x]\nbody\n\

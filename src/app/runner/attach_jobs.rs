@@ -58,6 +58,7 @@ fn open(source: ImageSource) -> Result<(), String> {
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
-        .map(drop)
+        // Waited for on this blocking thread (never the UI task), so no zombie is left behind.
+        .map(|mut child| drop(child.wait()))
         .map_err(|e| format!("cannot start {opener} for {}: {e}", path.display()))
 }
