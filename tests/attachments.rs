@@ -289,3 +289,30 @@ fn continue_resends_from_the_store_and_exports_carry_the_bytes() {
     assert!(text.contains(&format!("![photo.png](<{file}>)")), "{text}");
     assert_eq!(std::fs::read(dir.path().join(&file)).unwrap(), bytes);
 }
+
+#[test]
+fn copy_as_curl_with_a_body_file_really_sends_the_request() {
+    if Command::new("curl").arg("--version").output().is_err() {
+        return;
+    }
+    let server = Server::start(vec![Reply::sse(CHAT_OK)]);
+    let dir = tempfile::tempdir().unwrap();
+    let img = png(300, 200);
+    let mut user = palaver::engine::message::Message::user("look");
+    user.attachments.push(palaver::engine::attachment::Attachment::from_bytes("a.png", img).unwrap());
+    let opts = palaver::engine::request::RequestOptions { model: "m".into(), stream: true, ..Default::default() };
+    let body = palaver::engine::request::build_body(palaver::api::Api::Chat, &[user], &opts);
+    // What the inspector shows is abbreviated; what curl sends is whole.
+    let shown = palaver::engine::attach_wire::abbreviated(&body).to_string();
+    assert!(shown.contains("data:image/png;base64,…(") && shown.len() < 1000, "{shown}");
+    let file = dir.path().join("body.json");
+    std::fs::write(&file, body.to_string()).unwrap();
+    let ep = palaver::config::provider::ProviderProfile::default()
+        .endpoint(&server.base_url, palaver::api::client::Secret::new("sk-test".into()));
+    let cmd = ep.curl_file(palaver::api::Api::Chat, &file.display().to_string());
+    let out = Command::new("sh").arg("-c").arg(&cmd).env("OPENAI_API_KEY", "sk-test").output().unwrap();
+    assert!(out.status.success(), "{cmd}: {}", String::from_utf8_lossy(&out.stderr));
+    let seen = server.requests();
+    let sent: Value = serde_json::from_str(&seen[0].body).unwrap();
+    assert_eq!(sent, body);
+}
