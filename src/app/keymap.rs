@@ -162,7 +162,7 @@ const TABLE: &[(Action, &str, Context, &str, &str)] = &[
     (Action::KillWord, "kill_word", Context::Composer, "ctrl+w", "delete the word before the cursor"),
     (Action::Eof, "eof", Context::Composer, "ctrl+d", "on an empty draft: quit (asks once)"),
     (Action::OpenPaste, "open_paste", Context::Composer, "alt+v", "open a big paste (shown as a chip) in the draft"),
-    (Action::Detach, "detach", Context::Composer, "alt+x", "remove the newest attachment (the chips above the draft)"),
+    (Action::Detach, "detach", Context::Composer, "alt+x", "remove the newest attachment chip"),
     (Action::CompletePath, "complete_path", Context::Composer, "tab", "/attach: complete the path"),
     (Action::HistoryPrev, "history_prev", Context::Composer, "up", "older prompt (empty composer)"),
     (Action::HistoryNext, "history_next", Context::Composer, "down", "newer prompt"),
