@@ -90,9 +90,15 @@ impl State {
 
     /// Removes the newest chip; says so.
     pub(crate) fn remove_attachment(&mut self) {
-        match self.attachments.pop() {
-            Some(a) => self.flash(format!("removed {}", a.name)),
-            None => self.flash("nothing is attached"),
+        let pasted = self.pasted_paths.pop().flatten();
+        match (self.attachments.pop(), pasted) {
+            (Some(a), Some(text)) => {
+                // It was a paste: the user may have meant the text.
+                self.composer.paste(&text);
+                self.flash(format!("removed {}; the pasted path is in the draft", a.name));
+            }
+            (Some(a), None) => self.flash(format!("removed {}", a.name)),
+            (None, _) => self.flash("nothing is attached"),
         }
     }
 
@@ -131,7 +137,7 @@ impl State {
     pub(crate) fn on_attach(&mut self, msg: AttachMsg) {
         self.dirty = true;
         match msg {
-            AttachMsg::Loaded { result: Ok(a), .. } => {
+            AttachMsg::Loaded { result: Ok(a), paste, .. } => {
                 let earlier = crate::engine::attachment::history_bytes(&self.transcript.messages_for_request())
                     + self.attachments.iter().map(|a| a.size).sum::<u64>();
                 match crate::engine::attachment::check(
@@ -141,12 +147,12 @@ impl State {
                     self.target.api,
                 ) {
                     Ok(()) => {
-                        self.flash(format!(
-                            "attached {} · {} removes it",
-                            a.describe(),
-                            self.keymap.hint(super::keymap::Action::Detach)
-                        ));
+                        let key = self.keymap.hint(super::keymap::Action::Detach);
+                        let undo = if paste.is_some() { " and types the path instead" } else { "" };
+                        self.flash(format!("attached {} · {key} removes it{undo}", a.describe()));
                         self.attachments.push(a);
+                        self.pasted_paths.resize(self.attachments.len() - 1, None);
+                        self.pasted_paths.push(paste);
                     }
                     Err(e) => self.flash_error(e),
                 }
@@ -293,6 +299,16 @@ mod tests {
         let fx = s.apply(Msg::Paste("just words".into()));
         assert!(fx.is_empty());
         assert_eq!(s.composer.text(), "just words");
+        // Taken as a chip; removing it types the path after all.
+        s.composer.clear();
+        s.apply(Msg::Attach(AttachMsg::Loaded {
+            spec: "/tmp/p.png".into(),
+            result: Ok(png()),
+            paste: Some("/tmp/p.png".into()),
+        }));
+        assert_eq!((s.attachments.len(), s.composer.text().as_str()), (1, ""));
+        s.remove_attachment();
+        assert_eq!((s.attachments.len(), s.composer.text().as_str()), (0, "/tmp/p.png"));
     }
 
     #[test]

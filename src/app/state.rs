@@ -90,6 +90,8 @@ pub struct State {
     pub composer: Composer,
     /// Files attached to the next message (the chips above the composer).
     pub attachments: Vec<crate::engine::attachment::Attachment>,
+    /// For chips made from a pasted path: the pasted text, typed instead if the chip is removed.
+    pub pasted_paths: Vec<Option<String>>,
     pub target: TargetInfo,
     pub settings: TurnSettings,
     /// Model, API and system prompt at start, for `/new`.
@@ -152,6 +154,7 @@ impl State {
             transcript: Transcript::default(),
             composer: Composer::new(),
             attachments: Vec::new(),
+            pasted_paths: Vec::new(),
             initial: (target.model.clone(), target.api, settings.system.clone()),
             target,
             settings,

@@ -51,6 +51,7 @@ impl State {
         self.composer.clear();
         let mut user = Message::user(&prompt);
         user.attachments = std::mem::take(&mut self.attachments);
+        self.pasted_paths.clear();
         self.transcript.push_message(user);
         self.start_reply(Some(text), fx);
     }
