@@ -107,11 +107,8 @@ pub async fn run(cli: Cli) -> u8 {
             }
             // `-a -` takes stdin's bytes as an attachment; otherwise piped text joins the prompt.
             let stdin_attached = g.attach.iter().any(|a| a == "-");
-            let (stdin, stdin_bytes) = match (std::io::stdin().is_terminal(), stdin_attached) {
-                (true, _) => (None, None),
-                (false, false) => (read_stdin(), None),
-                (false, true) => (None, read_stdin_bytes()),
-            };
+            let piped = !std::io::stdin().is_terminal();
+            let stdin = if piped && !stdin_attached { read_stdin() } else { None };
             if g.prompt.is_none() && stdin.is_none() && g.attach.is_empty() {
                 eprintln!("palaver: nothing to send: give -p PROMPT or pipe text on stdin");
                 return EXIT_USAGE;
@@ -130,7 +127,9 @@ pub async fn run(cli: Cli) -> u8 {
             // Every attachment is read, typed and checked before anything starts or is sent.
             let mut user = crate::engine::Message::user(&prompt);
             for spec in &g.attach {
-                let bytes = if spec == "-" { stdin_bytes.clone() } else { None };
+                // Read up to one byte past the limit: a huge pipe is refused, not swallowed.
+                let bytes =
+                    (spec == "-" && piped).then(|| read_stdin_bytes(t.attachments.max_file_bytes() + 1)).flatten();
                 match crate::engine::attach_load::load(spec, bytes, &t.attachments) {
                     Ok(a) => user.attachments.push(a),
                     Err(e) => return usage(&e.0),
@@ -172,9 +171,9 @@ fn read_stdin() -> Option<String> {
     }
 }
 
-fn read_stdin_bytes() -> Option<Vec<u8>> {
+fn read_stdin_bytes(limit: u64) -> Option<Vec<u8>> {
     let mut b = Vec::new();
-    match std::io::stdin().read_to_end(&mut b) {
+    match std::io::stdin().take(limit).read_to_end(&mut b) {
         Ok(_) if !b.is_empty() => Some(b),
         _ => None,
     }

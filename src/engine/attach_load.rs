@@ -27,7 +27,12 @@ pub fn load(spec: &str, stdin: Option<Vec<u8>>, policy: &AttachmentPolicy) -> Re
     if spec == "-" {
         let bytes = stdin.ok_or_else(|| AttachError("cannot attach -: nothing was piped on stdin".into()))?;
         if bytes.len() as u64 > limit {
-            return Err(AttachError(too_large("stdin", bytes.len() as u64, limit, "max_file_mb")));
+            // Read no further than one byte past the limit: how much more there was is unknown.
+            return Err(AttachError(format!(
+                "cannot attach stdin: more than {} was piped, over the limit per file; nothing was sent \
+                 (raise it in the provider's profile: attachments = {{ max_file_mb = … }})",
+                crate::text::fmt::size(usize::try_from(limit).unwrap_or(usize::MAX))
+            )));
         }
         return Attachment::from_bytes("stdin", bytes);
     }
