@@ -22,9 +22,14 @@ pub fn draw(f: &mut Frame, images: &mut Images, slot: &Slot, rows: &ImageRows, t
     let dim = theme.style(R::Dim);
     match images.get(slot) {
         Some(Picture::Lines(lines)) => {
+            let buf = f.buffer_mut();
+            let right = buf.area.right();
             for r in start.max(shown_from)..end.min(shown_to) {
-                if let Some(l) = lines.get(r - start) {
-                    f.buffer_mut().set_line(rows.x, screen(r), l, width);
+                let Some(l) = lines.get(r - start) else { continue };
+                // One cell per span, written directly: no grapheme work for a picture's rows.
+                let y = screen(r);
+                for (x, span) in (rows.x..right.min(rows.x.saturating_add(width))).zip(&l.spans) {
+                    buf[(x, y)].set_symbol(&span.content).set_style(span.style);
                 }
             }
         }
