@@ -143,6 +143,9 @@ fn transcript_message(out: &mut String, m: &Message) {
     if !main.refusal.is_empty() {
         out.push_str(&format!("(refusal) {}\n", sanitize(main.refusal.trim_end())));
     }
+    for a in &m.attachments {
+        out.push_str(&format!("▣ {} · sha256 {}\n", sanitize(&a.describe()), a.short_hash()));
+    }
     for t in &main.tool_calls {
         let size = t.output.as_ref().map(|o| format!(", {} bytes out", o.len())).unwrap_or_default();
         let status = crate::store::ops::enum_str(&t.status);
