@@ -249,7 +249,8 @@ pub fn check(new: &[Attachment], earlier: u64, policy: &AttachmentPolicy, api: c
     let per_request = policy.max_request_bytes();
     // Base64 makes the bytes a third larger; the request must stay within its own limit too.
     let encoded = total.div_ceil(3) * 4;
-    if let Some(limit) = policy.request_bytes.filter(|&l| encoded + REQUEST_ROOM > l as u64) {
+    // Without attachments the request's own check (in the client) is the one that speaks.
+    if let Some(limit) = policy.request_bytes.filter(|&l| total > 0 && encoded + REQUEST_ROOM > l as u64) {
         return Err(format!(
             "the attachments of this request add up to {} ({} as base64, earlier turns' included), over the \
              request limit of {}; nothing was sent (raise it in the provider's profile: limits = {{ request_bytes = … }})",
@@ -361,6 +362,8 @@ mod tests {
         let two = [sized(AttachKind::File, 20 * mb), sized(AttachKind::File, 20 * mb)];
         assert!(check(&two, 11 * mb, &policy, Api::Chat).unwrap_err().contains("max_request_mb"));
         let tight = AttachmentPolicy { request_bytes: Some(32 * mb as usize), ..policy };
+        let tiny = AttachmentPolicy { request_bytes: Some(1000), ..policy };
+        assert!(check(&[], 0, &tiny, Api::Chat).is_ok(), "no attachments: the client's own check speaks");
         let e = check(&[sized(AttachKind::File, 20 * mb), sized(AttachKind::File, 5 * mb)], 0, &tight, Api::Chat)
             .unwrap_err();
         assert!(e.contains("as base64") && e.contains("request_bytes"), "{e}");
