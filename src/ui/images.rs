@@ -227,6 +227,27 @@ pub fn slot_for_file(path: &str, row: usize, cols: usize, mode: Mode) -> Option<
 mod tests {
     use super::*;
 
+    fn png(w: u32, h: u32) -> Blob {
+        let mut bytes = Vec::new();
+        let img = image::RgbImage::from_fn(w, h, |x, _| image::Rgb([u8::try_from(x).unwrap_or(0), 0, 0]));
+        img.write_to(&mut std::io::Cursor::new(&mut bytes), image::ImageFormat::Png).unwrap();
+        Blob::new(bytes)
+    }
+
+    #[test]
+    fn every_protocol_makes_a_picture() {
+        for mode in [Mode::Kitty, Mode::Iterm2, Mode::Sixel] {
+            let job = Job { key: ("k".into(), 8, 4), source: Source::Bytes(png(40, 40)), mode, font: (10, 20) };
+            assert!(matches!(render(&job), Picture::Protocol(_)), "{mode:?}");
+        }
+        let job =
+            Job { key: ("k".into(), 8, 4), source: Source::Bytes(png(40, 40)), mode: Mode::HalfBlocks, font: (10, 20) };
+        let Picture::Lines(lines) = render(&job) else { panic!("half-blocks are lines") };
+        assert_eq!((lines.len(), lines[0].spans.len()), (4, 8));
+        let bad = Job { source: Source::Bytes(Blob::new(b"not an image".to_vec())), ..job };
+        assert!(matches!(render(&bad), Picture::Failed(_)));
+    }
+
     #[test]
     fn sizes_fit_and_keep_the_shape() {
         assert_eq!(cell_size((64, 48), 80), (42, 16));
