@@ -312,6 +312,26 @@ mod tests {
     }
 
     #[test]
+    fn v_opens_the_selected_messages_image() {
+        let mut s = test_state();
+        let mut user = crate::engine::message::Message::user("look");
+        user.attachments.push(png());
+        let id = s.transcript.push_message(user);
+        s.selected = Some(id);
+        let mut fx = Vec::new();
+        s.open_image(&mut fx);
+        assert!(
+            matches!(&fx[..], [Effect::Attach(AttachEffect::Open(ImageSource::Bytes { name, .. }))] if name == "p.png"),
+            "{fx:?}"
+        );
+        let text = s.transcript.push_message(crate::engine::message::Message::user("no image"));
+        s.selected = Some(text);
+        let mut fx = Vec::new();
+        s.open_image(&mut fx);
+        assert!(fx.is_empty());
+    }
+
+    #[test]
     fn pasted_paths() {
         assert_eq!(pasted_path("'/tmp/a b.png'\n"), Some("/tmp/a b.png".into()));
         assert_eq!(pasted_path("file:///x/y.pdf"), Some("/x/y.pdf".into()));
