@@ -47,6 +47,7 @@ fn state() -> State {
         include_usage: true,
         request_extra: serde_json::Map::new(),
         chain_responses: false,
+        attachments: Default::default(),
     };
     let theme = Theme::load("dark", None, true).unwrap_or_else(|e| panic!("{e}"));
     let settings = TurnSettings { stream: true, ..TurnSettings::default() };

@@ -79,6 +79,7 @@ fn state() -> State {
         include_usage: true,
         request_extra: serde_json::Map::new(),
         chain_responses: false,
+        attachments: Default::default(),
     };
     let settings = TurnSettings { stream: true, ..TurnSettings::default() };
     let theme = Theme::load("dark", None, true).unwrap();

@@ -107,6 +107,7 @@ fn state() -> State {
         include_usage: true,
         request_extra: serde_json::Map::new(),
         chain_responses: false,
+        attachments: Default::default(),
     };
     let cfg = Config::parse("", std::path::Path::new("config.toml")).unwrap();
     let theme = Theme::load("dark", None, true).unwrap();

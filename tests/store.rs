@@ -516,3 +516,43 @@ fn no_api_key_reaches_the_disk() {
         assert!(!bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes()), "the key is on disk");
     }
 }
+
+#[test]
+fn attachments_are_stored_once_by_hash_and_go_with_their_last_message() {
+    use palaver::engine::attachment::Attachment;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("palaver.sqlite3");
+    let (store, notices) = open(dir.path());
+    let bytes = b"%PDF-1.4\n1 0 obj << /Type /Page >>\n".to_vec();
+    let with = |text: &str| {
+        let mut m = Message::user(text);
+        m.attachments.push(Attachment::from_bytes("doc.pdf", bytes.clone()).unwrap());
+        m
+    };
+    let a = conversation(&store, "a");
+    let b = conversation(&store, "b");
+    store.save_message(&a, 0, &with("first"));
+    // Saved again (a later save of the same message) and from another conversation: one blob.
+    store.save_message(&a, 0, &with("first"));
+    store.save_message(&b, 0, &with("second"));
+    store.flush().unwrap();
+    let c = rusqlite::Connection::open(&path).unwrap();
+    let count = |sql: &str| -> i64 { c.query_row(sql, [], |r| r.get(0)).unwrap() };
+    assert_eq!(count("SELECT count(*) FROM blobs"), 1);
+    assert_eq!(count("SELECT count(*) FROM message_blobs"), 2);
+    // Loaded back with its bytes (the message's JSON holds only the facts).
+    let loaded = store.load(&a).unwrap().unwrap();
+    let att = &loaded.messages[0].attachments[0];
+    assert_eq!(att.data.as_ref().map(|d| d.bytes().to_vec()), Some(bytes.clone()));
+    assert_eq!(att.media_type, "application/pdf");
+    let body: String = c.query_row("SELECT body FROM messages LIMIT 1", [], |r| r.get(0)).unwrap();
+    assert!(!body.contains("JVBER"), "bytes leaked into the message JSON");
+    // The blob stays while one message uses it, and goes with the last.
+    store.delete(&a);
+    store.flush().unwrap();
+    assert_eq!(count("SELECT count(*) FROM blobs"), 1);
+    store.delete(&b);
+    store.flush().unwrap();
+    assert_eq!(count("SELECT count(*) FROM blobs"), 0);
+    assert!(notices.lock().unwrap().is_empty(), "{:?}", notices.lock().unwrap());
+}

@@ -24,6 +24,7 @@ fn state(config: &str) -> State {
         include_usage: true,
         request_extra: serde_json::Map::new(),
         chain_responses: false,
+        attachments: Default::default(),
     };
     let cfg = Config::parse(config, std::path::Path::new("config.toml")).unwrap();
     let theme = Theme::load("dark", None, true).unwrap();

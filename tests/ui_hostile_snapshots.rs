@@ -165,6 +165,7 @@ impl Sim {
             include_usage: true,
             request_extra: serde_json::Map::new(),
             chain_responses: false,
+            attachments: Default::default(),
         };
         let theme = Theme::load("dark", None, true).unwrap();
         let settings = TurnSettings { stream: true, ..TurnSettings::default() };

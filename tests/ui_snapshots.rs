@@ -43,6 +43,7 @@ impl Sim {
             include_usage: true,
             request_extra: serde_json::Map::new(),
             chain_responses: false,
+            attachments: Default::default(),
         };
         let cfg = Config::parse(CONFIG, std::path::Path::new("config.toml")).unwrap();
         let theme = Theme::load("dark", None, true).unwrap();

@@ -33,6 +33,7 @@ fn state() -> State {
         include_usage: true,
         request_extra: serde_json::Map::new(),
         chain_responses: false,
+        attachments: Default::default(),
     };
     // Colours on: the match highlight is checked by style below.
     let theme = Theme::load("dark", None, false).unwrap();

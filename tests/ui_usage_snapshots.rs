@@ -29,6 +29,7 @@ fn state(api: Api) -> State {
         include_usage: true,
         request_extra: serde_json::Map::new(),
         chain_responses: false,
+        attachments: Default::default(),
     };
     let cfg = Config::parse("", std::path::Path::new("config.toml")).unwrap();
     let theme = Theme::load("dark", None, true).unwrap();

@@ -112,12 +112,32 @@ impl Out<'_> {
 
 /// Runs one request to completion, reporting to `tx`. Returns early when `tx` is closed.
 pub async fn run(http: &reqwest::Client, ep: &Endpoint, api: Api, body: &Value, tx: &UnboundedSender<WireEvent>) {
+    run_serialized(
+        http,
+        ep,
+        api,
+        body.get("stream").and_then(Value::as_bool).unwrap_or(false),
+        serde_json::to_vec(body),
+        tx,
+    )
+    .await;
+}
+
+/// [`run`] with the body already serialised (attachments make it megabytes: the caller may do
+/// that on a blocking thread).
+pub async fn run_serialized(
+    http: &reqwest::Client,
+    ep: &Endpoint,
+    api: Api,
+    stream: bool,
+    bytes: serde_json::Result<Vec<u8>>,
+    tx: &UnboundedSender<WireEvent>,
+) {
     let tx = &Out { tx, redact: ep.redactor() };
     let start = Instant::now();
     let ms = move || start.elapsed().as_millis() as u64;
-    let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
     // Serialised once, measured, and never sent past the limit.
-    let bytes = match serde_json::to_vec(body) {
+    let bytes = match bytes {
         Ok(b) => b,
         Err(e) => {
             let _ = tx.send(failed("request", format!("the request could not be built: {e}")));

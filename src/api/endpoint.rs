@@ -105,6 +105,19 @@ impl Endpoint {
     /// A `curl` command reproducing a request, with the key shown as an environment variable.
     #[must_use]
     pub fn curl(&self, api: Api, body: &Value) -> String {
+        let body = body.to_string().replace('\'', "'\\''");
+        format!("{} -d '{body}'", self.curl_head(api))
+    }
+
+    /// `curl` reading the body from `path` (`--data-binary @path`): for bodies too large for a
+    /// command line (attachments).
+    #[must_use]
+    pub fn curl_file(&self, api: Api, path: &str) -> String {
+        format!("{} --data-binary '@{}'", self.curl_head(api), path.replace('\'', "'\\''"))
+    }
+
+    /// The command up to the body: URL, auth, headers.
+    fn curl_head(&self, api: Api) -> String {
         let mut s = format!("curl -sN '{}'", self.url(api.path()));
         if !self.query.is_empty() {
             let q: Vec<String> = self.query.iter().map(|(k, v)| format!("{k}={v}")).collect();
@@ -119,8 +132,7 @@ impl Endpoint {
             let v = if super::redact::is_secret_header(k) { super::redact::REDACTED } else { v.as_str() };
             s.push_str(&format!(" -H '{k}: {v}'"));
         }
-        let body = body.to_string().replace('\'', "'\\''");
-        s.push_str(&format!(" -H 'Content-Type: application/json' -d '{body}'"));
+        s.push_str(" -H 'Content-Type: application/json'");
         s
     }
 }

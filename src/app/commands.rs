@@ -38,6 +38,8 @@ pub enum Command {
     Unset(String),
     /// `/tools auto|ask|none` offers tools (or not); alone it says what the next request offers.
     Tools(Option<String>),
+    /// `/attach PATH|URL` attaches a file or image to the next message.
+    Attach(Option<String>),
 }
 
 /// (command, argument, description) for help and the palette.
@@ -62,6 +64,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "auto|ask|none",
         "offer tools to the model: auto runs read-only ones, ask asks for every call, none offers none",
     ),
+    ("/attach", "PATH|URL", "attach a file or image to the next message (Tab completes the path; alt+x removes)"),
     ("/help", "", "keys and commands"),
 ];
 
@@ -92,6 +95,8 @@ pub fn parse(line: &str) -> Option<Result<Command, String>> {
             None => return Some(Err("usage: /set KEY VALUE (e.g. /set reasoning.summary auto)".into())),
         },
         "/tools" => Command::Tools(arg),
+        // The rest of the line is the path, spaces and all.
+        "/attach" | "/a" => Command::Attach(Some(rest.trim().to_owned()).filter(|r| !r.is_empty())),
         "/unset" => match arg {
             Some(k) => Command::Unset(k),
             None => return Some(Err("usage: /unset KEY".into())),
@@ -164,6 +169,7 @@ impl State {
                     None => self.notice_error(format!("/tools takes auto, ask or none, not {word}")),
                 },
             },
+            Command::Attach(spec) => self.attach_command(spec, fx),
             Command::Unset(key) => {
                 if crate::engine::request::unset_option(&mut self.target.request_extra, &key) {
                     self.notice(format!("request option {key} removed"));

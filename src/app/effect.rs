@@ -27,4 +27,6 @@ pub enum Effect {
     Compare(super::compare::CompareEffect),
     /// Save, fork, list, search or load through the history store (see `persist.rs`).
     Persist(super::persist::PersistOp),
+    /// Read a file to attach, complete a path, or open an image (see `attach.rs`).
+    Attach(super::attach::AttachEffect),
 }

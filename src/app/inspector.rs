@@ -267,7 +267,7 @@ pub fn step_text(state: &State, step: &Step) -> String {
             Some(r) => format!(
                 "POST /{}\ncontent-type: application/json\nauthorization: <redacted: the key is never kept>\n\n{}",
                 r.api.path(),
-                pretty(&r.body)
+                pretty(&crate::engine::attach_wire::abbreviated(&r.body))
             ),
             None => pretty(&step_json(state, step)),
         },

@@ -66,6 +66,12 @@ pub enum Action {
     Eof,
     /// Composer: put the text of big pastes (shown as chips) into the draft.
     OpenPaste,
+    /// Composer: remove the newest attachment chip.
+    Detach,
+    /// Composer: complete the path of `/attach PATH`.
+    CompletePath,
+    /// Transcript: open the selected message's image in the system viewer.
+    OpenImage,
     /// Older prompt from history (on an empty composer).
     HistoryPrev,
     /// Newer prompt from history.
@@ -156,6 +162,8 @@ const TABLE: &[(Action, &str, Context, &str, &str)] = &[
     (Action::KillWord, "kill_word", Context::Composer, "ctrl+w", "delete the word before the cursor"),
     (Action::Eof, "eof", Context::Composer, "ctrl+d", "on an empty draft: quit (asks once)"),
     (Action::OpenPaste, "open_paste", Context::Composer, "alt+v", "open a big paste (shown as a chip) in the draft"),
+    (Action::Detach, "detach", Context::Composer, "alt+x", "remove the newest attachment chip"),
+    (Action::CompletePath, "complete_path", Context::Composer, "tab", "/attach: complete the path"),
     (Action::HistoryPrev, "history_prev", Context::Composer, "up", "older prompt (empty composer)"),
     (Action::HistoryNext, "history_next", Context::Composer, "down", "newer prompt"),
     (Action::Select, "select", Context::Composer, "alt+up ctrl+up", "select messages"),
@@ -169,6 +177,7 @@ const TABLE: &[(Action, &str, Context, &str, &str)] = &[
     (Action::BranchPrev, "branch_prev", Context::Transcript, "[", "previous version"),
     (Action::BranchNext, "branch_next", Context::Transcript, "]", "next version"),
     (Action::Leave, "leave", Context::Transcript, "esc tab i", "back to the composer"),
+    (Action::OpenImage, "open_image", Context::Transcript, "v", "open the message's image in the system viewer"),
     (Action::ToggleOutput, "toggle_output", Context::Transcript, "enter o", "expand or fold tool outputs and cards"),
     (Action::Inspector, "inspector", Context::Global, "f3 ctrl+t", "flow inspector: this turn's requests"),
     (Action::CompareNext, "compare_next", Context::Compare, "tab right l", "next column (diff: next pair)"),

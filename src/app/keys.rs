@@ -209,7 +209,7 @@ impl State {
         match self.keymap.action(Context::Composer, &key) {
             Some(Action::Send) => {
                 let text = self.composer.text();
-                if !text.trim().is_empty() {
+                if !text.trim().is_empty() || !self.attachments.is_empty() {
                     self.submit(text, fx);
                 }
             }
@@ -231,6 +231,8 @@ impl State {
                 self.composer.history_next();
             }
             Some(Action::Select) => self.select_step(-1),
+            Some(Action::Detach) => self.remove_attachment(),
+            Some(Action::CompletePath) if self.complete_attach_path(fx) => {}
             _ => self.composer.input(key),
         }
     }
@@ -258,6 +260,7 @@ impl State {
             Some(Action::BranchNext) => self.switch_branch(true),
             Some(Action::Leave) => self.leave_selection(),
             Some(Action::ToggleOutput) => self.toggle_tool_output(),
+            Some(Action::OpenImage) => self.open_image(fx),
             _ => {
                 // Typing a character goes back to the composer with it.
                 let plain = !key.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
@@ -418,7 +421,7 @@ impl State {
         }
     }
 
-    pub(crate) fn on_paste(&mut self, text: &str) {
+    pub(crate) fn on_paste(&mut self, text: &str, fx: &mut Vec<Effect>) {
         if self.approval_paste(text) {
             return;
         }
@@ -430,6 +433,9 @@ impl State {
             return;
         }
         self.leave_selection();
+        if self.paste_as_attachment(text, fx) {
+            return;
+        }
         self.composer.paste(text);
     }
 }

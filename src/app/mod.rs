@@ -3,6 +3,7 @@
 //! them together is `crate::interactive`.
 
 pub mod approval;
+pub mod attach;
 pub mod commands;
 pub mod compare;
 pub mod composer;
@@ -41,6 +42,7 @@ pub(crate) fn test_state() -> State {
         include_usage: true,
         request_extra: serde_json::Map::new(),
         chain_responses: false,
+        attachments: Default::default(),
     };
     let settings = crate::engine::target::TurnSettings { stream: true, ..Default::default() };
     let theme = crate::config::theme::Theme::load("dark", None, true).unwrap_or_default();

@@ -32,6 +32,8 @@ pub enum Msg {
     Viewport(ViewReport),
     /// The tool loop heard back: a tool finished, MCP servers started, a file was read (see `tools.rs`).
     Tools(super::tools::ToolMsg),
+    /// An attachment was loaded, a path completed, or the image viewer failed.
+    Attach(super::attach::AttachMsg),
     /// A compare column's request reported something (see `compare/`).
     Compare(super::compare::CompareMsg),
     /// The store answered or reported something (history list, search, load, write notices).

@@ -14,6 +14,7 @@ use std::time::Instant;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::AbortHandle;
 
+mod attach_jobs;
 mod tool_jobs;
 
 /// Starts and stops background work.

@@ -31,6 +31,8 @@ pub struct TargetInfo {
     pub request_extra: Map<String, Value>,
     /// Responses: chain turns with `previous_response_id` (profile option).
     pub chain_responses: bool,
+    /// The profile's `attachments` table: kinds taken and size limits.
+    pub attachments: crate::config::attachments::AttachmentPolicy,
 }
 
 impl TargetInfo {
@@ -43,6 +45,7 @@ impl TargetInfo {
             include_usage: t.include_usage,
             request_extra: t.request_extra.clone(),
             chain_responses: t.chain_responses,
+            attachments: t.attachments,
         }
     }
 }
@@ -85,6 +88,10 @@ pub struct Scroll {
 pub struct State {
     pub transcript: Transcript,
     pub composer: Composer,
+    /// Files attached to the next message (the chips above the composer).
+    pub attachments: Vec<crate::engine::attachment::Attachment>,
+    /// For chips made from a pasted path: the pasted text, typed instead if the chip is removed.
+    pub pasted_paths: Vec<Option<String>>,
     pub target: TargetInfo,
     pub settings: TurnSettings,
     /// Model, API and system prompt at start, for `/new`.
@@ -146,6 +153,8 @@ impl State {
         let mut s = Self {
             transcript: Transcript::default(),
             composer: Composer::new(),
+            attachments: Vec::new(),
+            pasted_paths: Vec::new(),
             initial: (target.model.clone(), target.api, settings.system.clone()),
             target,
             settings,
@@ -201,8 +210,9 @@ impl State {
             Msg::Mouse(m) => self.on_mouse(m),
             Msg::Paste(text) => {
                 self.dirty = true;
-                self.on_paste(&text);
+                self.on_paste(&text, &mut fx);
             }
+            Msg::Attach(m) => self.on_attach(m),
             Msg::Resize { width, height } => {
                 self.dirty = true;
                 self.size = (width, height);
@@ -325,6 +335,7 @@ impl State {
             include_usage: self.target.include_usage,
             extra: self.target.request_extra.clone(),
             chain_responses: self.target.chain_responses,
+            detail: self.settings.detail.clone(),
             tools: self.tools.definitions(),
             ..RequestOptions::default()
         }

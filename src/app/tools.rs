@@ -77,6 +77,9 @@ pub enum ToolMsg {
 
 /// What the tool loop asks the runner to do.
 #[derive(Debug, Clone, PartialEq)]
+// One effect per tool run: their size does not matter, and boxing the call would touch every
+// place that makes or reads one.
+#[allow(clippy::large_enum_variant)]
 pub enum ToolEffect {
     /// Run call `index` of message `id` of `owner`, reaching the `approved` paths outside the
     /// workspace and no other; answer with `ToolMsg::Done`.
@@ -243,9 +246,11 @@ impl State {
                 // One tool's output is capped by the registry; the round's total here.
                 let round = crate::api::limits::Limits::default().round_tool_output_bytes;
                 let text = within_round(output.text, &mut t.spent, round);
+                let images = output.images;
                 self.update_call(owner, id, index, |c| {
                     c.status = if output.is_error { ToolStatus::Failed } else { ToolStatus::Done };
                     c.output = Some(text);
+                    c.images = crate::engine::attachment::from_tool_images(&c.name, images);
                     c.duration_ms = Some(duration_ms);
                 });
                 self.settle(owner, fx);
@@ -313,8 +318,7 @@ fn within_round(mut text: String, spent: &mut usize, round: usize) -> String {
 
 pub(crate) fn has_unsaved_images(m: &Message) -> bool {
     m.items.iter().enumerate().any(|(i, item)| {
-        item.get("type").and_then(Value::as_str) == Some("image_generation_call")
-            && item.get("result").and_then(Value::as_str).is_some_and(|r| !r.is_empty())
+        crate::engine::images::payload(item).is_some()
             && !u32::try_from(i).ok().and_then(|i| m.item_notes.get(&i)).is_some_and(|n| n.contains_key("saved_path"))
     })
 }

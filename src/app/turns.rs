@@ -29,6 +29,16 @@ impl State {
             self.flash("a reply is still streaming: Esc cancels it");
             return;
         }
+        // Limits and the provider's policy, before anything is sent; the draft and chips stay.
+        if !self.attachments.is_empty() {
+            let earlier = crate::engine::attachment::history_bytes(&self.transcript.messages_for_request());
+            if let Err(e) =
+                crate::engine::attachment::check(&self.attachments, earlier, &self.target.attachments, self.target.api)
+            {
+                self.flash_error(e);
+                return;
+            }
+        }
         // `//text` sends a message that starts with a slash.
         let prompt = if text.starts_with("//") { text[1..].to_owned() } else { text.clone() };
         if let Some(edit) = self.editing.take() {
@@ -39,7 +49,10 @@ impl State {
         }
         self.composer.remember(&text);
         self.composer.clear();
-        self.transcript.push_message(Message::user(&prompt));
+        let mut user = Message::user(&prompt);
+        user.attachments = std::mem::take(&mut self.attachments);
+        self.pasted_paths.clear();
+        self.transcript.push_message(user);
         self.start_reply(Some(text), fx);
     }
 
@@ -135,6 +148,15 @@ impl State {
         match live.draft {
             Some(draft) if self.composer.is_empty() && self.editing.is_none() => {
                 self.composer.set_text(&draft);
+                // Its attachments come back as chips too (the failed turn is not re-sent).
+                if self.attachments.is_empty() {
+                    let at = self.transcript.index_of(live.id).unwrap_or(0);
+                    let prompt = self.transcript.cells[..at]
+                        .iter()
+                        .rev()
+                        .find_map(|c| c.message().filter(|m| m.role() == Role::User));
+                    self.attachments = prompt.map(|m| m.attachments.clone()).unwrap_or_default();
+                }
                 self.flash_error(format!("{what} — your prompt is back in the composer"));
             }
             _ => self.flash_error(what),

@@ -46,6 +46,13 @@ pub enum RenderArg {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DetailArg {
+    Auto,
+    Low,
+    High,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Effort {
     Minimal,
     Low,
@@ -104,6 +111,13 @@ pub struct Global {
     /// Approve every tool call (headless)
     #[arg(long, global = true)]
     pub yes: bool,
+    /// Attach a file or image to the prompt: a path, an http(s) URL, or - for stdin's bytes
+    /// (repeatable; the type comes from the bytes)
+    #[arg(short = 'a', long = "attach", global = true, value_name = "PATH|URL|-")]
+    pub attach: Vec<String>,
+    /// How closely the model looks at attached images
+    #[arg(long, value_enum, global = true, value_name = "LEVEL")]
+    pub detail: Option<DetailArg>,
     /// Headless: JSON Lines of normalized events on stdout; the last line is the result
     #[arg(long, global = true)]
     pub json: bool,

@@ -181,6 +181,9 @@ impl Printer {
                 if let Some(stored) = out.stored {
                     obj.insert("stored".into(), serde_json::json!(stored));
                 }
+                if !out.attachments.is_empty() {
+                    obj.insert("attachments".into(), serde_json::Value::Array(out.attachments.clone()));
+                }
             }
             self.line(&r.to_string());
         } else if let Some(r) = &mut self.render {
@@ -244,6 +247,7 @@ pub fn settings(g: &Global, t: &Target) -> TurnSettings {
         reasoning_effort: g.reasoning_effort.map(|e| format!("{e:?}").to_lowercase()),
         tools: t.tool_mode(g.tools.map(Into::into)),
         yes: g.yes,
+        detail: g.detail.map(|d| format!("{d:?}").to_lowercase()),
     }
 }
 
@@ -258,10 +262,12 @@ pub struct TurnOutcome {
     /// Whether the conversation reached the store (`None`: not a stored run). The result line
     /// says `"stored": false` when it did not, so a script knows `--continue` will not find it.
     pub stored: Option<bool>,
+    /// What was attached to the prompt (`--json` lists it: name, type, bytes, hash, size).
+    pub attachments: Vec<serde_json::Value>,
 }
 
 /// Runs one prompt headless, through the tool loop; returns the exit status.
-pub async fn run_prompt(g: &Global, t: &Target, registry: &Registry, prompt: &str) -> u8 {
+pub async fn run_prompt(g: &Global, t: &Target, registry: &Registry, user: Message) -> u8 {
     super::interrupt::install();
     let http = match http_client(&t.endpoint.timeouts) {
         Ok(h) => h,
@@ -270,12 +276,15 @@ pub async fn run_prompt(g: &Global, t: &Target, registry: &Registry, prompt: &st
             return EXIT_PROVIDER;
         }
     };
-    let (mut rec, mut history) = match Recorder::begin(g, t, prompt).await {
+    let sent: Vec<serde_json::Value> =
+        user.attachments.iter().map(crate::engine::attachment::Attachment::summary_json).collect();
+    let (mut rec, mut history) = match Recorder::begin(g, t, user).await {
         Ok(v) => v,
         Err(code) => return code,
     };
     let mut printer = Printer::new(g.json).rendering(super::render::for_stdout(g.render, g.json));
     let mut out = run_turn(g, t, registry, &http, &mut history, &mut rec, &mut printer).await;
+    out.attachments = sent;
     // On disk before the result line, which says whether it got there.
     out.stored = Some(rec.sync());
     if out.stored == Some(false) {
@@ -328,7 +337,7 @@ pub async fn run_turn(
                     rec.save_all(history.len(), std::slice::from_ref(&msg));
                 }
                 all_calls.extend(msg.main().tool_calls.iter().cloned());
-                return TurnOutcome { msg, calls: all_calls, notice, account, stored: None };
+                return TurnOutcome { msg, calls: all_calls, notice, account, stored: None, attachments: Vec::new() };
             }
             Next::Settle(d) => d,
         };
@@ -353,7 +362,7 @@ pub async fn run_turn(
             rec.save_all(first, &history[first..]);
             account.cancel();
             let notice = Some("stopped by the user (Ctrl+C) while tools ran; what finished is kept".to_owned());
-            return TurnOutcome { msg, calls: all_calls, notice, account, stored: None };
+            return TurnOutcome { msg, calls: all_calls, notice, account, stored: None, attachments: Vec::new() };
         }
         let first = history.len();
         for call in &msg.main().tool_calls {
@@ -459,7 +468,14 @@ pub fn replay(g: &Global, file: &std::path::Path, api: Option<Api>) -> u8 {
     }
     reducer::finish(&mut msg, Ending::Eof, 0);
     let calls = msg.main().tool_calls.clone();
-    let out = TurnOutcome { msg, calls, notice: None, account: TurnAccount::default(), stored: None };
+    let out = TurnOutcome {
+        msg,
+        calls,
+        notice: None,
+        account: TurnAccount::default(),
+        stored: None,
+        attachments: Vec::new(),
+    };
     printer.finish(api.name(), "replay", "replay", &out);
     printer.flush();
     exit_status(&out.msg)

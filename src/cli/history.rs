@@ -8,7 +8,7 @@ use super::exit::{EXIT_OK, EXIT_PROVIDER, EXIT_USAGE};
 use super::target::Target;
 use crate::config::Paths;
 use crate::engine::message::{Message, MessageStatus, Role};
-use crate::store::export::{self, to_markdown};
+use crate::store::export;
 use crate::store::ids::{rfc3339, short_date, title_from_prompt};
 use crate::store::lock::{BUSY_WAIT, ConversationLock, LockError};
 use crate::store::{NewConversation, StoreError, StoreHandle, StoreOptions, StoredConversation};
@@ -143,6 +143,9 @@ fn transcript_message(out: &mut String, m: &Message) {
     if !main.refusal.is_empty() {
         out.push_str(&format!("(refusal) {}\n", sanitize(main.refusal.trim_end())));
     }
+    for a in &m.attachments {
+        out.push_str(&format!("▣ {} · sha256 {}\n", sanitize(&a.describe()), a.short_hash()));
+    }
     for t in &main.tool_calls {
         let size = t.output.as_ref().map(|o| format!(", {} bytes out", o.len())).unwrap_or_default();
         let status = crate::store::ops::enum_str(&t.status);
@@ -168,7 +171,12 @@ fn export_one(store: &StoreHandle, id: &str, format: ExportFormat) -> Result<u8,
     let text = match format {
         // Markdown is for reading (often in a terminal): no escape sequence survives it. JSON is
         // the complete record and keeps every byte (escaped by JSON itself).
-        ExportFormat::Md => crate::text::sanitize::sanitize_keep_tabs(&to_markdown(&load(store, id)?)).into_owned(),
+        ExportFormat::Md => {
+            let conv = load(store, id)?;
+            let dir = format!("{}-attachments", conv.summary.id);
+            write_attachments(&conv, &dir);
+            crate::text::sanitize::sanitize_keep_tabs(&export::to_markdown_linking(&conv, &dir)).into_owned()
+        }
         ExportFormat::Json => {
             let e =
                 export::export(store, id)?.ok_or_else(|| StoreError::Format(format!("conversation {id} vanished")))?;
@@ -181,6 +189,25 @@ fn export_one(store: &StoreHandle, id: &str, format: ExportFormat) -> Result<u8,
     let _ = stdout.write_all(text.as_bytes());
     let _ = stdout.flush();
     Ok(EXIT_OK)
+}
+
+/// Writes the attachments of a Markdown export into `dir` (in the working directory, beside
+/// where the Markdown is usually redirected), each file named by its hash; says so on stderr.
+fn write_attachments(conv: &StoredConversation, dir: &str) {
+    let atts: Vec<_> = conv.messages.iter().flat_map(|m| &m.attachments).filter(|a| a.data.is_some()).collect();
+    if atts.is_empty() {
+        return;
+    }
+    let mut written = 0;
+    for a in atts {
+        let Some(d) = &a.data else { continue };
+        let path = std::path::Path::new(dir).join(export::attachment_file_name(a));
+        match std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&path, d.bytes())) {
+            Ok(()) => written += 1,
+            Err(e) => eprintln!("palaver: cannot write {}: {e}", path.display()),
+        }
+    }
+    eprintln!("palaver: {written} attachment file(s) written to {dir}/ (the Markdown links to them)");
 }
 
 fn rm(store: &StoreHandle, id: &str) -> Result<u8, StoreError> {
@@ -249,7 +276,9 @@ impl Recorder {
     /// # Errors
     /// The exit status for an unknown `--resume` id, a reopen without a usable store, or a
     /// conversation busy past the wait.
-    pub async fn begin(g: &Global, t: &Target, prompt: &str) -> Result<(Self, Vec<Message>), u8> {
+    pub async fn begin(g: &Global, t: &Target, user: Message) -> Result<(Self, Vec<Message>), u8> {
+        let prompt = user.text().to_owned();
+        let prompt = prompt.as_str();
         let reopen = g.continue_last || g.resume.is_some();
         let path = Paths::from_env().database();
         let store = match StoreHandle::open(&path, StoreOptions::default()) {
@@ -263,7 +292,7 @@ impl Recorder {
             }
             Err(e) => {
                 eprintln!("palaver: this conversation will not be saved: cannot open {}: {e}", path.display());
-                return Ok((Self::off(), vec![Message::user(prompt)]));
+                return Ok((Self::off(), vec![user]));
             }
         };
         let mut lock = None;
@@ -287,7 +316,14 @@ impl Recorder {
                 (store.create_conversation(new), Vec::new())
             }
         };
-        history.push(Message::user(prompt));
+        // Earlier attachments go again with this request (from the store, never the disk):
+        // the request limit counts them too, checked before anything is saved or sent.
+        let earlier = crate::engine::attachment::history_bytes(&history);
+        if let Err(e) = crate::engine::attachment::check(&user.attachments, earlier, &t.attachments, t.api) {
+            eprintln!("palaver: {e}");
+            return Err(EXIT_USAGE);
+        }
+        history.push(user);
         let mut rec = Self::on(store, conv);
         rec.lock = lock;
         rec.save_all(history.len() - 1, &history[history.len() - 1..]);

@@ -105,13 +105,16 @@ pub async fn run(cli: Cli) -> u8 {
                 let settings = headless::settings(g, &t);
                 return crate::interactive::run_with(t, cfg, paths, settings, reopen).await;
             }
-            let stdin = if std::io::stdin().is_terminal() { None } else { read_stdin() };
-            if g.prompt.is_none() && stdin.is_none() {
+            // `-a -` takes stdin's bytes as an attachment; otherwise piped text joins the prompt.
+            let stdin_attached = g.attach.iter().any(|a| a == "-");
+            let piped = !std::io::stdin().is_terminal();
+            let stdin = if piped && !stdin_attached { read_stdin() } else { None };
+            if g.prompt.is_none() && stdin.is_none() && g.attach.is_empty() {
                 eprintln!("palaver: nothing to send: give -p PROMPT or pipe text on stdin");
                 return EXIT_USAGE;
             }
             let prompt = headless::prompt_text(g.prompt.as_deref(), stdin);
-            if prompt.trim().is_empty() {
+            if prompt.trim().is_empty() && g.attach.is_empty() {
                 return usage("the prompt is empty");
             }
             let t = match target::resolve(g, &cfg).await {
@@ -121,8 +124,22 @@ pub async fn run(cli: Cli) -> u8 {
             if let Some(note) = target::fallback_note(&t) {
                 eprintln!("{note}");
             }
+            // Every attachment is read, typed and checked before anything starts or is sent.
+            let mut user = crate::engine::Message::user(&prompt);
+            for spec in &g.attach {
+                // Read up to one byte past the limit: a huge pipe is refused, not swallowed.
+                let bytes =
+                    (spec == "-" && piped).then(|| read_stdin_bytes(t.attachments.max_file_bytes() + 1)).flatten();
+                match crate::engine::attach_load::load(spec, bytes, &t.attachments) {
+                    Ok(a) => user.attachments.push(a),
+                    Err(e) => return usage(&e.0),
+                }
+            }
+            if let Err(e) = crate::engine::attachment::check(&user.attachments, 0, &t.attachments, t.api) {
+                return usage(&e);
+            }
             let registry = build_registry(&cfg, &paths).await;
-            headless::run_prompt(g, &t, &registry, &prompt).await
+            headless::run_prompt(g, &t, &registry, user).await
         }
     }
 }
@@ -150,6 +167,14 @@ fn read_stdin() -> Option<String> {
     let mut s = String::new();
     match std::io::stdin().read_to_string(&mut s) {
         Ok(_) if !s.is_empty() => Some(s),
+        _ => None,
+    }
+}
+
+fn read_stdin_bytes(limit: u64) -> Option<Vec<u8>> {
+    let mut b = Vec::new();
+    match std::io::stdin().take(limit).read_to_end(&mut b) {
+        Ok(_) if !b.is_empty() => Some(b),
         _ => None,
     }
 }

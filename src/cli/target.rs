@@ -97,6 +97,7 @@ pub async fn resolve(g: &Global, cfg: &Config) -> Result<Target, UsageError> {
         .unwrap_or_else(|| if demo.is_some() { "demo".into() } else { "gpt-4o-mini".into() });
     let request_extra =
         profile.request.iter().filter_map(|(k, v)| serde_json::to_value(v).ok().map(|v| (k.clone(), v))).collect();
+    let request_bytes = endpoint.limits.request_bytes;
     Ok(Target {
         provider: name,
         endpoint,
@@ -106,6 +107,10 @@ pub async fn resolve(g: &Global, cfg: &Config) -> Result<Target, UsageError> {
         chain_responses: profile.previous_response_id.unwrap_or(false),
         request_extra,
         tools: if demo.is_some() { Some(ToolsSetting::Auto) } else { profile.tools },
+        attachments: crate::config::attachments::AttachmentPolicy {
+            request_bytes: Some(request_bytes),
+            ..profile.attachments
+        },
         demo,
         fallback,
     })

@@ -23,7 +23,9 @@ pub const PROVIDER: &[&str] = &[
     "previous_response_id",
     "request",
     "tools",
+    "attachments",
 ];
+const ATTACHMENTS: &[&str] = &["images", "files", "max_file_mb", "max_request_mb"];
 const TIMEOUTS: &[&str] = &["connect", "first_byte", "idle"];
 const MODEL: &[&str] = &["context_window", "price"];
 const PRICE: &[&str] = &["input", "cached_input", "output"];
@@ -66,6 +68,9 @@ pub fn unknown_keys(text: &str) -> Vec<Unknown> {
         walk(profile, PROVIDER, &at, &mut out);
         if let Some(t) = profile.get("timeouts").and_then(toml::Value::as_table) {
             walk(t, TIMEOUTS, &format!("{at}timeouts."), &mut out);
+        }
+        if let Some(t) = profile.get("attachments").and_then(toml::Value::as_table) {
+            walk(t, ATTACHMENTS, &format!("{at}attachments."), &mut out);
         }
     }
     for (name, facts) in tables(&table, "models") {

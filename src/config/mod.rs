@@ -2,6 +2,7 @@
 //! `config.toml` with provider profiles, per-model facts, themes and keys. A missing file is
 //! fine; a bad one is an error naming the line.
 
+pub mod attachments;
 pub mod check;
 pub mod paths;
 pub mod provider;

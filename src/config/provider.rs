@@ -47,6 +47,9 @@ pub struct ProviderProfile {
     /// Limits on what this provider's replies may make palaver hold or send (each one named,
     /// unset ones at their defaults): `limits = { reply_bytes = 16777216 }`.
     pub limits: Option<crate::api::limits::Limits>,
+    /// What this provider takes as attachments (images, URLs only, files) and how large.
+    #[serde(default)]
+    pub attachments: super::attachments::AttachmentPolicy,
 }
 
 /// `tools = "auto" | "ask" | "none"` in a profile, and `--tools`.

@@ -9,6 +9,7 @@ mod responses;
 mod script;
 mod sse;
 mod texts;
+mod vision;
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -35,6 +36,7 @@ pub const MODELS: &[(&str, &str)] = &[
     ("demo-reasoning", "Reasoning that streams before the answer"),
     ("demo-slow", "A long answer at a few words a second, to try cancelling"),
     ("demo-error", "Alternates 429 rate limits with a stream that fails midway"),
+    ("demo-vision", "Describes each image and file it receives: type, pixel size, pages, bytes and SHA-256"),
     ("demo-hosted", "Responses API: web search with citations, code interpreter, MCP calls and an approval request"),
 ];
 

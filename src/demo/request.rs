@@ -46,6 +46,10 @@ pub struct Request {
     /// Raw body size; token counts are derived from it so they grow with the conversation.
     pub size_bytes: usize,
     pub last_user_text: Option<String>,
+    /// The last user message's content parts as sent (empty when it was a plain string).
+    pub last_user_parts: Vec<Value>,
+    /// Content parts of earlier user messages that were not text (re-sent attachments).
+    pub earlier_parts: Vec<Value>,
     pub user_turns: usize,
     /// Names of the function tools the client offers (empty when `tool_choice` is `"none"`).
     pub offered_tools: Vec<String>,
@@ -71,6 +75,8 @@ pub struct BadRequest {
 struct Conversation {
     user_turns: usize,
     last_user_text: Option<String>,
+    last_user_parts: Vec<Value>,
+    earlier_parts: Vec<Value>,
     tool_results: Vec<ToolResult>,
     approval_asks: Vec<ApprovalAsk>,
     approval_answers: Vec<ApprovalAnswer>,
@@ -79,9 +85,12 @@ struct Conversation {
 }
 
 impl Conversation {
-    fn user(&mut self, text: String) {
+    fn user(&mut self, content: Option<&Value>) {
         self.user_turns += 1;
-        self.last_user_text = Some(text);
+        let earlier = std::mem::take(&mut self.last_user_parts);
+        self.earlier_parts.extend(earlier.into_iter().filter(|p| p.get("text").is_none()));
+        self.last_user_text = Some(text_of(content));
+        self.last_user_parts = content.and_then(Value::as_array).cloned().unwrap_or_default();
         // Only results after the newest user message are pending; older ones were answered.
         self.tool_results.clear();
         self.approval_answers.clear();
@@ -134,6 +143,8 @@ pub fn parse(api: Api, body: &[u8]) -> Result<Request, BadRequest> {
             .unwrap_or(false),
         size_bytes: body.len(),
         last_user_text: conversation.last_user_text,
+        last_user_parts: conversation.last_user_parts,
+        earlier_parts: conversation.earlier_parts,
         user_turns: conversation.user_turns,
         offered_tools: offered_tools(&obj),
         tool_results: conversation.tool_results,
@@ -167,7 +178,7 @@ fn chat_conversation(messages: Option<&Value>) -> Conversation {
     let mut conversation = Conversation::default();
     for message in messages.and_then(Value::as_array).into_iter().flatten() {
         match message.get("role").and_then(Value::as_str) {
-            Some("user") => conversation.user(text_of(message.get("content"))),
+            Some("user") => conversation.user(message.get("content")),
             Some("assistant") => {
                 let calls = message.get("tool_calls").and_then(Value::as_array);
                 for call in calls.into_iter().flatten() {
@@ -186,14 +197,14 @@ fn chat_conversation(messages: Option<&Value>) -> Conversation {
 fn responses_conversation(input: Option<&Value>) -> Conversation {
     let mut conversation = Conversation::default();
     match input {
-        Some(Value::String(text)) => conversation.user(text.clone()),
+        Some(text @ Value::String(_)) => conversation.user(Some(text)),
         Some(Value::Array(items)) => {
             for item in items {
                 let kind = item.get("type").and_then(Value::as_str);
                 let role = item.get("role").and_then(Value::as_str);
                 match (kind, role) {
                     (Some("message") | None, Some("user")) => {
-                        conversation.user(text_of(item.get("content")));
+                        conversation.user(item.get("content"));
                     }
                     (Some("function_call"), _) => conversation
                         .call(item.get("call_id").and_then(Value::as_str), item.get("name").and_then(Value::as_str)),

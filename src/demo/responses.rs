@@ -62,6 +62,17 @@ fn emit_output(events: &mut Events, ctx: &Ctx, req: &Request, script: &Script) -
     if !script.reasoning.is_empty() {
         output.push(reasoning_item(events, ctx, script, output.len()));
     }
+    for item in &script.items {
+        let index = output.len();
+        let mut added = item.clone();
+        added["status"] = json!("in_progress");
+        if let Some(o) = added.as_object_mut() {
+            o.remove("result");
+        }
+        events.push(false, "response.output_item.added", json!({ "output_index": index, "item": added }));
+        events.push(false, "response.output_item.done", json!({ "output_index": index, "item": item }));
+        output.push(item.clone());
+    }
     if !script.text.is_empty() {
         let index = output.len();
         let item_id = format!("msg_demo_{}", ctx.n);

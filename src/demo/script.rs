@@ -98,6 +98,9 @@ pub struct Script {
     pub finish_filter: Option<Value>,
     pub pace: Duration,
     pub usage: Usage,
+    /// Responses API output items sent before the answer (generated images); Chat has no place
+    /// for them.
+    pub items: Vec<Value>,
 }
 
 impl Script {
@@ -119,7 +122,7 @@ impl Script {
         self.finish_filter.clone().or_else(|| self.text.iter().rev().find_map(|piece| piece.filter.clone()))
     }
 
-    fn plain(req: &Request, text: &str, pace: Duration) -> Script {
+    pub(super) fn plain(req: &Request, text: &str, pace: Duration) -> Script {
         Script {
             reasoning: Vec::new(),
             text: plain_pieces(text),
@@ -129,6 +132,7 @@ impl Script {
             finish_filter: None,
             pace,
             usage: usage(req, tokens(text), 0),
+            items: Vec::new(),
         }
     }
 }
@@ -140,6 +144,7 @@ pub fn build(req: &Request) -> Script {
         "demo-reasoning" => reasoning(req),
         "demo-slow" => Script::plain(req, &format!("{}{}", preface(req), texts::SLOW_BODY), SLOW_PACE),
         "demo-error" => error(req),
+        super::vision::MODEL => super::vision::script(req),
         // Its real answer is Responses output items (see `hosted`); Chat Completions gets this.
         "demo-hosted" => Script::plain(req, &format!("{}{}", preface(req), texts::HOSTED_ON_CHAT), PACE),
         _ => demo(req),

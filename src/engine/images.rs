@@ -1,5 +1,6 @@
-//! Images a provider generated (`image_generation_call` items carry the PNG as base64): saved
-//! to `<data dir>/images/` so the user can open them; the path is noted beside the item.
+//! Images a provider generated (`image_generation_call` items carry the PNG as base64, and a
+//! `code_interpreter_call` may carry image outputs as data URIs): saved to `<data dir>/images/`
+//! so the user can open them and the transcript can draw them; the path is noted beside the item.
 
 use super::message::Message;
 use base64::Engine as _;
@@ -12,10 +13,7 @@ pub fn save_generated_images(msg: &mut Message, data_dir: &Path) -> (usize, Vec<
     let mut saved = 0;
     let dir = data_dir.join("images");
     for (i, item) in msg.items.iter().enumerate() {
-        if item.get("type").and_then(|t| t.as_str()) != Some("image_generation_call") {
-            continue;
-        }
-        let Some(b64) = item.get("result").and_then(|r| r.as_str()).filter(|r| !r.is_empty()) else { continue };
+        let Some(b64) = payload(item) else { continue };
         let index = i as u32;
         if msg.item_notes.get(&index).is_some_and(|n| n.contains_key("saved_path")) {
             continue;
@@ -44,9 +42,51 @@ pub fn save_generated_images(msg: &mut Message, data_dir: &Path) -> (usize, Vec<
     (saved, notices)
 }
 
+/// The base64 image an output item carries, if any: an `image_generation_call`'s `result`, or
+/// the first image output of a `code_interpreter_call` given as a data URI.
+#[must_use]
+pub fn payload(item: &serde_json::Value) -> Option<&str> {
+    match item.get("type").and_then(|t| t.as_str())? {
+        "image_generation_call" => item.get("result").and_then(|r| r.as_str()).filter(|r| !r.is_empty()),
+        "code_interpreter_call" => item.get("outputs")?.as_array()?.iter().find_map(|o| {
+            let url = o
+                .get("url")
+                .and_then(|u| u.as_str())
+                .filter(|_| o.get("type").and_then(|t| t.as_str()) == Some("image"))?;
+            data_uri_base64(url)
+        }),
+        // A computer-use screenshot (`computer_screenshot` with an `image_url`), as a provider
+        // echoes it or a stored conversation holds it.
+        "computer_call_output" => data_uri_base64(item.get("output")?.get("image_url")?.as_str()?),
+        _ => None,
+    }
+}
+
+/// The base64 of an image data URI.
+fn data_uri_base64(url: &str) -> Option<&str> {
+    url.strip_prefix("data:image/").and_then(|rest| rest.split_once(";base64,")).map(|(_, b64)| b64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_kind_of_image_output_is_found() {
+        use serde_json::json;
+        assert_eq!(payload(&json!({"type": "image_generation_call", "result": "QUJD"})), Some("QUJD"));
+        let ci = json!({"type": "code_interpreter_call", "outputs": [{"type": "logs", "logs": "x"}, {"type": "image", "url": "data:image/png;base64,QUJD"}]});
+        assert_eq!(payload(&ci), Some("QUJD"));
+        let shot = json!({"type": "computer_call_output", "output": {"type": "computer_screenshot", "image_url": "data:image/png;base64,QUJD"}});
+        assert_eq!(payload(&shot), Some("QUJD"));
+        assert_eq!(
+            payload(
+                &json!({"type": "code_interpreter_call", "outputs": [{"type": "image", "url": "https://x/y.png"}]})
+            ),
+            None
+        );
+        assert_eq!(payload(&json!({"type": "message"})), None);
+    }
 
     #[test]
     fn saves_and_notes_the_path() {

@@ -86,6 +86,9 @@ pub struct ToolCall {
     /// The call's `index` on the wire (chat); calls are ordered by it when the reply ends.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index: Option<u32>,
+    /// Images the tool returned (MCP image content); bytes kept by hash in the store.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<super::attachment::Attachment>,
 }
 
 /// One choice of a reply (index 0 is the one a user reads; n > 1 keeps the others).
@@ -162,6 +165,9 @@ pub struct Message {
     #[serde(default)]
     pub frames_bytes: usize,
     pub frames_dropped: u64,
+    /// Files and images sent with this (user) message; their bytes are kept by hash in the store.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<super::attachment::Attachment>,
 }
 
 impl Message {
@@ -195,6 +201,7 @@ impl Message {
     pub fn answer_to(call: &ToolCall) -> Self {
         let mut m = Self::tool_result(&call.id, call.output.as_deref().unwrap_or_default());
         m.tool_kind = Some(call.kind.clone()).filter(|k| !k.is_empty());
+        m.attachments.clone_from(&call.images);
         m
     }
 
@@ -235,6 +242,18 @@ impl Message {
     #[must_use]
     pub fn text(&self) -> &str {
         &self.main().content
+    }
+
+    /// Every attachment the message holds: its own, then each tool call's images, in order.
+    pub fn all_attachments_mut(&mut self) -> impl Iterator<Item = &mut super::attachment::Attachment> {
+        let calls = self.choices.iter_mut().flat_map(|c| c.tool_calls.iter_mut().flat_map(|t| t.images.iter_mut()));
+        self.attachments.iter_mut().chain(calls)
+    }
+
+    /// Every attachment the message holds, in the order of [`Message::all_attachments_mut`].
+    pub fn all_attachments(&self) -> impl Iterator<Item = &super::attachment::Attachment> {
+        let calls = self.choices.iter().flat_map(|c| c.tool_calls.iter().flat_map(|t| t.images.iter()));
+        self.attachments.iter().chain(calls)
     }
 
     /// Whether the turn is still in flight.

@@ -1,5 +1,6 @@
 //! Builds request bodies for both APIs from a conversation and the turn's options.
 
+use super::attach_wire::user_content;
 use super::message::{Message, Role};
 use super::sendback::{wire_arguments, wire_item, with_answers};
 use crate::api::Api;
@@ -25,6 +26,8 @@ pub struct RequestOptions {
     /// Responses: chain turns with `previous_response_id` instead of re-sending output items
     /// (only for providers that store responses; off by default).
     pub chain_responses: bool,
+    /// `detail` of attached images (`auto` when unset).
+    pub detail: Option<String>,
 }
 
 /// Sets a request option by dotted key (`reasoning.summary`, `text.verbosity`, `metadata.run`):
@@ -68,7 +71,7 @@ fn chat_body(messages: &[Message], opts: &RequestOptions) -> Value {
     if let Some(sys) = opts.system.as_deref().filter(|s| !s.is_empty()) {
         msgs.push(json!({"role": "system", "content": sys}));
     }
-    msgs.extend(messages.iter().filter_map(chat_message));
+    msgs.extend(messages.iter().filter_map(|m| chat_message(m, opts.detail.as_deref())));
     let mut b = Map::new();
     b.insert("model".into(), json!(opts.model));
     b.insert("messages".into(), Value::Array(msgs));
@@ -98,11 +101,13 @@ fn chat_body(messages: &[Message], opts: &RequestOptions) -> Value {
     Value::Object(b)
 }
 
-fn chat_message(m: &Message) -> Option<Value> {
+fn chat_message(m: &Message, detail: Option<&str>) -> Option<Value> {
     let main = m.main();
     match m.role() {
         Role::System => Some(json!({"role": "system", "content": main.content})),
-        Role::User => Some(json!({"role": "user", "content": main.content})),
+        Role::User => {
+            Some(json!({"role": "user", "content": user_content(Api::Chat, &main.content, &m.attachments, detail)}))
+        }
         Role::Tool => Some(json!({"role": "tool", "tool_call_id": m.tool_call_id, "content": main.content})),
         Role::Assistant => {
             let mut o = Map::new();
@@ -162,6 +167,16 @@ fn tool_output_item(m: &Message) -> Value {
             }
             item
         }
+        _ if !m.attachments.is_empty() => {
+            // A tool's images go back as a list of parts, as the Responses API allows.
+            let mut parts = vec![json!({"type": "input_text", "text": out})];
+            parts.extend(
+                m.attachments
+                    .iter()
+                    .map(|a| super::attach_wire::part(Api::Responses, a, super::attach_wire::DEFAULT_DETAIL)),
+            );
+            json!({"type": "function_call_output", "call_id": id, "output": parts})
+        }
         _ => json!({"type": "function_call_output", "call_id": id, "output": out}),
     }
 }
@@ -179,7 +194,8 @@ fn responses_body(messages: &[Message], opts: &RequestOptions) -> Value {
         let main = m.main();
         match m.role() {
             Role::System => input.push(json!({"role": "system", "content": main.content})),
-            Role::User => input.push(json!({"role": "user", "content": main.content})),
+            Role::User => input.push(json!({"role": "user",
+                "content": user_content(Api::Responses, &main.content, &m.attachments, opts.detail.as_deref())})),
             Role::Tool => input.push(tool_output_item(m)),
             Role::Assistant if !m.items.is_empty() => {
                 // Stateless multi-turn: send the previous output items back verbatim.
@@ -294,6 +310,33 @@ mod tests {
         assert_eq!(chained["input"], json!([{"role": "user", "content": "two"}]));
     }
     use crate::engine::message::ToolCall;
+
+    #[test]
+    fn a_tools_images_go_back_as_parts_on_responses() {
+        let mut png = Vec::new();
+        image::RgbImage::new(2, 2).write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png).unwrap();
+        let images = vec![crate::tools::ToolImage { media_type: "image/png".into(), bytes: png }];
+        let mut call = ToolCall {
+            id: "call_1".into(),
+            name: "shot".into(),
+            output: Some("[image]".into()),
+            ..ToolCall::default()
+        };
+        call.images = crate::engine::attachment::from_tool_images("shot", images);
+        assert_eq!(call.images[0].name, "shot-1.png");
+        let mut a = Message::assistant_pending();
+        a.main_mut().tool_calls.push(call.clone());
+        let msgs = vec![Message::user("look"), a, Message::answer_to(&call)];
+        let opts = RequestOptions { model: "m".into(), ..Default::default() };
+        let r = build_body(Api::Responses, &msgs, &opts);
+        let out = &r["input"][2]["output"];
+        assert_eq!(out[0], json!({"type": "input_text", "text": "[image]"}));
+        assert_eq!(out[1]["type"], "input_image");
+        assert!(out[1]["image_url"].as_str().unwrap().starts_with("data:image/png;base64,"));
+        // Chat tool messages take text only.
+        let c = build_body(Api::Chat, &msgs, &opts);
+        assert_eq!(c["messages"][2]["content"], "[image]");
+    }
 
     #[test]
     fn chat_and_responses_carry_tool_results() {

@@ -26,6 +26,8 @@ pub struct Target {
     /// Why the demo provider answers when nobody asked for it (`--demo` leaves this empty):
     /// what palaver looked for and did not find, for the stderr note and the welcome screen.
     pub fallback: Option<String>,
+    /// The profile's `attachments` table: kinds taken and size limits.
+    pub attachments: crate::config::attachments::AttachmentPolicy,
 }
 
 impl Target {
@@ -53,6 +55,8 @@ pub struct TurnSettings {
     pub tools: ToolMode,
     /// `--yes`: approve every tool call.
     pub yes: bool,
+    /// `--detail`: how closely the model looks at attached images (`auto`, `low`, `high`).
+    pub detail: Option<String>,
 }
 
 impl TurnSettings {
@@ -69,6 +73,7 @@ impl TurnSettings {
             include_usage: target.include_usage,
             extra: target.request_extra.clone(),
             chain_responses: target.chain_responses,
+            detail: self.detail.clone(),
             ..RequestOptions::default()
         }
     }

@@ -175,6 +175,7 @@ pub async fn run_calls_until(
             Some((out, ms)) => {
                 call.status = if out.is_error { ToolStatus::Failed } else { ToolStatus::Done };
                 call.output = Some(out.text);
+                call.images = super::attachment::from_tool_images(&call.name, out.images);
                 call.duration_ms = Some(ms);
             }
             None => {

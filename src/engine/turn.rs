@@ -17,7 +17,15 @@ pub fn spawn_request(http: reqwest::Client, ep: Endpoint, api: Api, body: Value)
     use futures_util::FutureExt;
     let (tx, rx) = mpsc::unbounded_channel();
     tokio::spawn(async move {
-        let run = std::panic::AssertUnwindSafe(client::run(&http, &ep, api, &body, &tx)).catch_unwind();
+        // A body with attachments is megabytes of JSON to write: on a blocking thread, not the
+        // runtime thread the chat screen shares.
+        let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
+        let bytes = match tokio::task::spawn_blocking(move || serde_json::to_vec(&body)).await {
+            Ok(b) => b,
+            Err(e) => Err(serde_json::Error::io(std::io::Error::other(e.to_string()))),
+        };
+        let run =
+            std::panic::AssertUnwindSafe(client::run_serialized(&http, &ep, api, stream, bytes, &tx)).catch_unwind();
         if let Err(panic) = run.await {
             let _ = tx.send(WireEvent::Failed(ErrorInfo {
                 status: None,

@@ -113,17 +113,21 @@ async fn launch(
         }
     }
     store.attach(tx.clone());
+    let mut cache = RenderCache::default();
+    (cache.images.mode, cache.images.font) = crate::tui::graphics::probe(no_color);
+    let (images_tx, images_rx) = mpsc::unbounded_channel();
     let mut app = Loop {
         state,
         guard,
         runner,
         input: Some(Input::spawn(tx.clone(), to_msg)),
         tx,
-        cache: RenderCache::default(),
+        cache,
         store,
         compare,
+        images_tx,
     };
-    let status = app.run(rx).await;
+    let status = app.run(rx, images_rx).await;
     if let Some(input) = app.input.take() {
         input.stop().await;
     }
@@ -172,10 +176,16 @@ struct Loop {
     store: Storage,
     /// Compare columns' requests, one endpoint per provider.
     compare: ColumnRunner,
+    /// Pictures made on blocking threads come back here (see `ui::images`).
+    images_tx: UnboundedSender<(crate::ui::images::Key, crate::ui::images::Picture)>,
 }
 
 impl Loop {
-    async fn run(&mut self, mut rx: mpsc::UnboundedReceiver<Msg>) -> u8 {
+    async fn run(
+        &mut self,
+        mut rx: mpsc::UnboundedReceiver<Msg>,
+        mut images: mpsc::UnboundedReceiver<(crate::ui::images::Key, crate::ui::images::Picture)>,
+    ) -> u8 {
         let mut frames = FrameLimiter::default();
         let mut burst = Vec::with_capacity(BURST);
         let mut next_tick: Option<tokio::time::Instant> = None;
@@ -217,6 +227,10 @@ impl Loop {
                 }
                 () = sleep_until(deadline), if deadline.is_some() => {}
                 () = terminated(&mut terminate) => return 130,
+                Some((key, picture)) = images.recv() => {
+                    self.cache.images.insert(key, picture);
+                    frames.request();
+                }
                 () = sleep_until(next_tick), if next_tick.is_some() => {
                     next_tick = None;
                     let now_ms = self.runner.now_ms();
@@ -232,6 +246,14 @@ impl Loop {
         self.guard.draw(|f| report = Some(ui::draw(f, state, cache)))?;
         if let Some(r) = report {
             self.state.apply(Msg::Viewport(r));
+        }
+        // Pictures the frame asked for are decoded and scaled off the UI task.
+        for job in self.cache.images.take_jobs() {
+            let tx = self.images_tx.clone();
+            tokio::task::spawn_blocking(move || {
+                let picture = crate::ui::images::render(&job);
+                let _ = tx.send((job.key, picture));
+            });
         }
         Ok(())
     }
@@ -275,6 +297,7 @@ impl Loop {
                     queue.push_back(Effect::Copy(self.runner.curl(api, &body)));
                 }
                 Effect::Tools(e) => self.runner.tool_effect(e),
+                Effect::Attach(e) => self.runner.attach_effect(e),
             }
         }
     }

@@ -88,7 +88,9 @@ fn write(conv: &Unsaved, path: &str) -> std::io::Result<()> {
         active_branch: 0,
         messages: conv.messages.clone(),
         branches: Vec::new(),
-    };
+        attachments: std::collections::BTreeMap::new(),
+    }
+    .with_blobs();
     let text = serde_json::to_string_pretty(&export).map_err(std::io::Error::other)?;
     std::fs::write(path, text)
 }

@@ -7,7 +7,9 @@ use super::ops::{NewRow, Op};
 use super::{StoreError, StoreHandle, StoredConversation, read};
 use crate::engine::message::{Message, Role};
 use crate::engine::usage::UsageView;
+use base64::Engine as _;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// The `format` tag of a JSON export.
@@ -36,6 +38,51 @@ pub struct Export {
     /// Every branch with the rows it holds itself; present only when there is more than one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub branches: Vec<ExportBranch>,
+    /// The bytes of every attachment, by SHA-256 (messages name them by hash): each once.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub attachments: BTreeMap<String, ExportBlob>,
+}
+
+/// One attachment's bytes in an export.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExportBlob {
+    pub media_type: String,
+    /// Standard base64.
+    pub data: String,
+}
+
+impl Export {
+    /// Fills `attachments` from the bytes the messages carry.
+    #[must_use]
+    pub fn with_blobs(mut self) -> Self {
+        let rows = self.branches.iter().flat_map(|b| b.messages.iter().map(|r| &r.message));
+        for m in self.messages.iter().chain(rows) {
+            for a in &m.attachments {
+                let Some(d) = &a.data else { continue };
+                self.attachments.entry(a.sha256.clone()).or_insert_with(|| ExportBlob {
+                    media_type: a.media_type.clone(),
+                    data: base64::engine::general_purpose::STANDARD.encode(d.bytes()),
+                });
+            }
+        }
+        self
+    }
+
+    /// A message with its attachments' bytes put back from `attachments`.
+    fn restored(&self, m: &Message) -> Message {
+        let mut m = m.clone();
+        for a in m.attachments.iter_mut().filter(|a| a.data.is_none()) {
+            let bytes = self
+                .attachments
+                .get(&a.sha256)
+                .and_then(|b| base64::engine::general_purpose::STANDARD.decode(&b.data).ok());
+            // Bytes that do not hash to their name are not put back under it.
+            a.data = bytes
+                .filter(|b| crate::engine::attachment::sha256_hex(b) == a.sha256)
+                .map(crate::engine::attachment::Blob::new);
+        }
+        m
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -74,22 +121,26 @@ pub fn export(store: &StoreHandle, id: &str) -> Result<Option<Export>, StoreErro
             }
         }
         let s = conv.summary;
-        Ok(Some(Export {
-            format: FORMAT.into(),
-            version: VERSION,
-            id: s.id,
-            title: s.title,
-            model: s.model,
-            provider: s.provider,
-            api: s.api,
-            created_at: rfc3339(s.created_at),
-            updated_at: rfc3339(s.updated_at),
-            compare_group: s.compare_group,
-            compare_column: s.compare_column,
-            active_branch: conv.branch,
-            messages: conv.messages,
-            branches,
-        }))
+        Ok(Some(
+            Export {
+                format: FORMAT.into(),
+                version: VERSION,
+                id: s.id,
+                title: s.title,
+                model: s.model,
+                provider: s.provider,
+                api: s.api,
+                created_at: rfc3339(s.created_at),
+                updated_at: rfc3339(s.updated_at),
+                compare_group: s.compare_group,
+                compare_column: s.compare_column,
+                active_branch: conv.branch,
+                messages: conv.messages,
+                branches,
+                attachments: BTreeMap::new(),
+            }
+            .with_blobs(),
+        ))
     })
 }
 
@@ -124,7 +175,7 @@ pub fn import(store: &StoreHandle, e: &Export) -> Result<String, StoreError> {
     }));
     if e.branches.is_empty() {
         for (position, m) in e.messages.iter().enumerate() {
-            store.save_message_in(&id, Some(0), position, m);
+            store.save_message_in(&id, Some(0), position, &e.restored(m));
         }
     } else {
         for b in &e.branches {
@@ -134,7 +185,7 @@ pub fn import(store: &StoreHandle, e: &Export) -> Result<String, StoreError> {
                 store.send(Op::Fork { conv: id.clone(), branch: b.branch, parent, fork_position, at });
             }
             for row in &b.messages {
-                store.save_message_in(&id, Some(b.branch), row.position, &row.message);
+                store.save_message_in(&id, Some(b.branch), row.position, &e.restored(&row.message));
             }
         }
         store.set_active_branch(&id, e.active_branch);
@@ -205,6 +256,25 @@ fn usage_line(m: &Message) -> Option<String> {
 /// Readable Markdown of the loaded branch.
 #[must_use]
 pub fn to_markdown(c: &StoredConversation) -> String {
+    to_markdown_linking(c, "attachments")
+}
+
+/// The file name an attachment is written under beside a Markdown export: its hash first, so
+/// two files of the same name never collide, then a name safe on every file system.
+#[must_use]
+pub fn attachment_file_name(a: &crate::engine::attachment::Attachment) -> String {
+    let safe: String = a
+        .name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') { c } else { '_' })
+        .take(80)
+        .collect();
+    format!("{}-{safe}", a.short_hash())
+}
+
+/// Readable Markdown whose attachments link to files in `dir` (relative to the Markdown file).
+#[must_use]
+pub fn to_markdown_linking(c: &StoredConversation, dir: &str) -> String {
     let s = &c.summary;
     let mut out = format!("# {}\n\n", if s.title.is_empty() { "(untitled)" } else { &s.title });
     let facts: Vec<String> = [Some(format!("`{}`", s.id)), s.model.clone(), s.provider.clone(), s.api.clone()]
@@ -215,6 +285,11 @@ pub fn to_markdown(c: &StoredConversation) -> String {
     let _ = write!(out, "{}\n\n", facts.join(" · "));
     for m in &c.messages {
         message_markdown(&mut out, m);
+        for a in &m.attachments {
+            let target = a.url.clone().unwrap_or_else(|| format!("{dir}/{}", attachment_file_name(a)));
+            let bang = if a.is_image() { "!" } else { "" };
+            let _ = write!(out, "{bang}[{}](<{target}>) · {}\n\n", a.name.replace(['[', ']'], "_"), a.describe());
+        }
     }
     out
 }

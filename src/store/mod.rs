@@ -11,6 +11,7 @@
 //!
 //! Nothing here ever sees an API key: messages carry none, and requests are not stored.
 
+pub mod blobs;
 pub mod export;
 pub mod fit;
 pub mod ids;

@@ -236,6 +236,7 @@ fn save(
     }
     let row = result?;
     save_tool_calls(db, row, msg)?;
+    super::blobs::save(db, row, msg)?;
     if ctx.store_frames {
         save_frames(db, row, &msg.frames[..keep], ctx)?;
     }

@@ -176,7 +176,11 @@ pub fn rows(db: &Connection, id: &str, branch: i64, lo: i64, hi: i64) -> rusqlit
          WHERE conversation_id = ?1 AND branch = ?2 AND position >= ?3 AND position < ?4 ORDER BY position",
     )?
     .query_map(params![id, branch, lo, hi], message)?
-    .collect()
+    .collect::<rusqlite::Result<Vec<_>>>()
+    .and_then(|mut rows| {
+        super::blobs::load_into(db, rows.iter_mut().map(|r| &mut r.2))?;
+        Ok(rows)
+    })
 }
 
 /// Puts stored frames back on their messages.

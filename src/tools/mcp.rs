@@ -308,7 +308,9 @@ fn unique_name(name: &str, taken: &HashSet<String>) -> String {
 
 /// The text of a tool result for the model.
 fn output(result: CallToolResult) -> ToolOutput {
+    use base64::Engine as _;
     let mut parts = Vec::new();
+    let mut images = Vec::new();
     let mut has_text = false;
     for block in &result.content {
         match block {
@@ -316,7 +318,13 @@ fn output(result: CallToolResult) -> ToolOutput {
                 has_text = true;
                 parts.push(t.text.clone());
             }
-            ContentBlock::Image(i) => parts.push(format!("[image: {}, {} bytes base64]", i.mime_type, i.data.len())),
+            ContentBlock::Image(i) => {
+                parts.push(format!("[image: {}, {} bytes base64]", i.mime_type, i.data.len()));
+                // Kept as bytes too, so the transcript can draw it and the model can see it.
+                if let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(i.data.trim()) {
+                    images.push(super::ToolImage { media_type: i.mime_type.clone(), bytes });
+                }
+            }
             ContentBlock::Audio(a) => parts.push(format!("[audio: {}, {} bytes base64]", a.mime_type, a.data.len())),
             ContentBlock::Resource(r) => match &r.resource {
                 ResourceContents::TextResourceContents { uri, text, .. } => {
@@ -338,11 +346,13 @@ fn output(result: CallToolResult) -> ToolOutput {
         parts.push(structured.to_string());
     }
     let text = parts.join("\n");
-    if result.is_error == Some(true) {
+    let mut out = if result.is_error == Some(true) {
         ToolOutput::error(if text.is_empty() { "the tool reported an error without details".to_owned() } else { text })
     } else {
         ToolOutput::ok(text)
-    }
+    };
+    out.images = images;
+    out
 }
 
 #[cfg(test)]
@@ -393,6 +403,10 @@ mod tests {
         .unwrap();
         let out = output(r);
         assert!(!out.is_error);
+        assert_eq!(
+            out.images,
+            vec![super::super::ToolImage { media_type: "image/png".into(), bytes: b"hello".to_vec() }]
+        );
         assert_eq!(
             out.text,
             "a\n[image: image/png, 8 bytes base64]\n[resource: file:///x]\nbody\n\

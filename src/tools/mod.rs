@@ -82,16 +82,25 @@ impl ToolSpec {
 pub struct ToolOutput {
     pub text: String,
     pub is_error: bool,
+    /// Images the tool returned (MCP image content), beside the text that names them.
+    pub images: Vec<ToolImage>,
+}
+
+/// An image a tool returned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolImage {
+    pub media_type: String,
+    pub bytes: Vec<u8>,
 }
 
 impl ToolOutput {
     #[must_use]
     pub fn ok(text: impl Into<String>) -> Self {
-        Self { text: text.into(), is_error: false }
+        Self { text: text.into(), is_error: false, images: Vec::new() }
     }
     #[must_use]
     pub fn error(text: impl Into<String>) -> Self {
-        Self { text: text.into(), is_error: true }
+        Self { text: text.into(), is_error: true, images: Vec::new() }
     }
 }
 

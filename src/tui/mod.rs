@@ -4,6 +4,7 @@
 pub mod clipboard;
 pub mod editor;
 pub mod frame;
+pub mod graphics;
 pub mod input;
 pub mod osc52;
 pub mod terminal;

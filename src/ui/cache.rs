@@ -59,6 +59,10 @@ pub struct CachedCell {
     /// After the answer: tool cards, banners.
     pub post: Vec<Line<'static>>,
     pub reasoning: Incremental,
+    /// Images drawn over rows the body reserved for them.
+    pub images: Vec<super::images::Slot>,
+    /// How images are drawn (copied from the cache before a build).
+    pub image_mode: super::images::Mode,
 }
 
 impl CachedCell {
@@ -111,6 +115,8 @@ pub struct RenderCache {
     pub builds: u64,
     /// The compare screen's column and diff caches.
     pub compare: super::compare::Caches,
+    /// Pictures of images, made off the draw path.
+    pub images: super::images::Images,
 }
 
 impl RenderCache {
@@ -129,6 +135,8 @@ impl RenderCache {
         let entry = self.cells.entry(cell.id()).or_default();
         entry.used = self.draws;
         if entry.key != key {
+            entry.image_mode = self.images.mode;
+            entry.images.clear();
             cells::build(entry, cell, state, cols, owner);
             entry.key = key;
             self.builds += 1;

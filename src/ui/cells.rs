@@ -57,6 +57,10 @@ pub fn build(entry: &mut CachedCell, cell: &Cell, state: &State, cols: usize, ow
                     let mut lines = wrap::plain(&sanitize(m.text()), cols, style);
                     if role == Role::User {
                         fold_long(&mut lines, m, state, owner);
+                        if m.text().is_empty() && !m.attachments.is_empty() {
+                            lines.clear();
+                        }
+                        attachments(&mut lines, &mut entry.images, m, entry.image_mode, cols, theme);
                     }
                     entry.pre = lines;
                     entry.md.clear();
@@ -141,7 +145,61 @@ fn assistant(entry: &mut CachedCell, m: &Message, state: &State, cols: usize, ow
     post.extend(super::item_card::trailing(m, state, cols));
     post.extend(super::tool_card::cards(m, state, cols, owner));
     post.extend(banners(m, cols, theme));
+    let before = entry.pre.len() + entry.md.len();
+    generated_images(&mut post, &mut entry.images, m, entry.image_mode, cols, before, theme);
     entry.post = post;
+}
+
+/// A user message's attachments: one line each (name, type, pixel size, bytes), and for an
+/// image the rows its picture is drawn over.
+fn attachments(
+    lines: &mut Vec<Line<'static>>,
+    slots: &mut Vec<super::images::Slot>,
+    m: &Message,
+    mode: super::images::Mode,
+    cols: usize,
+    theme: &Theme,
+) {
+    for a in &m.attachments {
+        let missing = if a.data.is_none() && a.url.is_none() { " · bytes not kept" } else { "" };
+        let text = format!("▣ {}{missing}", sanitize(&a.describe()));
+        lines.extend(wrap::plain(&text, cols, theme.style(R::Accent)));
+        if let Some(slot) = super::images::slot_for(a, lines.len(), cols, mode) {
+            lines.extend(std::iter::repeat_n(Line::default(), usize::from(slot.rows)));
+            slots.push(slot);
+        }
+    }
+}
+
+/// Images a model generated and palaver saved: the rows their pictures are drawn over, after
+/// the reply's cards. `before` is the body rows that come before `post`.
+fn generated_images(
+    post: &mut Vec<Line<'static>>,
+    slots: &mut Vec<super::images::Slot>,
+    m: &Message,
+    mode: super::images::Mode,
+    cols: usize,
+    before: usize,
+    theme: &Theme,
+) {
+    for call in m.main().tool_calls.iter() {
+        for a in &call.images {
+            let Some(slot) = super::images::slot_for(a, before + post.len() + 1, cols, mode) else { continue };
+            let text = format!("▣ {} · {}", sanitize(&call.name), sanitize(&a.describe()));
+            post.push(Line::from(Span::styled(text, theme.style(R::Accent))));
+            post.extend(std::iter::repeat_n(Line::default(), usize::from(slot.rows)));
+            slots.push(slot);
+        }
+    }
+    for note in m.item_notes.values() {
+        let Some(path) = note.get("saved_path").and_then(|p| p.as_str()) else { continue };
+        if let Some(slot) = super::images::slot_for_file(path, before + post.len() + 1, cols, mode) {
+            let text = format!("▣ generated image · {}", sanitize(&slot.label));
+            post.push(Line::from(Span::styled(text, theme.style(R::Accent))));
+            post.extend(std::iter::repeat_n(Line::default(), usize::from(slot.rows)));
+            slots.push(slot);
+        }
+    }
 }
 
 /// Banners on the message itself: content filter, flagged safety, cut short, cancelled, errors.

@@ -6,7 +6,8 @@ use crate::app::keymap::Action;
 use crate::app::state::Focus;
 use ratatui::Frame;
 use ratatui::layout::Rect;
-use ratatui::text::Span;
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Padding};
 
 /// Most text rows the composer grows to.
@@ -18,7 +19,27 @@ pub fn height(state: &State, width: u16, screen_h: u16) -> u16 {
     let inner = usize::from(width.saturating_sub(4).max(1));
     let rows: usize = state.composer.area.lines().iter().map(|l| super::wrap::width(l).max(1).div_ceil(inner)).sum();
     let rows = u16::try_from(rows).unwrap_or(MAX_ROWS).clamp(1, MAX_ROWS);
-    rows.min((screen_h / 3).saturating_sub(2).max(1)) + 2
+    rows.min((screen_h / 3).saturating_sub(2).max(1)) + 2 + u16::from(!state.attachments.is_empty())
+}
+
+/// The attachment chips: one per file, then the key that removes the newest.
+#[must_use]
+pub fn chips(state: &State) -> Line<'static> {
+    let theme = &state.theme;
+    let mut spans = Vec::new();
+    for a in &state.attachments {
+        let mut text = format!(" ▣ {} ", super::sanitize::sanitize(&a.name));
+        if let (Some(w), Some(h)) = (a.width, a.height) {
+            text.push_str(&format!("{w}×{h} "));
+        }
+        if a.size > 0 {
+            text.push_str(&format!("{} ", super::tool_card::size(usize::try_from(a.size).unwrap_or(usize::MAX))));
+        }
+        spans.push(Span::styled(text, theme.style(R::Accent).add_modifier(Modifier::REVERSED)));
+        spans.push(Span::raw(" "));
+    }
+    spans.push(Span::styled(format!("{} removes the last", state.keymap.hint(Action::Detach)), theme.style(R::Dim)));
+    Line::from(spans)
 }
 
 pub fn draw(f: &mut Frame, area: Rect, state: &State) {
@@ -51,8 +72,13 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State) {
         .border_style(border)
         .padding(Padding::horizontal(1))
         .title(Span::styled(title, theme.style(R::Title)));
-    let inner = block.inner(area);
+    let mut inner = block.inner(area);
     f.render_widget(block, area);
+    if !state.attachments.is_empty() && inner.height > 1 {
+        f.buffer_mut().set_line(inner.x, inner.y, &chips(state), inner.width);
+        inner.y += 1;
+        inner.height -= 1;
+    }
     if focused {
         f.render_widget(&state.composer.area, inner);
     } else {

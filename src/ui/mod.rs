@@ -1,6 +1,8 @@
 //! Pure drawing from `&State` plus a render cache; nothing here touches the network or disk.
 
 pub mod highlight;
+pub mod images;
+pub mod images_draw;
 pub mod markdown;
 
 pub mod cache;

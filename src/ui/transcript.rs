@@ -70,6 +70,8 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State, cache: &mut RenderCache) -
         let Some(cell) = cache.cell(state, index, cols) else { break };
         let first = y;
         let (from, height) = (line, cell.height());
+        let slots = (!cell.images.is_empty()).then(|| (cell.images.clone(), usize::from(cell.header)));
+        let body_x = if cell.header { inner.x + BODY_X } else { inner.x + 1 };
         for r in line..cell.height() {
             if y >= bottom {
                 break;
@@ -93,6 +95,13 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State, cache: &mut RenderCache) -
             }
             y += 1;
         }
+        if let Some((slots, header)) = slots {
+            // Cell row `r` is on screen row `first + r - from`, for rows drawn this frame.
+            let rows = ImageRows { first, from, header, drawn: y - first, x: body_x };
+            for slot in &slots {
+                super::images_draw::draw(f, &mut cache.images, slot, &rows, theme);
+            }
+        }
         // Whole only when drawn from its first line to its last: a selected message whose top
         // is scrolled off must be scrolled to, not taken as on screen.
         let whole = from == 0 && usize::from(y - first) >= height;
@@ -111,6 +120,20 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State, cache: &mut RenderCache) -
         f.buffer_mut().set_string(inner.x + inner.width - w, bottom - 1, text, style);
     }
     report
+}
+
+/// Where a cell's rows went on screen this frame (see `images_draw`).
+pub struct ImageRows {
+    /// Screen row of the first cell row drawn.
+    pub first: u16,
+    /// The first cell row drawn (rows above are scrolled off).
+    pub from: usize,
+    /// Header rows before the body.
+    pub header: usize,
+    /// Rows drawn.
+    pub drawn: u16,
+    /// Screen column of the body.
+    pub x: u16,
 }
 
 /// Prose is wrapped to at most this many columns unless `prose_width` says otherwise.

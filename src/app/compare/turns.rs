@@ -94,6 +94,7 @@ impl State {
                 include_usage: true,
                 request_extra: serde_json::Map::new(),
                 chain_responses: false,
+                attachments: crate::config::attachments::AttachmentPolicy::default(),
             },
             Some((p, m)) => {
                 let profile = self.cfg.providers.get(p).cloned().unwrap_or_default();
@@ -108,6 +109,7 @@ impl State {
                         .filter_map(|(k, v)| serde_json::to_value(v).ok().map(|v| (k.clone(), v)))
                         .collect(),
                     chain_responses: profile.previous_response_id.unwrap_or(false),
+                    attachments: profile.attachments,
                 }
             }
             None => TargetInfo { model: spec.to_owned(), ..self.target.clone() },

@@ -1,0 +1,99 @@
+//! Reading an attachment from where the user named it: a path, an `http(s)://` URL (sent as
+//! a URL, never downloaded), or `-` (bytes already read from stdin). The size limit is checked
+//! against the file's length before it is read, so a 3 GB file costs nothing. Blocking: the
+//! chat screen calls it on a blocking task.
+
+use super::attachment::{AttachError, Attachment, too_large};
+use crate::config::attachments::AttachmentPolicy;
+use std::io::Read as _;
+use std::path::Path;
+
+/// Whether a spec names a URL.
+#[must_use]
+pub fn is_url(spec: &str) -> bool {
+    let lower = spec.get(..8).unwrap_or(spec).to_ascii_lowercase();
+    lower.starts_with("https://") || lower.starts_with("http://")
+}
+
+/// Loads `spec` (see the module header); `stdin` holds the bytes for `-`.
+///
+/// # Errors
+/// An unreadable path, a file over the per-file limit, or a type no provider takes.
+pub fn load(spec: &str, stdin: Option<Vec<u8>>, policy: &AttachmentPolicy) -> Result<Attachment, AttachError> {
+    if is_url(spec) {
+        return Ok(Attachment::from_url(spec));
+    }
+    let limit = policy.max_file_bytes();
+    if spec == "-" {
+        let bytes = stdin.ok_or_else(|| AttachError("cannot attach -: nothing was piped on stdin".into()))?;
+        if bytes.len() as u64 > limit {
+            // Read no further than one byte past the limit: how much more there was is unknown.
+            return Err(AttachError(format!(
+                "cannot attach stdin: more than {} was piped, over the limit per file; nothing was sent \
+                 (raise it in the provider's profile: attachments = {{ max_file_mb = … }})",
+                crate::text::fmt::size(usize::try_from(limit).unwrap_or(usize::MAX))
+            )));
+        }
+        return Attachment::from_bytes("stdin", bytes);
+    }
+    let path = Path::new(spec);
+    let meta = std::fs::metadata(path).map_err(|e| AttachError(format!("cannot attach {spec}: {e}")))?;
+    if meta.is_dir() {
+        return Err(AttachError(format!("cannot attach {spec}: it is a directory")));
+    }
+    if meta.len() > limit {
+        return Err(AttachError(too_large(spec, meta.len(), limit, "max_file_mb")));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    std::fs::File::open(path)
+        // One more byte than the limit: a file that grew since `metadata` is still caught.
+        .and_then(|f| f.take(limit + 1).read_to_end(&mut bytes))
+        .map_err(|e| AttachError(format!("cannot attach {spec}: {e}")))?;
+    if bytes.len() as u64 > limit {
+        return Err(AttachError(too_large(spec, bytes.len() as u64, limit, "max_file_mb")));
+    }
+    let name = path.file_name().map_or_else(|| spec.to_owned(), |n| n.to_string_lossy().into_owned());
+    let a = Attachment::from_bytes(&name, bytes)?;
+    if let Some(d) = &a.data {
+        // Encoded here, on the loading thread, so building a request later copies instead of encoding.
+        let _ = d.data_uri(&a.media_type);
+    }
+    Ok(a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_before_reading() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("big.bin");
+        let f = std::fs::File::create(&p).unwrap();
+        f.set_len(30 * 1024 * 1024).unwrap();
+        let e = load(p.to_str().unwrap(), None, &AttachmentPolicy::default()).unwrap_err();
+        assert!(e.0.contains("30.0 MB") && e.0.contains("20.0 MB") && e.0.contains("nothing was sent"), "{e}");
+        assert!(load("/no/such/file.png", None, &AttachmentPolicy::default()).unwrap_err().0.contains("cannot attach"));
+        assert!(load(dir.path().to_str().unwrap(), None, &AttachmentPolicy::default()).is_err());
+    }
+
+    #[test]
+    fn type_from_bytes_not_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("looks_like.txt");
+        std::fs::write(&p, b"%PDF-1.7\n%\xe2\xe3\n").unwrap();
+        let a = load(p.to_str().unwrap(), None, &AttachmentPolicy::default()).unwrap();
+        assert_eq!((a.kind, a.media_type.as_str()), (super::super::attachment::AttachKind::File, "application/pdf"));
+        let s = load("-", Some(b"plain words".to_vec()), &AttachmentPolicy::default()).unwrap();
+        assert_eq!((s.kind, s.name.as_str()), (super::super::attachment::AttachKind::Text, "stdin"));
+        assert!(
+            load(
+                "-",
+                Some(vec![0x7f, b'E', b'L', b'F', 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]),
+                &AttachmentPolicy::default()
+            )
+            .is_err()
+        );
+        assert!(load("HTTPS://x.test/a.png", None, &AttachmentPolicy::default()).unwrap().is_image());
+    }
+}
