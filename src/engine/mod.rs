@@ -8,6 +8,7 @@ pub mod usage;
 
 pub use message::{Choice, Conversation, ErrorInfo, Message, MessageStatus, Role, ToolCall, ToolStatus};
 pub mod diff;
+pub mod evals;
 pub mod images;
 pub mod metrics;
 pub mod request;
