@@ -79,10 +79,13 @@ fn md_cell(s: &str) -> String {
 pub fn word_diff_text(old: &str, new: &str) -> String {
     let mut s = String::new();
     for seg in words(old, new) {
+        // The spacing before a changed run stays outside its markers, as git shows it.
+        let (space, text) = seg.text.split_at(seg.text.len() - seg.text.trim_start().len());
+        s.push_str(space);
         match seg.change {
-            Change::Equal => s.push_str(&seg.text),
-            Change::Removed => s.push_str(&format!("[-{}-]", seg.text)),
-            Change::Added => s.push_str(&format!("{{+{}+}}", seg.text)),
+            Change::Equal => s.push_str(text),
+            Change::Removed => s.push_str(&format!("[-{text}-]")),
+            Change::Added => s.push_str(&format!("{{+{text}+}}")),
         }
     }
     s
@@ -188,7 +191,7 @@ mod tests {
     fn fences_outgrow_the_text_and_diffs_use_word_diff_notation() {
         assert_eq!(fence("no ticks"), "```");
         assert_eq!(fence("a ```` b"), "`````");
-        assert_eq!(word_diff_text("the cat sat", "the dog sat"), "the [-cat-]{+dog+} sat");
+        assert_eq!(word_diff_text("the cat sat", "the dog sat"), "the [-cat-] {+dog+} sat");
         assert_eq!(md_cell("a|b\nc"), "a\\|b c");
         assert!(format_of(Path::new("r.HTML")).is_ok() && format_of(Path::new("r.txt")).is_err());
     }
