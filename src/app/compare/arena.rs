@@ -100,7 +100,8 @@ impl State {
     pub(crate) fn arena_before_send(&mut self, prompt: &str) {
         let Some(cmp) = self.compare.active.as_mut() else { return };
         let Some(arena) = cmp.arena.as_mut() else { return };
-        if arena.vote.is_some() || arena.revealed {
+        let new_battle = arena.vote.is_some() || arena.revealed;
+        if new_battle {
             arena.round += 1;
             arena.vote = None;
             arena.revealed = false;
@@ -118,6 +119,10 @@ impl State {
             prompt.clone_into(&mut arena.prompt);
         }
         arena.awaiting = false;
+        if new_battle {
+            // The last flash named the models: it goes with the battle it was about.
+            self.flash("new battle: two hidden models, A and B");
+        }
     }
 
     /// After a column's reply: once every column has answered, the keys go to the columns for

@@ -82,11 +82,8 @@ impl State {
         for i in 1..n {
             self.start_column_reply(i, fx);
         }
-        self.flash(format!(
-            "compare from here: {} other model{} answer this turn; k keeps a column",
-            n - 1,
-            if n == 2 { "" } else { "s" }
-        ));
+        let who = if n == 2 { "1 other model answers".to_owned() } else { format!("{} other models answer", n - 1) };
+        self.flash(format!("compare from here: {who} this turn; Tab, then k keeps a column"));
     }
 
     /// Keeps column `i` of a compare opened from here (already taken off the screen).
