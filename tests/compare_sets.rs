@@ -283,7 +283,7 @@ fn a_killed_run_resumes_without_running_finished_cells_again() {
     assert!(id.starts_with("run-"), "{id}");
     let before = server.requests().len();
     let stored = stored_cells(home.path(), &id);
-    assert!(stored >= 3 && stored < 24, "stored {stored} of 24");
+    assert!((3..24).contains(&stored), "stored {stored} of 24");
     let runs = String::from_utf8_lossy(&run(home.path(), &["compare", "runs"]).stdout).into_owned();
     assert!(runs.contains("running") || runs.contains("interrupted"), "{runs}");
 
@@ -331,6 +331,6 @@ fn ctrl_c_keeps_finished_cells_and_exits_130() {
     assert!(err(&out).contains("palaver compare --resume run-"), "{}", err(&out));
     let id = run_id(home.path());
     let stored = stored_cells(home.path(), &id);
-    assert!(stored >= 2 && stored < 20, "{stored}");
+    assert!((2..20).contains(&stored), "{stored}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("missing"), "{}", String::from_utf8_lossy(&out.stdout));
 }
