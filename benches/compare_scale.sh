@@ -43,7 +43,7 @@ one_run() { # prompts, label
     if [ -n "$pid" ] && [ -r "/proc/$pid/status" ]; then
       local rss cells
       rss="$(awk '/VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)"
-      cells="$(grep -c '"type":"cell"' "$WORK/out-$label.jsonl" 2>/dev/null || echo 0)"
+      cells="$(grep -c '"type":"cell"' "$WORK/out-$label.jsonl" 2>/dev/null || true)"
       echo "$cells $rss" >> "$WORK/rss-$label.txt"
     fi
     sleep 1
@@ -58,12 +58,12 @@ one_run() { # prompts, label
   local failed
   failed="$(grep -c '"ok":false' "$WORK/out-$label.jsonl" || true)"
   local db
-  db="$(du -k "$PALAVER_HOME"/*/palaver.sqlite3* "$PALAVER_HOME"/palaver.sqlite3* 2>/dev/null | awk '{s+=$1} END {print s+0}')"
+  db="$(du -sk "$PALAVER_HOME" | awk '{print $1}')"
   printf '%-6s %6s prompts × 4 = %5s cells (%s failed) · wall %s · cpu user %ss + sys %ss · peak RSS %s KiB · store %s KiB\n' \
     "$label" "$n" "$cells" "$failed" "$wall" "$user" "$sys" "$peak" "$db"
   echo "       RSS while running (cells stored → KiB):"
-  awk 'NR == 1 || NR % 5 == 0 {printf "         %5d → %d\n", $1, $2}' "$WORK/rss-$label.txt"
-  tail -1 "$WORK/rss-$label.txt" | awk '{printf "         %5d → %d (last sample)\n", $1, $2}'
+  awk '$2 > 0 && (NR == 1 || NR % 5 == 0) {printf "         %5d → %d\n", $1, $2}' "$WORK/rss-$label.txt"
+  awk '$2 > 0' "$WORK/rss-$label.txt" | tail -1 | awk '{printf "         %5d → %d (last sample)\n", $1, $2}'
 }
 
 echo "palaver compare scale: $BIN, demo at $URL, concurrency $CONC, $(nproc) cores"

@@ -114,7 +114,7 @@ pub struct Global {
     /// Reopen the last conversation
     #[arg(long = "continue", global = true)]
     pub continue_last: bool,
-    /// Reopen a chosen conversation
+    /// Reopen a chosen conversation (with `compare`: finish a stored prompt-set run)
     #[arg(long, global = true)]
     pub resume: Option<String>,
     /// Seconds to wait for a connection

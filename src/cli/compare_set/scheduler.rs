@@ -103,7 +103,7 @@ pub async fn run(shared: Arc<Shared>, todo: Vec<(usize, usize)>, concurrency: us
 }
 
 async fn worker(shared: Arc<Shared>, queue: Arc<Queue>) {
-    let stop = interrupt::stop();
+    let mut stop = interrupt::stop();
     let gate = queue.gate.clone();
     let progress = shared.progress.clone();
     let retry: RetryHook = Arc::new(move |_attempt, wait_ms| {
@@ -111,7 +111,11 @@ async fn worker(shared: Arc<Shared>, queue: Arc<Queue>) {
         progress.retried();
     });
     loop {
-        queue.gate.wait().await;
+        // Ctrl+C is heard during a pause too (a Retry-After can be a minute).
+        tokio::select! {
+            () = queue.gate.wait() => {}
+            () = stop.fired() => return,
+        }
         if stop.is_set() {
             return;
         }
