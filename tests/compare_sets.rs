@@ -163,14 +163,14 @@ fn a_rate_limited_provider_does_not_hold_up_the_other() {
     let seq = Arc::new(AtomicUsize::new(0));
     let (s1, s2) = (seq.clone(), seq.clone());
     // `slow` refuses its first request with 429 and Retry-After: 2; `fast` always answers.
-    let slow_seen = Arc::new(std::sync::Mutex::new(Vec::<(usize, u16)>::new()));
+    let slow_seen = Arc::new(std::sync::Mutex::new(Vec::<(usize, u16, String)>::new()));
     let fast_seen = Arc::new(std::sync::Mutex::new(Vec::<usize>::new()));
     let (sl, fl) = (slow_seen.clone(), fast_seen.clone());
     let slow = Server::start_fn(move |seen| {
         let n = s1.fetch_add(1, Ordering::SeqCst);
         let mut log = sl.lock().unwrap();
         let status = if log.is_empty() { 429 } else { 200 };
-        log.push((n, status));
+        log.push((n, status, prompt_of(seen)));
         if status == 429 {
             Reply::json(429, r#"{"error":{"message":"slow down"}}"#).header("Retry-After", "2")
         } else {
@@ -217,11 +217,15 @@ fn a_rate_limited_provider_does_not_hold_up_the_other() {
     // Counts: the fast provider saw each of its cells once; the slow one each once plus the retry.
     assert_eq!(fast_log.len(), 6);
     assert_eq!(slow_log.len(), 7);
-    assert_eq!(slow_log.iter().filter(|(_, s)| *s == 429).count(), 1);
-    // Order: while `slow` waited out its Retry-After it got one more request at most (the other
-    // worker's, sent before the 429), and every `fast` request came before its third request.
-    let third_slow = slow_log[2].0;
-    assert!(fast_log.iter().all(|&n| n < third_slow), "fast {fast_log:?} slow {slow_log:?}");
+    assert_eq!(slow_log.iter().filter(|(_, s, _)| *s == 429).count(), 1);
+    // Order, not timing. The 429'd prompt is sent again after Retry-After; between the two,
+    // `slow` got at most one new cell per worker (those racing the 429), not its other four:
+    // the queue paused. Without the pause the second worker would have run them all meanwhile.
+    let refused = &slow_log[0].2;
+    let retry_at = slow_log.iter().skip(1).position(|(_, _, p)| p == refused).unwrap() + 1;
+    assert!(retry_at <= 3, "slow sent {} cells during the pause: {slow_log:?}", retry_at - 1);
+    // And the fast provider did not wait for it: every fast request came before the retry.
+    assert!(fast_log.iter().all(|&n| n < slow_log[retry_at].0), "fast {fast_log:?} slow {slow_log:?}");
     // And every fast cell finished before the slow provider's last cells.
     let first_slow_done = cells.iter().position(|c| c["provider"] == "slow").unwrap();
     let fast_done_before = cells[..first_slow_done.max(1)].iter().filter(|c| c["provider"] == "fast").count();
@@ -277,6 +281,10 @@ fn a_killed_run_resumes_without_running_finished_cells_again() {
     ];
     let mut child = palaver(home.path(), &args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
     wait_for("some requests", || server.requests().len() >= 7);
+    // While it runs, nobody else may run it.
+    let busy = run(home.path(), &["--base-url", &server.base_url, "compare", "--resume", &run_id(home.path())]);
+    assert_eq!(busy.status.code(), Some(2), "{}", err(&busy));
+    assert!(err(&busy).contains("being run by another palaver"), "{}", err(&busy));
     child.kill().unwrap(); // SIGKILL: no chance to tidy up
     let _ = child.wait();
     let id = run_id(home.path());

@@ -88,6 +88,12 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
             Err(code) => return code,
         },
     };
+    // One process per run: a second `--resume` of a run in progress would send its cells twice.
+    let _lock = match crate::store::lock::try_lock(&paths.database(), &run.id) {
+        Ok(Some(l)) => Some(l),
+        Ok(None) => return usage(&format!("run {} is being run by another palaver; wait for it, or stop it", run.id)),
+        Err(_) => None,
+    };
     let targets = match resolve_columns(&g, cfg, &g.model).await {
         Ok(t) => t,
         Err(e) => return usage(&e.0),
