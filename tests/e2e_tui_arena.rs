@@ -2,7 +2,8 @@
 //! --arena -m demo -m demo-reasoning`: names hidden, a vote, names shown, `compare stats`
 //! counting it) and compare from here (a chat of two turns, `m` on the first prompt, another
 //! model answers it beside the chat's answer, keeping it continues the chat on a branch that
-//! the history keeps beside the old one). Skips (and says so) when tmux is not installed.
+//! the history keeps beside the old one), and a prompt set's progress bar on a terminal. Skips
+//! (and says so) when tmux is not installed.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -108,4 +109,21 @@ fn compare_from_here_forks_a_chat_and_keeps_the_branch() {
         shown.contains("a follow-up") && !shown.contains("second question"),
         "the kept branch is the active one: {shown}"
     );
+}
+
+#[test]
+fn a_prompt_set_shows_a_progress_bar_on_a_terminal() {
+    if !tmux_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let set = dir.path().join("p.txt");
+    std::fs::write(&set, (1..=10).map(|i| format!("question {i}\n")).collect::<String>()).unwrap();
+    let args = format!("compare --demo -m demo -m demo-reasoning --prompts '{}' --concurrency 2", set.display());
+    let t = Tmux::launch(&args).start();
+    let s = t.wait_for("the progress bar", |s| s.contains("/20 · 0 failed") && s.contains("ETA") && s.contains('['));
+    assert!(s.contains('█') || s.contains('░'), "{s}");
+    let s = t.wait_for("the summary", |s| s.contains("EXITED-0"));
+    assert!(s.contains("cells ok") && s.contains("10 prompts × 2 models · 20 cells stored"), "{s}");
+    assert!(!s.contains("ETA"), "the bar is cleared at the end: {s}");
 }
