@@ -58,6 +58,11 @@ pub async fn run(cli: Cli) -> u8 {
                 let registry = build_registry(&cfg, &paths).await;
                 return compare_set::run(g, &cfg, &paths, &registry, ca).await;
             }
+            if !ca.report.is_empty() || ca.concurrency.is_some() || ca.min_pass.is_some() {
+                return usage(
+                    "--report, --concurrency and --min-pass go with --prompts FILE (or --resume RUN, compare show RUN)",
+                );
+            }
             if ca.arena {
                 if let Err(code) = screen_possible() {
                     return code;
