@@ -89,7 +89,9 @@ pub async fn run(job: CellJob<'_>) -> Option<CellRow> {
     row.prompt_filter.clone_from(&msg.prompt_filter);
     row.content_filter = main.content_filter.clone().map(Value::Object);
     row.safety_flag = metrics.safety_flag;
-    row.ttft_ms = metrics.ttft_ms;
+    // A tool loop's first token is its first reply's (the history holds every reply of the turn).
+    let first_reply = history.iter().find(|m| m.role() == crate::engine::Role::Assistant);
+    row.ttft_ms = first_reply.and_then(|m| m.timing.ttft_ms).or(metrics.ttft_ms);
     row.tokens_per_s = metrics.tokens_per_s;
     row.total_ms = Some(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX));
     if let Some(e) = &msg.error {
