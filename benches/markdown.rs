@@ -1,9 +1,13 @@
 //! Benchmarks for the text path every frame may hit: markdown rendering (with code
-//! highlighting) and the terminal-control sanitizer.
+//! highlighting) and the terminal-control sanitizer; and what streaming costs per line as an
+//! answer grows: a code block of 50 lines against one of 5,000, 10 KB of prose against 1 MB
+//! (criterion's per-element time is the cost of one line; it should not grow with the answer).
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use palaver::ui::highlight::LineHighlighter;
 use palaver::ui::markdown::render;
 use palaver::ui::sanitize::sanitize;
+use palaver::ui::stream_md::StreamingMarkdown;
 use palaver::ui::theme::Theme;
 use std::hint::black_box;
 
@@ -53,5 +57,98 @@ fn benches(c: &mut Criterion) {
     c.bench_function("sanitize 1MB with escapes", |b| b.iter(|| sanitize(black_box(&dirty)).len()));
 }
 
-criterion_group!(markdown, benches);
+/// Line `i` of a long Rust function: code, strings, comments, as models write them.
+fn code_line(i: usize) -> String {
+    match i % 6 {
+        0 => format!("    let value_{i} = compute(\"input {i}\", {i}); // the {i}th step"),
+        1 => format!("    if value_{} > {i} {{", i - 1),
+        2 => format!("        out.push(format!(\"{{}}-{{}}\", name, {i}));"),
+        3 => "    }".to_owned(),
+        4 => format!("    /* block comment {i} */ let list = vec![{i}, {}, {}];", i + 1, i + 2),
+        _ => format!("    match list.get({i}) {{ Some(v) => total += v, None => break }}"),
+    }
+}
+
+/// An answer as it arrives: the whole text and where each line ends.
+struct Answer {
+    text: String,
+    ends: Vec<usize>,
+}
+
+impl Answer {
+    fn line(&mut self, line: &str) {
+        self.text.push_str(line);
+        self.text.push('\n');
+        self.ends.push(self.text.len());
+    }
+}
+
+/// An answer that is one code block of `n` lines.
+fn code_answer(n: usize) -> Answer {
+    let mut a = Answer { text: String::from("```rust\nfn long() {\n"), ends: Vec::new() };
+    for i in 0..n {
+        a.line(&code_line(i));
+    }
+    a.line("}\n```");
+    a
+}
+
+/// About `bytes` of prose in paragraphs of four lines.
+fn prose_answer(bytes: usize) -> Answer {
+    let mut a = Answer { text: String::new(), ends: Vec::new() };
+    let mut i = 0;
+    while a.text.len() < bytes {
+        a.line(&format!(
+            "Line {i} of the answer says something with **weight** and a `name`, long enough to wrap once."
+        ));
+        if i % 4 == 3 {
+            a.line("");
+        }
+        i += 1;
+    }
+    a
+}
+
+/// Streams `a` a line at a time into a fresh renderer at 120 columns, reading the last 40 rows
+/// after each line as a screen following the answer draws them (so every line is drawn once),
+/// then finishes it and reads every row (as if scrolled through).
+fn stream(a: &Answer, theme: &Theme) -> usize {
+    let mut md = StreamingMarkdown::default();
+    for &end in &a.ends {
+        md.update(&a.text[..end], true, 120, theme);
+        for i in md.len().saturating_sub(40)..md.len() {
+            black_box(md.get(i));
+        }
+    }
+    md.update(&a.text, false, 120, theme);
+    (0..md.len()).filter_map(|i| md.get(i)).map(|l| l.spans.len()).sum()
+}
+
+fn per_line(c: &mut Criterion) {
+    let theme = Theme::load("dark", None, false).unwrap_or_default();
+    let mut g = c.benchmark_group("per_line");
+    g.sample_size(10);
+    for n in [50usize, 5_000] {
+        let lines: Vec<String> = (0..n).map(code_line).collect();
+        g.throughput(Throughput::Elements(n as u64));
+        // syntect alone, one line after the other (no size guard).
+        g.bench_function(format!("highlight_{n}_lines"), |b| {
+            b.iter(|| {
+                let mut hl = LineHighlighter::new("rust", theme.syntax_theme()).unwrap_or_else(|| panic!("rust"));
+                lines.iter().map(|l| hl.line(&format!("{l}\n")).map_or(0, |p| p.len())).sum::<usize>()
+            });
+        });
+        // The streaming renderer (above 2,000 lines a block is plain, as it always was).
+        let answer = code_answer(n);
+        g.bench_function(format!("stream_code_block_{n}_lines"), |b| b.iter(|| stream(&answer, &theme)));
+    }
+    for (name, bytes) in [("10KB", 10_000usize), ("1MB", 1_000_000)] {
+        let answer = prose_answer(bytes);
+        g.throughput(Throughput::Elements(answer.ends.len() as u64));
+        g.bench_function(format!("stream_prose_{name}"), |b| b.iter(|| stream(&answer, &theme)));
+    }
+    g.finish();
+}
+
+criterion_group!(markdown, benches, per_line);
 criterion_main!(markdown);

@@ -72,7 +72,8 @@ fn killed_mid_stream(home: &Path) -> String {
         if has_text && first_text.is_none() {
             first_text = Some(Instant::now());
         }
-        // Text on screen for 0.6 s: the store has had its 250 ms pacing twice over.
+        // Text on screen for 0.6 s: the first delta was saved at once (later checkpoints come
+        // once a second).
         if first_text.is_some_and(|t| t.elapsed() >= Duration::from_millis(600)) {
             break;
         }

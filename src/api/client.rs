@@ -6,7 +6,7 @@
 use super::errors;
 use super::event::ErrorInfo;
 use super::event::StreamEvent;
-use super::limits::{Limits, ReplyBudget, json_depth};
+use super::limits::{Limits, ReplyBudget, json_deeper_than};
 use super::redact::Redactor;
 use super::retry::{RetryDecision, decide_retry};
 use super::sse::SseDecoder;
@@ -274,12 +274,20 @@ async fn read_body(
             let _ = tx.send(failed("limit", Limits::reached("body_bytes", what, limits.body_bytes)));
             return;
         }
-        json_buf.extend_from_slice(&bytes);
         if mode == Some(false) || (mode.is_none() && !stream) {
+            json_buf.extend_from_slice(&bytes);
             continue;
         }
-        let pending = std::mem::take(&mut json_buf);
-        let bytes: &[u8] = &pending;
+        // A stream is decoded from the read itself; only bytes held back while the mode was
+        // undecided are joined to it first.
+        let pending;
+        let bytes: &[u8] = if json_buf.is_empty() {
+            &bytes
+        } else {
+            json_buf.extend_from_slice(&bytes);
+            pending = std::mem::take(&mut json_buf);
+            &pending
+        };
         let mut frames = Vec::new();
         let mut events = Vec::new();
         let now = ms();
@@ -289,7 +297,7 @@ async fn read_body(
             if over.is_some() {
                 return;
             }
-            if json_depth(ev.data.as_bytes()) > limits.json_depth {
+            if json_deeper_than(ev.data.as_bytes(), limits.json_depth) {
                 over = Some(Limits::reached("json_depth", "an event is nested too deeply", limits.json_depth));
                 return;
             }
@@ -320,7 +328,7 @@ async fn read_body(
         let now = ms();
         let frames =
             vec![Frame { at_ms: now, event: "json".into(), data: String::from_utf8_lossy(&json_buf).into_owned() }];
-        if json_depth(&json_buf) > limits.json_depth {
+        if json_deeper_than(&json_buf, limits.json_depth) {
             let what = "the response body is nested too deeply";
             let _ = tx.send(failed("limit", Limits::reached("json_depth", what, limits.json_depth)));
             return;

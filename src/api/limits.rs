@@ -116,8 +116,17 @@ impl ReplyBudget {
     }
 }
 
+/// Whether a JSON text nests arrays and objects deeper than `limit`: a check before parsing that
+/// names the limit instead of a parser error. It runs on every streamed event, so it first
+/// counts opening brackets with SIMD (nesting never exceeds their number) and walks the bytes
+/// only when there are more than `limit` of them.
+#[must_use]
+pub fn json_deeper_than(bytes: &[u8], limit: usize) -> bool {
+    memchr::memchr2_iter(b'{', b'[', bytes).nth(limit).is_some() && json_depth(bytes) > limit
+}
+
 /// The deepest nesting of arrays and objects in a JSON text, counting only brackets outside
-/// strings: a cheap check before parsing that names the limit instead of a parser error.
+/// strings.
 #[must_use]
 pub fn json_depth(bytes: &[u8]) -> usize {
     let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
@@ -153,6 +162,15 @@ mod tests {
         assert_eq!(json_depth(br#"{"a":[1,{"b":"[[[{"}]}"#), 3);
         assert_eq!(json_depth(br#""\"[""#), 0);
         assert_eq!(json_depth(&[b'['; 100_000]), 100_000);
+    }
+
+    #[test]
+    fn deeper_than_agrees_with_the_depth() {
+        for text in [&br#"{"a":[1,{"b":"[[[{"}]}"#[..], br#"[[["[[[[[[[[[["]]]"#, b"[]", b"", &[b'['; 40]] {
+            for limit in 0..12 {
+                assert_eq!(json_deeper_than(text, limit), json_depth(text) > limit, "{limit}");
+            }
+        }
     }
 
     #[test]

@@ -40,6 +40,16 @@ pub fn sanitize_keep_tabs(s: &str) -> Cow<'_, str> {
     clean(s, Tabs::Keep)
 }
 
+/// Whether sanitising `s` may depend on text around it: it holds an escape (its sequence can
+/// run on), a C1 control (U+0080–U+009F, which can start one) or a CR (which pairs with a
+/// following LF). Text without them sanitises a character at a time, so a piece of it
+/// sanitised alone is the same as that piece of the whole sanitised.
+#[must_use]
+pub fn may_reach(s: &str) -> bool {
+    let b = s.as_bytes();
+    memchr::memchr3_iter(ESC, b'\r', 0xc2, b).any(|i| b[i] != 0xc2 || b.get(i + 1).is_some_and(|&n| n < 0xa0))
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Tabs {
     Expand,

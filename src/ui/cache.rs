@@ -1,11 +1,12 @@
 //! The render cache: each cell's body rendered for a width, keyed by (cell id, revision, width)
-//! plus the view flags that change it. A streaming reply re-renders its markdown only when a
-//! line completes; the line still arriving is re-wrapped on its own.
+//! plus the view flags that change it. A streaming reply renders its markdown only as lines
+//! complete (`stream_md`); the line still arriving is wrapped on its own, incrementally
+//! (`wrap::GrowingLine`).
 
 use super::cells;
 use super::sanitize::sanitize;
 use super::stream_md::StreamingMarkdown;
-use super::wrap;
+use super::wrap::{self, GrowingLine};
 use crate::app::State;
 use ratatui::style::Style;
 use ratatui::text::Line;
@@ -53,7 +54,9 @@ pub struct CachedCell {
     pub pre: Vec<Line<'static>>,
     /// The answer's complete lines as markdown.
     pub md: StreamingMarkdown,
-    /// After the answer: the streaming tail, tool cards, banners.
+    /// The answer's line still arriving, plain, with the cursor.
+    pub tail: GrowingLine,
+    /// After the answer: tool cards, banners.
     pub post: Vec<Line<'static>>,
     pub reasoning: Incremental,
 }
@@ -62,7 +65,7 @@ impl CachedCell {
     /// Body lines (without the header and the blank line after the cell).
     #[must_use]
     pub fn body_len(&self) -> usize {
-        self.pre.len() + self.md.len() + self.post.len()
+        self.pre.len() + self.md.len() + self.tail.len() + self.post.len()
     }
 
     /// Rows the cell takes: header, body, one blank separator.
@@ -78,13 +81,15 @@ impl CachedCell {
     /// Body line `i`.
     #[must_use]
     pub fn body_line(&self, i: usize) -> Option<&Line<'static>> {
-        let (p, m) = (self.pre.len(), self.md.len());
+        let (p, m, t) = (self.pre.len(), self.md.len(), self.tail.len());
         if i < p {
             self.pre.get(i)
         } else if i < p + m {
             self.md.get(i - p)
+        } else if i < p + m + t {
+            self.tail.get(i - p - m)
         } else {
-            self.post.get(i - p - m)
+            self.post.get(i - p - m - t)
         }
     }
 }

@@ -34,6 +34,7 @@ pub fn build(entry: &mut CachedCell, cell: &Cell, state: &State, cols: usize, ow
             entry.header = false;
             entry.pre = notice(n, cols, theme);
             entry.md.clear();
+            entry.tail.clear();
             entry.post.clear();
         }
         Cell::Message(m) => {
@@ -45,6 +46,7 @@ pub fn build(entry: &mut CachedCell, cell: &Cell, state: &State, cols: usize, ow
                     entry.header = false;
                     entry.pre.clear();
                     entry.md.clear();
+                    entry.tail.clear();
                     entry.post.clear();
                 }
                 role => {
@@ -58,6 +60,7 @@ pub fn build(entry: &mut CachedCell, cell: &Cell, state: &State, cols: usize, ow
                     }
                     entry.pre = lines;
                     entry.md.clear();
+                    entry.tail.clear();
                     entry.post.clear();
                 }
             }
@@ -127,15 +130,14 @@ fn assistant(entry: &mut CachedCell, m: &Message, state: &State, cols: usize, ow
     // Complete lines are markdown; the line still arriving stays plain until it completes.
     let content = &main.content;
     let committed = entry.md.update(content, live, cols, theme);
-    let mut post = Vec::new();
     let tail = &content[committed..];
     if live && !tail.is_empty() {
-        let mut lines = wrap::plain(&sanitize(tail), cols.saturating_sub(1).max(1), theme.style(R::Base));
-        if let Some(last) = lines.last_mut() {
-            last.spans.push(Span::styled("▌", theme.style(R::Accent)));
-        }
-        post.extend(lines);
+        let (width, cursor) = (cols.saturating_sub(1).max(1), Span::styled("▌", theme.style(R::Accent)));
+        entry.tail.update(committed, tail, width, theme.style(R::Base), cursor);
+    } else {
+        entry.tail.clear();
     }
+    let mut post = Vec::new();
     post.extend(super::item_card::trailing(m, state, cols));
     post.extend(super::tool_card::cards(m, state, cols, owner));
     post.extend(banners(m, cols, theme));

@@ -3,13 +3,16 @@
 //! The syntax and theme sets are loaded once (they take tens of milliseconds to
 //! deserialize) and shared. Highlighting is regex-driven and can be slow on
 //! pathological input, so oversized blocks are left plain rather than stalling a frame.
+//!
+//! [`LineHighlighter`] carries syntect's parse and highlight state from one line to the next,
+//! so a code block that arrives a line at a time has each line highlighted once; the
+//! whole-block [`highlight`] is the same highlighter run over every line.
 
 pub use crate::text::code::lang_token;
 use ratatui::style::{Color, Modifier, Style};
 use std::sync::OnceLock;
-use syntect::easy::HighlightLines;
-use syntect::highlighting::{FontStyle, ThemeSet};
-use syntect::parsing::{SyntaxReference, SyntaxSet};
+use syntect::highlighting::{FontStyle, HighlightIterator, HighlightState, Highlighter, ThemeSet};
+use syntect::parsing::{ParseState, ScopeStack, SyntaxReference, SyntaxSet};
 use syntect::util::LinesWithEndings;
 
 /// Blocks with more lines than this are not highlighted.
@@ -54,10 +57,23 @@ fn find_syntax(lang: &str) -> Option<&'static SyntaxReference> {
     set.find_syntax_by_token(lang).or_else(|| set.find_syntax_by_token(alias(lang)))
 }
 
+/// Whether a block of `lang` would be highlighted with the syntect theme `theme_name` (a
+/// known language and theme), without building a highlighter.
+#[must_use]
+pub fn can_highlight(lang: &str, theme_name: &str) -> bool {
+    find_syntax(lang).is_some() && themes().themes.contains_key(theme_name)
+}
+
 /// True when `lang` names a syntax we can highlight.
 #[must_use]
 pub fn knows_language(lang: &str) -> bool {
     find_syntax(lang).is_some()
+}
+
+/// Whether a line is over [`MAX_LINE_CHARS`] (the cheap byte test first).
+#[must_use]
+pub fn line_too_long(line: &str) -> bool {
+    line.len() > MAX_LINE_CHARS && line.chars().count() > MAX_LINE_CHARS
 }
 
 /// Highlights `code` (already sanitized) as `lang` with the named syntect theme.
@@ -66,27 +82,63 @@ pub fn knows_language(lang: &str) -> bool {
 /// guards, or a highlighter error.
 #[must_use]
 pub fn highlight(code: &str, lang: &str, theme_name: &str) -> Option<Vec<HighlightedLine>> {
-    if code.lines().count() > MAX_LINES
-        || code.lines().any(|l| l.len() > MAX_LINE_CHARS && l.chars().count() > MAX_LINE_CHARS)
-    {
+    if code.lines().count() > MAX_LINES || code.lines().any(line_too_long) {
         return None;
     }
-    let syntax = find_syntax(lang)?;
-    let theme = themes().themes.get(theme_name)?;
-    let mut hl = HighlightLines::new(syntax, theme);
-    let mut out = Vec::new();
-    for line in LinesWithEndings::from(code) {
-        let pieces = hl.highlight_line(line, syntaxes()).ok()?;
-        let mut converted: HighlightedLine = Vec::with_capacity(pieces.len());
-        for (style, text) in pieces {
-            let text = text.trim_end_matches(['\n', '\r']);
-            if !text.is_empty() {
-                converted.push((convert(style), text.to_owned()));
-            }
-        }
-        out.push(converted);
+    let mut hl = LineHighlighter::new(lang, theme_name)?;
+    LinesWithEndings::from(code).map(|line| hl.line(line)).collect()
+}
+
+/// A highlighter that keeps its place: each call highlights the next line of the block.
+/// Lines are passed with their `\n` (syntect's newline syntaxes expect it), except the last
+/// line of a block, which has none.
+pub struct LineHighlighter {
+    highlighter: Highlighter<'static>,
+    parse: ParseState,
+    state: HighlightState,
+}
+
+impl LineHighlighter {
+    /// `None` for an unknown language or theme (the block is then plain).
+    #[must_use]
+    pub fn new(lang: &str, theme_name: &str) -> Option<Self> {
+        let syntax = find_syntax(lang)?;
+        let theme = themes().themes.get(theme_name)?;
+        let highlighter = Highlighter::new(theme);
+        let state = HighlightState::new(&highlighter, ScopeStack::new());
+        Some(Self { highlighter, parse: ParseState::new(syntax), state })
     }
-    Some(out)
+
+    /// Highlights the next line and moves past it; `None` on a highlighter error.
+    pub fn line(&mut self, line: &str) -> Option<HighlightedLine> {
+        highlight_with(&self.highlighter, &mut self.parse, &mut self.state, line)
+    }
+
+    /// Highlights `line` as the next line without moving past it (a line that may still be
+    /// the last of its block, or may yet be followed by more).
+    #[must_use]
+    pub fn peek(&self, line: &str) -> Option<HighlightedLine> {
+        let (mut parse, mut state) = (self.parse.clone(), self.state.clone());
+        highlight_with(&self.highlighter, &mut parse, &mut state, line)
+    }
+}
+
+fn highlight_with(
+    highlighter: &Highlighter<'_>,
+    parse: &mut ParseState,
+    state: &mut HighlightState,
+    line: &str,
+) -> Option<HighlightedLine> {
+    let ops = parse.parse_line(line, syntaxes()).ok()?;
+    let pieces = HighlightIterator::new(state, &ops, line, highlighter);
+    let mut converted: HighlightedLine = Vec::new();
+    for (style, text) in pieces {
+        let text = text.trim_end_matches(['\n', '\r']);
+        if !text.is_empty() {
+            converted.push((convert(style), text.to_owned()));
+        }
+    }
+    Some(converted)
 }
 
 /// Foreground and font style only: the background belongs to the ratatui theme.

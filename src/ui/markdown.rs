@@ -7,12 +7,17 @@
 //! theme. Text that is still streaming renders sensibly (an open code fence is a code
 //! block).
 
+mod blocks;
+mod code;
 mod table;
 #[cfg(test)]
 mod tests;
 mod wrap;
 
-use super::highlight::highlight;
+pub use blocks::{TopBlock, is_cut, top_level};
+pub use code::CodeRows;
+pub use code::{base as code_base, highlighted as highlighted_rows, plain as plain_rows};
+
 use super::sanitize::sanitize;
 use super::theme::{Role, Theme};
 pub use crate::text::code::{CodeBlock, code_blocks};
@@ -21,7 +26,7 @@ use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag, TagEnd};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthStr;
-use wrap::{Run, Spans, clamp, hard_wrap};
+use wrap::{Run, Spans, clamp};
 
 /// Renders complete markdown text wrapped to `width` columns.
 #[must_use]
@@ -39,6 +44,13 @@ pub fn render(text: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
     }
     r.flush();
     r.out
+}
+
+/// A line of a top-level block as [`render`] emits it for `width` columns (no quote or list
+/// prefix): for pieces rendered outside the renderer, such as a streamed code block's rows.
+#[must_use]
+pub fn top_line(spans: Vec<Span<'static>>, width: u16) -> Line<'static> {
+    Line::from(clamp(spans, usize::from(width)))
 }
 
 /// A block that prefixes the lines inside it.
@@ -393,32 +405,19 @@ impl<'t> Renderer<'t> {
     fn emit_code(&mut self, lang: &str, code: &str) {
         let code = sanitize(code);
         let code = code.strip_suffix('\n').unwrap_or(&code);
-        let base = self.role(Role::Base).patch(self.role(Role::CodeBlock));
-        // Without colour a code block would read as prose: rules above (with the language)
-        // and below frame it.
-        let framed = self.theme.no_color();
-        if framed {
-            let label = if lang.is_empty() { "code" } else { lang };
-            let rest = self.text_width().saturating_sub(label.width() + 4);
-            self.emit(vec![Span::styled(format!("── {label} {}", "─".repeat(rest)), self.role(Role::Rule))]);
-        } else if !lang.is_empty() {
-            self.emit(vec![Span::styled(lang.to_owned(), self.role(Role::Dim))]);
-        }
-        let highlighted = if self.theme.no_color() { None } else { highlight(code, lang, self.theme.syntax_theme()) };
-        let lines: Vec<Vec<(Style, String)>> = match highlighted {
-            Some(lines) if !lines.is_empty() => {
-                lines.into_iter().map(|l| l.into_iter().map(|(s, t)| (base.patch(s), t)).collect()).collect()
-            }
-            _ => code.split('\n').map(|l| vec![(base, l.to_owned())]).collect(),
-        };
         let width = self.text_width();
-        for line in lines {
-            for wrapped in hard_wrap(&line, width) {
-                self.emit(wrapped);
-            }
+        if let Some(head) = CodeRows::head(lang, self.theme, width) {
+            self.emit(head);
         }
-        if framed {
-            self.emit(vec![Span::styled("─".repeat(width.min(self.text_width())), self.role(Role::Rule))]);
+        let mut rows = CodeRows::new(lang, self.theme, self.text_width());
+        for line in code.split('\n') {
+            rows.push(line);
+        }
+        for row in rows.finish() {
+            self.emit(row);
+        }
+        if let Some(foot) = CodeRows::foot(self.theme, width) {
+            self.emit(foot);
         }
     }
 }

@@ -12,6 +12,7 @@ pub mod overlays;
 pub mod panels;
 pub mod safety;
 pub mod status;
+pub mod stream_code;
 pub mod stream_md;
 pub mod transcript;
 pub mod usage;

@@ -1,10 +1,15 @@
 //! Markdown for an answer that is still arriving, at a cost that does not grow with the answer.
 //! Complete lines are rendered as markdown; blocks that a blank line (outside a code fence) has
-//! closed are rendered once and kept; only the open block is re-rendered when a line completes.
-//! When the answer is finished it is rendered whole, once, so the final layout is exact.
+//! closed are rendered once and kept; the open block is re-rendered when a line completes,
+//! except a code fence at the top level, whose lines are laid out as they arrive and
+//! highlighted once each, when first drawn (`LazyCode`). When the answer is finished, what
+//! streaming rendered is kept if a parse of the whole answer shows every cut fell between
+//! top-level blocks (and nothing needs its neighbours to be sanitized or linked); otherwise it
+//! is rendered whole, once. Either way the final lines are those of rendering it whole.
 
-use super::markdown;
-use super::sanitize::sanitize;
+use super::markdown::{self, CodeRows};
+use super::sanitize::{may_reach, sanitize};
+use super::stream_code::LazyCode;
 use super::theme::Theme;
 use super::wrap;
 use ratatui::text::Line;
@@ -12,25 +17,84 @@ use ratatui::text::Line;
 /// Rendered markdown of one answer.
 #[derive(Debug, Default)]
 pub struct StreamingMarkdown {
-    /// Closed blocks, rendered once.
-    stable: Vec<Line<'static>>,
+    /// Closed blocks, rendered once (code blocks highlighted when their rows are first read).
+    stable: Vec<Piece>,
+    /// The first row of each piece of `stable`, and the rows of all of them.
+    starts: Vec<usize>,
+    stable_rows: usize,
     /// Bytes of the answer the closed blocks cover.
     stable_len: usize,
-    /// The open block (from `stable_len` to the last complete line).
+    /// The open block (from `stable_len` to the last complete line), unless a fence is open.
     active: Vec<Line<'static>>,
+    /// A top-level code fence being rendered line by line (then it is the open block).
+    fence: Option<OpenFence>,
     /// Bytes of the answer rendered so far (closed and open blocks).
     rendered_len: usize,
-    /// Whether the text was rendered whole (the answer was finished).
+    /// Whether the rendering is final (the answer was finished).
     whole: bool,
-    /// Scanner state: how far lines were examined, and whether that point is inside a fence.
+    /// Scanner state: how far lines were examined, how many, whether that point is inside a
+    /// fence the line-by-line path did not take, and the end of the last blank line outside a
+    /// fence (where a block has certainly closed) with the number of the line after it.
     scanned: usize,
+    /// How much of the text was searched for a newline (an answer that is one long line is
+    /// not searched again from its start at every frame).
+    searched: usize,
+    line_no: usize,
     in_fence: bool,
+    boundary: (usize, usize),
+    /// Lines where one rendered piece ends and the next begins, and the fences rendered line
+    /// by line: checked against a parse of the whole answer before it is reused.
+    cuts: Vec<usize>,
+    fences: Vec<FenceCut>,
+    /// Some line holds an escape sequence, C1 control or CR, which the sanitiser may treat
+    /// together with the lines after it: lines are then never sanitised one at a time.
+    reaching: bool,
+    cols: usize,
+}
+
+/// A fence rendered line by line: where it began and what it was, for the final check.
+#[derive(Debug)]
+struct FenceCut {
+    first: usize,
+    /// The closing fence's line; `None` while it is open.
+    last: Option<usize>,
+    lang: String,
+}
+
+#[derive(Debug)]
+struct OpenFence {
+    cut: FenceCut,
+    /// The fence character and how many opened it.
+    marker: u8,
+    count: usize,
+    /// The gap and language lines above the code.
+    head: Vec<Line<'static>>,
+    /// The rule below the code (without colour only), drawn once the block is closed.
+    foot: Vec<Line<'static>>,
+    code: LazyCode,
+}
+
+/// Closed blocks: rendered lines, or a code block's rows.
+#[derive(Debug)]
+enum Piece {
+    Lines(Vec<Line<'static>>),
+    Code(Box<LazyCode>),
+}
+
+impl Piece {
+    fn get(&self, i: usize) -> Option<&Line<'static>> {
+        match self {
+            Self::Lines(l) => l.get(i),
+            Self::Code(c) => c.row(i),
+        }
+    }
 }
 
 impl StreamingMarkdown {
     #[must_use]
     pub fn len(&self) -> usize {
-        self.stable.len() + self.active.len()
+        let fence = self.fence.as_ref().map_or(0, |f| f.head.len() + f.code.len());
+        self.stable_rows + self.active.len() + fence
     }
 
     #[must_use]
@@ -40,7 +104,41 @@ impl StreamingMarkdown {
 
     #[must_use]
     pub fn get(&self, i: usize) -> Option<&Line<'static>> {
-        if i < self.stable.len() { self.stable.get(i) } else { self.active.get(i - self.stable.len()) }
+        if i < self.stable_rows {
+            let p = self.starts.partition_point(|&s| s <= i).checked_sub(1)?;
+            return self.stable.get(p)?.get(i - self.starts[p]);
+        }
+        let mut i = i - self.stable_rows;
+        if i < self.active.len() {
+            return self.active.get(i);
+        }
+        i -= self.active.len();
+        let f = self.fence.as_ref()?;
+        if i < f.head.len() { f.head.get(i) } else { f.code.row(i - f.head.len()) }
+    }
+
+    /// Appends closed lines.
+    fn push_lines(&mut self, lines: Vec<Line<'static>>) {
+        if lines.is_empty() {
+            return;
+        }
+        self.stable_rows += lines.len();
+        if let Some(Piece::Lines(last)) = self.stable.last_mut() {
+            last.extend(lines);
+        } else {
+            self.starts.push(self.stable_rows - lines.len());
+            self.stable.push(Piece::Lines(lines));
+        }
+    }
+
+    /// Appends a closed code block (and the lines above it); returns where it began.
+    fn push_fence(&mut self, f: OpenFence) -> FenceCut {
+        self.push_lines(f.head);
+        self.starts.push(self.stable_rows);
+        self.stable_rows += f.code.len();
+        self.stable.push(Piece::Code(Box::new(f.code)));
+        self.push_lines(f.foot);
+        f.cut
     }
 
     pub fn clear(&mut self) {
@@ -48,63 +146,205 @@ impl StreamingMarkdown {
     }
 
     /// Brings the rendering up to date with `content`. While `live`, the unfinished last line is
-    /// left out (the caller shows it plain); once finished, everything is rendered whole.
+    /// left out (the caller shows it plain); once finished, everything is rendered.
     /// Returns the number of bytes covered.
     pub fn update(&mut self, content: &str, live: bool, cols: usize, theme: &Theme) -> usize {
-        if content.len() < self.rendered_len || !content.is_char_boundary(self.rendered_len) {
+        let replaced = content.len() < self.rendered_len || !content.is_char_boundary(self.rendered_len);
+        // A finished rendering that goes live again starts over too (it keeps no scanner state).
+        if replaced || cols != self.cols || (live && self.whole) {
             // The text was replaced rather than extended: start over.
             self.clear();
+            self.cols = cols;
         }
         if !live {
             if !(self.whole && self.rendered_len == content.len()) {
-                self.stable = render(content, cols, theme);
-                self.stable_len = content.len();
-                self.active.clear();
-                self.rendered_len = content.len();
+                let reused = !self.whole && self.rendered_len > 0 && self.finish(content, cols, theme);
+                if !reused {
+                    self.clear();
+                    self.cols = cols;
+                    self.push_lines(render(content, cols, theme));
+                    self.stable_len = content.len();
+                    self.rendered_len = content.len();
+                }
                 self.whole = true;
             }
             return content.len();
         }
-        self.whole = false;
-        let committed = content.rfind('\n').map_or(0, |i| i + 1);
+        let from = self.searched.clamp(self.scanned, content.len());
+        let committed = memchr::memrchr(b'\n', &content.as_bytes()[from..]).map_or(self.scanned, |i| from + i + 1);
+        self.searched = content.len();
         if committed == self.rendered_len {
             return committed;
         }
-        let boundary = self.scan(content, committed);
-        if boundary > self.stable_len {
-            let block = render(&content[self.stable_len..boundary], cols, theme);
-            if !self.stable.is_empty() && !block.is_empty() {
-                self.stable.push(Line::default());
-            }
-            self.stable.extend(block);
-            self.stable_len = boundary;
-        }
-        self.active = render(&content[self.stable_len..committed], cols, theme);
-        if !self.stable.is_empty() && !self.active.is_empty() {
-            self.active.insert(0, Line::default());
-        }
-        self.rendered_len = committed;
+        self.advance(content, committed, cols, theme);
         committed
     }
 
-    /// Scans complete lines up to `committed` for the last blank line outside a code fence;
-    /// returns the byte offset after it (a point where a block has certainly closed).
-    fn scan(&mut self, content: &str, committed: usize) -> usize {
-        let mut boundary = self.stable_len;
+    /// Renders the complete lines from `scanned` up to `upto`.
+    fn advance(&mut self, content: &str, upto: usize, cols: usize, theme: &Theme) {
         let mut pos = self.scanned;
-        while pos < committed {
-            let end = content[pos..committed].find('\n').map_or(committed, |i| pos + i + 1);
-            let line = content[pos..end].trim_end_matches(['\n', '\r']);
-            let trimmed = line.trim_start();
-            if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
-                self.in_fence = !self.in_fence;
-            } else if !self.in_fence && line.trim().is_empty() {
-                boundary = end;
-            }
+        while pos < upto {
+            let end = memchr::memchr(b'\n', &content.as_bytes()[pos..upto]).map_or(upto, |i| pos + i + 1);
+            self.reaching |= may_reach(&content[pos..end]);
+            self.line(content, pos, end, cols, theme);
             pos = end;
+            self.line_no += 1;
         }
         self.scanned = pos;
-        boundary
+        self.rendered_len = upto;
+        if self.fence.is_some() {
+            return;
+        }
+        let (boundary, line) = self.boundary;
+        if boundary > self.stable_len {
+            self.close_piece(content, boundary, line, cols, theme);
+        }
+        self.active = render(&content[self.stable_len..upto], cols, theme);
+        if self.stable_rows > 0 && !self.active.is_empty() {
+            self.active.insert(0, Line::default());
+        }
+    }
+
+    /// One complete line, `content[start..end]`; `line_no` is its number.
+    fn line(&mut self, content: &str, start: usize, end: usize, cols: usize, theme: &Theme) {
+        let line = content[start..end].trim_end_matches(['\n', '\r']);
+        if let Some(f) = &mut self.fence {
+            if f.closes(line) {
+                self.close_fence(end);
+            } else if self.reaching {
+                // This line cannot be sanitised alone: the fence goes back to being re-rendered
+                // with the open block, as any other block.
+                self.fence = None;
+                self.in_fence = true;
+            } else {
+                f.code.push(&sanitize(line));
+            }
+            return;
+        }
+        let trimmed = line.trim_start();
+        let marker = trimmed.starts_with("```") || trimmed.starts_with("~~~");
+        if self.in_fence {
+            self.in_fence = !marker;
+        } else if marker {
+            self.in_fence = !self.open_fence(content, start, end, cols, theme);
+        } else if line.trim().is_empty() {
+            self.boundary = (end, self.line_no + 1);
+        }
+    }
+
+    /// Renders `content[stable_len..at]` as closed blocks; `line` is the number of the line at `at`.
+    fn close_piece(&mut self, content: &str, at: usize, line: usize, cols: usize, theme: &Theme) {
+        let mut block = render(&content[self.stable_len..at], cols, theme);
+        if self.stable_rows > 0 && !block.is_empty() {
+            block.insert(0, Line::default());
+        }
+        self.push_lines(block);
+        self.stable_len = at;
+        self.cuts.push(line);
+    }
+
+    /// A fence line at `content[start..end]`: when it starts a top-level code block, what is
+    /// before it is closed and its code is rendered line by line from here on.
+    fn open_fence(&mut self, content: &str, start: usize, end: usize, cols: usize, theme: &Theme) -> bool {
+        let line = &content[start..end];
+        let width = u16::try_from(cols).unwrap_or(u16::MAX);
+        if self.reaching || width == 0 || !(line.starts_with("```") || line.starts_with("~~~")) {
+            return false;
+        }
+        let (boundary, boundary_line) = self.boundary;
+        if boundary > self.stable_len {
+            self.close_piece(content, boundary, boundary_line, cols, theme);
+        }
+        // The open block with this line: its last top-level block must be a fence on this line.
+        let before = sanitize(&content[self.stable_len..start]);
+        let fence_line = memchr::memchr_iter(b'\n', before.as_bytes()).count();
+        let text = format!("{before}{}", sanitize(line));
+        let Some(lang) = markdown::top_level(&text)
+            .and_then(|blocks| blocks.into_iter().last())
+            .filter(|b| b.first == fence_line)
+            .and_then(|b| b.fence)
+        else {
+            return false;
+        };
+        if start > self.stable_len {
+            self.close_piece(content, start, self.line_no, cols, theme);
+        }
+        self.cuts.push(self.line_no);
+        let mut head = Vec::new();
+        if self.stable_rows > 0 {
+            head.push(Line::default());
+        }
+        if let Some(spans) = CodeRows::head(&lang, theme, cols) {
+            head.extend(wrap::fit(vec![markdown::top_line(spans, width)], cols));
+        }
+        let foot = CodeRows::foot(theme, cols)
+            .map(|spans| wrap::fit(vec![markdown::top_line(spans, width)], cols))
+            .unwrap_or_default();
+        let marker = line.as_bytes()[0];
+        self.fence = Some(OpenFence {
+            marker,
+            count: line.bytes().take_while(|&b| b == marker).count(),
+            code: LazyCode::new(&lang, theme, cols),
+            cut: FenceCut { first: self.line_no, last: None, lang },
+            head,
+            foot,
+        });
+        self.active.clear();
+        self.stable_len = start;
+        true
+    }
+
+    /// The fence closed on the line ending at `end`: its rows join the closed blocks.
+    fn close_fence(&mut self, end: usize) {
+        let Some(f) = self.fence.take() else { return };
+        let mut cut = self.push_fence(f);
+        cut.last = Some(self.line_no);
+        self.fences.push(cut);
+        self.stable_len = end;
+        self.cuts.push(self.line_no + 1);
+    }
+
+    /// The answer is finished: renders what is left as streaming would, and keeps the result if
+    /// it is exactly the whole answer's rendering. Returns false when it must be rendered whole.
+    fn finish(&mut self, content: &str, cols: usize, theme: &Theme) -> bool {
+        if self.scanned < content.len() {
+            self.advance(content, content.len(), cols, theme);
+        }
+        if self.reaching || !self.exact(content) {
+            return false;
+        }
+        if let Some(f) = self.fence.take() {
+            let cut = self.push_fence(f);
+            self.fences.push(cut);
+        }
+        let active = std::mem::take(&mut self.active);
+        self.push_lines(active);
+        self.stable_len = content.len();
+        true
+    }
+
+    /// Whether every cut falls between top-level blocks of the whole answer and every fence
+    /// rendered line by line is one of its code blocks, whole.
+    fn exact(&self, content: &str) -> bool {
+        let Some(blocks) = markdown::top_level(&sanitize(content)) else { return false };
+        let last_line = self.line_no.saturating_sub(1);
+        let open = self.fence.as_ref().map(|f| &f.cut);
+        self.cuts.iter().all(|&l| markdown::is_cut(&blocks, l))
+            && self.fences.iter().chain(open).all(|f| {
+                blocks.iter().any(|b| {
+                    b.first == f.first && b.last == f.last.unwrap_or(last_line) && b.fence.as_ref() == Some(&f.lang)
+                })
+            })
+    }
+}
+
+impl OpenFence {
+    /// Whether `line` closes this fence: the same character, at least as many, indented at most
+    /// three spaces, nothing after but spaces.
+    fn closes(&self, line: &str) -> bool {
+        let t = line.trim_start_matches(' ');
+        let n = t.bytes().take_while(|&b| b == self.marker).count();
+        line.len() - t.len() <= 3 && n >= self.count && t[n..].trim_matches([' ', '\t']).is_empty()
     }
 }
 
@@ -117,41 +357,5 @@ fn render(text: &str, cols: usize, theme: &Theme) -> Vec<Line<'static>> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn plain(lines: impl Iterator<Item = String>) -> Vec<String> {
-        lines.map(|l| l.trim_end().to_owned()).collect()
-    }
-
-    fn texts(md: &StreamingMarkdown) -> Vec<String> {
-        plain((0..md.len()).filter_map(|i| md.get(i)).map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect()))
-    }
-
-    #[test]
-    fn streamed_blocks_match_the_whole_render() {
-        let theme = Theme::load("dark", None, true).unwrap();
-        let text = "# Title\n\nA paragraph that\ncontinues.\n\n- one\n- two\n\n```rust\nfn main() {\n\n    x();\n}\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nEnd.\n";
-        let mut streamed = StreamingMarkdown::default();
-        let mut prefix = String::new();
-        for c in text.chars() {
-            prefix.push(c);
-            streamed.update(&prefix, true, 60, &theme);
-        }
-        let mut whole = StreamingMarkdown::default();
-        whole.update(text, false, 60, &theme);
-        assert_eq!(texts(&streamed), texts(&whole));
-        // The blank line inside the fence did not split the code block.
-        assert!(streamed.stable_len > text.find("```\n\n").unwrap_or(0));
-    }
-
-    #[test]
-    fn leaves_the_unfinished_line_out_while_live() {
-        let theme = Theme::load("dark", None, true).unwrap();
-        let mut md = StreamingMarkdown::default();
-        assert_eq!(md.update("done line\nhalf", true, 40, &theme), 10);
-        assert_eq!(texts(&md), ["done line"]);
-        assert_eq!(md.update("done line\nhalf line", false, 40, &theme), 19);
-        assert!(texts(&md).concat().contains("half line"));
-    }
-}
+#[path = "stream_md_tests.rs"]
+mod tests;

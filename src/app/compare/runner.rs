@@ -56,10 +56,16 @@ impl ColumnRunner {
         columns: &[Target],
     ) -> Self {
         let mut known = HashMap::new();
-        for t in std::iter::once(main).chain(columns) {
+        for (i, t) in std::iter::once(main).chain(columns).enumerate() {
             known.entry(t.provider.clone()).or_insert_with(|| Resolved {
                 endpoint: t.endpoint.clone(),
-                http: http_client(&t.endpoint.timeouts).unwrap_or_else(|_| http.clone()),
+                // The chat's client was built for the main target already (building one loads
+                // the system's certificates: most of the chat screen's start-up).
+                http: if i == 0 {
+                    http.clone()
+                } else {
+                    http_client(&t.endpoint.timeouts).unwrap_or_else(|_| http.clone())
+                },
                 _demo: t.demo.clone(),
             });
         }

@@ -19,6 +19,11 @@ pub(super) type Spans = Vec<Span<'static>>;
 
 const ZWJ: char = '\u{200d}';
 
+/// Display width of `s`; printable ASCII (nearly all text) is one column a byte.
+fn cols(s: &str) -> usize {
+    if s.bytes().all(|b| (0x20..0x7f).contains(&b)) { s.len() } else { s.width() }
+}
+
 /// Splits `s` into clusters that must not be separated by a line break.
 pub(super) fn clusters(s: &str) -> impl Iterator<Item = &str> {
     let mut rest = s;
@@ -54,7 +59,7 @@ fn push(line: &mut Spans, text: &str, style: Style) {
 
 /// Display width of a line of spans.
 pub(super) fn spans_width(line: &[Span<'_>]) -> usize {
-    line.iter().map(|s| s.content.width()).sum()
+    line.iter().map(|s| cols(&s.content)).sum()
 }
 
 /// Greedy word wrap of `runs` to `width` columns. Words longer than the width are
@@ -66,7 +71,7 @@ pub(super) fn wrap(runs: &[Run], width: usize) -> Vec<Spans> {
     for (text, style) in runs {
         let mut rest = text.as_str();
         while !rest.is_empty() {
-            let cut = rest.find([' ', '\n']).unwrap_or(rest.len());
+            let cut = memchr::memchr2(b' ', b'\n', rest.as_bytes()).unwrap_or(rest.len());
             if cut > 0 {
                 word.push((&rest[..cut], *style));
                 rest = &rest[cut..];
@@ -110,8 +115,8 @@ impl Wrapper {
         if word.is_empty() {
             return;
         }
-        let word_w: usize = word.iter().map(|(t, _)| t.width()).sum();
-        let space_w: usize = spaces.iter().map(|(t, _)| t.width()).sum();
+        let word_w: usize = word.iter().map(|(t, _)| cols(t)).sum();
+        let space_w: usize = spaces.iter().map(|(t, _)| cols(t)).sum();
         if self.cur_w > 0 {
             if self.cur_w + space_w + word_w <= self.width {
                 for (t, s) in spaces.iter().chain(word.iter()) {

@@ -1,0 +1,208 @@
+use super::*;
+
+fn plain(lines: impl Iterator<Item = String>) -> Vec<String> {
+    lines.map(|l| l.trim_end().to_owned()).collect()
+}
+
+fn texts(md: &StreamingMarkdown) -> Vec<String> {
+    plain((0..md.len()).filter_map(|i| md.get(i)).map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect()))
+}
+
+#[test]
+fn streamed_blocks_match_the_whole_render() {
+    let theme = Theme::load("dark", None, true).unwrap();
+    let text = "# Title\n\nA paragraph that\ncontinues.\n\n- one\n- two\n\n```rust\nfn main() {\n\n    x();\n}\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nEnd.\n";
+    let mut streamed = StreamingMarkdown::default();
+    let mut prefix = String::new();
+    for c in text.chars() {
+        prefix.push(c);
+        streamed.update(&prefix, true, 60, &theme);
+    }
+    let mut whole = StreamingMarkdown::default();
+    whole.update(text, false, 60, &theme);
+    assert_eq!(texts(&streamed), texts(&whole));
+    // The blank line inside the fence did not split the code block.
+    assert!(streamed.stable_len > text.find("```\n\n").unwrap_or(0));
+}
+
+#[test]
+fn leaves_the_unfinished_line_out_while_live() {
+    let theme = Theme::load("dark", None, true).unwrap();
+    let mut md = StreamingMarkdown::default();
+    assert_eq!(md.update("done line\nhalf", true, 40, &theme), 10);
+    assert_eq!(texts(&md), ["done line"]);
+    assert_eq!(md.update("done line\nhalf line", false, 40, &theme), 19);
+    assert!(texts(&md).concat().contains("half line"));
+}
+
+/// Every line as drawn: text and style of each span.
+fn lines(md: &StreamingMarkdown) -> Vec<Line<'static>> {
+    (0..md.len()).filter_map(|i| md.get(i)).cloned().collect()
+}
+
+fn whole(text: &str, cols: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let mut md = StreamingMarkdown::default();
+    md.update(text, false, cols, theme);
+    lines(&md)
+}
+
+/// A long answer: prose, lists, a table, a quote, and code blocks of every kind the streaming
+/// path treats differently (top level or in a list, backticks or tildes, after a paragraph
+/// line, empty, ending on a blank line, an unknown language, a longer fence holding a shorter
+/// one, and one still open at the end).
+fn answer(parts: usize) -> String {
+    let mut s = String::from("# Streaming answer\n\nSome **prose** with `code` and a [link](https://example.com).\n\n");
+    for part in 0..parts {
+        s.push_str(&format!(
+            "## Part {part}\n\n- one\n- two with *emphasis*\n\n| a | b |\n|---|--:|\n| {part} | x |\n\n"
+        ));
+        s.push_str("> a quote\n> over two lines\n\nHere is the code:\n```rust\n");
+        for i in 0..16 {
+            s.push_str(&format!("    let v{i} = \"text {i}\"; // comment {i}\n"));
+            if i % 7 == 0 {
+                s.push_str("\n\tindented_with_tab();\n");
+            }
+        }
+        s.push_str("```\n\n");
+    }
+    s.push_str("```python\ndef f(x):\n    return x * 2  # twice\n\n```\n\n```\n```\n\n~~~js\nconst a = `template ${1}`;\n~~~\n\n");
+    s.push_str("````md\n```rust\nnot a fence end\n```\n````\n\n```klingon\nQapla'\n```\n\n");
+    s.push_str("1. a list\n   ```sh\n   echo in a list\n   ```\n2. next\n\nA last paragraph.\n\n```rust,ignore\nfn open() {\n    let unfinished = 1;\n");
+    s
+}
+
+#[test]
+fn streaming_line_by_line_equals_the_whole_render_with_styles() {
+    let theme = Theme::load("dark", None, false).unwrap();
+    for (cols, parts) in [(37, 1), (100, 3)] {
+        let text = answer(parts);
+        let mut md = StreamingMarkdown::default();
+        let mut at = 0;
+        while let Some(i) = text[at..].find('\n') {
+            at += i + 1;
+            assert_eq!(md.update(&text[..at], true, cols, &theme), at);
+            // Every frame at one width (the narrow one wraps code rows); the end at the other.
+            if parts == 1 {
+                assert_eq!(lines(&md), whole(&text[..at], cols, &theme), "after {:?}", &text[..at]);
+            }
+        }
+        // A fence opened line by line was taken by the fast path.
+        assert!(md.fence.is_some() && !md.fences.is_empty());
+        assert!(md.finish(&text, cols, &theme), "the streamed rendering is reused");
+        assert_eq!(lines(&md), whole(&text, cols, &theme));
+    }
+}
+
+#[test]
+fn streaming_in_odd_pieces_then_finishing_equals_the_whole_render() {
+    let theme = Theme::load("dark", None, false).unwrap();
+    let text = answer(2) + "}\n```\n\nDone, without a final newline";
+    let mut md = StreamingMarkdown::default();
+    let mut prefix = String::new();
+    for (i, c) in text.chars().enumerate() {
+        prefix.push(c);
+        if i % 7 == 0 || c == '`' {
+            md.update(&prefix, true, 80, &theme);
+        }
+    }
+    md.update(&text, false, 80, &theme);
+    assert_eq!(lines(&md), whole(&text, 80, &theme));
+}
+
+#[test]
+fn answers_a_piece_cannot_render_alone_are_rendered_whole_at_the_end() {
+    let theme = Theme::load("dark", None, false).unwrap();
+    let cases = [
+        // A link defined at the end, used before it.
+        "See [the docs][d].\n\n```rust\nfn x() {}\n```\n\n[d]: https://example.com\n",
+        // A loose list: its blank lines are not between blocks.
+        "- one\n\n- two\n\n```rust\nfn x() {}\n```\n\n- three\n\n  continued\n",
+        // An escape sequence the sanitiser reads across lines.
+        "Text \u{1b}]0;title\n\nstill the title\u{7}\n\n```rust\nfn x() {}\n```\n",
+        "```rust\nlet a = 1;\r\nlet b = 2;\n```\n\nCRLF above.\n",
+        // An HTML block that runs over a blank line.
+        "<pre>\n\n```rust\nnot code\n```\n</pre>\n\nafter\n",
+        // A fence closed by a longer fence and one whose closer has text after it.
+        "```rust\nfn x() {}\n`````\n\n```rust\nfn y() {}\n``` not a closer\n```\n",
+    ];
+    for text in cases {
+        let mut md = StreamingMarkdown::default();
+        let mut at = 0;
+        while let Some(i) = text[at..].find('\n') {
+            at += i + 1;
+            md.update(&text[..at], true, 60, &theme);
+        }
+        md.update(text, false, 60, &theme);
+        assert_eq!(lines(&md), whole(text, 60, &theme), "{text:?}");
+    }
+}
+
+#[test]
+fn a_long_code_block_turns_plain_as_the_whole_render_would() {
+    use crate::ui::highlight::MAX_LINES;
+    let theme = Theme::load("dark", None, false).unwrap();
+    // Plain Text is a syntax too (and a cheap one to highlight in a debug build).
+    let mut text = String::from("```txt\n");
+    let mut md = StreamingMarkdown::default();
+    for i in 0..MAX_LINES + 3 {
+        text.push_str(&format!("let x{i} = {i};\n"));
+        if i + 5 > MAX_LINES {
+            md.update(&text, true, 60, &theme);
+            assert_eq!(lines(&md), whole(&text, 60, &theme), "at {i}");
+        }
+    }
+    text.push_str("```\n");
+    md.update(&text, false, 60, &theme);
+    assert_eq!(lines(&md), whole(&text, 60, &theme));
+}
+
+#[test]
+fn code_rows_read_in_any_order_are_the_whole_render() {
+    let theme = Theme::load("dark", None, false).unwrap();
+    let mut text = String::from("Intro.\n\n```rust\n");
+    let code = [
+        "fn main() {",
+        "    let s = \"a string that is long enough to be wrapped at a narrow width of the screen\";",
+        "",
+        "    // 日本語のコメント、幅の広い文字で折り返しが必要になるほど長いコメント 👨\u{200d}👩\u{200d}👧 e\u{301}",
+        "\tlet tab = 1; /* tabs are spaces */",
+        "    let short = '日';",
+        "}",
+        "",
+    ];
+    let mut md = StreamingMarkdown::default();
+    for (step, line) in code.iter().enumerate() {
+        text.push_str(line);
+        text.push('\n');
+        md.update(&text, true, 37, &theme);
+        let want = whole(&text, 37, &theme);
+        // Read back to front on odd steps: rows are highlighted in order whatever is read first.
+        let order: Vec<usize> = if step % 2 == 1 { (0..md.len()).rev().collect() } else { (0..md.len()).collect() };
+        let mut got = vec![Line::default(); md.len()];
+        for i in order {
+            got[i] = md.get(i).cloned().unwrap();
+        }
+        assert_eq!(got, want, "after {line:?}");
+    }
+    text.push_str("```\n\nAfter.\n");
+    md.update(&text, false, 37, &theme);
+    assert_eq!(lines(&md), whole(&text, 37, &theme));
+}
+
+#[test]
+fn without_colour_the_ruled_code_blocks_stream_as_the_whole_render() {
+    // NO_COLOR frames code blocks with rules; the rule below appears once a block closes.
+    let theme = Theme::load("dark", None, true).unwrap();
+    let text = answer(2) + "}\n```\n\nDone.\n";
+    let mut md = StreamingMarkdown::default();
+    let mut at = 0;
+    while let Some(i) = text[at..].find('\n') {
+        at += i + 1;
+        md.update(&text[..at], true, 60, &theme);
+    }
+    assert!(!md.fences.is_empty(), "fences took the line-by-line path");
+    assert!(md.finish(&text, 60, &theme), "the streamed rendering is reused");
+    let streamed = lines(&md);
+    assert_eq!(streamed, whole(&text, 60, &theme));
+    assert!(plain(streamed.iter().map(ToString::to_string)).iter().any(|l| l.starts_with("── rust ")));
+}
