@@ -138,6 +138,14 @@ fn expect_checks_give_pass_rates_and_an_exit_status_for_ci() {
     assert!(pic.iter().all(|l| l["ok"] == false && l["error"]["message"] == "attachments not supported in this build"));
     // A failed cell (the attachment) outranks failed checks: 1.
     assert_eq!(out.status.code(), Some(1), "{}", err(&out));
+    // Resuming runs nothing (every cell is stored); --retry-failed runs the two failed ones again.
+    let id = summary["run"].as_str().unwrap().to_owned();
+    let again = run(home.path(), &["compare", "--demo", "--resume", &id, "--json"]);
+    assert_eq!(lines(&again).iter().filter(|l| l["type"] == "cell").count(), 0);
+    let again = run(home.path(), &["compare", "--demo", "--resume", &id, "--retry-failed", "--json"]);
+    let cells: Vec<Value> = lines(&again).into_iter().filter(|l| l["type"] == "cell").collect();
+    assert_eq!(cells.len(), 2, "{}", err(&again));
+    assert!(cells.iter().all(|c| c["prompt_id"] == "pic"));
 
     std::fs::write(
         &set,

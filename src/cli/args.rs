@@ -181,6 +181,9 @@ pub struct CompareArgs {
     /// which the run exits 3
     #[arg(long, value_name = "RATE", global = true)]
     pub min_pass: Option<f64>,
+    /// With --resume: run the run's failed cells again too (a 429 quota, a server that was down)
+    #[arg(long)]
+    pub retry_failed: bool,
     /// The blind arena: two models answer each prompt under the names A and B in random
     /// order; vote with a (A better), b (B better), t (tie), n (both bad); names show after
     #[arg(long)]

@@ -58,7 +58,7 @@ pub async fn run(cli: Cli) -> u8 {
                 let registry = build_registry(&cfg, &paths).await;
                 return compare_set::run(g, &cfg, &paths, &registry, ca).await;
             }
-            if !ca.report.is_empty() || ca.concurrency.is_some() || ca.min_pass.is_some() {
+            if !ca.report.is_empty() || ca.concurrency.is_some() || ca.min_pass.is_some() || ca.retry_failed {
                 return usage(
                     "--report, --concurrency and --min-pass go with --prompts FILE (or --resume RUN, compare show RUN)",
                 );

@@ -144,14 +144,14 @@ impl RunStore {
         })
     }
 
-    /// The (prompt, model) pairs that have a stored cell.
+    /// The (prompt, model) pairs that have a stored cell (with `ok_only`, an answered one).
     ///
     /// # Errors
     /// A database error.
-    pub fn done_cells(&self, run: &str) -> Result<HashSet<(u32, u32)>, StoreError> {
+    pub fn done_cells(&self, run: &str, ok_only: bool) -> Result<HashSet<(u32, u32)>, StoreError> {
         self.read(|c| {
-            c.prepare("SELECT prompt_idx, model_idx FROM compare_cells WHERE run_id = ?1")?
-                .query_map(params![run], |r| Ok((r.get(0)?, r.get(1)?)))?
+            c.prepare("SELECT prompt_idx, model_idx FROM compare_cells WHERE run_id = ?1 AND (ok = 1 OR ?2 = 0)")?
+                .query_map(params![run, ok_only], |r| Ok((r.get(0)?, r.get(1)?)))?
                 .collect()
         })
     }

@@ -70,6 +70,9 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
     if ca.min_pass.is_some_and(|m| !(0.0..=1.0).contains(&m)) {
         return usage("--min-pass takes a share between 0 and 1, e.g. 0.9");
     }
+    if ca.retry_failed && g.resume.is_none() {
+        return usage("--retry-failed goes with --resume RUN");
+    }
     let concurrency = ca.concurrency.unwrap_or(DEFAULT_CONCURRENCY);
     if concurrency == 0 {
         return usage("--concurrency takes 1 or more");
@@ -104,7 +107,7 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
     // Checks compile again from what the store kept (a resumed run has no file to read).
     let expects: Vec<Option<Expect>> =
         prompt_rows.iter().map(|p| p.expect.as_ref().and_then(|v| Expect::compile(v).ok())).collect();
-    let done = match store.done_cells(&run.id) {
+    let done = match store.done_cells(&run.id, ca.retry_failed) {
         Ok(d) => d,
         Err(e) => return usage(&format!("cannot read run {}: {e}", run.id)),
     };
