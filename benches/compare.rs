@@ -111,6 +111,8 @@ fn started(setup: Setup) -> (State, Vec<(u64, usize, u64)>) {
                 full: false,
                 sync: false,
                 diff: None,
+                arena: None,
+                from_here: None,
             });
         }
         Setup::Compare(n) => {

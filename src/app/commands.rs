@@ -31,6 +31,10 @@ pub enum Command {
     History,
     /// `/compare A B …` opens compare mode with 2–4 models; `/compare off` leaves it.
     Compare(Vec<String>),
+    /// `/here A [B C]`: compare from the selected (or last) turn: other models answer its prompt.
+    Here(Vec<String>),
+    /// `/arena A B`: a blind battle of two models, then a vote.
+    Arena(Vec<String>),
     /// `/set KEY VALUE` sets a request option by dotted key (`reasoning.summary auto`); `/set`
     /// alone lists them.
     Set(Option<(String, String)>),
@@ -53,6 +57,8 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("/new", "", "start over with the starting settings (this conversation stays saved)"),
     ("/history", "", "list, search and open saved conversations"),
     ("/compare", "A B [C D]", "compare 2–4 models side by side (provider/model too); /compare off leaves"),
+    ("/here", "A [B C]", "compare from here: other models answer the selected (or last) prompt beside this answer"),
+    ("/arena", "A B", "blind arena: two hidden models answer, you vote (a · b · t · n), then names show"),
     (
         "/set",
         "KEY VALUE",
@@ -89,6 +95,8 @@ pub fn parse(line: &str) -> Option<Result<Command, String>> {
         "/help" | "/?" => Command::Help,
         "/history" | "/h" => Command::History,
         "/compare" | "/cmp" => Command::Compare(rest.split_whitespace().map(str::to_owned).collect()),
+        "/here" => Command::Here(rest.split_whitespace().map(str::to_owned).collect()),
+        "/arena" => Command::Arena(rest.split_whitespace().map(str::to_owned).collect()),
         "/set" => match rest.trim().split_once(char::is_whitespace) {
             Some((k, v)) => Command::Set(Some((k.to_owned(), v.trim().to_owned()))),
             None if rest.trim().is_empty() => Command::Set(None),
@@ -154,6 +162,14 @@ impl State {
             Command::Help => self.overlays.push(Overlay::Help { scroll: 0 }),
             Command::History => self.open_conversations(fx),
             Command::Compare(models) => self.compare_command(&models, fx),
+            Command::Here(models) => self.compare_here(&models, fx),
+            Command::Arena(models) => {
+                let targets = models.iter().map(|m| self.column_target(m)).collect();
+                let seed = self.now_ms ^ 0xA5A5_5A5A;
+                if let Err(e) = self.open_arena(targets, seed) {
+                    self.flash_error(e);
+                }
+            }
             Command::Set(Some((key, value))) => {
                 crate::engine::request::set_option(&mut self.target.request_extra, &key, &value);
                 self.notice(format!("request option {key} = {value}"));

@@ -90,6 +90,8 @@ pub enum Action {
     Edit,
     /// Regenerate the last reply (the old one is kept).
     Regenerate,
+    /// Compare from here: other models answer the selected turn's prompt (`/here`).
+    CompareHere,
     /// Show or hide the selected message's reasoning.
     ToggleReasoning,
     /// Switch to the previous version (branch) of the selected message.
@@ -173,6 +175,7 @@ const TABLE: &[(Action, &str, Context, &str, &str)] = &[
     (Action::CopyCode, "copy_code", Context::Transcript, "b", "copy a code block"),
     (Action::Edit, "edit", Context::Transcript, "e", "edit and resend this prompt"),
     (Action::Regenerate, "regenerate", Context::Transcript, "r", "regenerate the last reply"),
+    (Action::CompareHere, "compare_here", Context::Transcript, "m", "compare from here: other models answer this turn"),
     (Action::ToggleReasoning, "toggle_reasoning", Context::Transcript, "t space", "show or hide reasoning"),
     (Action::BranchPrev, "branch_prev", Context::Transcript, "[", "previous version"),
     (Action::BranchNext, "branch_next", Context::Transcript, "]", "next version"),

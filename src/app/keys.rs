@@ -249,6 +249,7 @@ impl State {
             }
             Some(Action::Edit) => self.edit_selected(),
             Some(Action::Regenerate) => self.regenerate(fx),
+            Some(Action::CompareHere) => self.here_prompt(),
             Some(Action::ToggleReasoning) => {
                 if let Some(id) = self.selected {
                     if !self.reasoning_open.remove(&id) {

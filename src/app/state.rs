@@ -104,6 +104,8 @@ pub struct State {
     pub focus: Focus,
     /// The selected cell (by id).
     pub selected: Option<u64>,
+    /// The message `m` (compare from here) was pressed on, until `/here` names the models.
+    pub here_from: Option<u64>,
     pub scroll: Scroll,
     /// What the last draw showed.
     pub view: ViewReport,
@@ -165,6 +167,7 @@ impl State {
             overlays: Vec::new(),
             focus: Focus::Composer,
             selected: None,
+            here_from: None,
             scroll: Scroll { follow: true, anchor: Anchor::default() },
             view: ViewReport::default(),
             live: None,

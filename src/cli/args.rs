@@ -128,7 +128,7 @@ pub struct Global {
     /// Reopen the last conversation
     #[arg(long = "continue", global = true)]
     pub continue_last: bool,
-    /// Reopen a chosen conversation
+    /// Reopen a chosen conversation (with `compare`: finish a stored prompt-set run)
     #[arg(long, global = true)]
     pub resume: Option<String>,
     /// Seconds to wait for a connection
@@ -144,8 +144,9 @@ pub struct Global {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Side by side: the same prompt to 2–4 models (-m A -m B …); with -p, headless
-    Compare,
+    /// Side by side: the same prompt to 2–4 models (-m A -m B …); with -p, headless; with
+    /// --prompts, every prompt of a set against every model, kept as a resumable run
+    Compare(CompareArgs),
     /// List the provider's models (GET /models) and configured ones
     Models,
     /// Run the embedded demo provider in the foreground; print its base URL first
@@ -172,6 +173,49 @@ pub enum Command {
         #[command(subcommand)]
         action: Option<ConfigAction>,
     },
+}
+
+/// `palaver compare`'s own flags (the models, the system prompt, `--json`… are global).
+#[derive(Debug, Clone, Default, Args)]
+pub struct CompareArgs {
+    #[command(subcommand)]
+    pub action: Option<CompareAction>,
+    /// A prompt set: plain lines, or JSON Lines {"prompt","system","id","attach","expect"};
+    /// `-` reads it from stdin. Every prompt runs against every model, kept as a run
+    #[arg(long, value_name = "FILE")]
+    pub prompts: Option<std::path::PathBuf>,
+    /// Requests in flight at once per provider (a 429 pauses only that provider)
+    #[arg(long, value_name = "N")]
+    pub concurrency: Option<usize>,
+    /// Write the run's report: out.md (Markdown) or out.html (one self-contained page);
+    /// repeatable
+    #[arg(long, value_name = "FILE", global = true)]
+    pub report: Vec<std::path::PathBuf>,
+    /// Lowest share of passed `expect` checks per model (0–1, default 1: every check) under
+    /// which the run exits 3
+    #[arg(long, value_name = "RATE", global = true)]
+    pub min_pass: Option<f64>,
+    /// With --resume: run the run's failed cells again too (a 429 quota, a server that was down)
+    #[arg(long)]
+    pub retry_failed: bool,
+    /// The blind arena: two models answer each prompt under the names A and B in random
+    /// order; vote with a (A better), b (B better), t (tie), n (both bad); names show after
+    #[arg(long)]
+    pub arena: bool,
+}
+
+/// `palaver compare runs | show RUN | stats`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum CompareAction {
+    /// The stored prompt-set runs, newest first, their ID the first word
+    Runs,
+    /// Print a run's report again (with --report, write it; with --json, its cells)
+    Show {
+        /// The run's ID (as `compare runs` prints it) or a unique prefix
+        run: String,
+    },
+    /// Each model's arena record: votes, win rate and a Bradley–Terry rating with a 95% interval
+    Stats,
 }
 
 #[derive(Debug, Clone, Copy, Subcommand)]
@@ -204,6 +248,7 @@ const APPLIES: &[(&str, &[&str])] = &[
             "workspace",
             "yes",
             "json",
+            "resume",
         ],
     ),
     ("models", &["provider", "base_url", "api_key_env", "demo"]),

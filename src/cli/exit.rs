@@ -8,3 +8,6 @@ pub const EXIT_PROVIDER: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
 /// The user interrupted it (Ctrl+C).
 pub const EXIT_INTERRUPTED: u8 = 130;
+/// A prompt set ran, but a model passed fewer `expect` checks than `--min-pass` asks (every
+/// check by default).
+pub const EXIT_CHECKS: u8 = 3;

@@ -34,7 +34,13 @@ pub struct Printer {
     /// The last safety line written per kind and choice: `--json` writes one only when it
     /// changes (providers repeat the same results on every chunk).
     safety: std::collections::HashMap<(bool, u32), String>,
+    /// Told about each retry (attempt, wait in ms) instead of a line on stderr: a prompt-set
+    /// run pauses the provider's queue and keeps its progress bar clean.
+    retry_hook: Option<RetryHook>,
 }
+
+/// See [`Printer::on_retry`].
+pub type RetryHook = std::sync::Arc<dyn Fn(u32, u64) + Send + Sync>;
 
 impl Printer {
     #[must_use]
@@ -46,7 +52,15 @@ impl Printer {
             in_reasoning: false,
             render: None,
             safety: std::collections::HashMap::new(),
+            retry_hook: None,
         }
+    }
+
+    /// Reports retries to `hook` instead of stderr.
+    #[must_use]
+    pub fn on_retry(mut self, hook: RetryHook) -> Self {
+        self.retry_hook = Some(hook);
+        self
     }
 
     /// Renders the answer with `render` (from `render::for_stdout`) instead of writing it raw.
@@ -396,7 +410,9 @@ async fn stream_reply(
     // a retry wait and before the first byte alike.
     let mut stop = super::interrupt::stop();
     let handle = |ev: WireEvent, msg: &mut Message, printer: &mut Printer| {
-        if let WireEvent::Retrying { attempt, wait_ms, reason } = &ev {
+        if let (WireEvent::Retrying { attempt, wait_ms, .. }, Some(hook)) = (&ev, &printer.retry_hook) {
+            hook(*attempt, *wait_ms);
+        } else if let WireEvent::Retrying { attempt, wait_ms, reason } = &ev {
             eprintln!("palaver: {}; retry {attempt} in {:.1} s", sanitize(reason), *wait_ms as f64 / 1000.0);
             if json {
                 printer.line(

@@ -250,8 +250,10 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    /// A recorder without a store: saves nothing.
-    fn off() -> Self {
+    /// A recorder without a store: saves nothing (a prompt-set cell is stored as a cell, not
+    /// as a conversation).
+    #[must_use]
+    pub fn off() -> Self {
         Self {
             store: None,
             conv: String::new(),

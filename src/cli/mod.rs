@@ -3,6 +3,7 @@
 
 pub mod args;
 pub mod compare;
+pub mod compare_set;
 pub mod config_cmd;
 pub mod exit;
 pub mod headless;
@@ -27,8 +28,8 @@ pub async fn run(cli: Cli) -> u8 {
         }
     };
     let g = &cli.global;
-    let screen =
-        matches!(cli.command, None | Some(Command::Compare)) && g.prompt.is_none() && std::io::stdin().is_terminal();
+    let plain_compare = matches!(&cli.command, Some(Command::Compare(ca)) if ca.action.is_none() && ca.prompts.is_none() && g.resume.is_none());
+    let screen = (cli.command.is_none() || plain_compare) && g.prompt.is_none() && std::io::stdin().is_terminal();
     // The chat screen shows these as notices; `palaver config` lists them itself.
     if !screen && !matches!(cli.command, Some(Command::Config { .. })) {
         for w in &cfg.warnings {
@@ -46,7 +47,37 @@ pub async fn run(cli: Cli) -> u8 {
         Some(Command::ServeDemo { addr }) => serve_demo(addr).await,
         Some(Command::Config { action }) => config_cmd::run(*action, g, &cfg, &paths),
         Some(Command::History { action }) => history::run(action, g.json, &paths),
-        Some(Command::Compare) => {
+        Some(Command::Compare(ca)) => {
+            if let Some(action) = &ca.action {
+                return compare_set::actions::run(action, g, ca, &paths);
+            }
+            if ca.prompts.is_some() || g.resume.is_some() {
+                if g.prompt.is_some() {
+                    return usage("give -p PROMPT or --prompts FILE, not both");
+                }
+                let registry = build_registry(&cfg, &paths).await;
+                return compare_set::run(g, &cfg, &paths, &registry, ca).await;
+            }
+            if !ca.report.is_empty() || ca.concurrency.is_some() || ca.min_pass.is_some() || ca.retry_failed {
+                return usage(
+                    "--report, --concurrency and --min-pass go with --prompts FILE (or --resume RUN, compare show RUN)",
+                );
+            }
+            if ca.arena {
+                if let Err(code) = screen_possible() {
+                    return code;
+                }
+                if g.model.len() != 2 || g.prompt.is_some() {
+                    return usage("the arena takes exactly two models and no -p: palaver compare --arena -m A -m B");
+                }
+                let targets = match target::resolve_columns(g, &cfg, &g.model).await {
+                    Ok(t) => t,
+                    Err(e) => return usage(&e.0),
+                };
+                let Some(first) = targets.first() else { return usage("compare needs models") };
+                let settings = headless::settings(g, first);
+                return crate::interactive::run_arena(targets, cfg, paths, settings).await;
+            }
             if g.prompt.is_none() && std::io::stdin().is_terminal() {
                 if let Err(code) = screen_possible() {
                     return code;

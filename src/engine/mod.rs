@@ -11,6 +11,7 @@ pub mod attach_load;
 pub mod attach_wire;
 pub mod attachment;
 pub mod diff;
+pub mod evals;
 pub mod images;
 pub mod metrics;
 pub mod request;

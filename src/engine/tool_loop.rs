@@ -131,15 +131,17 @@ pub async fn run_calls_until(
     cancel: impl std::future::Future<Output = ()>,
 ) -> bool {
     use futures_util::StreamExt;
-    let spent = std::cell::Cell::new(0usize);
+    // Atomic rather than a `Cell` so the turn's future is `Send` (prompt-set cells run as tasks).
+    let spent = std::sync::atomic::AtomicUsize::new(0);
     let spent = &spent;
+    let get = |s: &std::sync::atomic::AtomicUsize| s.load(std::sync::atomic::Ordering::Relaxed);
     let jobs = calls.iter().enumerate().map(|(i, c)| async move {
-        if spent.get() >= round_bytes {
+        if get(spent) >= round_bytes {
             return (i, None);
         }
         let started = Instant::now();
         let mut out = execute(registry, c, timeout, &[]).await;
-        let room = round_bytes.saturating_sub(spent.get());
+        let room = round_bytes.saturating_sub(get(spent));
         if out.text.len() > room {
             let mut end = room;
             while !out.text.is_char_boundary(end) {
@@ -148,9 +150,12 @@ pub async fn run_calls_until(
             out.text.truncate(end);
             out.text.push_str(&format!("\n[{}]", round_note(round_bytes)));
         }
-        spent.set(spent.get().saturating_add(out.text.len()));
+        spent.store(get(spent).saturating_add(out.text.len()), std::sync::atomic::Ordering::Relaxed);
         (i, Some((out, started.elapsed().as_millis() as u64)))
     });
+    // Collected so the stream's type holds the futures, not the closure (a closure over
+    // borrowed calls inside the stream keeps the turn's future from being `Send`).
+    let jobs: Vec<_> = jobs.collect();
     let mut done = futures_util::stream::iter(jobs).buffer_unordered(CONCURRENT_CALLS);
     let mut results = Vec::new();
     let mut finished = true;

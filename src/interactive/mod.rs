@@ -45,14 +45,20 @@ pub async fn run(target: Target, cfg: Config, paths: Paths, settings: TurnSettin
 
 /// [`run`], reopening a stored conversation first when `reopen` asks (`--continue`, `--resume`).
 pub async fn run_with(target: Target, cfg: Config, paths: Paths, settings: TurnSettings, reopen: Reopen) -> u8 {
-    launch(target, cfg, paths, settings, reopen, Vec::new()).await
+    launch(target, cfg, paths, settings, reopen, Vec::new(), false).await
 }
 
 /// [`run`] in compare mode: one column per target (2–4, resolved by the CLI), all fed from the
 /// one composer; the first target is the chat's own.
 pub async fn run_compare(columns: Vec<Target>, cfg: Config, paths: Paths, settings: TurnSettings) -> u8 {
     let Some(first) = columns.first().cloned() else { return 2 };
-    launch(first, cfg, paths, settings, Reopen::default(), columns).await
+    launch(first, cfg, paths, settings, Reopen::default(), columns, false).await
+}
+
+/// The blind arena on two targets (`palaver compare --arena -m A -m B`).
+pub async fn run_arena(columns: Vec<Target>, cfg: Config, paths: Paths, settings: TurnSettings) -> u8 {
+    let Some(first) = columns.first().cloned() else { return 2 };
+    launch(first, cfg, paths, settings, Reopen::default(), columns, true).await
 }
 
 async fn launch(
@@ -62,6 +68,7 @@ async fn launch(
     settings: TurnSettings,
     reopen: Reopen,
     columns: Vec<Target>,
+    arena: bool,
 ) -> u8 {
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let themes_dir = paths.themes_dir();
@@ -106,11 +113,20 @@ async fn launch(
     crate::app::tools::setup(&mut state, &tx);
     let column_http = http.clone();
     let runner = Runner::new(tx.clone(), http, target.endpoint.clone(), themes_dir, no_color);
-    let compare = ColumnRunner::new(tx.clone(), column_http, runner.clock(), state.cfg.clone(), &target, &columns);
-    if !columns.is_empty() {
-        if let Err(e) = state.open_compare(columns.iter().map(TargetInfo::from_target).collect()) {
-            state.flash_error(e);
+    let compare = ColumnRunner::new(tx.clone(), column_http, runner.clock(), state.cfg.clone(), &target, &columns)
+        .with_votes(paths.database());
+    let infos: Vec<TargetInfo> = columns.iter().map(TargetInfo::from_target).collect();
+    // PALAVER_ARENA_SEED fixes the arena's order (tests); otherwise it is drawn from the clock.
+    let seed = std::env::var("PALAVER_ARENA_SEED").ok().and_then(|s| s.parse().ok());
+    let opened = match (arena, infos.is_empty()) {
+        (true, _) => {
+            state.open_arena(infos, seed.unwrap_or_else(|| crate::engine::evals::stats::Rng::from_time().next_u64()))
         }
+        (false, false) => state.open_compare(infos),
+        (false, true) => Ok(()),
+    };
+    if let Err(e) = opened {
+        state.flash_error(e);
     }
     store.attach(tx.clone());
     let mut cache = RenderCache::default();

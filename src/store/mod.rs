@@ -19,6 +19,8 @@ pub mod lock;
 pub mod ops;
 pub mod read;
 mod read_only;
+pub mod runs;
+mod runs_read;
 pub mod schema;
 pub mod writer;
 

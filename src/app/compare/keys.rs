@@ -91,6 +91,12 @@ impl State {
     }
 
     fn compare_columns_key(&mut self, key: &KeyEvent, fx: &mut Vec<Effect>) {
+        let plain = !key.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        if let (KeyCode::Char(c), true) = (key.code, plain) {
+            if self.arena_key(c, fx) {
+                return;
+            }
+        }
         match self.keymap.action(Context::Compare, key) {
             Some(Action::CompareNext | Action::CompareColumns) => self.compare_focus_step(1),
             Some(Action::ComparePrev) => self.compare_focus_step(-1),

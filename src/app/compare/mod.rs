@@ -5,6 +5,8 @@
 //! per provider). Each column runs the chat's tool loop as its own `Owner` (`tool_turns.rs`)
 //! and is saved by the chat's persistence (`persist_sync.rs`). Drawing is `ui::compare`.
 
+pub mod arena;
+mod here;
 mod keys;
 pub(crate) mod runner;
 mod turns;
@@ -99,9 +101,32 @@ pub struct Compare {
     /// Scroll all columns together.
     pub sync: bool,
     pub diff: Option<DiffView>,
+    /// The blind arena: names hidden until the vote (see `arena.rs`).
+    pub arena: Option<arena::Arena>,
+    /// Opened from a message of the chat ("compare from here"): the chat's cell index where the
+    /// columns' turn starts. Keeping a column then continues the chat on a branch from there.
+    pub from_here: Option<usize>,
 }
 
 impl Compare {
+    /// How column `i` is named on screen: "A", "B"… in an arena whose names are hidden, else
+    /// its number and model.
+    #[must_use]
+    pub fn label(&self, i: usize) -> String {
+        let Some(col) = self.columns.get(i) else { return String::new() };
+        match &self.arena {
+            Some(a) if !a.revealed => arena::letter(i),
+            Some(_) => format!("{} {}", arena::letter(i), col.target.model),
+            None => format!("{} {}", col.index + 1, col.target.model),
+        }
+    }
+
+    /// Whether model names are hidden (an arena before its vote).
+    #[must_use]
+    pub fn hidden(&self) -> bool {
+        self.arena.as_ref().is_some_and(|a| !a.revealed)
+    }
+
     /// Whether any column is streaming.
     #[must_use]
     pub fn is_live(&self) -> bool {
@@ -160,6 +185,8 @@ pub enum CompareEffect {
     Cancel { generation: u64, column: usize, id: u64 },
     /// The kept column's provider becomes the chat's endpoint.
     UseEndpoint { provider: String },
+    /// Store an arena vote.
+    Vote(crate::store::runs::VoteRow),
 }
 
 /// What the runner reports about column requests.
@@ -171,6 +198,8 @@ pub enum CompareMsg {
     Wire { generation: u64, column: usize, id: u64, event: Box<WireEvent>, now_ms: u64 },
     /// A provider's endpoint was resolved after a keep asked for it before it was known.
     EndpointReady { provider: String },
+    /// An arena vote could not be stored (why).
+    VoteFailed(String),
 }
 
 /// What the view reports back about the compare screen after each draw.

@@ -39,6 +39,8 @@ pub struct ColumnRunner {
     cfg: Arc<Config>,
     endpoints: Arc<Mutex<HashMap<String, Resolved>>>,
     requests: HashMap<(u64, usize, u64), AbortHandle>,
+    /// The database arena votes go to (`None`: not kept).
+    votes: Option<std::path::PathBuf>,
 }
 
 impl ColumnRunner {
@@ -67,7 +69,37 @@ impl ColumnRunner {
                 _demo: t.demo.clone(),
             });
         }
-        Self { tx, http, clock, cfg: Arc::new(cfg), endpoints: Arc::new(Mutex::new(known)), requests: HashMap::new() }
+        Self {
+            tx,
+            http,
+            clock,
+            cfg: Arc::new(cfg),
+            endpoints: Arc::new(Mutex::new(known)),
+            requests: HashMap::new(),
+            votes: None,
+        }
+    }
+
+    /// Keeps arena votes in the database at `path`.
+    #[must_use]
+    pub fn with_votes(mut self, path: std::path::PathBuf) -> Self {
+        self.votes = Some(path);
+        self
+    }
+
+    /// Stores a vote off the UI task (opening the run store and writing it).
+    fn vote(&self, v: crate::store::runs::VoteRow) {
+        let Some(path) = self.votes.clone() else { return };
+        let tx = self.tx.clone();
+        tokio::task::spawn_blocking(move || {
+            let saved = crate::store::runs::RunStore::open(&path).and_then(|s| {
+                s.vote(v);
+                s.flush()
+            });
+            if let Err(e) = saved {
+                let _ = tx.send(Msg::Compare(CompareMsg::VoteFailed(e.to_string())));
+            }
+        });
     }
 
     /// Carries out one compare effect.
@@ -82,6 +114,7 @@ impl ColumnRunner {
                 }
             }
             CompareEffect::UseEndpoint { provider } => self.use_endpoint(provider, runner),
+            CompareEffect::Vote(v) => self.vote(v),
         }
     }
 

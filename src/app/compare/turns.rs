@@ -54,6 +54,8 @@ impl State {
             full: false,
             sync: false,
             diff: None,
+            arena: None,
+            from_here: None,
         });
         self.focus = Focus::Composer;
         self.selected = None;
@@ -84,7 +86,7 @@ impl State {
     }
 
     /// Where a `/compare` model goes.
-    fn column_target(&self, spec: &str) -> TargetInfo {
+    pub(crate) fn column_target(&self, spec: &str) -> TargetInfo {
         match split_spec(spec, &self.cfg) {
             Some((p, m)) if p == self.target.provider => TargetInfo { model: m.to_owned(), ..self.target.clone() },
             Some(("demo", m)) => TargetInfo {
@@ -124,9 +126,10 @@ impl State {
         }
         let Some(cmp) = self.compare.active.as_ref() else { return };
         let prompt = if text.starts_with("//") { text[1..].to_owned() } else { text.clone() };
+        let n = cmp.columns.len();
+        self.arena_before_send(&prompt);
         self.composer.remember(&text);
         self.composer.clear();
-        let n = cmp.columns.len();
         for i in 0..n {
             if let Some(c) = self.compare.active.as_mut().and_then(|c| c.columns.get_mut(i)) {
                 c.transcript.push_message(Message::user(&prompt));
@@ -207,8 +210,13 @@ impl State {
                 if self.column_wire(generation, column, id, *event, now_ms) {
                     // The reply ended: its tool calls (if any) go round the column's own loop.
                     self.after_reply(Owner::Column { generation, column }, id, &mut fx);
+                    self.arena_check();
                 }
                 fx
+            }
+            CompareMsg::VoteFailed(why) => {
+                self.flash_error(format!("the vote was not saved: {why}"));
+                Vec::new()
             }
             CompareMsg::EndpointReady { provider } => {
                 if provider == self.target.provider {
@@ -327,6 +335,10 @@ impl State {
     pub(crate) fn compare_keep(&mut self, fx: &mut Vec<Effect>) {
         let Some(cmp) = self.compare.active.as_ref() else { return };
         let i = cmp.focus;
+        if cmp.hidden() {
+            self.flash("vote first (a · b · t · n): keeping a column would show its name");
+            return;
+        }
         if cmp.columns.get(i).is_some_and(|c| c.live.is_some()) || self.tools.turn(cmp.owner(i)).is_some() {
             self.flash("this column is still streaming or running tools: wait for it, or Esc cancels");
             return;
@@ -337,6 +349,18 @@ impl State {
         self.persist_columns(fx);
         let Some(mut cmp) = self.compare.active.take() else { return };
         let Some(col) = cmp.columns.get(i).cloned() else { return };
+        if let Some(at) = cmp.from_here {
+            cmp.diff = None;
+            self.compare.kept.push(cmp);
+            self.selected = None;
+            self.editing = None;
+            self.focus = Focus::Composer;
+            self.keep_here(at, col, fx);
+            self.recount();
+            self.scroll_bottom();
+            self.dirty = true;
+            return;
+        }
         let (index, model, provider) = (col.index, col.target.model.clone(), col.target.provider.clone());
         self.transcript = settle(col.transcript);
         // The kept column carries on as a new conversation of its own in the history.

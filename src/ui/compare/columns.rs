@@ -203,13 +203,17 @@ fn flow(chips: Vec<(String, Style)>, width: usize, sep: Style) -> Vec<Line<'stat
 }
 
 /// A message's header line in a column: who, and how the reply is doing.
-fn header(state: &State, m: &Message) -> Line<'static> {
+fn header(state: &State, m: &Message, hidden: Option<&str>) -> Line<'static> {
     let theme = &state.theme;
     let dim = theme.style(R::Dim);
     match m.role() {
         Role::User => Line::from(Span::styled("you", theme.style(R::User).add_modifier(Modifier::BOLD))),
         Role::Assistant => {
-            let name = sanitize(m.model.as_deref().unwrap_or("assistant")).into_owned();
+            // In an arena before the vote the reply is signed with the column's letter only.
+            let name = match hidden {
+                Some(letter) => letter.to_owned(),
+                None => sanitize(m.model.as_deref().unwrap_or("assistant")).into_owned(),
+            };
             let mut spans = vec![Span::styled(name, theme.style(R::Assistant).add_modifier(Modifier::BOLD))];
             let meta = match m.status {
                 MessageStatus::Waiting => {
@@ -255,7 +259,8 @@ pub fn draw(
     } else {
         format!(" · {}", sanitize(&col.target.provider))
     };
-    let mut title = format!(" {mark}{} {}{provider} ", col.index + 1, sanitize(&col.target.model));
+    let provider = if cmp.hidden() { String::new() } else { provider };
+    let mut title = format!(" {mark}{}{provider} ", sanitize(&cmp.label(i)));
     if cmp.full && focused {
         title.push_str("· full width ");
     }
@@ -340,7 +345,8 @@ fn body_view(f: &mut Frame, body: Rect, state: &State, cmp: &Compare, i: usize, 
     let mut y = body.y;
     let bottom = body.y + body.height;
     while y < bottom && index < cells.len() {
-        let head = cells[index].message().map(|m| header(state, m));
+        let letter = cmp.hidden().then(|| cmp.label(i));
+        let head = cells[index].message().map(|m| header(state, m, letter.as_deref()));
         let Some(cell) = cache.cell(state, cmp, i, index, cols) else { break };
         for r in line..cell.height() {
             if y >= bottom {

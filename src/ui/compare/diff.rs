@@ -39,7 +39,10 @@ pub fn draw(
 ) -> (usize, u16) {
     let theme = &state.theme;
     let (Some(ca), Some(cb)) = (cmp.columns.get(d.a), cmp.columns.get(d.b)) else { return (0, 0) };
-    let name = |c: &crate::app::compare::Column| format!("{} {}", c.index + 1, sanitize(&c.target.model));
+    let name = |c: &crate::app::compare::Column| {
+        let i = cmp.columns.iter().position(|x| std::ptr::eq(x, c)).unwrap_or(0);
+        sanitize(&cmp.label(i)).into_owned()
+    };
     let (ma, mb) = (ca.last_reply(), cb.last_reply());
     let inner_w = usize::from(area.width.saturating_sub(2)).max(1);
     let key: Key = (

@@ -109,7 +109,10 @@ fn draw_composer(f: &mut Frame, area: Rect, state: &State, cmp: &Compare) {
     let focused = state.focus == Focus::Composer && state.overlays.is_empty();
     let live = cmp.live_count();
     let tooling = tool_columns(state, cmp);
-    let title = if state.focus == Focus::Transcript {
+    let voting = cmp.arena.as_ref().is_some_and(|a| a.awaiting);
+    let title = if voting && state.focus == Focus::Transcript {
+        format!(" vote · a A is better · b B is better · t tie · n both bad · {} skips ", k(Action::CompareLeave))
+    } else if state.focus == Focus::Transcript {
         format!(
             " keys on column {} · {} next · {} full · {} sync · {} diff · {} keep · {} retry · {} back ",
             cmp.focus + 1,

@@ -103,7 +103,8 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State, cmp: &Compare, segments: &
     // Model names, under each column.
     for (i, &(x, w)) in segments.iter().enumerate() {
         let Some(col) = cmp.columns.get(i) else { continue };
-        let name = format!("{} {}", col.index + 1, sanitize(&col.target.model));
+        let _ = col;
+        let name = sanitize(&cmp.label(i)).into_owned();
         let style =
             if cmp.focus == i { theme.style(R::Title).add_modifier(Modifier::BOLD) } else { theme.style(R::Title) };
         let (x, w) = clamp_segment(inner, x, w);

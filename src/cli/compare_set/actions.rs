@@ -1,0 +1,198 @@
+//! `palaver compare runs | show RUN | stats`: the stored runs, one run's report again, and the
+//! arena's standings from the stored votes.
+
+use super::super::args::{CompareAction, CompareArgs, Global};
+use super::super::exit::{EXIT_OK, EXIT_USAGE};
+use super::{json, open_store, report, summary};
+use crate::config::Paths;
+use crate::engine::evals::rating::{Game, Outcome, Standing, standings};
+use crate::store::runs::{RunStore, VoteRow};
+use std::io::Write;
+
+/// Bootstrap resamples behind each rating's interval.
+const BOOTSTRAP_ROUNDS: usize = 1000;
+
+/// Runs a `compare` subcommand.
+pub fn run(action: &CompareAction, g: &Global, ca: &CompareArgs, paths: &Paths) -> u8 {
+    let store = match open_store(paths) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    match action {
+        CompareAction::Runs => runs(&store, g.json),
+        CompareAction::Show { run } => show(&store, run, g.json, ca),
+        CompareAction::Stats => stats(&store, g.json),
+    }
+}
+
+fn runs(store: &RunStore, json_out: bool) -> u8 {
+    let list = match store.runs(usize::MAX) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("palaver: cannot read the runs: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    for r in &list {
+        let models: Vec<&str> = r.models.iter().map(|m| m.spec.as_str()).collect();
+        if json_out {
+            let line = serde_json::json!({"id": r.id, "created_at": crate::store::ids::rfc3339(r.created_at),
+                "status": r.status, "prompts": r.prompts, "models": models, "cells_ok": r.cells_ok,
+                "cells_failed": r.cells_failed, "source": r.source});
+            let _ = writeln!(out, "{line}");
+        } else {
+            let total = u64::from(r.prompts) * r.models.len() as u64;
+            let _ = writeln!(
+                out,
+                "{}  {}  {:<11} {}/{} cells ({} failed)  {}  {}",
+                r.id,
+                crate::store::ids::short_date(r.created_at),
+                r.status,
+                r.cells_ok + r.cells_failed,
+                total,
+                r.cells_failed,
+                models.join(" · "),
+                crate::text::sanitize::sanitize(&r.source)
+            );
+        }
+    }
+    EXIT_OK
+}
+
+fn show(store: &RunStore, id: &str, json_out: bool, ca: &CompareArgs) -> u8 {
+    for r in &ca.report {
+        if let Err(e) = report::format_of(r) {
+            eprintln!("palaver: {e}");
+            return EXIT_USAGE;
+        }
+    }
+    let run = match store.run(id) {
+        Ok(Some(r)) => r,
+        Ok(None) => {
+            eprintln!("palaver: no compare run `{id}` (palaver compare runs lists them)");
+            return EXIT_USAGE;
+        }
+        Err(e) => {
+            eprintln!("palaver: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let summary = match summary::compute(store, &run) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("palaver: cannot read run {}: {e}", run.id);
+            return EXIT_USAGE;
+        }
+    };
+    let status = super::exit_status(&summary, false, ca.min_pass.unwrap_or(1.0));
+    let mut out = std::io::stdout().lock();
+    if json_out {
+        let prompts = store.prompts(&run.id).unwrap_or_default();
+        for p in &prompts {
+            for c in store.prompt_cells(&run.id, p.idx).unwrap_or_default() {
+                let _ = writeln!(out, "{}", json::cell_line(&run.id, p, &c));
+            }
+        }
+        let _ = writeln!(out, "{}", json::summary_line(&run, &summary, status));
+    } else {
+        let _ = writeln!(out, "run {} · {} · {}", run.id, crate::store::ids::short_date(run.created_at), run.status);
+        let _ = write!(out, "{}", summary::table(&summary));
+    }
+    drop(out);
+    for r in &ca.report {
+        if let Err(e) = report::write(r, store, &run, &summary) {
+            eprintln!("palaver: {e}");
+            return EXIT_USAGE;
+        }
+        if !json_out {
+            println!("report: {}", r.display());
+        }
+    }
+    status
+}
+
+/// The arena's models (as `provider/model`) and its votes as games between them.
+#[must_use]
+pub fn games(votes: &[VoteRow]) -> (Vec<String>, Vec<Game>) {
+    let mut names: Vec<String> = Vec::new();
+    let mut index = |n: String| match names.iter().position(|x| *x == n) {
+        Some(i) => i,
+        None => {
+            names.push(n);
+            names.len() - 1
+        }
+    };
+    let mut games = Vec::new();
+    for v in votes {
+        let a = index(format!("{}/{}", v.provider_a, v.model_a));
+        let b = index(format!("{}/{}", v.provider_b, v.model_b));
+        let outcome = match v.winner.as_str() {
+            "a" => Outcome::AWins,
+            "b" => Outcome::BWins,
+            "tie" => Outcome::Tie,
+            _ => Outcome::BothBad,
+        };
+        games.push(Game { a, b, outcome });
+    }
+    (names, games)
+}
+
+/// The standings table, best rating first.
+#[must_use]
+pub fn stats_table(names: &[String], s: &[Standing]) -> String {
+    let mut order: Vec<usize> = (0..names.len()).collect();
+    order.sort_by(|&a, &b| s[b].rating.total_cmp(&s[a].rating));
+    let w = names.iter().map(|n| n.chars().count()).max().unwrap_or(5).max(5);
+    let mut out = format!(
+        "{:<w$}  {:>6}  {:>5}  {:>6}  {:>5}  {:>8}  {:>8}  {:>15}\n",
+        "model", "votes", "wins", "losses", "ties", "win rate", "rating", "95% interval"
+    );
+    for i in order {
+        let x = &s[i];
+        let rate = x.win_rate.map_or_else(|| "-".into(), |r| format!("{:.0}%", r * 100.0));
+        out.push_str(&format!(
+            "{:<w$}  {:>6}  {:>5}  {:>6}  {:>5}  {:>8}  {:>8.0}  {:>15}\n",
+            names[i],
+            x.games,
+            x.wins,
+            x.losses,
+            x.ties + x.both_bad,
+            rate,
+            x.rating,
+            format!("{:.0} – {:.0}", x.low, x.high)
+        ));
+    }
+    out
+}
+
+fn stats(store: &RunStore, json_out: bool) -> u8 {
+    let votes = match store.votes() {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("palaver: cannot read the votes: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let (names, g) = games(&votes);
+    let s = standings(names.len(), &g, BOOTSTRAP_ROUNDS);
+    let mut out = std::io::stdout().lock();
+    if json_out {
+        for (n, x) in names.iter().zip(&s) {
+            let line = serde_json::json!({"model": n, "votes": x.games, "wins": x.wins, "losses": x.losses,
+                "ties": x.ties, "both_bad": x.both_bad, "win_rate": x.win_rate, "rating": x.rating,
+                "rating_low": x.low, "rating_high": x.high});
+            let _ = writeln!(out, "{line}");
+        }
+    } else if votes.is_empty() {
+        let _ = writeln!(out, "no arena votes yet: palaver compare --arena -m A -m B, then a/b/t/n after each answer");
+    } else {
+        let _ = write!(out, "{}", stats_table(&names, &s));
+        let _ = writeln!(
+            out,
+            "{} votes · Bradley–Terry rating on the Elo scale (mean 1000), 95% bootstrap interval; ties and both-bad count half",
+            votes.len()
+        );
+    }
+    EXIT_OK
+}

@@ -1,0 +1,117 @@
+//! One cell of a prompt set: one prompt to one model, through the headless turn (tool loop
+//! included), folded into the row the store keeps. The reply itself is dropped once the row is
+//! made: a run never holds more answers than it has cells in flight.
+
+use super::super::args::Global;
+use super::super::headless::{Printer, RetryHook, run_turn};
+use super::super::history::Recorder;
+use super::super::target::Target;
+use crate::config::Config;
+use crate::engine::evals::expect::Expect;
+use crate::engine::message::Message;
+use crate::engine::metrics::{ReplyMetrics, cost};
+use crate::engine::turn_engine::TurnStop;
+use crate::engine::usage::UsageView;
+use crate::store::runs::{CellRow, PromptRow};
+use crate::tools::Registry;
+use serde_json::{Value, json};
+use std::time::Instant;
+
+/// A cell that could not be sent (an attachment that cannot be read or that this provider
+/// does not take): failed, with the reason, before any request.
+fn failed(mut row: CellRow, message: String) -> CellRow {
+    row.error = Some(json!({"kind": "usage", "message": message}));
+    row.finish_reason = Some("error".into());
+    row.finished_at = crate::store::ids::now_ms();
+    row
+}
+
+/// What one cell needs.
+pub struct CellJob<'a> {
+    pub g: &'a Global,
+    pub cfg: &'a Config,
+    pub target: &'a Target,
+    pub registry: &'a Registry,
+    pub http: &'a reqwest::Client,
+    pub prompt: &'a PromptRow,
+    pub expect: Option<&'a Expect>,
+    pub model_idx: u32,
+    pub retry: RetryHook,
+}
+
+/// Runs a cell. `None` when the user stopped it (Ctrl+C): it is left to `--resume`.
+pub async fn run(job: CellJob<'_>) -> Option<CellRow> {
+    let t = job.target;
+    let started = Instant::now();
+    let mut row = CellRow {
+        prompt_idx: job.prompt.idx,
+        model_idx: job.model_idx,
+        model: t.model.clone(),
+        provider: t.provider.clone(),
+        ..CellRow::default()
+    };
+    // Attachments are read for each cell (the page cache makes the repeats cheap) and checked
+    // against this provider's policy: one provider refusing files fails only its own cells.
+    let mut user = Message::user(&job.prompt.prompt);
+    for spec in &job.prompt.attach {
+        match crate::engine::attach_load::load(spec, None, &t.attachments) {
+            Ok(a) => user.attachments.push(a),
+            Err(e) => return Some(failed(row, e.to_string())),
+        }
+    }
+    if let Err(e) = crate::engine::attachment::check(&user.attachments, 0, &t.attachments, t.api) {
+        return Some(failed(row, e));
+    }
+    let mut g = job.g.clone();
+    if job.prompt.system.is_some() {
+        g.system.clone_from(&job.prompt.system);
+    }
+    let mut history = vec![user];
+    let mut rec = Recorder::off();
+    let mut printer = Printer::quiet(false).on_retry(job.retry.clone());
+    let out = run_turn(&g, t, job.registry, job.http, &mut history, &mut rec, &mut printer).await;
+    if out.account.stop == Some(TurnStop::Cancelled) {
+        return None;
+    }
+    let msg = &out.msg;
+    let main = msg.main();
+    let usage = if out.account.requests > 0 { out.account.usage() } else { msg.usage.clone() };
+    let view = usage.as_ref().map(UsageView::from_raw).unwrap_or_default();
+    let metrics = ReplyMetrics::of(msg, job.cfg, &t.model);
+    let price = job.cfg.model_facts(&t.model).and_then(|f| f.price.as_ref());
+    row.ok = msg.error.is_none();
+    row.text.clone_from(&main.content);
+    if !main.refusal.is_empty() && row.text.is_empty() {
+        row.text.clone_from(&main.refusal);
+    }
+    row.reasoning.clone_from(&main.reasoning);
+    if !out.calls.is_empty() {
+        row.tool_calls = Some(Value::Array(
+            out.calls
+                .iter()
+                .map(|c| json!({"id": c.id, "name": c.name, "arguments": c.arguments, "output": c.output, "status": c.status}))
+                .collect(),
+        ));
+    }
+    row.prompt_tokens = view.prompt;
+    row.completion_tokens = view.completion;
+    row.cost = price.and_then(|p| cost(p, &view));
+    row.usage = usage;
+    row.finish_reason = Some(main.finish_reason.clone().unwrap_or_else(|| "error".into()));
+    row.prompt_filter.clone_from(&msg.prompt_filter);
+    row.content_filter = main.content_filter.clone().map(Value::Object);
+    row.safety_flag = metrics.safety_flag;
+    // A tool loop's first token is its first reply's (the history holds every reply of the turn).
+    let first_reply = history.iter().find(|m| m.role() == crate::engine::Role::Assistant);
+    row.ttft_ms = first_reply.and_then(|m| m.timing.ttft_ms).or(metrics.ttft_ms);
+    row.tokens_per_s = metrics.tokens_per_s;
+    row.total_ms = Some(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX));
+    if let Some(e) = &msg.error {
+        row.error = Some(json!({"kind": e.kind, "status": e.status, "message": e.message}));
+    }
+    if let (Some(expect), true) = (job.expect, row.ok) {
+        row.checks = serde_json::to_value(expect.run(&row.text)).ok();
+    }
+    row.finished_at = crate::store::ids::now_ms();
+    Some(row)
+}

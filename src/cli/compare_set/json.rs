@@ -1,0 +1,30 @@
+//! `--json` for prompt sets: one `{"type":"cell"}` line per cell (as it finishes, or from the
+//! store for `compare show`), then one `{"type":"summary"}` line.
+
+use super::summary::Summary;
+use crate::store::runs::{CellRow, PromptRow, RunSummary};
+use serde_json::{Value, json};
+
+/// The line of one cell.
+#[must_use]
+pub fn cell_line(run: &str, prompt: &PromptRow, c: &CellRow) -> Value {
+    let usage = c.usage.as_ref().map_or(Value::Null, crate::engine::usage::UsageView::result_json);
+    json!({
+        "type": "cell", "run": run, "prompt_index": c.prompt_idx, "prompt_id": prompt.id,
+        "column": c.model_idx, "model": c.model, "provider": c.provider, "ok": c.ok,
+        "text": c.text, "reasoning": if c.reasoning.is_empty() { Value::Null } else { json!(c.reasoning) },
+        "tool_calls": c.tool_calls.clone().unwrap_or_else(|| json!([])), "finish_reason": c.finish_reason,
+        "usage": usage, "cost": c.cost, "prompt_filter": c.prompt_filter, "content_filter": c.content_filter,
+        "safety_flag": c.safety_flag, "ttft_ms": c.ttft_ms, "total_ms": c.total_ms, "tokens_per_s": c.tokens_per_s,
+        "checks": c.checks, "error": c.error,
+    })
+}
+
+/// The summary line.
+#[must_use]
+pub fn summary_line(run: &RunSummary, s: &Summary, status: u8) -> Value {
+    json!({
+        "type": "summary", "run": run.id, "status": run.status, "prompts": s.prompts, "cells": s.cells,
+        "missing": s.missing, "models": s.models, "exit_status": status,
+    })
+}

@@ -1,0 +1,281 @@
+//! `palaver compare --prompts FILE` and `--resume RUN`: every prompt of a set against every
+//! model, kept in the store as a run whose cells are saved as they finish, resumable after a
+//! Ctrl+C or a crash; then the summary, `--report` files and `--json` lines. `compare runs`,
+//! `compare show RUN` and `compare stats` are in `actions.rs`.
+//!
+//! Exit status: 130 interrupted (resume it), 1 when a cell failed (provider/API error), 3 when
+//! a model passed fewer `expect` checks than `--min-pass`, else 0; usage errors are 2.
+
+pub mod actions;
+mod cell;
+pub mod json;
+pub mod progress;
+pub mod report;
+pub mod report_html;
+pub mod scheduler;
+pub mod settings;
+pub mod summary;
+
+use super::args::{CompareArgs, Global};
+use super::exit::{EXIT_CHECKS, EXIT_INTERRUPTED, EXIT_OK, EXIT_PROVIDER, EXIT_USAGE};
+use super::target::resolve_columns;
+use crate::config::{Config, Paths};
+use crate::engine::evals::expect::Expect;
+use crate::engine::evals::prompts;
+use crate::store::runs::{PromptRow, RunModel, RunStore, RunSummary};
+use crate::tools::Registry;
+use std::io::{IsTerminal, Read, Write};
+use std::sync::Arc;
+
+/// Requests in flight per provider when `--concurrency` is not given.
+pub const DEFAULT_CONCURRENCY: usize = 4;
+/// Most models a set runs against.
+pub const MAX_MODELS: usize = 8;
+
+fn usage(msg: &str) -> u8 {
+    eprintln!("palaver: {msg}");
+    EXIT_USAGE
+}
+
+/// Opens the run store (a run without one could not be resumed: that is an error).
+pub(crate) fn open_store(paths: &Paths) -> Result<Arc<RunStore>, u8> {
+    let path = paths.database();
+    RunStore::open(&path)
+        .map(Arc::new)
+        .map_err(|e| usage(&format!("cannot open the run store {}: {e}", path.display())))
+}
+
+/// Reads the prompt set named by `--prompts` (`-`: stdin).
+fn read_set(path: &std::path::Path) -> Result<(String, String), u8> {
+    if path.as_os_str() == "-" {
+        let mut s = String::new();
+        return match std::io::stdin().read_to_string(&mut s) {
+            Ok(_) => Ok((s, "-".into())),
+            Err(e) => Err(usage(&format!("cannot read the prompt set from stdin: {e}"))),
+        };
+    }
+    match std::fs::read_to_string(path) {
+        Ok(s) => Ok((s, path.display().to_string())),
+        Err(e) => Err(usage(&format!("cannot read the prompt set {}: {e}", path.display()))),
+    }
+}
+
+/// Runs a new prompt set (`--prompts`) or the missing cells of a stored run (`--resume`).
+pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, ca: &CompareArgs) -> u8 {
+    for r in &ca.report {
+        if let Err(e) = report::format_of(r) {
+            return usage(&e);
+        }
+    }
+    if ca.min_pass.is_some_and(|m| !(0.0..=1.0).contains(&m)) {
+        return usage("--min-pass takes a share between 0 and 1, e.g. 0.9");
+    }
+    if ca.retry_failed && g.resume.is_none() {
+        return usage("--retry-failed goes with --resume RUN");
+    }
+    let concurrency = ca.concurrency.unwrap_or(DEFAULT_CONCURRENCY);
+    if concurrency == 0 {
+        return usage("--concurrency takes 1 or more");
+    }
+    let store = match open_store(paths) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let (g, run, prompt_rows) = match &g.resume {
+        Some(id) => match resume(g, &store, id) {
+            Ok(v) => v,
+            Err(code) => return code,
+        },
+        None => match start(g, cfg, &store, ca).await {
+            Ok(v) => v,
+            Err(code) => return code,
+        },
+    };
+    // One process per run: a second `--resume` of a run in progress would send its cells twice.
+    let _lock = match crate::store::lock::try_lock(&paths.database(), &run.id) {
+        Ok(Some(l)) => Some(l),
+        Ok(None) => return usage(&format!("run {} is being run by another palaver; wait for it, or stop it", run.id)),
+        Err(_) => None,
+    };
+    let targets = match resolve_columns(&g, cfg, &g.model).await {
+        Ok(t) => t,
+        Err(e) => return usage(&e.0),
+    };
+    if let Some(note) = targets.iter().find_map(super::target::fallback_note) {
+        eprintln!("{note}");
+    }
+    // Checks compile again from what the store kept (a resumed run has no file to read).
+    let expects: Vec<Option<Expect>> =
+        prompt_rows.iter().map(|p| p.expect.as_ref().and_then(|v| Expect::compile(v).ok())).collect();
+    let done = match store.done_cells(&run.id, ca.retry_failed) {
+        Ok(d) => d,
+        Err(e) => return usage(&format!("cannot read run {}: {e}", run.id)),
+    };
+    let todo: Vec<(usize, usize)> = (0..prompt_rows.len())
+        .flat_map(|p| (0..targets.len()).map(move |m| (p, m)))
+        .filter(|&(p, m)| !done.contains(&(prompt_rows[p].idx, u32::try_from(m).unwrap_or(u32::MAX))))
+        .collect();
+    let total = (prompt_rows.len() * targets.len()) as u64;
+    super::interrupt::install();
+    let progress = Arc::new(progress::Progress::new(total, done.len() as u64));
+    store.set_status(&run.id, "running");
+    let shared = Arc::new(scheduler::Shared {
+        g: g.clone(),
+        cfg: cfg.clone(),
+        targets,
+        registry: registry.clone(),
+        prompts: prompt_rows,
+        expects,
+        store: store.clone(),
+        run: run.id.clone(),
+        progress: progress.clone(),
+        json: g.json,
+    });
+    let work = scheduler::run(shared, todo, concurrency);
+    if std::io::stderr().is_terminal() {
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let bar = progress.clone();
+        let drawer = tokio::spawn(async move { bar.draw_until(async { drop(rx.await) }).await });
+        work.await;
+        let _ = tx.send(());
+        let _ = drawer.await;
+    } else {
+        work.await;
+    }
+    let interrupted = super::interrupt::stop().is_set();
+    if let Err(e) = store.flush() {
+        eprintln!("palaver: {e}");
+    }
+    finish(&store, &run.id, interrupted, g.json, &ca.report, ca.min_pass.unwrap_or(1.0))
+}
+
+/// Marks the run, prints the summary (or the JSON summary line), writes the reports, and
+/// returns the exit status.
+fn finish(
+    store: &RunStore,
+    id: &str,
+    interrupted: bool,
+    json: bool,
+    reports: &[std::path::PathBuf],
+    min_pass: f64,
+) -> u8 {
+    let Ok(Some(mut run)) = store.run(id) else { return usage(&format!("run {id} vanished from the store")) };
+    let complete = run.cells_ok + run.cells_failed >= u64::from(run.prompts) * run.models.len() as u64;
+    run.status = if complete { "finished" } else { "interrupted" }.to_owned();
+    store.set_status(id, &run.status);
+    let _ = store.flush();
+    let summary = match summary::compute(store, &run) {
+        Ok(s) => s,
+        Err(e) => return usage(&format!("cannot read run {id}: {e}")),
+    };
+    let status = exit_status(&summary, interrupted && !complete, min_pass);
+    let mut out = std::io::stdout().lock();
+    if json {
+        let _ = writeln!(out, "{}", json::summary_line(&run, &summary, status));
+    } else {
+        let _ = writeln!(out, "run {}", run.id);
+        let _ = write!(out, "{}", summary::table(&summary));
+    }
+    let _ = out.flush();
+    let mut status = status;
+    for r in reports {
+        match report::write(r, store, &run, &summary) {
+            Ok(()) if !json => {
+                let _ = writeln!(std::io::stdout().lock(), "report: {}", r.display());
+            }
+            Ok(()) => {}
+            Err(e) => {
+                eprintln!("palaver: {e}");
+                if status == EXIT_OK {
+                    status = EXIT_USAGE;
+                }
+            }
+        }
+    }
+    if interrupted && !complete {
+        eprintln!("palaver: interrupted; finished cells are kept: palaver compare --resume {}", run.id);
+    }
+    status
+}
+
+/// The exit status for a summary: 130 interrupted, 1 a cell failed, 3 checks below
+/// `min_pass`, else 0.
+#[must_use]
+pub fn exit_status(s: &summary::Summary, interrupted: bool, min_pass: f64) -> u8 {
+    if interrupted {
+        EXIT_INTERRUPTED
+    } else if s.models.iter().any(|m| m.failed > 0) {
+        EXIT_PROVIDER
+    } else if s.models.iter().any(|m| m.pass_rate.is_some_and(|r| r + 1e-9 < min_pass)) {
+        EXIT_CHECKS
+    } else {
+        EXIT_OK
+    }
+}
+
+/// A new run: reads and checks the set, resolves the models, stores the run with its prompts.
+async fn start(
+    g: &Global,
+    cfg: &Config,
+    store: &RunStore,
+    ca: &CompareArgs,
+) -> Result<(Global, RunSummary, Vec<PromptRow>), u8> {
+    let Some(path) = &ca.prompts else { return Err(usage("give --prompts FILE (or --resume RUN)")) };
+    if g.model.is_empty() || g.model.len() > MAX_MODELS {
+        return Err(usage(&format!(
+            "a prompt set takes 1 to {MAX_MODELS} models (-m A -m B …), got {}",
+            g.model.len()
+        )));
+    }
+    let (text, source) = read_set(path)?;
+    let items = prompts::parse(&text).map_err(|e| usage(&format!("{source}: {e}")))?;
+    let targets = resolve_columns(g, cfg, &g.model).await.map_err(|e| usage(&e.0))?;
+    let models: Vec<RunModel> = g
+        .model
+        .iter()
+        .zip(&targets)
+        .map(|(spec, t)| RunModel { spec: spec.clone(), model: t.model.clone(), provider: t.provider.clone() })
+        .collect();
+    let rows: Vec<PromptRow> = items
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| PromptRow {
+            idx: u32::try_from(i).unwrap_or(u32::MAX),
+            id: p.id,
+            prompt: p.prompt,
+            system: p.system,
+            attach: p.attach,
+            expect: p.expect_raw,
+        })
+        .collect();
+    let id = store
+        .create_run(&models, &settings::of(g), &source, rows.clone())
+        .map_err(|e| usage(&format!("cannot store the run: {e}")))?;
+    let run = store.run(&id).ok().flatten().ok_or_else(|| usage("the new run is not in the store"))?;
+    if !g.json && std::io::stderr().is_terminal() {
+        eprintln!("palaver: run {id}: {} prompts × {} models", run.prompts, run.models.len());
+    }
+    Ok((g.clone(), run, rows))
+}
+
+/// A stored run to finish: its models, settings and prompts come from the store.
+fn resume(g: &Global, store: &RunStore, id: &str) -> Result<(Global, RunSummary, Vec<PromptRow>), u8> {
+    let run = match store.run(id) {
+        Ok(Some(r)) => r,
+        Ok(None) => return Err(usage(&format!("no compare run `{id}` (palaver compare runs lists them)"))),
+        Err(e) => return Err(usage(&e.to_string())),
+    };
+    let specs: Vec<String> = run.models.iter().map(|m| m.spec.clone()).collect();
+    if !g.model.is_empty() && g.model != specs {
+        return Err(usage(&format!(
+            "run {} compares {}; a resumed run keeps its models (leave out -m)",
+            run.id,
+            specs.join(", ")
+        )));
+    }
+    let mut g = settings::apply(g, &run.settings);
+    g.model = specs;
+    g.resume = None;
+    let prompts = store.prompts(&run.id).map_err(|e| usage(&e.to_string()))?;
+    Ok((g, run, prompts))
+}

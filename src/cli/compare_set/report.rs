@@ -1,0 +1,198 @@
+//! Report files: `--report out.md` (Markdown) or `--report out.html` (one self-contained page,
+//! `report_html.rs`). Both hold the summary, then every prompt with each model's answer and a
+//! word diff against the first model's. Written prompt by prompt from the store, so a report of
+//! thousands of cells never holds more than one prompt's answers.
+
+use super::summary::{Summary, report_rows};
+use crate::engine::diff::{Change, words};
+use crate::store::runs::{CellRow, PromptRow, RunStore, RunSummary};
+use std::io::Write;
+use std::path::Path;
+
+/// The report formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Markdown,
+    Html,
+}
+
+/// The format a report path asks for by its extension.
+///
+/// # Errors
+/// An extension that is neither Markdown nor HTML.
+pub fn format_of(path: &Path) -> Result<Format, String> {
+    match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
+        Some("md" | "markdown") => Ok(Format::Markdown),
+        Some("html" | "htm") => Ok(Format::Html),
+        _ => Err(format!("--report {}: name it .md (Markdown) or .html (a web page)", path.display())),
+    }
+}
+
+/// Writes the report of `run` to `path`.
+///
+/// # Errors
+/// The file cannot be written, or the store cannot be read.
+pub fn write(path: &Path, store: &RunStore, run: &RunSummary, summary: &Summary) -> Result<(), String> {
+    let format = format_of(path)?;
+    let file = std::fs::File::create(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let mut out = std::io::BufWriter::new(file);
+    let prompts = store.prompts(&run.id).map_err(|e| e.to_string())?;
+    let io = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
+    match format {
+        Format::Markdown => {
+            markdown_head(&mut out, run, summary).map_err(io)?;
+            for p in &prompts {
+                let cells = store.prompt_cells(&run.id, p.idx).map_err(|e| e.to_string())?;
+                markdown_prompt(&mut out, run, p, &cells).map_err(io)?;
+            }
+        }
+        Format::Html => {
+            super::report_html::head(&mut out, run, summary).map_err(io)?;
+            for p in &prompts {
+                let cells = store.prompt_cells(&run.id, p.idx).map_err(|e| e.to_string())?;
+                super::report_html::prompt(&mut out, run, p, &cells).map_err(io)?;
+            }
+            super::report_html::foot(&mut out).map_err(io)?;
+        }
+    }
+    out.flush().map_err(io)
+}
+
+/// A fence longer than any run of backticks in `text`.
+fn fence(text: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    "`".repeat((longest + 1).max(3))
+}
+
+/// Markdown table cells must not break the table: pipes escaped, lines joined.
+fn md_cell(s: &str) -> String {
+    s.replace('|', "\\|").replace(['\n', '\r'], " ")
+}
+
+/// The word diff of `new` against `old` in git's word-diff notation: `[-gone-]{+new+}`.
+#[must_use]
+pub fn word_diff_text(old: &str, new: &str) -> String {
+    let mut s = String::new();
+    for seg in words(old, new) {
+        // The spacing before a changed run stays outside its markers, as git shows it.
+        let (space, text) = seg.text.split_at(seg.text.len() - seg.text.trim_start().len());
+        s.push_str(space);
+        match seg.change {
+            Change::Equal => s.push_str(text),
+            Change::Removed => s.push_str(&format!("[-{text}-]")),
+            Change::Added => s.push_str(&format!("{{+{text}+}}")),
+        }
+    }
+    s
+}
+
+fn markdown_head(out: &mut impl Write, run: &RunSummary, s: &Summary) -> std::io::Result<()> {
+    writeln!(out, "# Compare run {}\n", run.id)?;
+    writeln!(
+        out,
+        "{} prompts × {} models · {} · source `{}` · status {}\n",
+        run.prompts,
+        run.models.len(),
+        crate::store::ids::rfc3339(run.created_at),
+        md_cell(&run.source),
+        run.status
+    )?;
+    writeln!(out, "## Summary\n")?;
+    write!(out, "| |")?;
+    for m in &s.models {
+        write!(out, " {} |", md_cell(&m.model))?;
+    }
+    writeln!(out)?;
+    writeln!(out, "|---|{}", "---:|".repeat(s.models.len()))?;
+    for (label, shown, best) in report_rows(s) {
+        write!(out, "| {label} |")?;
+        for (i, v) in shown.iter().enumerate() {
+            if best.contains(&i) {
+                write!(out, " **{}** ★ |", md_cell(v))?;
+            } else {
+                write!(out, " {} |", md_cell(v))?;
+            }
+        }
+        writeln!(out)?;
+    }
+    writeln!(out, "\n★ best of the row. Diffs: `[-only in the first model-]{{+only in this one+}}`.\n")?;
+    writeln!(out, "## Prompts\n")
+}
+
+fn markdown_prompt(out: &mut impl Write, run: &RunSummary, p: &PromptRow, cells: &[CellRow]) -> std::io::Result<()> {
+    writeln!(out, "### {}\n", md_cell(&p.id))?;
+    let f = fence(&p.prompt);
+    writeln!(out, "{f}text\n{}\n{f}\n", p.prompt)?;
+    let first = cells.iter().find(|c| c.model_idx == 0);
+    for (i, m) in run.models.iter().enumerate() {
+        let Some(c) = cells.iter().find(|c| c.model_idx as usize == i) else {
+            writeln!(out, "#### {}\n\n_not run yet_\n", md_cell(&m.model))?;
+            continue;
+        };
+        writeln!(out, "#### {}\n", md_cell(&m.model))?;
+        writeln!(out, "{}\n", md_cell(&meta_line(c)))?;
+        if let Some(e) = c.error.as_ref().and_then(|e| e.get("message")).and_then(|m| m.as_str()) {
+            writeln!(out, "> error: {}\n", md_cell(e))?;
+        }
+        let f = fence(&c.text);
+        writeln!(out, "{f}text\n{}\n{f}\n", c.text)?;
+        if let (Some(first), true) = (first, i > 0) {
+            let d = word_diff_text(&first.text, &c.text);
+            let f = fence(&d);
+            writeln!(
+                out,
+                "<details><summary>diff against {}</summary>\n\n{f}text\n{d}\n{f}\n\n</details>\n",
+                md_cell(&run.models[0].model)
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// A cell's figures in one line: status, ttft, duration, tokens, finish, checks.
+#[must_use]
+pub fn meta_line(c: &CellRow) -> String {
+    let mut parts = vec![if c.ok { "ok".to_owned() } else { "failed".to_owned() }];
+    if let Some(v) = c.ttft_ms {
+        parts.push(format!("ttft {v} ms"));
+    }
+    if let Some(v) = c.total_ms {
+        parts.push(format!("{v} ms"));
+    }
+    if let Some(v) = c.tokens_per_s {
+        parts.push(format!("{v:.1} tok/s"));
+    }
+    if let Some(v) = c.completion_tokens {
+        parts.push(format!("{v} tokens"));
+    }
+    if let Some(v) = &c.finish_reason {
+        parts.push(format!("finish {v}"));
+    }
+    if c.safety_flag {
+        parts.push("safety flag".into());
+    }
+    if let Some(checks) = c.checks.as_ref().and_then(|v| v.as_array()) {
+        let passed = checks.iter().filter(|r| r.get("pass").and_then(serde_json::Value::as_bool) == Some(true)).count();
+        parts.push(format!("checks {passed}/{}", checks.len()));
+    }
+    parts.join(" · ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fences_outgrow_the_text_and_diffs_use_word_diff_notation() {
+        assert_eq!(fence("no ticks"), "```");
+        assert_eq!(fence("a ```` b"), "`````");
+        assert_eq!(word_diff_text("the cat sat", "the dog sat"), "the [-cat-] {+dog+} sat");
+        assert_eq!(md_cell("a|b\nc"), "a\\|b c");
+        assert!(format_of(Path::new("r.HTML")).is_ok() && format_of(Path::new("r.txt")).is_err());
+    }
+}

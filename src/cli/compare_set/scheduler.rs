@@ -1,0 +1,145 @@
+//! Running a run's missing cells: one queue per provider with `concurrency` workers each, so
+//! a provider that rate-limits slows only its own cells. A retry the client is about to wait
+//! out (429 + Retry-After, 5xx) pauses that provider's queue for as long as the server asked:
+//! its other workers do not send meanwhile, and the other providers' queues never notice.
+//! Each finished cell goes to the store at once and its row is dropped.
+
+use super::super::args::Global;
+use super::super::headless::RetryHook;
+use super::super::interrupt;
+use super::super::target::Target;
+use super::cell::{self, CellJob};
+use super::progress::Progress;
+use crate::config::Config;
+use crate::engine::evals::expect::Expect;
+use crate::store::runs::{PromptRow, RunStore};
+use crate::tools::Registry;
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// A provider's pause: no new request goes out before `until`.
+#[derive(Default)]
+pub struct Gate {
+    until: Mutex<Option<Instant>>,
+}
+
+impl Gate {
+    /// Pauses the queue for `wait` from now (a longer pause already set stays).
+    pub fn pause(&self, wait: Duration) {
+        let at = Instant::now() + wait;
+        let mut u = self.until.lock().unwrap_or_else(PoisonError::into_inner);
+        if u.is_none_or(|old| old < at) {
+            *u = Some(at);
+        }
+    }
+
+    /// Waits while the queue is paused.
+    pub async fn wait(&self) {
+        loop {
+            let until = *self.until.lock().unwrap_or_else(PoisonError::into_inner);
+            match until {
+                Some(at) if at > Instant::now() => tokio::time::sleep_until(at).await,
+                _ => return,
+            }
+        }
+    }
+}
+
+/// Everything the workers share.
+pub struct Shared {
+    pub g: Global,
+    pub cfg: Config,
+    pub targets: Vec<Target>,
+    pub registry: Registry,
+    pub prompts: Vec<PromptRow>,
+    pub expects: Vec<Option<Expect>>,
+    pub store: Arc<RunStore>,
+    pub run: String,
+    pub progress: Arc<Progress>,
+    /// `--json`: one line per finished cell on stdout.
+    pub json: bool,
+}
+
+/// One provider's queue: its cells as (position in `prompts`, model index).
+struct Queue {
+    gate: Arc<Gate>,
+    cells: Vec<(usize, usize)>,
+    next: AtomicUsize,
+    http: reqwest::Client,
+}
+
+/// Runs `todo` (cells as (position in `prompts`, model index)) with `concurrency` workers per
+/// provider. Returns when every cell is done or the user pressed Ctrl+C (the cells in flight
+/// then stop and are not stored).
+pub async fn run(shared: Arc<Shared>, todo: Vec<(usize, usize)>, concurrency: usize) {
+    let mut by_provider: BTreeMap<String, Vec<(usize, usize)>> = BTreeMap::new();
+    for cell in todo {
+        let p = shared.targets[cell.1].provider.clone();
+        by_provider.entry(p).or_default().push(cell);
+    }
+    let mut tasks = Vec::new();
+    for (provider, cells) in by_provider {
+        let t = &shared.targets[cells[0].1];
+        let http = match crate::api::client::http_client(&t.endpoint.timeouts) {
+            Ok(h) => h,
+            Err(e) => {
+                eprintln!("palaver: {provider}: cannot start the HTTP client: {e}");
+                continue;
+            }
+        };
+        let workers = concurrency.clamp(1, cells.len().max(1));
+        let queue = Arc::new(Queue { gate: Arc::default(), cells, next: AtomicUsize::new(0), http });
+        for _ in 0..workers {
+            tasks.push(tokio::spawn(worker(shared.clone(), queue.clone())));
+        }
+    }
+    for t in tasks {
+        let _ = t.await;
+    }
+}
+
+async fn worker(shared: Arc<Shared>, queue: Arc<Queue>) {
+    let mut stop = interrupt::stop();
+    let gate = queue.gate.clone();
+    let progress = shared.progress.clone();
+    let retry: RetryHook = Arc::new(move |_attempt, wait_ms| {
+        gate.pause(Duration::from_millis(wait_ms));
+        progress.retried();
+    });
+    loop {
+        // Ctrl+C is heard during a pause too (a Retry-After can be a minute).
+        tokio::select! {
+            () = queue.gate.wait() => {}
+            () = stop.fired() => return,
+        }
+        if stop.is_set() {
+            return;
+        }
+        let i = queue.next.fetch_add(1, Ordering::SeqCst);
+        let Some(&(p, m)) = queue.cells.get(i) else { return };
+        let job = CellJob {
+            g: &shared.g,
+            cfg: &shared.cfg,
+            target: &shared.targets[m],
+            registry: &shared.registry,
+            http: &queue.http,
+            prompt: &shared.prompts[p],
+            expect: shared.expects[p].as_ref(),
+            model_idx: u32::try_from(m).unwrap_or(u32::MAX),
+            retry: retry.clone(),
+        };
+        let Some(row) = cell::run(job).await else { return };
+        shared.progress.finished(row.ok);
+        if shared.json {
+            let line = super::json::cell_line(&shared.run, &shared.prompts[p], &row);
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{line}");
+            let _ = out.flush();
+        }
+        shared.store.save_cell(&shared.run, row);
+    }
+}

@@ -1,0 +1,284 @@
+//! The per-model summary of a run, computed from the store (figures only, no text), and its
+//! two faces: the terminal table (metrics down, models across, the best figure of each row
+//! marked `*`) and the `{"type":"summary"}` JSON line.
+
+use crate::engine::evals::stats::percentile;
+use crate::engine::metrics::best_all;
+use crate::store::StoreError;
+use crate::store::runs::{RunStore, RunSummary};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashSet};
+
+/// One model's figures over the run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ModelSummary {
+    pub model: String,
+    pub provider: String,
+    pub ok: u64,
+    pub failed: u64,
+    pub ttft_p50_ms: Option<f64>,
+    pub ttft_p95_ms: Option<f64>,
+    pub tokens_per_s_p50: Option<f64>,
+    pub tokens_per_s_p95: Option<f64>,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub cost: Option<f64>,
+    pub finish_reasons: BTreeMap<String, u64>,
+    pub safety_hits: u64,
+    pub answer_chars_p50: Option<f64>,
+    pub answer_chars_mean: Option<f64>,
+    /// Cells whose prompt has `expect`, and those whose every check passed.
+    pub checked: u64,
+    pub passed: u64,
+    pub pass_rate: Option<f64>,
+}
+
+/// A run's summary.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    pub run: String,
+    pub prompts: u32,
+    pub cells: u64,
+    /// Cells not stored yet (an interrupted run).
+    pub missing: u64,
+    pub models: Vec<ModelSummary>,
+}
+
+#[derive(Default)]
+struct Acc {
+    ttft: Vec<f64>,
+    tps: Vec<f64>,
+    chars: Vec<f64>,
+}
+
+/// Reads a run's figures back and sums them up per model.
+///
+/// # Errors
+/// A database error.
+pub fn compute(store: &RunStore, run: &RunSummary) -> Result<Summary, StoreError> {
+    let checked: HashSet<u32> =
+        store.prompts(&run.id)?.into_iter().filter(|p| p.expect.is_some()).map(|p| p.idx).collect();
+    let n = run.models.len();
+    let mut models: Vec<ModelSummary> = run
+        .models
+        .iter()
+        .map(|m| ModelSummary { model: m.model.clone(), provider: m.provider.clone(), ..ModelSummary::default() })
+        .collect();
+    let mut acc: Vec<Acc> = (0..n).map(|_| Acc::default()).collect();
+    let mut cells = 0u64;
+    store.each_figures(&run.id, |f| {
+        let i = f.model_idx as usize;
+        let (Some(m), Some(a)) = (models.get_mut(i), acc.get_mut(i)) else { return };
+        cells += 1;
+        if f.ok {
+            m.ok += 1;
+        } else {
+            m.failed += 1;
+        }
+        #[allow(clippy::cast_precision_loss)]
+        if let Some(v) = f.ttft_ms {
+            a.ttft.push(v as f64);
+        }
+        if let Some(v) = f.tokens_per_s {
+            a.tps.push(v);
+        }
+        if f.ok {
+            #[allow(clippy::cast_precision_loss)]
+            a.chars.push(f.answer_chars as f64);
+        }
+        m.prompt_tokens += f.prompt_tokens.unwrap_or(0);
+        m.completion_tokens += f.completion_tokens.unwrap_or(0);
+        if let Some(c) = f.cost {
+            m.cost = Some(m.cost.unwrap_or(0.0) + c);
+        }
+        *m.finish_reasons.entry(f.finish_reason.unwrap_or_else(|| "none".into())).or_default() += 1;
+        m.safety_hits += u64::from(f.safety_flag);
+        if checked.contains(&f.prompt_idx) {
+            m.checked += 1;
+            let pass = f.checks.as_ref().and_then(|c| c.as_array()).is_some_and(|a| {
+                !a.is_empty() && a.iter().all(|r| r.get("pass").and_then(serde_json::Value::as_bool) == Some(true))
+            });
+            m.passed += u64::from(pass);
+        }
+    })?;
+    for (m, a) in models.iter_mut().zip(&mut acc) {
+        m.ttft_p50_ms = percentile(&mut a.ttft, 50.0);
+        m.ttft_p95_ms = percentile(&mut a.ttft, 95.0);
+        m.tokens_per_s_p50 = percentile(&mut a.tps, 50.0);
+        m.tokens_per_s_p95 = percentile(&mut a.tps, 95.0);
+        m.answer_chars_p50 = percentile(&mut a.chars, 50.0);
+        #[allow(clippy::cast_precision_loss)]
+        if !a.chars.is_empty() {
+            m.answer_chars_mean = Some(a.chars.iter().sum::<f64>() / a.chars.len() as f64);
+        }
+        #[allow(clippy::cast_precision_loss)]
+        if m.checked > 0 {
+            m.pass_rate = Some(m.passed as f64 / m.checked as f64);
+        }
+    }
+    let total = u64::from(run.prompts) * n as u64;
+    Ok(Summary { run: run.id.clone(), prompts: run.prompts, cells, missing: total.saturating_sub(cells), models })
+}
+
+/// A row of the table: its label, each model's figure, and which way is better (`None`: not
+/// a contest).
+struct Row {
+    label: &'static str,
+    values: Vec<Option<f64>>,
+    shown: Vec<String>,
+    lower_is_better: Option<bool>,
+}
+
+#[allow(clippy::cast_precision_loss)]
+fn rows(s: &Summary) -> Vec<Row> {
+    let ms = &s.models;
+    let num = |f: &dyn Fn(&ModelSummary) -> Option<f64>, fmt: &dyn Fn(f64) -> String, lower: Option<bool>, label| Row {
+        label,
+        values: ms.iter().map(f).collect(),
+        shown: ms.iter().map(|m| f(m).map_or_else(|| "-".to_owned(), fmt)).collect(),
+        lower_is_better: lower,
+    };
+    let int = |v: f64| format!("{v:.0}");
+    let ms_fmt = |v: f64| format!("{v:.0} ms");
+    let rate = |v: f64| format!("{v:.1}");
+    let mut out = vec![
+        num(&|m| Some(m.ok as f64), &int, Some(false), "cells ok"),
+        num(&|m| Some(m.failed as f64), &int, Some(true), "cells failed"),
+        num(&|m| m.ttft_p50_ms, &ms_fmt, Some(true), "ttft p50"),
+        num(&|m| m.ttft_p95_ms, &ms_fmt, Some(true), "ttft p95"),
+        num(&|m| m.tokens_per_s_p50, &rate, Some(false), "tok/s p50"),
+        num(&|m| m.tokens_per_s_p95, &rate, Some(false), "tok/s p95"),
+        num(&|m| Some(m.prompt_tokens as f64), &int, None, "prompt tokens"),
+        num(&|m| Some(m.completion_tokens as f64), &int, None, "completion tokens"),
+        num(&|m| m.cost, &|v| format!("${v:.4}"), Some(true), "cost"),
+        num(&|m| Some(m.safety_hits as f64), &int, Some(true), "safety hits"),
+        num(&|m| m.answer_chars_p50, &|v| format!("{v:.0} ch"), None, "answer p50"),
+    ];
+    if ms.iter().any(|m| m.checked > 0) {
+        out.push(Row {
+            label: "expect passed",
+            values: ms.iter().map(|m| m.pass_rate).collect(),
+            shown: ms
+                .iter()
+                .map(|m| {
+                    m.pass_rate.map_or_else(|| "-".into(), |r| format!("{}/{} {:.0}%", m.passed, m.checked, r * 100.0))
+                })
+                .collect(),
+            lower_is_better: Some(false),
+        });
+    }
+    out.push(Row {
+        label: "finish",
+        values: vec![None; ms.len()],
+        shown: ms
+            .iter()
+            .map(|m| m.finish_reasons.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", "))
+            .collect(),
+        lower_is_better: None,
+    });
+    out
+}
+
+/// The terminal table: a row per figure, a column per model, `*` after each row's best.
+#[must_use]
+pub fn table(s: &Summary) -> String {
+    let rows = rows(s);
+    let names: Vec<String> = s.models.iter().map(|m| crate::tools::clip(&m.model, 22)).collect();
+    let mut widths: Vec<usize> = names.iter().map(|n| n.chars().count().max(10)).collect();
+    for r in &rows {
+        for (i, v) in r.shown.iter().enumerate() {
+            widths[i] = widths[i].max(v.chars().count() + 1);
+        }
+    }
+    let mut out = format!("{:<18}", "");
+    for (n, w) in names.iter().zip(&widths) {
+        out.push_str(&format!("  {n:>w$}"));
+    }
+    out.push('\n');
+    for r in &rows {
+        let best = match r.lower_is_better {
+            Some(lower) => best_all(&r.values, lower),
+            None => Vec::new(),
+        };
+        // A row where every model ties has no winner worth marking.
+        let mark = best.len() < r.values.iter().filter(|v| v.is_some()).count();
+        out.push_str(&format!("{:<18}", r.label));
+        for (i, (v, w)) in r.shown.iter().zip(&widths).enumerate() {
+            let star = if mark && best.contains(&i) { "*" } else { " " };
+            out.push_str(&format!("  {:>w$}", format!("{v}{star}"), w = *w));
+        }
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "{} prompts × {} models · {} cells stored{} · * best",
+        s.prompts,
+        s.models.len(),
+        s.cells,
+        if s.missing > 0 {
+            format!(" · {} missing (palaver compare --resume {})", s.missing, s.run)
+        } else {
+            String::new()
+        }
+    ));
+    out.push('\n');
+    out
+}
+
+/// The rows as (label, values shown, best columns) for the reports.
+#[must_use]
+pub fn report_rows(s: &Summary) -> Vec<(&'static str, Vec<String>, Vec<usize>)> {
+    rows(s)
+        .into_iter()
+        .map(|r| {
+            let best = r.lower_is_better.map(|l| best_all(&r.values, l)).unwrap_or_default();
+            let all = r.values.iter().filter(|v| v.is_some()).count();
+            (r.label, r.shown, if best.len() < all { best } else { Vec::new() })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn sample() -> Summary {
+        let m = |model: &str, ok, failed, ttft, cost, pass: Option<f64>| ModelSummary {
+            model: model.into(),
+            provider: "demo".into(),
+            ok,
+            failed,
+            ttft_p50_ms: ttft,
+            ttft_p95_ms: ttft.map(|v| v * 2.0),
+            tokens_per_s_p50: Some(100.0),
+            tokens_per_s_p95: Some(150.0),
+            prompt_tokens: 120,
+            completion_tokens: 300,
+            cost,
+            finish_reasons: BTreeMap::from([("stop".into(), ok)]),
+            safety_hits: 0,
+            answer_chars_p50: Some(420.0),
+            answer_chars_mean: Some(430.0),
+            checked: 4,
+            passed: pass.map_or(0, |p| (p * 4.0) as u64),
+            pass_rate: pass,
+        };
+        Summary {
+            run: "run-x".into(),
+            prompts: 4,
+            cells: 8,
+            missing: 0,
+            models: vec![
+                m("demo", 4, 0, Some(12.0), Some(0.01), Some(1.0)),
+                m("demo-reasoning", 3, 1, Some(30.0), None, Some(0.5)),
+            ],
+        }
+    }
+
+    #[test]
+    fn the_table_marks_the_best_and_not_ties() {
+        let t = table(&sample());
+        insta::assert_snapshot!(t);
+        let tps = t.lines().find(|l| l.starts_with("tok/s p50")).unwrap();
+        assert!(!tps.contains('*'), "a tie is not marked: {tps}");
+    }
+}

@@ -1,0 +1,157 @@
+//! Prompt sets: plain lines (one prompt a line, blank lines skipped) or JSON Lines, one object
+//! a line: `{"prompt": "…", "system": "…", "id": "…", "attach": ["a.png"], "expect": …}`. The
+//! format is decided by the first non-blank line (a JSON object: JSON Lines). Mistakes are
+//! reported with their line number before anything is sent: a typo'd key, a bad regex, a
+//! schema that does not compile, a duplicate id.
+
+use super::expect::Expect;
+use serde_json::Value;
+use std::collections::HashSet;
+
+/// One prompt of a set.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PromptItem {
+    /// The line's `id`, else its line number.
+    pub id: String,
+    pub prompt: String,
+    pub system: Option<String>,
+    /// Paths or URLs to attach, as given.
+    pub attach: Vec<String>,
+    /// The `expect` value as given (kept verbatim in the store), and its compiled checks.
+    pub expect_raw: Option<Value>,
+    pub expect: Option<Expect>,
+}
+
+/// A prompt file that cannot be read as a set.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {message}")]
+pub struct PromptError {
+    pub line: usize,
+    pub message: String,
+}
+
+const KEYS: &[&str] = &["prompt", "system", "id", "attach", "expect"];
+
+/// Parses a prompt set.
+///
+/// # Errors
+/// The first line that is not a prompt, with why; or a set with no prompt at all.
+pub fn parse(text: &str) -> Result<Vec<PromptItem>, PromptError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let lines = || {
+        text.lines().enumerate().map(|(i, l)| (i + 1, l.trim_end_matches('\r'))).filter(|(_, l)| !l.trim().is_empty())
+    };
+    let json_lines = lines().next().is_some_and(|(_, l)| {
+        l.trim_start().starts_with('{') && serde_json::from_str::<Value>(l).is_ok_and(|v| v.is_object())
+    });
+    let mut out = Vec::new();
+    let mut ids = HashSet::new();
+    for (line, l) in lines() {
+        let item = if json_lines {
+            json_line(line, l)?
+        } else {
+            PromptItem {
+                id: line.to_string(),
+                prompt: l.to_owned(),
+                system: None,
+                attach: Vec::new(),
+                expect_raw: None,
+                expect: None,
+            }
+        };
+        if !ids.insert(item.id.clone()) {
+            return Err(PromptError { line, message: format!("the id `{}` is used twice", item.id) });
+        }
+        out.push(item);
+    }
+    if out.is_empty() {
+        return Err(PromptError { line: 0, message: "the prompt set is empty".into() });
+    }
+    Ok(out)
+}
+
+fn json_line(line: usize, l: &str) -> Result<PromptItem, PromptError> {
+    let err = |message: String| PromptError { line, message };
+    let v: Value = serde_json::from_str(l)
+        .map_err(|e| err(format!("not JSON ({e}); a JSON Lines set needs an object on every line")))?;
+    let Value::Object(obj) = v else { return Err(err("not a JSON object".into())) };
+    if let Some(k) = obj.keys().find(|k| !KEYS.contains(&k.as_str())) {
+        return Err(err(format!("unknown key `{k}` (known: {})", KEYS.join(", "))));
+    }
+    let prompt = match obj.get("prompt") {
+        Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
+        Some(Value::String(_)) => return Err(err("`prompt` is empty".into())),
+        Some(_) => return Err(err("`prompt` must be a string".into())),
+        None => return Err(err("no `prompt`".into())),
+    };
+    let system = match obj.get("system") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => return Err(err("`system` must be a string".into())),
+    };
+    let id = match obj.get("id") {
+        None | Some(Value::Null) => line.to_string(),
+        Some(Value::String(s)) if !s.is_empty() => s.clone(),
+        Some(Value::Number(n)) => n.to_string(),
+        Some(_) => return Err(err("`id` must be a non-empty string or a number".into())),
+    };
+    let attach = match obj.get("attach") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|v| {
+                v.as_str().map(str::to_owned).ok_or_else(|| err("`attach` must be a path or a list of paths".into()))
+            })
+            .collect::<Result<_, _>>()?,
+        Some(_) => return Err(err("`attach` must be a path or a list of paths".into())),
+    };
+    let expect_raw = obj.get("expect").filter(|v| !v.is_null()).cloned();
+    let expect = match &expect_raw {
+        Some(v) => Some(Expect::compile(v).map_err(|e| err(format!("expect: {e}")))?),
+        None => None,
+    };
+    Ok(PromptItem { id, prompt, system, attach, expect_raw, expect })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_lines_skip_blanks_and_number_by_line() {
+        let set = parse("first\n\n  \nsecond {not json}\r\n").unwrap();
+        assert_eq!(set.len(), 2);
+        assert_eq!((set[0].id.as_str(), set[0].prompt.as_str()), ("1", "first"));
+        assert_eq!((set[1].id.as_str(), set[1].prompt.as_str()), ("4", "second {not json}"));
+    }
+
+    #[test]
+    fn json_lines_take_every_field() {
+        let set = parse(
+            "{\"prompt\":\"hi\",\"id\":\"greet\",\"system\":\"be brief\",\"attach\":\"a.png\",\"expect\":\"hello\"}\n\
+             {\"prompt\":\"two\",\"id\":7,\"attach\":[\"x\",\"y\"],\"expect\":{\"regex\":\"^t\"}}\n",
+        )
+        .unwrap();
+        assert_eq!(set[0].id, "greet");
+        assert_eq!(set[0].system.as_deref(), Some("be brief"));
+        assert_eq!(set[0].attach, vec!["a.png"]);
+        assert!(set[0].expect.is_some());
+        assert_eq!(set[1].id, "7");
+        assert_eq!(set[1].attach, vec!["x", "y"]);
+    }
+
+    #[test]
+    fn mistakes_name_their_line() {
+        let e = parse("{\"prompt\":\"a\"}\nnot json\n").unwrap_err();
+        assert_eq!(e.line, 2);
+        let e = parse("{\"prompt\":\"a\",\"promt\":1}").unwrap_err();
+        assert!(e.message.contains("unknown key `promt`"), "{e}");
+        let e = parse("{\"prompt\":\"a\",\"expect\":{\"regex\":\"(\"}}").unwrap_err();
+        assert!(e.message.starts_with("expect:"), "{e}");
+        let e = parse("{\"prompt\":\"a\",\"id\":\"x\"}\n{\"prompt\":\"b\",\"id\":\"x\"}").unwrap_err();
+        assert!(e.message.contains("twice"), "{e}");
+        assert!(parse("\n\n").is_err());
+        assert!(parse("{\"system\":\"s\"}").unwrap_err().message.contains("no `prompt`"));
+    }
+}

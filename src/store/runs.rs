@@ -1,0 +1,409 @@
+//! Compare runs (a prompt set against several models) and arena votes: their tables, and a
+//! handle that writes them from a thread of its own so a run of thousands of cells never waits
+//! on the disk. A cell is written the moment it finishes, so a crash or Ctrl+C loses none that
+//! finished; `--resume` reads back which ones exist. Reads are in `runs_read.rs`.
+//!
+//! Separate from the conversation store (`StoreHandle`): a run's cells are not conversations
+//! and must not fill the history list. Both share the one database file and its migrations.
+
+use super::StoreError;
+use super::ids::{new_id, now_ms};
+use rusqlite::{Connection, params};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+/// The tables of compare runs and arena votes (a migration of its own, appended to the list).
+pub const MIGRATION_RUNS: &str = r"
+CREATE TABLE compare_runs (
+    id         TEXT PRIMARY KEY NOT NULL,
+    created_at INTEGER NOT NULL,              -- unix ms
+    updated_at INTEGER NOT NULL,
+    models     TEXT NOT NULL,                 -- JSON [{spec, model, provider}] in column order
+    settings   TEXT NOT NULL,                 -- JSON: the flags that shape requests
+    source     TEXT NOT NULL DEFAULT '',      -- where the prompts came from (a path, or -)
+    prompts    INTEGER NOT NULL,
+    status     TEXT NOT NULL                  -- running|finished|interrupted
+);
+CREATE INDEX compare_runs_by_time ON compare_runs(created_at DESC);
+
+CREATE TABLE compare_prompts (
+    run_id  TEXT NOT NULL REFERENCES compare_runs(id) ON DELETE CASCADE,
+    idx     INTEGER NOT NULL,
+    pid     TEXT NOT NULL,                    -- the line's `id`, else its line number
+    prompt  TEXT NOT NULL,
+    system  TEXT,
+    attach  TEXT,                             -- JSON array of paths or URLs
+    expect  TEXT,                             -- JSON, as the line gave it
+    PRIMARY KEY (run_id, idx)
+) WITHOUT ROWID;
+
+CREATE TABLE compare_cells (
+    run_id         TEXT NOT NULL REFERENCES compare_runs(id) ON DELETE CASCADE,
+    prompt_idx     INTEGER NOT NULL,
+    model_idx      INTEGER NOT NULL,
+    model          TEXT NOT NULL,
+    provider       TEXT NOT NULL,
+    ok             INTEGER NOT NULL,          -- 1: an answer; 0: an error
+    text           TEXT NOT NULL DEFAULT '',
+    reasoning      TEXT NOT NULL DEFAULT '',
+    tool_calls     TEXT,                      -- JSON [{id, name, arguments, output, status}]
+    usage          TEXT,                      -- JSON as the provider sent it (the turn's sum)
+    prompt_tokens  INTEGER,
+    completion_tokens INTEGER,
+    cost           REAL,
+    finish_reason  TEXT,
+    prompt_filter  TEXT,
+    content_filter TEXT,
+    safety_flag    INTEGER NOT NULL DEFAULT 0,
+    ttft_ms        INTEGER,
+    total_ms       INTEGER,
+    tokens_per_s   REAL,
+    error          TEXT,                      -- JSON {status, message}
+    checks         TEXT,                      -- JSON [{kind, pass, detail}] of the prompt's expect
+    finished_at    INTEGER NOT NULL,
+    PRIMARY KEY (run_id, prompt_idx, model_idx)
+) WITHOUT ROWID;
+
+CREATE TABLE arena_votes (
+    id         INTEGER PRIMARY KEY,
+    created_at INTEGER NOT NULL,
+    model_a    TEXT NOT NULL,
+    provider_a TEXT NOT NULL,
+    model_b    TEXT NOT NULL,
+    provider_b TEXT NOT NULL,
+    winner     TEXT NOT NULL,                 -- a|b|tie|bad
+    prompt     TEXT NOT NULL DEFAULT ''
+);
+";
+
+/// One model of a run, in column order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunModel {
+    /// As given on the command line (`provider/model` or `model`).
+    pub spec: String,
+    pub model: String,
+    pub provider: String,
+}
+
+/// One prompt of a run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PromptRow {
+    pub idx: u32,
+    pub id: String,
+    pub prompt: String,
+    pub system: Option<String>,
+    pub attach: Vec<String>,
+    pub expect: Option<Value>,
+}
+
+/// One finished cell: a prompt answered (or failed) by a model.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CellRow {
+    pub prompt_idx: u32,
+    pub model_idx: u32,
+    pub model: String,
+    pub provider: String,
+    pub ok: bool,
+    pub text: String,
+    pub reasoning: String,
+    pub tool_calls: Option<Value>,
+    pub usage: Option<Value>,
+    pub prompt_tokens: Option<u64>,
+    pub completion_tokens: Option<u64>,
+    pub cost: Option<f64>,
+    pub finish_reason: Option<String>,
+    pub prompt_filter: Option<Value>,
+    pub content_filter: Option<Value>,
+    pub safety_flag: bool,
+    pub ttft_ms: Option<u64>,
+    pub total_ms: Option<u64>,
+    pub tokens_per_s: Option<f64>,
+    pub error: Option<Value>,
+    pub checks: Option<Value>,
+    pub finished_at: u64,
+}
+
+/// A run as `compare runs` lists it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunSummary {
+    pub id: String,
+    pub created_at: u64,
+    pub updated_at: u64,
+    pub models: Vec<RunModel>,
+    pub settings: Value,
+    pub source: String,
+    pub prompts: u32,
+    pub status: String,
+    pub cells_ok: u64,
+    pub cells_failed: u64,
+}
+
+/// An arena vote: which of two hidden models answered better.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct VoteRow {
+    pub model_a: String,
+    pub provider_a: String,
+    pub model_b: String,
+    pub provider_b: String,
+    /// `a`, `b`, `tie` or `bad` (both bad).
+    pub winner: String,
+    pub prompt: String,
+}
+
+enum Cmd {
+    CreateRun { id: String, models: String, settings: String, source: String, prompts: Vec<PromptRow> },
+    Cell(String, Box<CellRow>),
+    Status(String, String),
+    Vote(VoteRow),
+    Flush(Sender<Result<(), String>>),
+}
+
+/// The handle: writes go to a thread of its own (in batches, one transaction each); reads use a
+/// second connection and block the caller (call them from `spawn_blocking` in async code).
+pub struct RunStore {
+    tx: Option<Sender<Cmd>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    pub(super) reader: Mutex<Connection>,
+    path: PathBuf,
+}
+
+impl Drop for RunStore {
+    fn drop(&mut self) {
+        drop(self.tx.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// How long a write waits for a lock held by another palaver before failing.
+const BUSY: Duration = Duration::from_secs(10);
+
+impl RunStore {
+    /// Opens (creating and migrating as needed) the database at `path`.
+    ///
+    /// # Errors
+    /// The file cannot be created or opened, is not a database, or is from a newer palaver.
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| StoreError::Io { path: dir.to_path_buf(), source })?;
+        }
+        let mut conn = Connection::open(path)?;
+        super::schema::configure(&conn, BUSY)?;
+        super::schema::migrate(&mut conn)?;
+        let reader = Connection::open(path)?;
+        super::schema::configure(&reader, BUSY)?;
+        let (tx, rx) = mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("palaver-runs".into())
+            .spawn(move || write_loop(&conn, &rx))
+            .map_err(|source| StoreError::Io { path: path.to_path_buf(), source })?;
+        Ok(Self { tx: Some(tx), thread: Some(thread), reader: Mutex::new(reader), path: path.to_path_buf() })
+    }
+
+    /// The database file.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn send(&self, cmd: Cmd) -> bool {
+        self.tx.as_ref().is_some_and(|tx| tx.send(cmd).is_ok())
+    }
+
+    /// Creates a run with its prompts and waits until it is on disk; returns its id.
+    ///
+    /// # Errors
+    /// The write failed (full disk, read-only file…).
+    pub fn create_run(
+        &self,
+        models: &[RunModel],
+        settings: &Value,
+        source: &str,
+        prompts: Vec<PromptRow>,
+    ) -> Result<String, StoreError> {
+        let id = format!("run-{}", new_id(now_ms()));
+        let models = serde_json::to_string(models).unwrap_or_else(|_| "[]".into());
+        self.send(Cmd::CreateRun {
+            id: id.clone(),
+            models,
+            settings: settings.to_string(),
+            source: source.into(),
+            prompts,
+        });
+        self.flush()?;
+        Ok(id)
+    }
+
+    /// Queues a finished cell (written within moments, in a batch with its neighbours).
+    pub fn save_cell(&self, run: &str, cell: CellRow) {
+        if !self.send(Cmd::Cell(run.to_owned(), Box::new(cell))) {
+            eprintln!("palaver: the run store stopped; a finished cell was not saved");
+        }
+    }
+
+    /// Sets a run's status (`running`, `finished`, `interrupted`).
+    pub fn set_status(&self, run: &str, status: &str) {
+        self.send(Cmd::Status(run.to_owned(), status.to_owned()));
+    }
+
+    /// Queues an arena vote.
+    pub fn vote(&self, v: VoteRow) {
+        self.send(Cmd::Vote(v));
+    }
+
+    /// Blocks until everything queued is on disk.
+    ///
+    /// # Errors
+    /// The last batch failed, or the writer stopped.
+    pub fn flush(&self) -> Result<(), StoreError> {
+        let (reply, rx) = mpsc::channel();
+        if !self.send(Cmd::Flush(reply)) {
+            return Err(StoreError::Closed);
+        }
+        match rx.recv() {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(StoreError::Io { path: self.path.clone(), source: std::io::Error::other(e) }),
+            Err(_) => Err(StoreError::Closed),
+        }
+    }
+
+    pub(super) fn read<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, StoreError> {
+        let conn = self.reader.lock().unwrap_or_else(PoisonError::into_inner);
+        Ok(f(&conn)?)
+    }
+}
+
+/// Most commands one transaction takes: a batch is bounded so a flush waits little.
+const BATCH: usize = 512;
+
+fn write_loop(conn: &Connection, rx: &Receiver<Cmd>) {
+    let mut last_error: Option<String> = None;
+    while let Ok(first) = rx.recv() {
+        let mut batch = vec![first];
+        while batch.len() < BATCH {
+            match rx.try_recv() {
+                Ok(c) => batch.push(c),
+                Err(_) => break,
+            }
+        }
+        let mut flushes = Vec::new();
+        let writes: Vec<Cmd> = batch
+            .into_iter()
+            .filter_map(|c| match c {
+                Cmd::Flush(r) => {
+                    flushes.push(r);
+                    None
+                }
+                other => Some(other),
+            })
+            .collect();
+        if !writes.is_empty() {
+            let mut tries = 0;
+            loop {
+                match write_batch(conn, &writes) {
+                    Ok(()) => {
+                        last_error = None;
+                        break;
+                    }
+                    Err(e) if tries < 20 && super::writer::is_transient(&e) => {
+                        tries += 1;
+                        std::thread::sleep(Duration::from_millis(100));
+                    }
+                    Err(e) => {
+                        let msg = super::describe(&e);
+                        eprintln!("palaver: could not save compare results: {msg}");
+                        last_error = Some(msg);
+                        break;
+                    }
+                }
+            }
+        }
+        for r in flushes {
+            let _ = r.send(last_error.clone().map_or(Ok(()), Err));
+        }
+    }
+}
+
+fn write_batch(conn: &Connection, cmds: &[Cmd]) -> rusqlite::Result<()> {
+    let tx = conn.unchecked_transaction()?;
+    let now = i64::try_from(now_ms()).unwrap_or(i64::MAX);
+    for c in cmds {
+        match c {
+            Cmd::CreateRun { id, models, settings, source, prompts } => {
+                tx.execute(
+                    "INSERT INTO compare_runs (id, created_at, updated_at, models, settings, source, prompts, status)
+                     VALUES (?1, ?2, ?2, ?3, ?4, ?5, ?6, 'running')",
+                    params![id, now, models, settings, source, i64::try_from(prompts.len()).unwrap_or(i64::MAX)],
+                )?;
+                let mut st = tx.prepare_cached(
+                    "INSERT INTO compare_prompts (run_id, idx, pid, prompt, system, attach, expect)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                )?;
+                for p in prompts {
+                    let attach = (!p.attach.is_empty()).then(|| serde_json::to_string(&p.attach).unwrap_or_default());
+                    let expect = p.expect.as_ref().map(Value::to_string);
+                    st.execute(params![id, p.idx, p.id, p.prompt, p.system, attach, expect])?;
+                }
+            }
+            Cmd::Cell(run, c) => {
+                let js = |v: &Option<Value>| v.as_ref().map(Value::to_string);
+                let n = |v: Option<u64>| v.map(|v| i64::try_from(v).unwrap_or(i64::MAX));
+                tx.prepare_cached(
+                    "INSERT OR REPLACE INTO compare_cells (run_id, prompt_idx, model_idx, model, provider, ok, text,
+                     reasoning, tool_calls, usage, prompt_tokens, completion_tokens, cost, finish_reason,
+                     prompt_filter, content_filter, safety_flag, ttft_ms, total_ms, tokens_per_s, error, checks,
+                     finished_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
+                     ?20, ?21, ?22, ?23)",
+                )?
+                .execute(params![
+                    run,
+                    c.prompt_idx,
+                    c.model_idx,
+                    c.model,
+                    c.provider,
+                    c.ok,
+                    c.text,
+                    c.reasoning,
+                    js(&c.tool_calls),
+                    js(&c.usage),
+                    n(c.prompt_tokens),
+                    n(c.completion_tokens),
+                    c.cost,
+                    c.finish_reason,
+                    js(&c.prompt_filter),
+                    js(&c.content_filter),
+                    c.safety_flag,
+                    n(c.ttft_ms),
+                    n(c.total_ms),
+                    c.tokens_per_s,
+                    js(&c.error),
+                    js(&c.checks),
+                    n(Some(c.finished_at)),
+                ])?;
+                tx.prepare_cached("UPDATE compare_runs SET updated_at = ?2 WHERE id = ?1")?
+                    .execute(params![run, now])?;
+            }
+            Cmd::Status(run, status) => {
+                tx.execute(
+                    "UPDATE compare_runs SET status = ?2, updated_at = ?3 WHERE id = ?1",
+                    params![run, status, now],
+                )?;
+            }
+            Cmd::Vote(v) => {
+                tx.execute(
+                    "INSERT INTO arena_votes (created_at, model_a, provider_a, model_b, provider_b, winner, prompt)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    params![now, v.model_a, v.provider_a, v.model_b, v.provider_b, v.winner, v.prompt],
+                )?;
+            }
+            Cmd::Flush(_) => {}
+        }
+    }
+    tx.commit()
+}

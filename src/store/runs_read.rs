@@ -1,0 +1,235 @@
+//! Reading compare runs back: the list, one run, its prompts, which cells exist (for
+//! `--resume`), the cells of one prompt (for the report, one prompt at a time so memory does
+//! not grow with the run), the figures of every cell (for the summary, text left out), and the
+//! arena's votes.
+
+use super::StoreError;
+use super::runs::{CellRow, PromptRow, RunModel, RunStore, RunSummary, VoteRow};
+use rusqlite::{OptionalExtension, Row, params};
+use serde_json::Value;
+use std::collections::HashSet;
+
+fn json(r: &Row<'_>, i: usize) -> rusqlite::Result<Option<Value>> {
+    Ok(r.get::<_, Option<String>>(i)?.and_then(|s| serde_json::from_str(&s).ok()))
+}
+
+fn uint(r: &Row<'_>, i: usize) -> rusqlite::Result<Option<u64>> {
+    Ok(r.get::<_, Option<i64>>(i)?.and_then(|v| u64::try_from(v).ok()))
+}
+
+const RUN: &str = "SELECT r.id, r.created_at, r.updated_at, r.models, r.settings, r.source, r.prompts, r.status,
+    (SELECT count(*) FROM compare_cells c WHERE c.run_id = r.id AND c.ok = 1),
+    (SELECT count(*) FROM compare_cells c WHERE c.run_id = r.id AND c.ok = 0)
+    FROM compare_runs r";
+
+fn run_row(r: &Row<'_>) -> rusqlite::Result<RunSummary> {
+    let models: Vec<RunModel> = serde_json::from_str(&r.get::<_, String>(3)?).unwrap_or_default();
+    Ok(RunSummary {
+        id: r.get(0)?,
+        created_at: uint(r, 1)?.unwrap_or(0),
+        updated_at: uint(r, 2)?.unwrap_or(0),
+        models,
+        settings: serde_json::from_str(&r.get::<_, String>(4)?).unwrap_or(Value::Null),
+        source: r.get(5)?,
+        prompts: r.get(6)?,
+        status: r.get(7)?,
+        cells_ok: uint(r, 8)?.unwrap_or(0),
+        cells_failed: uint(r, 9)?.unwrap_or(0),
+    })
+}
+
+/// The figures of a cell the summary needs (no text: a summary of 4,000 cells reads little).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CellFigures {
+    pub prompt_idx: u32,
+    pub model_idx: u32,
+    pub ok: bool,
+    pub prompt_tokens: Option<u64>,
+    pub completion_tokens: Option<u64>,
+    pub cost: Option<f64>,
+    pub finish_reason: Option<String>,
+    pub safety_flag: bool,
+    pub ttft_ms: Option<u64>,
+    pub total_ms: Option<u64>,
+    pub tokens_per_s: Option<f64>,
+    /// Characters of the answer.
+    pub answer_chars: u64,
+    pub checks: Option<Value>,
+}
+
+const CELL: &str = "SELECT prompt_idx, model_idx, model, provider, ok, text, reasoning, tool_calls, usage,
+    prompt_tokens, completion_tokens, cost, finish_reason, prompt_filter, content_filter, safety_flag, ttft_ms,
+    total_ms, tokens_per_s, error, checks, finished_at FROM compare_cells";
+
+fn cell_row(r: &Row<'_>) -> rusqlite::Result<CellRow> {
+    Ok(CellRow {
+        prompt_idx: r.get(0)?,
+        model_idx: r.get(1)?,
+        model: r.get(2)?,
+        provider: r.get(3)?,
+        ok: r.get(4)?,
+        text: r.get(5)?,
+        reasoning: r.get(6)?,
+        tool_calls: json(r, 7)?,
+        usage: json(r, 8)?,
+        prompt_tokens: uint(r, 9)?,
+        completion_tokens: uint(r, 10)?,
+        cost: r.get(11)?,
+        finish_reason: r.get(12)?,
+        prompt_filter: json(r, 13)?,
+        content_filter: json(r, 14)?,
+        safety_flag: r.get(15)?,
+        ttft_ms: uint(r, 16)?,
+        total_ms: uint(r, 17)?,
+        tokens_per_s: r.get(18)?,
+        error: json(r, 19)?,
+        checks: json(r, 20)?,
+        finished_at: uint(r, 21)?.unwrap_or(0),
+    })
+}
+
+impl RunStore {
+    /// Runs, newest first.
+    ///
+    /// # Errors
+    /// A database error.
+    pub fn runs(&self, limit: usize) -> Result<Vec<RunSummary>, StoreError> {
+        self.read(|c| {
+            let sql = format!("{RUN} ORDER BY r.created_at DESC, r.id DESC LIMIT ?1");
+            c.prepare(&sql)?.query_map(params![i64::try_from(limit).unwrap_or(-1)], run_row)?.collect()
+        })
+    }
+
+    /// A run by exact id or unique prefix (`run-` may be left out).
+    ///
+    /// # Errors
+    /// A prefix matching several runs, or a database error.
+    pub fn run(&self, prefix: &str) -> Result<Option<RunSummary>, StoreError> {
+        let prefix = if prefix.starts_with("run-") { prefix.to_owned() } else { format!("run-{prefix}") };
+        let found: Vec<RunSummary> = self.read(|c| {
+            let sql = format!("{RUN} WHERE r.id >= ?1 AND r.id < ?1 || char(127) ORDER BY r.id LIMIT 5");
+            c.prepare(&sql)?.query_map(params![prefix], run_row)?.collect()
+        })?;
+        if let Some(exact) = found.iter().find(|r| r.id == prefix) {
+            return Ok(Some(exact.clone()));
+        }
+        match found.len() {
+            0 => Ok(None),
+            1 => Ok(found.into_iter().next()),
+            _ => Err(StoreError::Ambiguous { prefix, matches: found.into_iter().map(|r| r.id).collect() }),
+        }
+    }
+
+    /// A run's prompts in order.
+    ///
+    /// # Errors
+    /// A database error.
+    pub fn prompts(&self, run: &str) -> Result<Vec<PromptRow>, StoreError> {
+        self.read(|c| {
+            c.prepare(
+                "SELECT idx, pid, prompt, system, attach, expect FROM compare_prompts WHERE run_id = ?1 ORDER BY idx",
+            )?
+            .query_map(params![run], |r| {
+                let attach: Option<String> = r.get(4)?;
+                Ok(PromptRow {
+                    idx: r.get(0)?,
+                    id: r.get(1)?,
+                    prompt: r.get(2)?,
+                    system: r.get(3)?,
+                    attach: attach.and_then(|a| serde_json::from_str(&a).ok()).unwrap_or_default(),
+                    expect: json(r, 5)?,
+                })
+            })?
+            .collect()
+        })
+    }
+
+    /// The (prompt, model) pairs that have a stored cell (with `ok_only`, an answered one).
+    ///
+    /// # Errors
+    /// A database error.
+    pub fn done_cells(&self, run: &str, ok_only: bool) -> Result<HashSet<(u32, u32)>, StoreError> {
+        self.read(|c| {
+            c.prepare("SELECT prompt_idx, model_idx FROM compare_cells WHERE run_id = ?1 AND (ok = 1 OR ?2 = 0)")?
+                .query_map(params![run, ok_only], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect()
+        })
+    }
+
+    /// The stored cells of one prompt, in model order.
+    ///
+    /// # Errors
+    /// A database error.
+    pub fn prompt_cells(&self, run: &str, prompt_idx: u32) -> Result<Vec<CellRow>, StoreError> {
+        self.read(|c| {
+            let sql = format!("{CELL} WHERE run_id = ?1 AND prompt_idx = ?2 ORDER BY model_idx");
+            c.prepare_cached(&sql)?.query_map(params![run, prompt_idx], cell_row)?.collect()
+        })
+    }
+
+    /// Calls `f` with the figures of every cell of a run, in (prompt, model) order.
+    ///
+    /// # Errors
+    /// A database error.
+    pub fn each_figures(&self, run: &str, mut f: impl FnMut(CellFigures)) -> Result<(), StoreError> {
+        self.read(|c| {
+            let mut st = c.prepare(
+                "SELECT prompt_idx, model_idx, ok, prompt_tokens, completion_tokens, cost, finish_reason, safety_flag,
+                 ttft_ms, total_ms, tokens_per_s, length(text), checks FROM compare_cells WHERE run_id = ?1
+                 ORDER BY prompt_idx, model_idx",
+            )?;
+            let mut rows = st.query(params![run])?;
+            while let Some(r) = rows.next()? {
+                f(CellFigures {
+                    prompt_idx: r.get(0)?,
+                    model_idx: r.get(1)?,
+                    ok: r.get(2)?,
+                    prompt_tokens: uint(r, 3)?,
+                    completion_tokens: uint(r, 4)?,
+                    cost: r.get(5)?,
+                    finish_reason: r.get(6)?,
+                    safety_flag: r.get(7)?,
+                    ttft_ms: uint(r, 8)?,
+                    total_ms: uint(r, 9)?,
+                    tokens_per_s: r.get(10)?,
+                    answer_chars: uint(r, 11)?.unwrap_or(0),
+                    checks: json(r, 12)?,
+                });
+            }
+            Ok(())
+        })
+    }
+
+    /// Every arena vote, oldest first.
+    ///
+    /// # Errors
+    /// A database error.
+    pub fn votes(&self) -> Result<Vec<VoteRow>, StoreError> {
+        self.read(|c| {
+            c.prepare("SELECT model_a, provider_a, model_b, provider_b, winner, prompt FROM arena_votes ORDER BY id")?
+                .query_map([], |r| {
+                    Ok(VoteRow {
+                        model_a: r.get(0)?,
+                        provider_a: r.get(1)?,
+                        model_b: r.get(2)?,
+                        provider_b: r.get(3)?,
+                        winner: r.get(4)?,
+                        prompt: r.get(5)?,
+                    })
+                })?
+                .collect()
+        })
+    }
+
+    /// Whether a run exists with this exact id.
+    ///
+    /// # Errors
+    /// A database error.
+    pub fn has_run(&self, id: &str) -> Result<bool, StoreError> {
+        self.read(|c| {
+            c.query_row("SELECT 1 FROM compare_runs WHERE id = ?1", params![id], |_| Ok(()))
+                .optional()
+                .map(|o| o.is_some())
+        })
+    }
+}

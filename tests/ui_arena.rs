@@ -1,0 +1,225 @@
+//! The blind arena and compare-from-here, driven through `State::apply` and drawn with
+//! `ui::draw` over `TestBackend` (no network): names hidden until the vote, the vote effect,
+//! a new battle after it; forking a chat at a turn, and keeping a column as a branch.
+//! Regenerate snapshots with `INSTA_UPDATE=always cargo test --test ui_arena`, then read them.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::screen;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use palaver::api::Api;
+use palaver::api::client::WireEvent;
+use palaver::api::event::StreamEvent;
+use palaver::app::compare::{CompareEffect, CompareMsg};
+use palaver::app::{Effect, Msg, State, TargetInfo};
+use palaver::config::Config;
+use palaver::engine::Role;
+use palaver::engine::target::TurnSettings;
+use palaver::ui::{RenderCache, theme::Theme};
+
+fn target(model: &str) -> TargetInfo {
+    TargetInfo {
+        provider: "demo".into(),
+        model: model.into(),
+        api: Api::Chat,
+        include_usage: true,
+        request_extra: serde_json::Map::new(),
+        chain_responses: false,
+    }
+}
+
+struct Sim {
+    s: State,
+    now: u64,
+    live: Vec<(u64, usize, u64)>,
+}
+
+impl Sim {
+    fn new() -> Self {
+        let cfg = Config::parse("", std::path::Path::new("config.toml")).unwrap();
+        let theme = Theme::load("dark", None, true).unwrap();
+        let settings = TurnSettings { stream: true, ..TurnSettings::default() };
+        Self { s: State::new(target("demo"), settings, cfg, theme, "dark"), now: 1000, live: Vec::new() }
+    }
+
+    fn key(&mut self, code: KeyCode, mods: KeyModifiers) -> Vec<Effect> {
+        self.s.apply(Msg::Key(KeyEvent::new(code, mods)))
+    }
+
+    fn typed(&mut self, text: &str) {
+        for c in text.chars() {
+            self.key(KeyCode::Char(c), KeyModifiers::NONE);
+        }
+    }
+
+    /// Enter; remembers the column requests it started.
+    fn enter(&mut self) -> Vec<Effect> {
+        let fx = self.key(KeyCode::Enter, KeyModifiers::NONE);
+        self.started(&fx);
+        fx
+    }
+
+    fn started(&mut self, fx: &[Effect]) {
+        for e in fx {
+            if let Effect::Compare(CompareEffect::Start { generation, column, id, .. }) = e {
+                self.live.retain(|l| l.1 != *column);
+                self.live.push((*generation, *column, *id));
+                self.s.apply(Msg::Compare(CompareMsg::Started {
+                    generation: *generation,
+                    column: *column,
+                    id: *id,
+                    now_ms: self.now,
+                }));
+            }
+        }
+    }
+
+    fn column_answer(&mut self, column: usize, text: &str) -> Vec<Effect> {
+        let &(generation, column, id) = self.live.iter().find(|l| l.1 == column).unwrap();
+        self.now += 100;
+        let chunk = WireEvent::Chunk {
+            frames: vec![],
+            events: vec![
+                StreamEvent::Text { choice: 0, delta: text.into() },
+                StreamEvent::Finish { choice: 0, reason: "stop".into() },
+                StreamEvent::End,
+            ],
+            at_ms: 100,
+        };
+        let mut fx = Vec::new();
+        for event in [chunk, WireEvent::Closed { at_ms: 120 }] {
+            fx.extend(self.s.apply(Msg::Compare(CompareMsg::Wire {
+                generation,
+                column,
+                id,
+                event: Box::new(event),
+                now_ms: self.now,
+            })));
+        }
+        fx
+    }
+
+    /// A whole chat turn (not compare).
+    fn chat_turn(&mut self, prompt: &str, answer: &str) {
+        self.typed(prompt);
+        self.key(KeyCode::Enter, KeyModifiers::NONE);
+        let id = self.s.live.as_ref().map(|l| l.id).unwrap();
+        self.s.apply(Msg::RequestStarted { id, now_ms: self.now });
+        let events = vec![
+            StreamEvent::Text { choice: 0, delta: answer.into() },
+            StreamEvent::Finish { choice: 0, reason: "stop".into() },
+            StreamEvent::End,
+        ];
+        self.now += 100;
+        self.s.apply(Msg::Wire {
+            id,
+            event: Box::new(WireEvent::Chunk { frames: vec![], events, at_ms: 50 }),
+            now_ms: self.now,
+        });
+        self.s.apply(Msg::Wire { id, event: Box::new(WireEvent::Closed { at_ms: 60 }), now_ms: self.now });
+    }
+
+    fn render(&mut self, w: u16, h: u16) -> String {
+        screen::text(&screen::settle(&mut self.s, w, h, &mut RenderCache::default()))
+    }
+}
+
+#[test]
+fn the_arena_hides_names_until_the_vote_and_stores_it() {
+    let mut sim = Sim::new();
+    sim.s.open_arena(vec![target("demo"), target("demo-reasoning")], 7).unwrap();
+    let order: Vec<String> =
+        sim.s.compare.active.as_ref().unwrap().columns.iter().map(|c| c.target.model.clone()).collect();
+    sim.typed("Which is better?");
+    sim.enter();
+    assert_eq!(sim.live.len(), 2);
+    sim.column_answer(0, "First answer, from whoever A is.");
+    sim.column_answer(1, "Second answer, from whoever B is.");
+    let screen = sim.render(100, 28);
+    for name in ["demo-reasoning", " demo "] {
+        assert!(!screen.contains(name), "{name} shows before the vote:\n{screen}");
+    }
+    assert!(screen.contains(" A ") && screen.contains(" B "), "{screen}");
+    assert!(screen.contains("vote:"), "{screen}");
+    insta::assert_snapshot!("arena_before_vote_100x28", screen);
+
+    let fx = sim.key(KeyCode::Char('b'), KeyModifiers::NONE);
+    let vote = fx
+        .iter()
+        .find_map(|e| match e {
+            Effect::Compare(CompareEffect::Vote(v)) => Some(v.clone()),
+            _ => None,
+        })
+        .expect("a vote effect");
+    assert_eq!(vote.winner, "b");
+    assert_eq!((vote.model_a.as_str(), vote.model_b.as_str()), (order[0].as_str(), order[1].as_str()));
+    assert_eq!(vote.prompt, "Which is better?");
+    let screen = sim.render(100, 28);
+    assert!(screen.contains("demo-reasoning"), "names show after the vote:\n{screen}");
+    insta::assert_snapshot!("arena_after_vote_100x28", screen);
+
+    // The next prompt is a new battle: empty columns, names hidden again.
+    sim.typed("Another one");
+    sim.enter();
+    let cmp = sim.s.compare.active.as_ref().unwrap();
+    assert!(cmp.hidden());
+    assert!(cmp.columns.iter().all(|c| c.transcript.cells.len() == 2), "fresh conversations: the prompt and the reply");
+    // A second key press after the vote is typing again, not another vote.
+    assert!(!sim.render(100, 28).contains("demo-reasoning"));
+}
+
+#[test]
+fn keeping_in_an_unrevealed_arena_is_refused() {
+    let mut sim = Sim::new();
+    sim.s.open_arena(vec![target("demo"), target("demo-reasoning")], 1).unwrap();
+    sim.typed("q");
+    sim.enter();
+    sim.column_answer(0, "a");
+    sim.column_answer(1, "b");
+    sim.key(KeyCode::Char('k'), KeyModifiers::NONE);
+    assert!(sim.s.compare.is_active(), "k does not leave the arena before the vote");
+}
+
+#[test]
+fn compare_from_here_forks_the_chat_and_keeping_a_column_branches() {
+    let mut sim = Sim::new();
+    sim.chat_turn("first question", "first answer from demo");
+    sim.chat_turn("second question", "second answer from demo");
+    // Select the first prompt: Alt+Up from the composer, then up to it.
+    sim.key(KeyCode::Up, KeyModifiers::ALT);
+    for _ in 0..3 {
+        sim.key(KeyCode::Up, KeyModifiers::NONE);
+    }
+    let selected = sim.s.selected.and_then(|id| sim.s.transcript.message(id)).map(|m| m.text().to_owned());
+    assert_eq!(selected.as_deref(), Some("first question"));
+    sim.key(KeyCode::Char('m'), KeyModifiers::NONE);
+    assert_eq!(sim.s.composer.text(), "/here ");
+    sim.typed("demo-reasoning");
+    let fx = sim.enter();
+    assert_eq!(fx.iter().filter(|e| matches!(e, Effect::Compare(CompareEffect::Start { .. }))).count(), 1);
+    let cmp = sim.s.compare.active.as_ref().unwrap();
+    assert_eq!(cmp.columns.len(), 2);
+    let texts = |c: &palaver::app::compare::Column| -> Vec<String> {
+        c.transcript.cells.iter().filter_map(|x| x.message()).map(|m| m.text().to_owned()).collect()
+    };
+    assert_eq!(texts(&cmp.columns[0]), ["first question", "first answer from demo"], "the chat's own answer");
+    assert_eq!(texts(&cmp.columns[1])[0], "first question", "the shared history up to the fork");
+    sim.column_answer(1, "first answer from demo-reasoning");
+    insta::assert_snapshot!("here_columns_100x24", sim.render(100, 24));
+
+    // Keep column 2: the chat continues on a branch with the other model's answer.
+    sim.key(KeyCode::Tab, KeyModifiers::NONE);
+    sim.key(KeyCode::Char('l'), KeyModifiers::NONE);
+    sim.key(KeyCode::Char('k'), KeyModifiers::NONE);
+    assert!(!sim.s.compare.is_active());
+    assert_eq!(sim.s.target.model, "demo-reasoning");
+    let msgs: Vec<(Role, String)> =
+        sim.s.transcript.cells.iter().filter_map(|c| c.message()).map(|m| (m.role(), m.text().to_owned())).collect();
+    assert_eq!(msgs.len(), 2, "{msgs:?}");
+    assert_eq!(msgs[1].1, "first answer from demo-reasoning");
+    let at =
+        sim.s.transcript.cells.iter().position(|c| c.message().is_some_and(|m| m.role() == Role::Assistant)).unwrap();
+    assert_eq!(sim.s.transcript.versions_at(at), 1, "the old answer (and the turn after it) is kept as a version");
+}
