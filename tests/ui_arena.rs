@@ -27,6 +27,7 @@ fn target(model: &str) -> TargetInfo {
         include_usage: true,
         request_extra: serde_json::Map::new(),
         chain_responses: false,
+        attachments: Default::default(),
     }
 }
 
