@@ -26,7 +26,7 @@ pub enum AttachMsg {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ImageSource {
     /// Bytes kept in memory (an attachment): written to a file first.
-    Bytes { name: String, sha256: String, data: Blob },
+    Bytes { name: String, data: Blob },
     /// A file already on disk (a generated image palaver saved).
     File(std::path::PathBuf),
 }
@@ -112,17 +112,18 @@ impl State {
             .attachments
             .iter()
             .find_map(|a| {
-                a.data.as_ref().filter(|_| a.is_image()).map(|d| ImageSource::Bytes {
-                    name: a.name.clone(),
-                    sha256: a.sha256.clone(),
-                    data: d.clone(),
-                })
+                a.data
+                    .as_ref()
+                    .filter(|_| a.is_image())
+                    .map(|d| ImageSource::Bytes { name: a.name.clone(), data: d.clone() })
             })
             .or_else(|| {
                 m.item_notes
                     .values()
-                    .find_map(|n| n.get("saved_path").and_then(|p| p.as_str()))
-                    .map(|p| ImageSource::File(p.into()))
+                    .filter_map(|n| n.get("saved_path").and_then(|p| p.as_str()))
+                    // From the message's JSON: only a file palaver saved under `<data dir>/images/`.
+                    .find_map(crate::ui::images::saved_image)
+                    .map(ImageSource::File)
             });
         match source {
             Some(s) => {
@@ -329,6 +330,13 @@ mod tests {
         let mut fx = Vec::new();
         s.open_image(&mut fx);
         assert!(fx.is_empty());
+        // A `saved_path` from the message's JSON (an import) outside `<data dir>/images/`.
+        let mut reply = crate::engine::message::Message::assistant_pending();
+        reply.item_notes.entry(0).or_default().insert("saved_path".into(), "/etc/passwd".into());
+        s.selected = Some(s.transcript.push_message(reply));
+        let mut fx = Vec::new();
+        s.open_image(&mut fx);
+        assert!(fx.is_empty(), "{fx:?}");
     }
 
     #[test]

@@ -78,8 +78,9 @@ pub struct Attachment {
     pub kind: AttachKind,
     /// Byte length (0 for a URL).
     pub size: u64,
-    /// Lowercase hex SHA-256 of the bytes (empty for a URL).
-    #[serde(default)]
+    /// Lowercase hex SHA-256 of the bytes (empty for a URL). A stored or imported value that is
+    /// not 64 lowercase hex digits reads as empty (the bytes are then not available).
+    #[serde(default, deserialize_with = "de_sha256")]
     pub sha256: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub width: Option<u32>,
@@ -96,6 +97,18 @@ pub struct Attachment {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct AttachError(pub String);
+
+/// Whether `s` is a content address: 64 lowercase hex digits.
+#[must_use]
+pub fn is_sha256(s: &str) -> bool {
+    s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// `sha256` from JSON (a message's, an import's): kept only when it is a content address.
+fn de_sha256<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let s = String::deserialize(d)?;
+    Ok(if is_sha256(&s) { s } else { String::new() })
+}
 
 /// Lowercase hex SHA-256.
 #[must_use]
@@ -198,7 +211,7 @@ impl Attachment {
     /// The first 12 hex digits of the hash: enough to tell files apart in a listing.
     #[must_use]
     pub fn short_hash(&self) -> &str {
-        &self.sha256[..self.sha256.len().min(12)]
+        self.sha256.get(..12).filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit())).unwrap_or("")
     }
 
     /// `photo.png · image/png · 640×480 · 1.2 MB`: the one-line description chips and
@@ -312,15 +325,27 @@ pub fn allowed(a: &Attachment, policy: &AttachmentPolicy, api: crate::api::Api) 
     }
 }
 
-/// A tool's images as attachments (typed from their bytes; data that is no image is dropped).
+/// Largest image a tool may return: the default per-file attachment limit (the image goes back
+/// to the model with the next request, like an attachment).
+pub const MAX_TOOL_IMAGE_BYTES: u64 = crate::config::attachments::DEFAULT_MAX_FILE_MB * 1024 * 1024;
+
+/// A tool's images as attachments (typed from their bytes; data that is no image, or an image
+/// over [`MAX_TOOL_IMAGE_BYTES`], is dropped).
 #[must_use]
 pub fn from_tool_images(tool: &str, images: Vec<crate::tools::ToolImage>) -> Vec<Attachment> {
     images
         .into_iter()
         .enumerate()
+        .filter(|(_, img)| img.bytes.len() as u64 <= MAX_TOOL_IMAGE_BYTES)
         .filter_map(|(i, img)| {
-            let ext = img.media_type.rsplit('/').next().unwrap_or("img").to_owned();
-            Attachment::from_bytes(&format!("{tool}-{}.{ext}", i + 1), img.bytes).ok().filter(Attachment::is_image)
+            // The name's extension comes from the bytes, never the tool's `mime_type`.
+            let a =
+                Attachment::from_bytes(&format!("{tool}-{}", i + 1), img.bytes).ok().filter(Attachment::is_image)?;
+            let ext = match a.media_type.as_str() {
+                "image/jpeg" => "jpg",
+                m => m.trim_start_matches("image/"),
+            };
+            Some(Attachment { name: format!("{}.{ext}", a.name), ..a })
         })
         .collect()
 }
@@ -340,6 +365,34 @@ mod tests {
         let mut a = Attachment::from_url("https://x.test/a.png");
         (a.kind, a.size, a.media_type) = (kind, size, "application/pdf".into());
         a
+    }
+
+    #[test]
+    fn hashes_from_json_are_checked() {
+        let json =
+            |h: &str| format!(r#"{{"name":"a","media_type":"image/png","kind":"image","size":1,"sha256":"{h}"}}"#);
+        let good = "ab".repeat(32);
+        let a: Attachment = serde_json::from_str(&json(&good)).unwrap();
+        assert_eq!((a.sha256.as_str(), a.short_hash()), (good.as_str(), "abababababab"));
+        for bad in ["é".repeat(32), "AB".repeat(32), "../etc".into(), "ab".repeat(33)] {
+            let a: Attachment = serde_json::from_str(&json(&bad)).unwrap();
+            assert_eq!((a.sha256.as_str(), a.short_hash()), ("", ""), "{bad}");
+        }
+        // Built in code (not read back), a bad hash still never panics or prints.
+        let a = Attachment { sha256: "ééééééé\x1b[2J".into(), ..Attachment::from_url("a") };
+        assert_eq!(a.short_hash(), "");
+    }
+
+    #[test]
+    fn tool_images_are_typed_by_bytes_and_capped() {
+        use crate::tools::ToolImage;
+        let mut png = Vec::new();
+        image::RgbImage::new(2, 2).write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png).unwrap();
+        let lying = ToolImage { media_type: "image/../../x.sh".into(), bytes: png.clone() };
+        let huge = ToolImage { media_type: "image/png".into(), bytes: vec![0; MAX_TOOL_IMAGE_BYTES as usize + 1] };
+        let text = ToolImage { media_type: "image/png".into(), bytes: b"hello".to_vec() };
+        let got = from_tool_images("shot", vec![lying, huge, text]);
+        assert_eq!(got.iter().map(|a| a.name.as_str()).collect::<Vec<_>>(), ["shot-1.png"]);
     }
 
     #[test]

@@ -22,7 +22,6 @@ pub fn save_generated_images(msg: &mut Message, data_dir: &Path) -> (usize, Vec<
         // Ids come from the network: keep only characters that are safe in a file name.
         let safe: String =
             id.chars().filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_')).take(80).collect();
-        let path = dir.join(format!("{}.png", if safe.is_empty() { "image" } else { &safe }));
         let bytes = match base64::engine::general_purpose::STANDARD.decode(b64.trim()) {
             Ok(b) => b,
             Err(e) => {
@@ -30,6 +29,10 @@ pub fn save_generated_images(msg: &mut Message, data_dir: &Path) -> (usize, Vec<
                 continue;
             }
         };
+        // Named by the bytes (two images never share a file; the same image is saved once),
+        // the id after the hash so the user can tell them apart.
+        let hash = super::attachment::sha256_hex(&bytes);
+        let path = dir.join(format!("{hash}-{}.png", if safe.is_empty() { "image" } else { &safe }));
         match std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, bytes)) {
             Ok(()) => {
                 let note = msg.item_notes.entry(index).or_default();
@@ -95,7 +98,27 @@ mod tests {
         m.items.push(serde_json::json!({"type": "image_generation_call", "id": "ig_1/../x", "result": "iVBORw0KGgo="}));
         assert_eq!(save_generated_images(&mut m, dir.path()), (1, Vec::new()));
         let p = m.item_notes[&0]["saved_path"].as_str().unwrap_or_default().to_owned();
-        assert!(p.ends_with("images/ig_1x.png"), "{p}");
+        let hash = crate::engine::attachment::sha256_hex(b"\x89PNG\r\n\x1a\n");
+        assert!(p.ends_with(&format!("images/{hash}-ig_1x.png")), "{p}");
         assert_eq!(std::fs::read(&p).map(|b| b.len()).unwrap_or(0), 8);
+    }
+
+    #[test]
+    fn images_with_the_same_id_or_none_keep_their_own_files() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let mut m = Message::assistant_pending();
+        for b64 in ["QUJD", "REVG", "R0hJ"] {
+            m.items.push(serde_json::json!({"type": "image_generation_call", "id": "ig_1", "result": b64}));
+        }
+        m.items.push(serde_json::json!({"type": "image_generation_call", "result": "SktM"}));
+        assert_eq!(save_generated_images(&mut m, dir.path()).0, 4);
+        let paths: std::collections::HashSet<String> =
+            m.item_notes.values().map(|n| n["saved_path"].as_str().unwrap_or_default().to_owned()).collect();
+        assert_eq!(paths.len(), 4);
+        for (i, want) in [(0, "ABC"), (1, "DEF"), (2, "GHI"), (3, "JKL")] {
+            let p = m.item_notes[&i]["saved_path"].as_str().unwrap_or_default().to_owned();
+            assert_eq!(std::fs::read(&p).unwrap_or_default(), want.as_bytes(), "{p}");
+        }
+        assert!(m.item_notes[&3]["saved_path"].as_str().unwrap_or_default().ends_with("-image.png"));
     }
 }

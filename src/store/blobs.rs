@@ -38,8 +38,7 @@ END;
 /// # Errors
 /// Any SQLite error.
 pub fn save(db: &Connection, row: i64, msg: &Message) -> rusqlite::Result<()> {
-    let stored: Vec<&Attachment> =
-        msg.attachments.iter().filter(|a| a.data.is_some() && !a.sha256.is_empty()).collect();
+    let stored: Vec<&Attachment> = msg.all_attachments().filter(|a| a.data.is_some() && !a.sha256.is_empty()).collect();
     if stored.is_empty() {
         return Ok(());
     }
@@ -97,4 +96,28 @@ pub fn load_into<'a>(db: &Connection, msgs: impl IntoIterator<Item = &'a mut Mes
 /// Any SQLite error.
 pub fn get(db: &Connection, sha256: &str) -> rusqlite::Result<Option<Vec<u8>>> {
     db.prepare_cached("SELECT data FROM blobs WHERE sha256 = ?1")?.query_row(params![sha256], |r| r.get(0)).optional()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::message::ToolCall;
+
+    #[test]
+    fn a_replys_tool_images_are_stored_and_linked() {
+        let db = Connection::open_in_memory().unwrap();
+        db.execute_batch("CREATE TABLE messages (id INTEGER PRIMARY KEY); INSERT INTO messages VALUES (7);").unwrap();
+        db.execute_batch(MIGRATION_ATTACHMENTS).unwrap();
+        let mut m = Message::assistant_pending();
+        let images = vec![
+            Attachment::from_bytes("shot-1.gif", b"GIF89a\x01\x00\x01\x00one".to_vec()).unwrap(),
+            Attachment::from_bytes("shot-2.gif", b"GIF89a\x01\x00\x01\x00two".to_vec()).unwrap(),
+        ];
+        m.main_mut().tool_calls.push(ToolCall { name: "shot".into(), images, ..ToolCall::default() });
+        save(&db, 7, &m).unwrap();
+        save(&db, 7, &m).unwrap();
+        let count = |sql: &str| -> i64 { db.query_row(sql, [], |r| r.get(0)).unwrap() };
+        assert_eq!(count("SELECT count(*) FROM blobs"), 2);
+        assert_eq!(count("SELECT count(*) FROM message_blobs WHERE message_id = 7"), 2);
+    }
 }

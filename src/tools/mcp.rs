@@ -319,7 +319,18 @@ fn output(result: CallToolResult) -> ToolOutput {
                 parts.push(t.text.clone());
             }
             ContentBlock::Image(i) => {
-                parts.push(format!("[image: {}, {} bytes base64]", i.mime_type, i.data.len()));
+                let mime = &i.mime_type;
+                // Over the per-file limit it is not even decoded: named in the text, then dropped.
+                let cap = crate::engine::attachment::MAX_TOOL_IMAGE_BYTES;
+                if i.data.trim().len() as u64 > cap.div_ceil(3) * 4 {
+                    parts.push(format!(
+                        "[image: {mime}, {} bytes base64, over the {} MB limit: dropped]",
+                        i.data.len(),
+                        cap >> 20
+                    ));
+                    continue;
+                }
+                parts.push(format!("[image: {mime}, {} bytes base64]", i.data.len()));
                 // Kept as bytes too, so the transcript can draw it and the model can see it.
                 if let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(i.data.trim()) {
                     images.push(super::ToolImage { media_type: i.mime_type.clone(), bytes });
@@ -386,6 +397,19 @@ mod tests {
         let taken = HashSet::from(["a_b".to_owned()]);
         assert_eq!(unique_name("a_b", &taken), "a_b_2");
         assert_eq!(unique_name("c", &taken), "c");
+    }
+
+    #[test]
+    fn an_image_over_the_limit_is_dropped_undecoded() {
+        let cap = crate::engine::attachment::MAX_TOOL_IMAGE_BYTES;
+        let data = "A".repeat(usize::try_from(cap.div_ceil(3) * 4 + 4).unwrap());
+        let r: CallToolResult = serde_json::from_value(serde_json::json!({
+            "content": [{"type": "image", "data": data, "mimeType": "image/png"}]
+        }))
+        .unwrap();
+        let out = output(r);
+        assert!(out.images.is_empty());
+        assert!(out.text.contains("over the 20 MB limit: dropped"), "{}", out.text);
     }
 
     #[test]

@@ -17,6 +17,12 @@ pub const MAX_ROWS: u16 = 16;
 pub const MAX_COLS: u16 = 64;
 /// Pictures kept; past it the cache starts over (a resize makes every size new anyway).
 const KEEP: usize = 256;
+/// Widest and tallest picture decoded, in pixels; a larger one is named, not drawn.
+pub const MAX_SIDE: u32 = 8192;
+/// Most memory one decode may take.
+const MAX_ALLOC: u64 = 64 * 1024 * 1024;
+/// Most bytes read from a saved file: the default per-file attachment limit.
+const MAX_FILE_BYTES: u64 = crate::config::attachments::DEFAULT_MAX_FILE_MB * 1024 * 1024;
 
 /// How images are drawn, decided once by probing the terminal (`tui::graphics`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -144,14 +150,14 @@ pub fn cell_size(px: (u32, u32), cols: u16) -> (u16, u16) {
 pub fn render(job: &Job) -> Picture {
     let bytes = match &job.source {
         Source::Bytes(b) => std::borrow::Cow::Borrowed(b.bytes()),
-        Source::File(p) => match std::fs::read(p) {
+        Source::File(p) => match read_saved(p) {
             Ok(b) => std::borrow::Cow::Owned(b),
-            Err(e) => return Picture::Failed(format!("cannot read {}: {e}", p.display())),
+            Err(e) => return Picture::Failed(e),
         },
     };
-    let img = match image::load_from_memory(&bytes) {
+    let img = match decode(&bytes) {
         Ok(i) => i,
-        Err(e) => return Picture::Failed(format!("cannot decode: {e}")),
+        Err(e) => return Picture::Failed(e),
     };
     let (_, cols, rows) = job.key;
     match job.mode {
@@ -171,6 +177,66 @@ pub fn render(job: &Job) -> Picture {
             }
         }
     }
+}
+
+/// A saved image's bytes: only from under `<data dir>/images/`, and at most [`MAX_FILE_BYTES`].
+fn read_saved(p: &std::path::Path) -> Result<Vec<u8>, String> {
+    use std::io::Read as _;
+    let Some(p) = saved_image(&p.to_string_lossy()) else {
+        return Err("not a file palaver saved: not drawn".to_owned());
+    };
+    let mut bytes = Vec::new();
+    std::fs::File::open(&p)
+        .and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(format!("over {} MB: not drawn", MAX_FILE_BYTES >> 20));
+    }
+    Ok(bytes)
+}
+
+/// Decodes within limits: at most [`MAX_SIDE`] pixels a side (read from the header first, so a
+/// small file claiming a huge picture is refused before anything is allocated) and
+/// [`MAX_ALLOC`] bytes of memory.
+///
+/// # Errors
+/// Why the picture is not drawn.
+pub fn decode(bytes: &[u8]) -> Result<image::DynamicImage, String> {
+    let reader = || {
+        image::ImageReader::new(std::io::Cursor::new(bytes))
+            .with_guessed_format()
+            .map_err(|e| format!("cannot decode: {e}"))
+    };
+    let (w, h) = reader()?.into_dimensions().map_err(|e| format!("cannot decode: {e}"))?;
+    if w > MAX_SIDE || h > MAX_SIDE {
+        return Err(format!("{w}×{h} pixels, over {MAX_SIDE} a side: not drawn"));
+    }
+    let mut limits = image::Limits::default();
+    limits.max_image_width = Some(MAX_SIDE);
+    limits.max_image_height = Some(MAX_SIDE);
+    limits.max_alloc = Some(MAX_ALLOC);
+    let mut r = reader()?;
+    r.limits(limits);
+    r.decode().map_err(|e| match e {
+        image::ImageError::Limits(_) => format!("{w}×{h} pixels, too large to decode: not drawn"),
+        e => format!("cannot decode: {e}"),
+    })
+}
+
+/// A `saved_path` from a message's notes as a path to read or open: only when it is a file
+/// inside `<data dir>/images/` once links and `..` are resolved (the notes come from the
+/// message's JSON, which an import can carry from anywhere). `None`: ignore it.
+#[must_use]
+pub fn saved_image(path: &str) -> Option<PathBuf> {
+    saved_image_in(path, &crate::config::Paths::from_env().data_dir)
+}
+
+/// [`saved_image`] with the data dir given.
+#[must_use]
+pub fn saved_image_in(path: &str, data_dir: &std::path::Path) -> Option<PathBuf> {
+    let dir = data_dir.join("images").canonicalize().ok()?;
+    let p = std::path::Path::new(path).canonicalize().ok()?;
+    (p.starts_with(&dir) && p != dir && p.is_file()).then_some(p)
 }
 
 /// The image as at most `rows` lines of at most `cols` upper half blocks (fitted, its shape
@@ -212,14 +278,23 @@ pub fn slot_for(a: &Attachment, row: usize, cols: usize, mode: Mode) -> Option<S
 }
 
 /// The slot for a generated image saved at `path` (its size is not known before decoding: a
-/// square box, the shape image generation makes by default).
+/// square box, the shape image generation makes by default). `None` too for a path outside
+/// `<data dir>/images/` ([`saved_image`]).
 #[must_use]
 pub fn slot_for_file(path: &str, row: usize, cols: usize, mode: Mode) -> Option<Slot> {
     if mode == Mode::Placeholder {
         return None;
     }
+    let path = saved_image(path)?;
+    let path = path.to_str()?;
     let (c, r) = cell_size((1024, 1024), u16::try_from(cols).unwrap_or(u16::MAX));
-    let label = path.rsplit('/').next().unwrap_or(path).to_owned();
+    let name = path.rsplit('/').next().unwrap_or(path);
+    // Saved as `<sha256>-<id>.png`: the label is the id's part.
+    let label = match name.split_once('-') {
+        Some((hash, rest)) if crate::engine::attachment::is_sha256(hash) => rest,
+        _ => name,
+    }
+    .to_owned();
     Some(Slot { row, cols: c, rows: r, key: path.to_owned(), source: Source::File(path.into()), label })
 }
 
@@ -246,6 +321,63 @@ mod tests {
         assert_eq!((lines.len(), lines[0].spans.len()), (4, 8));
         let bad = Job { source: Source::Bytes(Blob::new(b"not an image".to_vec())), ..job };
         assert!(matches!(render(&bad), Picture::Failed(_)));
+    }
+
+    /// A 1×1 PNG whose header claims `side`×`side` pixels (a decompression bomb's shape).
+    fn claiming(side: u32) -> Vec<u8> {
+        let mut b = png(1, 1).bytes().to_vec();
+        b[16..20].copy_from_slice(&side.to_be_bytes());
+        b[20..24].copy_from_slice(&side.to_be_bytes());
+        // The IHDR chunk's CRC-32 (over its type and data, bytes 12..29).
+        let crc = !b[12..29].iter().fold(!0u32, |mut c, &byte| {
+            c ^= u32::from(byte);
+            for _ in 0..8 {
+                c = if c & 1 == 1 { (c >> 1) ^ 0xEDB8_8320 } else { c >> 1 };
+            }
+            c
+        });
+        b[29..33].copy_from_slice(&crc.to_be_bytes());
+        b
+    }
+
+    #[test]
+    fn huge_pictures_are_named_not_decoded() {
+        let bomb = claiming(100_000);
+        let e = decode(&bomb).unwrap_err();
+        assert!(e.contains("100000×100000") && e.contains("not drawn"), "{e}");
+        // Within the sides but over the memory cap (8000×8000 RGB is 192 MB).
+        let e = decode(&claiming(8000)).unwrap_err();
+        assert!(e.contains("too large to decode"), "{e}");
+        assert!(decode(png(40, 30).bytes()).is_ok());
+        let job = Job {
+            key: ("k".into(), 8, 4),
+            source: Source::Bytes(Blob::new(bomb)),
+            mode: Mode::HalfBlocks,
+            font: (10, 20),
+        };
+        assert!(matches!(render(&job), Picture::Failed(e) if e.contains("not drawn")));
+    }
+
+    #[test]
+    fn saved_paths_are_trusted_only_under_the_images_dir() {
+        let dir = tempfile::tempdir().unwrap();
+        let images = dir.path().join("images");
+        std::fs::create_dir(&images).unwrap();
+        let inside = images.join("a.png");
+        std::fs::write(&inside, png(2, 2).bytes()).unwrap();
+        let outside = dir.path().join("secret.txt");
+        std::fs::write(&outside, "secret").unwrap();
+        let ok = |p: &std::path::Path| saved_image_in(&p.to_string_lossy(), dir.path());
+        assert!(ok(&inside).is_some());
+        assert!(ok(&outside).is_none());
+        assert!(ok(&images.join("../secret.txt")).is_none(), "no way out by ..");
+        assert!(ok(&images).is_none(), "the folder itself is no image");
+        assert!(ok(std::path::Path::new("/etc/passwd")).is_none());
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(&outside, images.join("link.png")).unwrap();
+            assert!(ok(&images.join("link.png")).is_none(), "no way out by a link");
+        }
     }
 
     #[test]

@@ -38,17 +38,15 @@ fn expand_home(spec: &str) -> String {
     }
 }
 
-/// Writes the image where a viewer can read it (the temp dir, named by its hash) and starts
-/// the platform's opener without waiting for it.
+/// Writes the image where a viewer can read it (`<data dir>/open/`, named by its hash) and
+/// starts the platform's opener without waiting for it.
 fn open(source: ImageSource) -> Result<(), String> {
     let path = match source {
-        ImageSource::File(p) => p,
-        ImageSource::Bytes { name, sha256, data } => {
-            let ext = name.rsplit_once('.').map_or("img", |(_, e)| e);
-            let safe: String = ext.chars().filter(char::is_ascii_alphanumeric).take(5).collect();
-            let p = std::env::temp_dir().join(format!("palaver-{}.{safe}", &sha256[..sha256.len().min(16)]));
-            std::fs::write(&p, data.bytes()).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
-            p
+        // Checked again here: the file must still be one palaver saved.
+        ImageSource::File(p) => crate::ui::images::saved_image(&p.to_string_lossy())
+            .ok_or_else(|| format!("cannot open {}: not an image palaver saved", p.display()))?,
+        ImageSource::Bytes { name, data } => {
+            write_for_viewer(&crate::config::Paths::from_env().data_dir.join("open"), &name, data.bytes())?
         }
     };
     let opener = if cfg!(target_os = "macos") { "open" } else { "xdg-open" };
@@ -61,4 +59,79 @@ fn open(source: ImageSource) -> Result<(), String> {
         // Waited for on this blocking thread (never the UI task), so no zombie is left behind.
         .map(|mut child| drop(child.wait()))
         .map_err(|e| format!("cannot start {opener} for {}: {e}", path.display()))
+}
+
+/// Writes `bytes` to `<dir>/<sha256>.<ext>` for a viewer: the extension from the bytes (png,
+/// jpg, gif or webp; anything else is refused, whatever its name says), the folder private
+/// (0700), the file written beside it and renamed into place (a link planted at the name is
+/// replaced, never followed).
+fn write_for_viewer(dir: &std::path::Path, name: &str, bytes: &[u8]) -> Result<std::path::PathBuf, String> {
+    use std::io::Write as _;
+    let ext = match crate::engine::attachment::sniff(bytes) {
+        Ok((_, m)) if m == "image/png" => "png",
+        Ok((_, m)) if m == "image/jpeg" => "jpg",
+        Ok((_, m)) if m == "image/gif" => "gif",
+        Ok((_, m)) if m == "image/webp" => "webp",
+        _ => return Err(format!("cannot open {name}: it is not a png, jpeg, gif or webp image")),
+    };
+    let fail = |e: std::io::Error| format!("cannot write the image to {}: {e}", dir.display());
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
+        builder.mode(0o700);
+        builder.create(dir).map_err(fail)?;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(fail)?;
+    }
+    #[cfg(not(unix))]
+    builder.create(dir).map_err(fail)?;
+    let hash = crate::engine::attachment::sha256_hex(bytes);
+    let path = dir.join(format!("{hash}.{ext}"));
+    let tmp = dir.join(format!(".{hash}.{}.tmp", std::process::id()));
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .and_then(|mut f| f.write_all(bytes))
+        .and_then(|()| std::fs::rename(&tmp, &path));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(fail(e));
+    }
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_viewer_gets_a_private_file_named_by_the_bytes() {
+        let home = tempfile::tempdir().unwrap();
+        let dir = home.path().join("open");
+        let gif = b"GIF89a\x01\x00\x01\x00rest".to_vec();
+        let p = write_for_viewer(&dir, "x.sh", &gif).unwrap();
+        let hash = crate::engine::attachment::sha256_hex(&gif);
+        assert_eq!(p, dir.join(format!("{hash}.gif")), "the name says nothing: the bytes do");
+        assert_eq!(std::fs::read(&p).unwrap(), gif);
+        // Again (the same image opened twice), and over a link planted at the name.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
+            let target = home.path().join("target");
+            std::fs::write(&target, "keep").unwrap();
+            std::fs::remove_file(&p).unwrap();
+            std::os::unix::fs::symlink(&target, &p).unwrap();
+            assert_eq!(write_for_viewer(&dir, "a.gif", &gif).unwrap(), p);
+            assert_eq!(std::fs::read(&target).unwrap(), b"keep", "the link was not followed");
+            assert_eq!(std::fs::read(&p).unwrap(), gif);
+        }
+        assert!(write_for_viewer(&dir, "a.gif", &gif).is_ok());
+        let e = write_for_viewer(&dir, "evil.desktop", b"[Desktop Entry]\nExec=sh").unwrap_err();
+        assert!(e.contains("not a png, jpeg, gif or webp"), "{e}");
+        assert!(write_for_viewer(&dir, "a.pdf", b"%PDF-1.7").is_err());
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "no temp file left behind");
+    }
 }
