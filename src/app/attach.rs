@@ -122,7 +122,7 @@ impl State {
                     .values()
                     .filter_map(|n| n.get("saved_path").and_then(|p| p.as_str()))
                     // From the message's JSON: only a file palaver saved under `<data dir>/images/`.
-                    .find_map(crate::ui::images::saved_image)
+                    .find_map(crate::engine::images::saved_image)
                     .map(ImageSource::File)
             });
         match source {

@@ -372,8 +372,12 @@ impl State {
             self.flash("a reply is streaming: Esc cancels it first");
             return;
         }
-        let (id, text) = (m.id, m.text().to_owned());
+        let (id, text, attached) = (m.id, m.text().to_owned(), m.attachments.clone());
         self.composer.set_text(&text);
+        // The message's attachments come back as chips, so the resent message keeps them.
+        if self.attachments.is_empty() {
+            self.attachments = attached;
+        }
         self.editing = Some(id);
         self.focus = Focus::Composer;
         self.flash("editing: Enter resends from here (the old branch is kept), Esc cancels");

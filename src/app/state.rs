@@ -340,6 +340,7 @@ impl State {
             chain_responses: self.target.chain_responses,
             detail: self.settings.detail.clone(),
             tools: self.tools.definitions(),
+            send_image_data: self.target.attachments.images == crate::config::attachments::ImagesSetting::Yes,
             ..RequestOptions::default()
         }
     }

@@ -6,6 +6,8 @@ use serde::Deserialize;
 
 /// Default largest single attachment, in MB (MiB, as sizes are shown): what the large providers take per file.
 pub const DEFAULT_MAX_FILE_MB: u64 = 20;
+/// The largest image a tool may hand back (MCP image content): bigger ones are dropped unread.
+pub const MAX_TOOL_IMAGE_BYTES: u64 = DEFAULT_MAX_FILE_MB * 1024 * 1024;
 /// Default largest total of attachment bytes in one request (earlier turns' included, as they
 /// are re-sent).
 pub const DEFAULT_MAX_REQUEST_MB: u64 = 50;

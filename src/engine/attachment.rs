@@ -325,9 +325,7 @@ pub fn allowed(a: &Attachment, policy: &AttachmentPolicy, api: crate::api::Api) 
     }
 }
 
-/// Largest image a tool may return: the default per-file attachment limit (the image goes back
-/// to the model with the next request, like an attachment).
-pub const MAX_TOOL_IMAGE_BYTES: u64 = crate::config::attachments::DEFAULT_MAX_FILE_MB * 1024 * 1024;
+pub use crate::config::attachments::MAX_TOOL_IMAGE_BYTES;
 
 /// A tool's images as attachments (typed from their bytes; data that is no image, or an image
 /// over [`MAX_TOOL_IMAGE_BYTES`], is dropped).

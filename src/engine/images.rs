@@ -70,6 +70,22 @@ fn data_uri_base64(url: &str) -> Option<&str> {
     url.strip_prefix("data:image/").and_then(|rest| rest.split_once(";base64,")).map(|(_, b64)| b64)
 }
 
+/// A `saved_path` from a message's notes as a path to read or open: only when it is a file
+/// inside `<data dir>/images/` once links and `..` are resolved (the notes come from the
+/// message's JSON, which an import can carry from anywhere). `None`: ignore it.
+#[must_use]
+pub fn saved_image(path: &str) -> Option<std::path::PathBuf> {
+    saved_image_in(path, &crate::config::Paths::from_env().data_dir)
+}
+
+/// [`saved_image`] with the data dir given.
+#[must_use]
+pub fn saved_image_in(path: &str, data_dir: &std::path::Path) -> Option<std::path::PathBuf> {
+    let dir = data_dir.join("images").canonicalize().ok()?;
+    let p = std::path::Path::new(path).canonicalize().ok()?;
+    (p.starts_with(&dir) && p != dir && p.is_file()).then_some(p)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

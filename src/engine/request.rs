@@ -28,6 +28,9 @@ pub struct RequestOptions {
     pub chain_responses: bool,
     /// `detail` of attached images (`auto` when unset).
     pub detail: Option<String>,
+    /// Whether image bytes may be sent: a tool's images go back to the model only then (a
+    /// profile with `images = "no"` or `"url-only"` gets the tool's text alone).
+    pub send_image_data: bool,
 }
 
 /// Sets a request option by dotted key (`reasoning.summary`, `text.verbosity`, `metadata.run`):
@@ -139,7 +142,7 @@ fn chat_message(m: &Message, detail: Option<&str>) -> Option<Value> {
 pub const MCP_APPROVE: &str = "approve";
 
 /// The input item answering a call, by the kind of call it answers.
-fn tool_output_item(m: &Message) -> Value {
+fn tool_output_item(m: &Message, opts: &RequestOptions) -> Value {
     let out = &m.main().content;
     let id = &m.tool_call_id;
     match m.tool_kind.as_deref().unwrap_or_default() {
@@ -167,7 +170,7 @@ fn tool_output_item(m: &Message) -> Value {
             }
             item
         }
-        _ if !m.attachments.is_empty() => {
+        _ if !m.attachments.is_empty() && opts.send_image_data => {
             // A tool's images go back as a list of parts, as the Responses API allows.
             let mut parts = vec![json!({"type": "input_text", "text": out})];
             parts.extend(
@@ -196,7 +199,7 @@ fn responses_body(messages: &[Message], opts: &RequestOptions) -> Value {
             Role::System => input.push(json!({"role": "system", "content": main.content})),
             Role::User => input.push(json!({"role": "user",
                 "content": user_content(Api::Responses, &main.content, &m.attachments, opts.detail.as_deref())})),
-            Role::Tool => input.push(tool_output_item(m)),
+            Role::Tool => input.push(tool_output_item(m, opts)),
             Role::Assistant if !m.items.is_empty() => {
                 // Stateless multi-turn: send the previous output items back verbatim.
                 input.extend(m.items.iter().filter(|i| !i.is_null()).map(|i| wire_item(i).into_owned()));
@@ -327,12 +330,16 @@ mod tests {
         let mut a = Message::assistant_pending();
         a.main_mut().tool_calls.push(call.clone());
         let msgs = vec![Message::user("look"), a, Message::answer_to(&call)];
-        let opts = RequestOptions { model: "m".into(), ..Default::default() };
+        let opts = RequestOptions { model: "m".into(), send_image_data: true, ..Default::default() };
         let r = build_body(Api::Responses, &msgs, &opts);
         let out = &r["input"][2]["output"];
         assert_eq!(out[0], json!({"type": "input_text", "text": "[image]"}));
         assert_eq!(out[1]["type"], "input_image");
         assert!(out[1]["image_url"].as_str().unwrap().starts_with("data:image/png;base64,"));
+        // A provider that takes no image data gets the tool's text alone.
+        let text_only = RequestOptions { send_image_data: false, ..opts.clone() };
+        let r = build_body(Api::Responses, &msgs, &text_only);
+        assert_eq!(r["input"][2]["output"], "[image]");
         // Chat tool messages take text only.
         let c = build_body(Api::Chat, &msgs, &opts);
         assert_eq!(c["messages"][2]["content"], "[image]");

@@ -74,6 +74,7 @@ impl TurnSettings {
             extra: target.request_extra.clone(),
             chain_responses: target.chain_responses,
             detail: self.detail.clone(),
+            send_image_data: target.attachments.images == crate::config::attachments::ImagesSetting::Yes,
             ..RequestOptions::default()
         }
     }

@@ -306,25 +306,32 @@ fn write_loop(conn: &Connection, rx: &Receiver<Cmd>) {
             let mut tries = 0;
             loop {
                 match write_batch(conn, &writes) {
-                    Ok(()) => {
-                        last_error = None;
-                        break;
-                    }
+                    Ok(()) => break,
                     Err(e) if tries < 20 && super::writer::is_transient(&e) => {
                         tries += 1;
                         std::thread::sleep(Duration::from_millis(100));
                     }
-                    Err(e) => {
-                        let msg = super::describe(&e);
-                        eprintln!("palaver: could not save compare results: {msg}");
-                        last_error = Some(msg);
+                    Err(_) => {
+                        // One bad row must not take the batch's other finished cells with it:
+                        // each is written on its own, and only those that fail are lost.
+                        for w in &writes {
+                            if let Err(e) = write_batch(conn, std::slice::from_ref(w)) {
+                                let msg = super::describe(&e);
+                                eprintln!("palaver: could not save compare results: {msg}");
+                                last_error = Some(msg);
+                            }
+                        }
                         break;
                     }
                 }
             }
         }
-        for r in flushes {
-            let _ = r.send(last_error.clone().map_or(Ok(()), Err));
+        // An error stays until a flush has reported it, whatever succeeded after it.
+        if !flushes.is_empty() {
+            for r in flushes {
+                let _ = r.send(last_error.clone().map_or(Ok(()), Err));
+            }
+            last_error = None;
         }
     }
 }

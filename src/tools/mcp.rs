@@ -321,7 +321,7 @@ fn output(result: CallToolResult) -> ToolOutput {
             ContentBlock::Image(i) => {
                 let mime = &i.mime_type;
                 // Over the per-file limit it is not even decoded: named in the text, then dropped.
-                let cap = crate::engine::attachment::MAX_TOOL_IMAGE_BYTES;
+                let cap = crate::config::attachments::MAX_TOOL_IMAGE_BYTES;
                 if i.data.trim().len() as u64 > cap.div_ceil(3) * 4 {
                     parts.push(format!(
                         "[image: {mime}, {} bytes base64, over the {} MB limit: dropped]",
@@ -401,7 +401,7 @@ mod tests {
 
     #[test]
     fn an_image_over_the_limit_is_dropped_undecoded() {
-        let cap = crate::engine::attachment::MAX_TOOL_IMAGE_BYTES;
+        let cap = crate::config::attachments::MAX_TOOL_IMAGE_BYTES;
         let data = "A".repeat(usize::try_from(cap.div_ceil(3) * 4 + 4).unwrap());
         let r: CallToolResult = serde_json::from_value(serde_json::json!({
             "content": [{"type": "image", "data": data, "mimeType": "image/png"}]

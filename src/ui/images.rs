@@ -223,21 +223,7 @@ pub fn decode(bytes: &[u8]) -> Result<image::DynamicImage, String> {
     })
 }
 
-/// A `saved_path` from a message's notes as a path to read or open: only when it is a file
-/// inside `<data dir>/images/` once links and `..` are resolved (the notes come from the
-/// message's JSON, which an import can carry from anywhere). `None`: ignore it.
-#[must_use]
-pub fn saved_image(path: &str) -> Option<PathBuf> {
-    saved_image_in(path, &crate::config::Paths::from_env().data_dir)
-}
-
-/// [`saved_image`] with the data dir given.
-#[must_use]
-pub fn saved_image_in(path: &str, data_dir: &std::path::Path) -> Option<PathBuf> {
-    let dir = data_dir.join("images").canonicalize().ok()?;
-    let p = std::path::Path::new(path).canonicalize().ok()?;
-    (p.starts_with(&dir) && p != dir && p.is_file()).then_some(p)
-}
+pub use crate::engine::images::{saved_image, saved_image_in};
 
 /// The image as at most `rows` lines of at most `cols` upper half blocks (fitted, its shape
 /// kept): the top pixel in the foreground, the bottom one in the background.

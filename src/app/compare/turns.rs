@@ -124,6 +124,12 @@ impl State {
             self.flash("replies are still streaming or running tools: Esc cancels them");
             return;
         }
+        if !self.attachments.is_empty() {
+            // Columns may be different providers with different policies; sending the text
+            // alone while the chips stay on screen would look as if every model saw the files.
+            self.flash("attachments are not sent to compare columns: Alt+X removes them, or leave compare mode");
+            return;
+        }
         let Some(cmp) = self.compare.active.as_ref() else { return };
         let prompt = if text.starts_with("//") { text[1..].to_owned() } else { text.clone() };
         let n = cmp.columns.len();
@@ -183,6 +189,7 @@ impl State {
             extra: c.target.request_extra.clone(),
             // The same tools as the chat: each column runs its own tool loop.
             tools: self.tools.definitions(),
+            send_image_data: c.target.attachments.images == crate::config::attachments::ImagesSetting::Yes,
             ..RequestOptions::default()
         }
     }

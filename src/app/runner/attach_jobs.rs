@@ -43,7 +43,7 @@ fn expand_home(spec: &str) -> String {
 fn open(source: ImageSource) -> Result<(), String> {
     let path = match source {
         // Checked again here: the file must still be one palaver saved.
-        ImageSource::File(p) => crate::ui::images::saved_image(&p.to_string_lossy())
+        ImageSource::File(p) => crate::engine::images::saved_image(&p.to_string_lossy())
             .ok_or_else(|| format!("cannot open {}: not an image palaver saved", p.display()))?,
         ImageSource::Bytes { name, data } => {
             write_for_viewer(&crate::config::Paths::from_env().data_dir.join("open"), &name, data.bytes())?

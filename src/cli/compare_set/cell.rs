@@ -50,13 +50,23 @@ pub async fn run(job: CellJob<'_>) -> Option<CellRow> {
         provider: t.provider.clone(),
         ..CellRow::default()
     };
-    // Attachments are read for each cell (the page cache makes the repeats cheap) and checked
-    // against this provider's policy: one provider refusing files fails only its own cells.
+    // Attachments are read for each cell (the page cache makes the repeats cheap), off the
+    // runtime thread (reading, hashing and encoding megabytes would stall every other cell),
+    // and checked against this provider's policy: a provider refusing files fails only its cells.
     let mut user = Message::user(&job.prompt.prompt);
-    for spec in &job.prompt.attach {
-        match crate::engine::attach_load::load(spec, None, &t.attachments) {
-            Ok(a) => user.attachments.push(a),
-            Err(e) => return Some(failed(row, e.to_string())),
+    if !job.prompt.attach.is_empty() {
+        let (specs, policy) = (job.prompt.attach.clone(), t.attachments);
+        let loaded = tokio::task::spawn_blocking(move || {
+            specs
+                .iter()
+                .map(|spec| crate::engine::attach_load::load(spec, None, &policy).map_err(|e| e.to_string()))
+                .collect::<Result<Vec<_>, String>>()
+        })
+        .await;
+        match loaded {
+            Ok(Ok(all)) => user.attachments = all,
+            Ok(Err(e)) => return Some(failed(row, e)),
+            Err(e) => return Some(failed(row, format!("reading the attachments failed: {e}"))),
         }
     }
     if let Err(e) = crate::engine::attachment::check(&user.attachments, 0, &t.attachments, t.api) {

@@ -194,17 +194,24 @@ fn finish(
     }
     if interrupted && !complete {
         eprintln!("palaver: interrupted; finished cells are kept: palaver compare --resume {}", run.id);
+    } else if !complete {
+        eprintln!(
+            "palaver: {} cells were not stored; run them with: palaver compare --resume {}",
+            summary.missing, run.id
+        );
     }
     status
 }
 
-/// The exit status for a summary: 130 interrupted, 1 a cell failed, 3 checks below
+/// The exit status for a summary: 130 interrupted, 1 a cell failed or missing, 3 checks below
 /// `min_pass`, else 0.
 #[must_use]
 pub fn exit_status(s: &summary::Summary, interrupted: bool, min_pass: f64) -> u8 {
     if interrupted {
         EXIT_INTERRUPTED
-    } else if s.models.iter().any(|m| m.failed > 0) {
+    } else if s.models.iter().any(|m| m.failed > 0) || s.missing > 0 {
+        // Cells that are neither answered nor failed were lost (a store that could not write
+        // them, a provider whose client could not start): the run did not do its job.
         EXIT_PROVIDER
     } else if s.models.iter().any(|m| m.pass_rate.is_some_and(|r| r + 1e-9 < min_pass)) {
         EXIT_CHECKS

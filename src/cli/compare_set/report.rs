@@ -40,10 +40,15 @@ pub fn write(path: &Path, store: &RunStore, run: &RunSummary, summary: &Summary)
     let io = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
     match format {
         Format::Markdown => {
-            markdown_head(&mut out, run, summary).map_err(io)?;
+            // Answers, prompts and errors are untrusted text: `cat report.md` must not run the
+            // terminal controls in them, so each piece is stripped of them (tabs kept).
+            let mut piece = Vec::new();
+            markdown_head(&mut piece, run, summary).map_err(io)?;
+            write_clean(&mut out, &mut piece).map_err(io)?;
             for p in &prompts {
                 let cells = store.prompt_cells(&run.id, p.idx).map_err(|e| e.to_string())?;
-                markdown_prompt(&mut out, run, p, &cells).map_err(io)?;
+                markdown_prompt(&mut piece, run, p, &cells).map_err(io)?;
+                write_clean(&mut out, &mut piece).map_err(io)?;
             }
         }
         Format::Html => {
@@ -56,6 +61,14 @@ pub fn write(path: &Path, store: &RunStore, run: &RunSummary, summary: &Summary)
         }
     }
     out.flush().map_err(io)
+}
+
+/// Writes `piece` without terminal controls, and empties it.
+fn write_clean(out: &mut impl Write, piece: &mut Vec<u8>) -> std::io::Result<()> {
+    let text = String::from_utf8_lossy(piece);
+    out.write_all(crate::text::sanitize::sanitize_keep_tabs(&text).as_bytes())?;
+    piece.clear();
+    Ok(())
 }
 
 /// A fence longer than any run of backticks in `text`.

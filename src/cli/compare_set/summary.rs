@@ -6,6 +6,7 @@ use crate::engine::evals::stats::percentile;
 use crate::engine::metrics::best_all;
 use crate::store::StoreError;
 use crate::store::runs::{RunStore, RunSummary};
+use crate::text::sanitize::sanitize;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashSet};
 
@@ -172,7 +173,10 @@ fn rows(s: &Summary) -> Vec<Row> {
         values: vec![None; ms.len()],
         shown: ms
             .iter()
-            .map(|m| m.finish_reasons.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", "))
+            // Finish reasons are the server's words: stripped of terminal controls.
+            .map(|m| {
+                m.finish_reasons.iter().map(|(k, v)| format!("{} {v}", sanitize(k))).collect::<Vec<_>>().join(", ")
+            })
             .collect(),
         lower_is_better: None,
     });
@@ -183,7 +187,7 @@ fn rows(s: &Summary) -> Vec<Row> {
 #[must_use]
 pub fn table(s: &Summary) -> String {
     let rows = rows(s);
-    let names: Vec<String> = s.models.iter().map(|m| crate::tools::clip(&m.model, 22)).collect();
+    let names: Vec<String> = s.models.iter().map(|m| crate::tools::clip(&sanitize(&m.model), 22)).collect();
     let mut widths: Vec<usize> = names.iter().map(|n| n.chars().count().max(10)).collect();
     for r in &rows {
         for (i, v) in r.shown.iter().enumerate() {
