@@ -2,11 +2,6 @@
 
 use std::process::ExitCode;
 
-/// Each streamed event allocates a few small strings (its data, its delta, its raw frame), and
-/// with glibc's allocator that was about a fifth of headless palaver's CPU on a long stream.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
     let cli = palaver::cli::args::parse();
     // One thread for everything, the chat screen included: a stream is one task reading the
