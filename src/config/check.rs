@@ -11,6 +11,7 @@ pub const PROVIDER: &[&str] = &[
     "base_url",
     "api_key_env",
     "api_key_cmd",
+    "api_key_cmd_timeout",
     "api",
     "models",
     "default_model",
@@ -24,8 +25,20 @@ pub const PROVIDER: &[&str] = &[
     "request",
     "tools",
     "attachments",
+    "limits",
 ];
 const ATTACHMENTS: &[&str] = &["images", "files", "max_file_mb", "max_request_mb"];
+const LIMITS: &[&str] = &[
+    "sse_event_bytes",
+    "body_bytes",
+    "reply_bytes",
+    "tool_calls",
+    "output_items",
+    "tool_output_bytes",
+    "round_tool_output_bytes",
+    "json_depth",
+    "request_bytes",
+];
 const TIMEOUTS: &[&str] = &["connect", "first_byte", "idle"];
 const MODEL: &[&str] = &["context_window", "price"];
 const PRICE: &[&str] = &["input", "cached_input", "output"];
@@ -71,6 +84,9 @@ pub fn unknown_keys(text: &str) -> Vec<Unknown> {
         }
         if let Some(t) = profile.get("attachments").and_then(toml::Value::as_table) {
             walk(t, ATTACHMENTS, &format!("{at}attachments."), &mut out);
+        }
+        if let Some(t) = profile.get("limits").and_then(toml::Value::as_table) {
+            walk(t, LIMITS, &format!("{at}limits."), &mut out);
         }
     }
     for (name, facts) in tables(&table, "models") {
@@ -210,6 +226,18 @@ mod tests {
     fn a_clean_file_and_free_form_tables_report_nothing() {
         let text = "[providers.p]\nbase_url = \"x\"\nheaders = { whatever = \"1\" }\nrequest = { reasoning = { effort = \"high\" } }\n[keys]\npalette = \"ctrl+k\"\n";
         assert!(unknown_keys(text).is_empty());
+    }
+
+    #[test]
+    fn every_provider_key_palaver_reads_is_known() {
+        let text = "[providers.p]\nbase_url = \"x\"\napi_key_cmd = \"pass k\"\napi_key_cmd_timeout = 5\nattachments = { images = \"url-only\", files = false }\n";
+        let limits: Vec<String> = LIMITS.iter().map(|k| format!("{k} = 1")).collect();
+        let text = format!("{text}limits = {{ {} }}\n", limits.join(", "));
+        assert!(unknown_keys(&text).is_empty(), "{:?}", unknown_keys(&text));
+        assert!(
+            crate::config::Config::parse(&text, std::path::Path::new("c.toml")).is_ok(),
+            "palaver reads each of them"
+        );
     }
 
     #[test]
