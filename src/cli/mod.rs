@@ -157,17 +157,13 @@ pub async fn run(cli: Cli) -> u8 {
             }
             // Every attachment is read, typed and checked before anything starts or is sent.
             let mut user = crate::engine::Message::user(&prompt);
-            for spec in &g.attach {
-                // Read up to one byte past the limit: a huge pipe is refused, not swallowed.
-                let bytes =
-                    (spec == "-" && piped).then(|| read_stdin_bytes(t.attachments.max_file_bytes() + 1)).flatten();
-                match crate::engine::attach_load::load(spec, bytes, &t.attachments) {
-                    Ok(a) => user.attachments.push(a),
-                    Err(e) => return usage(&e.0),
-                }
-            }
-            if let Err(e) = crate::engine::attachment::check(&user.attachments, 0, &t.attachments, t.api) {
-                return usage(&e);
+            // Read up to one byte past the limit: a huge pipe is refused, not swallowed.
+            let stdin = |spec: &str| {
+                (spec == "-" && piped).then(|| read_stdin_bytes(t.attachments.max_file_bytes() + 1)).flatten()
+            };
+            match crate::engine::attach_load::load_all(&g.attach, stdin, &t.attachments, t.api) {
+                Ok(all) => user.attachments = all,
+                Err(e) => return usage(&e),
             }
             let registry = build_registry(&cfg, &paths).await;
             headless::run_prompt(g, &t, &registry, user).await

@@ -15,6 +15,24 @@ pub fn is_url(spec: &str) -> bool {
     lower.starts_with("https://") || lower.starts_with("http://")
 }
 
+/// Loads every spec in order and checks them together against the provider's policy, before
+/// anything is sent: the one path for `-a` and for a prompt set's `attach`. `stdin` is asked
+/// for the bytes of each spec as it comes (only `-` has any).
+///
+/// # Errors
+/// The first spec that cannot be loaded, or the set breaking a limit or the policy.
+pub fn load_all(
+    specs: &[String],
+    mut stdin: impl FnMut(&str) -> Option<Vec<u8>>,
+    policy: &AttachmentPolicy,
+    api: crate::api::Api,
+) -> Result<Vec<Attachment>, String> {
+    let all =
+        specs.iter().map(|spec| load(spec, stdin(spec), policy).map_err(|e| e.0)).collect::<Result<Vec<_>, _>>()?;
+    super::attachment::check(&all, 0, policy, api)?;
+    Ok(all)
+}
+
 /// Loads `spec` (see the module header); `stdin` holds the bytes for `-`.
 ///
 /// # Errors

@@ -55,22 +55,15 @@ pub async fn run(job: CellJob<'_>) -> Option<CellRow> {
     // and checked against this provider's policy: a provider refusing files fails only its cells.
     let mut user = Message::user(&job.prompt.prompt);
     if !job.prompt.attach.is_empty() {
-        let (specs, policy) = (job.prompt.attach.clone(), t.attachments);
-        let loaded = tokio::task::spawn_blocking(move || {
-            specs
-                .iter()
-                .map(|spec| crate::engine::attach_load::load(spec, None, &policy).map_err(|e| e.to_string()))
-                .collect::<Result<Vec<_>, String>>()
-        })
-        .await;
+        let (specs, policy, api) = (job.prompt.attach.clone(), t.attachments, t.api);
+        let loaded =
+            tokio::task::spawn_blocking(move || crate::engine::attach_load::load_all(&specs, |_| None, &policy, api))
+                .await;
         match loaded {
             Ok(Ok(all)) => user.attachments = all,
             Ok(Err(e)) => return Some(failed(row, e)),
             Err(e) => return Some(failed(row, format!("reading the attachments failed: {e}"))),
         }
-    }
-    if let Err(e) = crate::engine::attachment::check(&user.attachments, 0, &t.attachments, t.api) {
-        return Some(failed(row, e));
     }
     let mut g = job.g.clone();
     if job.prompt.system.is_some() {
