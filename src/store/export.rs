@@ -7,6 +7,7 @@ use super::ops::{NewRow, Op};
 use super::{StoreError, StoreHandle, StoredConversation, read};
 use crate::engine::message::{Message, Role};
 use crate::engine::usage::UsageView;
+use crate::text::code::fence;
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -193,16 +194,6 @@ pub fn import(store: &StoreHandle, e: &Export) -> Result<String, StoreError> {
     store.touch(&id, parse_rfc3339(&e.updated_at).unwrap_or_else(now_ms));
     store.flush()?;
     Ok(id)
-}
-
-/// A fence longer than any run of backticks in `text`, so the block cannot be closed early.
-fn fence(text: &str) -> String {
-    let (mut longest, mut run) = (0, 0);
-    for c in text.chars() {
-        run = if c == '`' { run + 1 } else { 0 };
-        longest = longest.max(run);
-    }
-    "`".repeat((longest + 1).max(3))
 }
 
 fn block(out: &mut String, lang: &str, text: &str) {

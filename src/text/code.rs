@@ -55,3 +55,15 @@ pub fn code_blocks(text: &str) -> Vec<CodeBlock> {
     }
     blocks
 }
+
+/// A markdown fence longer than any run of backticks in `text`, so a block holding `text`
+/// cannot be closed early (exports and reports that quote untrusted text).
+#[must_use]
+pub fn fence(text: &str) -> String {
+    let (mut longest, mut run) = (0, 0);
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    "`".repeat((longest + 1).max(3))
+}

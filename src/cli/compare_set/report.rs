@@ -6,6 +6,7 @@
 use super::summary::{Summary, report_rows};
 use crate::engine::diff::{Change, words};
 use crate::store::runs::{CellRow, PromptRow, RunStore, RunSummary};
+use crate::text::code::fence;
 use std::io::Write;
 use std::path::Path;
 
@@ -69,17 +70,6 @@ fn write_clean(out: &mut impl Write, piece: &mut Vec<u8>) -> std::io::Result<()>
     out.write_all(crate::text::sanitize::sanitize_keep_tabs(&text).as_bytes())?;
     piece.clear();
     Ok(())
-}
-
-/// A fence longer than any run of backticks in `text`.
-fn fence(text: &str) -> String {
-    let mut longest = 0;
-    let mut run = 0;
-    for c in text.chars() {
-        run = if c == '`' { run + 1 } else { 0 };
-        longest = longest.max(run);
-    }
-    "`".repeat((longest + 1).max(3))
 }
 
 /// Markdown table cells must not break the table: pipes escaped, lines joined.
