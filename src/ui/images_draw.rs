@@ -37,30 +37,15 @@ pub fn draw(f: &mut Frame, images: &mut Images, slot: &Slot, rows: &ImageRows, t
             let area = Rect::new(rows.x, screen(start), slot.cols.min(width), slot.rows);
             f.render_widget(ratatui_image::Image::new(p), area);
         }
-        Some(Picture::Protocol(_)) => {
-            let r = start.max(shown_from);
-            let text = format!("▣ {} (scroll to see it whole)", super::sanitize::sanitize(&slot.label));
-            f.buffer_mut().set_stringn(rows.x, screen(r), text, usize::from(width), dim);
-        }
-        Some(Picture::Failed(e)) => {
-            let r = start.max(shown_from);
-            f.buffer_mut().set_stringn(
-                rows.x,
-                screen(r),
-                format!("▣ {}: {e}", super::sanitize::sanitize(&slot.label)),
-                usize::from(width),
-                dim,
-            );
-        }
-        None => {
-            let r = start.max(shown_from);
-            f.buffer_mut().set_stringn(
-                rows.x,
-                screen(r),
-                format!("◌ drawing {}…", super::sanitize::sanitize(&slot.label)),
-                usize::from(width),
-                dim,
-            );
+        other => {
+            // Not drawable here: one line saying why, on the first row of the slot on screen.
+            let label = super::sanitize::sanitize(&slot.label);
+            let text = match other {
+                Some(Picture::Failed(e)) => format!("▣ {label}: {e}"),
+                None => format!("◌ drawing {label}…"),
+                Some(_) => format!("▣ {label} (scroll to see it whole)"),
+            };
+            f.buffer_mut().set_stringn(rows.x, screen(start.max(shown_from)), text, usize::from(width), dim);
         }
     }
 }
