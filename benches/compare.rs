@@ -150,8 +150,8 @@ fn started(setup: Setup) -> (State, Vec<(u64, usize, u64)>) {
 
 /// The message carrying delta `i` of the stream at `route`, at app time `now_ms`.
 fn delta(route: (u64, usize, u64), i: usize, now_ms: u64) -> Msg {
-    let events = vec![StreamEvent::Text { choice: 0, delta: delta_text(i) }];
-    let event = Box::new(WireEvent::Chunk { frames: vec![], events, at_ms: now_ms });
+    let events = vec![StreamEvent::Text { choice: 0, delta: delta_text(i).into() }];
+    let event = Box::new(WireEvent::Chunk { frames_skipped: 0, frames: vec![], events, at_ms: now_ms });
     let (generation, column, id) = route;
     if column == usize::MAX {
         Msg::Wire { id, event, now_ms }

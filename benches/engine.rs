@@ -39,7 +39,7 @@ fn consume(api: Api, body: &[u8]) -> Message {
     let mut msg = Message::assistant_pending();
     let mut events = Vec::with_capacity(64);
     for read in body.chunks(4096) {
-        dec.push(read, &mut |e| mapper.map(&e.event, &e.data, &mut events));
+        dec.push(read, &mut |e| mapper.map(e.event, e.data, &mut events));
         for e in events.drain(..) {
             reducer::apply(&mut msg, e, 1);
         }

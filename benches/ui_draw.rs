@@ -78,8 +78,12 @@ fn long_transcript(n: usize) -> (State, u64) {
 
 fn delta(id: u64, i: usize) -> Msg {
     let text = if i % 12 == 11 { "end of line.\n".to_owned() } else { format!("word{} ", i % 100) };
-    let events = vec![StreamEvent::Text { choice: 0, delta: text }];
-    Msg::Wire { id, event: Box::new(WireEvent::Chunk { frames: vec![], events, at_ms: 1 }), now_ms: 1 }
+    let events = vec![StreamEvent::Text { choice: 0, delta: text.into() }];
+    Msg::Wire {
+        id,
+        event: Box::new(WireEvent::Chunk { frames_skipped: 0, frames: vec![], events, at_ms: 1 }),
+        now_ms: 1,
+    }
 }
 
 fn bench_draw(c: &mut Criterion) {
@@ -176,7 +180,7 @@ fn bench_apply(c: &mut Criterion) {
             let mut mapper = Mapper::new(Api::Chat);
             let mut out = Vec::new();
             for piece in body.as_bytes().chunks(4096) {
-                dec.push(piece, &mut |e| mapper.map(&e.event, &e.data, &mut out));
+                dec.push(piece, &mut |e| mapper.map(e.event, e.data, &mut out));
             }
             black_box(out.len())
         });

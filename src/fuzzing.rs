@@ -12,11 +12,11 @@ pub fn sse_decoder(data: &[u8]) {
     let cut = data.first().map_or(0, |b| usize::from(*b) % (data.len() + 1));
     let mut out = Vec::new();
     let mut dec = SseDecoder::new();
-    dec.push(&data[..cut], &mut |e| out.push(e));
+    dec.push(&data[..cut], &mut |e| out.push(e.owned()));
     for piece in data[cut..].chunks(7) {
-        dec.push(piece, &mut |e| out.push(e));
+        dec.push(piece, &mut |e| out.push(e.owned()));
     }
-    dec.finish(&mut |e| out.push(e));
+    dec.finish(&mut |e| out.push(e.owned()));
     assert_eq!(out, whole, "SSE events differ when the body is split at {cut}");
 }
 

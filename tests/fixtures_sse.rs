@@ -149,9 +149,9 @@ fn line_terminators_do_not_change_the_result() {
 fn decode_split(body: &[u8], cut: usize) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut dec = SseDecoder::new();
-    dec.push(&body[..cut], &mut |e| out.push((e.event, e.data)));
-    dec.push(&body[cut..], &mut |e| out.push((e.event, e.data)));
-    dec.finish(&mut |e| out.push((e.event, e.data)));
+    dec.push(&body[..cut], &mut |e| out.push((e.event.to_owned(), e.text().into_owned())));
+    dec.push(&body[cut..], &mut |e| out.push((e.event.to_owned(), e.text().into_owned())));
+    dec.finish(&mut |e| out.push((e.event.to_owned(), e.text().into_owned())));
     out
 }
 

@@ -518,6 +518,37 @@ fn an_echoed_key_or_secret_header_is_redacted_everywhere() {
     assert!(r.result["error"]["message"].as_str().unwrap().contains("[redacted]"));
 }
 
+/// Past the raw-frame budget the client builds no frames, and it searches each read rather than
+/// each event for secrets: a key echoed late in a long stream, split across two reads, is
+/// still redacted from stdout and the store.
+#[test]
+fn a_key_echoed_late_in_a_long_stream_and_split_across_reads_is_redacted() {
+    let d = Dirs::new();
+    let s = Hostile::start(|_, s| {
+        sse_head(s);
+        let filler = "x".repeat(100);
+        let mut body = String::new();
+        for _ in 0..3000 {
+            body.push_str(&chunk(&json!({"content": filler}), None));
+        }
+        let _ = s.write_all(body.as_bytes());
+        let last = chunk(&json!({"content": format!(" echo {KEY} end")}), Some("stop")) + "data: [DONE]\n\n";
+        let cut = last.find(KEY).unwrap_or(0) + KEY.len() / 2;
+        let _ = s.write_all(&last.as_bytes()[..cut]);
+        let _ = s.flush();
+        thread::sleep(Duration::from_millis(200));
+        let _ = s.write_all(&last.as_bytes()[cut..]);
+    });
+    d.profile(&s, "");
+    let r = d.run(&["-p", "hi", "--json"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let text = r.result["text"].as_str().unwrap_or_default();
+    assert!(text.ends_with(" echo [redacted] end"), "{}", &text[text.len().saturating_sub(60)..]);
+    assert!(!r.stdout.contains(KEY), "stdout shows the key");
+    let db = d.db();
+    assert!(!db.windows(KEY.len()).any(|w| w == KEY.as_bytes()), "the database holds the key");
+}
+
 // --- panics, escapes, keys ------------------------------------------------------------------
 
 #[test]

@@ -326,8 +326,8 @@ fn live_item(name: &str, index: usize) -> (Value, Vec<String>) {
     let mut dec = SseDecoder::new();
     let mut mapper = Mapper::new(Api::Responses);
     let mut events = Vec::new();
-    dec.push(&body, &mut |e| mapper.map(&e.event, &e.data, &mut events));
-    dec.finish(&mut |e| mapper.map(&e.event, &e.data, &mut events));
+    dec.push(&body, &mut |e| mapper.map(e.event, e.data, &mut events));
+    dec.finish(&mut |e| mapper.map(e.event, e.data, &mut events));
     let mut msg = Message::assistant_pending();
     let mut statuses: Vec<String> = Vec::new();
     let mut before_done = Value::Null;

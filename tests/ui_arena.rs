@@ -82,6 +82,7 @@ impl Sim {
         self.now += 100;
         let chunk = WireEvent::Chunk {
             frames: vec![],
+            frames_skipped: 0,
             events: vec![
                 StreamEvent::Text { choice: 0, delta: text.into() },
                 StreamEvent::Finish { choice: 0, reason: "stop".into() },
@@ -116,7 +117,7 @@ impl Sim {
         self.now += 100;
         self.s.apply(Msg::Wire {
             id,
-            event: Box::new(WireEvent::Chunk { frames: vec![], events, at_ms: 50 }),
+            event: Box::new(WireEvent::Chunk { frames_skipped: 0, frames: vec![], events, at_ms: 50 }),
             now_ms: self.now,
         });
         self.s.apply(Msg::Wire { id, event: Box::new(WireEvent::Closed { at_ms: 60 }), now_ms: self.now });

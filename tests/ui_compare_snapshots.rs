@@ -106,7 +106,7 @@ impl Sim {
     /// Moves the clock to `ms` after the send and feeds events stamped with it.
     fn events(&mut self, column: usize, at: u64, events: Vec<StreamEvent>) {
         self.now = self.now.max(1000 + at);
-        self.wire(column, WireEvent::Chunk { frames: vec![], events, at_ms: at });
+        self.wire(column, WireEvent::Chunk { frames_skipped: 0, frames: vec![], events, at_ms: at });
     }
 
     /// Streams `text` in `pieces` deltas from `from` to `to` ms.
@@ -117,7 +117,7 @@ impl Sim {
         let n = chunks.len().max(1) as u64;
         for (i, chunk) in chunks.into_iter().enumerate() {
             let at = from + (to - from) * i as u64 / n;
-            self.events(column, at, vec![StreamEvent::Text { choice: 0, delta: chunk }]);
+            self.events(column, at, vec![StreamEvent::Text { choice: 0, delta: chunk.into() }]);
         }
     }
 

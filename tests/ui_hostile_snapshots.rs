@@ -203,7 +203,7 @@ impl Sim {
     fn chunk(&mut self, id: u64, events: Vec<StreamEvent>) {
         self.now += 50;
         let at_ms = self.now - 1000;
-        let event = WireEvent::Chunk { frames: Vec::<Frame>::new(), events, at_ms };
+        let event = WireEvent::Chunk { frames_skipped: 0, frames: Vec::<Frame>::new(), events, at_ms };
         self.s.apply(Msg::Wire { id, event: Box::new(event), now_ms: self.now });
     }
 

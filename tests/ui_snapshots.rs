@@ -77,7 +77,7 @@ impl Sim {
 
     fn events(&mut self, id: u64, events: Vec<StreamEvent>) {
         let at_ms = self.now + 50 - self.s.live.as_ref().and_then(|l| l.started_ms).unwrap_or(self.now);
-        self.wire(id, WireEvent::Chunk { frames: vec![], events, at_ms });
+        self.wire(id, WireEvent::Chunk { frames_skipped: 0, frames: vec![], events, at_ms });
     }
 
     fn text(&mut self, id: u64, delta: &str) {

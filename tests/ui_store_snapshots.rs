@@ -139,7 +139,11 @@ fn listed(rows: Vec<ConversationSummary>) -> State {
         StreamEvent::Finish { choice: 0, reason: "stop".into() },
         StreamEvent::End,
     ];
-    s.apply(Msg::Wire { id, event: Box::new(WireEvent::Chunk { frames: vec![], events, at_ms: 40 }), now_ms: 40 });
+    s.apply(Msg::Wire {
+        id,
+        event: Box::new(WireEvent::Chunk { frames_skipped: 0, frames: vec![], events, at_ms: 40 }),
+        now_ms: 40,
+    });
     s.apply(Msg::Wire { id, event: Box::new(WireEvent::Closed { at_ms: 41 }), now_ms: 41 });
     key(&mut s, KeyCode::Char('l'), KeyModifiers::CONTROL);
     s.apply(Msg::Store(StoreMsg::Listed { seq: 1, offset: 0, result: Ok(rows) }));

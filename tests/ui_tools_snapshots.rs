@@ -86,7 +86,11 @@ impl Sim {
     fn chunk(&mut self, id: u64, frames: Vec<Frame>, events: Vec<StreamEvent>) {
         self.now += 50;
         let at_ms = self.now - 1000;
-        self.s.apply(Msg::Wire { id, event: Box::new(WireEvent::Chunk { frames, events, at_ms }), now_ms: self.now });
+        self.s.apply(Msg::Wire {
+            id,
+            event: Box::new(WireEvent::Chunk { frames_skipped: 0, frames, events, at_ms }),
+            now_ms: self.now,
+        });
     }
 
     fn close(&mut self, id: u64) {
@@ -143,7 +147,7 @@ impl Sim {
         let mut events = Vec::new();
         let mut frames = Vec::new();
         for (i, ev) in sse::decode_all(&body).into_iter().enumerate() {
-            mapper.map(&ev.event, &ev.data, &mut events);
+            mapper.map(&ev.event, ev.data.as_bytes(), &mut events);
             frames.push(Frame { at_ms: 40 + 25 * u64::try_from(i).unwrap(), event: ev.event, data: ev.data });
         }
         self.chunk(id, frames, events);

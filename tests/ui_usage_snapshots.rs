@@ -52,14 +52,14 @@ fn replay(api: Api, fixture: &str) -> State {
     let body = std::fs::read(path).unwrap();
     let mut frames = Vec::new();
     let mut dec = SseDecoder::new();
-    dec.push(&body, &mut |e| frames.push(e));
-    dec.finish(&mut |e| frames.push(e));
+    dec.push(&body, &mut |e| frames.push(e.owned()));
+    dec.finish(&mut |e| frames.push(e.owned()));
     let mut mapper = Mapper::new(api);
     let mut at_ms = 200;
     for f in frames {
         let mut events = Vec::new();
-        mapper.map(&f.event, &f.data, &mut events);
-        let chunk = WireEvent::Chunk { frames: vec![], events, at_ms };
+        mapper.map(&f.event, f.data.as_bytes(), &mut events);
+        let chunk = WireEvent::Chunk { frames_skipped: 0, frames: vec![], events, at_ms };
         s.apply(Msg::Wire { id, event: Box::new(chunk), now_ms: start + at_ms });
         at_ms += 40;
     }

@@ -129,24 +129,25 @@ impl EnvelopedText<'_> {
     /// The events a full parse of the chunk gives.
     pub(super) fn emit(self, out: &mut Vec<StreamEvent>) {
         if !self.text.is_empty() {
-            out.push(StreamEvent::Text { choice: self.choice, delta: self.text.into_owned() });
+            out.push(StreamEvent::Text { choice: self.choice, delta: self.text.into() });
         }
     }
 }
 
 impl Envelope {
-    /// The content of `data` when it is this envelope around one JSON string.
-    pub(crate) fn text<'a>(&self, data: &'a str) -> Option<EnvelopedText<'a>> {
+    /// The content of `data` when it is this envelope around one JSON string. Only the content
+    /// is checked to be UTF-8: the bytes around it are the envelope's, which were.
+    pub(crate) fn text<'a>(&self, data: &'a [u8]) -> Option<EnvelopedText<'a>> {
         let (p, s) = (self.prefix.len(), self.suffix.len());
-        if data.len() < p + s || !data.starts_with(&self.prefix) || !data.ends_with(&self.suffix) {
+        if data.len() < p + s || !data.starts_with(self.prefix.as_bytes()) || !data.ends_with(self.suffix.as_bytes()) {
             return None;
         }
         let body = &data[p..data.len() - s];
-        let text = if memchr::memchr2(b'"', b'\\', body.as_bytes()).is_none() && !body.bytes().any(|b| b < 0x20) {
-            Cow::Borrowed(body)
+        let text = if memchr::memchr2(b'"', b'\\', body).is_none() && !body.iter().any(|&b| b < 0x20) {
+            Cow::Borrowed(std::str::from_utf8(body).ok()?)
         } else {
             // Escapes: the quoted body must be one JSON string, or this is not the same shape.
-            Cow::Owned(serde_json::from_str::<String>(&data[p - 1..=data.len() - s]).ok()?)
+            Cow::Owned(serde_json::from_slice::<String>(&data[p - 1..=data.len() - s]).ok()?)
         };
         Some(EnvelopedText { choice: self.choice, text })
     }

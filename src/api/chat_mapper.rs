@@ -33,9 +33,18 @@ impl ChatMapper {
         Self::default()
     }
 
+    /// Maps one `data:` payload as it came off the wire (not yet decoded as UTF-8).
+    pub fn map_bytes(&mut self, data: &[u8], out: &mut Vec<StreamEvent>) {
+        if let Some(text) = self.envelope.as_ref().and_then(|e| e.text(data)) {
+            text.emit(out);
+            return;
+        }
+        self.map_data(&String::from_utf8_lossy(data), out);
+    }
+
     /// Maps one `data:` payload of a chat stream.
     pub fn map_data(&mut self, data: &str, out: &mut Vec<StreamEvent>) {
-        if let Some(text) = self.envelope.as_ref().and_then(|e| e.text(data)) {
+        if let Some(text) = self.envelope.as_ref().and_then(|e| e.text(data.as_bytes())) {
             text.emit(out);
             return;
         }
@@ -274,13 +283,13 @@ impl DeltaTexts<'_> {
         // Prefer reasoning_content when both names are present (PROTOCOL.md §1.11); "" and null
         // mean the same: nothing.
         if let Some(r) = self.reasoning_content.or(self.reasoning).filter(|r| !r.is_empty()) {
-            out.push(StreamEvent::Reasoning { choice, delta: r.to_owned() });
+            out.push(StreamEvent::Reasoning { choice, delta: r.into() });
         }
         if let Some(t) = self.content.filter(|t| !t.is_empty()) {
-            out.push(StreamEvent::Text { choice, delta: t.to_owned() });
+            out.push(StreamEvent::Text { choice, delta: t.into() });
         }
         if let Some(r) = self.refusal.filter(|r| !r.is_empty()) {
-            out.push(StreamEvent::Refusal { choice, delta: r.to_owned() });
+            out.push(StreamEvent::Refusal { choice, delta: r.into() });
         }
     }
 }
@@ -319,13 +328,13 @@ fn map_content_blocks(choice: u32, blocks: &[Value], out: &mut Vec<StreamEvent>)
         match str_field(b, "type") {
             Some("text") => {
                 if let Some(t) = str_field(b, "text").filter(|t| !t.is_empty()) {
-                    out.push(StreamEvent::Text { choice, delta: t.to_owned() });
+                    out.push(StreamEvent::Text { choice, delta: t.into() });
                 }
             }
             Some("reasoning") => {
                 for part in b.get("summary").and_then(Value::as_array).into_iter().flatten() {
                     if let Some(t) = part.get("text").and_then(Value::as_str).filter(|t| !t.is_empty()) {
-                        out.push(StreamEvent::Reasoning { choice, delta: t.to_owned() });
+                        out.push(StreamEvent::Reasoning { choice, delta: t.into() });
                     }
                 }
             }

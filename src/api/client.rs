@@ -6,8 +6,8 @@
 use super::errors;
 use super::event::ErrorInfo;
 use super::event::StreamEvent;
-use super::limits::{Limits, ReplyBudget, json_deeper_than};
-use super::redact::Redactor;
+use super::limits::{Limits, ReplyBudget, frame_fits, json_deeper_than};
+use super::redact::{Redactor, SecretWatch};
 use super::retry::{RetryDecision, decide_retry};
 use super::sse::SseDecoder;
 use super::wire::error_from_body;
@@ -35,8 +35,9 @@ pub enum WireEvent {
     Retrying { attempt: u32, wait_ms: u64, reason: String },
     /// Response headers arrived.
     Opened { status: u16, headers: Vec<(String, String)>, at_ms: u64 },
-    /// The frames of one network read and the events they mapped to.
-    Chunk { frames: Vec<Frame>, events: Vec<StreamEvent>, at_ms: u64 },
+    /// The frames of one network read and the events they mapped to. Frames past the reply's
+    /// raw-frame budget are not built, only counted (`frames_skipped`).
+    Chunk { frames: Vec<Frame>, frames_skipped: u64, events: Vec<StreamEvent>, at_ms: u64 },
     /// The request failed before or during the body; `kind` names the fault.
     Failed(ErrorInfo),
     /// The body ended (normally or not: the events say which).
@@ -50,7 +51,23 @@ pub enum WireEvent {
 /// # Errors
 /// When TLS initialisation fails.
 pub fn http_client(t: &Timeouts) -> Result<reqwest::Client, reqwest::Error> {
-    reqwest::Client::builder().connect_timeout(t.connect).redirect(same_origin_redirects()).build()
+    builder(t).build()
+}
+
+/// A client for requests to `ep` only (a headless run, one compare column). A plain-http
+/// endpoint (a local server) gets no TLS roots: loading the system's certificates is most of
+/// a short run's start-up, and a redirect never leaves the origin, so TLS cannot come up.
+///
+/// # Errors
+/// When TLS initialisation fails.
+pub fn endpoint_client(ep: &Endpoint) -> Result<reqwest::Client, reqwest::Error> {
+    let plain = ep.base_url.get(..7).is_some_and(|s| s.eq_ignore_ascii_case("http://"));
+    let b = builder(&ep.timeouts);
+    if plain { b.tls_certs_only([]) } else { b }.build()
+}
+
+fn builder(t: &Timeouts) -> reqwest::ClientBuilder {
+    reqwest::Client::builder().connect_timeout(t.connect).redirect(same_origin_redirects())
 }
 
 /// Most redirects followed within one origin.
@@ -252,6 +269,9 @@ async fn read_body(
     // Decided from the first bytes, not only the header: gateways send empty or wrong types.
     let mut mode: Option<bool> = if content_type.contains("event-stream") { Some(true) } else { None };
     let mut json_buf: Vec<u8> = Vec::new();
+    // Bytes of raw frames kept so far (see `frame_fits`).
+    let mut frame_bytes = 0;
+    let mut watch = SecretWatch::default();
     let mut first = true;
     loop {
         let limit = if first { t.first_byte } else { t.idle };
@@ -272,7 +292,7 @@ async fn read_body(
         let bytes = match next {
             None => break,
             Some(Err(e)) => {
-                if !flush(&mut decoder, &mut mapper, &mut budget, tx, ms) {
+                if !flush(&mut decoder, &mut mapper, &mut budget, &mut frame_bytes, tx, ms) {
                     return;
                 }
                 let _ = tx.send(failed(
@@ -308,30 +328,39 @@ async fn read_body(
             pending = std::mem::take(&mut json_buf);
             &pending
         };
-        let mut frames = Vec::new();
+        let mut frames = ReadFrames::default();
         let mut events = Vec::new();
         let now = ms();
+        let secret_seen = tx.redact.seen_in(&mut watch, bytes);
         let mut ended = false;
         let mut over: Option<String> = None;
         decoder.push(bytes, &mut |ev| {
             if over.is_some() {
                 return;
             }
-            if json_deeper_than(ev.data.as_bytes(), limits.json_depth) {
+            // Redacted before anything reads it: a frame not kept is still mapped.
+            let redacted;
+            let data = if secret_seen {
+                redacted = tx.redact.text(&ev.text()).into_owned().into_bytes();
+                &redacted[..]
+            } else {
+                ev.data
+            };
+            if json_deeper_than(data, limits.json_depth) {
                 over = Some(Limits::reached("json_depth", "an event is nested too deeply", limits.json_depth));
                 return;
             }
             let before = events.len();
-            mapper.map(&ev.event, &ev.data, &mut events);
+            mapper.map(ev.event, data, &mut events);
             over = within_budget(&mut budget, &mut events, before);
             ended |= events[before..].iter().any(|e| matches!(e, StreamEvent::End));
-            frames.push(Frame { at_ms: now, event: ev.event, data: ev.data });
+            frames.keep(&mut frame_bytes, now, ev.event, data);
         });
         if decoder.overflowed() && over.is_none() {
             over =
                 Some(Limits::reached("sse_event_bytes", "one SSE line or event is too large", limits.sse_event_bytes));
         }
-        if tx.send(WireEvent::Chunk { frames, events, at_ms: now }).is_err() {
+        if tx.send(frames.chunk(events, now)).is_err() {
             return;
         }
         if let Some(message) = over {
@@ -365,7 +394,7 @@ async fn read_body(
             Ok(v) => {
                 let mut events = super::map_full_response(api, &v);
                 if let Some(message) = within_budget(&mut budget, &mut events, 0) {
-                    let _ = tx.send(WireEvent::Chunk { frames, events, at_ms: now });
+                    let _ = tx.send(WireEvent::Chunk { frames, frames_skipped: 0, events, at_ms: now });
                     let _ = tx.send(failed("limit", message));
                     return;
                 }
@@ -376,13 +405,38 @@ async fn read_body(
                 reason: e.to_string(),
             }],
         };
-        if tx.send(WireEvent::Chunk { frames, events, at_ms: now }).is_err() {
+        if tx.send(WireEvent::Chunk { frames, frames_skipped: 0, events, at_ms: now }).is_err() {
             return;
         }
-    } else if !flush(&mut decoder, &mut mapper, &mut budget, tx, ms) {
+    } else if !flush(&mut decoder, &mut mapper, &mut budget, &mut frame_bytes, tx, ms) {
         return;
     }
     let _ = tx.send(WireEvent::Closed { at_ms: ms() });
+}
+
+/// The raw frames of one read: those within the reply's frame budget are built, the rest only
+/// counted (a long stream would otherwise copy every frame to have the reducer drop it).
+#[derive(Default)]
+struct ReadFrames {
+    list: Vec<Frame>,
+    skipped: u64,
+}
+
+impl ReadFrames {
+    /// Keeps one frame if it fits after the `kept` bytes already kept from this reply.
+    fn keep(&mut self, kept: &mut usize, at_ms: u64, event: &str, data: &[u8]) {
+        if frame_fits(*kept, event.len() + data.len()) {
+            let data = String::from_utf8_lossy(data).into_owned();
+            *kept += event.len() + data.len();
+            self.list.push(Frame { at_ms, event: event.to_owned(), data });
+        } else {
+            self.skipped += 1;
+        }
+    }
+
+    fn chunk(self, events: Vec<StreamEvent>, at_ms: u64) -> WireEvent {
+        WireEvent::Chunk { frames: self.list, frames_skipped: self.skipped, events, at_ms }
+    }
 }
 
 /// Takes `events[from..]` into the reply's budget; the first event past a limit and those after
@@ -403,19 +457,21 @@ fn flush(
     decoder: &mut SseDecoder,
     mapper: &mut Mapper,
     budget: &mut ReplyBudget,
+    frame_bytes: &mut usize,
     tx: &Out<'_>,
     ms: &impl Fn() -> u64,
 ) -> bool {
     let now = ms();
-    let mut frames = Vec::new();
+    let mut frames = ReadFrames::default();
     let mut events = Vec::new();
     decoder.finish(&mut |ev| {
-        mapper.map(&ev.event, &ev.data, &mut events);
-        frames.push(Frame { at_ms: now, event: ev.event, data: ev.data });
+        let data = tx.redact.text(&ev.text()).into_owned().into_bytes();
+        mapper.map(ev.event, &data, &mut events);
+        frames.keep(frame_bytes, now, ev.event, &data);
     });
     let over = within_budget(budget, &mut events, 0);
-    if !frames.is_empty() {
-        let _ = tx.send(WireEvent::Chunk { frames, events, at_ms: now });
+    if !frames.list.is_empty() || frames.skipped > 0 {
+        let _ = tx.send(frames.chunk(events, now));
     }
     if let Some(message) = over {
         let _ = tx.send(failed("limit", message));

@@ -26,17 +26,21 @@ pub struct ProviderError {
     pub body: Value,
 }
 
+/// A piece of streamed text. Nearly every event of a stream is one, a token or a few bytes
+/// long: held inline up to 24 bytes, so a delta costs no allocation.
+pub type Delta = compact_str::CompactString;
+
 /// A normalized streaming event.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StreamEvent {
     /// Response id, model, fingerprint and the like.
     Meta(ResponseMeta),
     /// Assistant text for a choice.
-    Text { choice: u32, delta: String },
+    Text { choice: u32, delta: Delta },
     /// Reasoning text (chat `reasoning_content`/`reasoning`, Responses summaries and reasoning text).
-    Reasoning { choice: u32, delta: String },
+    Reasoning { choice: u32, delta: Delta },
     /// Refusal text, distinct from content.
-    Refusal { choice: u32, delta: String },
+    Refusal { choice: u32, delta: Delta },
     /// A tool-call fragment for an already resolved slot; `id`, `name` only when newly known.
     ToolCall {
         choice: u32,

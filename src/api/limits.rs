@@ -14,6 +14,17 @@ use std::collections::HashSet;
 
 const MIB: usize = 1024 * 1024;
 
+/// How much of one reply's raw frames is kept (for the inspector and the store); later frames
+/// are only counted. Not a setting: the mapped reply is whole either way.
+pub const RAW_FRAME_BUDGET: usize = 256 * 1024;
+
+/// Whether a frame of `size` bytes is kept after `kept` bytes of the same reply's frames. The
+/// client builds only the frames this admits; the reducer records by the same rule.
+#[must_use]
+pub fn frame_fits(kept: usize, size: usize) -> bool {
+    kept.saturating_add(size) <= RAW_FRAME_BUDGET
+}
+
 /// Every limit, in bytes or counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(default, deny_unknown_fields)]

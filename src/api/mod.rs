@@ -70,11 +70,11 @@ impl Mapper {
         }
     }
 
-    /// Maps one SSE event (its `event:` type and data) into domain events.
-    pub fn map(&mut self, event: &str, data: &str, out: &mut Vec<StreamEvent>) {
+    /// Maps one SSE event (its `event:` type and data, as received) into domain events.
+    pub fn map(&mut self, event: &str, data: &[u8], out: &mut Vec<StreamEvent>) {
         match self {
-            Self::Chat(m) => m.map_data(data, out),
-            Self::Responses(m) => m.map_data(event, data, out),
+            Self::Chat(m) => m.map_bytes(data, out),
+            Self::Responses(m) => m.map_data(event, &String::from_utf8_lossy(data), out),
         }
     }
 }

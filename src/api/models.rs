@@ -9,7 +9,7 @@ use serde_json::Value;
 /// # Errors
 /// A readable message when the request fails or the provider answers with an error.
 pub async fn list(ep: &Endpoint) -> Result<Vec<String>, String> {
-    let http = super::client::http_client(&ep.timeouts).map_err(|e| e.to_string())?;
+    let http = super::client::endpoint_client(ep).map_err(|e| e.to_string())?;
     let req = ep.prepare(http.get(ep.url("models")).timeout(ep.timeouts.first_byte));
     let resp = req.send().await.map_err(|e| format!("cannot reach {}: {e}", ep.base_url))?;
     let status = resp.status().as_u16();

@@ -21,6 +21,16 @@ pub const MIN_SECRET: usize = 8;
 #[derive(Debug, Clone, Default)]
 pub struct Redactor {
     secrets: Vec<String>,
+    /// One searcher per secret, built once: every event of a stream is searched.
+    finders: Vec<memchr::memmem::Finder<'static>>,
+}
+
+/// What [`Redactor::seen_in`] keeps between reads.
+#[derive(Debug, Default)]
+pub struct SecretWatch {
+    /// The last bytes of the body so far, shorter than the longest secret.
+    tail: Vec<u8>,
+    seen: bool,
 }
 
 /// Whether a header of this name carries a secret.
@@ -38,7 +48,8 @@ impl Redactor {
         // Longest first, so a secret containing another is replaced whole.
         secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
         secrets.dedup();
-        Self { secrets }
+        let finders = secrets.iter().map(|s| memchr::memmem::Finder::new(s.as_bytes()).into_owned()).collect();
+        Self { secrets, finders }
     }
 
     #[must_use]
@@ -49,7 +60,33 @@ impl Redactor {
     /// Whether `s` holds a secret.
     #[must_use]
     pub fn finds(&self, s: &str) -> bool {
-        self.secrets.iter().any(|k| s.contains(k.as_str()))
+        self.finds_bytes(s.as_bytes())
+    }
+
+    fn finds_bytes(&self, b: &[u8]) -> bool {
+        self.finders.iter().any(|f| f.find(b).is_some())
+    }
+
+    /// Watches a body read by read: true from the read in which a secret shows (whole, or split
+    /// across the end of the read before) on. Until then nothing decoded from the body can hold
+    /// one, so its events need no search of their own.
+    pub fn seen_in(&self, watch: &mut SecretWatch, read: &[u8]) -> bool {
+        // Secrets are sorted longest first; a split one has at most this many bytes on each side.
+        let Some(k) = self.secrets.first().map(|s| s.len() - 1) else { return false };
+        if !watch.seen {
+            let mut seam = std::mem::take(&mut watch.tail);
+            seam.extend_from_slice(&read[..read.len().min(k)]);
+            watch.seen = self.finds_bytes(&seam) || self.finds_bytes(read);
+            // The new tail: the body's last `k` bytes.
+            if read.len() >= k {
+                seam.clear();
+                seam.extend_from_slice(&read[read.len() - k..]);
+            } else {
+                seam.drain(..seam.len().saturating_sub(k));
+            }
+            watch.tail = seam;
+        }
+        watch.seen
     }
 
     /// `s` with every secret replaced.
@@ -126,7 +163,9 @@ impl Redactor {
             StreamEvent::Text { delta, .. }
             | StreamEvent::Reasoning { delta, .. }
             | StreamEvent::Refusal { delta, .. } => {
-                self.string(delta);
+                if let Cow::Owned(clean) = self.text(delta) {
+                    *delta = clean.into();
+                }
             }
             StreamEvent::ToolCall { arguments, .. } | StreamEvent::ToolCallArguments { arguments, .. } => {
                 self.string(arguments);
@@ -168,5 +207,23 @@ mod tests {
             WireEvent::Opened { status: 200, headers: vec![("x-echo".into(), "sk-secret-123".into())], at_ms: 0 };
         r.wire(&mut ev);
         assert!(!format!("{ev:?}").contains("sk-secret"));
+    }
+
+    #[test]
+    fn a_secret_is_seen_whole_or_split_across_reads_and_stays_seen() {
+        let r = Redactor::new(["sk-secret-123".to_owned()]);
+        let body = b"data: one\n\ndata: sk-secret-123\n\ndata: two\n\n";
+        let at = body.windows(13).position(|w| w == b"sk-secret-123").unwrap_or(0);
+        for size in [1, 2, 5, 13, 14, body.len()] {
+            let mut watch = SecretWatch::default();
+            let seen: Vec<bool> = body.chunks(size).map(|read| r.seen_in(&mut watch, read)).collect();
+            // Seen from the read holding the secret's last byte, and from then on.
+            let first = (at + 12) / size;
+            assert_eq!(seen.iter().position(|&s| s), Some(first), "reads of {size}");
+            assert!(seen[first..].iter().all(|&s| s), "reads of {size}");
+        }
+        let mut watch = SecretWatch::default();
+        assert!(!b"sk-secret-12 sk-secret-1 3".chunks(3).any(|read| r.seen_in(&mut watch, read)));
+        assert!(!Redactor::default().seen_in(&mut SecretWatch::default(), b"sk-secret-123"));
     }
 }

@@ -60,13 +60,13 @@ impl ResponsesMapper {
             "response.output_text.delta" => {
                 let d = delta();
                 if !d.is_empty() {
-                    out.push(StreamEvent::Text { choice: 0, delta: d });
+                    out.push(StreamEvent::Text { choice: 0, delta: d.into() });
                 }
                 if let Some(lp) = obj.get("logprobs").filter(|v| v.as_array().is_some_and(|a| !a.is_empty())) {
                     out.push(StreamEvent::Logprobs { choice: 0, value: lp.clone() });
                 }
             }
-            "response.refusal.delta" => out.push(StreamEvent::Refusal { choice: 0, delta: delta() }),
+            "response.refusal.delta" => out.push(StreamEvent::Refusal { choice: 0, delta: delta().into() }),
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
                 let key = (
                     obj.get("output_index").and_then(Value::as_u64).unwrap_or(0),
@@ -79,7 +79,7 @@ impl ResponsesMapper {
                 }
                 self.reasoning_key = Some(key);
                 self.saw_reasoning = true;
-                out.push(StreamEvent::Reasoning { choice: 0, delta: d });
+                out.push(StreamEvent::Reasoning { choice: 0, delta: d.into() });
             }
             "response.function_call_arguments.delta" | "response.function_call_arguments.done" => {
                 let item_id = str_field(obj, "item_id").unwrap_or_default();
@@ -303,12 +303,12 @@ pub fn map_full_response(body: &Value) -> Vec<StreamEvent> {
                     let text = |k: &str| part.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
                     match part.get("type").and_then(Value::as_str) {
                         Some("output_text") => {
-                            out.push(StreamEvent::Text { choice: 0, delta: text("text") });
+                            out.push(StreamEvent::Text { choice: 0, delta: text("text").into() });
                             for a in part.get("annotations").and_then(Value::as_array).into_iter().flatten() {
                                 out.push(StreamEvent::Annotation { choice: 0, value: a.clone() });
                             }
                         }
-                        Some("refusal") => out.push(StreamEvent::Refusal { choice: 0, delta: text("refusal") }),
+                        Some("refusal") => out.push(StreamEvent::Refusal { choice: 0, delta: text("refusal").into() }),
                         _ => {}
                     }
                 }
@@ -324,7 +324,7 @@ pub fn map_full_response(body: &Value) -> Vec<StreamEvent> {
                             d.insert_str(0, "\n\n");
                         }
                         mapper.saw_reasoning = true;
-                        out.push(StreamEvent::Reasoning { choice: 0, delta: d });
+                        out.push(StreamEvent::Reasoning { choice: 0, delta: d.into() });
                     }
                 }
             }

@@ -5,12 +5,40 @@
 //! `replay`, in fuzzing and in benches), a CR at the end of one read followed by the LF of the
 //! next counted as one terminator, and a complete payload left at EOF dispatched instead of
 //! dropped (real providers end bodies without the final blank line).
+//!
+//! Events are handed out borrowed ([`SseRef`]): an event whose one `data:` line and blank line
+//! came in the same read (nearly every event of a stream) is read where it lies, never copied;
+//! only data split across reads, or across several `data:` lines, is joined in a buffer the
+//! decoder keeps from event to event. Data is handed out as bytes, not checked to be UTF-8 here:
+//! whoever reads it decodes it (lossily, as the spec says), and a mapper that reads only part
+//! of it (see `chat_fast::Envelope`) checks only that part.
 
-/// One dispatched event: the `event:` type (empty when none was given) and the joined data.
+/// One dispatched event, owned: the `event:` type (empty when none was given) and the joined data.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SseEvent {
     pub event: String,
     pub data: String,
+}
+
+/// One dispatched event as the decoder hands it out, valid during the callback.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SseRef<'a> {
+    pub event: &'a str,
+    /// The joined data, not yet decoded: see [`SseRef::text`].
+    pub data: &'a [u8],
+}
+
+impl<'a> SseRef<'a> {
+    /// The data as text; invalid UTF-8 (rare) is replaced, as the event-stream spec decodes it.
+    #[must_use]
+    pub fn text(&self) -> std::borrow::Cow<'a, str> {
+        String::from_utf8_lossy(self.data)
+    }
+
+    #[must_use]
+    pub fn owned(&self) -> SseEvent {
+        SseEvent { event: self.event.to_owned(), data: self.text().into_owned() }
+    }
 }
 
 /// Byte-level SSE decoder. Feed it reads with [`SseDecoder::push`], then call
@@ -21,13 +49,23 @@ pub struct SseDecoder {
     /// The previous read ended in CR: an LF at the start of the next read belongs to it.
     skip_lf: bool,
     started: bool,
-    data: String,
+    /// The event's data joined so far (when it is not [`Pending::InRead`]).
+    data: Vec<u8>,
     has_data: bool,
     event: String,
     /// Longest line, and largest event data, held before giving up (`None`: no limit).
     limit: Option<usize>,
     /// A line or an event passed `limit`: nothing more is decoded.
     overflowed: bool,
+}
+
+/// Where the data of the event being read is, during one [`SseDecoder::push`].
+#[derive(Clone, Copy)]
+enum Pending {
+    /// In the decoder's buffer (or there is none yet).
+    Held,
+    /// One `data:` line's value, still in the read at this range.
+    InRead(usize, usize),
 }
 
 impl SseDecoder {
@@ -53,44 +91,58 @@ impl SseDecoder {
         if self.limit.is_some_and(|l| held.saturating_add(more) > l) {
             self.overflowed = true;
             self.line = Vec::new();
-            self.data = String::new();
+            self.data = Vec::new();
         }
         !self.overflowed
     }
 
     /// Decodes one network read, calling `emit` for every event it completes.
-    pub fn push(&mut self, mut bytes: &[u8], emit: &mut impl FnMut(SseEvent)) {
+    pub fn push(&mut self, read: &[u8], emit: &mut impl FnMut(SseRef<'_>)) {
         if self.overflowed {
             return;
         }
+        let mut at = 0;
         if self.skip_lf {
-            if let Some(rest) = bytes.strip_prefix(b"\n") {
-                bytes = rest;
+            if read.first() == Some(&b'\n') {
+                at = 1;
             }
-            if !bytes.is_empty() {
+            if at < read.len() {
                 self.skip_lf = false;
             }
         }
-        while let Some(pos) = memchr::memchr2(b'\n', b'\r', bytes) {
-            let is_cr = bytes[pos] == b'\r';
-            if !self.fits(self.line.len(), pos) {
+        let mut pending = Pending::Held;
+        loop {
+            // A blank line (every event ends with one) needs no search.
+            let found = match read.get(at) {
+                Some(b'\n' | b'\r') => 0,
+                Some(_) => match memchr::memchr2(b'\n', b'\r', &read[at..]) {
+                    Some(found) => found,
+                    None => break,
+                },
+                None => break,
+            };
+            let end = at + found;
+            let is_cr = read[end] == b'\r';
+            if !self.fits(self.line.len(), end - at) {
                 return;
             }
-            let (line, rest) = bytes.split_at(pos);
-            bytes = &rest[1..];
+            let start = at;
+            at = end + 1;
             if is_cr {
-                match bytes.first() {
-                    Some(b'\n') => bytes = &bytes[1..],
+                match read.get(at) {
+                    Some(b'\n') => at += 1,
                     Some(_) => {}
                     None => self.skip_lf = true,
                 }
             }
             if self.line.is_empty() {
                 // The usual case: the whole line is in this read, so it is read in place.
-                self.process_line(line, emit);
+                pending = self.line_in_read(read, start, end, pending, emit);
             } else {
-                self.line.extend_from_slice(line);
+                self.line.extend_from_slice(&read[start..end]);
                 let line = std::mem::take(&mut self.line);
+                self.hold(read, pending);
+                pending = Pending::Held;
                 self.process_line(&line, emit);
                 self.line = line;
                 self.line.clear();
@@ -99,13 +151,56 @@ impl SseDecoder {
                 return;
             }
         }
-        if self.fits(self.line.len(), bytes.len()) {
-            self.line.extend_from_slice(bytes);
+        // The read ends inside an event: what it borrowed from the read is copied now.
+        self.hold(read, pending);
+        if self.fits(self.line.len(), read.len() - at) {
+            self.line.extend_from_slice(&read[at..]);
         }
     }
 
+    /// Copies a data value still in the read into the buffer.
+    fn hold(&mut self, read: &[u8], pending: Pending) {
+        if let Pending::InRead(from, to) = pending {
+            self.data.extend_from_slice(&read[from..to]);
+        }
+    }
+
+    /// A whole line lying in the read at `start..end`. A first `data:` line is remembered by
+    /// its place in the read; everything else goes through [`Self::process_line`].
+    fn line_in_read(
+        &mut self,
+        read: &[u8],
+        start: usize,
+        end: usize,
+        pending: Pending,
+        emit: &mut impl FnMut(SseRef<'_>),
+    ) -> Pending {
+        let line = &read[start..end];
+        if line.is_empty() && self.started {
+            match pending {
+                Pending::InRead(from, to) => {
+                    self.has_data = false;
+                    emit(SseRef { event: &self.event, data: &read[from..to] });
+                    self.event.clear();
+                }
+                Pending::Held => self.dispatch(emit),
+            }
+            return Pending::Held;
+        }
+        if self.started && !self.has_data && line.starts_with(b"data:") {
+            let from = start + if line.get(5) == Some(&b' ') { 6 } else { 5 };
+            if self.fits(0, end - from + 1) {
+                self.has_data = true;
+                return Pending::InRead(from, end);
+            }
+        }
+        self.hold(read, pending);
+        self.process_line(line, emit);
+        Pending::Held
+    }
+
     /// End of body: a pending line and a pending event are dispatched rather than dropped.
-    pub fn finish(&mut self, emit: &mut impl FnMut(SseEvent)) {
+    pub fn finish(&mut self, emit: &mut impl FnMut(SseRef<'_>)) {
         if self.overflowed {
             return;
         }
@@ -116,7 +211,7 @@ impl SseDecoder {
         self.dispatch(emit);
     }
 
-    fn process_line(&mut self, raw: &[u8], emit: &mut impl FnMut(SseEvent)) {
+    fn process_line(&mut self, raw: &[u8], emit: &mut impl FnMut(SseRef<'_>)) {
         // Decoding per whole line means a UTF-8 sequence split across reads is never mangled.
         // Valid UTF-8 (nearly always) takes the fast check; only a bad line pays for the lossy one.
         let decoded = match std::str::from_utf8(raw) {
@@ -135,7 +230,7 @@ impl SseDecoder {
         if line.starts_with(':') {
             return;
         }
-        let (field, value) = match line.find(':') {
+        let (field, value) = match memchr::memchr(b':', line.as_bytes()) {
             Some(i) => {
                 let v = &line[i + 1..];
                 (&line[..i], v.strip_prefix(' ').unwrap_or(v))
@@ -148,9 +243,9 @@ impl SseDecoder {
                     return;
                 }
                 if self.has_data {
-                    self.data.push('\n');
+                    self.data.push(b'\n');
                 }
-                self.data.push_str(value);
+                self.data.extend_from_slice(value.as_bytes());
                 self.has_data = true;
             }
             "event" => {
@@ -162,13 +257,14 @@ impl SseDecoder {
         }
     }
 
-    fn dispatch(&mut self, emit: &mut impl FnMut(SseEvent)) {
-        if !self.has_data {
-            self.event.clear();
-            return;
+    fn dispatch(&mut self, emit: &mut impl FnMut(SseRef<'_>)) {
+        if self.has_data {
+            self.has_data = false;
+            emit(SseRef { event: &self.event, data: &self.data });
         }
-        self.has_data = false;
-        emit(SseEvent { event: std::mem::take(&mut self.event), data: std::mem::take(&mut self.data) });
+        // The buffers keep their room for the next event.
+        self.data.clear();
+        self.event.clear();
     }
 }
 
@@ -177,8 +273,8 @@ impl SseDecoder {
 pub fn decode_all(body: &[u8]) -> Vec<SseEvent> {
     let mut out = Vec::new();
     let mut dec = SseDecoder::new();
-    dec.push(body, &mut |e| out.push(e));
-    dec.finish(&mut |e| out.push(e));
+    dec.push(body, &mut |e| out.push(e.owned()));
+    dec.finish(&mut |e| out.push(e.owned()));
     out
 }
 
@@ -191,17 +287,17 @@ mod tests {
         for cut in 0..=body.len() {
             let mut out = Vec::new();
             let mut dec = SseDecoder::new();
-            dec.push(&body[..cut], &mut |e| out.push(e));
-            dec.push(&body[cut..], &mut |e| out.push(e));
-            dec.finish(&mut |e| out.push(e));
+            dec.push(&body[..cut], &mut |e| out.push(e.owned()));
+            dec.push(&body[cut..], &mut |e| out.push(e.owned()));
+            dec.finish(&mut |e| out.push(e.owned()));
             assert_eq!(out, whole, "split at {cut}");
         }
         let mut out = Vec::new();
         let mut dec = SseDecoder::new();
         for b in body {
-            dec.push(std::slice::from_ref(b), &mut |e| out.push(e));
+            dec.push(std::slice::from_ref(b), &mut |e| out.push(e.owned()));
         }
-        dec.finish(&mut |e| out.push(e));
+        dec.finish(&mut |e| out.push(e.owned()));
         assert_eq!(out, whole, "byte at a time");
     }
 
@@ -231,16 +327,16 @@ mod tests {
     fn a_line_or_event_past_the_limit_stops_decoding() {
         let mut dec = SseDecoder::with_limit(64);
         let mut out = Vec::new();
-        dec.push(b"data: ok\n\n", &mut |e| out.push(e));
+        dec.push(b"data: ok\n\n", &mut |e| out.push(e.owned()));
         assert_eq!(out.len(), 1);
         for _ in 0..100 {
-            dec.push(&[b'x'; 10], &mut |e| out.push(e));
+            dec.push(&[b'x'; 10], &mut |e| out.push(e.owned()));
         }
         assert!(dec.overflowed());
         assert!(dec.line.capacity() <= 128);
         let mut dec = SseDecoder::with_limit(64);
         for _ in 0..20 {
-            dec.push(b"data: 0123456789\n", &mut |e| out.push(e));
+            dec.push(b"data: 0123456789\n", &mut |e| out.push(e.owned()));
         }
         assert!(dec.overflowed() && out.len() == 1);
     }

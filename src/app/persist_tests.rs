@@ -32,13 +32,20 @@ fn live_id(s: &State) -> u64 {
 
 fn delta(s: &mut State, id: u64, text: &str, now_ms: u64) -> Vec<Effect> {
     let events = vec![StreamEvent::Text { choice: 0, delta: text.into() }];
-    s.apply(Msg::Wire { id, event: Box::new(WireEvent::Chunk { frames: vec![], events, at_ms: now_ms }), now_ms })
+    s.apply(Msg::Wire {
+        id,
+        event: Box::new(WireEvent::Chunk { frames_skipped: 0, frames: vec![], events, at_ms: now_ms }),
+        now_ms,
+    })
 }
 
 fn finish(s: &mut State, id: u64, now_ms: u64) -> Vec<Effect> {
     let events = vec![StreamEvent::Finish { choice: 0, reason: "stop".into() }, StreamEvent::End];
-    let mut fx =
-        s.apply(Msg::Wire { id, event: Box::new(WireEvent::Chunk { frames: vec![], events, at_ms: now_ms }), now_ms });
+    let mut fx = s.apply(Msg::Wire {
+        id,
+        event: Box::new(WireEvent::Chunk { frames_skipped: 0, frames: vec![], events, at_ms: now_ms }),
+        now_ms,
+    });
     fx.extend(s.apply(Msg::Wire { id, event: Box::new(WireEvent::Closed { at_ms: now_ms }), now_ms }));
     fx
 }
@@ -129,7 +136,7 @@ fn saved_replies_carry_no_raw_frames() {
     let id = live_id(&s);
     let frame = crate::api::client::Frame { at_ms: 1, event: String::new(), data: "{}".into() };
     let events = vec![StreamEvent::Text { choice: 0, delta: "x".into() }];
-    let event = WireEvent::Chunk { frames: vec![frame], events, at_ms: 5 };
+    let event = WireEvent::Chunk { frames_skipped: 0, frames: vec![frame], events, at_ms: 5 };
     let fx = s.apply(Msg::Wire { id, event: Box::new(event), now_ms: 500 });
     let Some(PersistOp::Save { msg, .. }) = ops(&fx).into_iter().find(|o| matches!(o, PersistOp::Save { .. })) else {
         panic!("no save in {fx:?}")

@@ -65,7 +65,11 @@ impl Rig {
             StreamEvent::End,
         ];
         let now_ms = self.now;
-        self.apply(Msg::Wire { id, event: Box::new(WireEvent::Chunk { frames: vec![], events, at_ms: 5 }), now_ms });
+        self.apply(Msg::Wire {
+            id,
+            event: Box::new(WireEvent::Chunk { frames_skipped: 0, frames: vec![], events, at_ms: 5 }),
+            now_ms,
+        });
         self.apply(Msg::Wire { id, event: Box::new(WireEvent::Closed { at_ms: 6 }), now_ms });
     }
 

@@ -41,12 +41,20 @@ fn started(fx: &[Effect]) -> (u64, serde_json::Value) {
 
 fn text(s: &mut State, id: u64, delta: &str) {
     let events = vec![StreamEvent::Text { choice: 0, delta: delta.into() }];
-    s.apply(Msg::Wire { id, event: Box::new(WireEvent::Chunk { frames: vec![], events, at_ms: 10 }), now_ms: 110 });
+    s.apply(Msg::Wire {
+        id,
+        event: Box::new(WireEvent::Chunk { frames_skipped: 0, frames: vec![], events, at_ms: 10 }),
+        now_ms: 110,
+    });
 }
 
 fn finish(s: &mut State, id: u64) {
     let events = vec![StreamEvent::Finish { choice: 0, reason: "stop".into() }, StreamEvent::End];
-    s.apply(Msg::Wire { id, event: Box::new(WireEvent::Chunk { frames: vec![], events, at_ms: 20 }), now_ms: 120 });
+    s.apply(Msg::Wire {
+        id,
+        event: Box::new(WireEvent::Chunk { frames_skipped: 0, frames: vec![], events, at_ms: 20 }),
+        now_ms: 120,
+    });
     s.apply(Msg::Wire { id, event: Box::new(WireEvent::Closed { at_ms: 21 }), now_ms: 121 });
 }
 

@@ -102,7 +102,11 @@ fn reply_text(s: &mut State, id: u64, text: &str) -> Vec<Effect> {
 
 fn end(s: &mut State, id: u64, events: Vec<StreamEvent>) -> Vec<Effect> {
     s.apply(Msg::RequestStarted { id, now_ms: 100 });
-    s.apply(Msg::Wire { id, event: Box::new(WireEvent::Chunk { frames: vec![], events, at_ms: 10 }), now_ms: 110 });
+    s.apply(Msg::Wire {
+        id,
+        event: Box::new(WireEvent::Chunk { frames_skipped: 0, frames: vec![], events, at_ms: 10 }),
+        now_ms: 110,
+    });
     s.apply(Msg::Wire { id, event: Box::new(WireEvent::Closed { at_ms: 20 }), now_ms: 120 })
 }
 

@@ -9,7 +9,7 @@ use super::headless::{Printer, TurnOutcome, run_turn};
 use super::history::Recorder;
 use super::result::result_line;
 use super::target::{Target, resolve_columns};
-use crate::api::client::http_client;
+use crate::api::client::endpoint_client;
 use crate::config::Config;
 use crate::engine::metrics::{ReplyMetrics, best};
 use crate::engine::turn_engine::TurnStop;
@@ -43,7 +43,7 @@ pub async fn run(g: &Global, cfg: &Config, registry: &Registry, prompt: &str) ->
         async move {
             let (mut rec, mut history) = Recorder::column(store, t, prompt, &group, i as u32);
             let mut printer = Printer::quiet(g.json);
-            let out = match http_client(&t.endpoint.timeouts) {
+            let out = match endpoint_client(&t.endpoint) {
                 Ok(http) => Some(run_turn(g, t, registry, &http, &mut history, &mut rec, &mut printer).await),
                 Err(e) => {
                     eprintln!("palaver: {}: cannot start the HTTP client: {e}", t.model);

@@ -6,7 +6,7 @@ use super::exit::{EXIT_INTERRUPTED, EXIT_OK, EXIT_PROVIDER, EXIT_USAGE};
 use super::history::Recorder;
 use super::result::{event_line, result_line};
 use super::target::Target;
-use crate::api::client::{WireEvent, http_client};
+use crate::api::client::{WireEvent, endpoint_client};
 use crate::api::event::StreamEvent;
 use crate::api::{Api, Mapper, sse};
 use crate::engine::message::{Message, MessageStatus, ToolCall, ToolStatus};
@@ -283,7 +283,7 @@ pub struct TurnOutcome {
 /// Runs one prompt headless, through the tool loop; returns the exit status.
 pub async fn run_prompt(g: &Global, t: &Target, registry: &Registry, user: Message) -> u8 {
     super::interrupt::install();
-    let http = match http_client(&t.endpoint.timeouts) {
+    let http = match endpoint_client(&t.endpoint) {
         Ok(h) => h,
         Err(e) => {
             eprintln!("palaver: cannot start the HTTP client: {e}");
@@ -475,7 +475,7 @@ pub fn replay(g: &Global, file: &std::path::Path, api: Option<Api>) -> u8 {
     let mut mapper = Mapper::new(api);
     let mut events = Vec::new();
     for ev in sse::decode_all(&body) {
-        mapper.map(&ev.event, &ev.data, &mut events);
+        mapper.map(&ev.event, ev.data.as_bytes(), &mut events);
         reducer::record_frame(&mut msg, 0, ev.event, ev.data);
     }
     for e in events {

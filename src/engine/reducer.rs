@@ -7,7 +7,7 @@ use crate::api::event::{ItemUpdate, StreamEvent};
 
 /// Raw frames kept per message for the inspector; past this, frames are only counted, so a
 /// long stream's memory is its text and not its wire bytes.
-pub const RAW_FRAME_BUDGET: usize = 256 * 1024;
+pub use crate::api::limits::RAW_FRAME_BUDGET;
 
 /// Applies one event. `now_ms` is milliseconds since the request went out.
 pub fn apply(msg: &mut Message, event: StreamEvent, now_ms: u64) {
@@ -116,7 +116,7 @@ fn update_item(msg: &mut Message, i: usize, update: ItemUpdate) {
 /// Records a raw frame within the message's budget.
 pub fn record_frame(msg: &mut Message, at_ms: u64, event: String, data: String) {
     let size = data.len() + event.len();
-    if msg.frames_bytes + size > RAW_FRAME_BUDGET {
+    if !crate::api::limits::frame_fits(msg.frames_bytes, size) {
         msg.frames_dropped += 1;
         return;
     }

@@ -58,10 +58,11 @@ pub fn apply_wire(msg: &mut Message, ev: WireEvent, now_ms: u64, on_event: &mut 
             msg.response_headers = headers;
             false
         }
-        WireEvent::Chunk { frames, events, at_ms } => {
+        WireEvent::Chunk { frames, frames_skipped, events, at_ms } => {
             for f in frames {
                 reducer::record_frame(msg, f.at_ms, f.event, f.data);
             }
+            msg.frames_dropped += frames_skipped;
             for e in events {
                 on_event(&e);
                 reducer::apply(msg, e, at_ms);
@@ -97,9 +98,9 @@ pub fn reconstruct(api: Api, parts: &[&[u8]]) -> Message {
     let mut msg = Message::assistant_pending();
     let mut events = Vec::new();
     for p in parts {
-        dec.push(p, &mut |e| mapper.map(&e.event, &e.data, &mut events));
+        dec.push(p, &mut |e| mapper.map(e.event, e.data, &mut events));
     }
-    dec.finish(&mut |e| mapper.map(&e.event, &e.data, &mut events));
+    dec.finish(&mut |e| mapper.map(e.event, e.data, &mut events));
     for e in events {
         reducer::apply(&mut msg, e, 1);
     }

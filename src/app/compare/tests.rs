@@ -47,12 +47,12 @@ fn wire(s: &mut State, generation: u64, column: usize, id: u64, event: WireEvent
 
 fn text(s: &mut State, generation: u64, column: usize, id: u64, delta: &str) {
     let events = vec![StreamEvent::Text { choice: 0, delta: delta.into() }];
-    wire(s, generation, column, id, WireEvent::Chunk { frames: vec![], events, at_ms: 10 });
+    wire(s, generation, column, id, WireEvent::Chunk { frames_skipped: 0, frames: vec![], events, at_ms: 10 });
 }
 
 fn finish(s: &mut State, generation: u64, column: usize, id: u64) {
     let events = vec![StreamEvent::Finish { choice: 0, reason: "stop".into() }, StreamEvent::End];
-    wire(s, generation, column, id, WireEvent::Chunk { frames: vec![], events, at_ms: 20 });
+    wire(s, generation, column, id, WireEvent::Chunk { frames_skipped: 0, frames: vec![], events, at_ms: 20 });
     wire(s, generation, column, id, WireEvent::Closed { at_ms: 21 });
 }
 

@@ -65,7 +65,7 @@ fn wire(s: &mut State, g: u64, column: usize, id: u64, event: WireEvent) -> Vec<
 /// Ends column `column`'s reply `id` with these events; returns the effects of the end.
 fn end(s: &mut State, g: u64, column: usize, id: u64, mut events: Vec<StreamEvent>) -> Vec<Effect> {
     events.push(StreamEvent::End);
-    let mut fx = wire(s, g, column, id, WireEvent::Chunk { frames: vec![], events, at_ms: 10 });
+    let mut fx = wire(s, g, column, id, WireEvent::Chunk { frames_skipped: 0, frames: vec![], events, at_ms: 10 });
     fx.extend(wire(s, g, column, id, WireEvent::Closed { at_ms: 20 }));
     fx
 }
@@ -275,7 +275,11 @@ fn columns_are_saved_while_they_stream_each_its_own_conversation() {
         StreamEvent::Finish { choice: 0, reason: "stop".into() },
         StreamEvent::End,
     ];
-    s.apply(Msg::Wire { id, event: Box::new(WireEvent::Chunk { frames: vec![], events, at_ms: 1 }), now_ms: 50 });
+    s.apply(Msg::Wire {
+        id,
+        event: Box::new(WireEvent::Chunk { frames_skipped: 0, frames: vec![], events, at_ms: 1 }),
+        now_ms: 50,
+    });
     s.apply(Msg::Wire { id, event: Box::new(WireEvent::Closed { at_ms: 2 }), now_ms: 50 });
 
     // Opening a compare saves nothing: the columns hold only the chat's history so far.
@@ -302,7 +306,7 @@ fn columns_are_saved_while_they_stream_each_its_own_conversation() {
         generation: g,
         column: 1,
         id: st[1].1,
-        event: Box::new(WireEvent::Chunk { frames: vec![], events, at_ms: 5 }),
+        event: Box::new(WireEvent::Chunk { frames_skipped: 0, frames: vec![], events, at_ms: 5 }),
         now_ms: 400,
     }));
     let events = vec![StreamEvent::Text { choice: 0, delta: " more".into() }];
@@ -310,7 +314,7 @@ fn columns_are_saved_while_they_stream_each_its_own_conversation() {
         generation: g,
         column: 1,
         id: st[1].1,
-        event: Box::new(WireEvent::Chunk { frames: vec![], events, at_ms: 9 }),
+        event: Box::new(WireEvent::Chunk { frames_skipped: 0, frames: vec![], events, at_ms: 9 }),
         now_ms: 900,
     }));
     let saved: Vec<(ConvKey, usize, MessageStatus, String)> = ops(&fx)

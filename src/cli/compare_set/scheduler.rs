@@ -84,7 +84,7 @@ pub async fn run(shared: Arc<Shared>, todo: Vec<(usize, usize)>, concurrency: us
     let mut tasks = Vec::new();
     for (provider, cells) in by_provider {
         let t = &shared.targets[cells[0].1];
-        let http = match crate::api::client::http_client(&t.endpoint.timeouts) {
+        let http = match crate::api::client::endpoint_client(&t.endpoint) {
             Ok(h) => h,
             Err(e) => {
                 eprintln!("palaver: {provider}: cannot start the HTTP client: {e}");
