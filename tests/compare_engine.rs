@@ -72,15 +72,7 @@ fn respond(req: &Seen) -> Reply {
 }
 
 fn state() -> State {
-    let target = |m: &str| TargetInfo {
-        provider: "scripted".into(),
-        model: m.into(),
-        api: Api::Chat,
-        include_usage: true,
-        request_extra: serde_json::Map::new(),
-        chain_responses: false,
-        attachments: Default::default(),
-    };
+    let target = |m: &str| TargetInfo::new("scripted", m, Api::Chat);
     let settings = TurnSettings { stream: true, ..TurnSettings::default() };
     let theme = Theme::load("dark", None, true).unwrap();
     let mut s = State::new(target(MODELS[0]), settings, Config::default(), theme, "dark");

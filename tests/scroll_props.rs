@@ -100,15 +100,7 @@ fn key() -> impl Strategy<Value = Key> {
 }
 
 fn state() -> State {
-    let target = TargetInfo {
-        provider: "demo".into(),
-        model: "demo".into(),
-        api: Api::Chat,
-        include_usage: true,
-        request_extra: serde_json::Map::new(),
-        chain_responses: false,
-        attachments: Default::default(),
-    };
+    let target = TargetInfo::new("demo", "demo", Api::Chat);
     let cfg = Config::parse("", std::path::Path::new("config.toml")).unwrap();
     let theme = Theme::load("dark", None, true).unwrap();
     State::new(target, TurnSettings { stream: true, ..TurnSettings::default() }, cfg, theme, "dark")

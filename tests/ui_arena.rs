@@ -20,15 +20,7 @@ use palaver::engine::target::TurnSettings;
 use palaver::ui::{RenderCache, theme::Theme};
 
 fn target(model: &str) -> TargetInfo {
-    TargetInfo {
-        provider: "demo".into(),
-        model: model.into(),
-        api: Api::Chat,
-        include_usage: true,
-        request_extra: serde_json::Map::new(),
-        chain_responses: false,
-        attachments: Default::default(),
-    }
+    TargetInfo::new("demo", model, Api::Chat)
 }
 
 struct Sim {

@@ -20,15 +20,7 @@ use palaver::ui::theme::Theme;
 use ratatui::style::Color;
 
 fn state() -> State {
-    let target = TargetInfo {
-        provider: "demo".into(),
-        model: "demo-vision".into(),
-        api: Api::Chat,
-        include_usage: true,
-        request_extra: serde_json::Map::new(),
-        chain_responses: false,
-        attachments: Default::default(),
-    };
+    let target = TargetInfo::new("demo", "demo-vision", Api::Chat);
     let theme = Theme::load("dark", None, true).unwrap();
     State::new(target, TurnSettings { stream: true, ..TurnSettings::default() }, Config::default(), theme, "dark")
 }

@@ -47,15 +47,7 @@ struct Sim {
 }
 
 fn target(model: &str) -> TargetInfo {
-    TargetInfo {
-        provider: "demo".into(),
-        model: model.into(),
-        api: Api::Chat,
-        include_usage: true,
-        request_extra: serde_json::Map::new(),
-        chain_responses: false,
-        attachments: Default::default(),
-    }
+    TargetInfo::new("demo", model, Api::Chat)
 }
 
 impl Sim {

@@ -17,15 +17,7 @@ use palaver::engine::target::TurnSettings;
 use palaver::ui::{RenderCache, theme::Theme};
 
 fn state(config: &str) -> State {
-    let target = TargetInfo {
-        provider: "demo".into(),
-        model: "demo".into(),
-        api: Api::Chat,
-        include_usage: true,
-        request_extra: serde_json::Map::new(),
-        chain_responses: false,
-        attachments: Default::default(),
-    };
+    let target = TargetInfo::new("demo", "demo", Api::Chat);
     let cfg = Config::parse(config, std::path::Path::new("config.toml")).unwrap();
     let theme = Theme::load("dark", None, true).unwrap();
     State::new(target, TurnSettings { stream: true, ..TurnSettings::default() }, cfg, theme, "dark")

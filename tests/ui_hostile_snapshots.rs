@@ -158,15 +158,7 @@ struct Sim {
 
 impl Sim {
     fn new() -> Self {
-        let target = TargetInfo {
-            provider: "demo".into(),
-            model: "scripted".into(),
-            api: Api::Chat,
-            include_usage: true,
-            request_extra: serde_json::Map::new(),
-            chain_responses: false,
-            attachments: Default::default(),
-        };
+        let target = TargetInfo::new("demo", "scripted", Api::Chat);
         let theme = Theme::load("dark", None, true).unwrap();
         let settings = TurnSettings { stream: true, ..TurnSettings::default() };
         let mut s = State::new(target, settings, Config::default(), theme, "dark");

@@ -36,15 +36,7 @@ struct Sim {
 
 impl Sim {
     fn new() -> Self {
-        let target = TargetInfo {
-            provider: "demo".into(),
-            model: "demo".into(),
-            api: Api::Chat,
-            include_usage: true,
-            request_extra: serde_json::Map::new(),
-            chain_responses: false,
-            attachments: Default::default(),
-        };
+        let target = TargetInfo::new("demo", "demo", Api::Chat);
         let cfg = Config::parse(CONFIG, std::path::Path::new("config.toml")).unwrap();
         let theme = Theme::load("dark", None, true).unwrap();
         let settings = TurnSettings { stream: true, ..TurnSettings::default() };

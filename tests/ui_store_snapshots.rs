@@ -26,15 +26,7 @@ const T0: u64 = 1_773_480_400_000;
 const HOUR: u64 = 3_600_000;
 
 fn state() -> State {
-    let target = TargetInfo {
-        provider: "demo".into(),
-        model: "demo".into(),
-        api: Api::Chat,
-        include_usage: true,
-        request_extra: serde_json::Map::new(),
-        chain_responses: false,
-        attachments: Default::default(),
-    };
+    let target = TargetInfo::new("demo", "demo", Api::Chat);
     // Colours on: the match highlight is checked by style below.
     let theme = Theme::load("dark", None, false).unwrap();
     let settings = TurnSettings { stream: true, ..TurnSettings::default() };

@@ -30,15 +30,7 @@ struct Sim {
 
 impl Sim {
     fn new(api: Api, model: &str) -> Self {
-        let target = TargetInfo {
-            provider: "demo".into(),
-            model: model.into(),
-            api,
-            include_usage: true,
-            request_extra: serde_json::Map::new(),
-            chain_responses: false,
-            attachments: Default::default(),
-        };
+        let target = TargetInfo::new("demo", model, api);
         let theme = Theme::load("dark", None, true).unwrap();
         let settings = TurnSettings { stream: true, ..TurnSettings::default() };
         let mut s = State::new(target, settings, Config::default(), theme, "dark");

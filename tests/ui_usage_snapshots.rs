@@ -22,15 +22,7 @@ use palaver::ui::{RenderCache, theme::Theme};
 const SIZES: [(u16, u16); 2] = [(100, 32), (120, 40)];
 
 fn state(api: Api) -> State {
-    let target = TargetInfo {
-        provider: "llama".into(),
-        model: "gemma-3-270m".into(),
-        api,
-        include_usage: true,
-        request_extra: serde_json::Map::new(),
-        chain_responses: false,
-        attachments: Default::default(),
-    };
+    let target = TargetInfo::new("llama", "gemma-3-270m", api);
     let cfg = Config::parse("", std::path::Path::new("config.toml")).unwrap();
     let theme = Theme::load("dark", None, true).unwrap();
     let settings = TurnSettings { stream: true, ..TurnSettings::default() };

@@ -35,15 +35,7 @@ pub use state::{State, TargetInfo};
 /// A state for tests: demo-like target, default settings and config, the dark theme.
 #[cfg(test)]
 pub(crate) fn test_state() -> State {
-    let target = TargetInfo {
-        provider: "demo".into(),
-        model: "demo".into(),
-        api: crate::api::Api::Chat,
-        include_usage: true,
-        request_extra: serde_json::Map::new(),
-        chain_responses: false,
-        attachments: Default::default(),
-    };
+    let target = TargetInfo::new("demo", "demo", crate::api::Api::Chat);
     let settings = crate::engine::target::TurnSettings { stream: true, ..Default::default() };
     let theme = crate::config::theme::Theme::load("dark", None, true).unwrap_or_default();
     State::new(target, settings, crate::config::Config::default(), theme, "dark")

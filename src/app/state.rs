@@ -36,6 +36,21 @@ pub struct TargetInfo {
 }
 
 impl TargetInfo {
+    /// A target as a fresh profile has it: usage asked for, no extra request fields, turns not
+    /// chained, the default attachment policy.
+    #[must_use]
+    pub fn new(provider: impl Into<String>, model: impl Into<String>, api: Api) -> Self {
+        Self {
+            provider: provider.into(),
+            model: model.into(),
+            api,
+            include_usage: true,
+            request_extra: Map::new(),
+            chain_responses: false,
+            attachments: crate::config::attachments::AttachmentPolicy::default(),
+        }
+    }
+
     #[must_use]
     pub fn from_target(t: &Target) -> Self {
         Self {

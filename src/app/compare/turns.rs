@@ -89,15 +89,7 @@ impl State {
     pub(crate) fn column_target(&self, spec: &str) -> TargetInfo {
         match split_spec(spec, &self.cfg) {
             Some((p, m)) if p == self.target.provider => TargetInfo { model: m.to_owned(), ..self.target.clone() },
-            Some(("demo", m)) => TargetInfo {
-                provider: "demo".into(),
-                model: m.to_owned(),
-                api: Api::Chat,
-                include_usage: true,
-                request_extra: serde_json::Map::new(),
-                chain_responses: false,
-                attachments: crate::config::attachments::AttachmentPolicy::default(),
-            },
+            Some(("demo", m)) => TargetInfo::new("demo", m, Api::Chat),
             Some((p, m)) => {
                 let profile = self.cfg.providers.get(p).cloned().unwrap_or_default();
                 TargetInfo {
