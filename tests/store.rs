@@ -283,6 +283,74 @@ fn search_finds_highlights_and_takes_punctuation_literally() {
     assert!(store.search("zzz", 10).unwrap().is_empty());
 }
 
+/// The index holds finished messages: a streaming reply is indexed once, when it ends, and a
+/// file migrated with a reply still live (indexed by the old triggers) stays consistent.
+#[test]
+fn a_reply_is_indexed_once_when_it_stops_streaming() {
+    let fts_ok = |path: &Path| {
+        let c = rusqlite::Connection::open(path).unwrap();
+        c.execute("INSERT INTO messages_fts(messages_fts) VALUES ('integrity-check')", []).unwrap();
+        c.query_row("SELECT count(*) FROM messages_fts_docsize", [], |r| r.get::<_, i64>(0)).unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("palaver.sqlite3");
+    let live = |text: &str| {
+        let mut m = Message::with_text(Role::Assistant, text);
+        m.status = MessageStatus::Streaming;
+        m
+    };
+    // A file at the version before, with a reply still streaming when palaver stopped.
+    {
+        let mut c = rusqlite::Connection::open(&path).unwrap();
+        schema::migrate_to(&mut c, schema::SCHEMA_VERSION - 1).unwrap();
+    }
+    let (store, _) = open(dir.path());
+    let id = conversation(&store, "live");
+    store.save_message(&id, 0, &Message::user("tell me about zebras"));
+    store.flush().unwrap();
+    assert_eq!(fts_ok(&path), 1);
+    store.save_message(&id, 1, &live("a zebra"));
+    store.save_message(&id, 1, &live("a zebra has stripes"));
+    store.flush().unwrap();
+    assert_eq!(store.search("stripes", 10).unwrap().len(), 0, "a live reply is not in the index");
+    assert_eq!(fts_ok(&path), 1);
+    let mut done = Message::with_text(Role::Assistant, "a zebra has stripes, black and white");
+    done.status = MessageStatus::Complete;
+    store.save_message(&id, 1, &done);
+    store.flush().unwrap();
+    assert_eq!(store.search("black", 10).unwrap()[0].position, 1);
+    assert_eq!(fts_ok(&path), 2);
+    // Edited after it finished: the old words leave the index, the new ones enter it.
+    done.main_mut().content = "an okapi".into();
+    store.save_message(&id, 1, &done);
+    store.flush().unwrap();
+    assert!(store.search("black", 10).unwrap().is_empty());
+    assert_eq!(store.search("okapi", 10).unwrap().len(), 1);
+    assert_eq!(fts_ok(&path), 2);
+    drop(store);
+    // Migrating a file whose live row the old triggers indexed: it leaves the index until it ends.
+    let old = dir.path().join("old.sqlite3");
+    {
+        let mut c = rusqlite::Connection::open(&old).unwrap();
+        schema::migrate_to(&mut c, schema::SCHEMA_VERSION - 1).unwrap();
+        c.execute_batch(
+            "INSERT INTO conversations (id, title, created_at, updated_at) VALUES ('c', '', 1, 1);
+             INSERT INTO messages (conversation_id, position, role, content, status, writer, body, created_at, updated_at)
+                 VALUES ('c', 0, 'assistant', 'half a giraffe', 'streaming', NULL, '{}', 1, 1);",
+        )
+        .unwrap();
+        assert_eq!(fts_ok(&old), 1, "the old triggers indexed the live row");
+        schema::migrate(&mut c).unwrap();
+        assert_eq!(fts_ok(&old), 0);
+        c.execute("UPDATE messages SET status = 'interrupted'", []).unwrap();
+        assert_eq!(fts_ok(&old), 1);
+        let hit: String = c
+            .query_row("SELECT content FROM messages_fts WHERE messages_fts MATCH 'giraffe'", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(hit, "half a giraffe");
+    }
+}
+
 #[test]
 fn delete_cascades_to_every_table_and_the_index() {
     let dir = tempfile::tempdir().unwrap();

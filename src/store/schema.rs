@@ -7,7 +7,8 @@ use rusqlite::{Connection, TransactionBehavior};
 use std::time::Duration;
 
 /// Migration `i` (0-based) brings a file from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[MIGRATION_1, super::blobs::MIGRATION_ATTACHMENTS, super::runs::MIGRATION_RUNS];
+const MIGRATIONS: &[&str] =
+    &[MIGRATION_1, super::blobs::MIGRATION_ATTACHMENTS, super::runs::MIGRATION_RUNS, MIGRATION_INDEX_FINISHED];
 
 /// The version this build writes.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
@@ -111,6 +112,40 @@ WHEN old.content IS NOT new.content OR old.reasoning IS NOT new.reasoning BEGIN
     INSERT INTO messages_fts(messages_fts, rowid, content, reasoning)
         VALUES ('delete', old.id, old.content, old.reasoning);
     INSERT INTO messages_fts(rowid, content, reasoning) VALUES (new.id, new.content, new.reasoning);
+END;
+";
+
+/// The search index holds finished messages only. Migration 1 re-indexed a streaming reply at
+/// every checkpoint (its old text taken out, its new text put in): a long answer cost the
+/// square of its length in tokenising. A reply is now indexed once, when it stops being
+/// `waiting` or `streaming` (finished, cancelled, failed, or marked interrupted after a crash).
+const MIGRATION_INDEX_FINISHED: &str = r"
+DROP TRIGGER messages_fts_insert;
+DROP TRIGGER messages_fts_delete;
+DROP TRIGGER messages_fts_update;
+-- Live rows were indexed by the old triggers: out of the index until they end.
+INSERT INTO messages_fts(messages_fts, rowid, content, reasoning)
+    SELECT 'delete', id, content, reasoning FROM messages WHERE status IN ('waiting', 'streaming');
+CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages
+WHEN new.status NOT IN ('waiting', 'streaming') BEGIN
+    INSERT INTO messages_fts(rowid, content, reasoning) VALUES (new.id, new.content, new.reasoning);
+END;
+CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages
+WHEN old.status NOT IN ('waiting', 'streaming') BEGIN
+    INSERT INTO messages_fts(messages_fts, rowid, content, reasoning)
+        VALUES ('delete', old.id, old.content, old.reasoning);
+END;
+-- One trigger, so the old text always leaves the index before the new text enters it. A live
+-- row saved again (every checkpoint of a stream) touches nothing.
+CREATE TRIGGER messages_fts_update AFTER UPDATE OF content, reasoning, status ON messages
+WHEN NOT (old.status IN ('waiting', 'streaming') AND new.status IN ('waiting', 'streaming'))
+    AND (old.status IN ('waiting', 'streaming') OR new.status IN ('waiting', 'streaming')
+         OR old.content IS NOT new.content OR old.reasoning IS NOT new.reasoning)
+BEGIN
+    INSERT INTO messages_fts(messages_fts, rowid, content, reasoning)
+        SELECT 'delete', old.id, old.content, old.reasoning WHERE old.status NOT IN ('waiting', 'streaming');
+    INSERT INTO messages_fts(rowid, content, reasoning)
+        SELECT new.id, new.content, new.reasoning WHERE new.status NOT IN ('waiting', 'streaming');
 END;
 ";
 
