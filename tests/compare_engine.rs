@@ -11,7 +11,7 @@ mod scripted;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use palaver::api::Api;
-use palaver::api::client::{Endpoint, Secret, http_client};
+use palaver::api::client::{Endpoint, Secret, endpoint_client};
 use palaver::app::compare::{CompareEffect, CompareMsg};
 use palaver::app::{Effect, Msg, State, TargetInfo};
 use palaver::config::{Config, ProviderProfile};
@@ -96,7 +96,7 @@ impl Harness {
         let mut ep = ProviderProfile::default().endpoint(base_url, Secret::default());
         ep.max_retries = 0;
         ep.timeouts.idle = Duration::from_millis(800);
-        let http = http_client(&ep.timeouts).unwrap();
+        let http = endpoint_client(&ep).unwrap();
         let (tx, rx) = mpsc::unbounded_channel();
         Self { s: state(), ep, http, tx, rx, clock: Instant::now(), started: 0 }
     }

@@ -44,30 +44,19 @@ pub enum WireEvent {
     Closed { at_ms: u64 },
 }
 
-/// Builds the shared HTTP client. Redirects are followed only within the origin the request
-/// went to: reqwest strips `Authorization` across origins but not `api-key` nor a profile's
-/// secret headers, and a 307 would re-send the whole conversation too.
-///
-/// # Errors
-/// When TLS initialisation fails.
-pub fn http_client(t: &Timeouts) -> Result<reqwest::Client, reqwest::Error> {
-    builder(t).build()
-}
-
-/// A client for requests to `ep` only (a headless run, one compare column). A plain-http
-/// endpoint (a local server) gets no TLS roots: loading the system's certificates is most of
-/// a short run's start-up, and a redirect never leaves the origin, so TLS cannot come up.
+/// The HTTP client for requests to `ep` (a client is never shared across endpoints). Redirects
+/// are followed only within the origin the request went to: reqwest strips `Authorization`
+/// across origins but not `api-key` nor a profile's secret headers, and a 307 would re-send the
+/// whole conversation too. A plain-http endpoint (a local server) gets no TLS roots: loading the
+/// system's certificates is most of a short run's start-up, and since a redirect never leaves
+/// the origin, TLS cannot come up.
 ///
 /// # Errors
 /// When TLS initialisation fails.
 pub fn endpoint_client(ep: &Endpoint) -> Result<reqwest::Client, reqwest::Error> {
     let plain = ep.base_url.get(..7).is_some_and(|s| s.eq_ignore_ascii_case("http://"));
-    let b = builder(&ep.timeouts);
+    let b = reqwest::Client::builder().connect_timeout(ep.timeouts.connect).redirect(same_origin_redirects());
     if plain { b.tls_certs_only([]) } else { b }.build()
-}
-
-fn builder(t: &Timeouts) -> reqwest::ClientBuilder {
-    reqwest::Client::builder().connect_timeout(t.connect).redirect(same_origin_redirects())
 }
 
 /// Most redirects followed within one origin.

@@ -63,9 +63,11 @@ impl Runner {
         self.clock
     }
 
-    /// Sends later requests to `endpoint` (a kept compare column carries on at its provider).
-    pub fn set_endpoint(&mut self, endpoint: Endpoint) {
+    /// Sends later requests to `endpoint` through its own client (a kept compare column carries
+    /// on at its provider; a client is built for one endpoint, see `endpoint_client`).
+    pub fn set_endpoint(&mut self, endpoint: Endpoint, http: reqwest::Client) {
         self.endpoint = endpoint;
+        self.http = http;
     }
 
     /// Sends a request; its wire events arrive as `Msg::Wire` for message `id`.

@@ -83,7 +83,7 @@ async fn launch(
             }
         },
     };
-    let http = match crate::api::client::http_client(&target.endpoint.timeouts) {
+    let http = match crate::api::client::endpoint_client(&target.endpoint) {
         Ok(h) => h,
         Err(e) => {
             eprintln!("palaver: cannot start the HTTP client: {e}");

@@ -72,20 +72,28 @@ fn is_forbidden_char(c: char) -> bool {
 /// can start a control (C0, DEL) or a multi-byte control (lead bytes 0xC2 for C1,
 /// 0xD8 for U+061C, 0xE2 for the U+20xx bidi marks) are looked at more closely.
 fn first_special(s: &str, from: usize, tabs: Tabs) -> Option<usize> {
+    const BLOCK: usize = 32;
     let bytes = s.as_bytes();
+    let may_start = |b: u8| b < 0x20 || b == 0x7f || b == 0xc2 || b == 0xd8 || b == 0xe2;
     let mut i = from;
     while i < bytes.len() {
-        let b = bytes[i];
-        match b {
-            b'\n' => {}
-            b'\t' if tabs == Tabs::Keep => {}
-            0x00..=0x1f | 0x7f => return Some(i),
-            0xc2 | 0xd8 | 0xe2 if s[i..].chars().next().is_some_and(is_forbidden_char) => {
-                return Some(i);
-            }
-            _ => {}
+        let end = (i + BLOCK).min(bytes.len());
+        // A block with no byte that may start a special is passed at once: the check has no
+        // early exit, so it compiles to SIMD compares (streamed text is scanned as it grows).
+        if end - i == BLOCK && !bytes[i..end].iter().fold(false, |any, &b| any | may_start(b)) {
+            i = end;
+            continue;
         }
-        i += 1;
+        for (j, &b) in bytes.iter().enumerate().take(end).skip(i) {
+            match b {
+                b'\n' => {}
+                b'\t' if tabs == Tabs::Keep => {}
+                0x00..=0x1f | 0x7f => return Some(j),
+                0xc2 | 0xd8 | 0xe2 if s[j..].chars().next().is_some_and(is_forbidden_char) => return Some(j),
+                _ => {}
+            }
+        }
+        i = end;
     }
     None
 }
@@ -230,6 +238,19 @@ pub fn reveal(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_special_is_found_at_any_offset_past_blocks_of_plain_text() {
+        for special in ["\u{1b}", "\u{7f}", "\u{85}", "\u{202e}", "\u{61c}", "\r"] {
+            for off in 0..100 {
+                let s = format!("{}{special}{}", "a".repeat(off), "b".repeat(40));
+                assert_eq!(first_special(&s, 0, Tabs::Keep), Some(off), "{special:?} at {off}");
+            }
+        }
+        let allowed = "it\u{2019}s \u{2014} fine\n\t".repeat(20);
+        assert_eq!(first_special(&allowed, 0, Tabs::Keep), None);
+        assert_eq!(first_special(&allowed, 0, Tabs::Expand), Some(allowed.find('\t').unwrap_or(0)));
+    }
 
     #[test]
     fn reveal_shows_every_control() {

@@ -6,7 +6,7 @@
 
 use super::{CompareEffect, CompareMsg};
 use crate::api::Api;
-use crate::api::client::{Endpoint, Secret, WireEvent, http_client};
+use crate::api::client::{Endpoint, Secret, WireEvent, endpoint_client};
 use crate::app::msg::Msg;
 use crate::app::runner::Runner;
 use crate::config::{Config, ProviderProfile, resolve_key};
@@ -59,13 +59,9 @@ impl ColumnRunner {
         for (i, t) in std::iter::once(main).chain(columns).enumerate() {
             known.entry(t.provider.clone()).or_insert_with(|| Resolved {
                 endpoint: t.endpoint.clone(),
-                // The chat's client was built for the main target already (building one loads
-                // the system's certificates: most of the chat screen's start-up).
-                http: if i == 0 {
-                    http.clone()
-                } else {
-                    http_client(&t.endpoint.timeouts).unwrap_or_else(|_| http.clone())
-                },
+                // The chat's client was built for the main target already (building one for an
+                // https endpoint loads the system's certificates: most of the chat screen's start-up).
+                http: if i == 0 { http.clone() } else { endpoint_client(&t.endpoint).unwrap_or_else(|_| http.clone()) },
                 _demo: t.demo.clone(),
             });
         }
@@ -154,7 +150,7 @@ impl ColumnRunner {
     fn use_endpoint(&mut self, provider: String, runner: &mut Runner) {
         if let Ok(map) = self.endpoints.try_lock() {
             if let Some(r) = map.get(&provider) {
-                runner.set_endpoint(r.endpoint.clone());
+                runner.set_endpoint(r.endpoint.clone(), r.http.clone());
                 return;
             }
         }
@@ -208,6 +204,6 @@ async fn resolve(cfg: &Config, provider: &str, fallback: &reqwest::Client) -> Re
             .map_err(|e| e.to_string())??;
         (profile.endpoint(&url, key), None)
     };
-    let http = http_client(&endpoint.timeouts).unwrap_or_else(|_| fallback.clone());
+    let http = endpoint_client(&endpoint).unwrap_or_else(|_| fallback.clone());
     Ok(Resolved { endpoint, http, _demo: demo })
 }
