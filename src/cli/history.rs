@@ -220,7 +220,7 @@ fn rm(store: &StoreHandle, id: &str) -> Result<u8, StoreError> {
 }
 
 /// A streaming reply is handed to the store at most this often: a checkpoint rewrites the whole
-/// reply (and its search index), so checkpoints go by a time budget, not by events. The first
+/// reply (its search index is written once, when it ends), so checkpoints go by a time budget, not by events. The first
 /// delta is saved at once (a reply killed early still leaves its start), the finished reply at
 /// once, and a timer in the stream loop saves a reply that stopped changing, so a pause never
 /// leaves the newest text unsaved for longer than this. A quarter second matches the writer's
@@ -228,7 +228,7 @@ fn rm(store: &StoreHandle, id: &str) -> Result<u8, StoreError> {
 const STREAM_SAVE_EVERY: Duration = Duration::from_millis(250);
 
 /// A long reply is saved less often, one millisecond per KiB of text: every save rewrites the
-/// whole text (and its search index), so saving a multi-megabyte reply ten times a second
+/// whole text, so saving a multi-megabyte reply ten times a second
 /// costs memory and disk out of proportion to what a crash could lose.
 fn save_interval(msg: &Message) -> Duration {
     let main = msg.main();
