@@ -54,9 +54,17 @@ pub enum WireEvent {
 /// # Errors
 /// When TLS initialisation fails.
 pub fn endpoint_client(ep: &Endpoint) -> Result<reqwest::Client, reqwest::Error> {
-    let plain = ep.base_url.get(..7).is_some_and(|s| s.eq_ignore_ascii_case("http://"));
+    let plain = ep.base_url.get(..7).is_some_and(|s| s.eq_ignore_ascii_case("http://")) && !tls_proxy();
     let b = reqwest::Client::builder().connect_timeout(ep.timeouts.connect).redirect(same_origin_redirects());
     if plain { b.tls_certs_only([]) } else { b }.build()
+}
+
+/// Whether plain-http requests may go through a proxy reached over TLS (reqwest reads these
+/// variables): then even a plain-http endpoint needs the system's roots.
+fn tls_proxy() -> bool {
+    ["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"].iter().any(|v| {
+        std::env::var(v).is_ok_and(|p| p.trim_start().get(..8).is_some_and(|s| s.eq_ignore_ascii_case("https://")))
+    })
 }
 
 /// Most redirects followed within one origin.
