@@ -177,14 +177,11 @@ impl SseDecoder {
     ) -> Pending {
         let line = &read[start..end];
         if line.is_empty() && self.started {
-            match pending {
-                Pending::InRead(from, to) => {
-                    self.has_data = false;
-                    emit(SseRef { event: &self.event, data: &read[from..to] });
-                    self.event.clear();
-                }
-                Pending::Held => self.dispatch(emit),
-            }
+            let in_read = match pending {
+                Pending::InRead(from, to) => Some(&read[from..to]),
+                Pending::Held => None,
+            };
+            self.dispatch(in_read, emit);
             return Pending::Held;
         }
         if self.started && !self.has_data && line.starts_with(b"data:") {
@@ -208,7 +205,7 @@ impl SseDecoder {
             let line = std::mem::take(&mut self.line);
             self.process_line(&line, emit);
         }
-        self.dispatch(emit);
+        self.dispatch(None, emit);
     }
 
     fn process_line(&mut self, raw: &[u8], emit: &mut impl FnMut(SseRef<'_>)) {
@@ -224,7 +221,7 @@ impl SseDecoder {
             line = line.strip_prefix('\u{feff}').unwrap_or(line);
         }
         if line.is_empty() {
-            self.dispatch(emit);
+            self.dispatch(None, emit);
             return;
         }
         if line.starts_with(':') {
@@ -257,10 +254,11 @@ impl SseDecoder {
         }
     }
 
-    fn dispatch(&mut self, emit: &mut impl FnMut(SseRef<'_>)) {
+    /// Ends the event: its data is `in_read` when it still lies in the read, else the buffer's.
+    fn dispatch(&mut self, in_read: Option<&[u8]>, emit: &mut impl FnMut(SseRef<'_>)) {
         if self.has_data {
             self.has_data = false;
-            emit(SseRef { event: &self.event, data: &self.data });
+            emit(SseRef { event: &self.event, data: in_read.unwrap_or(&self.data) });
         }
         // The buffers keep their room for the next event.
         self.data.clear();
