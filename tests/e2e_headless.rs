@@ -220,6 +220,25 @@ fn a_stalled_stream_is_reported_by_name() {
 }
 
 #[test]
+fn a_slow_steady_stream_is_not_a_stall() {
+    // Every pause is shorter than the idle timeout, all of them together far longer, and the
+    // first one longer than the idle timeout but within the first-byte one: the timer follows
+    // the reads instead of running from the request.
+    let piece = |t: &str| format!("data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{t}\"}}}}]}}\n\n");
+    // (A piece is written, then its pause is waited.)
+    let mut reply = Reply::sse("").then("", Duration::from_millis(1500));
+    for w in ["one ", "two ", "three ", "four "] {
+        reply = reply.then(&piece(w), Duration::from_millis(700));
+    }
+    let end = "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+    let s = Server::start(vec![reply.then(end, Duration::ZERO)]);
+    let out = headless(&s, "chat", &["--idle-timeout", "1", "--first-byte-timeout", "3"]);
+    let r = result_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{r}");
+    assert_eq!(r["text"], "one two three four ");
+}
+
+#[test]
 fn a_slow_first_byte_is_reported_by_name() {
     let s = Server::start(vec![Reply::sse(CHAT_OK).pause_first(Duration::from_secs(4))]);
     let out = headless(&s, "chat", &["--first-byte-timeout", "1"]);

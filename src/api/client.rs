@@ -270,10 +270,22 @@ async fn read_body(
     let mut frame_bytes = 0;
     let mut watch = SecretWatch::default();
     let mut first = true;
+    // One timer for the whole body, moved only when it fires early (or once, at the first
+    // byte): arming a timeout around every read cost more than some of the read's parsing.
+    let mut stall = std::pin::pin!(tokio::time::sleep(t.first_byte));
+    let mut last_read = tokio::time::Instant::now();
+    // Events per read, from the previous read: the list is built without regrowing.
+    let mut events_per_read = 0;
     loop {
-        let limit = if first { t.first_byte } else { t.idle };
-        let next = match tokio::time::timeout(limit, body.next()).await {
-            Err(_) => {
+        let next = tokio::select! {
+            biased;
+            next = body.next() => next,
+            () = &mut stall => {
+                let limit = if first { t.first_byte } else { t.idle };
+                if last_read.elapsed() < limit {
+                    stall.as_mut().reset(last_read + limit);
+                    continue;
+                }
                 let (kind, what) = if first { ("first_byte_timeout", "first-byte") } else { ("idle_timeout", "idle") };
                 let _ = tx.send(failed(
                     kind,
@@ -284,8 +296,11 @@ async fn read_body(
                 ));
                 return;
             }
-            Ok(n) => n,
         };
+        last_read = tokio::time::Instant::now();
+        if first {
+            stall.as_mut().reset(last_read + t.idle);
+        }
         let bytes = match next {
             None => break,
             Some(Err(e)) => {
@@ -326,7 +341,7 @@ async fn read_body(
             &pending
         };
         let mut frames = ReadFrames::default();
-        let mut events = Vec::new();
+        let mut events = Vec::with_capacity(events_per_read);
         let now = ms();
         let secret_seen = tx.redact.seen_in(&mut watch, bytes);
         let mut ended = false;
@@ -357,6 +372,7 @@ async fn read_body(
             over =
                 Some(Limits::reached("sse_event_bytes", "one SSE line or event is too large", limits.sse_event_bytes));
         }
+        events_per_read = events.len();
         if tx.send(frames.chunk(events, now)).is_err() {
             return;
         }

@@ -129,11 +129,18 @@ impl ReplyBudget {
 
 /// Whether a JSON text nests arrays and objects deeper than `limit`: a check before parsing that
 /// names the limit instead of a parser error. It runs on every streamed event, so it first
-/// counts opening brackets with SIMD (nesting never exceeds their number) and walks the bytes
-/// only when there are more than `limit` of them.
+/// counts opening brackets (nesting never exceeds their number) and walks the bytes only when
+/// there are more than `limit` of them.
 #[must_use]
 pub fn json_deeper_than(bytes: &[u8], limit: usize) -> bool {
-    memchr::memchr2_iter(b'{', b'[', bytes).nth(limit).is_some() && json_depth(bytes) > limit
+    bytes.len() > limit && opening_brackets(bytes) > limit && json_depth(bytes) > limit
+}
+
+/// How many `{` and `[` a text holds. A branch-free count the compiler turns into SIMD compares:
+/// an event has a handful of brackets, and a search that stops at each one cost more than
+/// looking at every byte (`'[' | 0x20 == '{'`, and no other byte maps to `{`).
+fn opening_brackets(bytes: &[u8]) -> usize {
+    bytes.chunks(255).map(|c| c.iter().map(|&b| u8::from(b | 0x20 == b'{')).sum::<u8>() as usize).sum()
 }
 
 /// The deepest nesting of arrays and objects in a JSON text, counting only brackets outside
@@ -173,6 +180,13 @@ mod tests {
         assert_eq!(json_depth(br#"{"a":[1,{"b":"[[[{"}]}"#), 3);
         assert_eq!(json_depth(br#""\"[""#), 0);
         assert_eq!(json_depth(&[b'['; 100_000]), 100_000);
+        assert_eq!(opening_brackets(br#"{"a":[1,{"b":"x"}],"c":"{"}"#), 4);
+        assert_eq!(opening_brackets(&[b'['; 1_000]), 1_000);
+        // Only `{` and `[` count: every other byte, `{`'s and `[`'s neighbours included, does not.
+        let others: Vec<u8> = (0..=255u8).filter(|b| *b != b'{' && *b != b'[').collect();
+        assert_eq!(opening_brackets(&others), 0);
+        assert!(json_deeper_than(&[b'['; 129], 128) && !json_deeper_than(&[b'['; 128], 128));
+        assert!(!json_deeper_than(br#"{"a":"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["}"#, 8));
     }
 
     #[test]

@@ -409,6 +409,9 @@ async fn stream_reply(
     // The run's one Ctrl+C listener (see `interrupt`): heard while events are handled, during
     // a retry wait and before the first byte alike.
     let mut stop = super::interrupt::stop();
+    // One checkpoint timer, moved only when the save it waits for moves (arming a new one
+    // after every read was a timer insert and removal per read).
+    let mut checkpoint = std::pin::pin!(tokio::time::sleep(std::time::Duration::ZERO));
     let handle = |ev: WireEvent, msg: &mut Message, printer: &mut Printer| {
         if let (WireEvent::Retrying { attempt, wait_ms, .. }, Some(hook)) = (&ev, &printer.retry_hook) {
             hook(*attempt, *wait_ms);
@@ -425,6 +428,12 @@ async fn stream_reply(
         apply_wire(msg, ev, now, &mut |e| printer.event(e))
     };
     loop {
+        if rec.is_dirty() {
+            let due = tokio::time::Instant::from_std(rec.save_due());
+            if checkpoint.deadline() != due {
+                checkpoint.as_mut().reset(due);
+            }
+        }
         tokio::select! {
             biased;
             () = stop.fired() => {
@@ -446,7 +455,7 @@ async fn stream_reply(
                 }
             }
             // A reply that stopped changing is still saved within the pacing interval.
-            () = tokio::time::sleep(rec.due_in()), if rec.is_dirty() => rec.streaming(pos, &mut msg),
+            () = &mut checkpoint, if rec.is_dirty() => rec.streaming(pos, &mut msg),
         }
     }
     drop(rx);

@@ -407,10 +407,10 @@ impl Recorder {
         self.dirty
     }
 
-    /// How long until a dirty reply should be saved.
+    /// When a dirty reply should be saved (now, if it was never saved).
     #[must_use]
-    pub fn due_in(&self) -> Duration {
-        self.last_save.map_or(Duration::ZERO, |t| self.interval.saturating_sub(t.elapsed()))
+    pub fn save_due(&self) -> Instant {
+        self.last_save.map_or_else(Instant::now, |t| t + self.interval)
     }
 
     /// Saves a finished reply at once.
