@@ -74,15 +74,16 @@ fn is_forbidden_char(c: char) -> bool {
 fn first_special(s: &str, from: usize, tabs: Tabs) -> Option<usize> {
     const BLOCK: usize = 32;
     let bytes = s.as_bytes();
-    let may_start = |b: u8| b < 0x20 || b == 0x7f || b == 0xc2 || b == 0xd8 || b == 0xe2;
     let mut i = from;
     while i < bytes.len() {
         let end = (i + BLOCK).min(bytes.len());
-        // A block with no byte that may start a special is passed at once: the check has no
-        // early exit, so it compiles to SIMD compares (streamed text is scanned as it grows).
-        if end - i == BLOCK && !bytes[i..end].iter().fold(false, |any, &b| any | may_start(b)) {
-            i = end;
-            continue;
+        // A block with no byte that may start a special is passed at once (streamed text is
+        // scanned as it grows).
+        if let Ok(block) = <&[u8; BLOCK]>::try_from(&bytes[i..end]) {
+            if !block_may_start(block) {
+                i = end;
+                continue;
+            }
         }
         for (j, &b) in bytes.iter().enumerate().take(end).skip(i) {
             match b {
@@ -96,6 +97,18 @@ fn first_special(s: &str, from: usize, tabs: Tabs) -> Option<usize> {
         i = end;
     }
     None
+}
+
+/// Whether any byte of `block` may start a special. Written without an early exit or a
+/// short-circuit, on an array of known length, so that it compiles to SIMD compares: over a
+/// slice with `||` the compiler made it a byte-by-byte loop of branches.
+fn block_may_start(block: &[u8; 32]) -> bool {
+    let mut any = 0u8;
+    for &b in block {
+        any |=
+            u8::from(b < 0x20) | u8::from(b == 0x7f) | u8::from(b == 0xc2) | u8::from(b == 0xd8) | u8::from(b == 0xe2);
+    }
+    any != 0
 }
 
 fn clean(s: &str, tabs: Tabs) -> Cow<'_, str> {
@@ -245,6 +258,15 @@ mod tests {
             for off in 0..100 {
                 let s = format!("{}{special}{}", "a".repeat(off), "b".repeat(40));
                 assert_eq!(first_special(&s, 0, Tabs::Keep), Some(off), "{special:?} at {off}");
+            }
+        }
+        // The block check flags exactly the bytes that may start a special, wherever they are.
+        for b in 0..=255u8 {
+            let starts = b < 0x20 || b == 0x7f || b == 0xc2 || b == 0xd8 || b == 0xe2;
+            for at in 0..32 {
+                let mut block = [b'a'; 32];
+                block[at] = b;
+                assert_eq!(block_may_start(&block), starts, "byte {b:#x} at {at}");
             }
         }
         let allowed = "it\u{2019}s \u{2014} fine\n\t".repeat(20);

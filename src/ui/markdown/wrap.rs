@@ -71,7 +71,8 @@ pub(super) fn wrap(runs: &[Run], width: usize) -> Vec<Spans> {
     for (text, style) in runs {
         let mut rest = text.as_str();
         while !rest.is_empty() {
-            let cut = memchr::memchr2(b' ', b'\n', rest.as_bytes()).unwrap_or(rest.len());
+            // Words are short: a plain loop finds their end sooner than a SIMD search's set-up.
+            let cut = rest.bytes().position(|b| b == b' ' || b == b'\n').unwrap_or(rest.len());
             if cut > 0 {
                 word.push((&rest[..cut], *style));
                 rest = &rest[cut..];
