@@ -137,15 +137,17 @@ impl Sim {
         let mut events: Vec<StreamEvent> = calls
             .iter()
             .enumerate()
-            .map(|(i, (name, args))| StreamEvent::ToolCall {
-                choice: 0,
-                slot: u32::try_from(i).unwrap(),
-                id: Some(format!("call_{i}")),
-                name: Some((*name).into()),
-                arguments: (*args).into(),
-                extra: None,
-                kind: None,
-                index: None,
+            .map(|(i, (name, args))| {
+                StreamEvent::ToolCall(Box::new(palaver::api::event::CallFragment {
+                    choice: 0,
+                    slot: u32::try_from(i).unwrap(),
+                    id: Some(format!("call_{i}")),
+                    name: Some((*name).into()),
+                    arguments: (*args).into(),
+                    extra: None,
+                    kind: None,
+                    index: None,
+                }))
             })
             .collect();
         events.push(StreamEvent::Finish { choice: 0, reason: "tool_calls".into() });

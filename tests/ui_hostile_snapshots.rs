@@ -205,7 +205,7 @@ impl Sim {
     }
 
     fn call(&mut self, id: u64, slot: u32, name: &str, args: &str) {
-        let ev = StreamEvent::ToolCall {
+        let ev = StreamEvent::ToolCall(Box::new(palaver::api::event::CallFragment {
             choice: 0,
             slot,
             id: Some(format!("call_{slot}")),
@@ -214,7 +214,7 @@ impl Sim {
             extra: None,
             kind: None,
             index: None,
-        };
+        }));
         self.chunk(id, vec![ev]);
     }
 

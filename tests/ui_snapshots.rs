@@ -238,14 +238,14 @@ fn error_notice_and_failed_reply() {
     };
     sim.events(
         id,
-        vec![StreamEvent::Error(palaver::api::event::ProviderError {
+        vec![StreamEvent::Error(Box::new(palaver::api::event::ProviderError {
             status: None,
             message: err.message.clone(),
             kind: Some("server_error".into()),
             code: None,
             param: None,
             body: Value::Null,
-        })],
+        }))],
     );
     sim.wire(id, WireEvent::Closed { at_ms: 900 });
     // The failed prompt came back to the composer; clear it and type a bad command.
@@ -281,15 +281,17 @@ fn cancelled_reply() {
 fn tool_call_cards() {
     let mut sim = Sim::new();
     let id = sim.send("what is here?");
-    let call = |slot: u32, id: &str, name: &str, args: &str| StreamEvent::ToolCall {
-        choice: 0,
-        slot,
-        id: Some(id.into()),
-        name: Some(name.into()),
-        arguments: args.into(),
-        extra: None,
-        kind: None,
-        index: None,
+    let call = |slot: u32, id: &str, name: &str, args: &str| {
+        StreamEvent::ToolCall(Box::new(palaver::api::event::CallFragment {
+            choice: 0,
+            slot,
+            id: Some(id.into()),
+            name: Some(name.into()),
+            arguments: args.into(),
+            extra: None,
+            kind: None,
+            index: None,
+        }))
     };
     sim.events(
         id,
@@ -302,7 +304,7 @@ fn tool_call_cards() {
     insta::assert_snapshot!("tool_calls_streaming_80x24", screen);
     sim.events(
         id,
-        vec![StreamEvent::ToolCall {
+        vec![StreamEvent::ToolCall(Box::new(palaver::api::event::CallFragment {
             choice: 0,
             slot: 1,
             id: None,
@@ -311,7 +313,7 @@ fn tool_call_cards() {
             extra: None,
             kind: None,
             index: None,
-        }],
+        }))],
     );
     sim.finish(id, "tool_calls", None);
     sim.snap_all("tool_calls");

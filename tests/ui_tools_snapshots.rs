@@ -97,7 +97,7 @@ impl Sim {
             event: String::new(),
             data: format!("{{\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":{slot}}}]}}}}]}}"),
         };
-        let ev = StreamEvent::ToolCall {
+        let ev = StreamEvent::ToolCall(Box::new(palaver::api::event::CallFragment {
             choice: 0,
             slot,
             id: Some(format!("call_{slot}")),
@@ -106,7 +106,7 @@ impl Sim {
             extra: None,
             kind: None,
             index: None,
-        };
+        }));
         self.chunk(id, vec![frame], vec![ev]);
     }
 

@@ -2,7 +2,7 @@
 //! domain `StreamEvent`s. Tolerant by construction: every field is looked up in an open JSON
 //! map, so a missing or unknown field is never a reason to fail.
 
-use super::event::{ProviderError, ResponseMeta, StreamEvent};
+use super::event::{CallFragment, ProviderError, ResponseMeta, StreamEvent};
 use super::timings::UsageAndTimings;
 use super::wire::{error_from_value, str_field};
 use serde_json::{Map, Value};
@@ -67,7 +67,7 @@ impl ChatMapper {
     /// Maps one chunk object; also used for the non-streaming response (`message` in place of `delta`).
     pub fn map_chunk(&mut self, obj: &Map<String, Value>, out: &mut Vec<StreamEvent>) {
         if is_error_payload(obj) {
-            out.push(StreamEvent::Error(error_from_value(None, &Value::Object(obj.clone()))));
+            out.push(StreamEvent::Error(Box::new(error_from_value(None, &Value::Object(obj.clone())))));
             // OpenRouter puts `finish_reason: "error"` beside the error in a normal chunk.
         }
         self.map_meta(obj, out);
@@ -139,7 +139,7 @@ impl ChatMapper {
             }
         }
         if changed {
-            out.push(StreamEvent::Meta(self.meta.clone()));
+            out.push(StreamEvent::Meta(Box::new(self.meta.clone())));
         }
     }
 
@@ -230,7 +230,7 @@ impl ChatMapper {
         let extra = call.get("extra_content").cloned();
         let local_slot = self.slots[..slot].iter().filter(|s| s.choice == choice).count() as u32;
         if new_id.is_some() || new_name.is_some() || !arguments.is_empty() || extra.is_some() || wire_index.is_some() {
-            out.push(StreamEvent::ToolCall {
+            out.push(StreamEvent::ToolCall(Box::new(CallFragment {
                 choice,
                 slot: local_slot,
                 id: new_id,
@@ -239,7 +239,7 @@ impl ChatMapper {
                 extra,
                 kind: None,
                 index: new_index,
-            });
+            })));
         }
     }
 
@@ -357,18 +357,18 @@ pub fn map_full_response(body: &Value) -> Vec<StreamEvent> {
             let no_choices = obj.get("choices").and_then(Value::as_array).is_none_or(Vec::is_empty);
             if no_choices && !is_error_payload(obj) {
                 // Said as what it is: a whole answer with nothing in it, not a cut stream.
-                out.push(StreamEvent::Error(super::errors::no_choices(body)));
+                out.push(StreamEvent::Error(Box::new(super::errors::no_choices(body))));
                 out.push(StreamEvent::Finish { choice: 0, reason: "error".into() });
             }
         }
-        None => out.push(StreamEvent::Error(ProviderError {
+        None => out.push(StreamEvent::Error(Box::new(ProviderError {
             status: None,
             message: "the provider answered with something that is not a JSON object".into(),
             kind: None,
             code: None,
             param: None,
             body: body.clone(),
-        })),
+        }))),
     }
     out.push(StreamEvent::End);
     out

@@ -402,7 +402,7 @@ async fn read_body(
                     && v.get("output").is_none() =>
             {
                 let err = super::wire::error_from_value(None, &v);
-                vec![StreamEvent::Error(err), StreamEvent::End]
+                vec![StreamEvent::Error(Box::new(err)), StreamEvent::End]
             }
             Ok(v) => {
                 let mut events = super::map_full_response(api, &v);

@@ -30,33 +30,38 @@ pub struct ProviderError {
 /// long: held inline up to 24 bytes, so a delta costs no allocation.
 pub type Delta = compact_str::CompactString;
 
+/// A tool-call fragment for an already resolved slot; `id`, `name` only when newly known.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallFragment {
+    pub choice: u32,
+    pub slot: u32,
+    pub id: Option<String>,
+    pub name: Option<String>,
+    pub arguments: String,
+    /// Provider extras on the call (e.g. Gemini's `extra_content`) to send back next turn.
+    pub extra: Option<Value>,
+    /// What kind of call: `None` is a function call; Responses items name theirs
+    /// (`custom`, `shell`, `local_shell`, `apply_patch`, `mcp_approval`).
+    pub kind: Option<String>,
+    /// The call's `index` on the wire, when newly known: calls are ordered by it at the end,
+    /// whatever order their first fragments arrived in.
+    pub index: Option<u32>,
+}
+
 /// A normalized streaming event.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StreamEvent {
-    /// Response id, model, fingerprint and the like.
-    Meta(ResponseMeta),
+    /// Response id, model, fingerprint and the like (boxed, as `ToolCall`).
+    Meta(Box<ResponseMeta>),
     /// Assistant text for a choice.
     Text { choice: u32, delta: Delta },
     /// Reasoning text (chat `reasoning_content`/`reasoning`, Responses summaries and reasoning text).
     Reasoning { choice: u32, delta: Delta },
     /// Refusal text, distinct from content.
     Refusal { choice: u32, delta: Delta },
-    /// A tool-call fragment for an already resolved slot; `id`, `name` only when newly known.
-    ToolCall {
-        choice: u32,
-        slot: u32,
-        id: Option<String>,
-        name: Option<String>,
-        arguments: String,
-        /// Provider extras on the call (e.g. Gemini's `extra_content`) to send back next turn.
-        extra: Option<Value>,
-        /// What kind of call: `None` is a function call; Responses items name theirs
-        /// (`custom`, `shell`, `local_shell`, `apply_patch`, `mcp_approval`).
-        kind: Option<String>,
-        /// The call's `index` on the wire, when newly known: calls are ordered by it at the end,
-        /// whatever order their first fragments arrived in.
-        index: Option<u32>,
-    },
+    /// A tool-call fragment for an already resolved slot (boxed: it is rare, and the largest
+    /// event; every text delta would otherwise be moved at its size).
+    ToolCall(Box<CallFragment>),
     /// The complete arguments of a call, replacing what the fragments built (Responses `.done`).
     ToolCallArguments { choice: u32, slot: u32, arguments: String },
     /// Usage as sent; the last one wins.
@@ -77,8 +82,8 @@ pub enum StreamEvent {
     Item { index: u32, item: Value, done: bool },
     /// A live change to an output item between `added` and `done` (hosted tool progress).
     ItemUpdate { index: u32, update: ItemUpdate },
-    /// An error frame inside a 200 stream.
-    Error(ProviderError),
+    /// An error frame inside a 200 stream (boxed, as `ToolCall`).
+    Error(Box<ProviderError>),
     /// A payload or event type palaver does not know; kept raw, never fatal.
     Unknown { event: String, raw: Value },
     /// A payload that was not valid JSON; the reply is marked damaged but reading goes on.
@@ -115,5 +120,18 @@ impl ErrorInfo {
     #[must_use]
     pub fn from_provider(e: &ProviderError, kind: &str) -> Self {
         Self { status: e.status, message: e.message.clone(), kind: kind.to_owned(), body: e.body.clone() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_is_small_enough_to_move_in_registers() {
+        // Every text delta is moved a few times on its way from the wire to the screen: the
+        // rare large variants are boxed so that a delta is not moved at their size.
+        let size = std::mem::size_of::<StreamEvent>();
+        assert!(size <= 72, "StreamEvent is {size} bytes");
     }
 }

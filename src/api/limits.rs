@@ -8,7 +8,7 @@
 //! its tool calls and output items), the client before sending (the request body), the tool
 //! registry (one tool's output) and the turn engine (all tool output of one round).
 
-use super::event::{ItemUpdate, StreamEvent};
+use super::event::{CallFragment, ItemUpdate, StreamEvent};
 use serde::Deserialize;
 use std::collections::HashSet;
 
@@ -102,7 +102,8 @@ impl ReplyBudget {
             StreamEvent::Text { delta, .. }
             | StreamEvent::Reasoning { delta, .. }
             | StreamEvent::Refusal { delta, .. } => delta.len(),
-            StreamEvent::ToolCall { choice, slot, arguments, .. } => {
+            StreamEvent::ToolCall(c) => {
+                let CallFragment { choice, slot, arguments, .. } = &**c;
                 if self.calls.insert((*choice, *slot)) && self.calls.len() > l.tool_calls {
                     return Err(Limits::reached("tool_calls", "the reply asked for too many tool calls", l.tool_calls));
                 }
@@ -207,15 +208,17 @@ mod tests {
         let e = b.take(&text("world!")).err().unwrap_or_default();
         assert!(e.contains("reply_bytes = 10") && e.contains("limits = { reply_bytes"), "{e}");
         let mut b = ReplyBudget::new(limits);
-        let call = |slot| StreamEvent::ToolCall {
-            choice: 0,
-            slot,
-            id: None,
-            name: None,
-            arguments: String::new(),
-            extra: None,
-            kind: None,
-            index: None,
+        let call = |slot| {
+            StreamEvent::ToolCall(Box::new(CallFragment {
+                choice: 0,
+                slot,
+                id: None,
+                name: None,
+                arguments: String::new(),
+                extra: None,
+                kind: None,
+                index: None,
+            }))
         };
         assert!(b.take(&call(0)).is_ok() && b.take(&call(1)).is_ok() && b.take(&call(1)).is_ok());
         assert!(b.take(&call(2)).err().unwrap_or_default().contains("tool_calls"));

@@ -167,9 +167,8 @@ impl Redactor {
                     *delta = clean.into();
                 }
             }
-            StreamEvent::ToolCall { arguments, .. } | StreamEvent::ToolCallArguments { arguments, .. } => {
-                self.string(arguments);
-            }
+            StreamEvent::ToolCall(c) => self.string(&mut c.arguments),
+            StreamEvent::ToolCallArguments { arguments, .. } => self.string(arguments),
             StreamEvent::Error(e) => {
                 self.string(&mut e.message);
                 self.value(&mut e.body);

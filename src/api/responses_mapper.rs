@@ -1,7 +1,7 @@
 //! Responses API: routes each event by its JSON `type` (not the `event:` line, which relays
 //! drop) into domain `StreamEvent`s. Unknown event types are kept raw, never fatal.
 
-use super::event::{ItemUpdate, ResponseMeta, StreamEvent};
+use super::event::{CallFragment, ItemUpdate, ResponseMeta, StreamEvent};
 use super::timings::{self, UsageAndTimings};
 use super::wire::{error_from_value, str_field};
 use serde_json::{Map, Value};
@@ -99,7 +99,7 @@ impl ResponsesMapper {
             "response.completed" | "response.incomplete" | "response.failed" => self.map_terminal(obj, out),
             "error" => {
                 self.errored = true;
-                out.push(StreamEvent::Error(error_from_value(None, &Value::Object(obj.clone()))));
+                out.push(StreamEvent::Error(Box::new(error_from_value(None, &Value::Object(obj.clone())))));
             }
             "response.code_interpreter_call_code.delta" => self.append(obj, "code", out),
             "response.mcp_call_arguments.delta" => self.append(obj, "arguments", out),
@@ -174,7 +174,16 @@ impl ResponsesMapper {
         let slot = self.call_slot(&item_id);
         if !known {
             let UserSideCall { id, name, arguments, kind } = call;
-            out.push(StreamEvent::ToolCall { choice: 0, slot, id, name, arguments, extra: None, kind, index: None });
+            out.push(StreamEvent::ToolCall(Box::new(CallFragment {
+                choice: 0,
+                slot,
+                id,
+                name,
+                arguments,
+                extra: None,
+                kind,
+                index: None,
+            })));
         } else if done {
             out.push(StreamEvent::ToolCallArguments { choice: 0, slot, arguments: call.arguments });
         }
@@ -208,7 +217,10 @@ impl ResponsesMapper {
             "failed" => {
                 if !self.errored {
                     let err = response.get("error").cloned().unwrap_or(Value::Null);
-                    out.push(StreamEvent::Error(error_from_value(None, &serde_json::json!({ "error": err }))));
+                    out.push(StreamEvent::Error(Box::new(error_from_value(
+                        None,
+                        &serde_json::json!({ "error": err }),
+                    ))));
                 }
                 "error".to_owned()
             }
@@ -254,7 +266,16 @@ fn user_side_call(obj: &Map<String, Value>) -> Option<UserSideCall> {
 
 /// A piece of a known call's arguments (or a custom call's input).
 fn arguments_fragment(slot: u32, arguments: String) -> StreamEvent {
-    StreamEvent::ToolCall { choice: 0, slot, id: None, name: None, arguments, extra: None, kind: None, index: None }
+    StreamEvent::ToolCall(Box::new(CallFragment {
+        choice: 0,
+        slot,
+        id: None,
+        name: None,
+        arguments,
+        extra: None,
+        kind: None,
+        index: None,
+    }))
 }
 
 fn output_index(obj: &Map<String, Value>) -> u32 {
@@ -280,13 +301,13 @@ fn is_item_progress(t: &str) -> bool {
 
 fn push_meta(r: &Value, out: &mut Vec<StreamEvent>) {
     let s = |k: &str| r.get(k).and_then(Value::as_str).filter(|v| !v.is_empty()).map(str::to_owned);
-    out.push(StreamEvent::Meta(ResponseMeta {
+    out.push(StreamEvent::Meta(Box::new(ResponseMeta {
         id: s("id"),
         model: s("model"),
         created: r.get("created_at").and_then(Value::as_i64),
         system_fingerprint: None,
         service_tier: s("service_tier"),
-    }));
+    })));
 }
 
 /// Maps a complete non-streaming Response object into the events a stream would give.
@@ -336,7 +357,7 @@ pub fn map_full_response(body: &Value) -> Vec<StreamEvent> {
     terminal.insert("type".into(), Value::from("response.completed"));
     terminal.insert("response".into(), body.clone());
     if body.get("error").is_some_and(|e| !e.is_null()) && body.get("status").is_none() {
-        out.push(StreamEvent::Error(error_from_value(None, body)));
+        out.push(StreamEvent::Error(Box::new(error_from_value(None, body))));
         out.push(StreamEvent::Finish { choice: 0, reason: "error".into() });
         out.push(StreamEvent::End);
         return out;

@@ -75,15 +75,17 @@ fn reply_with_calls(s: &mut State, id: u64, calls: &[(&str, &str, Option<&str>)]
     let mut events: Vec<StreamEvent> = calls
         .iter()
         .enumerate()
-        .map(|(i, (name, args, kind))| StreamEvent::ToolCall {
-            choice: 0,
-            slot: u32::try_from(i).unwrap_or(0),
-            id: Some(format!("call_{i}")),
-            name: Some((*name).to_owned()),
-            arguments: (*args).to_owned(),
-            extra: None,
-            kind: kind.map(str::to_owned),
-            index: None,
+        .map(|(i, (name, args, kind))| {
+            StreamEvent::ToolCall(Box::new(crate::api::event::CallFragment {
+                choice: 0,
+                slot: u32::try_from(i).unwrap_or(0),
+                id: Some(format!("call_{i}")),
+                name: Some((*name).to_owned()),
+                arguments: (*args).to_owned(),
+                extra: None,
+                kind: kind.map(str::to_owned),
+                index: None,
+            }))
         })
         .collect();
     events.push(StreamEvent::Finish { choice: 0, reason: "tool_calls".into() });

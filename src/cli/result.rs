@@ -12,8 +12,8 @@ pub fn event_line(ev: &StreamEvent) -> Option<Value> {
         StreamEvent::Text { choice, delta } => json!({"type": "text", "choice": choice, "delta": delta}),
         StreamEvent::Reasoning { choice, delta } => json!({"type": "reasoning", "choice": choice, "delta": delta}),
         StreamEvent::Refusal { choice, delta } => json!({"type": "refusal", "choice": choice, "delta": delta}),
-        StreamEvent::ToolCall { choice, slot, id, name, arguments, .. } => json!({"type": "tool_call_delta",
-            "choice": choice, "index": slot, "id": id, "name": name, "arguments": arguments}),
+        StreamEvent::ToolCall(c) => json!({"type": "tool_call_delta",
+            "choice": c.choice, "index": c.slot, "id": c.id, "name": c.name, "arguments": c.arguments}),
         StreamEvent::Usage(u) => json!({"type": "usage", "usage": UsageView::result_json(u)}),
         StreamEvent::PromptFilter(pf) => json!({"type": "prompt_filter", "prompt_filter": pf}),
         StreamEvent::ContentFilter { choice, results } => {

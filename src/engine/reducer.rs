@@ -3,7 +3,7 @@
 
 use super::message::{Choice, ErrorInfo, Message, MessageStatus, RawFrame, ToolCall, ToolStatus};
 use super::safety::merge_filter;
-use crate::api::event::{ItemUpdate, StreamEvent};
+use crate::api::event::{CallFragment, ItemUpdate, StreamEvent};
 
 /// Raw frames kept per message for the inspector; past this, frames are only counted, so a
 /// long stream's memory is its text and not its wire bytes.
@@ -13,7 +13,7 @@ pub use crate::api::limits::RAW_FRAME_BUDGET;
 pub fn apply(msg: &mut Message, event: StreamEvent, now_ms: u64) {
     msg.revision += 1;
     match event {
-        StreamEvent::Meta(meta) => msg.meta = meta,
+        StreamEvent::Meta(meta) => msg.meta = *meta,
         StreamEvent::Text { choice, delta } => {
             first_token(msg, now_ms);
             msg.choice_mut(choice).content.push_str(&delta);
@@ -26,7 +26,8 @@ pub fn apply(msg: &mut Message, event: StreamEvent, now_ms: u64) {
             first_token(msg, now_ms);
             msg.choice_mut(choice).refusal.push_str(&delta);
         }
-        StreamEvent::ToolCall { choice, slot, id, name, arguments, extra, kind, index } => {
+        StreamEvent::ToolCall(c) => {
+            let CallFragment { choice, slot, id, name, arguments, extra, kind, index } = *c;
             first_token(msg, now_ms);
             let call = call_slot(msg.choice_mut(choice), slot);
             if index.is_some() {

@@ -74,15 +74,17 @@ fn calls(s: &mut State, g: u64, column: usize, id: u64, list: &[(&str, &str)]) -
     let mut events: Vec<StreamEvent> = list
         .iter()
         .enumerate()
-        .map(|(i, (name, args))| StreamEvent::ToolCall {
-            choice: 0,
-            slot: u32::try_from(i).unwrap_or(0),
-            id: Some(format!("call_{column}_{i}")),
-            name: Some((*name).to_owned()),
-            arguments: (*args).to_owned(),
-            extra: None,
-            kind: None,
-            index: None,
+        .map(|(i, (name, args))| {
+            StreamEvent::ToolCall(Box::new(crate::api::event::CallFragment {
+                choice: 0,
+                slot: u32::try_from(i).unwrap_or(0),
+                id: Some(format!("call_{column}_{i}")),
+                name: Some((*name).to_owned()),
+                arguments: (*args).to_owned(),
+                extra: None,
+                kind: None,
+                index: None,
+            }))
         })
         .collect();
     events.push(StreamEvent::Finish { choice: 0, reason: "tool_calls".into() });
