@@ -337,17 +337,17 @@ fn last_word(line: &str, from: usize) -> Option<usize> {
 
 /// Splits text into runs of spaces and runs of non-spaces. (A space byte is never part of a
 /// longer UTF-8 sequence, so the runs are found byte by byte.)
-fn tokens(s: &str) -> Vec<(&str, bool)> {
+/// They are handed out one by one: a long answer's frame places tens of thousands of them.
+fn tokens(s: &str) -> impl Iterator<Item = (&str, bool)> {
     let b = s.as_bytes();
-    let mut out = Vec::new();
     let mut start = 0;
-    while start < b.len() {
-        let space = b[start] == b' ';
+    std::iter::from_fn(move || {
+        let space = *b.get(start)? == b' ';
         let end = b[start..].iter().position(|&c| (c == b' ') != space).map_or(b.len(), |i| start + i);
-        out.push((&s[start..end], space));
+        let token = (&s[start..end], space);
         start = end;
-    }
-    out
+        Some(token)
+    })
 }
 
 #[cfg(test)]
