@@ -123,6 +123,17 @@ fn wrap_runs(runs: &[Run], width: usize, shortcut: bool) -> Vec<Spans> {
     w.lines
 }
 
+/// Where [`Wrapper::placement`] puts a word.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Placement {
+    /// On the current line, after its gap.
+    AfterGap,
+    /// After its gap on the current line, cut where it overflows (too long for any line).
+    CutAfterGap,
+    /// At the start of a line, its gap dropped (cut there if too long for any line).
+    LineStart,
+}
+
 struct Wrapper {
     width: usize,
     lines: Vec<Spans>,
@@ -136,6 +147,23 @@ impl Wrapper {
         self.cur_w = 0;
     }
 
+    /// The greedy wrap's one rule, for a word `word_w` wide after a gap `space_w` wide: ends
+    /// the current line when the word goes to the next one, and says where the word goes.
+    fn placement(&mut self, space_w: usize, word_w: usize) -> Placement {
+        if self.cur_w > 0 {
+            if self.cur_w + space_w + word_w <= self.width {
+                return Placement::AfterGap;
+            }
+            if word_w > self.width && self.cur_w + space_w < self.width {
+                // Too long for any line: start it here rather than waste the rest of
+                // this one (this is also what keeps unspaced CJK text flowing).
+                return Placement::CutAfterGap;
+            }
+            self.newline();
+        }
+        Placement::LineStart
+    }
+
     /// Places the pending word (and the spaces before it), then clears both.
     fn place(&mut self, word: &mut Vec<(&str, Style)>, spaces: &mut Vec<(&str, Style)>) {
         if word.is_empty() {
@@ -143,64 +171,41 @@ impl Wrapper {
         }
         let word_w: usize = word.iter().map(|(t, _)| cols(t)).sum();
         let space_w: usize = spaces.iter().map(|(t, _)| cols(t)).sum();
-        if self.cur_w > 0 {
-            if self.cur_w + space_w + word_w <= self.width {
-                for (t, s) in spaces.iter().chain(word.iter()) {
-                    push(&mut self.cur, t, *s);
-                }
-                self.cur_w += space_w + word_w;
-                word.clear();
-                spaces.clear();
-                return;
-            }
-            if word_w <= self.width || self.cur_w + space_w >= self.width {
-                self.newline();
-            } else {
-                // Too long for any line: start it here rather than waste the rest of
-                // this one (this is also what keeps unspaced CJK text flowing).
-                for (t, s) in spaces.iter() {
-                    push(&mut self.cur, t, *s);
-                }
-                self.cur_w += space_w;
-            }
-        }
-        spaces.clear();
-        if self.cur_w == 0 && word_w <= self.width {
-            for (t, s) in word.iter() {
+        let placement = self.placement(space_w, word_w);
+        if placement != Placement::LineStart {
+            for (t, s) in spaces.iter() {
                 push(&mut self.cur, t, *s);
             }
-            self.cur_w = word_w;
-        } else {
+            self.cur_w += space_w;
+        }
+        if placement == Placement::CutAfterGap || word_w > self.width {
             for (t, s) in word.iter() {
                 self.break_text(t, *s);
             }
+        } else {
+            for (t, s) in word.iter() {
+                push(&mut self.cur, t, *s);
+            }
+            self.cur_w += word_w;
         }
         word.clear();
+        spaces.clear();
     }
 
     /// [`Self::place`] for one word after a gap of spaces, in one style, lying side by side:
     /// `joined` is the gap (`gap` bytes) and the word.
     fn place_word(&mut self, joined: &str, gap: usize, style: Style) {
-        let word = &joined[gap..];
-        let word_w = cols(word);
-        if self.cur_w > 0 {
-            if self.cur_w + gap + word_w <= self.width {
-                push(&mut self.cur, joined, style);
-                self.cur_w += gap + word_w;
-                return;
-            }
-            if word_w <= self.width || self.cur_w + gap >= self.width {
-                self.newline();
-            } else {
-                push(&mut self.cur, &joined[..gap], style);
-                self.cur_w += gap;
-            }
-        }
-        if self.cur_w == 0 && word_w <= self.width {
-            push(&mut self.cur, word, style);
-            self.cur_w = word_w;
+        let word_w = cols(&joined[gap..]);
+        let placement = self.placement(gap, word_w);
+        // The gap goes on the line unless the word starts one.
+        let from = if placement == Placement::LineStart { gap } else { 0 };
+        self.cur_w += gap - from;
+        if placement == Placement::CutAfterGap || word_w > self.width {
+            push(&mut self.cur, &joined[from..gap], style);
+            self.break_text(&joined[gap..], style);
         } else {
-            self.break_text(word, style);
+            push(&mut self.cur, &joined[from..], style);
+            self.cur_w += word_w;
         }
     }
 
