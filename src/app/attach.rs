@@ -18,7 +18,9 @@ pub enum AttachMsg {
     /// Tab completion of `/attach PATH`: the draft it was asked for, the completed draft, and
     /// the names that still match when more than one does.
     Completed { typed: String, draft: Option<String>, candidates: Vec<String> },
-    /// The system viewer could not be started.
+    /// The system viewer was started on this file.
+    Opened(std::path::PathBuf),
+    /// The system viewer could not show the image: why, and where the file is.
     OpenFailed(String),
 }
 
@@ -186,7 +188,12 @@ impl State {
                     self.flash("no file matches");
                 }
             }
-            AttachMsg::OpenFailed(e) => self.flash_error(e),
+            AttachMsg::Opened(path) => self.flash(format!("opened {} in the system viewer", path.display())),
+            AttachMsg::OpenFailed(e) => {
+                // The whole reason and path, wrapped in the transcript: a status line would cut them.
+                self.transcript.push_notice(crate::app::transcript::NoticeKind::Error, e);
+                self.flash_error("the image could not be opened: see why in the transcript");
+            }
         }
     }
 }
@@ -337,6 +344,25 @@ mod tests {
         let mut fx = Vec::new();
         s.open_image(&mut fx);
         assert!(fx.is_empty(), "{fx:?}");
+    }
+
+    #[test]
+    fn a_viewer_that_fails_is_said_with_the_file() {
+        let mut s = test_state();
+        s.apply(Msg::Attach(AttachMsg::OpenFailed(
+            "cannot open the image: xdg-open failed (exit 3); the file is /d/open/ab.png".into(),
+        )));
+        let notice = s.transcript.cells.iter().rev().find_map(|c| match c {
+            crate::app::transcript::Cell::Notice(n) => Some(n.text.clone()),
+            crate::app::transcript::Cell::Message(_) => None,
+        });
+        assert!(
+            notice.is_some_and(|t| t.contains("exit 3") && t.contains("/d/open/ab.png")),
+            "the reason and the path stay readable"
+        );
+        assert!(s.flash.as_ref().is_some_and(|f| f.error));
+        s.apply(Msg::Attach(AttachMsg::Opened("/d/open/ab.png".into())));
+        assert!(s.flash.as_ref().is_some_and(|f| !f.error && f.text.contains("/d/open/ab.png")));
     }
 
     #[test]

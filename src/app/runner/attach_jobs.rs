@@ -21,7 +21,7 @@ impl Runner {
                     AttachMsg::Completed { typed, draft, candidates }
                 }
                 AttachEffect::Open(source) => match open(source) {
-                    Ok(()) => return,
+                    Ok(path) => AttachMsg::Opened(path),
                     Err(e) => AttachMsg::OpenFailed(e),
                 },
             };
@@ -38,9 +38,14 @@ fn expand_home(spec: &str) -> String {
     }
 }
 
+/// How long the opener is watched for a failure before it is taken to have started a viewer
+/// (`xdg-open` returns at once on most desktops; where it runs the viewer itself, it waits).
+const OPENER_WATCH: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// Writes the image where a viewer can read it (`<data dir>/open/`, named by its hash) and
-/// starts the platform's opener without waiting for it.
-fn open(source: ImageSource) -> Result<(), String> {
+/// starts the platform's opener; answers where the file is, or why it could not be shown
+/// (naming the file, so the user can open it another way).
+fn open(source: ImageSource) -> Result<std::path::PathBuf, String> {
     let path = match source {
         // Checked again here: the file must still be one palaver saved.
         ImageSource::File(p) => crate::engine::images::saved_image(&p.to_string_lossy())
@@ -49,16 +54,57 @@ fn open(source: ImageSource) -> Result<(), String> {
             write_for_viewer(&crate::config::Paths::from_env().data_dir.join("open"), &name, data.bytes())?
         }
     };
+    let vars = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).is_some();
+    launch(&path, cfg!(target_os = "macos") || vars("DISPLAY") || vars("WAYLAND_DISPLAY"))
+        .map_err(|why| format!("cannot open the image: {why}; the file is {}", path.display()))?;
+    Ok(path)
+}
+
+/// Starts the opener on `path` and watches it for a little while: a missing opener, one that
+/// exits with a failure (no application for the type, no display) or no display at all is an
+/// error saying which.
+fn launch(path: &std::path::Path, display: bool) -> Result<(), String> {
+    use std::io::Read as _;
+    if !display {
+        return Err("no graphical display (DISPLAY and WAYLAND_DISPLAY are not set)".into());
+    }
     let opener = if cfg!(target_os = "macos") { "open" } else { "xdg-open" };
-    std::process::Command::new(opener)
-        .arg(&path)
+    let mut child = std::process::Command::new(opener)
+        .arg(path)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
         .spawn()
-        // Waited for on this blocking thread (never the UI task), so no zombie is left behind.
-        .map(|mut child| drop(child.wait()))
-        .map_err(|e| format!("cannot start {opener} for {}: {e}", path.display()))
+        .map_err(|e| format!("cannot start {opener}: {e}"))?;
+    let started = std::time::Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => return Ok(()),
+            Ok(Some(status)) => {
+                let mut said = Vec::new();
+                if let Some(err) = child.stderr.take() {
+                    let _ = err.take(4096).read_to_end(&mut said);
+                }
+                let said = String::from_utf8_lossy(&said);
+                let said = crate::text::sanitize::sanitize(&said).split_whitespace().collect::<Vec<_>>().join(" ");
+                let code = status.code().map_or_else(|| "a signal".to_owned(), |c| c.to_string());
+                return Err(if said.is_empty() {
+                    format!("{opener} failed (exit {code})")
+                } else {
+                    format!("{opener} failed (exit {code}): {said}")
+                });
+            }
+            Ok(None) if started.elapsed() < OPENER_WATCH => std::thread::sleep(std::time::Duration::from_millis(50)),
+            // Still running: it is the viewer, or an opener waiting on one. Reaped on this
+            // blocking thread (never the UI task), so no zombie is left behind.
+            Ok(None) => {
+                drop(child.stderr.take());
+                let _ = child.wait();
+                return Ok(());
+            }
+            Err(e) => return Err(format!("cannot wait for {opener}: {e}")),
+        }
+    }
 }
 
 /// Writes `bytes` to `<dir>/<sha256>.<ext>` for a viewer: the extension from the bytes (png,
@@ -105,6 +151,18 @@ fn write_for_viewer(dir: &std::path::Path, name: &str, bytes: &[u8]) -> Result<s
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_opener_that_cannot_show_the_image_says_why() {
+        let p = std::path::Path::new("/nonexistent/palaver-test/a.png");
+        let e = launch(p, false).unwrap_err();
+        assert!(e.contains("no graphical display"), "{e}");
+        // With a display named, the platform opener runs: where it is missing or fails (as on a
+        // machine with no desktop), the answer says which and how.
+        if let Err(e) = launch(p, true) {
+            assert!(e.contains("xdg-open") || e.contains("open"), "{e}");
+        }
+    }
 
     #[test]
     fn the_viewer_gets_a_private_file_named_by_the_bytes() {
