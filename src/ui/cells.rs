@@ -281,10 +281,6 @@ pub fn header(state: &State, m: &Message, index: usize) -> Line<'static> {
     if m.role() == Role::Assistant {
         let t = &m.timing;
         match m.status {
-            MessageStatus::Waiting => {
-                meta.push((format!("{} waiting", spinner(state.now_ms)), theme.style(R::StatusStreaming)))
-            }
-            MessageStatus::Streaming => meta.push(("● streaming".to_owned(), theme.style(R::StatusStreaming))),
             MessageStatus::Complete => {
                 if let Some(total) = t.total_ms {
                     meta.push((fmt::duration(total), dim));
@@ -294,9 +290,7 @@ pub fn header(state: &State, m: &Message, index: usize) -> Line<'static> {
                     meta.push((format!("{} tokens", fmt::thousands(n)), dim));
                 }
             }
-            MessageStatus::Cancelled => meta.push(("cancelled".to_owned(), theme.style(R::Warning))),
-            MessageStatus::Failed => meta.push(("failed".to_owned(), theme.style(R::Error))),
-            MessageStatus::Interrupted => meta.push(("interrupted".to_owned(), theme.style(R::Error))),
+            _ => meta.extend(status_word(m, state.now_ms).map(|(w, role)| (w, theme.style(role)))),
         }
     }
     if state.editing == Some(m.id) {
@@ -312,4 +306,54 @@ pub fn header(state: &State, m: &Message, index: usize) -> Line<'static> {
         spans.push(Span::styled(text, style));
     }
     Line::from(spans)
+}
+
+/// The word a reply's header shows for a state other than complete: the spinner while it
+/// waits, and for one that ended early what ended it (a connect failure is not "interrupted").
+#[must_use]
+pub fn status_word(m: &crate::engine::Message, now_ms: u64) -> Option<(String, R)> {
+    let word = match m.status {
+        MessageStatus::Complete => return None,
+        MessageStatus::Waiting => return Some((format!("{} waiting", spinner(now_ms)), R::StatusStreaming)),
+        MessageStatus::Streaming => return Some(("● streaming".to_owned(), R::StatusStreaming)),
+        MessageStatus::Cancelled => return Some(("cancelled".to_owned(), R::Warning)),
+        MessageStatus::Failed => "failed",
+        MessageStatus::Interrupted => match m.error.as_ref().map(|e| e.kind.as_str()) {
+            Some("connect") => "could not connect",
+            Some("connect_timeout") => "connect timed out",
+            Some("first_byte_timeout") => "no response",
+            Some("idle_timeout") => "stalled",
+            Some("redirect") => "redirect refused",
+            Some("request") => "request failed",
+            Some("truncated") => "cut off",
+            Some("limit") => "over a limit",
+            _ => "interrupted",
+        },
+    };
+    Some((word.to_owned(), R::Error))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::message::{ErrorInfo, Message};
+
+    fn ended(kind: &str) -> Message {
+        let mut m = Message::assistant_pending();
+        m.status = MessageStatus::Interrupted;
+        m.error =
+            Some(ErrorInfo { status: None, message: String::new(), kind: kind.into(), body: serde_json::Value::Null });
+        m
+    }
+
+    #[test]
+    fn what_ended_a_reply_is_named() {
+        let word = |m: &Message| status_word(m, 0).map(|(w, _)| w);
+        assert_eq!(word(&ended("connect")).as_deref(), Some("could not connect"));
+        assert_eq!(word(&ended("idle_timeout")).as_deref(), Some("stalled"));
+        assert_eq!(word(&ended("something new")).as_deref(), Some("interrupted"));
+        let mut done = ended("connect");
+        done.status = MessageStatus::Complete;
+        assert_eq!(word(&done), None);
+    }
 }

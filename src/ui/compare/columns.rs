@@ -216,14 +216,8 @@ fn header(state: &State, m: &Message, hidden: Option<&str>) -> Line<'static> {
             };
             let mut spans = vec![Span::styled(name, theme.style(R::Assistant).add_modifier(Modifier::BOLD))];
             let meta = match m.status {
-                MessageStatus::Waiting => {
-                    Some((format!("{} waiting", cells::spinner(state.now_ms)), R::StatusStreaming))
-                }
-                MessageStatus::Streaming => Some(("● streaming".to_owned(), R::StatusStreaming)),
                 MessageStatus::Complete => m.timing.total_ms.map(|t| (fmt::duration(t), R::Dim)),
-                MessageStatus::Cancelled => Some(("cancelled".to_owned(), R::Warning)),
-                MessageStatus::Failed => Some(("failed".to_owned(), R::Error)),
-                MessageStatus::Interrupted => Some(("interrupted".to_owned(), R::Error)),
+                _ => cells::status_word(m, state.now_ms),
             };
             if let Some((text, role)) = meta {
                 spans.push(Span::styled(" · ", dim));
