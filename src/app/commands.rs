@@ -44,6 +44,9 @@ pub enum Command {
     Tools(Option<String>),
     /// `/attach PATH|URL` attaches a file or image to the next message.
     Attach(Option<String>),
+    /// `/mouse [on|off]`: capture the mouse (wheel, clicks) or leave it to the terminal's own
+    /// selection; alone it switches.
+    Mouse(Option<String>),
 }
 
 /// (command, argument, description) for help and the palette.
@@ -71,6 +74,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "offer tools to the model: auto runs read-only ones, ask asks for every call, none offers none",
     ),
     ("/attach", "PATH|URL", "attach a file or image to the next message (Tab completes the path; alt+x removes)"),
+    ("/mouse", "on|off", "capture the mouse (wheel, clicks) or leave it to the terminal, so text can be selected"),
     ("/help", "", "keys and commands"),
 ];
 
@@ -103,6 +107,7 @@ pub fn parse(line: &str) -> Option<Result<Command, String>> {
             None => return Some(Err("usage: /set KEY VALUE (e.g. /set reasoning.summary auto)".into())),
         },
         "/tools" => Command::Tools(arg),
+        "/mouse" => Command::Mouse(arg),
         // The rest of the line is the path, spaces and all.
         "/attach" | "/a" => Command::Attach(Some(rest.trim().to_owned()).filter(|r| !r.is_empty())),
         "/unset" => match arg {
@@ -186,6 +191,7 @@ impl State {
                 },
             },
             Command::Attach(spec) => self.attach_command(spec, fx),
+            Command::Mouse(arg) => self.mouse_command(arg.as_deref(), fx),
             Command::Unset(key) => {
                 if crate::engine::request::unset_option(&mut self.target.request_extra, &key) {
                     self.notice(format!("request option {key} removed"));
@@ -242,6 +248,32 @@ impl State {
         self.set_tool_mode(next);
     }
 
+    /// `/mouse on|off` (alone: the other one). Off, the terminal selects text itself; the wheel
+    /// then scrolls the terminal, not the transcript, so the keys that scroll are named.
+    fn mouse_command(&mut self, arg: Option<&str>, fx: &mut Vec<Effect>) {
+        let on = match arg {
+            None => !self.mouse,
+            Some("on") => true,
+            Some("off") => false,
+            Some(other) => {
+                self.notice_error(format!("/mouse takes on or off, not {other}"));
+                return;
+            }
+        };
+        self.mouse = on;
+        fx.push(Effect::Mouse(on));
+        if on {
+            self.flash("mouse on: the wheel scrolls, a click selects · /mouse off to select text");
+        } else {
+            let keys = format!(
+                "{}/{}",
+                self.keymap.hint(super::keymap::Action::PageUp),
+                self.keymap.hint(super::keymap::Action::PageDown)
+            );
+            self.flash(format!("mouse off: select text with the mouse · {keys} scroll · /mouse on"));
+        }
+    }
+
     fn notice(&mut self, text: impl Into<String>) {
         self.transcript.push_notice(NoticeKind::Info, text);
         self.scroll_bottom();
@@ -270,7 +302,7 @@ impl State {
         for mode in ["auto", "ask", "none"] {
             add(format!("/tools {mode}"), "offer tools to the model (or not)", format!("/tools {mode}"));
         }
-        let listed = ["/panels", "/clear", "/new", "/history", "/help"];
+        let listed = ["/panels", "/mouse", "/clear", "/new", "/history", "/help"];
         for (cmd, _, desc) in COMMANDS.iter().filter(|c| listed.contains(&c.0)) {
             add((*cmd).to_owned(), desc, (*cmd).to_owned());
         }

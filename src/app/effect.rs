@@ -21,6 +21,10 @@ pub enum Effect {
     LoadTheme(String),
     /// Leave the app.
     Quit,
+    /// Capture the mouse (true) or leave it to the terminal's own selection (false).
+    Mouse(bool),
+    /// Remember the theme chosen with `/theme` for the next start (a file in the data directory).
+    RememberTheme(String),
     /// Run or stop a tool, or do the tool loop's disk and terminal work (see `tools.rs`).
     Tools(super::tools::ToolEffect),
     /// Start or stop a compare column's request, or switch the chat to a kept column's endpoint.

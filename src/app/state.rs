@@ -115,6 +115,8 @@ pub struct State {
     pub keymap: KeyMap,
     pub theme: Theme,
     pub theme_name: String,
+    /// Whether the mouse is captured (`mouse` in config.toml, `/mouse`).
+    pub mouse: bool,
     pub overlays: Vec<Overlay>,
     pub focus: Focus,
     /// The selected cell (by id).
@@ -179,6 +181,7 @@ impl State {
             keymap,
             theme,
             theme_name: theme_name.to_owned(),
+            mouse: true,
             overlays: Vec::new(),
             focus: Focus::Composer,
             selected: None,
@@ -212,6 +215,7 @@ impl State {
         for w in s.cfg.warnings.clone() {
             s.transcript.push_notice(NoticeKind::Error, w);
         }
+        s.mouse = s.cfg.mouse.unwrap_or(true);
         s.restyle_composer();
         s
     }
@@ -261,6 +265,7 @@ impl State {
                 self.dirty = true;
                 match theme {
                     Ok(t) => {
+                        fx.push(Effect::RememberTheme(name.clone()));
                         self.theme = *t.0;
                         self.theme_name.clone_from(&name);
                         self.restyle_composer();

@@ -109,8 +109,19 @@ pub fn show(g: &Global, cfg: &Config, paths: &Paths) -> String {
     for (k, v, from) in next_run(g, cfg) {
         let _ = writeln!(s, "  {k:<10} {v:<36} {from}");
     }
-    let theme = cfg.theme.clone().map_or(("dark".to_owned(), "default"), |t| (t, "theme in config.toml"));
+    let remembered = crate::config::remembered::Remembered::load(paths).theme;
+    let theme = match (remembered, cfg.theme.clone()) {
+        (Some(t), _) => {
+            (t, format!("/theme, remembered in {}", crate::config::remembered::Remembered::file(paths).display()))
+        }
+        (None, Some(t)) => (t, "theme in config.toml".to_owned()),
+        (None, None) => ("dark".to_owned(), "default".to_owned()),
+    };
     let _ = writeln!(s, "  {:<10} {:<36} {}", "theme", theme.0, theme.1);
+    let mouse = cfg.mouse.map_or(("captured", "default"), |m| {
+        (if m { "captured" } else { "left to the terminal" }, "mouse in config.toml")
+    });
+    let _ = writeln!(s, "  {:<10} {:<36} {}", "mouse", mouse.0, mouse.1);
     let prose =
         cfg.prose_width.map_or(("100".to_owned(), "default"), |w| (w.to_string(), "prose_width in config.toml"));
     let _ = writeln!(s, "  {:<10} {:<36} {}", "prose", format!("{} columns at most", prose.0), prose.1);

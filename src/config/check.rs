@@ -5,7 +5,7 @@
 
 /// The keys palaver reads at the top of `config.toml`.
 pub const TOP: &[&str] =
-    &["default_provider", "theme", "workspace", "prose_width", "providers", "models", "tools", "mcp", "keys"];
+    &["default_provider", "theme", "workspace", "prose_width", "mouse", "providers", "models", "tools", "mcp", "keys"];
 /// The keys of a `[providers.NAME]` table.
 pub const PROVIDER: &[&str] = &[
     "base_url",

@@ -6,6 +6,7 @@ pub mod attachments;
 pub mod check;
 pub mod paths;
 pub mod provider;
+pub mod remembered;
 pub mod theme;
 
 use serde::Deserialize;
@@ -79,6 +80,9 @@ pub struct Config {
     pub workspace: Option<std::path::PathBuf>,
     /// Widest that prose is wrapped on a wide terminal, in columns (default 100; 0 for no limit).
     pub prose_width: Option<u16>,
+    /// Whether the chat screen captures the mouse (wheel, clicks); `false` leaves it to the
+    /// terminal, so its own text selection works (default true; `/mouse` switches while it runs).
+    pub mouse: Option<bool>,
     /// Whether a `config.toml` was actually read.
     #[serde(skip)]
     pub loaded_from: Option<std::path::PathBuf>,

@@ -72,7 +72,9 @@ async fn launch(
 ) -> u8 {
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let themes_dir = paths.themes_dir();
-    let wanted = cfg.theme.clone().unwrap_or_else(|| "dark".to_owned());
+    // A theme chosen with `/theme` is newer than the config file's.
+    let remembered = crate::config::remembered::Remembered::load(&paths).theme;
+    let wanted = remembered.or_else(|| cfg.theme.clone()).unwrap_or_else(|| "dark".to_owned());
     let (theme, theme_name, theme_error) = match Theme::load(&wanted, Some(&themes_dir), no_color) {
         Ok(t) => (t, wanted, None),
         Err(e) => match Theme::load("dark", None, no_color) {
@@ -99,7 +101,7 @@ async fn launch(
         Ok(s) => s,
         Err(code) => return code,
     };
-    let guard = match TerminalGuard::enter() {
+    let guard = match TerminalGuard::enter(state.mouse) {
         Ok(g) => g,
         Err(e) => {
             eprintln!("palaver: cannot take over the terminal: {e}");
@@ -142,6 +144,7 @@ async fn launch(
         store,
         compare,
         images_tx,
+        paths: paths.clone(),
     };
     let status = app.run(rx, images_rx).await;
     if let Some(input) = app.input.take() {
@@ -194,6 +197,8 @@ struct Loop {
     compare: ColumnRunner,
     /// Pictures made on blocking threads come back here (see `ui::images`).
     images_tx: UnboundedSender<(crate::ui::images::Key, crate::ui::images::Picture)>,
+    /// Where remembered choices are written.
+    paths: Paths,
 }
 
 impl Loop {
@@ -303,6 +308,20 @@ impl Loop {
                 }
                 // The state already says so; the loop ends after this burst.
                 Effect::Quit => {}
+                Effect::Mouse(on) => {
+                    // A terminal that cannot be written to fails the next draw loudly.
+                    let _ = self.guard.set_mouse(on);
+                }
+                Effect::RememberTheme(name) => {
+                    let (paths, tx) = (self.paths.clone(), self.tx.clone());
+                    tokio::task::spawn_blocking(move || {
+                        let mut r = crate::config::remembered::Remembered::load(&paths);
+                        r.theme = Some(name);
+                        if let Err(e) = r.save(&paths) {
+                            let _ = tx.send(Msg::Store(crate::app::persist::StoreMsg::Notice { error: true, text: e }));
+                        }
+                    });
+                }
                 Effect::Persist(op) => self.store.run(op),
                 Effect::Compare(e) => self.compare.run(e, &mut self.runner),
                 Effect::Tools(ToolEffect::EditArgs(draft)) => {

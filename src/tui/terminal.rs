@@ -19,6 +19,9 @@ use std::sync::{Mutex, Once, PoisonError};
 
 /// Whether the screen is in palaver's modes (so restoring twice is harmless).
 static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// Whether the mouse is captured while the screen is palaver's (`mouse = false` leaves it to the
+/// terminal's own selection).
+static MOUSE: AtomicBool = AtomicBool::new(true);
 /// Whether the kitty keyboard flags were pushed (and must be popped).
 static KITTY: AtomicBool = AtomicBool::new(false);
 static HOOK: Once = Once::new();
@@ -32,12 +35,13 @@ pub struct TerminalGuard {
 }
 
 impl TerminalGuard {
-    /// Takes over the terminal.
+    /// Takes over the terminal, capturing the mouse or not.
     ///
     /// # Errors
     /// When the terminal cannot be put in raw mode or written to.
-    pub fn enter() -> io::Result<Self> {
+    pub fn enter(mouse: bool) -> io::Result<Self> {
         install_panic_hook();
+        MOUSE.store(mouse, Ordering::SeqCst);
         enter_modes()?;
         // Every failure from here on must give the terminal back: an error that returned early
         // once left the shell in raw mode (`-echo -icanon`) until `stty sane`.
@@ -66,6 +70,19 @@ impl TerminalGuard {
     pub fn resume(&mut self) -> io::Result<()> {
         enter_modes()?;
         self.terminal.clear()
+    }
+
+    /// Captures the mouse or gives it back to the terminal (kept across `suspend`/`resume`).
+    ///
+    /// # Errors
+    /// When writing to the terminal fails.
+    pub fn set_mouse(&mut self, on: bool) -> io::Result<()> {
+        MOUSE.store(on, Ordering::SeqCst);
+        if on {
+            execute!(self.terminal.backend_mut(), EnableMouseCapture)
+        } else {
+            execute!(self.terminal.backend_mut(), DisableMouseCapture)
+        }
     }
 
     /// Draws one frame inside a synchronized update.
@@ -103,7 +120,10 @@ fn enter_modes() -> io::Result<()> {
     enable_raw_mode()?;
     ACTIVE.store(true, Ordering::SeqCst);
     let mut out = io::stdout();
-    let entered = execute!(out, EnterAlternateScreen, EnableMouseCapture, EnableBracketedPaste, cursor::Hide);
+    let mut entered = execute!(out, EnterAlternateScreen, EnableBracketedPaste, cursor::Hide);
+    if entered.is_ok() && MOUSE.load(Ordering::SeqCst) {
+        entered = execute!(out, EnableMouseCapture);
+    }
     if let Err(e) = entered {
         let _ = restore();
         return Err(e);
