@@ -152,7 +152,8 @@ impl State {
                     Ok(()) => {
                         let key = self.keymap.hint(super::keymap::Action::Detach);
                         let undo = if paste.is_some() { " and types the path instead" } else { "" };
-                        self.flash(format!("attached {} · {key} removes it{undo}", a.describe()));
+                        let text = format!("attached {} · {key} removes it{undo}", a.describe());
+                        self.flash_about(text, false, super::state::FlashAbout::Attachments);
                         self.attachments.push(a);
                         self.pasted_paths.resize(self.attachments.len() - 1, None);
                         self.pasted_paths.push(paste);

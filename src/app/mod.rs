@@ -41,4 +41,6 @@ pub(crate) fn test_state() -> State {
     State::new(target, settings, crate::config::Config::default(), theme, "dark")
 }
 #[cfg(test)]
+mod flash_tests;
+#[cfg(test)]
 mod tests;

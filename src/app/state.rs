@@ -90,6 +90,22 @@ pub struct Flash {
     pub error: bool,
     /// App clock of the first tick after it was set; it expires `FLASH_MS` later.
     pub since_ms: Option<u64>,
+    /// What it speaks of, when that can stop being true before it expires.
+    pub about: FlashAbout,
+}
+
+/// What a flash is about, so it goes away as soon as it is no longer true (see `stale_flash`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FlashAbout {
+    /// Nothing that changes under it: it just expires.
+    #[default]
+    Nothing,
+    /// A retry of reply `id`: over once the reply streams or ends.
+    Retry(u64),
+    /// The draft given back after a failure: over once the composer is emptied.
+    DraftBack,
+    /// The chips waiting above the composer: over once none is left.
+    Attachments,
 }
 
 /// Transcript scrolling: follow the bottom, or stay at an anchor.
@@ -285,6 +301,7 @@ impl State {
             }
             Msg::Tools(m) => self.on_tools_msg(m, &mut fx),
         }
+        self.stale_flash();
         self.persist_sync(&mut fx);
         self.flow.record(&fx);
         if self.quit && !fx.contains(&Effect::Quit) {
@@ -336,13 +353,37 @@ impl State {
 
     /// Shows a short message in the status bar.
     pub fn flash(&mut self, text: impl Into<String>) {
-        self.flash = Some(Flash { text: text.into(), error: false, since_ms: None });
+        self.flash = Some(Flash { text: text.into(), error: false, since_ms: None, about: FlashAbout::Nothing });
         self.dirty = true;
     }
 
     pub fn flash_error(&mut self, text: impl Into<String>) {
-        self.flash = Some(Flash { text: text.into(), error: true, since_ms: None });
+        self.flash = Some(Flash { text: text.into(), error: true, since_ms: None, about: FlashAbout::Nothing });
         self.dirty = true;
+    }
+
+    /// A flash about something that may stop being true before it expires.
+    pub fn flash_about(&mut self, text: impl Into<String>, error: bool, about: FlashAbout) {
+        self.flash = Some(Flash { text: text.into(), error, since_ms: None, about });
+        self.dirty = true;
+    }
+
+    /// Takes away a flash that is no longer true (the one rule for all of them).
+    fn stale_flash(&mut self) {
+        let Some(about) = self.flash.as_ref().map(|f| f.about) else { return };
+        let over = match about {
+            FlashAbout::Nothing => false,
+            FlashAbout::Retry(id) => {
+                self.live.as_ref().is_none_or(|l| l.id != id)
+                    || self.transcript.message(id).is_some_and(|m| m.status != crate::engine::MessageStatus::Waiting)
+            }
+            FlashAbout::DraftBack => self.composer.is_empty(),
+            FlashAbout::Attachments => self.attachments.is_empty(),
+        };
+        if over {
+            self.flash = None;
+            self.dirty = true;
+        }
     }
 
     /// The request options for the current model, as the headless runner builds them.

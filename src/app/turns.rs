@@ -112,7 +112,7 @@ impl State {
             #[allow(clippy::cast_precision_loss)]
             let secs = *wait_ms as f64 / 1000.0;
             let text = format!("{}; retry {attempt} in {secs:.1} s", crate::text::sanitize::sanitize(reason));
-            self.flash_error(text);
+            self.flash_about(text, true, super::state::FlashAbout::Retry(id));
             return;
         }
         let started = live.started_ms.unwrap_or(now_ms);
@@ -157,7 +157,8 @@ impl State {
                         .find_map(|c| c.message().filter(|m| m.role() == Role::User));
                     self.attachments = prompt.map(|m| m.attachments.clone()).unwrap_or_default();
                 }
-                self.flash_error(format!("{what} — your prompt is back in the composer"));
+                let text = format!("{what} — your prompt is back in the composer");
+                self.flash_about(text, true, super::state::FlashAbout::DraftBack);
             }
             _ => self.flash_error(what),
         }
