@@ -62,7 +62,8 @@ fn a_retry_note_goes_when_the_reply_streams() {
 fn the_draft_back_note_goes_when_the_draft_is_sent_or_cleared() {
     let mut s = test_state();
     let id = send(&mut s, "try this");
-    let err = ErrorInfo { status: Some(400), message: "bad".into(), kind: "http".into(), body: serde_json::Value::Null };
+    let err =
+        ErrorInfo { status: Some(400), message: "bad".into(), kind: "http".into(), body: serde_json::Value::Null };
     s.apply(Msg::Wire { id, event: Box::new(WireEvent::Failed(err)), now_ms: 50 });
     assert!(flash(&s).contains("back in the composer"), "{}", flash(&s));
     s.apply(key(KeyCode::Char('!')));

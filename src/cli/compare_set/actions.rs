@@ -138,7 +138,11 @@ pub fn games(votes: &[VoteRow]) -> (Vec<String>, Vec<Game>) {
     (names, games)
 }
 
-/// The standings table, best rating first.
+/// Votes a model needs before its interval says much: with fewer, a bootstrap over a handful of
+/// battles swings by hundreds of points and its ordering is mostly chance.
+pub const MIN_VOTES: u64 = 10;
+
+/// The standings table, best rating first; a model with too few votes has its interval marked.
 #[must_use]
 pub fn stats_table(names: &[String], s: &[Standing]) -> String {
     let mut order: Vec<usize> = (0..names.len()).collect();
@@ -160,7 +164,14 @@ pub fn stats_table(names: &[String], s: &[Standing]) -> String {
             x.ties + x.both_bad,
             rate,
             x.rating,
-            format!("{:.0} – {:.0}", x.low, x.high)
+            format!("{:.0} – {:.0}{}", x.low, x.high, if x.games < MIN_VOTES { " *" } else { "" })
+        ));
+    }
+    let few: Vec<&str> = names.iter().zip(s).filter(|(_, x)| x.games < MIN_VOTES).map(|(n, _)| n.as_str()).collect();
+    if !few.is_empty() {
+        out.push_str(&format!(
+            "* fewer than {MIN_VOTES} votes ({}): the interval is too wide to mean anything yet; keep voting\n",
+            few.join(", ")
         ));
     }
     out
@@ -181,7 +192,7 @@ fn stats(store: &RunStore, json_out: bool) -> u8 {
         for (n, x) in names.iter().zip(&s) {
             let line = serde_json::json!({"model": n, "votes": x.games, "wins": x.wins, "losses": x.losses,
                 "ties": x.ties, "both_bad": x.both_bad, "win_rate": x.win_rate, "rating": x.rating,
-                "rating_low": x.low, "rating_high": x.high});
+                "rating_low": x.low, "rating_high": x.high, "enough_votes": x.games >= MIN_VOTES});
             let _ = writeln!(out, "{line}");
         }
     } else if votes.is_empty() {
@@ -195,4 +206,22 @@ fn stats(store: &RunStore, json_out: bool) -> u8 {
         );
     }
     EXIT_OK
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn too_few_votes_are_said_to_be_too_few() {
+        let names = vec!["alpha".to_owned(), "beta".to_owned()];
+        let few: Vec<Game> = (0..3).map(|_| Game { a: 0, b: 1, outcome: Outcome::AWins }).collect();
+        let table = stats_table(&names, &standings(2, &few, 50));
+        assert!(table.contains("* fewer than 10 votes (alpha, beta)"), "{table}");
+        let many: Vec<Game> = (0..24)
+            .map(|i| Game { a: 0, b: 1, outcome: if i % 3 == 0 { Outcome::BWins } else { Outcome::AWins } })
+            .collect();
+        let table = stats_table(&names, &standings(2, &many, 50));
+        assert!(!table.contains('*'), "{table}");
+    }
 }
