@@ -149,7 +149,7 @@ fn table(targets: &[Target], metrics: &[Option<ReplyMetrics>]) -> String {
             m.usage.prompt.map_or_else(dash, |v| v.to_string()),
             m.usage.completion.map_or_else(dash, |v| v.to_string()),
             m.usage.reasoning.map_or_else(dash, |v| v.to_string()),
-            m.cost.map_or_else(dash, |v| format!("${v:.6}")),
+            m.cost.map_or_else(dash, crate::text::fmt::money),
             m.finish_reason.as_deref().unwrap_or("-"),
             if m.safety_flag { " ⚑ safety" } else { "" }
         ));

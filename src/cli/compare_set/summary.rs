@@ -151,7 +151,7 @@ fn rows(s: &Summary) -> Vec<Row> {
         num(&|m| m.tokens_per_s_p95, &rate, Some(false), "tok/s p95"),
         num(&|m| Some(m.prompt_tokens as f64), &int, None, "prompt tokens"),
         num(&|m| Some(m.completion_tokens as f64), &int, None, "completion tokens"),
-        num(&|m| m.cost, &|v| format!("${v:.4}"), Some(true), "cost"),
+        num(&|m| m.cost, &crate::text::fmt::money, Some(true), "cost"),
         num(&|m| Some(m.safety_hits as f64), &int, Some(true), "safety hits"),
         num(&|m| m.answer_chars_p50, &|v| format!("{v:.0} ch"), None, "answer p50"),
     ];
@@ -284,5 +284,18 @@ mod tests {
         insta::assert_snapshot!(t);
         let tps = t.lines().find(|l| l.starts_with("tok/s p50")).unwrap();
         assert!(!tps.contains('*'), "a tie is not marked: {tps}");
+    }
+
+    #[test]
+    fn costs_round_as_the_screen_rounds_them() {
+        let mut s = sample();
+        for (m, usd) in s.models.iter_mut().zip([0.000_123_456, 1.234_567_8]) {
+            m.cost = Some(usd);
+        }
+        let t = table(&s);
+        let row = t.lines().find(|l| l.starts_with("cost")).unwrap();
+        for usd in [0.000_123_456, 1.234_567_8] {
+            assert!(row.contains(&crate::text::fmt::money(usd)), "{row}");
+        }
     }
 }
