@@ -143,16 +143,26 @@ impl State {
             AttachMsg::Loaded { result: Ok(a), paste, .. } => {
                 let earlier = crate::engine::attachment::history_bytes(&self.transcript.messages_for_request())
                     + self.attachments.iter().map(|a| a.size).sum::<u64>();
-                match crate::engine::attachment::check(
-                    std::slice::from_ref(&a),
-                    earlier,
-                    &self.target.attachments,
-                    self.target.api,
-                ) {
-                    Ok(()) => {
+                // In a compare the columns' providers decide, each for itself.
+                let checked = self.compare_attach_check(std::slice::from_ref(&a)).unwrap_or_else(|| {
+                    crate::engine::attachment::check(
+                        std::slice::from_ref(&a),
+                        earlier,
+                        &self.target.attachments,
+                        self.target.api,
+                    )
+                    .map(|()| Vec::new())
+                });
+                match checked {
+                    Ok(refused) => {
                         let key = self.keymap.hint(super::keymap::Action::Detach);
                         let undo = if paste.is_some() { " and types the path instead" } else { "" };
-                        let text = format!("attached {} · {key} removes it{undo}", a.describe());
+                        let not = if refused.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" · sent without it to {}", refused.join("; "))
+                        };
+                        let text = format!("attached {}{not} · {key} removes it{undo}", a.describe());
                         self.flash_about(text, false, super::state::FlashAbout::Attachments);
                         self.attachments.push(a);
                         self.pasted_paths.resize(self.attachments.len() - 1, None);

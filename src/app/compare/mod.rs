@@ -6,6 +6,7 @@
 //! and is saved by the chat's persistence (`persist_sync.rs`). Drawing is `ui::compare`.
 
 pub mod arena;
+mod attach;
 mod here;
 mod keys;
 pub(crate) mod runner;

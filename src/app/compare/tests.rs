@@ -305,3 +305,55 @@ fn a_click_focuses_the_column_under_it_and_the_wheel_scrolls_it() {
     assert_eq!(cmp.columns[0].scroll, Some(27));
     assert_eq!(cmp.columns[1].scroll, None);
 }
+
+fn png() -> crate::engine::attachment::Attachment {
+    let mut bytes = Vec::new();
+    image::RgbImage::new(4, 4).write_to(&mut std::io::Cursor::new(&mut bytes), image::ImageFormat::Png).unwrap();
+    crate::engine::attachment::Attachment::from_bytes("p.png", bytes).unwrap()
+}
+
+fn attach(s: &mut State) {
+    let loaded = crate::app::attach::AttachMsg::Loaded { spec: "p.png".into(), result: Ok(png()), paste: None };
+    s.apply(Msg::Attach(loaded));
+}
+
+fn no_images(s: &mut State, column: usize) {
+    let col = s.compare.active.as_mut().unwrap().columns.get_mut(column).unwrap();
+    col.target.attachments.images = crate::config::attachments::ImagesSetting::No;
+}
+
+#[test]
+fn attachments_go_to_every_column_that_takes_them() {
+    let mut s = test_state();
+    enter(&mut s, "/compare demo demo-vision");
+    no_images(&mut s, 0);
+    attach(&mut s);
+    assert_eq!(s.attachments.len(), 1, "one column takes it");
+    let note = s.flash.as_ref().map(|f| f.text.clone()).unwrap_or_default();
+    assert!(note.contains("sent without it to demo"), "{note}");
+    let fx = enter(&mut s, "what is this?");
+    let started = starts(&fx);
+    assert_eq!(started.len(), 2, "every column answers");
+    let parts = |body: &Value| body["messages"][0]["content"].as_array().map_or(0, Vec::len);
+    assert_eq!(parts(&started[0].4), 0, "column A got the text alone: {}", started[0].4);
+    assert_eq!(parts(&started[1].4), 2, "column B got the text and the image: {}", started[1].4);
+    assert!(s.attachments.is_empty());
+    let cmp = s.compare.active.as_ref().unwrap();
+    let said = cmp.columns[0].transcript.cells.iter().any(|c| match c {
+        crate::app::transcript::Cell::Notice(n) => n.text.contains("p.png not sent to this model"),
+        crate::app::transcript::Cell::Message(_) => false,
+    });
+    assert!(said, "the column says what its model did not get");
+}
+
+#[test]
+fn an_attachment_no_column_can_take_is_refused_when_attached() {
+    let mut s = test_state();
+    enter(&mut s, "/compare demo demo-vision");
+    no_images(&mut s, 0);
+    no_images(&mut s, 1);
+    attach(&mut s);
+    assert!(s.attachments.is_empty());
+    let f = s.flash.clone().unwrap();
+    assert!(f.error && f.text.contains("no column can take it"), "{}", f.text);
+}

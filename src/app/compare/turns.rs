@@ -116,10 +116,9 @@ impl State {
             self.flash("replies are still streaming or running tools: Esc cancels them");
             return;
         }
-        if !self.attachments.is_empty() {
-            // Columns may be different providers with different policies; sending the text
-            // alone while the chips stay on screen would look as if every model saw the files.
-            self.flash("attachments are not sent to compare columns: Alt+X removes them, or leave compare mode");
+        // Policies or the history may have changed since the chips were attached: checked again.
+        if let Some(Err(e)) = self.compare_attach_check(&[]).filter(|_| !self.attachments.is_empty()) {
+            self.flash_error(e);
             return;
         }
         let Some(cmp) = self.compare.active.as_ref() else { return };
@@ -128,10 +127,10 @@ impl State {
         self.arena_before_send(&prompt);
         self.composer.remember(&text);
         self.composer.clear();
+        let chips = std::mem::take(&mut self.attachments);
+        self.pasted_paths.clear();
         for i in 0..n {
-            if let Some(c) = self.compare.active.as_mut().and_then(|c| c.columns.get_mut(i)) {
-                c.transcript.push_message(Message::user(&prompt));
-            }
+            self.column_prompt(i, &prompt, &chips);
             self.start_column_reply(i, fx);
         }
         if let Some(cmp) = self.compare.active.as_mut() {
