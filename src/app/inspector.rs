@@ -1,12 +1,15 @@
 //! The flow inspector's model: the round trips of one turn (the last user message and what
 //! followed it) as selectable steps — each request as sent, the response status and headers,
 //! the frames with their arrival times, the reply, each tool run — with the raw JSON of any
-//! step, "copy as curl" and an export of the whole flow. Drawing is `ui::inspector`'s job.
+//! step, "copy as curl" and an export of the whole flow. In a compare it shows one column's
+//! turn at a time (Tab moves to the next); in an arena, only once the vote has named the models
+//! (requests and frames name them). Drawing is `ui::inspector`'s job.
 
 use super::effect::Effect;
 use super::overlay::Overlay;
-use super::state::State;
+use super::state::{State, TargetInfo};
 use super::tools::ToolEffect;
+use super::transcript::Transcript;
 use crate::api::Api;
 use crate::engine::message::{Message, Role};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -25,30 +28,110 @@ pub struct SentRequest {
     pub body: Value,
 }
 
+/// Whose message a request was sent for: the chat's (generation 0, column 0 are unused there)
+/// or a compare column's; each transcript numbers its messages from one.
+type RequestKey = (Option<(u64, usize)>, u64);
+
 /// The inspector's state: what is selected, and the bodies of the requests sent.
 #[derive(Debug, Default)]
 pub struct Inspector {
     pub selected: usize,
     /// Lines the raw pane is scrolled by.
     pub scroll: u16,
+    /// In a compare: the column shown.
+    pub column: usize,
     /// Request bodies by the assistant message they were sent for.
-    pub requests: HashMap<u64, SentRequest>,
+    pub requests: HashMap<RequestKey, SentRequest>,
 }
 
 impl Inspector {
-    /// Keeps the bodies of the requests among `fx`.
+    /// Keeps the bodies of the requests among `fx`, the chat's and the compare columns'.
     pub fn record(&mut self, fx: &[Effect]) {
         for e in fx {
-            if let Effect::StartRequest { id, api, body } = e {
-                self.requests.insert(*id, SentRequest { api: *api, body: body.clone() });
+            match e {
+                Effect::StartRequest { id, api, body } => {
+                    self.requests.insert((None, *id), SentRequest { api: *api, body: body.clone() });
+                }
+                Effect::Compare(super::compare::CompareEffect::Start { generation, column, id, api, body, .. }) => {
+                    let key = (Some((*generation, *column)), *id);
+                    self.requests.insert(key, SentRequest { api: *api, body: body.clone() });
+                }
+                _ => {}
             }
         }
         if self.requests.len() > KEEP_REQUESTS {
-            let mut ids: Vec<u64> = self.requests.keys().copied().collect();
-            ids.sort_unstable();
-            for id in &ids[..ids.len() - KEEP_REQUESTS] {
-                self.requests.remove(id);
+            // Oldest first: a column's ids restart, so order by insertion is not kept; the
+            // generation and then the id is close enough (newer compares, newer turns).
+            let mut keys: Vec<RequestKey> = self.requests.keys().copied().collect();
+            keys.sort_unstable_by_key(|(col, id)| (col.map_or(0, |c| c.0), *id));
+            for k in &keys[..keys.len() - KEEP_REQUESTS] {
+                self.requests.remove(k);
             }
+        }
+    }
+}
+
+/// What the inspector shows: the chat's conversation, or one compare column's.
+pub struct Source<'a> {
+    pub transcript: &'a Transcript,
+    /// The selected message (the chat's selection; a column has none).
+    pub selected: Option<u64>,
+    pub target: &'a TargetInfo,
+    /// (generation, column) in a compare.
+    pub column: Option<(u64, usize)>,
+    /// How the source is named in the title: "column B · demo" in a compare.
+    pub label: Option<String>,
+    /// An arena before the vote: nothing is shown, since requests and frames name the models.
+    pub hidden: bool,
+    requests: &'a HashMap<RequestKey, SentRequest>,
+}
+
+impl Source<'_> {
+    /// The body of the request sent for message `id`, when it was kept.
+    #[must_use]
+    pub fn request(&self, id: u64) -> Option<&SentRequest> {
+        self.requests.get(&(self.column, id))
+    }
+
+    #[must_use]
+    pub fn message(&self, id: u64) -> Option<&Message> {
+        self.transcript.message(id)
+    }
+}
+
+impl State {
+    /// The conversation the inspector shows: in a compare, the column it is on.
+    #[must_use]
+    pub fn flow_source(&self) -> Source<'_> {
+        let requests = &self.flow.requests;
+        if let Some(cmp) = self.compare.active.as_ref() {
+            let i = self.flow.column.min(cmp.columns.len().saturating_sub(1));
+            if let Some(col) = cmp.columns.get(i) {
+                let hidden = cmp.arena.as_ref().is_some_and(|a| !a.revealed);
+                let label = if hidden {
+                    format!("column {}", super::compare::arena::letter(i))
+                } else {
+                    format!("column {} · {}", super::compare::arena::letter(i), col.target.model)
+                };
+                return Source {
+                    transcript: &col.transcript,
+                    selected: None,
+                    target: &col.target,
+                    column: Some((cmp.generation, i)),
+                    label: Some(label),
+                    hidden,
+                    requests,
+                };
+            }
+        }
+        Source {
+            transcript: &self.transcript,
+            selected: self.selected,
+            target: &self.target,
+            column: None,
+            label: None,
+            hidden: false,
+            requests,
         }
     }
 }
@@ -85,9 +168,9 @@ pub struct Step {
 /// Cell indices of the turn shown: from the last user message at or before the selected cell
 /// (or the end) up to the next user message.
 #[must_use]
-pub fn turn_range(state: &State) -> std::ops::Range<usize> {
-    let cells = &state.transcript.cells;
-    let at = state.selected.and_then(|id| state.transcript.index_of(id)).unwrap_or(cells.len().saturating_sub(1));
+pub fn turn_range(src: &Source<'_>) -> std::ops::Range<usize> {
+    let cells = &src.transcript.cells;
+    let at = src.selected.and_then(|id| src.transcript.index_of(id)).unwrap_or(cells.len().saturating_sub(1));
     let is_user = |i: usize| cells.get(i).and_then(|c| c.message()).is_some_and(|m| m.role() == Role::User);
     let start = (0..=at.min(cells.len().saturating_sub(1))).rev().find(|&i| is_user(i)).unwrap_or(0);
     let end = (start + 1..cells.len()).find(|&i| is_user(i)).unwrap_or(cells.len());
@@ -102,11 +185,15 @@ fn first_line(s: &str, n: usize) -> String {
     crate::tools::clip(s.lines().next().unwrap_or(""), n)
 }
 
-/// The steps of the turn shown, in order.
+/// The steps of the turn shown, in order (none in an arena before the vote).
 #[must_use]
 pub fn steps(state: &State) -> Vec<Step> {
+    let src = state.flow_source();
     let mut out = Vec::new();
-    for cell in &state.transcript.cells[turn_range(state)] {
+    if src.hidden {
+        return out;
+    }
+    for cell in &src.transcript.cells[turn_range(&src)] {
         let Some(m) = cell.message() else { continue };
         match m.role() {
             Role::User => out.push(Step {
@@ -116,16 +203,16 @@ pub fn steps(state: &State) -> Vec<Step> {
                 title: "you".to_owned(),
                 detail: first_line(m.text(), 60),
             }),
-            Role::Assistant => assistant_steps(state, m, &mut out),
+            Role::Assistant => assistant_steps(&src, m, &mut out),
             Role::Tool | Role::System => {}
         }
     }
     out
 }
 
-fn assistant_steps(state: &State, m: &Message, out: &mut Vec<Step>) {
+fn assistant_steps(src: &Source<'_>, m: &Message, out: &mut Vec<Step>) {
     let step = |kind, title: String, detail: String| Step { kind, id: m.id, call: None, title, detail };
-    let detail = match state.flow.requests.get(&m.id) {
+    let detail = match src.request(m.id) {
         Some(r) => {
             let n =
                 r.body.get("messages").or_else(|| r.body.get("input")).and_then(Value::as_array).map_or(0, Vec::len);
@@ -139,7 +226,7 @@ fn assistant_steps(state: &State, m: &Message, out: &mut Vec<Step>) {
         }
         None => "body not kept".to_owned(),
     };
-    let path = m.api.as_deref().and_then(Api::parse).unwrap_or(state.target.api).path();
+    let path = m.api.as_deref().and_then(Api::parse).unwrap_or(src.target.api).path();
     out.push(step(StepKind::Request, format!("→ POST /{path}"), detail));
     let status = m.http_status.map_or_else(|| "← no response yet".to_owned(), |s| format!("← HTTP {s}"));
     let detail = format!("ttft {} · total {}", ms(m.timing.ttft_ms), ms(m.timing.total_ms));
@@ -185,11 +272,12 @@ fn data_value(data: &str) -> Value {
 /// The raw JSON of a step.
 #[must_use]
 pub fn step_json(state: &State, step: &Step) -> Value {
-    let Some(m) = state.transcript.message(step.id) else { return Value::Null };
+    let src = state.flow_source();
+    let Some(m) = src.message(step.id) else { return Value::Null };
     let main = m.main();
     match step.kind {
         StepKind::Prompt => json!({"role": "user", "content": m.text()}),
-        StepKind::Request => match state.flow.requests.get(&m.id) {
+        StepKind::Request => match src.request(m.id) {
             Some(r) => json!({
                 "method": "POST",
                 "path": format!("/{}", r.api.path()),
@@ -247,7 +335,8 @@ pub fn step_json(state: &State, step: &Step) -> Value {
 #[must_use]
 pub fn step_text(state: &State, step: &Step) -> String {
     let pretty = |v: &Value| serde_json::to_string_pretty(v).unwrap_or_default();
-    let Some(m) = state.transcript.message(step.id) else { return String::new() };
+    let src = state.flow_source();
+    let Some(m) = src.message(step.id) else { return String::new() };
     match step.kind {
         StepKind::Frames => {
             let mut s = String::new();
@@ -263,7 +352,7 @@ pub fn step_text(state: &State, step: &Step) -> String {
             }
             s
         }
-        StepKind::Request => match state.flow.requests.get(&m.id) {
+        StepKind::Request => match src.request(m.id) {
             Some(r) => format!(
                 "POST /{}\ncontent-type: application/json\nauthorization: <redacted: the key is never kept>\n\n{}",
                 r.api.path(),
@@ -296,6 +385,20 @@ impl State {
         self.overlays.push(Overlay::Inspector);
         self.flow.selected = 0;
         self.flow.scroll = 0;
+        // In a compare it opens on the focused column.
+        self.flow.column = self.compare.active.as_ref().map_or(0, |c| c.focus);
+    }
+
+    /// Tab in the inspector: the next (or previous) compare column's turn.
+    fn flow_next_column(&mut self, step: isize) -> bool {
+        let Some(n) = self.compare.active.as_ref().map(|c| c.columns.len()).filter(|&n| n > 0) else {
+            return false;
+        };
+        let at = self.flow.column.min(n - 1);
+        self.flow.column = (at + n).wrapping_add_signed(step) % n;
+        self.flow.selected = 0;
+        self.flow.scroll = 0;
+        true
     }
 
     /// Keys for the overlays the tool loop owns; `None` when the top overlay is not one of them.
@@ -310,6 +413,11 @@ impl State {
     fn inspector_key(&mut self, key: &KeyEvent, fx: &mut Vec<Effect>) -> bool {
         if key.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) {
             return false;
+        }
+        match key.code {
+            KeyCode::Tab => return self.flow_next_column(1),
+            KeyCode::BackTab => return self.flow_next_column(-1),
+            _ => {}
         }
         let steps = steps(self);
         let n = steps.len();
@@ -360,10 +468,12 @@ impl State {
             Some(s) => Some(s.id),
             None => None,
         };
-        match id.and_then(|id| self.flow.requests.get(&id)).cloned() {
+        let src = self.flow_source();
+        let provider = src.target.provider.clone();
+        match id.and_then(|id| src.request(id)).cloned() {
             Some(r) => {
                 self.copying("the request as curl (the key is $OPENAI_API_KEY)".to_owned());
-                fx.push(Effect::Tools(ToolEffect::CopyCurl { api: r.api, body: r.body }));
+                fx.push(Effect::Tools(ToolEffect::CopyCurl { provider, api: r.api, body: r.body }));
             }
             None => self.flash_error("no request body was kept for this step"),
         }
@@ -378,11 +488,12 @@ impl State {
                     "data": step_json(self, s)})
             })
             .collect();
+        let target = self.flow_source().target;
         json!({
             "palaver_flow": 1,
-            "provider": self.target.provider,
-            "model": self.target.model,
-            "api": self.target.api.name(),
+            "provider": target.provider,
+            "model": target.model,
+            "api": target.api.name(),
             "steps": list,
         })
     }

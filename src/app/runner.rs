@@ -15,7 +15,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::AbortHandle;
 
 mod attach_jobs;
-mod tool_jobs;
+pub(crate) mod tool_jobs;
 
 /// Starts and stops background work.
 pub struct Runner {

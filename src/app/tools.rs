@@ -93,7 +93,7 @@ pub enum ToolEffect {
     /// Read the file a `write_file` call would replace, for the approval diff.
     ReadFile { owner: Owner, id: u64, index: usize, path: String },
     /// Copy this request as a `curl` command (the runner knows the endpoint).
-    CopyCurl { api: Api, body: Value },
+    CopyCurl { provider: String, api: Api, body: Value },
     /// Write the flow of a turn as JSON into the data directory; answer with `ToolMsg::Exported`.
     Export { json: Value },
 }

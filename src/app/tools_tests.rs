@@ -452,7 +452,7 @@ fn generated_images_are_saved_by_the_runner() {
 fn the_inspector_keeps_requests_and_copies_them_as_curl() {
     let mut s = state();
     let id = send(&mut s, "what is here?");
-    assert!(s.flow.requests.contains_key(&id));
+    assert!(s.flow.requests.contains_key(&(None, id)));
     reply_with_calls(&mut s, id, &[("current_time", "{}", None)]);
     let next = request_id(&done(&mut s, id, 0, "noon")).unwrap_or_default();
     reply_text(&mut s, next, "It is noon.");

@@ -328,8 +328,21 @@ impl Loop {
                     let result = self.edit(draft).await;
                     queue.extend(self.state.apply(Msg::Tools(ToolMsg::ArgsEdited(result))));
                 }
-                Effect::Tools(ToolEffect::CopyCurl { api, body }) => {
-                    queue.push_back(Effect::Copy(self.runner.curl(api, &body)));
+                Effect::Tools(ToolEffect::CopyCurl { provider, api, body }) => {
+                    // A compare column's request goes to its own provider's endpoint.
+                    let curl = if provider == self.state.target.provider {
+                        Some(self.runner.curl(api, &body))
+                    } else {
+                        self.compare.curl(&provider, api, &body)
+                    };
+                    match curl {
+                        Some(text) => queue.push_back(Effect::Copy(text)),
+                        None => {
+                            let text = format!("no curl: the endpoint of {provider} is not known yet");
+                            let notice = crate::app::persist::StoreMsg::Notice { error: true, text };
+                            queue.extend(self.state.apply(Msg::Store(notice)));
+                        }
+                    }
                 }
                 Effect::Tools(e) => self.runner.tool_effect(e),
                 Effect::Attach(e) => self.runner.attach_effect(e),

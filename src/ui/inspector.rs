@@ -23,11 +23,15 @@ pub fn draw(f: &mut Frame, state: &State) {
     let steps = steps(state);
     let selected = state.flow.selected.min(steps.len().saturating_sub(1));
     let rounds = steps.iter().filter(|s| s.kind == StepKind::Request).count();
-    let title = format!(" Flow inspector · this turn: {rounds} round trip{} ", if rounds == 1 { "" } else { "s" });
+    let src = state.flow_source();
+    let whose = src.label.as_deref().map(|l| format!("{} · ", sanitize(l))).unwrap_or_default();
+    let title =
+        format!(" Flow inspector · {whose}this turn: {rounds} round trip{} ", if rounds == 1 { "" } else { "s" });
+    let columns = if src.column.is_some() { "Tab column · " } else { "" };
     let hint = if area.width >= 100 {
-        " ↑↓ step · PgUp/PgDn scroll · c copy as curl · y copy JSON · x export · Esc close "
+        format!(" {columns}↑↓ step · PgUp/PgDn scroll · c copy as curl · y copy JSON · x export · Esc close ")
     } else {
-        " ↑↓ · PgUp/PgDn · c curl · y JSON · x export · Esc "
+        format!(" {}↑↓ · PgUp/PgDn · c curl · y JSON · x export · Esc ", if columns.is_empty() { "" } else { "Tab · " })
     };
     let block = Block::bordered()
         .border_style(theme.style(R::BorderFocused))
@@ -41,7 +45,11 @@ pub fn draw(f: &mut Frame, state: &State) {
         return;
     }
     if steps.is_empty() {
-        let text = "Nothing sent yet: the inspector shows the requests, frames and tool runs of a turn.";
+        let text = if src.hidden {
+            "The arena hides the models until you vote: requests and frames name them. The round trips show here after the vote."
+        } else {
+            "Nothing sent yet: the inspector shows the requests, frames and tool runs of a turn."
+        };
         f.render_widget(Paragraph::new(wrap::plain(text, usize::from(inner.width), theme.style(R::Dim))), inner);
         return;
     }

@@ -98,6 +98,13 @@ impl ColumnRunner {
         });
     }
 
+    /// A `curl` command for a request a column sent to `provider`, once its endpoint is known.
+    #[must_use]
+    pub fn curl(&self, provider: &str, api: Api, body: &Value) -> Option<String> {
+        let map = self.endpoints.try_lock().ok()?;
+        map.get(provider).map(|r| crate::app::runner::tool_jobs::curl_for(&r.endpoint, api, body))
+    }
+
     /// Carries out one compare effect.
     pub fn run(&mut self, effect: CompareEffect, runner: &mut Runner) {
         match effect {

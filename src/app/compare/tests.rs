@@ -357,3 +357,41 @@ fn an_attachment_no_column_can_take_is_refused_when_attached() {
     let f = s.flash.clone().unwrap();
     assert!(f.error && f.text.contains("no column can take it"), "{}", f.text);
 }
+
+#[test]
+fn f3_shows_each_columns_round_trips() {
+    let mut s = test_state();
+    enter(&mut s, "/compare demo demo-reasoning");
+    let fx = enter(&mut s, "hello");
+    let started = starts(&fx);
+    s.apply(key(KeyCode::F(3)));
+    let src = s.flow_source();
+    assert_eq!(src.label.as_deref(), Some("column A · demo"));
+    let steps = crate::app::inspector::steps(&s);
+    let request = steps.iter().find(|x| x.kind == crate::app::inspector::StepKind::Request).unwrap();
+    assert_eq!(request.id, started[0].2);
+    let raw = crate::app::inspector::step_text(&s, request);
+    assert!(raw.contains("\"model\": \"demo\""), "{raw}");
+    s.apply(key(KeyCode::Tab));
+    assert_eq!(s.flow_source().label.as_deref(), Some("column B · demo-reasoning"));
+    let steps = crate::app::inspector::steps(&s);
+    let request = steps.iter().find(|x| x.kind == crate::app::inspector::StepKind::Request).unwrap();
+    let raw = crate::app::inspector::step_text(&s, request);
+    assert!(raw.contains("\"model\": \"demo-reasoning\""), "the second column's own request: {raw}");
+}
+
+#[test]
+fn f3_in_the_arena_waits_for_the_vote() {
+    let mut s = test_state();
+    let targets = vec![
+        crate::app::state::TargetInfo::new("demo", "demo", crate::api::Api::Chat),
+        crate::app::state::TargetInfo::new("demo", "demo-reasoning", crate::api::Api::Chat),
+    ];
+    s.open_arena(targets, 7).unwrap();
+    enter(&mut s, "hello");
+    s.apply(key(KeyCode::F(3)));
+    let src = s.flow_source();
+    assert!(src.hidden);
+    assert_eq!(src.label.as_deref(), Some("column A"), "no model name before the vote");
+    assert!(crate::app::inspector::steps(&s).is_empty(), "requests and frames would name the models");
+}

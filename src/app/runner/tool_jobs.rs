@@ -80,18 +80,24 @@ impl Runner {
     /// A `curl` command reproducing a request, the key as `$OPENAI_API_KEY`.
     #[must_use]
     pub fn curl(&self, api: crate::api::Api, body: &serde_json::Value) -> String {
-        // A body with attachments is megabytes: past what a command line (and a clipboard)
-        // takes. It goes to a file the command reads, so the copied command really works.
-        let text = body.to_string();
-        if text.len() <= CURL_INLINE {
-            return self.endpoint.curl(api, body);
-        }
-        let dir = crate::config::Paths::from_env().data_dir.join("requests");
-        let path = dir.join(format!("request-{}.json", crate::store::ids::now_ms()));
-        match std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, text)) {
-            Ok(()) => self.endpoint.curl_file(api, &path.display().to_string()),
-            Err(_) => self.endpoint.curl(api, body),
-        }
+        curl_for(&self.endpoint, api, body)
+    }
+}
+
+/// A `curl` command reproducing a request to `endpoint`, the key as `$OPENAI_API_KEY`.
+#[must_use]
+pub fn curl_for(endpoint: &crate::api::client::Endpoint, api: crate::api::Api, body: &serde_json::Value) -> String {
+    // A body with attachments is megabytes: past what a command line (and a clipboard)
+    // takes. It goes to a file the command reads, so the copied command really works.
+    let text = body.to_string();
+    if text.len() <= CURL_INLINE {
+        return endpoint.curl(api, body);
+    }
+    let dir = crate::config::Paths::from_env().data_dir.join("requests");
+    let path = dir.join(format!("request-{}.json", crate::store::ids::now_ms()));
+    match std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, text)) {
+        Ok(()) => endpoint.curl_file(api, &path.display().to_string()),
+        Err(_) => endpoint.curl(api, body),
     }
 }
 
