@@ -420,3 +420,11 @@ fn a_column_with_tool_cards() {
     sim.finish(1, 1000, "stop", usage(30, 60, 15, 0));
     sim.snap_all("tool_cards_finished");
 }
+
+#[test]
+fn flow_inspector_on_a_column() {
+    let mut sim = two_finished();
+    sim.key(KeyCode::F(3));
+    sim.key(KeyCode::Tab);
+    sim.snap_all("flow_inspector_column_b");
+}
