@@ -43,6 +43,8 @@ fn hit(id: &str, position: usize) -> Hit {
         snippet: "…the borrow checker…".into(),
         ranges: std::iter::once(4..10).collect(),
         updated_at: 1_700_000_000_000,
+        model: Some("demo".into()),
+        compare_group: None,
     }
 }
 

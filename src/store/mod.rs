@@ -12,9 +12,12 @@
 //! Nothing here ever sees an API key: messages carry none, and requests are not stored.
 
 pub mod blobs;
+pub mod entries;
 pub mod export;
 pub mod fit;
 pub mod ids;
+pub mod import;
+mod import_apply;
 pub mod lock;
 pub mod ops;
 pub mod read;
@@ -75,6 +78,9 @@ pub enum StoreError {
     Write(String),
     #[error("not a palaver conversation export: {0}")]
     Format(String),
+    /// A file to import that does not hold together (what is wrong, where).
+    #[error("{0}")]
+    Invalid(String),
 }
 
 /// SQLite errors in words a user can act on.
@@ -197,6 +203,10 @@ pub struct Hit {
     pub snippet: String,
     pub ranges: Vec<std::ops::Range<usize>>,
     pub updated_at: u64,
+    /// The conversation's model.
+    pub model: Option<String>,
+    /// The compare the conversation is a column of, if any.
+    pub compare_group: Option<String>,
 }
 
 /// A conversation to create.
@@ -396,10 +406,6 @@ impl StoreHandle {
     /// Makes another branch the one `load` and `save_message` use.
     pub fn set_active_branch(&self, conv: &str, branch: i64) {
         self.send(Op::Activate { conv: conv.to_owned(), branch });
-    }
-
-    pub(crate) fn touch(&self, conv: &str, updated_at: u64) {
-        self.send(Op::Touch { conv: conv.to_owned(), updated_at });
     }
 
     /// Blocks until everything queued, streaming saves included, is on disk.
