@@ -160,7 +160,8 @@ pub enum Command {
         /// A recorded `text/event-stream` body (chat or Responses; the API is guessed)
         file: std::path::PathBuf,
     },
-    /// Stored conversations: list, show ID, export ID [--format md|json], rm ID
+    /// Stored conversations: list, show ID, export ID [--format md|json], import FILE,
+    /// search TEXT, rm ID (a compare is one entry, its columns inside it)
     History {
         #[command(subcommand)]
         action: HistoryAction,
@@ -314,24 +315,43 @@ fn environment_help() -> String {
 
 #[derive(Debug, Clone, Subcommand)]
 pub enum HistoryAction {
-    /// One conversation a line, newest first, its ID first (with --json: one object a line)
+    /// One entry a line, newest first, its ID first (with --json: one object a line); a compare
+    /// is one entry (`compare · N models`) whose ID is its group's (`cmp-…`)
     List,
-    /// Print a conversation as a readable transcript
+    /// Print a conversation as a readable transcript (a compare: every column in turn)
     Show {
-        /// The conversation's ID (as `history list` prints it) or a unique prefix
+        /// A conversation's or a compare's ID (as `history list` prints it), or a unique prefix
         id: String,
     },
-    /// Export a conversation: Markdown (readable) or JSON (complete, reloadable)
+    /// Export a conversation: Markdown (readable) or JSON (complete, reloadable with `import`)
     Export {
-        /// The conversation's ID (as `history list` prints it) or a unique prefix
+        /// A conversation's or a compare's ID (as `history list` prints it), or a unique prefix
         id: String,
-        /// md: a readable transcript; json: everything, reloadable
+        /// md: a readable transcript; json: everything, reloadable with `history import`
         #[arg(long, value_enum, default_value = "md")]
         format: ExportFormat,
     },
-    /// Delete a conversation
+    /// Load what `export --format json` wrote (a conversation or a compare) as new history;
+    /// keeps the file's ID unless this history already has it (then a new one; nothing is
+    /// overwritten). A malformed file is refused whole, naming what is wrong (exit 2)
+    Import {
+        /// The JSON export, or - for stdin
+        file: std::path::PathBuf,
+    },
+    /// Search every message, as the chat screen's list (Ctrl+L) does: every word must match,
+    /// the last also as the start of a word; newest first, one hit a line, the conversation's
+    /// ID first (with --json: one object a line). No match: nothing on stdout, exit 0
+    Search {
+        /// The words to find
+        #[arg(required = true, num_args = 1..)]
+        text: Vec<String>,
+        /// At most this many hits (the newest)
+        #[arg(long, value_name = "N", default_value_t = 100)]
+        limit: usize,
+    },
+    /// Delete a conversation (a compare: every column)
     Rm {
-        /// The conversation's ID (as `history list` prints it) or a unique prefix
+        /// A conversation's or a compare's ID (as `history list` prints it), or a unique prefix
         id: String,
     },
 }

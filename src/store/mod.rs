@@ -27,6 +27,8 @@ mod runs_read;
 pub mod schema;
 pub mod writer;
 
+pub use import_apply::Imported;
+
 use crate::engine::message::Message;
 use ops::{NewRow, Op};
 use rusqlite::{Connection, OpenFlags};
