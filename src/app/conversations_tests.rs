@@ -17,7 +17,11 @@ fn ctrl(c: char) -> KeyEvent {
     KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
 }
 
-fn summary(id: &str, title: &str, n: u64) -> ConversationSummary {
+fn summary(id: &str, title: &str, n: u64) -> ListEntry {
+    ListEntry::conversation(conv(id, title, n))
+}
+
+pub(super) fn conv(id: &str, title: &str, n: u64) -> ConversationSummary {
     ConversationSummary {
         id: id.into(),
         title: title.into(),
@@ -113,7 +117,7 @@ fn rename_edits_the_title_inline() {
     }
     typed(&mut l, "Omega  one");
     assert_eq!(l.mode, Mode::Rename("Omega  one".into()));
-    assert_eq!(l.key(&k(KeyCode::Enter)), ListAction::Rename { id: "a".into(), title: "Omega one".into() });
+    assert_eq!(l.key(&k(KeyCode::Enter)), ListAction::Rename { ids: vec!["a".into()], title: "Omega one".into() });
     assert_eq!(l.mode, Mode::Browse);
     assert_eq!(l.rows[0].title, "Omega one");
     // Esc leaves the title alone; Ctrl+R works from the search field too.
@@ -136,7 +140,7 @@ fn delete_asks_first_and_only_y_deletes() {
     assert_eq!(l.key(&k(KeyCode::Char('n'))), ListAction::Consumed);
     assert_eq!(l.rows.len(), 3);
     l.key(&k(KeyCode::Char('d')));
-    assert_eq!(l.key(&k(KeyCode::Char('y'))), ListAction::Delete { id: "a".into() });
+    assert_eq!(l.key(&k(KeyCode::Char('y'))), ListAction::Delete { ids: vec!["a".into()] });
     assert_eq!(l.rows.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), ["b", "c"]);
 }
 
