@@ -120,9 +120,10 @@ fn status_line(state: &State, list: &ConversationList, cols: usize) -> Line<'sta
         let n = list.rows.len() - compares;
         let more = if list.more { "+" } else { "" };
         let plural = |n: usize| if n == 1 { "" } else { "s" };
-        let what = match compares {
-            0 => format!("{n}{more} conversation{}", plural(n)),
-            c => format!("{n} conversation{} and {c} compare{}{more}", plural(n), plural(c)),
+        let what = match (n, compares) {
+            (n, 0) => format!("{n}{more} conversation{}", plural(n)),
+            (0, c) => format!("{c}{more} compare{}", plural(c)),
+            (n, c) => format!("{n} conversation{} and {c} compare{}{more}", plural(n), plural(c)),
         };
         (format!("{what}, newest first"), R::Dim)
     };
