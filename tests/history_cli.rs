@@ -74,7 +74,10 @@ fn a_compare_is_one_entry_with_its_columns_inside() {
         }
     }
     let cmp = &entries[1];
-    assert_eq!((cmp["id"].as_str(), cmp["model"].is_null(), cmp["messages"].as_u64()), (Some(group.as_str()), true, Some(4)));
+    assert_eq!(
+        (cmp["id"].as_str(), cmp["model"].is_null(), cmp["messages"].as_u64()),
+        (Some(group.as_str()), true, Some(4))
+    );
     let columns = cmp["columns"].as_array().unwrap();
     let models: Vec<&str> = columns.iter().map(|c| c["model"].as_str().unwrap()).collect();
     assert_eq!(models, ["demo", "demo-reasoning"]);
@@ -91,7 +94,8 @@ fn a_compare_is_one_entry_with_its_columns_inside() {
     assert!(one.contains("I thought it over first"), "the demo-reasoning answer: {one}");
     let md = ok(&palaver(home.path(), &["history", "export", &group]));
     assert!(md.contains("## Column 1 · demo") && md.contains("## Column 2 · demo-reasoning"), "{md}");
-    let json: Value = serde_json::from_str(&ok(&palaver(home.path(), &["history", "export", col, "--format", "json"]))).unwrap();
+    let json: Value =
+        serde_json::from_str(&ok(&palaver(home.path(), &["history", "export", col, "--format", "json"]))).unwrap();
     assert_eq!(json["compare_group"].as_str(), Some(group.as_str()));
 
     // A unique prefix of the group's id works too; rm of the compare removes every column.
@@ -138,7 +142,8 @@ fn search_prints_one_hit_a_line_its_id_first() {
 #[test]
 fn import_reloads_an_export_and_keeps_what_is_there() {
     let home = history();
-    let group = ok(&palaver(home.path(), &["history", "list"])).lines().nth(1).unwrap().split(' ').next().unwrap().to_owned();
+    let group =
+        ok(&palaver(home.path(), &["history", "list"])).lines().nth(1).unwrap().split(' ').next().unwrap().to_owned();
     let exported = ok(&palaver(home.path(), &["history", "export", &group, "--format", "json"]));
     let file = home.path().join("compare.json");
     std::fs::write(&file, &exported).unwrap();

@@ -3,7 +3,7 @@
 //! the store has is never overwritten, a compare's column slot is never doubled, and an import
 //! that fails part way writes nothing.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::field_reassign_with_default)]
 
 use palaver::engine::attachment::Attachment;
 use palaver::engine::message::{Choice, Message, MessageStatus, Role, ToolCall, ToolStatus};
@@ -41,8 +41,11 @@ fn a_compare_is_one_entry_where_its_newest_column_sorts() {
     store.flush().unwrap();
     std::thread::sleep(std::time::Duration::from_millis(5));
     let group = StoreHandle::new_compare_group();
-    let cols: Vec<String> =
-        ["demo", "demo-reasoning", "demo-slow"].iter().enumerate().map(|(i, m)| create(&store, "hi", m, Some((&group, i as u32)))).collect();
+    let cols: Vec<String> = ["demo", "demo-reasoning", "demo-slow"]
+        .iter()
+        .enumerate()
+        .map(|(i, m)| create(&store, "hi", m, Some((&group, i as u32))))
+        .collect();
     for c in &cols {
         turn(&store, c, 0, "hi", "hello");
     }
@@ -59,7 +62,10 @@ fn a_compare_is_one_entry_where_its_newest_column_sorts() {
     assert!(cmp.is_compare());
     assert_eq!((cmp.messages, cmp.model.as_deref(), cmp.title.as_str()), (6, None, "hi"));
     assert_eq!(cmp.models(), ["demo", "demo-reasoning", "demo-slow"]);
-    assert_eq!(cmp.columns.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), cols.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(
+        cmp.columns.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(),
+        cols.iter().map(String::as_str).collect::<Vec<_>>()
+    );
     // Pages count entries, a compare once; the plain per-conversation list is unchanged.
     let page = store.list_entries(1, 1).unwrap();
     assert_eq!(page.iter().map(|e| e.id.as_str()).collect::<Vec<_>>(), [group.as_str()]);
@@ -156,7 +162,8 @@ fn export_import_export_is_the_same_file() {
     assert_eq!((done[0].id.as_str(), done[0].renamed_from.as_deref()), (id.as_str(), None));
     assert_eq!(export_json(&other, &id), first);
     let back = other.load(&id).unwrap().unwrap();
-    let bytes = |m: &Message| m.all_attachments().map(|a| a.data.as_ref().map(|d| d.bytes().to_vec())).collect::<Vec<_>>();
+    let bytes =
+        |m: &Message| m.all_attachments().map(|a| a.data.as_ref().map(|d| d.bytes().to_vec())).collect::<Vec<_>>();
     assert_eq!(bytes(&back.messages[0]), [Some(b"some notes\n".to_vec())]);
     assert_eq!(bytes(&back.messages[1]), [Some(b"pretend image\n".to_vec())]);
     assert_eq!(other.search("thinking", 10).unwrap().len(), 1, "imported text is searchable");

@@ -274,7 +274,8 @@ fn list_with_a_compare_folded_and_unfolded() {
     key(&mut s, KeyCode::Down, KeyModifiers::NONE);
     key(&mut s, KeyCode::Down, KeyModifiers::NONE);
     let open = text(&draw(&mut s, 120, 40));
-    for want in ["− Which sort is stable?", "├ column 1", "├ column 2", "└ column 3", "demo-reasoning", "8 msgs"] {
+    for want in ["− Which sort is stable?", "├ column 1", "├ column 2", "└ column 3", "demo-reasoning", "8 msgs"]
+    {
         assert!(open.contains(want), "{want}: {open}");
     }
     assert!(open.contains("Enter open this column as a chat"), "{open}");
@@ -289,7 +290,8 @@ fn list_with_a_compare_folded_and_unfolded() {
 fn a_search_hit_in_a_compare_column_names_its_model() {
     let mut s = listed_entries(with_a_compare());
     typed(&mut s, "stable");
-    let mut h = hit("20260314-080000-77a1", "Which sort is stable?", "assistant", 1, "…merge sort is stable…", &["stable"], 1);
+    let mut h =
+        hit("20260314-080000-77a1", "Which sort is stable?", "assistant", 1, "…merge sort is stable…", &["stable"], 1);
     h.model = Some("demo-reasoning".into());
     h.compare_group = Some("cmp-20260314-080000-77aa".into());
     s.apply(Msg::Store(StoreMsg::Found { seq: 6, result: Ok(vec![h]) }));

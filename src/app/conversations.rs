@@ -10,9 +10,9 @@
 //! [`ConversationList::key`] is pure and answers with an [`ListAction`]; the state turns
 //! actions into store effects.
 
+use crate::store::Hit;
 use crate::store::entries::ListEntry;
 use crate::store::ids::short_date;
-use crate::store::{ConversationSummary, Hit};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 /// Most search hits shown (the newest).
@@ -86,32 +86,6 @@ pub struct HitRow {
     pub model: String,
     /// The compare the hit's conversation is a column of.
     pub group: Option<String>,
-}
-
-impl From<ListEntry> for Row {
-    fn from(e: ListEntry) -> Self {
-        let n = e.columns.len();
-        let model = if e.is_compare() {
-            format!("compare · {n} model{}", if n == 1 { "" } else { "s" })
-        } else {
-            e.model.unwrap_or_default()
-        };
-        let columns = e.columns.into_iter().enumerate().map(|(i, c)| ColumnRow::from_summary(i, c)).collect();
-        Self { date: short_date(e.updated_at), model, id: e.id, title: e.title, messages: e.messages, columns }
-    }
-}
-
-impl ColumnRow {
-    fn from_summary(i: usize, c: ConversationSummary) -> Self {
-        Self {
-            number: c.compare_column.unwrap_or(u32::try_from(i).unwrap_or(u32::MAX)).saturating_add(1),
-            date: short_date(c.updated_at),
-            model: c.model.unwrap_or_default(),
-            id: c.id,
-            title: c.title,
-            messages: c.messages,
-        }
-    }
 }
 
 impl From<Hit> for HitRow {

@@ -112,16 +112,16 @@ impl State {
         let api = s.api.as_deref().and_then(Api::parse);
         let mut t = match s.provider.as_deref() {
             Some(p) if p == self.target.provider => TargetInfo { model, ..self.target.clone() },
-            Some(p) if p == "demo" || self.cfg.providers.contains_key(p) => {
-                self.column_target(&format!("{p}/{model}"))
-            }
+            Some(p) if p == "demo" || self.cfg.providers.contains_key(p) => self.column_target(&format!("{p}/{model}")),
             Some(p) => {
                 let now = &self.target.provider;
-                notes.push(crate::text::sanitize::sanitize(&format!(
-                    "column {}: provider {p} is not configured; {model} is asked on {now}",
-                    index + 1
-                ))
-                .into_owned());
+                notes.push(
+                    crate::text::sanitize::sanitize(&format!(
+                        "column {}: provider {p} is not configured; {model} is asked on {now}",
+                        index + 1
+                    ))
+                    .into_owned(),
+                );
                 TargetInfo { model, ..self.target.clone() }
             }
             None => TargetInfo { model, ..self.target.clone() },

@@ -164,7 +164,9 @@ fn reopening_a_compare_puts_every_column_back_and_new_turns_go_on_in_them() {
     let saves: Vec<_> = fx
         .iter()
         .filter_map(|e| match e {
-            Effect::Persist(PersistOp::Save { conv: ConvKey::Stored(id), position, .. }) => Some((id.as_str(), *position)),
+            Effect::Persist(PersistOp::Save { conv: ConvKey::Stored(id), position, .. }) => {
+                Some((id.as_str(), *position))
+            }
             _ => None,
         })
         .collect();

@@ -4,6 +4,9 @@
 
 use super::{ConversationList, HitRow, ListAction, Row};
 use crate::app::conversations::ColumnRow;
+use crate::store::ConversationSummary;
+use crate::store::entries::ListEntry;
+use crate::store::ids::short_date;
 
 /// What the selection points at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,6 +17,32 @@ pub enum Selected<'a> {
     Row(&'a Row),
     /// One column of a compare.
     Column(&'a Row, &'a ColumnRow),
+}
+
+impl From<ListEntry> for Row {
+    fn from(e: ListEntry) -> Self {
+        let n = e.columns.len();
+        let model = if e.is_compare() {
+            format!("compare · {n} model{}", if n == 1 { "" } else { "s" })
+        } else {
+            e.model.unwrap_or_default()
+        };
+        let columns = e.columns.into_iter().enumerate().map(|(i, c)| ColumnRow::from_summary(i, c)).collect();
+        Self { date: short_date(e.updated_at), model, id: e.id, title: e.title, messages: e.messages, columns }
+    }
+}
+
+impl ColumnRow {
+    fn from_summary(i: usize, c: ConversationSummary) -> Self {
+        Self {
+            number: c.compare_column.unwrap_or(u32::try_from(i).unwrap_or(u32::MAX)).saturating_add(1),
+            date: short_date(c.updated_at),
+            model: c.model.unwrap_or_default(),
+            id: c.id,
+            title: c.title,
+            messages: c.messages,
+        }
+    }
 }
 
 /// The model shown for a column while its compare hides its models (an arena before the vote).

@@ -100,7 +100,11 @@ impl State {
                     }
                     fx.push(Effect::Persist(PersistOp::Delete { id }));
                 }
-                self.flash(if n > 1 { format!("compare deleted ({n} columns)") } else { "conversation deleted".into() });
+                self.flash(if n > 1 {
+                    format!("compare deleted ({n} columns)")
+                } else {
+                    "conversation deleted".into()
+                });
             }
             ListAction::New => {
                 self.close_conversations();

@@ -8,6 +8,7 @@ use crate::app::overlay::Overlay;
 use crate::app::persist::PersistOp;
 use crate::app::persist::StoreMsg;
 use crate::app::test_state;
+use crate::store::ConversationSummary;
 
 fn k(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)

@@ -3,9 +3,9 @@
 //! screen's search) and `import` (in `history_import.rs`). Everything from the store or a file
 //! is sanitised before it reaches the terminal; `--json` keeps the bytes (JSON escapes them).
 
+use super::{plural, unknown};
 use crate::cli::args::{ExportFormat, HistoryAction};
 use crate::cli::exit::{EXIT_OK, EXIT_PROVIDER, EXIT_USAGE};
-use super::{plural, unknown};
 use crate::config::Paths;
 use crate::engine::message::{Message, MessageStatus, Role};
 use crate::store::entries::{EntryRef, ListEntry};
@@ -100,7 +100,14 @@ fn list_line(e: &ListEntry) -> String {
     } else {
         e.model.clone().unwrap_or_else(|| "-".into())
     };
-    format!("{}  {}  {}  {n} msg{}  {}", e.id, short_date(e.updated_at), sanitize(&model), plural(n), sanitize(&e.title))
+    format!(
+        "{}  {}  {}  {n} msg{}  {}",
+        e.id,
+        short_date(e.updated_at),
+        sanitize(&model),
+        plural(n),
+        sanitize(&e.title)
+    )
 }
 
 /// The contract's line (`id`, `title`, `model`, `updated_at`, `messages`); a compare has
@@ -170,8 +177,13 @@ fn show(store: &StoreHandle, entry: &EntryRef) -> Result<u8, StoreError> {
 fn show_compare(store: &StoreHandle, group: &str) -> Result<u8, StoreError> {
     let e = compare_entry(store, group)?;
     let n = e.columns.len();
-    let mut out =
-        format!("{}\ncompare · {n} model{} · {} · {}\n", sanitize(&e.title), plural(n as u64), e.id, short_date(e.updated_at));
+    let mut out = format!(
+        "{}\ncompare · {n} model{} · {} · {}\n",
+        sanitize(&e.title),
+        plural(n as u64),
+        e.id,
+        short_date(e.updated_at)
+    );
     for (i, col) in e.columns.iter().enumerate() {
         let c = load(store, &col.id)?;
         let number = col.compare_column.map_or(i + 1, |c| c as usize + 1);
@@ -251,7 +263,8 @@ fn export_entry(store: &StoreHandle, entry: &EntryRef, format: ExportFormat) -> 
             crate::text::sanitize::sanitize_keep_tabs(&export::to_markdown_linking(&conv, &dir)).into_owned()
         }
         (EntryRef::Conversation(id), ExportFormat::Json) => {
-            let e = export::export(store, id)?.ok_or_else(|| StoreError::Format(format!("conversation {id} vanished")))?;
+            let e =
+                export::export(store, id)?.ok_or_else(|| StoreError::Format(format!("conversation {id} vanished")))?;
             json_text(&e)?
         }
         (EntryRef::Compare(group), ExportFormat::Md) => compare_markdown(store, group)?,

@@ -39,7 +39,8 @@ fn shown(reason: &str) -> String {
 
 /// Runs the import; returns the exit status.
 pub fn run(file: &Path, json: bool, database: &Path) -> u8 {
-    let name = if file == Path::new("-") { "stdin".to_owned() } else { sanitize(&file.display().to_string()).into_owned() };
+    let name =
+        if file == Path::new("-") { "stdin".to_owned() } else { sanitize(&file.display().to_string()).into_owned() };
     let doc = match read(file).and_then(|text| parse(&text).map_err(|e| e.to_string())) {
         Ok(d) => d,
         Err(why) => {
@@ -104,8 +105,10 @@ fn report(asked: &Document, done: &[Imported], json: bool) {
             if json {
                 let cols: Vec<_> = done
                     .iter()
-                    .map(|d| json!({"id": d.id, "column": d.compare.as_ref().map(|c| c.1), "messages": d.messages,
-                        "renamed_from": d.renamed_from}))
+                    .map(|d| {
+                        json!({"id": d.id, "column": d.compare.as_ref().map(|c| c.1), "messages": d.messages,
+                        "renamed_from": d.renamed_from})
+                    })
                     .collect();
                 json!({"id": group, "title": c.title, "messages": messages, "columns": cols}).to_string()
             } else {

@@ -114,7 +114,7 @@ mod tests {
             position: 1,
             role: "assistant".into(),
             snippet: snippet.into(),
-            ranges: vec![0..3],
+            ranges: std::iter::once(0..3).collect(),
             updated_at: 0,
             model: Some("demo".into()),
             compare_group: group.map(Into::into),

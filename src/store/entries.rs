@@ -168,6 +168,12 @@ pub fn group_exists(db: &Connection, group: &str) -> rusqlite::Result<bool> {
 }
 
 impl StoreHandle {
+    /// A fresh id for a compare group, to pass in [`super::NewConversation::compare`].
+    #[must_use]
+    pub fn new_compare_group() -> String {
+        format!("{GROUP_PREFIX}{}", super::ids::new_id(super::ids::now_ms()))
+    }
+
     /// The history's entries, newest first: a compare is one entry holding its columns.
     ///
     /// # Errors

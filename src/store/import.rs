@@ -99,11 +99,13 @@ pub fn parse(text: &str) -> Result<Document, StoreError> {
         _ => return Err(bad(format!("no valid \"version\" (a number from 1 to {VERSION})"))),
     }
     let mut doc = if compare {
-        let c: CompareExport = serde_json::from_str(text).map_err(|e| bad(diagnose(text, true).unwrap_or_else(|| e.to_string())))?;
+        let c: CompareExport =
+            serde_json::from_str(text).map_err(|e| bad(diagnose(text, true).unwrap_or_else(|| e.to_string())))?;
         check_compare(&c).map_err(bad)?;
         Document::Compare(Box::new(c))
     } else {
-        let e: Export = serde_json::from_str(text).map_err(|e| bad(diagnose(text, false).unwrap_or_else(|| e.to_string())))?;
+        let e: Export =
+            serde_json::from_str(text).map_err(|e| bad(diagnose(text, false).unwrap_or_else(|| e.to_string())))?;
         check(&e, "").map_err(bad)?;
         Document::Conversation(Box::new(e))
     };
@@ -195,7 +197,10 @@ fn top_level(at: &str, msg: &str) -> String {
 
 fn check_compare(c: &CompareExport) -> Result<(), String> {
     if !is_safe_id(&c.id) {
-        return Err(format!("id {} is not a compare id (letters, digits, . _ -; at most {MAX_ID_CHARS})", shown(&c.id)));
+        return Err(format!(
+            "id {} is not a compare id (letters, digits, . _ -; at most {MAX_ID_CHARS})",
+            shown(&c.id)
+        ));
     }
     if c.columns.is_empty() || c.columns.len() > MAX_COLUMNS {
         return Err(format!("a compare holds 1 to {MAX_COLUMNS} columns; this one has {}", c.columns.len()));
@@ -217,7 +222,8 @@ fn check_compare(c: &CompareExport) -> Result<(), String> {
 }
 
 fn time(s: &str, field: &str) -> Result<u64, String> {
-    parse_rfc3339(s).ok_or_else(|| format!("{field} {} is not an RFC 3339 time like 2026-01-31T12:00:00.000Z", shown(s)))
+    parse_rfc3339(s)
+        .ok_or_else(|| format!("{field} {} is not an RFC 3339 time like 2026-01-31T12:00:00.000Z", shown(s)))
 }
 
 /// The checks a conversation export must pass; `at` prefixes every place named.
@@ -226,7 +232,8 @@ fn check(e: &Export, at: &str) -> Result<(), String> {
         return Err(top_level(at, &format!("version {} is not one this palaver reads (1 to {VERSION})", e.version)));
     }
     if !is_safe_id(&e.id) {
-        let why = format!("id {} is not a conversation id (letters, digits, . _ -; at most {MAX_ID_CHARS})", shown(&e.id));
+        let why =
+            format!("id {} is not a conversation id (letters, digits, . _ -; at most {MAX_ID_CHARS})", shown(&e.id));
         return Err(top_level(at, &why));
     }
     if e.title.len() > MAX_TITLE_BYTES {
@@ -305,7 +312,8 @@ fn check_branches(e: &Export, at: &str) -> Result<(), String> {
     let view = view(e, &parents);
     // Frames are left out: `messages` carries them, branch rows do not.
     let frameless = |m: &Message| Message { frames: Vec::new(), ..m.clone() };
-    let same = view.len() == e.messages.len() && view.iter().zip(&e.messages).all(|(a, b)| frameless(a) == frameless(b));
+    let same =
+        view.len() == e.messages.len() && view.iter().zip(&e.messages).all(|(a, b)| frameless(a) == frameless(b));
     if !same {
         let why = format!(
             "messages do not match what branch {} holds in branches (was one edited without the other?)",

@@ -141,7 +141,12 @@ fn a_reply_exported_mid_stream_comes_back_interrupted() {
 
 #[test]
 fn a_compare_export_is_checked_column_by_column() {
-    let col = |i: u32| Export { id: format!("c{i}"), compare_group: Some("cmp-x".into()), compare_column: Some(i), ..export() };
+    let col = |i: u32| Export {
+        id: format!("c{i}"),
+        compare_group: Some("cmp-x".into()),
+        compare_column: Some(i),
+        ..export()
+    };
     let c = CompareExport {
         format: COMPARE_FORMAT.into(),
         version: VERSION,

@@ -328,12 +328,6 @@ impl StoreHandle {
         id
     }
 
-    /// A fresh id for a compare group, to pass in [`NewConversation::compare`].
-    #[must_use]
-    pub fn new_compare_group() -> String {
-        format!("cmp-{}", ids::new_id(ids::now_ms()))
-    }
-
     /// Saves the message at `position` of the conversation's active branch (insert or
     /// update). Call it as often as the message changes: while it streams, at most one disk
     /// write per 250 ms happens; once it is finished, cancelled or failed, it is written at once.
