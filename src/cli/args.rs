@@ -315,8 +315,11 @@ fn environment_help() -> String {
 
 #[derive(Debug, Clone, Subcommand)]
 pub enum HistoryAction {
-    /// One entry a line, newest first, its ID first (with --json: one object a line); a compare
-    /// is one entry (`compare · N models`) whose ID is its group's (`cmp-…`)
+    /// One entry a line, newest first, its ID first; a compare is one entry
+    ///
+    /// With --json: one object a line ({"id","title","model","updated_at","messages"}). A compare
+    /// (`compare · N models`) has its group's ID (`cmp-…`), the sum of its columns' messages,
+    /// `model: null`, and `columns` in --json.
     List,
     /// Print a conversation as a readable transcript (a compare: every column in turn)
     Show {
@@ -331,16 +334,21 @@ pub enum HistoryAction {
         #[arg(long, value_enum, default_value = "md")]
         format: ExportFormat,
     },
-    /// Load what `export --format json` wrote (a conversation or a compare) as new history;
-    /// keeps the file's ID unless this history already has it (then a new one; nothing is
-    /// overwritten). A malformed file is refused whole, naming what is wrong (exit 2)
+    /// Load what `export --format json` wrote (a conversation or a compare)
+    ///
+    /// Keeps the file's IDs unless this history already has them (then new ones, said on stderr;
+    /// nothing is overwritten). The file is checked whole first: a malformed one is refused,
+    /// naming what is wrong and where (exit 2), and nothing is imported; an import is one
+    /// transaction. Prints the new ID first.
     Import {
         /// The JSON export, or - for stdin
         file: std::path::PathBuf,
     },
-    /// Search every message, as the chat screen's list (Ctrl+L) does: every word must match,
-    /// the last also as the start of a word; newest first, one hit a line, the conversation's
-    /// ID first (with --json: one object a line). No match: nothing on stdout, exit 0
+    /// Search every message as the chat screen's list (Ctrl+L) does; one hit a line, ID first
+    ///
+    /// Every word must match, the last also as the start of a word; newest first. A line is
+    /// `ID  date  who  “title”: snippet` (with --json: one object a line). No match: nothing on
+    /// stdout, a note on stderr, exit 0; no word to search for: exit 2.
     Search {
         /// The words to find
         #[arg(required = true, num_args = 1..)]
