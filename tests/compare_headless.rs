@@ -51,13 +51,16 @@ fn columns_run_concurrently_and_failures_stay_in_their_column() {
     assert_eq!(body["model"], "m1");
     let body: Value = serde_json::from_str(&b.requests()[0].body).unwrap();
     assert_eq!(body["model"], "m2");
-    // Both columns are stored as one compare group.
+    // Both columns are stored as one compare group: one entry of the history, its columns inside.
     let list = Command::new(env!("CARGO_BIN_EXE_palaver"))
         .args(["history", "list", "--json"])
         .env("PALAVER_HOME", home.path())
         .output()
         .unwrap();
-    assert_eq!(String::from_utf8_lossy(&list.stdout).lines().count(), 2);
+    let list = String::from_utf8_lossy(&list.stdout);
+    assert_eq!(list.lines().count(), 1, "{list}");
+    let entry: Value = serde_json::from_str(list.trim()).unwrap();
+    assert_eq!(entry["columns"].as_array().map(Vec::len), Some(2), "{list}");
 }
 
 #[test]

@@ -94,7 +94,7 @@ fn compare_from_here_forks_a_chat_and_keeps_the_branch() {
     let rows: Vec<serde_json::Value> = list.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
     let chat = rows
         .iter()
-        .find(|r| r["title"].as_str().is_some_and(|t| t.contains("first question")) && r["compare_group"].is_null());
+        .find(|r| r["title"].as_str().is_some_and(|t| t.contains("first question")) && r.get("columns").is_none());
     let id = chat
         .or_else(|| rows.iter().find(|r| r["title"].as_str().is_some_and(|t| t.contains("first question"))))
         .unwrap()["id"]

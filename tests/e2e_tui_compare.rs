@@ -78,9 +78,11 @@ fn compare_two_demo_models_follow_up_diff_and_keep_one() {
         .unwrap();
     let list = String::from_utf8_lossy(&out.stdout);
     let rows: Vec<serde_json::Value> = list.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
-    let models: Vec<&str> = rows.iter().filter_map(|r| r["model"].as_str()).collect();
-    assert!(rows.len() >= 3, "two compare columns and the kept chat: {list}");
-    assert!(models.contains(&"demo") && models.contains(&"demo-reasoning"), "{list}");
+    // The compare is one entry with its columns inside; the kept chat is an entry of its own.
+    let compare = rows.iter().find(|r| r.get("columns").is_some()).unwrap_or_else(|| panic!("no compare: {list}"));
+    let models: Vec<&str> = compare["columns"].as_array().unwrap().iter().filter_map(|c| c["model"].as_str()).collect();
+    assert_eq!(rows.len(), 2, "the compare and the kept chat: {list}");
+    assert_eq!(models, ["demo", "demo-reasoning"], "{list}");
     assert!(rows.iter().any(|r| r["messages"].as_u64() == Some(6)), "the kept chat has three turns: {list}");
 }
 
@@ -142,7 +144,9 @@ fn compare_a_tool_model_runs_its_tool_loop_in_its_column() {
         .unwrap();
     let list = String::from_utf8_lossy(&out.stdout);
     let rows: Vec<serde_json::Value> = list.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
-    let tools = rows.iter().find(|r| r["model"] == "demo-tools").unwrap_or_else(|| panic!("{list}"));
+    // The compare's columns are inside its one entry.
+    let columns: Vec<&serde_json::Value> = rows.iter().filter_map(|r| r["columns"].as_array()).flatten().collect();
+    let tools = columns.iter().find(|r| r["model"] == "demo-tools").unwrap_or_else(|| panic!("{list}"));
     assert_eq!(tools["messages"].as_u64(), Some(6), "{list}");
-    assert!(rows.iter().any(|r| r["model"] == "demo" && r["messages"].as_u64() == Some(2)), "{list}");
+    assert!(columns.iter().any(|r| r["model"] == "demo" && r["messages"].as_u64() == Some(2)), "{list}");
 }

@@ -144,3 +144,42 @@ fn resume_with_an_unknown_id_exits_2_before_the_screen_opens() {
     assert!(s.contains("no conversation with ID no-such-id"), "{s}");
     assert!(!s.contains("Type a message"), "the screen never opened: {s}");
 }
+
+#[test]
+fn a_headless_compare_is_one_entry_of_the_list_and_reopens_side_by_side() {
+    if !tmux_available() {
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let made = Command::new(env!("CARGO_BIN_EXE_palaver"))
+        .args(["--demo", "compare", "-m", "demo", "-m", "demo-reasoning", "-p", "hi pelican"])
+        .env("PALAVER_HOME", home.path())
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let t = start(home.path(), "");
+    t.wait_ready();
+    t.keys(&["C-l"]);
+    let s = t.wait_for("the list with the compare", |s| s.contains("1 compare, newest first"));
+    assert!(s.contains("+ hi pelican") && s.contains("compare · 2 models"), "one row for the compare: {s}");
+    assert!(!s.contains("demo-reasoning"), "its columns are folded: {s}");
+    t.keys(&["Right"]);
+    let s = t.wait_for("its columns", |s| s.contains("└ column 2"));
+    assert!(s.contains("├ column 1") && s.contains("demo-reasoning"), "{s}");
+    t.keys(&["Left", "Enter"]);
+    let s = t.wait_for("the compare screen", |s| s.contains("message to 2 models"));
+    assert!(s.contains("reopened the compare “hi pelican” · 2 columns"), "{s}");
+    assert!(s.contains("1 demo") && s.contains("2 demo-reasoning"), "{s}");
+    // Both stored answers are back (the first, long one shows its end).
+    assert!(s.contains("Ask another question") && s.contains("Turn 1 · you said: “hi pelican”"), "{s}");
+    // The next turn goes on in the same two conversations.
+    t.type_text("and now?");
+    t.keys(&["Enter"]);
+    let right = |s: &str| s.lines().map(|l| l.chars().skip(60).collect::<String>()).collect::<Vec<_>>().join("\n");
+    t.wait_for("both second turns", |s| s.contains("✓ 2 done") && right(s).contains("Turn 2 · you said: “and now?”"));
+    t.quit();
+    let listed = history_list(home.path());
+    assert_eq!(listed.lines().count(), 1, "still one compare: {listed}");
+    assert!(listed.contains("compare · 2 models") && listed.contains("8 msgs"), "{listed}");
+}

@@ -16,6 +16,7 @@ use palaver::app::persist::StoreMsg;
 use palaver::app::{Msg, State, TargetInfo};
 use palaver::config::Config;
 use palaver::engine::target::TurnSettings;
+use palaver::store::entries::ListEntry;
 use palaver::store::{ConversationSummary, Hit};
 use palaver::ui::{self, RenderCache, theme::Theme};
 use ratatui::buffer::Buffer;
@@ -84,6 +85,8 @@ fn hit(id: &str, title: &str, role: &str, position: usize, snippet: &str, words:
         snippet: snippet.into(),
         ranges,
         updated_at: T0 - hours_ago * HOUR,
+        model: Some("demo".into()),
+        compare_group: None,
     }
 }
 
@@ -121,6 +124,11 @@ fn hits() -> Vec<Hit> {
 
 /// The list overlay open over a conversation whose id is the first row.
 fn listed(rows: Vec<ConversationSummary>) -> State {
+    listed_entries(rows.into_iter().map(ListEntry::conversation).collect())
+}
+
+/// [`listed`] with entries that may be compares.
+fn listed_entries(rows: Vec<ListEntry>) -> State {
     let mut s = state();
     typed(&mut s, "What is a borrow checker?");
     key(&mut s, KeyCode::Enter, KeyModifiers::NONE);
@@ -235,4 +243,59 @@ fn rename_and_delete_prompts() {
     key(&mut s, KeyCode::Up, KeyModifiers::NONE);
     key(&mut s, KeyCode::Char('d'), KeyModifiers::NONE);
     insta::assert_snapshot!("history_delete_80x24", text(&draw(&mut s, 80, 24)));
+}
+
+/// A compare of three models between two conversations.
+fn with_a_compare() -> Vec<ListEntry> {
+    let column = |n: u32, model: &str, messages: u64| ConversationSummary {
+        compare_group: Some("cmp-20260314-080000-77aa".into()),
+        compare_column: Some(n),
+        ..summary(&format!("20260314-080000-77a{n}"), "Which sort is stable?", model, 1, messages)
+    };
+    let compare = ListEntry::compare(
+        "cmp-20260314-080000-77aa",
+        vec![column(0, "demo", 2), column(1, "demo-reasoning", 2), column(2, "demo-slow", 4)],
+    )
+    .unwrap();
+    let mut rows: Vec<ListEntry> = conversations().into_iter().map(ListEntry::conversation).collect();
+    rows.insert(1, compare);
+    rows
+}
+
+#[test]
+fn list_with_a_compare_folded_and_unfolded() {
+    let mut s = listed_entries(with_a_compare());
+    key(&mut s, KeyCode::Down, KeyModifiers::NONE);
+    let folded = text(&draw(&mut s, 120, 40));
+    assert!(folded.contains("+ Which sort is stable?") && folded.contains("compare · 3 models"), "{folded}");
+    assert!(folded.contains("Enter reopen side by side"), "{folded}");
+    snap_all(&mut s, "history_compare_folded");
+    key(&mut s, KeyCode::Right, KeyModifiers::NONE);
+    key(&mut s, KeyCode::Down, KeyModifiers::NONE);
+    key(&mut s, KeyCode::Down, KeyModifiers::NONE);
+    let open = text(&draw(&mut s, 120, 40));
+    for want in ["− Which sort is stable?", "├ column 1", "├ column 2", "└ column 3", "demo-reasoning", "8 msgs"]
+    {
+        assert!(open.contains(want), "{want}: {open}");
+    }
+    assert!(open.contains("Enter open this column as a chat"), "{open}");
+    snap_all(&mut s, "history_compare_unfolded");
+    key(&mut s, KeyCode::Left, KeyModifiers::NONE);
+    key(&mut s, KeyCode::Char('d'), KeyModifiers::CONTROL);
+    let ask = text(&draw(&mut s, 80, 24));
+    assert!(ask.contains("Delete compare “Which sort is stable?” (3 columns, 8 messages)"), "{ask}");
+}
+
+#[test]
+fn a_search_hit_in_a_compare_column_names_its_model() {
+    let mut s = listed_entries(with_a_compare());
+    typed(&mut s, "stable");
+    let mut h =
+        hit("20260314-080000-77a1", "Which sort is stable?", "assistant", 1, "…merge sort is stable…", &["stable"], 1);
+    h.model = Some("demo-reasoning".into());
+    h.compare_group = Some("cmp-20260314-080000-77aa".into());
+    s.apply(Msg::Store(StoreMsg::Found { seq: 6, result: Ok(vec![h]) }));
+    let screen = text(&draw(&mut s, 80, 24));
+    assert!(screen.contains("reply · demo-reasoning in a compare"), "{screen}");
+    insta::assert_snapshot!("history_search_compare_column_80x24", screen);
 }

@@ -4,11 +4,15 @@
 //! Two focuses: the search field (typing searches; ↑↓ move; Enter opens) and the rows (Tab
 //! from the search field), where plain letters are commands: `r` rename, `d` delete, `n` new,
 //! `/` back to searching. Ctrl+R, Ctrl+D and Ctrl+N do the same from the search field.
+//! A compare is one row (`compare · N models`); → shows its columns under it and ← hides them
+//! (`conversations_rows.rs`); Enter on it reopens the compare screen with every column, Enter
+//! on a column opens that column as a chat. Renaming or deleting a compare acts on every column.
 //! [`ConversationList::key`] is pure and answers with an [`ListAction`]; the state turns
 //! actions into store effects.
 
+use crate::store::Hit;
+use crate::store::entries::ListEntry;
 use crate::store::ids::short_date;
-use crate::store::{ConversationSummary, Hit};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 /// Most search hits shown (the newest).
@@ -31,14 +35,40 @@ pub enum Mode {
     ConfirmDelete,
 }
 
-/// A listed conversation, ready to draw.
+/// A listed conversation or compare, ready to draw.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Row {
+    /// The conversation's id, or the compare group's.
+    pub id: String,
+    pub title: String,
+    /// The model, or `compare · N models`.
+    pub model: String,
+    pub date: String,
+    /// Messages; a compare's summed over its columns.
+    pub messages: u64,
+    /// A compare's columns (empty for a conversation).
+    pub columns: Vec<ColumnRow>,
+}
+
+impl Row {
+    /// Whether the row is a compare.
+    #[must_use]
+    pub fn is_compare(&self) -> bool {
+        !self.columns.is_empty()
+    }
+}
+
+/// One column of a listed compare.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ColumnRow {
+    /// The column's conversation id.
     pub id: String,
     pub title: String,
     pub model: String,
     pub date: String,
     pub messages: u64,
+    /// The column's number on screen (1-based).
+    pub number: u32,
 }
 
 /// A search hit, ready to draw. `ranges` are byte ranges of the matches within `snippet`.
@@ -52,18 +82,10 @@ pub struct HitRow {
     pub ranges: Vec<std::ops::Range<usize>>,
     pub branch: i64,
     pub position: usize,
-}
-
-impl From<ConversationSummary> for Row {
-    fn from(s: ConversationSummary) -> Self {
-        Self {
-            date: short_date(s.updated_at),
-            model: s.model.unwrap_or_default(),
-            id: s.id,
-            title: s.title,
-            messages: s.messages,
-        }
-    }
+    /// The conversation's model.
+    pub model: String,
+    /// The compare the hit's conversation is a column of.
+    pub group: Option<String>,
 }
 
 impl From<Hit> for HitRow {
@@ -77,6 +99,8 @@ impl From<Hit> for HitRow {
             ranges: h.ranges,
             branch: h.branch,
             position: h.position,
+            model: h.model.unwrap_or_default(),
+            group: h.compare_group,
         }
     }
 }
@@ -104,12 +128,18 @@ pub enum ListAction {
         branch: Option<i64>,
         position: Option<usize>,
     },
+    /// Reopen a stored compare on the compare screen, every column side by side.
+    OpenCompare {
+        group: String,
+    },
+    /// Retitle conversations (a compare: every column).
     Rename {
-        id: String,
+        ids: Vec<String>,
         title: String,
     },
+    /// Delete conversations (a compare: every column).
     Delete {
-        id: String,
+        ids: Vec<String>,
     },
     /// Start a new conversation.
     New,
@@ -132,6 +162,12 @@ pub struct ConversationList {
     pub error: Option<String>,
     /// The conversation on screen, marked in the list.
     pub current: Option<String>,
+    /// The compare open on the compare screen (its group), marked in the list.
+    pub current_group: Option<String>,
+    /// A compare whose models are hidden (an arena before its vote): its columns show no model.
+    pub hidden_group: Option<String>,
+    /// Compares whose columns are shown under them (by group id).
+    pub expanded: std::collections::BTreeSet<String>,
     pub list_seq: u64,
     pub search_seq: u64,
 }
@@ -151,6 +187,9 @@ impl ConversationList {
             searching: false,
             error: None,
             current,
+            current_group: None,
+            hidden_group: None,
+            expanded: std::collections::BTreeSet::new(),
             list_seq,
             search_seq: 0,
         }
@@ -162,10 +201,10 @@ impl ConversationList {
         !self.query.trim().is_empty()
     }
 
-    /// Entries shown.
+    /// Entries shown (a compare's shown columns count as entries).
     #[must_use]
     pub fn len(&self) -> usize {
-        if self.searching_mode() { self.hits.len() } else { self.rows.len() }
+        if self.searching_mode() { self.hits.len() } else { self.lines().len() }
     }
 
     #[must_use]
@@ -173,18 +212,19 @@ impl ConversationList {
         self.len() == 0
     }
 
-    /// (conversation id, title, message count if known) of the selected entry.
+    /// (id, title, message count if known) of the selected entry: a conversation, a compare
+    /// (its group id) or a compare's column.
     #[must_use]
     pub fn selection(&self) -> Option<(&str, &str, Option<u64>)> {
-        if self.searching_mode() {
-            self.hits.get(self.selected).map(|h| (h.id.as_str(), h.title.as_str(), None))
-        } else {
-            self.rows.get(self.selected).map(|r| (r.id.as_str(), r.title.as_str(), Some(r.messages)))
+        match self.selected_entry()? {
+            Selected::Hit(h) => Some((h.id.as_str(), h.title.as_str(), None)),
+            Selected::Row(r) => Some((r.id.as_str(), r.title.as_str(), Some(r.messages))),
+            Selected::Column(_, c) => Some((c.id.as_str(), c.title.as_str(), Some(c.messages))),
         }
     }
 
     /// The list arrived (`offset` > 0: a further page).
-    pub fn listed(&mut self, offset: usize, result: Result<Vec<ConversationSummary>, String>) {
+    pub fn listed(&mut self, offset: usize, result: Result<Vec<ListEntry>, String>) {
         self.loading = false;
         match result {
             Ok(list) => {
@@ -193,6 +233,7 @@ impl ConversationList {
                     self.rows.clear();
                 }
                 self.rows.extend(list.into_iter().map(Row::from));
+                self.hide_models();
                 self.error = None;
             }
             Err(e) => self.error = Some(e),
@@ -206,6 +247,7 @@ impl ConversationList {
         match result {
             Ok(hits) => {
                 self.hits = hits.into_iter().map(HitRow::from).collect();
+                self.hide_models();
                 self.error = None;
             }
             Err(e) => self.error = Some(e),
@@ -237,7 +279,7 @@ impl ConversationList {
         self.selected = self.selected.saturating_add_signed(by).min(n - 1);
         if !self.searching_mode() && self.more && !self.loading && self.selected + 10 >= n {
             self.loading = true;
-            return ListAction::More { offset: n };
+            return ListAction::More { offset: self.rows.len() };
         }
         ListAction::Consumed
     }
@@ -250,10 +292,16 @@ impl ConversationList {
                 position: Some(h.position),
             });
         }
-        match self.rows.get(self.selected) {
-            Some(r) if self.current.as_deref() == Some(r.id.as_str()) => ListAction::Close,
-            Some(r) => ListAction::Open { id: r.id.clone(), branch: None, position: None },
-            None => ListAction::Consumed,
+        match self.selected_entry() {
+            Some(Selected::Row(r)) if r.is_compare() && self.current_group.as_deref() == Some(r.id.as_str()) => {
+                ListAction::Close
+            }
+            Some(Selected::Row(r)) if r.is_compare() => ListAction::OpenCompare { group: r.id.clone() },
+            Some(Selected::Row(r)) if self.current.as_deref() == Some(r.id.as_str()) => ListAction::Close,
+            Some(Selected::Row(r)) => ListAction::Open { id: r.id.clone(), branch: None, position: None },
+            Some(Selected::Column(_, c)) if self.current.as_deref() == Some(c.id.as_str()) => ListAction::Close,
+            Some(Selected::Column(_, c)) => ListAction::Open { id: c.id.clone(), branch: None, position: None },
+            Some(Selected::Hit(_)) | None => ListAction::Consumed,
         }
     }
 
@@ -265,20 +313,15 @@ impl ConversationList {
     }
 
     fn start_delete(&mut self) -> ListAction {
-        if self.selection().is_some() {
-            self.mode = Mode::ConfirmDelete;
+        if self.selection().is_none() {
+            return ListAction::Consumed;
         }
+        if self.in_open_compare() {
+            self.error = Some("this compare is open on the compare screen: leave it first (/compare off)".into());
+            return ListAction::Consumed;
+        }
+        self.mode = Mode::ConfirmDelete;
         ListAction::Consumed
-    }
-
-    /// Removes a deleted conversation from the rows and hits.
-    pub fn forget(&mut self, id: &str) {
-        self.rows.retain(|r| r.id != id);
-        self.hits.retain(|h| h.id != id);
-        if self.current.as_deref() == Some(id) {
-            self.current = None;
-        }
-        self.clamp();
     }
 
     /// Handles a key.
@@ -290,14 +333,17 @@ impl ConversationList {
             Mode::ConfirmDelete => {
                 return match key.code {
                     // Only `y` deletes; Enter, Esc or any other letter keeps it.
-                    KeyCode::Char('y' | 'Y') => match self.selection() {
-                        Some((id, _, _)) => {
+                    KeyCode::Char('y' | 'Y') => {
+                        let ids = self.selected_ids();
+                        if ids.is_empty() {
+                            return ListAction::Consumed;
+                        }
+                        if let Some((id, _, _)) = self.selection() {
                             let id = id.to_owned();
                             self.forget(&id);
-                            ListAction::Delete { id }
                         }
-                        None => ListAction::Consumed,
-                    },
+                        ListAction::Delete { ids }
+                    }
                     KeyCode::Char(_) | KeyCode::Esc | KeyCode::Enter => ListAction::Consumed,
                     _ => {
                         self.mode = Mode::ConfirmDelete;
@@ -314,6 +360,8 @@ impl ConversationList {
             KeyCode::Down => return self.step(1),
             KeyCode::PageUp => return self.step(-10),
             KeyCode::PageDown => return self.step(10),
+            KeyCode::Right => return self.expand(),
+            KeyCode::Left => return self.collapse(),
             KeyCode::Tab | KeyCode::BackTab => {
                 self.focus = if self.focus == ListFocus::Search { ListFocus::Rows } else { ListFocus::Search };
                 return ListAction::Consumed;
@@ -392,18 +440,13 @@ impl ConversationList {
             KeyCode::Esc => return ListAction::Consumed,
             KeyCode::Enter => {
                 let new = title.split_whitespace().collect::<Vec<_>>().join(" ");
-                let Some((id, old, _)) = self.selection() else { return ListAction::Consumed };
+                let Some((_, old, _)) = self.selection() else { return ListAction::Consumed };
                 if new.is_empty() || new == old {
                     return ListAction::Consumed;
                 }
-                let id = id.to_owned();
-                for r in self.rows.iter_mut().filter(|r| r.id == id) {
-                    r.title.clone_from(&new);
-                }
-                for h in self.hits.iter_mut().filter(|h| h.id == id) {
-                    h.title.clone_from(&new);
-                }
-                return ListAction::Rename { id, title: new };
+                let ids = self.selected_ids();
+                self.retitle(&ids, &new);
+                return ListAction::Rename { ids, title: new };
             }
             KeyCode::Backspace => {
                 title.pop();
@@ -421,8 +464,15 @@ impl ConversationList {
     }
 }
 
+#[path = "conversations_rows.rs"]
+mod rows;
+pub use rows::Selected;
+
 #[path = "conversations_state.rs"]
 mod state_impl;
+
+#[path = "conversations_compare.rs"]
+pub mod compare;
 
 #[cfg(test)]
 #[path = "conversations_tests.rs"]

@@ -6,7 +6,8 @@ use crate::app::effect::Effect;
 use crate::app::overlay::Overlay;
 use crate::app::persist::PersistOp;
 use crate::app::state::State;
-use crate::store::{ConversationSummary, Hit};
+use crate::store::Hit;
+use crate::store::entries::ListEntry;
 use crossterm::event::KeyEvent;
 
 impl State {
@@ -19,6 +20,10 @@ impl State {
         self.overlays.retain(|o| !matches!(o, Overlay::Conversations(_)));
         self.persist.list_seq += 1;
         let mut list = ConversationList::new(self.persist.list_seq, self.persist.id.clone());
+        let open = self.compare.active.as_ref();
+        list.current_group = open.map(|c| c.group.clone());
+        // An arena before its vote: the list must not name its models either.
+        list.hidden_group = open.filter(|c| c.hidden()).map(|c| c.group.clone());
         if self.persist.enabled {
             fx.push(Effect::Persist(PersistOp::List { seq: self.persist.list_seq, offset: 0 }));
         } else {
@@ -70,22 +75,36 @@ impl State {
                 fx.push(Effect::Persist(PersistOp::Open { id, branch, focus: position }));
                 self.flash("opening…");
             }
-            ListAction::Rename { id, title } => {
-                if self.persist.is_current(&id) {
-                    self.persist.title = Some(title.clone());
+            ListAction::OpenCompare { group } => {
+                if self.request_compare(group, fx) == ListAction::Close {
+                    self.close_conversations();
+                }
+            }
+            ListAction::Rename { ids, title } => {
+                for id in ids {
+                    if self.persist.is_current(&id) {
+                        self.persist.title = Some(title.clone());
+                    }
+                    fx.push(Effect::Persist(PersistOp::Rename { id, title: title.clone() }));
                 }
                 let shown = crate::text::sanitize::sanitize(&title).into_owned();
-                fx.push(Effect::Persist(PersistOp::Rename { id, title }));
                 self.flash(format!("renamed to “{shown}”"));
             }
-            ListAction::Delete { id } => {
-                if self.persist.is_current(&id) {
-                    // Its messages must not be saved again under a new conversation.
-                    self.persist.detach();
-                    self.run_command(crate::app::commands::Command::Clear, fx);
+            ListAction::Delete { ids } => {
+                let n = ids.len();
+                for id in ids {
+                    if self.persist.is_current(&id) {
+                        // Its messages must not be saved again under a new conversation.
+                        self.persist.detach();
+                        self.run_command(crate::app::commands::Command::Clear, fx);
+                    }
+                    fx.push(Effect::Persist(PersistOp::Delete { id }));
                 }
-                fx.push(Effect::Persist(PersistOp::Delete { id }));
-                self.flash("conversation deleted");
+                self.flash(if n > 1 {
+                    format!("compare deleted ({n} columns)")
+                } else {
+                    "conversation deleted".into()
+                });
             }
             ListAction::New => {
                 self.close_conversations();
@@ -99,7 +118,7 @@ impl State {
         self.overlays.retain(|o| !matches!(o, Overlay::Conversations(_)));
     }
 
-    pub(crate) fn on_listed(&mut self, seq: u64, offset: usize, result: Result<Vec<ConversationSummary>, String>) {
+    pub(crate) fn on_listed(&mut self, seq: u64, offset: usize, result: Result<Vec<ListEntry>, String>) {
         if let Some(list) = self.list_mut().filter(|l| l.list_seq == seq) {
             list.listed(offset, result);
         }

@@ -8,6 +8,7 @@ use crate::app::overlay::Overlay;
 use crate::app::persist::PersistOp;
 use crate::app::persist::StoreMsg;
 use crate::app::test_state;
+use crate::store::ConversationSummary;
 
 fn k(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
@@ -17,7 +18,11 @@ fn ctrl(c: char) -> KeyEvent {
     KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
 }
 
-fn summary(id: &str, title: &str, n: u64) -> ConversationSummary {
+fn summary(id: &str, title: &str, n: u64) -> ListEntry {
+    ListEntry::conversation(conv(id, title, n))
+}
+
+pub(super) fn conv(id: &str, title: &str, n: u64) -> ConversationSummary {
     ConversationSummary {
         id: id.into(),
         title: title.into(),
@@ -43,6 +48,8 @@ fn hit(id: &str, position: usize) -> Hit {
         snippet: "…the borrow checker…".into(),
         ranges: std::iter::once(4..10).collect(),
         updated_at: 1_700_000_000_000,
+        model: Some("demo".into()),
+        compare_group: None,
     }
 }
 
@@ -111,7 +118,7 @@ fn rename_edits_the_title_inline() {
     }
     typed(&mut l, "Omega  one");
     assert_eq!(l.mode, Mode::Rename("Omega  one".into()));
-    assert_eq!(l.key(&k(KeyCode::Enter)), ListAction::Rename { id: "a".into(), title: "Omega one".into() });
+    assert_eq!(l.key(&k(KeyCode::Enter)), ListAction::Rename { ids: vec!["a".into()], title: "Omega one".into() });
     assert_eq!(l.mode, Mode::Browse);
     assert_eq!(l.rows[0].title, "Omega one");
     // Esc leaves the title alone; Ctrl+R works from the search field too.
@@ -134,7 +141,7 @@ fn delete_asks_first_and_only_y_deletes() {
     assert_eq!(l.key(&k(KeyCode::Char('n'))), ListAction::Consumed);
     assert_eq!(l.rows.len(), 3);
     l.key(&k(KeyCode::Char('d')));
-    assert_eq!(l.key(&k(KeyCode::Char('y'))), ListAction::Delete { id: "a".into() });
+    assert_eq!(l.key(&k(KeyCode::Char('y'))), ListAction::Delete { ids: vec!["a".into()] });
     assert_eq!(l.rows.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), ["b", "c"]);
 }
 

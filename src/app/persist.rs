@@ -18,7 +18,8 @@ use super::effect::Effect;
 use super::state::State;
 use super::transcript::NoticeKind;
 use crate::engine::message::Message;
-use crate::store::{ConversationSummary, Hit, StoredConversation};
+use crate::store::entries::ListEntry;
+use crate::store::{Hit, StoredConversation};
 use std::collections::HashMap;
 
 /// A streaming reply is handed to the store at most this often (app clock).
@@ -58,6 +59,8 @@ pub enum PersistOp {
     Search { seq: u64, query: String },
     /// Load a conversation with every branch; answer with `StoreMsg::Opened`.
     Open { id: String, branch: Option<i64>, focus: Option<usize> },
+    /// Load every column of a stored compare; answer with `StoreMsg::OpenedCompare`.
+    OpenCompare { group: String },
 }
 
 /// What `--continue` / `--resume ID` asked for.
@@ -97,12 +100,14 @@ pub enum StoreMsg {
     Created { local: u64, id: String },
     /// Session branch `branch` has store id `id`.
     Forked { branch: BranchKey, id: i64 },
-    /// A page of the conversation list (`offset` > 0: a further page).
-    Listed { seq: u64, offset: usize, result: Result<Vec<ConversationSummary>, String> },
+    /// A page of the conversation list (`offset` > 0: a further page); a compare is one entry.
+    Listed { seq: u64, offset: usize, result: Result<Vec<ListEntry>, String> },
     /// Search hits for request `seq`.
     Found { seq: u64, result: Result<Vec<Hit>, String> },
     /// A conversation loaded with its branches, to replace the transcript.
     Opened(Result<Box<Loaded>, String>),
+    /// A stored compare's columns, to reopen on the compare screen.
+    OpenedCompare(Result<Box<super::conversations::compare::LoadedCompare>, String>),
     /// Prompts of recent conversations, oldest first, for the composer's history.
     Prompts(Vec<String>),
 }
@@ -250,7 +255,15 @@ impl State {
             }
             StoreMsg::Listed { seq, offset, result } => self.on_listed(seq, offset, result),
             StoreMsg::Found { seq, result } => self.on_found(seq, result),
-            StoreMsg::Opened(Ok(loaded)) => self.on_opened(*loaded, fx),
+            StoreMsg::Opened(Ok(loaded)) => {
+                let note = super::conversations::compare::column_note(&loaded);
+                self.on_opened(*loaded, fx);
+                if let Some(note) = note {
+                    self.transcript.push_notice(NoticeKind::Info, note);
+                }
+            }
+            StoreMsg::OpenedCompare(Ok(loaded)) => self.on_opened_compare(*loaded, fx),
+            StoreMsg::OpenedCompare(Err(e)) => self.flash_error(format!("cannot open the compare: {e}")),
             StoreMsg::Opened(Err(e)) => self.flash_error(format!("cannot open the conversation: {e}")),
             StoreMsg::Prompts(prompts) => self.composer.seed_history(prompts),
         }

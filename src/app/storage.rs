@@ -218,7 +218,7 @@ impl Storage {
             PersistOp::Rename { id, title } => store.rename(&id, &title),
             PersistOp::Delete { id } => store.delete(&id),
             PersistOp::List { seq, offset } => self.read(store, move |s| {
-                let result = s.list(PAGE, offset).map_err(|e| e.to_string());
+                let result = s.list_entries(PAGE, offset).map_err(|e| e.to_string());
                 StoreMsg::Listed { seq, offset, result }
             }),
             PersistOp::Search { seq, query } => self.read(store, move |s| {
@@ -235,6 +235,9 @@ impl Storage {
                     });
                 StoreMsg::Opened(result)
             }),
+            PersistOp::OpenCompare { group } => {
+                self.read(store, move |s| StoreMsg::OpenedCompare(load_compare(s, &group).map(Box::new)));
+            }
         }
     }
 
@@ -273,6 +276,20 @@ pub fn load(store: &StoreHandle, id: &str, branch: Option<i64>) -> Result<Option
     }
     let switch = active.branch != active.summary.active_branch;
     Ok(Some(Loaded { active, others, switch, focus: None, adopt_model: false }))
+}
+
+/// Every column of compare `group`, each with its branches.
+///
+/// # Errors
+/// A database error, or a compare that no longer exists, in words.
+fn load_compare(store: &StoreHandle, group: &str) -> Result<super::conversations::compare::LoadedCompare, String> {
+    let entry = store.compare_entry(group).map_err(|e| e.to_string())?;
+    let entry = entry.ok_or_else(|| format!("compare {group} no longer exists"))?;
+    let mut columns = Vec::with_capacity(entry.columns.len());
+    for c in &entry.columns {
+        columns.extend(load(store, &c.id, None)?);
+    }
+    Ok(super::conversations::compare::LoadedCompare { group: group.to_owned(), columns })
 }
 
 /// What `--continue` or `--resume` names, loaded; `Err` is the message for an exit status 2.

@@ -160,7 +160,8 @@ pub enum Command {
         /// A recorded `text/event-stream` body (chat or Responses; the API is guessed)
         file: std::path::PathBuf,
     },
-    /// Stored conversations: list, show ID, export ID [--format md|json], rm ID
+    /// Stored conversations: list, show ID, export ID [--format md|json], import FILE,
+    /// search TEXT, rm ID (a compare is one entry, its columns inside it)
     History {
         #[command(subcommand)]
         action: HistoryAction,
@@ -314,24 +315,51 @@ fn environment_help() -> String {
 
 #[derive(Debug, Clone, Subcommand)]
 pub enum HistoryAction {
-    /// One conversation a line, newest first, its ID first (with --json: one object a line)
+    /// One entry a line, newest first, its ID first; a compare is one entry
+    ///
+    /// With --json: one object a line ({"id","title","model","updated_at","messages"}). A compare
+    /// (`compare · N models`) has its group's ID (`cmp-…`), the sum of its columns' messages,
+    /// `model: null`, and `columns` in --json.
     List,
-    /// Print a conversation as a readable transcript
+    /// Print a conversation as a readable transcript (a compare: every column in turn)
     Show {
-        /// The conversation's ID (as `history list` prints it) or a unique prefix
+        /// A conversation's or a compare's ID (as `history list` prints it), or a unique prefix
         id: String,
     },
-    /// Export a conversation: Markdown (readable) or JSON (complete, reloadable)
+    /// Export a conversation: Markdown (readable) or JSON (complete, reloadable with `import`)
     Export {
-        /// The conversation's ID (as `history list` prints it) or a unique prefix
+        /// A conversation's or a compare's ID (as `history list` prints it), or a unique prefix
         id: String,
-        /// md: a readable transcript; json: everything, reloadable
+        /// md: a readable transcript; json: everything, reloadable with `history import`
         #[arg(long, value_enum, default_value = "md")]
         format: ExportFormat,
     },
-    /// Delete a conversation
+    /// Load what `export --format json` wrote (a conversation or a compare)
+    ///
+    /// Keeps the file's IDs unless this history already has them (then new ones, said on stderr;
+    /// nothing is overwritten). The file is checked whole first: a malformed one is refused,
+    /// naming what is wrong and where (exit 2), and nothing is imported; an import is one
+    /// transaction. Prints the new ID first.
+    Import {
+        /// The JSON export, or - for stdin
+        file: std::path::PathBuf,
+    },
+    /// Search every message as the chat screen's list (Ctrl+L) does; one hit a line, ID first
+    ///
+    /// Every word must match, the last also as the start of a word; newest first. A line is
+    /// `ID  date  who  “title”: snippet` (with --json: one object a line). No match: nothing on
+    /// stdout, a note on stderr, exit 0; no word to search for: exit 2.
+    Search {
+        /// The words to find
+        #[arg(required = true, num_args = 1..)]
+        text: Vec<String>,
+        /// At most this many hits (the newest)
+        #[arg(long, value_name = "N", default_value_t = 100)]
+        limit: usize,
+    },
+    /// Delete a conversation (a compare: every column)
     Rm {
-        /// The conversation's ID (as `history list` prints it) or a unique prefix
+        /// A conversation's or a compare's ID (as `history list` prints it), or a unique prefix
         id: String,
     },
 }

@@ -1,222 +1,31 @@
-//! `palaver history list|show|export|rm` (DESIGN.md §2), and the headless runner's recorder:
-//! every `-p` run is a stored conversation (or the next turn of one, with `--continue` or
-//! `--resume ID`), its prompt on disk before the request goes out and its reply saved while
-//! it streams.
+//! `palaver history list|show|export|import|search|rm` (DESIGN.md §2; in `history_cmd.rs`),
+//! and the headless runner's recorder: every `-p` run is a stored conversation (or the next
+//! turn of one, with `--continue` or `--resume ID`), its prompt on disk before the request goes
+//! out and its reply saved while it streams.
 
-use super::args::{ExportFormat, Global, HistoryAction};
-use super::exit::{EXIT_OK, EXIT_PROVIDER, EXIT_USAGE};
+use super::args::Global;
+use super::exit::EXIT_USAGE;
 use super::target::Target;
 use crate::config::Paths;
-use crate::engine::message::{Message, MessageStatus, Role};
-use crate::store::export;
-use crate::store::ids::{rfc3339, short_date, title_from_prompt};
+use crate::engine::message::Message;
+use crate::store::ids::title_from_prompt;
 use crate::store::lock::{BUSY_WAIT, ConversationLock, LockError};
-use crate::store::{NewConversation, StoreError, StoreHandle, StoreOptions, StoredConversation};
+use crate::store::{NewConversation, StoreHandle, StoreOptions, StoredConversation};
 use crate::ui::sanitize::sanitize;
-use std::io::Write;
 use std::time::{Duration, Instant};
 
-/// Runs a `history` subcommand; returns the exit status.
-pub fn run(action: &HistoryAction, json: bool, paths: &Paths) -> u8 {
-    let path = paths.database();
-    if !path.exists() {
-        // Nothing stored yet: an empty list, and no conversation to show.
-        return match action {
-            HistoryAction::List => EXIT_OK,
-            HistoryAction::Show { id } | HistoryAction::Export { id, .. } | HistoryAction::Rm { id } => unknown(id),
-        };
-    }
-    let store = match StoreHandle::open(&path, StoreOptions::default()) {
-        Ok(s) => s,
-        // A read-only directory or a full disk still lets the history be read.
-        Err(e) => match (action, StoreHandle::open_read_only(&path, StoreOptions::default())) {
-            (HistoryAction::Rm { .. }, _) | (_, Err(_)) => {
-                eprintln!("palaver: cannot open the history at {}: {e}", path.display());
-                return EXIT_PROVIDER;
-            }
-            (_, Ok(s)) => s,
-        },
-    };
-    let result = match action {
-        HistoryAction::List => list(&store, json),
-        HistoryAction::Show { id } => with_id(&store, id, |id| show(&store, id)),
-        HistoryAction::Export { id, format } => with_id(&store, id, |id| export_one(&store, id, *format)),
-        HistoryAction::Rm { id } => with_id(&store, id, |id| rm(&store, id)),
-    };
-    match result {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("palaver: {e}");
-            EXIT_PROVIDER
-        }
-    }
-}
+pub use commands::run;
+
+#[path = "history_cmd.rs"]
+mod commands;
 
 fn unknown(id: &str) -> u8 {
-    eprintln!("palaver: no conversation with ID {id} (see `palaver history list`)");
+    eprintln!("palaver: no conversation with ID {} (see `palaver history list`)", sanitize(id));
     EXIT_USAGE
-}
-
-/// Resolves an id or unique prefix, then runs `f` with the full id.
-fn with_id(store: &StoreHandle, id: &str, f: impl FnOnce(&str) -> Result<u8, StoreError>) -> Result<u8, StoreError> {
-    match store.resolve_id(id) {
-        Ok(Some(full)) => f(&full),
-        Ok(None) => Ok(unknown(id)),
-        Err(e @ StoreError::Ambiguous { .. }) => {
-            eprintln!("palaver: {e}");
-            Ok(EXIT_USAGE)
-        }
-        Err(e) => Err(e),
-    }
-}
-
-fn list(store: &StoreHandle, json: bool) -> Result<u8, StoreError> {
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    for s in store.list(usize::MAX, 0)? {
-        let line = if json {
-            serde_json::json!({"id": s.id, "title": s.title, "model": s.model,
-                "updated_at": rfc3339(s.updated_at), "messages": s.messages})
-            .to_string()
-        } else {
-            let model = s.model.as_deref().unwrap_or("-");
-            let n = s.messages;
-            format!("{}  {}  {}  {n} msg{}  {}", s.id, short_date(s.updated_at), model, plural(n), sanitize(&s.title))
-        };
-        if writeln!(out, "{line}").is_err() {
-            break; // stdout closed (`| head`): not an error
-        }
-    }
-    let _ = out.flush();
-    Ok(EXIT_OK)
 }
 
 fn plural(n: u64) -> &'static str {
     if n == 1 { "" } else { "s" }
-}
-
-fn load(store: &StoreHandle, id: &str) -> Result<StoredConversation, StoreError> {
-    store.load(id)?.ok_or_else(|| StoreError::Format(format!("conversation {id} vanished while reading")))
-}
-
-fn show(store: &StoreHandle, id: &str) -> Result<u8, StoreError> {
-    let c = load(store, id)?;
-    let s = &c.summary;
-    let mut out = format!(
-        "{}\n{} · {} · {}\n",
-        sanitize(&s.title),
-        s.id,
-        s.model.as_deref().unwrap_or("-"),
-        short_date(s.updated_at)
-    );
-    for m in &c.messages {
-        out.push('\n');
-        transcript_message(&mut out, m);
-    }
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(out.as_bytes());
-    let _ = stdout.flush();
-    Ok(EXIT_OK)
-}
-
-/// One message for a terminal: a header line, the text, tool calls; model and tool text is
-/// sanitised since it goes straight to the terminal.
-fn transcript_message(out: &mut String, m: &Message) {
-    let main = m.main();
-    let who = match m.role() {
-        Role::User => "you".to_owned(),
-        Role::System => "system".to_owned(),
-        Role::Tool => format!("tool result {}", m.tool_call_id.as_deref().unwrap_or("?")),
-        Role::Assistant => m.model.clone().unwrap_or_else(|| "assistant".into()),
-    };
-    let status = if m.status == MessageStatus::Complete {
-        String::new()
-    } else {
-        format!(" [{}]", crate::store::ops::enum_str(&m.status))
-    };
-    out.push_str(&format!("── {} ──{status}\n", sanitize(&who)));
-    if !main.reasoning.is_empty() {
-        out.push_str(&format!("(reasoning) {}\n", sanitize(main.reasoning.trim_end())));
-    }
-    if !main.content.is_empty() {
-        out.push_str(&format!("{}\n", sanitize(&fold(m, main.content.trim_end()))));
-    }
-    if !main.refusal.is_empty() {
-        out.push_str(&format!("(refusal) {}\n", sanitize(main.refusal.trim_end())));
-    }
-    for a in &m.attachments {
-        out.push_str(&format!("▣ {} · sha256 {}\n", sanitize(&a.describe()), a.short_hash()));
-    }
-    for t in &main.tool_calls {
-        let size = t.output.as_ref().map(|o| format!(", {} bytes out", o.len())).unwrap_or_default();
-        let status = crate::store::ops::enum_str(&t.status);
-        out.push_str(&format!("⚙ {}({}) → {status}{size}\n", sanitize(&t.name), sanitize(&t.arguments)));
-    }
-    if let Some(e) = &m.error {
-        out.push_str(&format!("error ({}): {}\n", e.kind, sanitize(&e.message)));
-    }
-}
-
-/// Tool output can be whole files: `show` keeps the first lines, `export` has all of it.
-fn fold(m: &Message, text: &str) -> String {
-    const KEEP: usize = 12;
-    let lines = text.lines().count();
-    if m.role() != Role::Tool || lines <= KEEP + 2 {
-        return text.to_owned();
-    }
-    let head: Vec<&str> = text.lines().take(KEEP).collect();
-    format!("{}\n… {} more lines (`palaver history export` has them)", head.join("\n"), lines - KEEP)
-}
-
-fn export_one(store: &StoreHandle, id: &str, format: ExportFormat) -> Result<u8, StoreError> {
-    let text = match format {
-        // Markdown is for reading (often in a terminal): no escape sequence survives it. JSON is
-        // the complete record and keeps every byte (escaped by JSON itself).
-        ExportFormat::Md => {
-            let conv = load(store, id)?;
-            let dir = format!("{}-attachments", conv.summary.id);
-            write_attachments(&conv, &dir);
-            crate::text::sanitize::sanitize_keep_tabs(&export::to_markdown_linking(&conv, &dir)).into_owned()
-        }
-        ExportFormat::Json => {
-            let e =
-                export::export(store, id)?.ok_or_else(|| StoreError::Format(format!("conversation {id} vanished")))?;
-            let mut s = serde_json::to_string_pretty(&e).map_err(|e| StoreError::Format(e.to_string()))?;
-            s.push('\n');
-            s
-        }
-    };
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(text.as_bytes());
-    let _ = stdout.flush();
-    Ok(EXIT_OK)
-}
-
-/// Writes the attachments of a Markdown export into `dir` (in the working directory, beside
-/// where the Markdown is usually redirected), each file named by its hash; says so on stderr.
-fn write_attachments(conv: &StoredConversation, dir: &str) {
-    let atts: Vec<_> = conv.messages.iter().flat_map(|m| &m.attachments).filter(|a| a.data.is_some()).collect();
-    if atts.is_empty() {
-        return;
-    }
-    let mut written = 0;
-    for a in atts {
-        let Some(d) = &a.data else { continue };
-        let path = std::path::Path::new(dir).join(export::attachment_file_name(a));
-        match std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&path, d.bytes())) {
-            Ok(()) => written += 1,
-            Err(e) => eprintln!("palaver: cannot write {}: {e}", path.display()),
-        }
-    }
-    eprintln!("palaver: {written} attachment file(s) written to {dir}/ (the Markdown links to them)");
-}
-
-fn rm(store: &StoreHandle, id: &str) -> Result<u8, StoreError> {
-    let Some(s) = store.get(id)? else { return Ok(unknown(id)) };
-    store.delete(id);
-    store.flush()?;
-    let n = s.messages;
-    println!("deleted {} “{}” ({n} message{})", s.id, sanitize(&s.title), plural(n));
-    Ok(EXIT_OK)
 }
 
 /// A streaming reply is handed to the store at most this often: a checkpoint rewrites the whole

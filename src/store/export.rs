@@ -1,9 +1,8 @@
 //! Exports: Markdown for reading (tool calls in fenced blocks, usage per message) and JSON that
-//! is complete and reloadable (every message field, every branch). Import is the inverse of
-//! the JSON export.
+//! is complete and reloadable (every message field, every branch, every attachment's bytes); a
+//! compare exports as its columns. Import (`import.rs`) is the inverse of the JSON export.
 
-use super::ids::{now_ms, parse_rfc3339, rfc3339};
-use super::ops::{NewRow, Op};
+use super::ids::rfc3339;
 use super::{StoreError, StoreHandle, StoredConversation, read};
 use crate::engine::message::{Message, Role};
 use crate::engine::usage::UsageView;
@@ -15,8 +14,23 @@ use std::fmt::Write as _;
 
 /// The `format` tag of a JSON export.
 pub const FORMAT: &str = "palaver.conversation";
+/// The `format` tag of a compare's JSON export: its columns, each a conversation export.
+pub const COMPARE_FORMAT: &str = "palaver.compare";
 /// The export layout version.
 pub const VERSION: u32 = 1;
+
+/// A compare as exported to JSON: its group id and its columns in column order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompareExport {
+    pub format: String,
+    pub version: u32,
+    /// The compare group's id.
+    pub id: String,
+    pub title: String,
+    pub created_at: String,
+    pub updated_at: String,
+    pub columns: Vec<Export>,
+}
 
 /// A conversation as exported to JSON.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -58,7 +72,8 @@ impl Export {
     pub fn with_blobs(mut self) -> Self {
         let rows = self.branches.iter().flat_map(|b| b.messages.iter().map(|r| &r.message));
         for m in self.messages.iter().chain(rows) {
-            for a in &m.attachments {
+            // A message's own attachments and its tool calls' images alike.
+            for a in m.all_attachments() {
                 let Some(d) = &a.data else { continue };
                 self.attachments.entry(a.sha256.clone()).or_insert_with(|| ExportBlob {
                     media_type: a.media_type.clone(),
@@ -70,9 +85,9 @@ impl Export {
     }
 
     /// A message with its attachments' bytes put back from `attachments`.
-    fn restored(&self, m: &Message) -> Message {
+    pub(crate) fn restored(&self, m: &Message) -> Message {
         let mut m = m.clone();
-        for a in m.attachments.iter_mut().filter(|a| a.data.is_none()) {
+        for a in m.all_attachments_mut().filter(|a| a.data.is_none()) {
             let bytes = self
                 .attachments
                 .get(&a.sha256)
@@ -145,55 +160,48 @@ pub fn export(store: &StoreHandle, id: &str) -> Result<Option<Export>, StoreErro
     })
 }
 
-/// Parses a JSON export.
+/// Parses a JSON export of one conversation (see [`super::import::parse`] for a compare too).
 ///
 /// # Errors
-/// Not JSON, not an export, or a newer layout.
+/// Not JSON, not an export, a newer layout, or a file that does not hold together.
 pub fn parse(json: &str) -> Result<Export, StoreError> {
-    let e: Export = serde_json::from_str(json).map_err(|e| StoreError::Format(e.to_string()))?;
-    if e.format != FORMAT || e.version > VERSION {
-        return Err(StoreError::Format(format!("format {:?} version {}", e.format, e.version)));
+    match super::import::parse(json)? {
+        super::import::Document::Conversation(e) => Ok(*e),
+        super::import::Document::Compare(_) => {
+            Err(StoreError::Invalid("a compare export (several conversations), not one conversation".into()))
+        }
     }
-    Ok(e)
 }
 
-/// Writes an export into the store and waits until it is on disk. Keeps the exported id
-/// unless the store already has it; returns the id used.
+/// Writes an export into the store in one transaction and waits until it is on disk. Keeps
+/// the exported id unless the store already has it; returns the id used.
 ///
 /// # Errors
 /// A database error, or writes that failed.
 pub fn import(store: &StoreHandle, e: &Export) -> Result<String, StoreError> {
-    let id = if store.get(&e.id)?.is_some() { super::ids::new_id(now_ms()) } else { e.id.clone() };
-    let created_at = parse_rfc3339(&e.created_at).unwrap_or_else(now_ms);
-    store.send(Op::Create(NewRow {
-        id: id.clone(),
-        title: e.title.clone(),
-        model: e.model.clone(),
-        provider: e.provider.clone(),
-        api: e.api.clone(),
-        compare: e.compare_group.clone().zip(e.compare_column),
-        created_at,
-    }));
-    if e.branches.is_empty() {
-        for (position, m) in e.messages.iter().enumerate() {
-            store.save_message_in(&id, Some(0), position, &e.restored(m));
-        }
-    } else {
-        for b in &e.branches {
-            if let Some(parent) = b.parent {
-                let at = parse_rfc3339(&b.created_at).unwrap_or(created_at);
-                let fork_position = b.fork_position;
-                store.send(Op::Fork { conv: id.clone(), branch: b.branch, parent, fork_position, at });
-            }
-            for row in &b.messages {
-                store.save_message_in(&id, Some(b.branch), row.position, &e.restored(&row.message));
-            }
-        }
-        store.set_active_branch(&id, e.active_branch);
+    let done = store.import(super::import::Document::Conversation(Box::new(e.clone())))?;
+    done.into_iter().next().map(|i| i.id).ok_or(StoreError::Closed)
+}
+
+/// A compare's columns read for export, in column order (`None` when there is no such group).
+///
+/// # Errors
+/// A database error.
+pub fn export_compare(store: &StoreHandle, group: &str) -> Result<Option<CompareExport>, StoreError> {
+    let Some(entry) = store.compare_entry(group)? else { return Ok(None) };
+    let mut columns = Vec::with_capacity(entry.columns.len());
+    for c in &entry.columns {
+        columns.extend(export(store, &c.id)?);
     }
-    store.touch(&id, parse_rfc3339(&e.updated_at).unwrap_or_else(now_ms));
-    store.flush()?;
-    Ok(id)
+    Ok(Some(CompareExport {
+        format: COMPARE_FORMAT.into(),
+        version: VERSION,
+        id: entry.id,
+        title: entry.title,
+        created_at: rfc3339(entry.created_at),
+        updated_at: rfc3339(entry.updated_at),
+        columns,
+    }))
 }
 
 fn block(out: &mut String, lang: &str, text: &str) {

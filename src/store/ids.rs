@@ -130,7 +130,8 @@ pub fn rfc3339(ms: u64) -> String {
     format!("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", c.year, c.month, c.day, c.hour, c.minute, c.second, c.milli)
 }
 
-/// Parses what [`rfc3339`] writes (the fraction is optional).
+/// Parses what [`rfc3339`] writes (the fraction is optional); `None` for anything else,
+/// including fields out of range (month 13, minute 75, a year before 1970).
 #[must_use]
 pub fn parse_rfc3339(s: &str) -> Option<u64> {
     let s = s.strip_suffix('Z')?;
@@ -140,7 +141,19 @@ pub fn parse_rfc3339(s: &str) -> Option<u64> {
     let (hms, frac) = time.split_once('.').unwrap_or((time, "0"));
     let mut t = hms.splitn(3, ':');
     let (hour, minute, second) = (t.next()?.parse().ok()?, t.next()?.parse().ok()?, t.next()?.parse().ok()?);
+    if !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
     let milli = format!("{frac:0<3}").get(..3)?.parse().ok()?;
+    let in_range = (1970..=9999).contains(&year)
+        && (1..=12).contains(&month)
+        && (1..=31).contains(&day)
+        && hour < 24
+        && minute < 60
+        && second < 61;
+    if !in_range {
+        return None;
+    }
     Some(Civil { year, month, day, hour, minute, second, milli }.to_ms())
 }
 
@@ -155,6 +168,9 @@ mod tests {
         }
         assert_eq!(rfc3339(951_782_400_000), "2000-02-29T00:00:00.000Z");
         assert_eq!(short_date(0), "1970-01-01 00:00");
+        for bad in ["2026-13-01T00:00:00Z", "2026-01-01T24:00:00Z", "2026-01-01T00:00:00.x1Z", "1969-12-31T23:59:59Z"] {
+            assert_eq!(parse_rfc3339(bad), None, "{bad}");
+        }
     }
 
     #[test]

@@ -12,9 +12,12 @@
 //! Nothing here ever sees an API key: messages carry none, and requests are not stored.
 
 pub mod blobs;
+pub mod entries;
 pub mod export;
 pub mod fit;
 pub mod ids;
+pub mod import;
+mod import_apply;
 pub mod lock;
 pub mod ops;
 pub mod read;
@@ -23,6 +26,8 @@ pub mod runs;
 mod runs_read;
 pub mod schema;
 pub mod writer;
+
+pub use import_apply::Imported;
 
 use crate::engine::message::Message;
 use ops::{NewRow, Op};
@@ -75,6 +80,9 @@ pub enum StoreError {
     Write(String),
     #[error("not a palaver conversation export: {0}")]
     Format(String),
+    /// A file to import that does not hold together (what is wrong, where).
+    #[error("{0}")]
+    Invalid(String),
 }
 
 /// SQLite errors in words a user can act on.
@@ -197,6 +205,10 @@ pub struct Hit {
     pub snippet: String,
     pub ranges: Vec<std::ops::Range<usize>>,
     pub updated_at: u64,
+    /// The conversation's model.
+    pub model: Option<String>,
+    /// The compare the conversation is a column of, if any.
+    pub compare_group: Option<String>,
 }
 
 /// A conversation to create.
@@ -316,12 +328,6 @@ impl StoreHandle {
         id
     }
 
-    /// A fresh id for a compare group, to pass in [`NewConversation::compare`].
-    #[must_use]
-    pub fn new_compare_group() -> String {
-        format!("cmp-{}", ids::new_id(ids::now_ms()))
-    }
-
     /// Saves the message at `position` of the conversation's active branch (insert or
     /// update). Call it as often as the message changes: while it streams, at most one disk
     /// write per 250 ms happens; once it is finished, cancelled or failed, it is written at once.
@@ -396,10 +402,6 @@ impl StoreHandle {
     /// Makes another branch the one `load` and `save_message` use.
     pub fn set_active_branch(&self, conv: &str, branch: i64) {
         self.send(Op::Activate { conv: conv.to_owned(), branch });
-    }
-
-    pub(crate) fn touch(&self, conv: &str, updated_at: u64) {
-        self.send(Op::Touch { conv: conv.to_owned(), updated_at });
     }
 
     /// Blocks until everything queued, streaming saves included, is on disk.

@@ -42,11 +42,6 @@ pub enum Op {
         conv: String,
         branch: i64,
     },
-    /// Sets `updated_at` (imports keep their original time).
-    Touch {
-        conv: String,
-        updated_at: u64,
-    },
 }
 
 impl Op {
@@ -60,8 +55,7 @@ impl Op {
             | Self::Rename { conv, .. }
             | Self::Delete { conv }
             | Self::Fork { conv, .. }
-            | Self::Activate { conv, .. }
-            | Self::Touch { conv, .. } => conv,
+            | Self::Activate { conv, .. } => conv,
         }
     }
 }
@@ -141,7 +135,6 @@ pub fn apply(db: &Connection, op: &mut Op, ctx: &mut Ctx<'_>) -> rusqlite::Resul
             activate(db, conv, *branch, ctx)
         }
         Op::Activate { conv, branch } => activate(db, conv, *branch, ctx),
-        Op::Touch { conv, updated_at } => touch(db, conv, *updated_at),
     }
 }
 

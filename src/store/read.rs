@@ -265,7 +265,8 @@ pub fn search(db: &Connection, query: &str, limit: usize) -> rusqlite::Result<Ve
     // Newest first is rowid order, which FTS5 walks backwards without sorting; the LIMIT sits
     // inside so only the returned rows pay for a snippet.
     let sql = format!(
-        "SELECT m.conversation_id, c.title, m.branch, m.position, m.role, s.snip, m.updated_at
+        "SELECT m.conversation_id, c.title, m.branch, m.position, m.role, s.snip, m.updated_at, c.model,
+            c.compare_group
          FROM (SELECT rowid AS rid, snippet(messages_fts, -1, '{MARK_START}', '{MARK_END}', '…', 24) AS snip
                FROM messages_fts WHERE messages_fts MATCH ?1 ORDER BY rowid DESC LIMIT ?2) s
          JOIN messages m ON m.id = s.rid JOIN conversations c ON c.id = m.conversation_id
@@ -283,6 +284,8 @@ pub fn search(db: &Connection, query: &str, limit: usize) -> rusqlite::Result<Ve
                 snippet,
                 ranges,
                 updated_at: uint(r, 6)?,
+                model: r.get(7)?,
+                compare_group: r.get(8)?,
             })
         })?
         .collect()

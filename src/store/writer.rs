@@ -24,6 +24,8 @@ pub enum Cmd {
     Live(Op, std::sync::Arc<std::sync::atomic::AtomicUsize>),
     /// Write everything now (streaming saves included) and answer.
     Flush(Sender<Result<(), StoreError>>),
+    /// Write everything queued, then import a checked export in one transaction and answer.
+    Import(Box<super::import::Document>, Sender<Result<Vec<super::import_apply::Imported>, StoreError>>),
 }
 
 /// Which message a save is for.
@@ -196,6 +198,26 @@ impl Writer {
         }
     }
 
+    /// Writes an import in one transaction of its own: all of it, or nothing and the reason.
+    ///
+    /// # Errors
+    /// The SQLite error that rolled it back.
+    pub fn import(&mut self, doc: &super::import::Document) -> Result<Vec<super::import_apply::Imported>, StoreError> {
+        // Its own caches: nothing of a rolled-back import may linger in the writer's.
+        let mut caches = Caches::default();
+        let mut ctx = Ctx {
+            writer: &self.token,
+            store_frames: self.cfg.store_frames,
+            frames_cap: self.cfg.frames_cap,
+            caches: &mut caches,
+        };
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let done = super::import_apply::apply(&tx, doc, &mut ctx)?;
+        tx.commit()?;
+        self.batches += 1;
+        Ok(done)
+    }
+
     /// Operations not yet on disk.
     #[must_use]
     pub fn queued(&self) -> usize {
@@ -319,6 +341,11 @@ pub fn run(mut w: Writer, rx: &Receiver<Cmd>) {
                 }
                 Cmd::Flush(reply) => {
                     let _ = reply.send(w.flush(Instant::now()));
+                }
+                Cmd::Import(doc, reply) => {
+                    // What was queued before goes first; a failing queue is already a notice.
+                    let _ = w.flush(Instant::now());
+                    let _ = reply.send(w.import(&doc));
                 }
             }
             next = rx.try_recv().ok();

@@ -1,12 +1,14 @@
 //! The conversation list overlay: a search field, a status line, then either the stored
 //! conversations (title, model, date, message count; the one on screen marked `•`) or the
 //! search hits (conversation, role and date over a snippet with the matched words
-//! highlighted). Rename edits the selected title in place; delete asks on the last line.
+//! highlighted). A compare is one row (`compare · N models`, `+` before its title) whose
+//! columns show under it, `├ column 1` with their models, once expanded. Rename edits the
+//! selected title in place; delete asks on the last line.
 
 use super::theme::Role as R;
 use super::wrap::width;
 use crate::app::State;
-use crate::app::conversations::{ConversationList, HitRow, ListFocus, Mode, Row};
+use crate::app::conversations::{ColumnRow, ConversationList, HitRow, ListFocus, Mode, Row, Selected};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -25,21 +27,29 @@ pub fn draw(f: &mut Frame, state: &State, list: &ConversationList) {
     let theme = &state.theme;
     let screen = f.area();
     // As tall as the entries need (a search's hits take three lines each), within limits.
-    let entries = if list.searching_mode() { list.hits.len() * 3 } else { list.rows.len() + 1 };
+    let entries = if list.searching_mode() { list.hits.len() * 3 } else { list.lines().len() + 1 };
     let want = u16::try_from(entries + 5).unwrap_or(u16::MAX).clamp(MIN_H, MAX_H);
     let w = MAX_W.min(screen.width.saturating_sub(2)).max(1.min(screen.width));
     let h = want.min(screen.height.saturating_sub(2)).max(1.min(screen.height));
     let area =
         Rect { x: screen.x + (screen.width - w) / 2, y: screen.y + (screen.height - h) / 2, width: w, height: h };
-    let hint = match (&list.mode, list.focus) {
-        (Mode::Rename(_), _) => "Enter save · Esc cancel",
-        (Mode::ConfirmDelete, _) => "y delete · any other key keeps it",
-        (Mode::Browse, ListFocus::Search) if w >= 70 => {
+    let hint = match (&list.mode, list.focus, list.selected_entry()) {
+        (Mode::Browse, _, Some(Selected::Row(r))) if r.is_compare() && w >= 70 => {
+            "Enter reopen side by side · → its columns · Tab: rename/delete · Esc"
+        }
+        (Mode::Browse, _, Some(Selected::Row(r))) if r.is_compare() => "Enter reopen · → columns · Esc",
+        (Mode::Browse, _, Some(Selected::Column(..))) if w >= 70 => {
+            "Enter open this column as a chat · ← back to the compare · Esc"
+        }
+        (Mode::Browse, _, Some(Selected::Column(..))) => "Enter open column · ← back · Esc",
+        (Mode::Rename(_), _, _) => "Enter save · Esc cancel",
+        (Mode::ConfirmDelete, _, _) => "y delete · any other key keeps it",
+        (Mode::Browse, ListFocus::Search, _) if w >= 70 => {
             "type to search · ↑↓ · Enter open · Tab: rename/delete/new · Esc"
         }
-        (Mode::Browse, ListFocus::Search) => "↑↓ · Enter open · Tab: r/d/n · Esc",
-        (Mode::Browse, ListFocus::Rows) if w >= 62 => "Enter open · r rename · d delete · n new · / search · Esc",
-        (Mode::Browse, ListFocus::Rows) => "Enter · r rename · d delete · n new · Esc",
+        (Mode::Browse, ListFocus::Search, _) => "↑↓ · Enter open · Tab: r/d/n · Esc",
+        (Mode::Browse, ListFocus::Rows, _) if w >= 62 => "Enter open · r rename · d delete · n new · / search · Esc",
+        (Mode::Browse, ListFocus::Rows, _) => "Enter · r rename · d delete · n new · Esc",
     };
     let block = Block::bordered()
         .border_style(theme.style(R::BorderFocused))
@@ -106,9 +116,16 @@ fn status_line(state: &State, list: &ConversationList, cols: usize) -> Line<'sta
     } else if list.rows.is_empty() {
         (String::new(), R::Dim)
     } else {
-        let n = list.rows.len();
+        let compares = list.rows.iter().filter(|r| r.is_compare()).count();
+        let n = list.rows.len() - compares;
         let more = if list.more { "+" } else { "" };
-        (format!("{n}{more} conversation{}, newest first", if n == 1 { "" } else { "s" }), R::Dim)
+        let plural = |n: usize| if n == 1 { "" } else { "s" };
+        let what = match (n, compares) {
+            (n, 0) => format!("{n}{more} conversation{}", plural(n)),
+            (0, c) => format!("{c}{more} compare{}", plural(c)),
+            (n, c) => format!("{n} conversation{} and {c} compare{}{more}", plural(n), plural(c)),
+        };
+        (format!("{what}, newest first"), R::Dim)
     };
     Line::from(truncate(vec![Span::styled(text, theme.style(role))], cols))
 }
@@ -119,16 +136,22 @@ fn confirm_line(state: &State, list: &ConversationList, cols: usize) -> Option<L
         return None;
     }
     let (_, title, count) = list.selection()?;
-    let what = match count {
-        Some(n) => format!(" ({n} message{})", if n == 1 { "" } else { "s" }),
-        None => String::new(),
+    let plural = |n: u64| if n == 1 { "" } else { "s" };
+    let (kind, what) = match (list.selected_entry(), count) {
+        (Some(Selected::Row(r)), Some(n)) if r.is_compare() => {
+            let k = r.columns.len() as u64;
+            ("compare ", format!(" ({k} column{}, {n} message{})", plural(k), plural(n)))
+        }
+        (Some(Selected::Column(_, c)), Some(n)) => ("", format!(" (column {}, {n} message{})", c.number, plural(n))),
+        (_, Some(n)) => ("", format!(" ({n} message{})", plural(n))),
+        (_, None) => ("", String::new()),
     };
     let strong = state.theme.style(R::Error).add_modifier(Modifier::BOLD);
     // The question ends on the keys, so a long title is what gets cut.
     let keys = "? y/N";
-    let room = cols.saturating_sub(width(keys) + width(&what) + 9);
+    let room = cols.saturating_sub(width(keys) + width(&what) + width(kind) + 9);
     let title = truncate(vec![Span::raw(clean(title))], room).into_iter().map(|s| s.content).collect::<String>();
-    let spans = vec![Span::styled(format!("Delete “{title}”{what}"), strong), Span::styled(keys, strong)];
+    let spans = vec![Span::styled(format!("Delete {kind}“{title}”{what}"), strong), Span::styled(keys, strong)];
     Some(Line::from(truncate(spans, cols)))
 }
 
@@ -150,15 +173,63 @@ fn row_lines(state: &State, list: &ConversationList, cols: usize, room: usize, l
         }
         return;
     }
-    let model_w = list.rows.iter().map(|r| width(&r.model)).max().unwrap_or(0).min(18);
+    let shown = list.lines();
+    let columns = || shown.iter().filter_map(|&(r, c)| list.rows.get(r)?.columns.get(c?));
+    let model_w = list.rows.iter().map(|r| width(&r.model)).chain(columns().map(|c| width(&c.model))).max();
+    let model_w = model_w.unwrap_or(0).min(18);
     let show_model = cols >= 64 && model_w > 0;
     let count_w = list.rows.iter().map(|r| count(r.messages).len()).max().unwrap_or(0);
     let right_w = 16 + 2 + count_w + if show_model { model_w + 2 } else { 0 };
     let title_w = cols.saturating_sub(4 + right_w + 2).max(8);
-    for (i, r) in list.rows.iter().enumerate().skip(first_shown(list.selected, room)).take(room) {
+    let widths = (title_w, model_w, count_w, show_model);
+    for (i, &(row, column)) in shown.iter().enumerate().skip(first_shown(list.selected, room)).take(room) {
         let selected = i == list.selected;
-        lines.push(row_line(state, list, r, selected, (title_w, model_w, count_w, show_model), cols));
+        let Some(r) = list.rows.get(row) else { continue };
+        let line = match column.and_then(|c| r.columns.get(c).map(|col| (c, col))) {
+            Some((c, col)) => column_line(state, list, col, c + 1 == r.columns.len(), selected, widths, cols),
+            None => row_line(state, list, r, selected, widths, cols),
+        };
+        lines.push(line);
     }
+}
+
+/// A compare's column under it: `├ column 2` where a title goes, then its model, date and count.
+#[allow(clippy::similar_names)]
+fn column_line(
+    state: &State,
+    list: &ConversationList,
+    c: &ColumnRow,
+    last: bool,
+    selected: bool,
+    (title_w, model_w, count_w, show_model): (usize, usize, usize, bool),
+    cols: usize,
+) -> Line<'static> {
+    let theme = &state.theme;
+    let dim = theme.style(R::Dim);
+    let current = list.current.as_deref() == Some(c.id.as_str());
+    let branch = if last { "└" } else { "├" };
+    let mut spans = vec![
+        Span::styled(if selected { "▸ " } else { "  " }, theme.style(R::Accent)),
+        Span::styled(if current { "• " } else { "  " }, theme.style(R::Accent)),
+    ];
+    let mut label = vec![Span::styled(format!("  {branch} column {}", c.number), dim)];
+    if !show_model {
+        label.push(Span::styled(format!(" · {}", clean(&c.model)), theme.style(R::Assistant)));
+    }
+    spans.extend(pad(label, title_w));
+    if show_model {
+        spans.push(Span::raw("  "));
+        spans.extend(pad(vec![Span::styled(clean(&c.model), theme.style(R::Assistant))], model_w));
+    }
+    spans.push(Span::styled(format!("  {}", c.date), dim));
+    spans.push(Span::styled(format!("  {:>count_w$}", count(c.messages)), dim));
+    let mut spans = truncate(spans, cols);
+    if selected {
+        for s in &mut spans {
+            s.style = s.style.patch(theme.style(R::Selection));
+        }
+    }
+    Line::from(spans)
 }
 
 #[allow(clippy::similar_names)]
@@ -172,7 +243,8 @@ fn row_line(
 ) -> Line<'static> {
     let theme = &state.theme;
     let dim = theme.style(R::Dim);
-    let current = list.current.as_deref() == Some(r.id.as_str());
+    let current = list.current.as_deref() == Some(r.id.as_str())
+        || (r.is_compare() && list.current_group.as_deref() == Some(r.id.as_str()));
     let mut spans = vec![
         Span::styled(if selected { "▸ " } else { "  " }, theme.style(R::Accent)),
         Span::styled(if current { "• " } else { "  " }, theme.style(R::Accent)),
@@ -184,7 +256,14 @@ fn row_line(
         }
         _ => {
             let style = if current { theme.style(R::Base).add_modifier(Modifier::BOLD) } else { theme.style(R::Base) };
-            spans.extend(pad(vec![Span::styled(clean(&r.title), style)], title_w));
+            let mut title = Vec::new();
+            if r.is_compare() {
+                // `+` folded, `−` with its columns showing under it.
+                let sign = if list.expanded.contains(&r.id) { "− " } else { "+ " };
+                title.push(Span::styled(sign, theme.style(R::Accent)));
+            }
+            title.push(Span::styled(clean(&r.title), style));
+            spans.extend(pad(title, title_w));
         }
     }
     if show_model {
@@ -241,8 +320,12 @@ fn hit_pair(state: &State, list: &ConversationList, h: &HitRow, selected: bool, 
         title,
         Span::styled(" · ", theme.style(R::Dim)),
         role,
-        Span::styled(format!(" · {}", h.date), theme.style(R::Dim)),
     ];
+    if h.group.is_some() {
+        // A compare's column: whose answer it is matters.
+        head.push(Span::styled(format!(" · {} in a compare", clean(&h.model)), theme.style(R::Dim)));
+    }
+    head.push(Span::styled(format!(" · {}", h.date), theme.style(R::Dim)));
     head = truncate(head, cols);
     let mut snippet = vec![Span::raw("    ")];
     snippet.extend(near_first_match(
