@@ -3,6 +3,7 @@
 //! them together is `crate::interactive`.
 
 pub mod approval;
+mod approval_keys;
 pub mod attach;
 pub mod commands;
 pub mod compare;
