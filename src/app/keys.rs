@@ -82,7 +82,15 @@ impl State {
             Overlay::Palette(p) | Overlay::Models { picker: p, .. } | Overlay::CodeBlocks { picker: p, .. } => {
                 p.key(key)
             }
-            Overlay::Conversations(_) => return self.conversations_key(key, fx),
+            Overlay::Conversations(_) => {
+                // The keys of "Everywhere" the list has no use of its own for pass on to the
+                // global bindings (it pages with PgUp/PgDn and ↑↓, closes with Esc).
+                let own = matches!(
+                    self.keymap.action(Context::Global, key),
+                    None | Some(Action::Cancel | Action::PageUp | Action::PageDown | Action::ScrollUp | Action::ScrollDown)
+                );
+                return own && self.conversations_key(key, fx);
+            }
             Overlay::Approval | Overlay::Inspector => return false,
         };
         match outcome {
@@ -524,3 +532,7 @@ fn copy_text(m: &crate::engine::Message) -> String {
     let main = m.main();
     if main.content.is_empty() { main.refusal.clone() } else { main.content.clone() }
 }
+
+#[cfg(test)]
+#[path = "everywhere_tests.rs"]
+mod everywhere_tests;

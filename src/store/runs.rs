@@ -471,3 +471,7 @@ fn write_vote(tx: &rusqlite::Transaction<'_>, w: &VoteWrite, now: i64) -> rusqli
         }
     }
 }
+
+#[cfg(test)]
+#[path = "runs_tests.rs"]
+mod tests;
