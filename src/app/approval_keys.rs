@@ -88,7 +88,7 @@ impl State {
         let send = self.keymap.action(Context::Composer, key) == Some(Action::Send);
         if self.approval_guarded() {
             if send {
-                self.flash("Enter did nothing: a tool call just asked, choose in a moment (your text stays in the composer)");
+                self.flash("Enter did nothing: a tool call just asked");
                 return true;
             }
             // Typed ahead: text, whatever letters it holds. The choosing keys mean nothing yet.
@@ -98,7 +98,7 @@ impl State {
         if send {
             match highlight.and_then(|h| choices.get(h)) {
                 Some(&c) => self.choose(c, fx),
-                None => self.flash("Enter did nothing: choose with ↑↓ (or a letter), then Enter · your text stays in the composer"),
+                None => self.flash("Enter did nothing: ↑↓ (or a letter) first"),
             }
             return true;
         }

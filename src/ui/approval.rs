@@ -33,17 +33,23 @@ fn label(c: Choice, call: &ToolCall) -> String {
 /// The options, one a line: the highlighted one marked, each with its letter if it has one.
 fn choices(state: &State, a: &Approval, call: &ToolCall) -> Vec<Line<'static>> {
     let theme = &state.theme;
-    state
-        .approval_choices()
+    let choices = state.approval_choices();
+    // Where no option has a letter (a path outside the workspace) there is no letter column.
+    let letters = choices.iter().any(|&c| state.approval_letter(c).is_some());
+    choices
         .into_iter()
         .enumerate()
         .map(|(i, c)| {
             let on = a.highlight == Some(i);
-            let letter = state.approval_letter(c).map_or_else(|| " ".to_owned(), String::from);
+            let letter = match state.approval_letter(c) {
+                Some(l) => format!("{l}  "),
+                None if letters => "   ".to_owned(),
+                None => String::new(),
+            };
             let mut spans = vec![
                 Span::styled(if on { " ▸ " } else { "   " }, theme.style(R::Accent)),
                 Span::styled(letter, theme.style(R::Accent).add_modifier(Modifier::BOLD)),
-                Span::styled(format!("  {}", label(c, call)), theme.style(R::Base)),
+                Span::styled(label(c, call), theme.style(R::Base)),
             ];
             if on {
                 for s in &mut spans {
@@ -70,21 +76,15 @@ fn choose_hint(state: &State, a: &Approval) -> Vec<Span<'static>> {
     if let Some(p) = a.pending {
         return vec![key("Enter"), dim(" confirms · any other key makes “"), key(&p.to_string()), dim("” text")];
     }
-    let mut spans = vec![key("↑↓"), dim(" choose · "), key("Enter"), dim(" confirms · ")];
+    let mut spans = vec![key("↑↓"), dim(" then "), key("Enter")];
     let letters: Vec<String> =
         state.approval_choices().into_iter().filter_map(|c| state.approval_letter(c)).map(String::from).collect();
     if letters.is_empty() {
-        spans.push(dim("outside the workspace: no letter decides · "));
+        spans.push(dim(" (no letter decides here)"));
     } else {
-        spans.extend([key(&letters.join(" ")), dim(" then Enter · ")]);
+        spans.extend([dim(" · or "), key(&letters.join(" ")), dim(" then "), key("Enter")]);
     }
-    spans.extend([
-        dim("typing goes to your message · "),
-        key("PgUp PgDn"),
-        dim(" details · "),
-        key("Esc"),
-        dim(" cancels the turn"),
-    ]);
+    spans.extend([dim(" · "), key("PgDn"), dim(" more · "), key("Esc"), dim(" cancels the turn")]);
     spans
 }
 

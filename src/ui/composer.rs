@@ -51,7 +51,7 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State) {
     let title = if state.editing.is_some() {
         " editing an earlier message · Enter resends (old branch kept) · Esc cancels ".to_owned()
     } else if state.tools.approval.is_some() {
-        format!(" a tool call waits for your choice above · {cancel} cancels the turn{typing} ")
+        format!(" a tool call waits above · {cancel} cancels the turn{typing} ")
     } else if state.tools.busy() {
         format!(" tools at work · {cancel} cancels the turn{typing} ")
     } else if state.live.is_some() {
