@@ -39,7 +39,7 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State, cmp: &Compare, segments: &
     // rate and cost can tell the models apart (a tokenizer, a price, reasoning tokens).
     let hidden = cmp.hidden();
     let title = if hidden {
-        " Metrics · longer bar = better · ★ best: first token soonest · the rest after the vote "
+        " Metrics · longer bar = better · ★ first token soonest · more after the vote "
     } else {
         " Metrics · longer bar = better · ★ best: first token soonest, most tok/s, fewest output tokens, lowest cost "
     };
@@ -116,7 +116,7 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State, cmp: &Compare, segments: &
     }
     let shown = if hidden { &rows[..1] } else { &rows[..] };
     if hidden && inner.height > 2 {
-        let note = "tok/s, output tokens and cost show after the vote: they can tell the models apart";
+        let note = "speed, token counts and cost show after the vote: they can tell the models apart";
         let line = Line::from(Span::styled(super::clip(note, usize::from(inner.width)), theme.style(R::Dim)));
         f.buffer_mut().set_line(inner.x, inner.y + 2, &line, inner.width);
     }

@@ -32,7 +32,7 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State, cmp: &Compare) {
             " "
         };
         let mut option = vec![
-            Span::styled(format!(" {mark}"), theme.style(if cast { R::Success } else { R::Accent })),
+            Span::styled(format!(" {mark} "), theme.style(if cast { R::Success } else { R::Accent })),
             Span::styled(v.letter().to_string(), theme.style(R::Accent).add_modifier(Modifier::BOLD)),
             Span::styled(format!(" {} ", v.label()), theme.style(if cast { R::Success } else { R::Base })),
         ];
@@ -43,11 +43,12 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State, cmp: &Compare) {
         }
         spans.extend(option);
     }
-    let hint = hint(state, arena, focused);
+    let (long, short) = hint(state, arena, focused);
     let used: usize = spans.iter().map(|s| wrap::width(&s.content)).sum();
     let width = usize::from(area.width);
-    // The hint goes right, cut to what is left; the options never are.
+    // The hint goes right, the long one where it fits; the options are never cut.
     let room = width.saturating_sub(used + 2);
+    let hint = if wrap::width(&long) <= room { long } else { short };
     if room > 8 {
         let hint = super::clip(&hint, room);
         let pad = width.saturating_sub(used + wrap::width(&hint) + 1);
@@ -57,15 +58,21 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State, cmp: &Compare) {
     f.render_widget(Paragraph::new(Line::from(spans)).style(theme.style(R::Base)), area);
 }
 
-/// The keys that act on the bar now.
-fn hint(state: &State, arena: &crate::app::compare::arena::Arena, focused: bool) -> String {
+/// The keys that act on the bar now: in full, and short for a narrow screen.
+fn hint(state: &State, arena: &crate::app::compare::arena::Arena, focused: bool) -> (String, String) {
     let tab = state.keymap.hint(Action::CompareColumns);
     let back = state.keymap.hint(Action::CompareLeave);
     match (focused, arena.vote, arena.bar.pending) {
-        (true, _, Some(c)) => format!("Enter votes · any other key makes “{c}” text"),
-        (true, Some(_), None) => format!("←→ and Enter change it · u takes it back · {back} back"),
-        (true, None, None) => format!("←→ choose · Enter votes · a b t n then Enter · {back} back"),
-        (false, Some(v), _) => format!("voted {} · {tab} to change or take it back", v.describe()),
-        (false, None, _) => format!("{tab} to vote"),
+        (true, _, Some(c)) => (format!("Enter votes · any other key makes “{c}” text"), "Enter votes".to_owned()),
+        (true, Some(_), None) => {
+            (format!("←→ and Enter change it · u takes it back · {back} back"), "u undo · ←→ Enter".to_owned())
+        }
+        (true, None, None) => {
+            (format!("←→ choose · Enter votes · a b t n then Enter · {back} back"), "←→ then Enter".to_owned())
+        }
+        (false, Some(v), _) => {
+            (format!("voted {} · {tab} to change or take it back", v.describe()), format!("{tab}: change, undo"))
+        }
+        (false, None, _) => (format!("{tab} to vote"), format!("{tab} to vote")),
     }
 }
