@@ -134,9 +134,9 @@ fn column_answer_with_usage(sim: &mut Sim, column: usize, text: &str, completion
         StreamEvent::Finish { choice: 0, reason: "stop".into() },
         StreamEvent::End,
     ];
-    for event in [WireEvent::Chunk { frames: vec![], frames_skipped: 0, events, at_ms: 100 }, WireEvent::Closed {
-        at_ms: 480,
-    }] {
+    for event in
+        [WireEvent::Chunk { frames: vec![], frames_skipped: 0, events, at_ms: 100 }, WireEvent::Closed { at_ms: 480 }]
+    {
         sim.s.apply(Msg::Compare(CompareMsg::Wire { generation, column, id, event: Box::new(event), now_ms: sim.now }));
     }
 }
@@ -195,7 +195,10 @@ fn the_arena_hides_names_and_numbers_until_a_deliberate_vote() {
     for (w, h) in [(80, 24), (120, 40)] {
         let screen = sim.render(w, h);
         assert!(screen.contains("demo-reasoning"), "names show after the vote:\n{screen}");
-        assert!(screen.contains("tok/s") && screen.contains("out ") && screen.contains("$0"), "numbers show after the vote:\n{screen}");
+        assert!(
+            screen.contains("tok/s") && screen.contains("out ") && screen.contains("$0"),
+            "numbers show after the vote:\n{screen}"
+        );
         insta::assert_snapshot!(format!("arena_after_vote_{w}x{h}"), screen);
     }
 

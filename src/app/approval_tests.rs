@@ -3,9 +3,9 @@
 //! text, is text; Enter confirms only right after an arrow or an option's letter; a path
 //! outside the workspace and a grant for the session have no letter at all.
 
-use crate::app::approval::{Choice, GUARD_MS, MID_SENTENCE_MS, Mode};
 use crate::api::client::WireEvent;
 use crate::api::event::{CallFragment, StreamEvent};
+use crate::app::approval::{Choice, GUARD_MS, MID_SENTENCE_MS, Mode};
 use crate::app::effect::Effect;
 use crate::app::msg::Msg;
 use crate::app::overlay::Overlay;

@@ -87,8 +87,11 @@ fn past_guard(s: &mut State) {
 /// Two compare columns asked "q" (or an arena's two hidden models); `answer` lets them answer.
 fn compare(s: &mut State, arena: bool, answer: bool) {
     let t = |m: &str| TargetInfo::new("demo", m, crate::api::Api::Chat);
-    let opened =
-        if arena { s.open_arena(vec![t("demo"), t("demo-reasoning")], 3) } else { s.open_compare(vec![t("a"), t("b")]) };
+    let opened = if arena {
+        s.open_arena(vec![t("demo"), t("demo-reasoning")], 3)
+    } else {
+        s.open_compare(vec![t("a"), t("b")])
+    };
     opened.unwrap_or_else(|e| panic!("{e}"));
     typed(s, "q");
     let fx = key(s, KeyCode::Enter, KeyModifiers::NONE);
@@ -102,11 +105,10 @@ fn compare(s: &mut State, arena: bool, answer: bool) {
                 StreamEvent::Finish { choice: 0, reason: "stop".into() },
                 StreamEvent::End,
             ];
-            for event in
-                [WireEvent::Chunk { frames_skipped: 0, frames: vec![], events, at_ms: 10 }, WireEvent::Closed {
-                    at_ms: 20,
-                }]
-            {
+            for event in [
+                WireEvent::Chunk { frames_skipped: 0, frames: vec![], events, at_ms: 10 },
+                WireEvent::Closed { at_ms: 20 },
+            ] {
                 s.apply(Msg::Compare(CompareMsg::Wire { generation, column, id, event: Box::new(event), now_ms: 200 }));
             }
         }
@@ -128,9 +130,12 @@ fn compare(s: &mut State, arena: bool, answer: bool) {
     }
 }
 
+/// Puts a fresh state into one mode.
+type Setup = fn(&mut State);
+
 /// The modes, each a fresh state with a draft in the composer and the chat scrolled up.
 fn modes() -> Vec<(&'static str, State)> {
-    let setups: Vec<(&'static str, fn(&mut State))> = vec![
+    let setups: Vec<(&'static str, Setup)> = vec![
         ("chat, streaming", |s| {
             send(s, "q");
         }),
@@ -325,7 +330,10 @@ fn every_everywhere_key_works_in_every_mode() {
             let fx = key(&mut s, combo.code, combo.mods);
             let after = seen(&s);
             if !did(*action, &before, &after, &fx) {
-                failures.push(format!("{} ({action:?}) in {mode}:\n  before {before:?}\n  after  {after:?}", combo.label()));
+                failures.push(format!(
+                    "{} ({action:?}) in {mode}:\n  before {before:?}\n  after  {after:?}",
+                    combo.label()
+                ));
             }
         }
     }

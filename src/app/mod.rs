@@ -28,6 +28,7 @@ pub mod tools;
 pub mod totals;
 pub mod transcript;
 mod turns;
+mod typing;
 
 pub use effect::Effect;
 pub use msg::Msg;

@@ -4,8 +4,8 @@
 
 use crate::api::client::WireEvent;
 use crate::api::event::StreamEvent;
-use crate::app::effect::Effect;
 use crate::app::approval::Choice;
+use crate::app::effect::Effect;
 use crate::app::msg::Msg;
 use crate::app::overlay::Overlay;
 use crate::app::state::State;

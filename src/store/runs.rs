@@ -167,7 +167,13 @@ pub enum VoteWrite {
 }
 
 enum Cmd {
-    CreateRun { id: String, models: String, settings: String, source: String, prompts: Vec<PromptRow> },
+    CreateRun {
+        id: String,
+        models: String,
+        settings: String,
+        source: String,
+        prompts: Vec<PromptRow>,
+    },
     Cell(String, Box<CellRow>),
     Status(String, String),
     /// A vote change, answered with its row id once committed (or why it failed).

@@ -58,18 +58,6 @@ impl Vote {
         }
     }
 
-    /// The vote a key stands for.
-    #[must_use]
-    pub fn from_key(c: char) -> Option<Self> {
-        match c.to_ascii_lowercase() {
-            'a' => Some(Self::A),
-            'b' => Some(Self::B),
-            't' | '=' => Some(Self::Tie),
-            'n' => Some(Self::BothBad),
-            _ => None,
-        }
-    }
-
     #[must_use]
     pub fn describe(self) -> &'static str {
         match self {

@@ -3,9 +3,9 @@
 //! after; it can be changed or taken back until the next battle, and the store is told each
 //! time, so it ends with the final vote.
 
-use crate::app::compare::{Compare, CompareEffect, CompareMsg};
 use crate::api::client::WireEvent;
 use crate::api::event::StreamEvent;
+use crate::app::compare::{Compare, CompareEffect, CompareMsg};
 use crate::app::effect::Effect;
 use crate::app::msg::Msg;
 use crate::app::state::{Focus, State, TargetInfo};
@@ -59,9 +59,9 @@ fn battle(s: &mut State, prompt: &str) -> Vec<(u64, usize, u64)> {
             StreamEvent::Finish { choice: 0, reason: "stop".into() },
             StreamEvent::End,
         ];
-        for event in [WireEvent::Chunk { frames_skipped: 0, frames: vec![], events, at_ms: 10 }, WireEvent::Closed {
-            at_ms: 20,
-        }] {
+        for event in
+            [WireEvent::Chunk { frames_skipped: 0, frames: vec![], events, at_ms: 10 }, WireEvent::Closed { at_ms: 20 }]
+        {
             s.apply(Msg::Compare(CompareMsg::Wire { generation, column, id, event: Box::new(event), now_ms: 300 }));
         }
     }
@@ -70,11 +70,10 @@ fn battle(s: &mut State, prompt: &str) -> Vec<(u64, usize, u64)> {
 
 fn arena() -> State {
     let mut s = test_state();
-    let targets = vec![TargetInfo::new("demo", "demo", crate::api::Api::Chat), TargetInfo::new(
-        "demo",
-        "demo-reasoning",
-        crate::api::Api::Chat,
-    )];
+    let targets = vec![
+        TargetInfo::new("demo", "demo", crate::api::Api::Chat),
+        TargetInfo::new("demo", "demo-reasoning", crate::api::Api::Chat),
+    ];
     s.open_arena(targets, 7).unwrap_or_else(|e| panic!("{e}"));
     s
 }

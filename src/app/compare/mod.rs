@@ -8,10 +8,10 @@
 pub mod arena;
 mod here;
 mod keys;
-mod vote;
 pub(crate) mod runner;
 mod turns;
 mod view;
+mod vote;
 
 use super::persist::Persist;
 use super::state::{Live, TargetInfo};
