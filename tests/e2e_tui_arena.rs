@@ -1,6 +1,7 @@
 //! End to end in tmux against the embedded demo provider: the blind arena (`palaver compare
-//! --arena -m demo -m demo-reasoning`: names hidden, a vote, names shown, `compare stats`
-//! counting it) and compare from here (a chat of two turns, `m` on the first prompt, another
+//! --arena -m demo -m demo-reasoning`: names and numbers hidden, a sentence typed as the vote
+//! bar appears goes to the composer and votes nothing, a deliberate vote, changed, taken back
+//! and cast again, names shown, `compare stats` counting only the final votes) and compare from here (a chat of two turns, `m` on the first prompt, another
 //! model answers it beside the chat's answer, keeping it continues the chat on a branch that
 //! the history keeps beside the old one), and a prompt set's progress bar on a terminal. Skips
 //! (and says so) when tmux is not installed.
@@ -22,6 +23,9 @@ fn palaver(home: &std::path::Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// The sentence typed the moment the vote bar appears.
+const SENTENCE: &str = "yes and also tell me more about everything";
+
 #[test]
 fn the_blind_arena_hides_names_takes_a_vote_and_counts_it() {
     if !tmux_available() {
@@ -33,31 +37,52 @@ fn the_blind_arena_hides_names_takes_a_vote_and_counts_it() {
     assert!(!titles(&s).contains("demo"), "no name before the vote: {s}");
     t.type_text("Which is better?");
     t.keys(&["Enter"]);
-    let s = t.wait_for("both answers and the vote prompt", |s| s.contains("✓ 2 done") && s.contains("vote ·"));
+    let s = t.wait_for("both answers and the vote bar", |s| s.contains("✓ 2 done") && s.contains("Tab to vote"));
     assert!(s.contains("▸ A ") && s.contains("  B "), "columns are A and B: {s}");
     // (The demo's scripted answer mentions model names in its text: the titles must not.)
     assert!(!titles(&s).contains("demo") && !s.contains("A demo") && !s.contains("B demo"), "names stay hidden: {s}");
-    t.keys(&["a"]);
+    // Nor do palaver's own numbers that tell them apart: token counts, speed, cost.
+    assert!(!s.contains("tok/s") && !s.contains("reasoning)") && !s.contains("no price"), "{s}");
+    // The moment the bar shows, a whole sentence: it goes to the composer, no vote is cast.
+    t.type_text(SENTENCE);
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    let s = t.screen();
+    assert!(s.contains(SENTENCE), "the sentence is in the composer: {s}");
+    assert!(!s.contains("voted") && !s.contains("A demo") && !s.contains("B demo"), "nothing was voted: {s}");
+    // The deliberate vote: Tab to the bar, → to "A better", Enter.
+    t.keys(&["Tab", "Right"]);
+    t.wait_for("A better highlighted", |s| s.contains("▸ a A better"));
+    t.keys(&["Enter"]);
     let s = t.wait_for("the names after the vote", |s| s.contains("voted A is better"));
     assert!(s.contains("A demo") || s.contains("A demo-reasoning"), "{s}");
-    // The next prompt is a new battle, hidden again.
-    t.type_text("And this?");
+    assert!(s.contains("tok/s"), "the numbers show after the vote: {s}");
+    assert!(s.contains(SENTENCE), "the sentence is still in the composer: {s}");
+    // Changed, then taken back, then cast again: the store keeps only the last.
+    t.keys(&["Tab", "b", "Enter"]);
+    t.wait_for("the changed vote", |s| s.contains("vote changed to B is better"));
+    t.keys(&["Tab", "u"]);
+    t.wait_for("the vote taken back", |s| s.contains("vote taken back"));
+    t.keys(&["n", "Enter"]);
+    t.wait_for("the vote cast again", |s| s.contains("voted both bad"));
+    // The sentence is sent: a new battle, hidden again, with its own prompt on screen.
     t.keys(&["Enter"]);
-    let s = t.wait_for("the second battle", |s| s.contains("✓ 2 done") && s.contains("vote ·"));
+    let s = t.wait_for("the second battle", |s| s.contains("✓ 2 done") && s.contains("Tab to vote"));
     assert!(!titles(&s).contains("demo"), "{s}");
-    t.keys(&["t"]);
+    assert!(s.contains("tell me more") && !s.contains("Which is better?"), "this battle's prompt: {s}");
+    t.keys(&["Tab", "t", "Enter"]);
     t.wait_for("the second vote", |s| s.contains("voted a tie"));
     t.keys(&["C-q"]);
     t.wait_for("the shell after palaver", |s| s.contains("EXITED-0"));
 
     let stats = palaver(t.home(), &["compare", "stats"]);
     assert!(stats.contains("demo/demo ") && stats.contains("demo/demo-reasoning"), "{stats}");
-    assert!(stats.contains("2 votes"), "{stats}");
+    assert!(stats.contains("2 votes"), "one vote per battle, the last of each: {stats}");
     let json = palaver(t.home(), &["compare", "stats", "--json"]);
     let rows: Vec<serde_json::Value> = json.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
     assert_eq!(rows.len(), 2);
     assert!(rows.iter().all(|r| r["votes"] == 2 && r["rating_low"].as_f64() <= r["rating_high"].as_f64()));
-    assert_eq!(rows.iter().map(|r| r["wins"].as_u64().unwrap()).sum::<u64>(), 1);
+    // Both bad and a tie: nobody won.
+    assert_eq!(rows.iter().map(|r| r["wins"].as_u64().unwrap()).sum::<u64>(), 0, "{json}");
 }
 
 #[test]

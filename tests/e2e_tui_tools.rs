@@ -10,6 +10,15 @@ mod scripted;
 use common::tmux::{Tmux, tmux_available};
 use scripted::{Reply, Server};
 
+/// Longer than the approval modal's guard (half a second from its first tick): keys sent
+/// after this are the modal's to take.
+fn past_the_guard() {
+    std::thread::sleep(std::time::Duration::from_millis(900));
+}
+
+/// The sentence typed the moment a modal shows.
+const SENTENCE: &str = "yes and also tell me more about everything";
+
 /// palaver in tmux in a scratch working directory holding `hello.txt`.
 fn start(args: &str) -> Tmux {
     let cwd = tempfile::tempdir().unwrap();
@@ -65,8 +74,9 @@ fn a_side_effecting_call_asks_and_a_denial_reaches_the_model() {
     let s = t.wait_for("the approval modal", |s| s.contains("Approve tool call?") && s.contains("a new file"));
     assert!(s.contains("notes.txt"), "{s}");
     assert!(s.contains("+written by the model"), "the new content is shown as a diff: {s}");
-    assert!(s.contains("y approve once"), "{s}");
-    t.keys(&["n"]);
+    assert!(s.contains("y  approve once"), "{s}");
+    past_the_guard();
+    t.keys(&["n", "Enter"]);
     let s = t.wait_for("the model's answer", |s| s.contains("Understood, I left the file alone."));
     assert!(s.contains("⊘ denied"), "{s}");
     assert!(!s.contains("Approve tool call?"), "{s}");
@@ -93,7 +103,8 @@ fn an_approved_call_runs_and_its_output_goes_back() {
     t.wait_ready();
     t.send("write it");
     t.wait_for("the approval modal", |s| s.contains("Approve tool call?"));
-    t.keys(&["y"]);
+    past_the_guard();
+    t.keys(&["y", "Enter"]);
     let s = t.wait_for("the answer", |s| s.contains("Understood"));
     assert!(s.contains("✓ done"), "{s}");
     assert_eq!(std::fs::read_to_string(t.cwd().join("notes.txt")).unwrap(), "approved text");
@@ -113,8 +124,9 @@ fn demo_hosted_shows_item_cards_and_the_mcp_approval_round_trip() {
     let s = t.wait_for("the MCP approval modal", |s| s.contains("Approve tool call?") && s.contains("Will allow"));
     assert!(s.contains("MCP server demo_wiki"), "{s}");
     assert!(s.contains("create_note"), "{s}");
-    assert!(!s.contains(" a approve"), "session approval is not offered for MCP requests: {s}");
-    t.keys(&["y"]);
+    assert!(!s.contains("for this session"), "session approval is not offered for MCP requests: {s}");
+    past_the_guard();
+    t.keys(&["y", "Enter"]);
     let s = t.wait_for("the approved call", |s| s.contains("You approved request"));
     assert!(s.contains("◆ MCP call"), "{s}");
     assert!(s.contains("approved"), "{s}");
@@ -138,7 +150,8 @@ fn denying_the_mcp_request_tells_the_provider() {
     t.wait_ready();
     t.send("hosted tools please");
     t.wait_for("the MCP approval modal", |s| s.contains("Approve tool call?"));
-    t.keys(&["r"]);
+    past_the_guard();
+    t.keys(&["r", "Enter"]);
     t.type_text("not today");
     t.keys(&["Enter"]);
     let s = t.wait_for("the denial answer", |s| s.contains("You denied request"));
@@ -168,4 +181,78 @@ fn tools_are_off_until_turned_on_and_the_status_bar_says_so() {
     t.wait_for("the second request", |_| server.requests().len() >= 2);
     let second: serde_json::Value = serde_json::from_str(&server.requests()[1].body).unwrap();
     assert_eq!(second["tools"].as_array().map(Vec::len), Some(6));
+}
+
+/// The moment the modal asks (--tools ask on the demo's three read-only calls), a whole
+/// sentence and Enter are typed: nothing is approved, the sentence waits in the composer. Then
+/// the deliberate choices: `y` then Enter approves one call, ↓↓ Enter grants a tool for the
+/// session, and the answer comes.
+#[test]
+fn a_sentence_typed_as_the_modal_opens_approves_nothing() {
+    if !tmux_available() {
+        return;
+    }
+    let t = start("--demo -m demo-tools --tools ask");
+    t.wait_ready();
+    t.send("what is in this folder?");
+    t.wait_for("the approval modal", |s| s.contains("Approve tool call?") && s.contains("1 of 3 waiting"));
+    t.send(SENTENCE);
+    // Well past the guard and the moment after typing: still nothing decided.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let s = t.screen();
+    assert!(s.contains("Approve tool call?") && s.contains("1 of 3 waiting"), "nothing was approved: {s}");
+    assert!(s.contains("? 3 waiting for approval"), "{s}");
+    assert!(!s.contains("✓ done"), "{s}");
+    assert!(s.contains(SENTENCE), "the sentence is in the composer: {s}");
+    assert!(s.contains("you can keep typing"), "the composer says typing goes there: {s}");
+    // A letter then Enter: list_directory runs.
+    t.keys(&["y", "Enter"]);
+    let s = t.wait_for("the second call asking", |s| s.contains("1 of 2 waiting"));
+    assert!(s.contains("read_file"), "{s}");
+    // The grant for the session has no letter: ↓ ↓ Enter.
+    past_the_guard();
+    t.keys(&["Down", "Down"]);
+    t.wait_for("the session grant highlighted", |s| s.contains("▸    approve read_file for this session"));
+    t.keys(&["Enter"]);
+    t.wait_for("the third call asking", |s| s.contains("current_time") && !s.contains("waiting ┐"));
+    past_the_guard();
+    t.keys(&["y", "Enter"]);
+    let s = t.wait_for("the answer after the tools", |s| s.contains("I called 3 tools") && s.contains("✓ done"));
+    assert!(s.contains("read_file approved for this session") || s.contains("hello.txt"), "{s}");
+    assert!(s.contains(SENTENCE), "the sentence is still the user's: {s}");
+}
+
+/// A read outside the workspace: `y` then Enter grants nothing (no option has a letter); ↓
+/// then Enter does, and the file is read.
+#[test]
+fn a_read_outside_the_workspace_takes_the_arrows() {
+    if !tmux_available() {
+        return;
+    }
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("outside.txt");
+    std::fs::write(&secret, "the secret outside\n").unwrap();
+    let args = serde_json::json!({"path": secret.display().to_string()}).to_string();
+    let server = Server::start(vec![Reply::sse(&chat_call("call_r", "read_file", &args)), Reply::sse(CHAT_TEXT)]);
+    let t = start(&format!("--base-url {} --model scripted --tools auto", server.base_url));
+    t.wait_ready();
+    t.send("read that file");
+    let s = t.wait_for("the approval modal", |s| s.contains("Approve tool call?") && s.contains("outside the"));
+    assert!(s.contains("a moment… keys typed now go to your message"), "{s}");
+    t.send(SENTENCE);
+    t.wait_for("the guard's end", |s| s.contains("no letter decides here"));
+    past_the_guard();
+    t.keys(&["y", "Enter"]);
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    let s = t.screen();
+    assert!(s.contains("Approve tool call?"), "y Enter grants nothing here: {s}");
+    assert_eq!(server.requests().len(), 1, "nothing went back to the model");
+    assert!(s.contains(&format!("{SENTENCE}y")), "both went to the composer: {s}");
+    t.keys(&["Down"]);
+    t.wait_for("approve once highlighted", |s| s.contains("▸ approve once"));
+    t.keys(&["Enter"]);
+    t.wait_for("the answer", |s| s.contains("Understood"));
+    let body: serde_json::Value = serde_json::from_str(&server.requests()[1].body).unwrap();
+    let tool = body["messages"].as_array().unwrap().iter().find(|m| m["role"] == "tool").cloned().unwrap();
+    assert!(tool["content"].as_str().unwrap().contains("the secret outside"), "{tool}");
 }

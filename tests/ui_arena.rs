@@ -120,48 +120,101 @@ impl Sim {
     }
 }
 
+/// Usage the demo would send: token counts (with reasoning ones) that tell models apart.
+fn column_answer_with_usage(sim: &mut Sim, column: usize, text: &str, completion: u64) {
+    let &(generation, column, id) = sim.live.iter().find(|l| l.1 == column).unwrap();
+    sim.now += 100;
+    let usage = serde_json::json!({
+        "prompt_tokens": 438, "completion_tokens": completion, "total_tokens": 438 + completion,
+        "completion_tokens_details": {"reasoning_tokens": completion / 3}
+    });
+    let events = vec![
+        StreamEvent::Text { choice: 0, delta: text.into() },
+        StreamEvent::Usage(usage),
+        StreamEvent::Finish { choice: 0, reason: "stop".into() },
+        StreamEvent::End,
+    ];
+    for event in
+        [WireEvent::Chunk { frames: vec![], frames_skipped: 0, events, at_ms: 100 }, WireEvent::Closed { at_ms: 480 }]
+    {
+        sim.s.apply(Msg::Compare(CompareMsg::Wire { generation, column, id, event: Box::new(event), now_ms: sim.now }));
+    }
+}
+
+fn priced() -> Sim {
+    let toml = "[models.demo]\nprice = { input = 1.0, output = 2.0 }\n[models.demo-reasoning]\nprice = { input = 3.0, output = 9.0 }\n";
+    let cfg = Config::parse(toml, std::path::Path::new("config.toml")).unwrap();
+    let theme = Theme::load("dark", None, true).unwrap();
+    let settings = TurnSettings { stream: true, ..TurnSettings::default() };
+    Sim { s: State::new(target("demo"), settings, cfg, theme, "dark"), now: 1000, live: Vec::new() }
+}
+
 #[test]
-fn the_arena_hides_names_until_the_vote_and_stores_it() {
-    let mut sim = Sim::new();
+fn the_arena_hides_names_and_numbers_until_a_deliberate_vote() {
+    let mut sim = priced();
     sim.s.open_arena(vec![target("demo"), target("demo-reasoning")], 7).unwrap();
     let order: Vec<String> =
         sim.s.compare.active.as_ref().unwrap().columns.iter().map(|c| c.target.model.clone()).collect();
     sim.typed("Which is better?");
     sim.enter();
     assert_eq!(sim.live.len(), 2);
-    sim.column_answer(0, "First answer, from whoever A is.");
-    sim.column_answer(1, "Second answer, from whoever B is.");
-    let screen = sim.render(100, 28);
-    for name in ["demo-reasoning", " demo "] {
-        assert!(!screen.contains(name), "{name} shows before the vote:\n{screen}");
+    column_answer_with_usage(&mut sim, 0, "First answer, from whoever A is.", 195);
+    column_answer_with_usage(&mut sim, 1, "Second answer, from whoever B is.", 124);
+    for (w, h) in [(80, 24), (120, 40)] {
+        let screen = sim.render(w, h);
+        for name in ["demo-reasoning", " demo ", "tok/s", "reasoning)", "in 438", "out ", "$0", "no price"] {
+            assert!(!screen.contains(name), "{name:?} shows before the vote:\n{screen}");
+        }
+        assert!(screen.contains(" A ") && screen.contains(" B "), "{screen}");
+        assert!(screen.contains("Vote") && screen.contains("A better") && screen.contains("both bad"), "{screen}");
+        insta::assert_snapshot!(format!("arena_before_vote_{w}x{h}"), screen);
     }
-    assert!(screen.contains(" A ") && screen.contains(" B "), "{screen}");
-    assert!(screen.contains("vote:"), "{screen}");
-    insta::assert_snapshot!("arena_before_vote_100x28", screen);
+    // Typing after the answers goes to the composer: "tell" casts no tie.
+    let fx = sim.key(KeyCode::Char('t'), KeyModifiers::NONE);
+    assert!(!fx.iter().any(|e| matches!(e, Effect::Compare(CompareEffect::Vote { .. }))));
+    sim.key(KeyCode::Backspace, KeyModifiers::NONE);
 
-    let fx = sim.key(KeyCode::Char('b'), KeyModifiers::NONE);
+    // Tab to the bar, → → to "B better": the bar shows the highlight; Enter votes.
+    sim.key(KeyCode::Tab, KeyModifiers::NONE);
+    sim.key(KeyCode::Right, KeyModifiers::NONE);
+    sim.key(KeyCode::Right, KeyModifiers::NONE);
+    for (w, h) in [(80, 24), (120, 40)] {
+        insta::assert_snapshot!(format!("arena_vote_bar_{w}x{h}"), sim.render(w, h));
+    }
+    let fx = sim.key(KeyCode::Enter, KeyModifiers::NONE);
     let vote = fx
         .iter()
         .find_map(|e| match e {
-            Effect::Compare(CompareEffect::Vote(v)) => Some(v.clone()),
+            Effect::Compare(CompareEffect::Vote { row: Some(v), .. }) => Some(v.clone()),
             _ => None,
         })
         .expect("a vote effect");
     assert_eq!(vote.winner, "b");
     assert_eq!((vote.model_a.as_str(), vote.model_b.as_str()), (order[0].as_str(), order[1].as_str()));
     assert_eq!(vote.prompt, "Which is better?");
-    let screen = sim.render(100, 28);
-    assert!(screen.contains("demo-reasoning"), "names show after the vote:\n{screen}");
-    insta::assert_snapshot!("arena_after_vote_100x28", screen);
+    for (w, h) in [(80, 24), (120, 40)] {
+        let screen = sim.render(w, h);
+        assert!(screen.contains("demo-reasoning"), "names show after the vote:\n{screen}");
+        assert!(
+            screen.contains("tok/s") && screen.contains("out ") && screen.contains("$0"),
+            "numbers show after the vote:\n{screen}"
+        );
+        insta::assert_snapshot!(format!("arena_after_vote_{w}x{h}"), screen);
+    }
 
-    // The next prompt is a new battle: empty columns, names hidden again.
+    // The next prompt is a new battle: empty columns, names hidden again, and the screen shows
+    // this battle's prompt, not the first one's.
     sim.typed("Another one");
     sim.enter();
     let cmp = sim.s.compare.active.as_ref().unwrap();
     assert!(cmp.hidden());
     assert!(cmp.columns.iter().all(|c| c.transcript.cells.len() == 2), "fresh conversations: the prompt and the reply");
-    // A second key press after the vote is typing again, not another vote.
-    assert!(!sim.render(100, 28).contains("demo-reasoning"));
+    sim.column_answer(0, "Third answer.");
+    sim.column_answer(1, "Fourth answer.");
+    let screen = sim.render(100, 28);
+    assert!(screen.contains("Another one"), "{screen}");
+    assert!(!screen.contains("Which is better?"), "the first battle's prompt is gone:\n{screen}");
+    assert!(!screen.contains("demo-reasoning"), "{screen}");
 }
 
 #[test]
@@ -172,8 +225,12 @@ fn keeping_in_an_unrevealed_arena_is_refused() {
     sim.enter();
     sim.column_answer(0, "a");
     sim.column_answer(1, "b");
+    // Tab goes to the vote bar, Tab again to the columns, where k would keep a column.
+    sim.key(KeyCode::Tab, KeyModifiers::NONE);
+    sim.key(KeyCode::Tab, KeyModifiers::NONE);
     sim.key(KeyCode::Char('k'), KeyModifiers::NONE);
     assert!(sim.s.compare.is_active(), "k does not leave the arena before the vote");
+    assert!(sim.s.composer.is_empty(), "k was a command on the columns, not text");
 }
 
 #[test]

@@ -268,13 +268,11 @@ impl Sim {
         out
     }
 
-    /// The approval modal's details scrolled from the top to the end (Down scrolls them).
+    /// The approval modal's details scrolled from the top to the end (PgDn scrolls them).
     fn modal_screens(&mut self, context: &str) -> Vec<String> {
         let mut screens = vec![self.render(context)];
-        for _ in 0..40 {
-            for _ in 0..10 {
-                self.key(KeyCode::Down, KeyModifiers::NONE);
-            }
+        for _ in 0..50 {
+            self.key(KeyCode::PageDown, KeyModifiers::NONE);
             screens.push(self.render(context));
         }
         screens

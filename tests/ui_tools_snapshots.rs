@@ -43,6 +43,31 @@ impl Sim {
         self.s.apply(Msg::Key(KeyEvent::new(code, mods)));
     }
 
+    /// Two seconds pass: the approval modal's guard is over, earlier typing long ago.
+    fn wait(&mut self) {
+        self.s.apply(Msg::Tick { now_ms: self.now });
+        self.now += 2000;
+        self.s.apply(Msg::Tick { now_ms: self.now });
+    }
+
+    /// After the guard, the option of letter `c` and Enter.
+    fn choose(&mut self, c: char) -> Vec<palaver::app::Effect> {
+        self.wait();
+        self.key(KeyCode::Char(c), KeyModifiers::NONE);
+        self.s.apply(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)))
+    }
+
+    /// After the guard, `choice` reached with ↓ and confirmed with Enter (works where no
+    /// option has a letter: a path outside the workspace).
+    fn pick(&mut self, choice: palaver::app::approval::Choice) {
+        self.wait();
+        let at = self.s.approval_choices().iter().position(|&c| c == choice).unwrap();
+        for _ in 0..=at {
+            self.key(KeyCode::Down, KeyModifiers::NONE);
+        }
+        self.key(KeyCode::Enter, KeyModifiers::NONE);
+    }
+
     fn typed(&mut self, text: &str) {
         for c in text.chars() {
             self.key(KeyCode::Char(c), KeyModifiers::NONE);
@@ -224,7 +249,7 @@ fn cards_denied_and_cancelled() {
     sim.call(id, 0, "run_command", r#"{"command":"rm -rf build"}"#);
     sim.call(id, 1, "write_file", r#"{"path":"notes.txt","content":"done"}"#);
     sim.end_calls(id);
-    sim.key(KeyCode::Char('r'), KeyModifiers::NONE);
+    sim.choose('r');
     sim.typed("not without a backup");
     sim.key(KeyCode::Enter, KeyModifiers::NONE);
     // The second call waits in the modal; Esc cancels the whole turn.
@@ -243,6 +268,49 @@ fn approval_modal_function_tool_with_diff() {
     sim.snap_all("approval_write_file");
 }
 
+/// The modal as it opens: nothing highlighted, and for its first half second a note that keys
+/// go to the message; a sentence typed then is in the composer, and nothing was decided.
+#[test]
+fn approval_modal_guard_with_a_sentence_typed_ahead() {
+    let mut sim = Sim::new(Api::Chat, "m");
+    let id = sim.send("fix the greeting");
+    sim.call(id, 0, "write_file", r#"{"path":"greet.txt","content":"Hello, world!\n"}"#);
+    sim.end_calls(id);
+    sim.s.apply(Msg::Tools(ToolMsg::FileRead { owner: Owner::Chat, id, index: 0, content: Ok(None) }));
+    sim.typed("yes and also tell me more about everything");
+    sim.key(KeyCode::Enter, KeyModifiers::NONE);
+    assert_eq!(sim.s.composer.text(), "yes and also tell me more about everything");
+    assert!(sim.s.tools.approval.is_some());
+    sim.snap_all("approval_guard_typed_ahead");
+}
+
+/// After the guard: `n` highlights "deny" and waits for Enter (any other key makes it text).
+#[test]
+fn approval_modal_a_letter_waiting_for_enter() {
+    let mut sim = Sim::new(Api::Chat, "m");
+    let id = sim.send("run it");
+    sim.call(id, 0, "run_command", r#"{"command":"cargo test"}"#);
+    sim.end_calls(id);
+    sim.wait();
+    sim.key(KeyCode::Char('n'), KeyModifiers::NONE);
+    sim.snap_all("approval_letter_pending");
+}
+
+/// --tools ask on a read-only tool: the grant for the session is listed without a letter,
+/// reached with the arrows.
+#[test]
+fn approval_modal_session_grant_highlighted() {
+    let mut sim = Sim::new(Api::Chat, "demo-tools");
+    sim.s.tools.flags.mode = palaver::engine::tool_loop::ToolMode::Ask;
+    let id = sim.send("what is here?");
+    sim.call(id, 0, "list_directory", r#"{"path":"."}"#);
+    sim.end_calls(id);
+    sim.wait();
+    sim.key(KeyCode::Down, KeyModifiers::NONE);
+    sim.key(KeyCode::Down, KeyModifiers::NONE);
+    sim.snap_all("approval_session_highlighted");
+}
+
 /// A read-only tool asked to read outside the workspace: the modal names the resolved path and
 /// why; "approve for the session" is not offered; approving grants exactly that path.
 #[test]
@@ -255,8 +323,11 @@ fn approval_modal_path_outside_the_workspace() {
     sim.call(id, 0, "read_file", r#"{"path":"../etc/palaver-snapshot/key.txt"}"#);
     sim.end_calls(id);
     assert!(!sim.s.session_approval_offered(Owner::Chat, id, 0));
+    // No option has a letter here: ↓ then Enter approves it.
+    sim.wait();
+    sim.key(KeyCode::Down, KeyModifiers::NONE);
     sim.snap_all("approval_outside_workspace");
-    let fx = sim.s.apply(Msg::Key(KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE)));
+    let fx = sim.s.apply(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
     let approved = fx.iter().find_map(|e| match e {
         palaver::app::Effect::Tools(palaver::app::tools::ToolEffect::Run { approved, .. }) => Some(approved.clone()),
         _ => None,
@@ -271,7 +342,7 @@ fn approval_modal_run_command_with_reason_typed() {
     sim.call(id, 0, "run_command", r#"{"command":"cargo clean && rm -rf ~/.cache/palaver"}"#);
     sim.call(id, 1, "write_file", r#"{"path":"a","content":"b"}"#);
     sim.end_calls(id);
-    sim.key(KeyCode::Char('r'), KeyModifiers::NONE);
+    sim.choose('r');
     sim.typed("keep the cache");
     sim.snap_all("approval_reason");
 }
@@ -283,7 +354,7 @@ fn approval_modal_editing_arguments() {
     sim.call(id, 0, "write_file", r#"{"path":"notes.txt","content":"hi"}"#);
     sim.end_calls(id);
     sim.s.apply(Msg::Tools(ToolMsg::FileRead { owner: Owner::Chat, id, index: 0, content: Ok(None) }));
-    sim.key(KeyCode::Char('e'), KeyModifiers::NONE);
+    sim.choose('e');
     sim.key(KeyCode::End, KeyModifiers::NONE);
     sim.key(KeyCode::Char('x'), KeyModifiers::NONE);
     sim.key(KeyCode::Char('s'), KeyModifiers::CONTROL);
@@ -319,8 +390,8 @@ fn user_side_item_cards_after_the_decisions() {
     let mut sim = Sim::new(Api::Responses, "demo-hosted");
     let id = sim.send("what changed?");
     sim.fixture(id, "responses_hosted_shell_call");
-    sim.key(KeyCode::Char('n'), KeyModifiers::NONE);
-    sim.key(KeyCode::Char('n'), KeyModifiers::NONE);
+    sim.pick(palaver::app::approval::Choice::Deny);
+    sim.pick(palaver::app::approval::Choice::Deny);
     let next = sim.started();
     sim.fixture(next, "responses_hosted_custom_tool_call");
     sim.s.apply(Msg::Tick { now_ms: sim.now + 1500 });

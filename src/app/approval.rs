@@ -1,25 +1,56 @@
-//! The approval modal's state and keys: approve once, approve the tool for the session, deny
+//! The approval modal's state: approve once, approve the tool for the session, deny
 //! (optionally with a reason the model reads), or edit the arguments and then approve. Calls
-//! are asked one at a time; the others keep running meanwhile.
+//! are asked one at a time; the others keep running meanwhile. Its keys are in
+//! `approval_keys.rs`: a choice is always deliberate, never a letter typed as part of a sentence.
 
 use super::composer::Composer;
 use super::effect::Effect;
 use super::state::State;
-use super::tools::{Owner, ToolEffect};
+use super::tools::Owner;
 use crate::engine::message::ToolStatus;
 use crate::engine::tool_loop::{Gate, gate, refusal_output, spec_for};
 use crate::tools::Approval as Policy;
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+/// For this long after it shows a call the modal takes no key: what was typed ahead goes to
+/// the composer, and Enter decides nothing.
+pub const GUARD_MS: u64 = 500;
+/// A letter typed within this long of text that went to the composer is more text, not a choice.
+pub const MID_SENTENCE_MS: u64 = 1000;
 
 /// What the modal is doing.
 #[derive(Debug, Clone)]
 pub enum Mode {
-    /// Waiting for y / a / n / r / e.
+    /// Choosing among the options (`State::approval_choices`).
     Choose,
     /// Typing the reason for a denial.
     Reason(Composer),
     /// Editing the arguments before approving.
     Edit(Composer),
+}
+
+/// One option of the modal, in the order it lists them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Choice {
+    Once,
+    Session,
+    Deny,
+    Reason,
+    Edit,
+}
+
+impl Choice {
+    /// The letter that highlights it (then Enter confirms). A grant for the session has none:
+    /// only the arrows reach it.
+    #[must_use]
+    pub fn letter(self) -> Option<char> {
+        match self {
+            Self::Once => Some('y'),
+            Self::Session => None,
+            Self::Deny => Some('n'),
+            Self::Reason => Some('r'),
+            Self::Edit => Some('e'),
+        }
+    }
 }
 
 /// The modal's state for one call.
@@ -36,12 +67,36 @@ pub struct Approval {
     pub error: Option<String>,
     /// For `write_file`: the file as it is now (`None` inside: it does not exist), once read.
     pub before: Option<Result<Option<String>, String>>,
+    /// App clock of the first tick after the modal showed this call; the guard (`GUARD_MS`)
+    /// runs from there, so it lasts at least that long whatever the clock said before.
+    pub opened_ms: Option<u64>,
+    /// The guard is over and the modal was redrawn to say so.
+    pub guard_over: bool,
+    /// The highlighted option (an index into `State::approval_choices`). Only the modal's own
+    /// choosing keys (arrows, Tab, an option's letter) set it; any other key clears it, so
+    /// Enter confirms only right after one of them.
+    pub highlight: Option<usize>,
+    /// The highlight came from this letter: the next key says whether it was meant (Enter) or
+    /// was the start of a word (any other text key: both go to the composer).
+    pub pending: Option<char>,
 }
 
 impl Approval {
     #[must_use]
     pub fn new(owner: Owner, id: u64, index: usize) -> Self {
-        Self { owner, id, index, mode: Mode::Choose, scroll: 0, error: None, before: None }
+        Self {
+            owner,
+            id,
+            index,
+            mode: Mode::Choose,
+            scroll: 0,
+            error: None,
+            before: None,
+            opened_ms: None,
+            guard_over: false,
+            highlight: None,
+            pending: None,
+        }
     }
 }
 
@@ -55,16 +110,8 @@ pub enum Decision {
     Edited(String),
 }
 
-fn plain(key: &KeyEvent) -> bool {
-    !key.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
-}
-
-fn ctrl(key: &KeyEvent, c: char) -> bool {
-    key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char(c)
-}
-
 /// A one-line or multi-line input that looks like the composer.
-fn input(text: &str) -> Composer {
+pub(crate) fn input(text: &str) -> Composer {
     let mut c = Composer::new();
     c.set_text(text);
     c.area.set_placeholder_text("");
@@ -77,109 +124,96 @@ impl State {
     #[must_use]
     pub fn session_approval_offered(&self, owner: Owner, id: u64, index: usize) -> bool {
         // A path outside the workspace is approved for one call, never for the session.
-        let paths = self.tools.turn(owner).is_some_and(|t| t.id == id && t.paths.contains_key(&index));
-        !paths
+        !self.approval_names_paths(owner, id, index)
             && self
                 .call_at(owner, id, index)
                 .is_some_and(|c| spec_for(&self.tools.set.0, c).is_some_and(|s| s.approval != Policy::Always))
     }
 
-    /// Keys for the approval modal; true when used. Keys it ignores reach the global bindings
-    /// (scrolling, the inspector, quit).
-    pub(crate) fn approval_key(&mut self, key: &KeyEvent, fx: &mut Vec<Effect>) -> bool {
-        let Some(a) = self.tools.approval.as_mut() else { return false };
-        let (owner, id, index) = (a.owner, a.id, a.index);
-        if matches!(key.code, KeyCode::Esc) && matches!(a.mode, Mode::Choose) || ctrl(key, 'c') {
-            // Esc or Ctrl+C in the modal cancels the whole turn: the chat's, or every column's
-            // (as Esc does on the compare screen).
-            match owner {
-                Owner::Chat => self.cancel_live(fx),
-                Owner::Column { .. } => self.compare_cancel_all(fx),
-            }
-            return true;
+    /// Whether approving the call grants paths outside the workspace (or files holding
+    /// secrets): then no option has a letter, and only the arrows and Enter choose.
+    #[must_use]
+    pub fn approval_names_paths(&self, owner: Owner, id: u64, index: usize) -> bool {
+        self.tools.turn(owner).is_some_and(|t| t.id == id && t.paths.contains_key(&index))
+    }
+
+    /// The options the modal lists for the call it shows, in order.
+    #[must_use]
+    pub fn approval_choices(&self) -> Vec<Choice> {
+        let Some(a) = &self.tools.approval else { return Vec::new() };
+        let mut out = vec![Choice::Once];
+        if self.session_approval_offered(a.owner, a.id, a.index) {
+            out.push(Choice::Session);
         }
-        match &mut a.mode {
-            Mode::Choose => {
-                match key.code {
-                    KeyCode::Up if plain(key) => a.scroll = a.scroll.saturating_sub(1),
-                    KeyCode::Down if plain(key) => a.scroll = a.scroll.saturating_add(1),
-                    KeyCode::Char('k') => a.scroll = a.scroll.saturating_sub(1),
-                    KeyCode::Char('j') => a.scroll = a.scroll.saturating_add(1),
-                    KeyCode::Char('y') if plain(key) => self.decide(Decision::Once, fx),
-                    KeyCode::Char('a') if plain(key) => {
-                        if self.session_approval_offered(owner, id, index) {
-                            self.decide(Decision::Session, fx);
-                        } else {
-                            self.flash("this tool asks every time; y approves this call");
-                        }
-                    }
-                    KeyCode::Char('n') if plain(key) => self.decide(Decision::Deny(None), fx),
-                    KeyCode::Char('r') if plain(key) => {
-                        let mut c = input("");
-                        c.area.set_placeholder_text("why not? (sent to the model)");
-                        a.mode = Mode::Reason(c);
-                    }
-                    KeyCode::Char('e') if plain(key) => {
-                        let Some(call) = self.call_at(owner, id, index) else { return true };
-                        if call.kind == "mcp_approval" {
-                            self.flash("an MCP approval has nothing to edit: y approves, n denies");
-                            return true;
-                        }
-                        let text = crate::text::fmt::pretty_json(&call.arguments);
-                        if let Some(a) = self.tools.approval.as_mut() {
-                            a.mode = Mode::Edit(input(&text));
-                            a.error = None;
-                        }
-                    }
-                    _ => return false,
-                }
-                true
+        out.extend([Choice::Deny, Choice::Reason]);
+        // An MCP approval has no arguments of ours to edit.
+        if self.call_at(a.owner, a.id, a.index).is_some_and(|c| c.kind != "mcp_approval") {
+            out.push(Choice::Edit);
+        }
+        out
+    }
+
+    /// The letter that highlights `choice` in the modal now, if it has one.
+    #[must_use]
+    pub fn approval_letter(&self, choice: Choice) -> Option<char> {
+        let a = self.tools.approval.as_ref()?;
+        if self.approval_names_paths(a.owner, a.id, a.index) {
+            return None;
+        }
+        choice.letter()
+    }
+
+    /// Whether the modal is still in its first moments, when it takes no key.
+    #[must_use]
+    pub fn approval_guarded(&self) -> bool {
+        self.tools.approval.as_ref().is_some_and(|a| match a.opened_ms {
+            None => true,
+            Some(t) => self.now_ms < t.saturating_add(GUARD_MS),
+        })
+    }
+
+    /// Whether the last key that put text into the composer was a moment ago: the user is in
+    /// the middle of a sentence, and a letter is part of it.
+    #[must_use]
+    pub fn mid_sentence(&self) -> bool {
+        self.typed_ms.is_some_and(|t| self.now_ms.saturating_sub(t) < MID_SENTENCE_MS)
+    }
+
+    /// Whether the loop must keep ticking for the modal: its guard and the "mid-sentence"
+    /// window are measured on the app clock, which only ticks move while nothing streams.
+    #[must_use]
+    pub fn approval_wants_clock(&self) -> bool {
+        self.tools.approval.as_ref().is_some_and(|a| matches!(a.mode, Mode::Choose))
+    }
+
+    /// A tick: the guard starts with the first one after the call showed, and the modal is
+    /// redrawn when it ends (its hint changes).
+    pub(crate) fn approval_tick(&mut self) {
+        let now = self.now_ms;
+        let Some(a) = self.tools.approval.as_mut() else { return };
+        match a.opened_ms {
+            None => a.opened_ms = Some(now),
+            Some(t) if !a.guard_over && now >= t.saturating_add(GUARD_MS) => {
+                a.guard_over = true;
+                self.dirty = true;
             }
-            Mode::Reason(c) => {
-                match key.code {
-                    KeyCode::Esc => a.mode = Mode::Choose,
-                    KeyCode::Enter => {
-                        let reason = c.text().trim().to_owned();
-                        self.decide(Decision::Deny(Some(reason).filter(|r| !r.is_empty())), fx);
-                    }
-                    _ => c.input(*key),
-                }
-                true
-            }
-            Mode::Edit(c) => {
-                if key.code == KeyCode::Esc {
-                    a.mode = Mode::Choose;
-                    a.error = None;
-                } else if ctrl(key, 's') || key.code == KeyCode::Enter && key.modifiers.contains(KeyModifiers::ALT) {
-                    let text = c.text();
-                    let kind = self.call_at(owner, id, index).map(|c| c.kind.clone()).unwrap_or_default();
-                    match check_arguments(&kind, &text) {
-                        Ok(args) => self.decide(Decision::Edited(args), fx),
-                        Err(e) => {
-                            if let Some(a) = self.tools.approval.as_mut() {
-                                a.error = Some(e);
-                            }
-                        }
-                    }
-                } else if self.keymap.is(super::keymap::Action::Editor, key) {
-                    fx.push(Effect::Tools(ToolEffect::EditArgs(c.text())));
-                } else {
-                    c.input(*key);
-                }
-                true
-            }
+            Some(_) => {}
         }
     }
 
-    /// Pasted text goes into the modal's input when it has one; true when it took it.
+    /// Pasted text goes into the modal's input when it has one; true when it took it. While
+    /// the modal is choosing, a paste is text like any other and goes to the composer.
     pub(crate) fn approval_paste(&mut self, text: &str) -> bool {
         if !self.overlays.last().is_some_and(|o| matches!(o, super::overlay::Overlay::Approval)) {
             return false;
         }
-        match self.tools.approval.as_mut().map(|a| &mut a.mode) {
-            Some(Mode::Edit(c)) => c.paste(text),
-            Some(Mode::Reason(c)) => c.paste(text.lines().next().unwrap_or("")),
-            _ => {}
+        let Some(a) = self.tools.approval.as_mut() else { return false };
+        a.highlight = None;
+        a.pending = None;
+        match &mut a.mode {
+            Mode::Edit(c) => c.paste(text),
+            Mode::Reason(c) => c.paste(text.lines().next().unwrap_or("")),
+            Mode::Choose => return false,
         }
         true
     }

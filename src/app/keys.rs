@@ -82,7 +82,17 @@ impl State {
             Overlay::Palette(p) | Overlay::Models { picker: p, .. } | Overlay::CodeBlocks { picker: p, .. } => {
                 p.key(key)
             }
-            Overlay::Conversations(_) => return self.conversations_key(key, fx),
+            Overlay::Conversations(_) => {
+                // The keys of "Everywhere" the list has no use of its own for pass on to the
+                // global bindings (it pages with PgUp/PgDn and ↑↓, closes with Esc).
+                let own = matches!(
+                    self.keymap.action(Context::Global, key),
+                    None | Some(
+                        Action::Cancel | Action::PageUp | Action::PageDown | Action::ScrollUp | Action::ScrollDown
+                    )
+                );
+                return own && self.conversations_key(key, fx);
+            }
             Overlay::Approval | Overlay::Inspector => return false,
         };
         match outcome {
@@ -165,6 +175,13 @@ impl State {
             Action::Help => self.toggle_overlay(|o| matches!(o, Overlay::Help { .. }), |_| Overlay::Help { scroll: 0 }),
             Action::Models => self.open_models(fx),
             Action::History => self.open_conversations(fx),
+            // In an arena before the vote the requests would name the models.
+            Action::Inspector
+                if self.compare.active.as_ref().is_some_and(super::compare::Compare::hidden)
+                    && !self.overlays.iter().any(|o| matches!(o, Overlay::Inspector)) =>
+            {
+                self.flash("the inspector opens after the vote: its requests name the models");
+            }
             Action::Inspector => self.toggle_inspector(),
             Action::Panels => self.toggle_panels(),
             Action::ToolsMode => self.cycle_tool_mode(),
@@ -233,7 +250,12 @@ impl State {
             Some(Action::Select) => self.select_step(-1),
             Some(Action::Detach) => self.remove_attachment(),
             Some(Action::CompletePath) if self.complete_attach_path(fx) => {}
-            _ => self.composer.input(key),
+            _ => {
+                self.composer.input(key);
+                if matches!(key.code, KeyCode::Char(_) | KeyCode::Backspace | KeyCode::Delete) {
+                    self.typed_ms = Some(self.now_ms);
+                }
+            }
         }
     }
 
@@ -268,6 +290,7 @@ impl State {
                 if matches!(key.code, KeyCode::Char(_)) && plain {
                     self.leave_selection();
                     self.composer.input(key);
+                    self.typed_ms = Some(self.now_ms);
                 }
             }
         }
@@ -437,11 +460,12 @@ impl State {
             p.selected = 0;
             return;
         }
-        self.leave_selection();
+        self.focus_composer();
         if self.paste_as_attachment(text, fx) {
             return;
         }
         self.composer.paste(text);
+        self.typed_ms = Some(self.now_ms);
     }
 }
 
@@ -450,3 +474,7 @@ fn copy_text(m: &crate::engine::Message) -> String {
     let main = m.main();
     if main.content.is_empty() { main.refusal.clone() } else { main.content.clone() }
 }
+
+#[cfg(test)]
+#[path = "everywhere_tests.rs"]
+mod everywhere_tests;

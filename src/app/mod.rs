@@ -3,6 +3,7 @@
 //! them together is `crate::interactive`.
 
 pub mod approval;
+mod approval_keys;
 pub mod attach;
 pub mod commands;
 pub mod compare;
@@ -27,6 +28,7 @@ pub mod tools;
 pub mod totals;
 pub mod transcript;
 mod turns;
+mod typing;
 
 pub use effect::Effect;
 pub use msg::Msg;

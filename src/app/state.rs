@@ -178,6 +178,9 @@ pub struct State {
     pub quit_armed: bool,
     /// What a copy in flight carries ("12 characters"), until the clipboard answers.
     pub copying: Option<String>,
+    /// App clock when a key last put text into the composer: a letter typed soon after is
+    /// text too, never a choice in the approval modal (see `approval.rs`).
+    pub typed_ms: Option<u64>,
 }
 
 impl State {
@@ -224,6 +227,7 @@ impl State {
             demo_fallback: None,
             quit_armed: false,
             copying: None,
+            typed_ms: None,
         };
         for p in problems {
             s.transcript.push_notice(NoticeKind::Error, format!("config.toml: {p}"));
@@ -321,10 +325,12 @@ impl State {
             || self.tools.ticking()
             || self.flash.is_some()
             || self.overlays.iter().any(|o| matches!(o, Overlay::Models { loading: true, .. }))
+            || self.approval_wants_clock()
     }
 
     fn on_tick(&mut self, now_ms: u64) {
         self.now_ms = self.now_ms.max(now_ms);
+        self.approval_tick();
         if self.live.is_some() || self.overlays.iter().any(|o| matches!(o, Overlay::Models { loading: true, .. })) {
             self.dirty = true;
         }

@@ -42,11 +42,15 @@ impl State {
         }
     }
 
-    /// Whose call the modal shows, when it is not the chat's: "column 2 · model".
+    /// Whose call the modal shows, when it is not the chat's: "column 2 · model" (in an arena
+    /// before its vote, "column A": the model stays hidden).
     #[must_use]
     pub fn owner_label(&self, owner: Owner) -> Option<String> {
         let Owner::Column { generation, column } = owner else { return None };
         let cmp = self.compare.active.as_ref().filter(|c| c.generation == generation)?;
+        if cmp.hidden() {
+            return Some(format!("column {}", cmp.label(column)));
+        }
         cmp.columns.get(column).map(|c| format!("column {} · {}", c.index + 1, c.target.model))
     }
 

@@ -4,6 +4,7 @@
 
 use crate::api::client::WireEvent;
 use crate::api::event::StreamEvent;
+use crate::app::approval::Choice;
 use crate::app::effect::Effect;
 use crate::app::msg::Msg;
 use crate::app::overlay::Overlay;
@@ -125,6 +126,22 @@ fn output(s: &State, id: u64, index: usize) -> String {
     s.tool_call(id, index).and_then(|c| c.output.clone()).unwrap_or_default()
 }
 
+/// Lets the approval modal's guard pass (and any typing be long ago), then picks the option of
+/// letter `c` and confirms it with Enter.
+fn choose(s: &mut State, c: char) -> Vec<Effect> {
+    wait(s);
+    key(s, KeyCode::Char(c));
+    key(s, KeyCode::Enter)
+}
+
+/// Two seconds pass on the app clock: the modal's guard is over and earlier typing is not
+/// "mid-sentence" any more.
+fn wait(s: &mut State) {
+    let t = s.now_ms;
+    s.apply(Msg::Tick { now_ms: t });
+    s.apply(Msg::Tick { now_ms: t + 2000 });
+}
+
 fn modal_open(s: &State) -> bool {
     s.overlays.iter().any(|o| matches!(o, Overlay::Approval))
 }
@@ -192,8 +209,8 @@ fn side_effects_ask_and_deny_with_a_reason_reaches_the_model() {
     assert!(modal_open(&s));
     assert_eq!(status(&s, id, 0), ToolStatus::AwaitingApproval);
     assert!(request_id(&done(&mut s, id, 1, "noon")).is_none(), "the approval is still open");
-    // Typing goes into the modal, not the composer; r opens the reason, Enter denies.
-    key(&mut s, KeyCode::Char('r'));
+    // r then Enter opens the reason; typing goes into it, not the composer; Enter denies.
+    choose(&mut s, 'r');
     typed(&mut s, "not in my home");
     let fx = key(&mut s, KeyCode::Enter);
     assert!(s.composer.is_empty());
@@ -217,11 +234,14 @@ fn plain_deny_and_approve_once() {
     );
     // One modal at a time, the first call first.
     assert_eq!(s.tools.asking(), Some((Owner::Chat, id, 0)));
-    let fx = key(&mut s, KeyCode::Char('y'));
+    let fx = choose(&mut s, 'y');
     assert_eq!(runs(&fx).iter().map(|r| r.0).collect::<Vec<_>>(), [0]);
     assert_eq!(s.tools.asking(), Some((Owner::Chat, id, 1)));
     assert!(modal_open(&s));
-    let fx = key(&mut s, KeyCode::Char('n'));
+    // The next call's modal has its own guard: an Enter right away decides nothing.
+    key(&mut s, KeyCode::Enter);
+    assert_eq!(s.tools.asking(), Some((Owner::Chat, id, 1)));
+    let fx = choose(&mut s, 'n');
     assert!(runs(&fx).is_empty() && !modal_open(&s));
     assert_eq!(output(&s, id, 1), refusal_output("declined in the approval dialog"));
     assert!(request_id(&done(&mut s, id, 0, "wrote")).is_some());
@@ -232,7 +252,7 @@ fn edit_then_approve_runs_the_edited_arguments() {
     let mut s = state();
     let id = send(&mut s, "write");
     reply_with_calls(&mut s, id, &[("write_file", r#"{"path":"a.txt","content":"1"}"#, None)]);
-    key(&mut s, KeyCode::Char('e'));
+    choose(&mut s, 'e');
     // Bad JSON is refused in the modal, which stays open.
     for _ in 0..3 {
         key(&mut s, KeyCode::Backspace);
@@ -242,7 +262,7 @@ fn edit_then_approve_runs_the_edited_arguments() {
     assert!(s.tools.approval.as_ref().and_then(|a| a.error.clone()).is_some_and(|e| e.contains("JSON")));
     // Replace everything with good arguments and approve.
     key(&mut s, KeyCode::Esc);
-    key(&mut s, KeyCode::Char('e'));
+    choose(&mut s, 'e');
     if let Some(crate::app::approval::Approval { mode: crate::app::approval::Mode::Edit(c), .. }) =
         s.tools.approval.as_mut()
     {
@@ -276,7 +296,11 @@ fn approve_for_the_session_runs_the_waiting_twin_and_later_calls() {
     let id = send(&mut s, "deploy twice");
     reply_with_calls(&mut s, id, &[("deploy", r#"{"n":1}"#, None), ("deploy", r#"{"n":2}"#, None)]);
     assert!(s.session_approval_offered(Owner::Chat, id, 0));
-    let fx = key(&mut s, KeyCode::Char('a'));
+    // The grant for the session has no letter: the arrows reach it (once, then the session).
+    wait(&mut s);
+    key(&mut s, KeyCode::Down);
+    key(&mut s, KeyCode::Down);
+    let fx = key(&mut s, KeyCode::Enter);
     assert_eq!(runs(&fx).iter().map(|r| r.0).collect::<Vec<_>>(), [0, 1]);
     assert!(!modal_open(&s));
     done(&mut s, id, 0, "ok");
@@ -293,9 +317,16 @@ fn always_tools_are_not_offered_for_the_session() {
     let id = send(&mut s, "run");
     reply_with_calls(&mut s, id, &[("run_command", r#"{"command":"ls"}"#, None)]);
     assert!(!s.session_approval_offered(Owner::Chat, id, 0));
+    assert_eq!(
+        s.approval_choices(),
+        [Choice::Once, Choice::Deny, Choice::Reason, Choice::Edit],
+        "no grant for the session is listed"
+    );
+    wait(&mut s);
     let fx = key(&mut s, KeyCode::Char('a'));
     assert!(runs(&fx).is_empty());
     assert!(modal_open(&s) && s.tools.session.is_empty());
+    assert_eq!(s.composer.text(), "a", "a letter that is no option's is text");
 }
 
 #[test]
@@ -398,10 +429,12 @@ fn mcp_approval_goes_back_as_an_approval_response() {
     let fx = reply_with_calls(&mut s, id, &[("wiki.create_note", args, Some("mcp_approval"))]);
     assert!(runs(&fx).is_empty() && modal_open(&s));
     assert!(!s.session_approval_offered(Owner::Chat, id, 0));
-    // Nothing to edit in an MCP approval.
-    key(&mut s, KeyCode::Char('e'));
+    // Nothing to edit in an MCP approval: e is no option, so it is text.
+    assert!(!s.approval_choices().contains(&Choice::Edit));
+    choose(&mut s, 'e');
     assert!(matches!(s.tools.approval.as_ref().map(|a| &a.mode), Some(crate::app::approval::Mode::Choose)));
-    let fx = key(&mut s, KeyCode::Char('y'));
+    assert_eq!(s.composer.text(), "e");
+    let fx = choose(&mut s, 'y');
     assert!(runs(&fx).is_empty(), "the provider runs approved MCP calls");
     assert_eq!(output(&s, id, 0), MCP_APPROVE);
     let body = request_body(&fx).unwrap_or_default();
@@ -416,7 +449,7 @@ fn mcp_denial_carries_the_reason() {
     let mut s = responses_state();
     let id = send(&mut s, "note it");
     reply_with_calls(&mut s, id, &[("wiki.create_note", "{}", Some("mcp_approval"))]);
-    key(&mut s, KeyCode::Char('r'));
+    choose(&mut s, 'r');
     typed(&mut s, "no notes today");
     let fx = key(&mut s, KeyCode::Enter);
     let body = request_body(&fx).unwrap_or_default();

@@ -154,11 +154,30 @@ pub struct VoteRow {
     pub prompt: String,
 }
 
+/// A change to the arena votes. An arena vote can be changed or taken back until the next
+/// battle starts, so the store must end with only the final one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VoteWrite {
+    /// A new vote.
+    Insert(VoteRow),
+    /// The vote stored under this row id, changed.
+    Replace(i64, VoteRow),
+    /// The vote stored under this row id, taken back.
+    Delete(i64),
+}
+
 enum Cmd {
-    CreateRun { id: String, models: String, settings: String, source: String, prompts: Vec<PromptRow> },
+    CreateRun {
+        id: String,
+        models: String,
+        settings: String,
+        source: String,
+        prompts: Vec<PromptRow>,
+    },
     Cell(String, Box<CellRow>),
     Status(String, String),
-    Vote(VoteRow),
+    /// A vote change, answered with its row id once committed (or why it failed).
+    Vote(VoteWrite, Sender<Result<i64, String>>),
     Flush(Sender<Result<(), String>>),
 }
 
@@ -251,9 +270,21 @@ impl RunStore {
         self.send(Cmd::Status(run.to_owned(), status.to_owned()));
     }
 
-    /// Queues an arena vote.
-    pub fn vote(&self, v: VoteRow) {
-        self.send(Cmd::Vote(v));
+    /// Writes a change to the arena votes and waits until it is on disk; returns the row id
+    /// (the new one for an insert), with which the vote is changed or taken back later.
+    ///
+    /// # Errors
+    /// The write failed, or the writer stopped.
+    pub fn write_vote(&self, w: VoteWrite) -> Result<i64, StoreError> {
+        let (reply, rx) = mpsc::channel();
+        if !self.send(Cmd::Vote(w, reply)) {
+            return Err(StoreError::Closed);
+        }
+        match rx.recv() {
+            Ok(Ok(id)) => Ok(id),
+            Ok(Err(e)) => Err(StoreError::Io { path: self.path.clone(), source: std::io::Error::other(e) }),
+            Err(_) => Err(StoreError::Closed),
+        }
     }
 
     /// Blocks until everything queued is on disk.
@@ -317,6 +348,11 @@ fn write_loop(conn: &Connection, rx: &Receiver<Cmd>) {
                         for w in &writes {
                             if let Err(e) = write_batch(conn, std::slice::from_ref(w)) {
                                 let msg = super::describe(&e);
+                                if let Cmd::Vote(_, reply) = w {
+                                    // The one waiting for it hears why.
+                                    let _ = reply.send(Err(msg));
+                                    continue;
+                                }
                                 eprintln!("palaver: could not save compare results: {msg}");
                                 last_error = Some(msg);
                             }
@@ -339,6 +375,8 @@ fn write_loop(conn: &Connection, rx: &Receiver<Cmd>) {
 fn write_batch(conn: &Connection, cmds: &[Cmd]) -> rusqlite::Result<()> {
     let tx = conn.unchecked_transaction()?;
     let now = i64::try_from(now_ms()).unwrap_or(i64::MAX);
+    // Vote writers hear back only once the batch is committed.
+    let mut replies = Vec::new();
     for c in cmds {
         match c {
             Cmd::CreateRun { id, models, settings, source, prompts } => {
@@ -402,15 +440,44 @@ fn write_batch(conn: &Connection, cmds: &[Cmd]) -> rusqlite::Result<()> {
                     params![run, status, now],
                 )?;
             }
-            Cmd::Vote(v) => {
-                tx.execute(
-                    "INSERT INTO arena_votes (created_at, model_a, provider_a, model_b, provider_b, winner, prompt)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                    params![now, v.model_a, v.provider_a, v.model_b, v.provider_b, v.winner, v.prompt],
-                )?;
-            }
+            Cmd::Vote(w, reply) => replies.push((reply, write_vote(&tx, w, now)?)),
             Cmd::Flush(_) => {}
         }
     }
-    tx.commit()
+    tx.commit()?;
+    for (reply, id) in replies {
+        let _ = reply.send(Ok(id));
+    }
+    Ok(())
 }
+
+/// One change to the arena votes; returns the row id it concerns.
+fn write_vote(tx: &rusqlite::Transaction<'_>, w: &VoteWrite, now: i64) -> rusqlite::Result<i64> {
+    match w {
+        VoteWrite::Insert(v) => {
+            tx.execute(
+                "INSERT INTO arena_votes (created_at, model_a, provider_a, model_b, provider_b, winner, prompt)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![now, v.model_a, v.provider_a, v.model_b, v.provider_b, v.winner, v.prompt],
+            )?;
+            Ok(tx.last_insert_rowid())
+        }
+        VoteWrite::Replace(id, v) => {
+            // The vote keeps its place (stats replay votes in row order); only what it says changes.
+            tx.execute(
+                "UPDATE arena_votes SET model_a = ?2, provider_a = ?3, model_b = ?4, provider_b = ?5, winner = ?6,
+                 prompt = ?7 WHERE id = ?1",
+                params![id, v.model_a, v.provider_a, v.model_b, v.provider_b, v.winner, v.prompt],
+            )?;
+            Ok(*id)
+        }
+        VoteWrite::Delete(id) => {
+            tx.execute("DELETE FROM arena_votes WHERE id = ?1", params![id])?;
+            Ok(*id)
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "runs_tests.rs"]
+mod tests;

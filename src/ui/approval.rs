@@ -1,13 +1,14 @@
 //! The approval modal: which tool, what exactly will run (the command, the file and its diff,
-//! the MCP server and tool), the pretty-printed arguments, and the choices — or the reason
-//! being typed, or the arguments being edited.
+//! the MCP server and tool), the pretty-printed arguments, and the options (one a line, the
+//! highlighted one marked) with how to choose — or the reason being typed, or the arguments
+//! being edited.
 
 use super::sanitize::{reveal, sanitize};
 use super::theme::{Role as R, Theme};
 use super::tool_card::{diff_lines, patch_lines, pretty_json, shell_lines, shell_quote};
 use super::wrap;
 use crate::app::State;
-use crate::app::approval::{Approval, Mode};
+use crate::app::approval::{Approval, Choice, Mode};
 use crate::engine::diff::{Op, diff_with_budget};
 use crate::engine::message::ToolCall;
 use crate::tools::{ToolSource, ToolSpec};
@@ -17,6 +18,75 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph};
 use serde_json::Value;
+
+/// What an option says.
+fn label(c: Choice, call: &ToolCall) -> String {
+    match c {
+        Choice::Once => "approve once".to_owned(),
+        Choice::Session => format!("approve {} for this session", sanitize(&call.name)),
+        Choice::Deny => "deny".to_owned(),
+        Choice::Reason => "deny with a reason".to_owned(),
+        Choice::Edit => "edit the arguments".to_owned(),
+    }
+}
+
+/// The options, one a line: the highlighted one marked, each with its letter if it has one.
+fn choices(state: &State, a: &Approval, call: &ToolCall) -> Vec<Line<'static>> {
+    let theme = &state.theme;
+    let choices = state.approval_choices();
+    // Where no option has a letter (a path outside the workspace) there is no letter column.
+    let letters = choices.iter().any(|&c| state.approval_letter(c).is_some());
+    choices
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let on = a.highlight == Some(i);
+            let letter = match state.approval_letter(c) {
+                Some(l) => format!("{l}  "),
+                None if letters => "   ".to_owned(),
+                None => String::new(),
+            };
+            let mut spans = vec![
+                Span::styled(if on { " ▸ " } else { "   " }, theme.style(R::Accent)),
+                Span::styled(letter, theme.style(R::Accent).add_modifier(Modifier::BOLD)),
+                Span::styled(label(c, call), theme.style(R::Base)),
+            ];
+            if on {
+                for s in &mut spans {
+                    s.style = s.style.patch(theme.style(R::Selection));
+                }
+            }
+            Line::from(spans)
+        })
+        .collect()
+}
+
+/// The line under the options: wait (the guard), or how to choose — and that typing goes to
+/// the composer, which is true while the modal lists its options.
+fn choose_hint(state: &State, a: &Approval) -> Vec<Span<'static>> {
+    let theme = &state.theme;
+    let key = |k: &str| Span::styled(k.to_owned(), theme.style(R::Accent).add_modifier(Modifier::BOLD));
+    let dim = |t: &str| Span::styled(t.to_owned(), theme.style(R::Dim));
+    if state.approval_guarded() {
+        return vec![Span::styled(
+            "a moment… keys typed now go to your message, Enter decides nothing".to_owned(),
+            theme.style(R::Warning),
+        )];
+    }
+    if let Some(p) = a.pending {
+        return vec![key("Enter"), dim(" confirms · any other key makes “"), key(&p.to_string()), dim("” text")];
+    }
+    let mut spans = vec![key("↑↓"), dim(" then "), key("Enter")];
+    let letters: Vec<String> =
+        state.approval_choices().into_iter().filter_map(|c| state.approval_letter(c)).map(String::from).collect();
+    if letters.is_empty() {
+        spans.push(dim(" (no letter decides here)"));
+    } else {
+        spans.extend([dim(" · or "), key(&letters.join(" ")), dim(" then "), key("Enter")]);
+    }
+    spans.extend([dim(" · "), key("PgDn"), dim(" more · "), key("Esc"), dim(" cancels the turn")]);
+    spans
+}
 
 /// Unchanged lines kept around each change in a `write_file` diff.
 const CONTEXT: usize = 2;
@@ -72,7 +142,7 @@ pub fn draw(f: &mut Frame, state: &State) {
     let hidden = total.saturating_sub(usize::from(scroll) + shown.len());
     if hidden > 0 {
         if let Some(last) = shown.last_mut() {
-            let note = format!("↓ {} more lines — j/Down scrolls", hidden + 1);
+            let note = format!("↓ {} more lines — PgDn scrolls", hidden + 1);
             *last = Line::from(Span::styled(note, theme.style(R::Warning).add_modifier(Modifier::BOLD)));
         }
     }
@@ -277,16 +347,8 @@ fn footer(state: &State, a: &Approval, call: &ToolCall, cols: usize) -> Vec<Line
     let mut out = vec![Line::default()];
     match &a.mode {
         Mode::Choose => {
-            let mut spans = vec![key("y"), text(" approve once")];
-            if state.session_approval_offered(a.owner, a.id, a.index) {
-                spans.extend([sep(), key("a"), text(&format!(" approve {} for this session", sanitize(&call.name)))]);
-            }
-            spans.extend([sep(), key("n"), text(" deny"), sep(), key("r"), text(" deny with a reason")]);
-            if call.kind != "mcp_approval" {
-                spans.extend([sep(), key("e"), text(" edit the arguments")]);
-            }
-            spans.extend([sep(), key("Esc"), text(" cancel the turn")]);
-            out.extend(wrap::spans(spans, cols));
+            out.extend(choices(state, a, call));
+            out.extend(wrap::spans(choose_hint(state, a), cols));
         }
         Mode::Reason(_) => {
             out.push(Line::from(vec![

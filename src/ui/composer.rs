@@ -45,12 +45,17 @@ pub fn chips(state: &State) -> Line<'static> {
 pub fn draw(f: &mut Frame, area: Rect, state: &State) {
     let theme = &state.theme;
     let focused = state.focus == Focus::Composer && state.overlays.is_empty();
+    // "Keep typing" only where typing really lands here.
+    let typing = if state.typing_reaches_composer() { " · you can keep typing" } else { "" };
+    let cancel = state.keymap.hint(Action::Cancel);
     let title = if state.editing.is_some() {
         " editing an earlier message · Enter resends (old branch kept) · Esc cancels ".to_owned()
+    } else if state.tools.approval.is_some() {
+        format!(" a tool call waits above · {cancel} cancels the turn{typing} ")
     } else if state.tools.busy() {
-        format!(" tools at work · {} cancels the turn · you can keep typing ", state.keymap.hint(Action::Cancel))
+        format!(" tools at work · {cancel} cancels the turn{typing} ")
     } else if state.live.is_some() {
-        format!(" reply streaming · {} cancels · you can keep typing ", state.keymap.hint(Action::Cancel))
+        format!(" reply streaming · {cancel} cancels{typing} ")
     } else if state.focus == Focus::Transcript && super::tool_card::has_cards(state) {
         " message selected · Enter cards · y copy · r regenerate · Esc back ".to_owned()
     } else if state.focus == Focus::Transcript {

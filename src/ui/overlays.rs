@@ -51,6 +51,26 @@ fn frame_block(state: &State, title: &str, hint: &str) -> Block<'static> {
         .style(theme.style(R::Base))
 }
 
+/// The approval modal's keys, for the help overlay.
+const APPROVAL_KEYS: [(&str, &str); 5] = [
+    ("first ½ s", "no key decides: text goes to your message, Enter does nothing"),
+    ("↑↓ Tab, Enter", "highlight an option, then confirm it with the Enter right after"),
+    (
+        "y n r e, Enter",
+        "once · deny · deny with a reason · edit the arguments (no letter grants a session or a path outside the workspace)",
+    ),
+    ("PgUp PgDn", "scroll the details"),
+    ("Esc Ctrl+C", "cancel the turn"),
+];
+
+/// The arena vote bar's keys, for the help overlay.
+const VOTE_KEYS: [(&str, &str); 4] = [
+    ("Tab", "from the message to the vote bar"),
+    ("←→, Enter", "highlight a choice, then vote with the Enter right after"),
+    ("a b t n, Enter", "A better · B better · tie · both bad"),
+    ("u Backspace", "take the vote back (until the next prompt starts a new battle)"),
+];
+
 fn help(f: &mut Frame, state: &State, scroll: u16) {
     let theme = &state.theme;
     let area = centered(f.area(), 84, u16::MAX);
@@ -84,6 +104,17 @@ fn help(f: &mut Frame, state: &State, scroll: u16) {
         }
         lines.push(Line::default());
     }
+    // The approval modal and the vote bar choose with their own keys, which are not rebound.
+    lines.push(heading("Approval modal (a tool call asks)"));
+    for (keys, desc) in APPROVAL_KEYS {
+        row(&mut lines, keys, desc);
+    }
+    lines.push(Line::default());
+    lines.push(heading("Arena vote bar (both answered)"));
+    for (keys, desc) in VOTE_KEYS {
+        row(&mut lines, keys, desc);
+    }
+    lines.push(Line::default());
     lines.push(heading("Commands (type in the composer, or Ctrl+P)"));
     for (cmd, arg, desc) in COMMANDS {
         let usage = if arg.is_empty() { (*cmd).to_owned() } else { format!("{cmd} {arg}") };

@@ -1,7 +1,9 @@
 //! The blind arena: a compare of two models shown as A and B in random order. Once both have
-//! answered, the keys move to the columns for the vote — `a` A better, `b` B better, `t` tie,
-//! `n` both bad (Esc skips it) — then the names are shown and the vote is stored. The next
-//! prompt starts a new battle: fresh conversations, a new random order, names hidden again.
+//! answered, a vote bar comes up (A better · B better · tie · both bad); the keys stay on the
+//! composer, so text typed then is a follow-up for both. A vote is deliberate: Tab to the bar,
+//! an option highlighted with the arrows (or its letter) and Enter right after (`vote.rs`).
+//! Then the names are shown and the vote is stored; it can be changed or taken back until the
+//! next prompt starts a new battle: fresh conversations, a new random order, names hidden again.
 
 use super::{CompareEffect, MAX_COLUMNS};
 use crate::app::effect::Effect;
@@ -20,6 +22,31 @@ pub enum Vote {
 }
 
 impl Vote {
+    /// The options of the vote bar, in order.
+    pub const ALL: [Self; 4] = [Self::A, Self::B, Self::Tie, Self::BothBad];
+
+    /// The letter that highlights it on the vote bar.
+    #[must_use]
+    pub fn letter(self) -> char {
+        match self {
+            Self::A => 'a',
+            Self::B => 'b',
+            Self::Tie => 't',
+            Self::BothBad => 'n',
+        }
+    }
+
+    /// Its name on the vote bar.
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::A => "A better",
+            Self::B => "B better",
+            Self::Tie => "tie",
+            Self::BothBad => "both bad",
+        }
+    }
+
     /// As stored: `a`, `b`, `tie`, `bad`.
     #[must_use]
     pub fn code(self) -> &'static str {
@@ -28,18 +55,6 @@ impl Vote {
             Self::B => "b",
             Self::Tie => "tie",
             Self::BothBad => "bad",
-        }
-    }
-
-    /// The vote a key stands for.
-    #[must_use]
-    pub fn from_key(c: char) -> Option<Self> {
-        match c.to_ascii_lowercase() {
-            'a' => Some(Self::A),
-            'b' => Some(Self::B),
-            't' | '=' => Some(Self::Tie),
-            'n' => Some(Self::BothBad),
-            _ => None,
         }
     }
 
@@ -57,17 +72,32 @@ impl Vote {
 /// The arena's state within a compare.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Arena {
-    /// Names are shown (after the vote).
+    /// Names are shown (after a vote; they stay shown if it is taken back).
     pub revealed: bool,
-    /// Both answered and no vote yet: the keys are on the columns for it.
+    /// Every column answered the battle's latest prompt: the vote bar is up, until the next
+    /// prompt (a follow-up of this battle, or the first of the next one).
     pub awaiting: bool,
-    /// This battle's vote.
+    /// This battle's vote, as the store holds it.
     pub vote: Option<Vote>,
     /// Battles so far (seeds each battle's order).
     pub round: u64,
     pub seed: u64,
     /// The battle's first prompt (stored with the vote).
     pub prompt: String,
+    /// The vote bar's keys.
+    pub bar: VoteBar,
+}
+
+/// The vote bar: a vote is a deliberate act, an option highlighted with the arrows (or its
+/// letter) and confirmed by the Enter right after (see `vote.rs`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct VoteBar {
+    /// The keys are on the bar (while `State::focus` is on the columns).
+    pub focused: bool,
+    /// The highlighted option (an index into `Vote::ALL`); any key but a choosing one clears it.
+    pub highlight: Option<usize>,
+    /// The highlight came from this letter: Enter next votes, any other text key makes both text.
+    pub pending: Option<char>,
 }
 
 /// "A", "B", … for column position `i`.
@@ -88,15 +118,23 @@ impl State {
         Rng::new(seed).shuffle(&mut targets);
         self.open_compare(targets)?;
         if let Some(cmp) = self.compare.active.as_mut() {
-            cmp.arena =
-                Some(Arena { revealed: false, awaiting: false, vote: None, round: 0, seed, prompt: String::new() });
+            cmp.arena = Some(Arena {
+                revealed: false,
+                awaiting: false,
+                vote: None,
+                round: 0,
+                seed,
+                prompt: String::new(),
+                bar: VoteBar::default(),
+            });
         }
         self.flash("arena: two hidden models, A and B; ask something, then vote");
         Ok(())
     }
 
-    /// Before a prompt goes out in the arena: after a vote, a new battle (fresh columns in a new
-    /// random order, names hidden); the battle's first prompt is remembered for the vote.
+    /// Before a prompt goes out in the arena: after a vote (or one taken back), a new battle
+    /// (fresh columns in a new random order, names hidden); the battle's first prompt is
+    /// remembered for the vote. A prompt before any vote is a follow-up in the same battle.
     pub(crate) fn arena_before_send(&mut self, prompt: &str) {
         let Some(cmp) = self.compare.active.as_mut() else { return };
         let Some(arena) = cmp.arena.as_mut() else { return };
@@ -119,20 +157,22 @@ impl State {
             prompt.clone_into(&mut arena.prompt);
         }
         arena.awaiting = false;
+        arena.bar = VoteBar::default();
         if new_battle {
             // The last flash named the models: it goes with the battle it was about.
             self.flash("new battle: two hidden models, A and B");
         }
     }
 
-    /// After a column's reply: once every column has answered, the keys go to the columns for
-    /// the vote.
+    /// After a column's reply: once every column has answered, the vote bar comes up. The keys
+    /// stay where they are: text typed next goes to the composer (a follow-up for both).
     pub(crate) fn arena_check(&mut self) {
         let busy = self.compare_busy();
+        let tab = self.keymap.hint(crate::app::keymap::Action::CompareColumns);
         let Some(cmp) = self.compare.active.as_mut() else { return };
         let answered = cmp.columns.iter().all(|c| c.last_reply().is_some_and(|m| !m.is_live()));
         let Some(arena) = cmp.arena.as_mut() else { return };
-        if busy || !answered || arena.vote.is_some() || arena.awaiting {
+        if busy || !answered || arena.awaiting {
             return;
         }
         let asked = cmp
@@ -143,23 +183,53 @@ impl State {
             return;
         }
         arena.awaiting = true;
-        self.focus = Focus::Transcript;
-        self.flash("vote: a A is better · b B is better · t tie · n both bad · Esc skips");
+        if arena.vote.is_none() {
+            self.flash(format!("both answered: {tab} to the vote bar, or keep asking both"));
+        }
         self.dirty = true;
     }
 
-    /// A vote key on the columns: `true` when it was one (and the vote is taken).
-    pub(crate) fn arena_key(&mut self, c: char, fx: &mut Vec<Effect>) -> bool {
-        let Some(cmp) = self.compare.active.as_mut() else { return false };
-        let Some(arena) = cmp.arena.as_mut() else { return false };
-        if !arena.awaiting {
-            return false;
+    /// Whether the keys are on the arena's vote bar.
+    #[must_use]
+    pub fn vote_bar_focused(&self) -> bool {
+        self.focus == Focus::Transcript && self.arena().is_some_and(|a| a.awaiting && a.bar.focused)
+    }
+
+    /// The open arena, if any.
+    #[must_use]
+    pub fn arena(&self) -> Option<&Arena> {
+        self.compare.active.as_ref().and_then(|c| c.arena.as_ref())
+    }
+
+    pub(crate) fn arena_mut(&mut self) -> Option<&mut Arena> {
+        self.compare.active.as_mut().and_then(|c| c.arena.as_mut())
+    }
+
+    /// Puts the keys on the vote bar, nothing highlighted; false when there is nothing to vote on.
+    pub(crate) fn arena_bar_enter(&mut self) -> bool {
+        let Some(arena) = self.arena_mut().filter(|a| a.awaiting) else { return false };
+        arena.bar = VoteBar { focused: true, ..VoteBar::default() };
+        self.focus = Focus::Transcript;
+        true
+    }
+
+    /// Takes the keys off the vote bar (they go to the composer or the columns).
+    pub(crate) fn arena_bar_leave(&mut self) {
+        if let Some(arena) = self.arena_mut() {
+            arena.bar = VoteBar::default();
         }
-        let Some(vote) = Vote::from_key(c) else { return false };
-        arena.awaiting = false;
-        arena.vote = Some(vote);
+    }
+
+    /// Casts (or changes) this battle's vote: the names are shown and the store holds it.
+    pub(crate) fn arena_vote(&mut self, vote: Vote, fx: &mut Vec<Effect>) {
+        let Some(cmp) = self.compare.active.as_mut() else { return };
+        let generation = cmp.generation;
+        let Some(arena) = cmp.arena.as_mut() else { return };
+        let before = arena.vote.replace(vote);
         arena.revealed = true;
-        let (Some(a), Some(b)) = (cmp.columns.first(), cmp.columns.get(1)) else { return true };
+        arena.bar = VoteBar::default();
+        let battle = (generation, arena.round);
+        let (Some(a), Some(b)) = (cmp.columns.first(), cmp.columns.get(1)) else { return };
         let row = VoteRow {
             model_a: a.target.model.clone(),
             provider_a: a.target.provider.clone(),
@@ -168,16 +238,35 @@ impl State {
             winner: vote.code().to_owned(),
             prompt: arena.prompt.clone(),
         };
+        let what = if before.is_some() { "vote changed to" } else { "voted" };
+        let tab = self.keymap.hint(crate::app::keymap::Action::CompareColumns);
         let msg = format!(
-            "voted {}: A was {}, B was {} · next prompt starts a new battle",
+            "{what} {}: A was {}, B was {} · {tab} then u takes it back · next prompt: new battle",
             vote.describe(),
             row.model_a,
             row.model_b
         );
-        fx.push(Effect::Compare(CompareEffect::Vote(row)));
+        fx.push(Effect::Compare(CompareEffect::Vote { battle, row: Some(row) }));
         self.focus = Focus::Composer;
         self.flash(msg);
+        self.dirty = true;
+    }
+
+    /// Takes this battle's vote back: the store forgets it. The names stay shown (they were
+    /// seen); voting again is allowed until the next prompt starts a new battle.
+    pub(crate) fn arena_undo(&mut self, fx: &mut Vec<Effect>) -> bool {
+        let Some(cmp) = self.compare.active.as_mut() else { return false };
+        let generation = cmp.generation;
+        let Some(arena) = cmp.arena.as_mut().filter(|a| a.vote.is_some()) else { return false };
+        arena.vote = None;
+        let battle = (generation, arena.round);
+        fx.push(Effect::Compare(CompareEffect::Vote { battle, row: None }));
+        self.flash("vote taken back (the names stay shown) · vote again, or the next prompt starts a new battle");
         self.dirty = true;
         true
     }
 }
+
+#[cfg(test)]
+#[path = "arena_tests.rs"]
+mod tests;

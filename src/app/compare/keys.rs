@@ -1,12 +1,13 @@
 //! Keys and the mouse in compare mode. The composer keeps its keys (Enter sends to every
-//! column); Tab puts the keys on the columns, where letters act on the focused column. Global
-//! bindings that mean something else here (cancel, scrolling) are taken first; the rest (quit,
-//! help, palette) fall through to the chat's handling.
+//! column); Tab puts the keys on the columns, where letters act on the focused column (in an
+//! arena with both answers in, Tab goes to the vote bar first: `vote.rs`). Global bindings
+//! that mean something else here (cancel, scrolling) are taken first; the rest (quit, help,
+//! palette…) fall through to the chat's handling, wherever the keys are.
 
 use crate::app::effect::Effect;
 use crate::app::keymap::{Action, Context};
 use crate::app::state::{Focus, State};
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use crossterm::event::{KeyCode, KeyEvent, MouseButton, MouseEvent, MouseEventKind};
 
 /// Lines one wheel notch or scroll key moves.
 const STEP: i64 = 3;
@@ -18,9 +19,12 @@ impl State {
             return false;
         }
         if let Some(action) = self.keymap.action(Context::Global, key) {
-            if let Some(used) = self.compare_global(action, fx) {
-                return used;
-            }
+            // What compare does not take is the chat's: Ctrl+Q, F1, Ctrl+P… work everywhere.
+            return self.compare_global(action, fx).unwrap_or(false);
+        }
+        if self.vote_bar_focused() {
+            self.vote_bar_key(key, fx);
+            return true;
         }
         match self.focus {
             Focus::Composer => self.compare_composer_key(key, fx),
@@ -46,7 +50,7 @@ impl State {
                 } else if full {
                     self.compare_toggle_full();
                 } else if self.focus == Focus::Transcript {
-                    self.focus = Focus::Composer;
+                    self.focus_composer();
                 } else {
                     return Some(false);
                 }
@@ -79,11 +83,15 @@ impl State {
                 true
             }
             Some(Action::Select) => {
+                self.arena_bar_leave();
                 self.focus = Focus::Transcript;
                 true
             }
             _ if self.keymap.is(Action::CompareColumns, key) => {
-                self.focus = Focus::Transcript;
+                // In an arena with both answers in, the vote bar comes first.
+                if !self.arena_bar_enter() {
+                    self.focus = Focus::Transcript;
+                }
                 true
             }
             _ => false,
@@ -91,12 +99,6 @@ impl State {
     }
 
     fn compare_columns_key(&mut self, key: &KeyEvent, fx: &mut Vec<Effect>) {
-        let plain = !key.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
-        if let (KeyCode::Char(c), true) = (key.code, plain) {
-            if self.arena_key(c, fx) {
-                return;
-            }
-        }
         match self.keymap.action(Context::Compare, key) {
             Some(Action::CompareNext | Action::CompareColumns) => self.compare_focus_step(1),
             Some(Action::ComparePrev) => self.compare_focus_step(-1),
@@ -108,14 +110,12 @@ impl State {
             Some(Action::CompareClose) => self.close_compare(fx),
             Some(Action::CompareLineUp) => self.compare_scroll(-1),
             Some(Action::CompareLineDown) => self.compare_scroll(1),
-            Some(Action::CompareLeave) => self.focus = Focus::Composer,
+            Some(Action::CompareLeave) => self.focus_composer(),
             Some(Action::CompareCopy) => self.compare_copy(fx),
             _ => {
                 // Typing goes back to the composer with the character.
-                let plain = !key.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
-                if matches!(key.code, KeyCode::Char(_)) && plain {
-                    self.focus = Focus::Composer;
-                    self.composer.input(*key);
+                if matches!(key.code, KeyCode::Char(_)) {
+                    self.text_to_composer(key, None);
                 }
             }
         }
@@ -160,9 +160,10 @@ impl State {
                 self.dirty = true;
                 if let Some(i) = under {
                     self.compare_focus_on(i);
+                    self.arena_bar_leave();
                     self.focus = Focus::Transcript;
                 } else if self.view.in_composer(m.column, m.row) {
-                    self.focus = Focus::Composer;
+                    self.focus_composer();
                 }
                 true
             }

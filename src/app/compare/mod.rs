@@ -1,8 +1,8 @@
 //! Compare mode: 2–4 columns side by side, each a model with its own multi-turn conversation,
 //! all fed from the one composer. This module owns the columns' state and their `Msg`/`Effect`
 //! vocabulary; `turns.rs` sends and folds replies, `keys.rs` handles keys and the mouse,
-//! `view.rs` focus, scrolling, full width and the diff, `runner.rs` the requests (one endpoint
-//! per provider). Each column runs the chat's tool loop as its own `Owner` (`tool_turns.rs`)
+//! `view.rs` focus, scrolling, full width and the diff, `arena.rs` and `vote.rs` the blind arena
+//! and its vote bar, `runner.rs` the requests (one endpoint per provider). Each column runs the chat's tool loop as its own `Owner` (`tool_turns.rs`)
 //! and is saved by the chat's persistence (`persist_sync.rs`). Drawing is `ui::compare`.
 
 pub mod arena;
@@ -12,6 +12,7 @@ mod keys;
 pub(crate) mod runner;
 mod turns;
 mod view;
+mod vote;
 
 use super::persist::Persist;
 use super::state::{Live, TargetInfo};
@@ -122,6 +123,13 @@ impl Compare {
         }
     }
 
+    /// Tells the columns' conversations apart for render caches: the generation, and in an
+    /// arena the battle (a battle's columns are fresh conversations whose ids start again).
+    #[must_use]
+    pub fn epoch(&self) -> u64 {
+        (self.generation << 32) | self.arena.as_ref().map_or(0, |a| a.round & 0xFFFF_FFFF)
+    }
+
     /// Whether model names are hidden (an arena before its vote).
     #[must_use]
     pub fn hidden(&self) -> bool {
@@ -186,8 +194,9 @@ pub enum CompareEffect {
     Cancel { generation: u64, column: usize, id: u64 },
     /// The kept column's provider becomes the chat's endpoint.
     UseEndpoint { provider: String },
-    /// Store an arena vote.
-    Vote(crate::store::runs::VoteRow),
+    /// Set the stored vote of arena battle `battle` (compare generation, round): store it,
+    /// replace the one stored, or (`None`) take it back. The store ends with the final one.
+    Vote { battle: (u64, u64), row: Option<crate::store::runs::VoteRow> },
 }
 
 /// What the runner reports about column requests.

@@ -31,6 +31,15 @@ fn key(s: &mut State, code: KeyCode) -> Vec<Effect> {
     s.apply(Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)))
 }
 
+/// Lets the approval modal's guard pass, then picks the option of letter `c` and confirms it.
+fn choose(s: &mut State, c: char) -> Vec<Effect> {
+    let t = s.now_ms;
+    s.apply(Msg::Tick { now_ms: t });
+    s.apply(Msg::Tick { now_ms: t + 2000 });
+    key(s, KeyCode::Char(c));
+    key(s, KeyCode::Enter)
+}
+
 fn enter(s: &mut State, text: &str) -> Vec<Effect> {
     for c in text.chars() {
         key(s, KeyCode::Char(c));
@@ -195,7 +204,7 @@ fn a_side_effect_asks_in_the_modal_and_a_denial_reaches_only_its_column() {
     assert_eq!(s.compare.active.as_ref().unwrap().columns[1].last_reply().unwrap().status, MessageStatus::Complete);
 
     // Deny: column 0's follow-up carries the refusal; nothing new for column 1.
-    let fx = key(&mut s, KeyCode::Char('n'));
+    let fx = choose(&mut s, 'n');
     assert!(!s.overlays.iter().any(|o| matches!(o, Overlay::Approval)));
     let next = starts(&fx);
     assert_eq!(next.len(), 1);
@@ -217,7 +226,7 @@ fn approvals_are_asked_one_at_a_time_and_esc_cancels_every_column() {
     assert_eq!(s.tools.asking(), Some((column(g, 0), st[0].1, 0)), "the oldest turn asks first");
     assert_eq!(s.tools.waiting(), 2);
     // Approving column 0's call once moves the modal to column 1's.
-    let fx = key(&mut s, KeyCode::Char('y'));
+    let fx = choose(&mut s, 'y');
     assert_eq!(runs(&fx), [(column(g, 0), 0, "write_file".to_owned())]);
     assert_eq!(s.tools.asking(), Some((column(g, 1), st[1].1, 0)));
     // Esc in the modal stops everything: column 2's stream, both columns' tools.

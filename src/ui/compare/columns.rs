@@ -29,7 +29,8 @@ pub const MAX_HEADER_ROWS: usize = 4;
 /// Rendered cells of one column.
 #[derive(Debug, Default)]
 pub struct ColumnCache {
-    /// (compare generation, column, body width, theme): a change invalidates every cell.
+    /// (compare generation and arena battle, column, body width, theme): a change invalidates
+    /// every cell (a new battle's cells reuse the old one's ids).
     key: (u64, usize, usize, String),
     cells: HashMap<u64, Entry>,
     /// Cells rendered (for tests and benches).
@@ -46,7 +47,7 @@ struct Entry {
 impl ColumnCache {
     /// The rendered cell at `index` of the column, for `cols` columns of body.
     fn cell(&mut self, state: &State, cmp: &Compare, column: usize, index: usize, cols: usize) -> Option<&CachedCell> {
-        let key = (cmp.generation, column, cols, state.theme_name.clone());
+        let key = (cmp.epoch(), column, cols, state.theme_name.clone());
         if key != self.key {
             self.cells.clear();
             self.key = key;
@@ -118,6 +119,9 @@ pub fn header_lines(state: &State, cmp: &Compare, i: usize, width: usize) -> Vec
     let phase = tools_phase(state, cmp.owner(i)).unwrap_or(phase);
     chips.push((phase.0.trim_end().to_owned(), phase.1));
     let r = &m.reply;
+    // In an arena before the vote, palaver's own numbers that could tell the models apart
+    // (token counts, speed, cost) wait for the vote.
+    let hidden = cmp.hidden();
     // What needs attention comes first, so a narrow column cannot cut it off.
     if let Some(note) = &col.note {
         chips.push((format!("↻ {}", sanitize(note)), theme.style(R::Warning)));
@@ -132,22 +136,25 @@ pub fn header_lines(state: &State, cmp: &Compare, i: usize, width: usize) -> Vec
     if let Some(ttft) = r.ttft_ms {
         chips.push((format!("ttft {}", fmt::duration(ttft)), dim));
     }
-    if let Some(tps) = r.tokens_per_s {
+    if hidden && col.last_reply().is_some() {
+        chips.push(("tokens and cost after the vote".to_owned(), dim));
+    }
+    if let Some(tps) = r.tokens_per_s.filter(|_| !hidden) {
         chips.push((format!("{}{tps:.0} tok/s", if r.tps_estimated { "~" } else { "" }), dim));
     }
     let u = &r.usage;
-    if let Some(p) = u.prompt {
+    if let Some(p) = u.prompt.filter(|_| !hidden) {
         let cached =
             u.cached.filter(|c| *c > 0).map(|c| format!(" ({} cached)", fmt::thousands(c))).unwrap_or_default();
         chips.push((format!("in {}{cached}", fmt::thousands(p)), dim));
     }
-    if let Some(n) = m.output {
+    if let Some(n) = m.output.filter(|_| !hidden) {
         let est = if m.output_estimated { "~" } else { "" };
         let reasoning =
             u.reasoning.filter(|c| *c > 0).map(|c| format!(" ({} reasoning)", fmt::thousands(c))).unwrap_or_default();
         chips.push((format!("out {est}{}{reasoning}", fmt::thousands(n)), dim));
     }
-    if let Some(c) = r.cost {
+    if let Some(c) = r.cost.filter(|_| !hidden) {
         chips.push((fmt::money(c), dim));
     }
     if m.tool_calls > 0 {

@@ -15,7 +15,7 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Block;
 
-/// (generation, column a, message a, revision a, column b, message b, revision b, width, theme).
+/// (generation and battle, column a, message a, revision a, column b, message b, revision b, width, theme).
 type Key = (u64, usize, u64, u64, usize, u64, u64, usize, String);
 
 /// The last diff computed and its lines.
@@ -46,7 +46,7 @@ pub fn draw(
     let (ma, mb) = (ca.last_reply(), cb.last_reply());
     let inner_w = usize::from(area.width.saturating_sub(2)).max(1);
     let key: Key = (
-        cmp.generation,
+        cmp.epoch(),
         d.a,
         ma.map_or(0, |m| m.id),
         ma.map_or(0, |m| m.revision),

@@ -7,6 +7,7 @@ pub mod columns;
 pub mod diff;
 pub mod metrics;
 pub mod strip;
+pub mod vote;
 
 use super::theme::Role as R;
 use super::{RenderCache, composer, overlays, wrap};
@@ -59,9 +60,11 @@ pub fn draw(f: &mut Frame, state: &State, cache: &mut RenderCache) -> ViewReport
     f.render_widget(Block::new().style(state.theme.style(R::Base)), area);
     let composer_h = composer::height(state, area.width, area.height);
     let strip_h = if area.height >= STRIP_MIN_HEIGHT { strip::HEIGHT } else { 0 };
-    let [main, strip_area, composer_area, status_area] = Layout::vertical([
+    let vote_h = u16::from(cmp.arena.as_ref().is_some_and(|a| a.awaiting));
+    let [main, strip_area, vote_area, composer_area, status_area] = Layout::vertical([
         Constraint::Min(3),
         Constraint::Length(strip_h),
+        Constraint::Length(vote_h),
         Constraint::Length(composer_h),
         Constraint::Length(1),
     ])
@@ -95,6 +98,9 @@ pub fn draw(f: &mut Frame, state: &State, cache: &mut RenderCache) -> ViewReport
         let segments: Vec<(u16, u16)> = split.iter().map(|r| (r.x + 2, r.width.saturating_sub(4))).collect();
         strip::draw(f, strip_area, state, cmp, &segments);
     }
+    if vote_h > 0 {
+        vote::draw(f, vote_area, state, cmp);
+    }
     draw_composer(f, composer_area, state, cmp);
     draw_status(f, status_area, state, cmp);
     overlays::draw(f, state);
@@ -109,9 +115,11 @@ fn draw_composer(f: &mut Frame, area: Rect, state: &State, cmp: &Compare) {
     let focused = state.focus == Focus::Composer && state.overlays.is_empty();
     let live = cmp.live_count();
     let tooling = tool_columns(state, cmp);
-    let voting = cmp.arena.as_ref().is_some_and(|a| a.awaiting);
-    let title = if voting && state.focus == Focus::Transcript {
-        format!(" vote · a A is better · b B is better · t tie · n both bad · {} skips ", k(Action::CompareLeave))
+    let voting = cmp.arena.as_ref().filter(|a| a.awaiting);
+    // "Keep typing" only where typing really lands here.
+    let typing = if state.typing_reaches_composer() { " · you can keep typing" } else { "" };
+    let title = if state.vote_bar_focused() {
+        format!(" keys on the vote bar · {} back to the message ", k(Action::CompareLeave))
     } else if state.focus == Focus::Transcript {
         format!(
             " keys on column {} · {} next · {} full · {} sync · {} diff · {} keep · {} retry · {} back ",
@@ -126,10 +134,13 @@ fn draw_composer(f: &mut Frame, area: Rect, state: &State, cmp: &Compare) {
         )
     } else if live > 0 {
         let s = if live == 1 { "y" } else { "ies" };
-        format!(" {live} repl{s} streaming · {} cancels all · you can keep typing ", k(Action::Cancel))
+        format!(" {live} repl{s} streaming · {} cancels all{typing} ", k(Action::Cancel))
     } else if tooling > 0 {
         let s = if tooling == 1 { "" } else { "s" };
-        format!(" tools running in {tooling} column{s} · {} cancels all · you can keep typing ", k(Action::Cancel))
+        format!(" tools running in {tooling} column{s} · {} cancels all{typing} ", k(Action::Cancel))
+    } else if let Some(a) = voting {
+        let next = if a.vote.is_some() || a.revealed { "starts a new battle" } else { "asks both again" };
+        format!(" message · Enter {next} · {} to the vote bar ", k(Action::CompareColumns))
     } else {
         format!(
             " message to {} models · Enter sends to all · {} to the columns ",

@@ -35,14 +35,18 @@ struct Metric {
 /// Draws the strip into `area`; `segments` are the columns' x ranges (x, width) to align under.
 pub fn draw(f: &mut Frame, area: Rect, state: &State, cmp: &Compare, segments: &[(u16, u16)]) {
     let theme = &state.theme;
-    let block =
-        Block::bordered().border_style(theme.style(R::Border)).padding(Padding::horizontal(1)).title(Span::styled(
-            super::clip(
-                " Metrics · longer bar = better · ★ best: first token soonest, most tok/s, fewest output tokens, lowest cost ",
-                usize::from(area.width.saturating_sub(4)),
-            ),
-            theme.style(R::Title),
-        ));
+    // In an arena before the vote only the time to the first token shows: token counts, their
+    // rate and cost can tell the models apart (a tokenizer, a price, reasoning tokens).
+    let hidden = cmp.hidden();
+    let title = if hidden {
+        " Metrics · longer bar = better · ★ first token soonest · more after the vote "
+    } else {
+        " Metrics · longer bar = better · ★ best: first token soonest, most tok/s, fewest output tokens, lowest cost "
+    };
+    let block = Block::bordered()
+        .border_style(theme.style(R::Border))
+        .padding(Padding::horizontal(1))
+        .title(Span::styled(super::clip(title, usize::from(area.width.saturating_sub(4))), theme.style(R::Title)));
     let inner = block.inner(area);
     f.render_widget(block, area);
     if inner.height == 0 || inner.width < 8 {
@@ -110,7 +114,13 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State, cmp: &Compare, segments: &
         let (x, w) = clamp_segment(inner, x, w);
         f.buffer_mut().set_string(x, inner.y, super::clip(&name, usize::from(w)), style);
     }
-    for (r, metric) in rows.iter().enumerate() {
+    let shown = if hidden { &rows[..1] } else { &rows[..] };
+    if hidden && inner.height > 2 {
+        let note = "speed, token counts and cost show after the vote: they can tell the models apart";
+        let line = Line::from(Span::styled(super::clip(note, usize::from(inner.width)), theme.style(R::Dim)));
+        f.buffer_mut().set_line(inner.x, inner.y + 2, &line, inner.width);
+    }
+    for (r, metric) in shown.iter().enumerate() {
         let y = inner.y + 1 + u16::try_from(r).unwrap_or(0);
         if y >= inner.y + inner.height {
             break;

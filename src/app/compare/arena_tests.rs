@@ -1,0 +1,220 @@
+//! The arena's vote through `State::apply`: once both answered the keys stay on the composer
+//! (typing is a follow-up for both); a vote takes the bar (Tab), a choice and the Enter right
+//! after; it can be changed or taken back until the next battle, and the store is told each
+//! time, so it ends with the final vote.
+
+use crate::api::client::WireEvent;
+use crate::api::event::StreamEvent;
+use crate::app::compare::{Compare, CompareEffect, CompareMsg};
+use crate::app::effect::Effect;
+use crate::app::msg::Msg;
+use crate::app::state::{Focus, State, TargetInfo};
+use crate::app::test_state;
+use crate::store::runs::VoteRow;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+fn key(s: &mut State, code: KeyCode) -> Vec<Effect> {
+    s.apply(Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)))
+}
+
+fn typed(s: &mut State, text: &str) -> Vec<Effect> {
+    text.chars().flat_map(|c| key(s, KeyCode::Char(c))).collect()
+}
+
+/// (generation, column, id) of the column requests started.
+fn starts(fx: &[Effect]) -> Vec<(u64, usize, u64)> {
+    fx.iter()
+        .filter_map(|e| match e {
+            Effect::Compare(CompareEffect::Start { generation, column, id, .. }) => Some((*generation, *column, *id)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The vote changes the effects ask the store for.
+fn votes(fx: &[Effect]) -> Vec<((u64, u64), Option<VoteRow>)> {
+    fx.iter()
+        .filter_map(|e| match e {
+            Effect::Compare(CompareEffect::Vote { battle, row }) => Some((*battle, row.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn winner(fx: &[Effect]) -> Option<String> {
+    match votes(fx).as_slice() {
+        [(_, Some(row))] => Some(row.winner.clone()),
+        _ => None,
+    }
+}
+
+/// Sends `prompt` from the composer and lets both columns answer it.
+fn battle(s: &mut State, prompt: &str) -> Vec<(u64, usize, u64)> {
+    typed(s, prompt);
+    let started = starts(&key(s, KeyCode::Enter));
+    assert_eq!(started.len(), 2, "both columns are asked");
+    for &(generation, column, id) in &started {
+        let events = vec![
+            StreamEvent::Text { choice: 0, delta: format!("answer of column {column}").into() },
+            StreamEvent::Finish { choice: 0, reason: "stop".into() },
+            StreamEvent::End,
+        ];
+        for event in
+            [WireEvent::Chunk { frames_skipped: 0, frames: vec![], events, at_ms: 10 }, WireEvent::Closed { at_ms: 20 }]
+        {
+            s.apply(Msg::Compare(CompareMsg::Wire { generation, column, id, event: Box::new(event), now_ms: 300 }));
+        }
+    }
+    started
+}
+
+fn arena() -> State {
+    let mut s = test_state();
+    let targets = vec![
+        TargetInfo::new("demo", "demo", crate::api::Api::Chat),
+        TargetInfo::new("demo", "demo-reasoning", crate::api::Api::Chat),
+    ];
+    s.open_arena(targets, 7).unwrap_or_else(|e| panic!("{e}"));
+    s
+}
+
+fn awaiting(s: &State) -> bool {
+    s.arena().is_some_and(|a| a.awaiting)
+}
+
+#[test]
+fn after_both_answers_typing_goes_to_the_composer_and_asks_both_again() {
+    let mut s = arena();
+    battle(&mut s, "Which is better?");
+    assert!(awaiting(&s));
+    assert_eq!(s.focus, Focus::Composer, "the keys stay on the composer");
+    let fx = typed(&mut s, "tell me more");
+    assert!(votes(&fx).is_empty(), "t is not a tie: {fx:?}");
+    assert_eq!(s.composer.text(), "tell me more");
+    assert!(s.compare.active.as_ref().is_some_and(Compare::hidden));
+    // Enter asks both again in the same battle: same columns, names still hidden.
+    let fx = key(&mut s, KeyCode::Enter);
+    assert_eq!(starts(&fx).len(), 2);
+    let cmp = s.compare.active.as_ref().unwrap_or_else(|| panic!("compare"));
+    assert!(cmp.columns.iter().all(|c| c.transcript.cells.len() == 4), "the follow-up joins the battle");
+    assert!(!awaiting(&s) && cmp.hidden());
+}
+
+#[test]
+fn a_vote_is_the_bar_a_choice_and_enter() {
+    let mut s = arena();
+    battle(&mut s, "Which is better?");
+    // Tab reaches the bar with nothing chosen; Enter alone votes nothing.
+    key(&mut s, KeyCode::Tab);
+    assert!(s.vote_bar_focused());
+    assert!(votes(&key(&mut s, KeyCode::Enter)).is_empty());
+    // A letter, then Enter right after.
+    key(&mut s, KeyCode::Char('b'));
+    let fx = key(&mut s, KeyCode::Enter);
+    assert_eq!(winner(&fx).as_deref(), Some("b"));
+    let order: Vec<String> = s
+        .compare
+        .active
+        .as_ref()
+        .map(|c| c.columns.iter().map(|c| c.target.model.clone()).collect())
+        .unwrap_or_default();
+    let row = votes(&fx).remove(0).1.unwrap_or_else(|| panic!("a row"));
+    assert_eq!((row.model_a, row.model_b), (order[0].clone(), order[1].clone()));
+    assert_eq!(row.prompt, "Which is better?");
+    assert!(s.arena().is_some_and(|a| a.revealed && a.vote.is_some()));
+    assert_eq!(s.focus, Focus::Composer);
+}
+
+#[test]
+fn the_arrows_choose_on_the_bar() {
+    let mut s = arena();
+    battle(&mut s, "q");
+    key(&mut s, KeyCode::Tab);
+    // → from nothing is the first option, A; → again is B; ← back to A; ← wraps to both bad.
+    key(&mut s, KeyCode::Right);
+    key(&mut s, KeyCode::Right);
+    key(&mut s, KeyCode::Left);
+    key(&mut s, KeyCode::Left);
+    assert_eq!(winner(&key(&mut s, KeyCode::Enter)).as_deref(), Some("bad"));
+}
+
+#[test]
+fn a_letter_followed_by_text_is_text() {
+    let mut s = arena();
+    battle(&mut s, "q");
+    key(&mut s, KeyCode::Tab);
+    let mut fx = typed(&mut s, "tell me more");
+    fx.extend(key(&mut s, KeyCode::Enter));
+    assert!(votes(&fx).is_empty(), "{fx:?}");
+    assert_eq!(s.focus, Focus::Composer);
+    assert!(s.arena().is_some_and(|a| a.vote.is_none() && !a.revealed));
+    // The sentence went to the composer and Enter sent it to both.
+    assert_eq!(starts(&fx).len(), 2);
+    let cmp = s.compare.active.as_ref().unwrap_or_else(|| panic!("compare"));
+    let last = cmp.columns[0].transcript.cells.iter().filter_map(|c| c.message()).nth(2).map(|m| m.text().to_owned());
+    assert_eq!(last.as_deref(), Some("tell me more"));
+}
+
+#[test]
+fn a_vote_can_be_changed_and_taken_back_until_the_next_battle() {
+    let mut s = arena();
+    battle(&mut s, "first");
+    key(&mut s, KeyCode::Tab);
+    key(&mut s, KeyCode::Char('a'));
+    let first = votes(&key(&mut s, KeyCode::Enter));
+    let battle_key = first[0].0;
+    // Changed: the same battle, another winner.
+    key(&mut s, KeyCode::Tab);
+    key(&mut s, KeyCode::Char('t'));
+    let fx = key(&mut s, KeyCode::Enter);
+    assert_eq!(votes(&fx)[0].0, battle_key);
+    assert_eq!(winner(&fx).as_deref(), Some("tie"));
+    // Taken back: the store is told to forget it; the names stay shown.
+    key(&mut s, KeyCode::Tab);
+    let fx = key(&mut s, KeyCode::Char('u'));
+    assert_eq!(votes(&fx), [(battle_key, None)]);
+    assert!(s.arena().is_some_and(|a| a.vote.is_none() && a.revealed));
+    // Backspace does the same once voted again.
+    key(&mut s, KeyCode::Char('n'));
+    assert_eq!(winner(&key(&mut s, KeyCode::Enter)).as_deref(), Some("bad"));
+    key(&mut s, KeyCode::Tab);
+    assert_eq!(votes(&key(&mut s, KeyCode::Backspace)), [(battle_key, None)]);
+    // The next prompt is a new battle: its vote has a key of its own, and the old one is final.
+    key(&mut s, KeyCode::Esc);
+    battle(&mut s, "second");
+    assert!(s.compare.active.as_ref().is_some_and(Compare::hidden));
+    key(&mut s, KeyCode::Tab);
+    key(&mut s, KeyCode::Char('a'));
+    let fx = key(&mut s, KeyCode::Enter);
+    assert_ne!(votes(&fx)[0].0, battle_key);
+}
+
+#[test]
+fn tab_goes_to_the_columns_when_there_is_nothing_to_vote_on() {
+    let mut s = arena();
+    key(&mut s, KeyCode::Tab);
+    assert_eq!(s.focus, Focus::Transcript);
+    assert!(!s.vote_bar_focused());
+    // On the bar, Tab goes on to the columns, where k (keep) is refused before the vote.
+    key(&mut s, KeyCode::Esc);
+    battle(&mut s, "q");
+    key(&mut s, KeyCode::Tab);
+    key(&mut s, KeyCode::Tab);
+    assert!(!s.vote_bar_focused() && s.focus == Focus::Transcript);
+    key(&mut s, KeyCode::Char('k'));
+    assert!(s.compare.is_active(), "k does not leave the arena before the vote");
+}
+
+#[test]
+fn the_inspector_waits_for_the_vote() {
+    let mut s = arena();
+    battle(&mut s, "q");
+    key(&mut s, KeyCode::F(3));
+    assert!(s.overlays.is_empty(), "its requests would name the models");
+    assert!(s.flash.as_ref().is_some_and(|f| f.text.contains("after the vote")));
+    key(&mut s, KeyCode::Tab);
+    key(&mut s, KeyCode::Char('a'));
+    key(&mut s, KeyCode::Enter);
+    key(&mut s, KeyCode::F(3));
+    assert!(matches!(s.overlays.last(), Some(crate::app::overlay::Overlay::Inspector)));
+}

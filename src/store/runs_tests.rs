@@ -1,0 +1,42 @@
+//! The arena votes writer: a vote stored, changed and taken back leaves only the final one,
+//! in its place among the others (stats replay votes in row order).
+
+use super::{RunStore, VoteRow, VoteWrite};
+
+fn row(a: &str, b: &str, winner: &str) -> VoteRow {
+    VoteRow {
+        model_a: a.into(),
+        provider_a: "demo".into(),
+        model_b: b.into(),
+        provider_b: "demo".into(),
+        winner: winner.into(),
+        prompt: "which?".into(),
+    }
+}
+
+fn winners(store: &RunStore) -> Vec<String> {
+    store.votes().unwrap_or_else(|e| panic!("{e}")).into_iter().map(|v| v.winner).collect()
+}
+
+#[test]
+fn a_vote_changed_and_taken_back_leaves_only_the_final_one() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let store = RunStore::open(&dir.path().join("palaver.db")).unwrap_or_else(|e| panic!("{e}"));
+    let ok = |r: Result<i64, super::StoreError>| r.unwrap_or_else(|e| panic!("{e}"));
+    let first = ok(store.write_vote(VoteWrite::Insert(row("x", "y", "a"))));
+    let second = ok(store.write_vote(VoteWrite::Insert(row("y", "x", "b"))));
+    assert_ne!(first, second);
+    // Changing the first keeps its place before the second.
+    assert_eq!(ok(store.write_vote(VoteWrite::Replace(first, row("x", "y", "tie")))), first);
+    assert_eq!(winners(&store), ["tie", "b"]);
+    // Taken back: gone; voted again: a new row, after the others.
+    ok(store.write_vote(VoteWrite::Delete(second)));
+    assert_eq!(winners(&store), ["tie"]);
+    let third = ok(store.write_vote(VoteWrite::Insert(row("y", "x", "bad"))));
+    assert!(third > first);
+    assert_eq!(winners(&store), ["tie", "bad"]);
+    // Reopened, the store holds the same.
+    drop(store);
+    let store = RunStore::open(&dir.path().join("palaver.db")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(winners(&store), ["tie", "bad"]);
+}
