@@ -172,6 +172,7 @@ fn modes() -> Vec<(&'static str, State)> {
                     model: "demo".into(),
                     date: "today".into(),
                     messages: 2,
+                    columns: Vec::new(),
                 };
                 list.rows = (0..40).map(row).collect();
                 list.loading = false;
