@@ -5,6 +5,9 @@ use super::args::Global;
 use super::exit::{EXIT_INTERRUPTED, EXIT_OK, EXIT_PROVIDER, EXIT_USAGE};
 use super::history::Recorder;
 use super::result::{event_line, result_line};
+use super::stopped::Stopped;
+use crate::config::theme::Role;
+use ratatui::style::Modifier;
 use super::target::Target;
 use crate::api::client::{WireEvent, endpoint_client};
 use crate::api::event::StreamEvent;
@@ -29,6 +32,8 @@ pub struct Printer {
     /// Buffered and flushed once per network read, not once per delta.
     out: std::io::BufWriter<std::io::Stdout>,
     in_reasoning: bool,
+    /// Whether the reasoning printed so far ends a line.
+    reasoning_at_line_start: bool,
     /// Markdown rendered for a terminal (see `render.rs`); `None` writes the raw text.
     render: Option<super::render::TermRender>,
     /// The last safety line written per kind and choice: `--json` writes one only when it
@@ -50,6 +55,7 @@ impl Printer {
             quiet: false,
             out: std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout()),
             in_reasoning: false,
+            reasoning_at_line_start: false,
             render: None,
             safety: std::collections::HashMap::new(),
             retry_hook: None,
@@ -119,10 +125,7 @@ impl Printer {
         }
         match ev {
             StreamEvent::Text { choice: 0, delta } | StreamEvent::Refusal { choice: 0, delta } => {
-                if self.in_reasoning {
-                    eprintln!();
-                    self.in_reasoning = false;
-                }
+                self.end_reasoning();
                 match &mut self.render {
                     Some(r) => r.push(delta, &mut self.out),
                     None => {
@@ -130,14 +133,44 @@ impl Printer {
                     }
                 }
             }
-            // Reasoning goes to stderr so stdout stays the answer.
-            StreamEvent::Reasoning { choice: 0, delta } => {
-                self.in_reasoning = true;
-                let _ = self.out.flush();
-                eprint!("{}", sanitize(delta));
-            }
+            StreamEvent::Reasoning { choice: 0, delta } => self.reasoning(delta),
             _ => {}
         }
+    }
+
+    /// Reasoning goes to stderr so stdout stays the answer. Rendered for a terminal, it is
+    /// labelled and dimmed, apart from the answer; raw, it is the text alone.
+    fn reasoning(&mut self, delta: &str) {
+        let _ = self.out.flush();
+        let text = sanitize(delta);
+        let styled = std::io::stderr().is_terminal();
+        match &self.render {
+            Some(r) => {
+                let paint = |t: &str, add: Modifier| if styled { r.paint(Role::Reasoning, add, t) } else { t.to_owned() };
+                if !self.in_reasoning {
+                    eprintln!("{}", paint("─ reasoning", Modifier::DIM | Modifier::BOLD));
+                }
+                eprint!("{}", paint(&text, Modifier::DIM));
+            }
+            None => eprint!("{text}"),
+        }
+        self.in_reasoning = true;
+        self.reasoning_at_line_start = text.ends_with('\n') || (text.is_empty() && self.reasoning_at_line_start);
+    }
+
+    /// Ends the reasoning being printed, if any, before the answer or anything else on stderr.
+    fn end_reasoning(&mut self) {
+        if !self.in_reasoning {
+            return;
+        }
+        self.in_reasoning = false;
+        if self.render.is_some() {
+            // A blank line between the reasoning and the answer.
+            eprint!("{}", if self.reasoning_at_line_start { "\n" } else { "\n\n" });
+        } else {
+            eprintln!();
+        }
+        self.reasoning_at_line_start = false;
     }
 
     pub fn line(&mut self, s: &str) {
@@ -161,6 +194,7 @@ impl Printer {
                 "status": c.status, "output": c.output, "duration_ms": c.duration_ms});
             self.line(&line.to_string());
         } else {
+            self.end_reasoning();
             self.flush_render();
             let _ = self.out.flush();
             let out = c.output.as_deref().unwrap_or_default();
@@ -175,9 +209,16 @@ impl Printer {
     }
 
     /// Prints the end of a turn: the result line, or a newline and a stderr note on failure.
+    /// What stopped a reply short (the token limit, the content filter) is always said: on
+    /// stderr, in the footer of a rendered answer, and as the result line's `notice`.
     pub fn finish(&mut self, api: &str, provider: &str, model: &str, out: &TurnOutcome) {
-        let (msg, notice) = (&out.msg, out.notice.as_deref());
+        let msg = &out.msg;
+        // A reply cut inside its tool calls already has the turn's notice, which says so.
+        let stopped = Stopped::of(msg).filter(|_| out.account.stop != Some(TurnStop::CutCall));
+        let stop_notice = stopped.map(|s| s.notice(msg));
+        let notice = out.notice.as_deref().or(stop_notice.as_deref());
         let main = msg.main();
+        self.end_reasoning();
         if self.json {
             let mut r = result_line(api, provider, model, msg, &out.calls);
             if let Some(obj) = r.as_object_mut() {
@@ -205,7 +246,12 @@ impl Printer {
             let _ = self.out.flush();
             let usage = if out.account.requests > 0 { out.account.usage() } else { msg.usage.clone() };
             let styled = r.styled() && std::io::stderr().is_terminal();
-            eprintln!("{}", super::render::footer(model, usage.as_ref(), Some(r.elapsed_ms()), styled));
+            let mark = Stopped::of(msg).map(|s| {
+                let text = format!("⚠ {}", s.short());
+                if styled { r.paint(Role::Warning, Modifier::BOLD, &text) } else { text }
+            });
+            let footer = super::render::footer(model, usage.as_ref(), Some(r.elapsed_ms()), mark.as_deref(), styled);
+            eprintln!("{footer}");
         } else {
             if !main.content.is_empty() || !main.refusal.is_empty() {
                 self.line("");
@@ -223,19 +269,17 @@ impl Printer {
         if let Some(e) = &msg.error {
             let status = e.status.map(|s| format!("HTTP {s}: ")).unwrap_or_default();
             eprintln!("palaver: {}", sanitize(&format!("{} error: {status}{}", e.kind, e.message)));
-        } else if main.finish_reason.as_deref() == Some("content_filter") {
-            eprintln!("palaver: the provider's content filter stopped the reply");
         }
     }
 }
 
-/// The exit status for a finished reply.
+/// The exit status for a finished reply: 4 when the content filter stopped it (DESIGN.md §2).
 #[must_use]
 pub fn exit_status(msg: &Message) -> u8 {
     match msg.status {
         MessageStatus::Cancelled => EXIT_INTERRUPTED,
         _ if msg.error.is_some() => EXIT_PROVIDER,
-        _ => EXIT_OK,
+        _ => Stopped::of(msg).map_or(EXIT_OK, Stopped::exit),
     }
 }
 

@@ -11,6 +11,7 @@ pub mod history;
 pub mod interrupt;
 pub mod render;
 pub mod result;
+pub mod stopped;
 pub mod target;
 
 use args::{ApiArg, Cli, Command};
