@@ -6,6 +6,7 @@ use super::exit::{EXIT_INTERRUPTED, EXIT_OK, EXIT_PROVIDER, EXIT_USAGE};
 use super::history::Recorder;
 use super::result::{event_line, result_line};
 use super::stopped::Stopped;
+use super::wrap_stream::StreamWrap;
 use crate::config::theme::Role;
 use ratatui::style::Modifier;
 use super::target::Target;
@@ -32,8 +33,8 @@ pub struct Printer {
     /// Buffered and flushed once per network read, not once per delta.
     out: std::io::BufWriter<std::io::Stdout>,
     in_reasoning: bool,
-    /// Whether the reasoning printed so far ends a line.
-    reasoning_at_line_start: bool,
+    /// Wraps reasoning printed for a terminal (rendered mode) to the answer's width.
+    reasoning_wrap: Option<StreamWrap>,
     /// Markdown rendered for a terminal (see `render.rs`); `None` writes the raw text.
     render: Option<super::render::TermRender>,
     /// The last safety line written per kind and choice: `--json` writes one only when it
@@ -55,7 +56,7 @@ impl Printer {
             quiet: false,
             out: std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout()),
             in_reasoning: false,
-            reasoning_at_line_start: false,
+            reasoning_wrap: None,
             render: None,
             safety: std::collections::HashMap::new(),
             retry_hook: None,
@@ -143,19 +144,21 @@ impl Printer {
     fn reasoning(&mut self, delta: &str) {
         let _ = self.out.flush();
         let text = sanitize(delta);
+        let Some(r) = &self.render else {
+            eprint!("{text}");
+            self.in_reasoning = true;
+            return;
+        };
         let styled = std::io::stderr().is_terminal();
-        match &self.render {
-            Some(r) => {
-                let paint = |t: &str, add: Modifier| if styled { r.paint(Role::Reasoning, add, t) } else { t.to_owned() };
-                if !self.in_reasoning {
-                    eprintln!("{}", paint("─ reasoning", Modifier::DIM | Modifier::BOLD));
-                }
-                eprint!("{}", paint(&text, Modifier::DIM));
-            }
-            None => eprint!("{text}"),
+        let paint = |t: &str, add: Modifier| if styled { r.paint(Role::Reasoning, add, t) } else { t.to_owned() };
+        if !self.in_reasoning {
+            eprintln!("{}", paint("─ reasoning", Modifier::DIM | Modifier::BOLD));
+            self.in_reasoning = true;
         }
-        self.in_reasoning = true;
-        self.reasoning_at_line_start = text.ends_with('\n') || (text.is_empty() && self.reasoning_at_line_start);
+        let wrap = self.reasoning_wrap.get_or_insert_with(|| StreamWrap::new(r.width()));
+        let mut placed = String::new();
+        wrap.push(&text, &mut placed);
+        eprint!("{}", paint(&placed, Modifier::DIM));
     }
 
     /// Ends the reasoning being printed, if any, before the answer or anything else on stderr.
@@ -164,13 +167,19 @@ impl Printer {
             return;
         }
         self.in_reasoning = false;
-        if self.render.is_some() {
-            // A blank line between the reasoning and the answer.
-            eprint!("{}", if self.reasoning_at_line_start { "\n" } else { "\n\n" });
-        } else {
-            eprintln!();
+        match (self.reasoning_wrap.take(), &self.render) {
+            (Some(mut wrap), Some(r)) => {
+                let mut rest = String::new();
+                let ended = wrap.at_line_start();
+                wrap.finish(&mut rest);
+                let styled = std::io::stderr().is_terminal();
+                let rest = if styled { r.paint(Role::Reasoning, Modifier::DIM, &rest) } else { rest };
+                // A blank line between the reasoning and the answer.
+                let end = if ended { "\n" } else { "\n\n" };
+                eprint!("{rest}{end}");
+            }
+            _ => eprintln!(),
         }
-        self.reasoning_at_line_start = false;
     }
 
     pub fn line(&mut self, s: &str) {

@@ -13,6 +13,7 @@ pub mod render;
 pub mod result;
 pub mod stopped;
 pub mod target;
+pub mod wrap_stream;
 
 use args::{ApiArg, Cli, Command};
 use exit::{EXIT_OK, EXIT_PROVIDER, EXIT_USAGE};

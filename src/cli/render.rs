@@ -203,6 +203,12 @@ impl TermRender {
         u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
 
+    /// The width answers are wrapped to.
+    #[must_use]
+    pub fn width(&self) -> u16 {
+        self.width
+    }
+
     /// Whether colours and styles are written.
     #[must_use]
     pub fn styled(&self) -> bool {
