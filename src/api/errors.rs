@@ -104,9 +104,7 @@ pub fn what_to_do(p: Problem, key: &KeySource, key_sent: bool) -> String {
         Problem::NoVision => "this model (or server) cannot read images: remove the image, or send it to a \
             model that can (-m, or /model on the chat screen)"
             .to_owned(),
-        Problem::Quota => {
-            "the account is out of quota: check its plan and billing (retrying will not help)".to_owned()
-        }
+        Problem::Quota => "the account is out of quota: check its plan and billing (retrying will not help)".to_owned(),
         Problem::TooLarge => "the request is larger than the server accepts: attach fewer or smaller files".to_owned(),
         Problem::Auth => match (key, key_sent) {
             (KeySource::Env(var), false) => {
@@ -322,9 +320,15 @@ mod tests {
         let bad_key = error_from_body(401, br#"{"error":{"message":"Incorrect API key provided"}}"#);
         let env = KeySource::Env("MY_KEY".into());
         let m = describe_http(401, URL, Api::Chat, &bad_key, &env, true);
-        assert_eq!(m, "Incorrect API key provided — the key in MY_KEY was refused: check it, or name another variable with --api-key-env");
+        assert_eq!(
+            m,
+            "Incorrect API key provided — the key in MY_KEY was refused: check it, or name another variable with --api-key-env"
+        );
         let m = describe_http(401, URL, Api::Chat, &bad_key, &env, false);
-        assert!(m.ends_with("no API key was sent: export MY_KEY=… (or name another variable with --api-key-env)"), "{m}");
+        assert!(
+            m.ends_with("no API key was sent: export MY_KEY=… (or name another variable with --api-key-env)"),
+            "{m}"
+        );
         let m = describe_http(401, URL, Api::Chat, &bad_key, &KeySource::Command, true);
         assert!(m.contains("api_key_cmd"), "{m}");
         // Nothing to add to an error that says nothing palaver can act on.

@@ -389,7 +389,11 @@ fn a_failed_send_gives_back_the_draft_with_its_chips() {
     let mut png = Vec::new();
     image::RgbImage::new(2, 2).write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png).unwrap();
     let a = crate::engine::attachment::Attachment::from_bytes("p.png", png).unwrap();
-    s.apply(Msg::Attach(AttachMsg::Loaded { spec: "/tmp/p.png".into(), result: Ok(a), paste: Some("/tmp/p.png".into()) }));
+    s.apply(Msg::Attach(AttachMsg::Loaded {
+        spec: "/tmp/p.png".into(),
+        result: Ok(a),
+        paste: Some("/tmp/p.png".into()),
+    }));
     let shown = s.composer.area.lines().to_vec();
     assert_eq!(shown.len(), 1, "{shown:?}");
     let (id, body) = started(&s.apply(key(KeyCode::Enter)));

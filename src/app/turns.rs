@@ -160,8 +160,7 @@ impl State {
                     self.pasted_paths = draft.pasted_paths;
                     self.pasted_paths.resize(self.attachments.len(), None);
                 }
-                // What happened is on the message itself; the bar says first what the user can do now.
-                self.flash_error(format!("your prompt is back in the composer — {what}"));
+                self.flash_error(format!("{what} — your prompt is back in the composer"));
             }
             _ => self.flash_error(what),
         }

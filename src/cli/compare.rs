@@ -101,7 +101,11 @@ pub async fn run(g: &Global, cfg: &Config, registry: &Registry, prompt: &str) ->
     drop(out);
     for (o, t) in outcomes.iter().zip(&targets) {
         if let Some(n) = o.as_ref().and_then(|o| o.notice.clone().or_else(|| stop_notice(o))) {
-            eprintln!("palaver: {}: {}", crate::text::sanitize::sanitize(&t.model), crate::text::sanitize::sanitize(&n));
+            eprintln!(
+                "palaver: {}: {}",
+                crate::text::sanitize::sanitize(&t.model),
+                crate::text::sanitize::sanitize(&n)
+            );
         }
     }
     exit_status(&outcomes)
