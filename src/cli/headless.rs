@@ -7,7 +7,6 @@ use super::history::Recorder;
 use super::result::{event_line, result_line};
 use super::stopped::Stopped;
 use super::target::Target;
-use super::wrap_stream::StreamWrap;
 use crate::api::client::{WireEvent, endpoint_client};
 use crate::api::event::StreamEvent;
 use crate::api::{Api, Mapper, sse};
@@ -32,9 +31,8 @@ pub struct Printer {
     quiet: bool,
     /// Buffered and flushed once per network read, not once per delta.
     out: std::io::BufWriter<std::io::Stdout>,
-    in_reasoning: bool,
-    /// Wraps reasoning printed for a terminal (rendered mode) to the answer's width.
-    reasoning_wrap: Option<StreamWrap>,
+    /// The reasoning being printed on stderr.
+    reasoning: super::reasoning_out::ReasoningOut,
     /// Markdown rendered for a terminal (see `render.rs`); `None` writes the raw text.
     render: Option<super::render::TermRender>,
     /// The last safety line written per kind and choice: `--json` writes one only when it
@@ -55,8 +53,7 @@ impl Printer {
             json,
             quiet: false,
             out: std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout()),
-            in_reasoning: false,
-            reasoning_wrap: None,
+            reasoning: super::reasoning_out::ReasoningOut::default(),
             render: None,
             safety: std::collections::HashMap::new(),
             retry_hook: None,
@@ -139,47 +136,15 @@ impl Printer {
         }
     }
 
-    /// Reasoning goes to stderr so stdout stays the answer. Rendered for a terminal, it is
-    /// labelled and dimmed, apart from the answer; raw, it is the text alone.
+    /// Reasoning goes to stderr so stdout stays the answer (see `reasoning_out`).
     fn reasoning(&mut self, delta: &str) {
         let _ = self.out.flush();
-        let text = sanitize(delta);
-        let Some(r) = &self.render else {
-            eprint!("{text}");
-            self.in_reasoning = true;
-            return;
-        };
-        let styled = std::io::stderr().is_terminal();
-        let paint = |t: &str, add: Modifier| if styled { r.paint(Role::Reasoning, add, t) } else { t.to_owned() };
-        if !self.in_reasoning {
-            eprintln!("{}", paint("─ reasoning", Modifier::DIM | Modifier::BOLD));
-            self.in_reasoning = true;
-        }
-        let wrap = self.reasoning_wrap.get_or_insert_with(|| StreamWrap::new(r.width()));
-        let mut placed = String::new();
-        wrap.push(&text, &mut placed);
-        eprint!("{}", paint(&placed, Modifier::DIM));
+        self.reasoning.push(delta, self.render.as_ref());
     }
 
     /// Ends the reasoning being printed, if any, before the answer or anything else on stderr.
     fn end_reasoning(&mut self) {
-        if !self.in_reasoning {
-            return;
-        }
-        self.in_reasoning = false;
-        match (self.reasoning_wrap.take(), &self.render) {
-            (Some(mut wrap), Some(r)) => {
-                let mut rest = String::new();
-                let ended = wrap.at_line_start();
-                wrap.finish(&mut rest);
-                let styled = std::io::stderr().is_terminal();
-                let rest = if styled { r.paint(Role::Reasoning, Modifier::DIM, &rest) } else { rest };
-                // A blank line between the reasoning and the answer.
-                let end = if ended { "\n" } else { "\n\n" };
-                eprint!("{rest}{end}");
-            }
-            _ => eprintln!(),
-        }
+        self.reasoning.end(self.render.as_ref());
     }
 
     pub fn line(&mut self, s: &str) {

@@ -9,6 +9,7 @@ pub mod exit;
 pub mod headless;
 pub mod history;
 pub mod interrupt;
+pub mod reasoning_out;
 pub mod render;
 pub mod result;
 pub mod stopped;
