@@ -52,9 +52,16 @@ pub fn headers_and_errors(data: &[u8]) {
     }
     let cap = std::time::Duration::from_secs(60);
     for attempt in [0, 3] {
-        let _ = crate::api::retry::decide_retry(status, &headers, &err.message, attempt, 3, cap);
+        let _ = crate::api::retry::decide_retry(status, &headers, &err, attempt, 3, cap);
     }
-    let described = crate::api::errors::describe_http(status, "http://127.0.0.1/v1/x", Api::Chat, &err);
+    let described = crate::api::errors::describe_http(
+        status,
+        "http://127.0.0.1/v1/x",
+        Api::Chat,
+        &err,
+        &crate::api::endpoint::KeySource::Unknown,
+        true,
+    );
     let key = String::from_utf8_lossy(value).into_owned();
     let redact = crate::api::redact::Redactor::new([key.clone()]);
     let clean = redact.text(&described);

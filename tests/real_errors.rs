@@ -182,3 +182,51 @@ fn non_streamed_llamacpp_captures_reconstruct_as_expected() {
         assert!(msg.error.is_none(), "{name}: {:?}", msg.error);
     }
 }
+
+/// What llama.cpp really answers (captured from its server, see SOURCES.md) for an image sent to
+/// a model without vision (HTTP 500) and for a conversation past the context (HTTP 400): shown at
+/// once with what to do, never retried, exit 1.
+#[test]
+fn errors_that_cannot_get_better_are_shown_at_once_with_what_to_do() {
+    for (status, name, hint) in [
+        (500, "llamacpp_error_no_vision.json", "cannot read images: remove the image"),
+        (400, "llamacpp_error_context.json", "does not fit the model's context window"),
+    ] {
+        // A second answer is there in case palaver retried: it must never be asked for.
+        let s = Server::start(vec![Reply::json(status, fixture(name).trim()), Reply::sse("data: [DONE]\n\n")]);
+        let started = std::time::Instant::now();
+        let out = palaver(&s, "chat", &[]);
+        assert_eq!(out.status.code(), Some(1), "{name}: {}", stderr(&out));
+        assert_eq!(s.requests().len(), 1, "{name} was retried");
+        assert!(started.elapsed() < std::time::Duration::from_secs(5), "{name}: waited {:?}", started.elapsed());
+        let err = stderr(&out);
+        assert!(!err.contains("retry"), "{name}: {err}");
+        assert!(err.contains(&format!("HTTP {status}: ")) && err.contains(hint), "{name}: {err}");
+        let r = result_of(&out);
+        assert_eq!(r["error"]["status"], status);
+        assert!(r["error"]["message"].as_str().unwrap_or_default().contains(hint), "{r}");
+        assert_eq!(r["error"]["body"], serde_json::from_str::<Value>(&fixture(name)).unwrap(), "the body as sent");
+    }
+    // An overloaded server is still retried.
+    let busy = r#"{"error":{"message":"The server is overloaded","type":"server_error"}}"#;
+    let s = Server::start(vec![Reply::json(503, busy).header("Retry-After", "0"), Reply::sse(TEXT_SSE)]);
+    let out = palaver(&s, "chat", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(s.requests().len(), 2);
+}
+
+/// A refused key names where the key came from.
+#[test]
+fn a_refused_key_names_its_variable() {
+    let body = r#"{"error":{"message":"Incorrect API key provided: sk-test.","type":"invalid_request_error","code":"invalid_api_key"}}"#;
+    let s = Server::start(vec![Reply::json(401, body)]);
+    let out = palaver(&s, "chat", &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(s.requests().len(), 1);
+    let err = stderr(&out);
+    assert!(err.contains("the key in OPENAI_API_KEY was refused: check it"), "{err}");
+    assert!(err.contains("HTTP 401: Incorrect API key provided"), "{err}");
+}
+
+const TEXT_SSE: &str = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"}}]}\n\n\
+data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";

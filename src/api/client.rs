@@ -211,7 +211,7 @@ pub async fn run_serialized(
         let headers = resp.headers().clone();
         let body_bytes = read_capped(resp, 1 << 20).await;
         let err = error_from_body(status, &body_bytes);
-        match decide_retry(status, &headers, &err.message, attempt, ep.max_retries, ep.max_retry_wait) {
+        match decide_retry(status, &headers, &err, attempt, ep.max_retries, ep.max_retry_wait) {
             RetryDecision::RetryAfter(wait) => {
                 attempt += 1;
                 let reason = format!("HTTP {status}: {}", err.message);
@@ -226,7 +226,8 @@ pub async fn run_serialized(
             }
             RetryDecision::GiveUp(note) => {
                 let mut info = ErrorInfo::from_provider(&err, "http");
-                info.message = errors::describe_http(status, &ep.url(api.path()), api, &err);
+                info.message =
+                    errors::describe_http(status, &ep.url(api.path()), api, &err, &ep.key_source, !ep.key.is_empty());
                 if let Some(note) = note {
                     info.message = format!("{} ({note})", info.message);
                 }

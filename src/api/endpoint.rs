@@ -42,6 +42,18 @@ pub enum AuthStyle {
     ApiKeyHeader,
 }
 
+/// Where the key came from, so a refused key can be named in the hint (never the key itself).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum KeySource {
+    /// Not known (the demo, or an endpoint built by hand).
+    #[default]
+    Unknown,
+    /// The environment variable of this name.
+    Env(String),
+    /// The profile's `api_key_cmd`.
+    Command,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timeouts {
     pub connect: Duration,
@@ -60,6 +72,8 @@ impl Default for Timeouts {
 pub struct Endpoint {
     pub base_url: String,
     pub key: Secret,
+    /// Where `key` came from (for the hint a 401 gets).
+    pub key_source: KeySource,
     pub auth: AuthStyle,
     pub headers: Vec<(String, String)>,
     pub query: Vec<(String, String)>,

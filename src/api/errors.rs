@@ -2,8 +2,13 @@
 //! URL it came from and a hint (a 404 usually means the server does not offer that API, or the
 //! base URL lacks its `/v1`), FastAPI-style `{"detail": …}` bodies turned into text, transport
 //! failures by their root cause, and a complete 200 reply that holds no choices.
+//!
+//! It also reads what a refusal says about the request itself ([`Problem`]): a conversation
+//! longer than the context window or an image for a model without vision cannot get better by
+//! sending it again (`retry.rs` asks), and each comes with what to do.
 
 use super::Api;
+use super::endpoint::KeySource;
 use super::event::ProviderError;
 use serde_json::Value;
 
@@ -14,10 +19,118 @@ pub const NO_CHOICES: &str = "the server answered with no choices (its response'
 /// At most this many FastAPI validation errors are listed; the rest are counted.
 const MAX_DETAILS: usize = 5;
 
-/// The message for an HTTP error `status` from `url` (the endpoint of `api`), from the error
-/// the body held.
+/// What an error says about the request, when the user can do something about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Problem {
+    /// The conversation (and the room asked for the reply) does not fit the context window.
+    ContextOverflow,
+    /// The model or the server takes no images.
+    NoVision,
+    /// The account is out of credit: not a rate limit, waiting does not help.
+    Quota,
+    /// The key is missing, wrong or refused (401).
+    Auth,
+    /// The request is larger than the server accepts (413).
+    TooLarge,
+}
+
+/// Codes and types servers give a context overflow: OpenAI and Azure (`code`), llama.cpp
+/// (`type`).
+const CONTEXT_CODES: &[&str] = &["context_length_exceeded", "exceed_context_size_error", "context_window_exceeded"];
+
+/// How servers word a context overflow in the message (lowercase): OpenAI and vLLM ("This
+/// model's maximum context length is 4096 tokens…"), llama.cpp ("request (2009 tokens) exceeds
+/// the available context size (512 tokens)", older "input is too large to process"), Ollama,
+/// LM Studio and Anthropic-style proxies.
+const CONTEXT_WORDS: &[&str] = &[
+    "maximum context length",
+    "context length exceeded",
+    "exceeds the available context size",
+    "exceeds the context window",
+    "exceeds the context size",
+    "context window exceeded",
+    "input is too large to process",
+    "prompt is too long",
+    "too many tokens in the prompt",
+    "reduce the length of the messages",
+];
+
+/// How servers word "this model takes no images" (lowercase): llama.cpp without an mmproj
+/// ("image input is not supported"), vLLM ("… is not a multimodal model"), OpenAI ("image_url
+/// is only supported by certain models"), LM Studio and Ollama ("does not support images").
+const VISION_WORDS: &[&str] = &[
+    "image input is not supported",
+    "is not a multimodal model",
+    "multimodal is not supported",
+    "multimodal input is not supported",
+    "image_url is only supported by certain models",
+    "does not support image",
+    "does not support vision",
+    "doesn't support image",
+    "images are not supported",
+    "image inputs are not supported",
+    "vision is not supported",
+];
+
+/// What `err` (with HTTP `status`) says about the request, if it is one of the [`Problem`]s.
 #[must_use]
-pub fn describe_http(status: u16, url: &str, api: Api, err: &ProviderError) -> String {
+pub fn problem(status: u16, err: &ProviderError) -> Option<Problem> {
+    let code = |list: &[&str]| [&err.code, &err.kind].into_iter().flatten().any(|c| list.contains(&c.as_str()));
+    let lower = err.message.to_ascii_lowercase();
+    let says = |list: &[&str]| list.iter().any(|w| lower.contains(w));
+    if code(CONTEXT_CODES) || says(CONTEXT_WORDS) {
+        Some(Problem::ContextOverflow)
+    } else if says(VISION_WORDS) {
+        Some(Problem::NoVision)
+    } else if code(&["insufficient_quota"]) {
+        Some(Problem::Quota)
+    } else if status == 401 {
+        Some(Problem::Auth)
+    } else if status == 413 {
+        Some(Problem::TooLarge)
+    } else {
+        None
+    }
+}
+
+/// What the user can do about `p`, in words that fit both the chat screen and a headless run.
+#[must_use]
+pub fn what_to_do(p: Problem, key: &KeySource, key_sent: bool) -> String {
+    match p {
+        Problem::ContextOverflow => "the conversation does not fit the model's context window: send a shorter \
+            prompt or fewer attachments, lower --max-tokens, start a new conversation (/new), or summarise \
+            the earlier turns (--continue --compact)"
+            .to_owned(),
+        Problem::NoVision => "this model (or server) cannot read images: remove the image, or send it to a \
+            model that can (-m, or /model on the chat screen)"
+            .to_owned(),
+        Problem::Quota => "the account is out of quota: check its plan and billing (retrying will not help)".to_owned(),
+        Problem::TooLarge => "the request is larger than the server accepts: attach fewer or smaller files".to_owned(),
+        Problem::Auth => match (key, key_sent) {
+            (KeySource::Env(var), false) => {
+                format!("no API key was sent: export {var}=… (or name another variable with --api-key-env)")
+            }
+            (KeySource::Env(var), true) => {
+                format!("the key in {var} was refused: check it, or name another variable with --api-key-env")
+            }
+            (KeySource::Command, _) => "the key printed by api_key_cmd was refused: check what it prints".to_owned(),
+            (KeySource::Unknown, _) => "the API key was refused: check it".to_owned(),
+        },
+    }
+}
+
+/// The message for an HTTP error `status` from `url` (the endpoint of `api`), from the error
+/// the body held, with what to do when the error says it (see [`problem`]).
+#[must_use]
+pub fn describe_http(status: u16, url: &str, api: Api, err: &ProviderError, key: &KeySource, key_sent: bool) -> String {
+    let base = describe_status(status, url, api, err);
+    match problem(status, err) {
+        Some(p) => format!("{} — {}", base.trim_end(), what_to_do(p, key, key_sent)),
+        None => base,
+    }
+}
+
+fn describe_status(status: u16, url: &str, api: Api, err: &ProviderError) -> String {
     if status != 404 {
         return err.message.clone();
     }
@@ -164,14 +277,14 @@ mod tests {
     #[test]
     fn a_404_names_the_url_and_suggests_the_other_api() {
         let e = error_from_body(404, br#"{"error":{"message":"File Not Found","type":"not_found_error","code":404}}"#);
-        let m = describe_http(404, URL, Api::Responses, &e);
+        let m = describe_http(404, URL, Api::Responses, &e, &KeySource::Unknown, true);
         assert_eq!(
             m,
             "http://127.0.0.1:8080/v1/responses: File Not Found. The server may not offer the Responses API: \
              try --api chat (or check the base URL)"
         );
         let e = error_from_body(404, b"<html><body><h1>404 Not Found</h1><hr>nginx</body></html>");
-        let m = describe_http(404, "http://h/v1/chat/completions", Api::Chat, &e);
+        let m = describe_http(404, "http://h/v1/chat/completions", Api::Chat, &e, &KeySource::Unknown, true);
         assert!(m.starts_with("http://h/v1/chat/completions: 404 Not Found nginx."), "{m}");
         assert!(m.contains("Chat Completions API: try --api responses"), "{m}");
     }
@@ -183,11 +296,44 @@ mod tests {
             &json!({"error":{"message":"The model `x` does not exist","code":"model_not_found"}}),
         );
         assert_eq!(
-            describe_http(404, URL, Api::Responses, &e),
+            describe_http(404, URL, Api::Responses, &e, &KeySource::Unknown, true),
             format!("The model `x` does not exist ({URL}); `palaver models` lists the models it offers")
         );
         let e = error_from_body(400, br#"{"detail":"bad"}"#);
-        assert_eq!(describe_http(400, URL, Api::Responses, &e), "bad");
+        assert_eq!(describe_http(400, URL, Api::Responses, &e, &KeySource::Unknown, true), "bad");
+    }
+
+    #[test]
+    fn errors_that_say_what_is_wrong_say_what_to_do() {
+        let ctx = error_from_body(
+            400,
+            br#"{"error":{"code":400,"message":"request (2009 tokens) exceeds the available context size (512 tokens), try increasing it","type":"exceed_context_size_error"}}"#,
+        );
+        assert_eq!(problem(400, &ctx), Some(Problem::ContextOverflow));
+        let m = describe_http(400, URL, Api::Chat, &ctx, &KeySource::Unknown, true);
+        assert!(m.starts_with("request (2009 tokens) exceeds the available context size"), "{m}");
+        assert!(m.contains(" — the conversation does not fit the model's context window"), "{m}");
+        assert!(m.contains("/new") && m.contains("--compact"), "{m}");
+        let img = error_from_body(500, br#"{"error":{"code":500,"message":"image input is not supported - hint: if this is unexpected, you may need to provide the mmproj","type":"server_error"}}"#);
+        let m = describe_http(500, URL, Api::Chat, &img, &KeySource::Unknown, true);
+        assert!(m.ends_with("cannot read images: remove the image, or send it to a model that can (-m, or /model on the chat screen)"), "{m}");
+        let bad_key = error_from_body(401, br#"{"error":{"message":"Incorrect API key provided"}}"#);
+        let env = KeySource::Env("MY_KEY".into());
+        let m = describe_http(401, URL, Api::Chat, &bad_key, &env, true);
+        assert_eq!(
+            m,
+            "Incorrect API key provided — the key in MY_KEY was refused: check it, or name another variable with --api-key-env"
+        );
+        let m = describe_http(401, URL, Api::Chat, &bad_key, &env, false);
+        assert!(
+            m.ends_with("no API key was sent: export MY_KEY=… (or name another variable with --api-key-env)"),
+            "{m}"
+        );
+        let m = describe_http(401, URL, Api::Chat, &bad_key, &KeySource::Command, true);
+        assert!(m.contains("api_key_cmd"), "{m}");
+        // Nothing to add to an error that says nothing palaver can act on.
+        let plain = error_from_body(500, br#"{"error":{"message":"The server is overloaded"}}"#);
+        assert_eq!(describe_http(500, URL, Api::Chat, &plain, &env, true), "The server is overloaded");
     }
 
     #[test]

@@ -1,8 +1,17 @@
-//! When to retry a failed request (only before the first byte): 408, 409, 429 and 5xx, at
-//! most `max` times, waiting what the server asked (`retry-after-ms`, `Retry-After` in seconds
-//! or as an HTTP date) or backing off 0.5 s × 2ⁿ with jitter. A wait longer than the cap is
-//! reported instead of slept (Azure asks for 86,400 s on a daily quota).
+//! When to retry a failed request (only before the first byte): only what can get better by
+//! sending the same request again. 408 (the server timed out waiting), 409 (a conflict, e.g. a
+//! lock, that passes), 429 (a rate limit) and 5xx are retried, at most `max` times, waiting what
+//! the server asked (`retry-after-ms`, `Retry-After` in seconds or as an HTTP date) or backing
+//! off 0.5 s × 2ⁿ with jitter. A wait longer than the cap is reported instead of slept (Azure
+//! asks for 86,400 s on a daily quota).
+//!
+//! Not retried: every other 4xx (the request itself is wrong), 501 and 505 (the server does not
+//! do this at all), a 429 for an exhausted quota, and a 5xx whose body says the request cannot
+//! be served (a context overflow, an image for a model without vision: llama.cpp answers that
+//! one with a 500). Those are shown at once, with what to do (`errors::what_to_do`).
 
+use super::errors::{Problem, problem};
+use super::event::ProviderError;
 use reqwest::header::HeaderMap;
 use std::time::{Duration, SystemTime};
 
@@ -13,19 +22,36 @@ pub enum RetryDecision {
     GiveUp(Option<String>),
 }
 
+/// Whether sending the same request again may get another answer than `status` with `err`.
+#[must_use]
+pub fn may_get_better(status: u16, err: &ProviderError) -> bool {
+    let served_another_time = match problem(status, err) {
+        // What the request holds, or the account's credit: the same request meets the same end.
+        Some(Problem::ContextOverflow | Problem::NoVision | Problem::Quota) => false,
+        Some(Problem::Auth | Problem::TooLarge) | None => true,
+    };
+    let transient = match status {
+        408 | 409 | 429 => true,
+        501 | 505 => false,
+        500..=599 => true,
+        _ => false,
+    };
+    transient && served_another_time
+}
+
 #[must_use]
 pub fn decide_retry(
     status: u16,
     headers: &HeaderMap,
-    message: &str,
+    err: &ProviderError,
     attempt: u32,
     max: u32,
     cap: Duration,
 ) -> RetryDecision {
-    let retryable = matches!(status, 408 | 409 | 429) || status >= 500;
-    if !retryable {
+    if !may_get_better(status, err) {
         return RetryDecision::GiveUp(None);
     }
+    let message = err.message.as_str();
     if header(headers, "x-should-retry") == Some("false") {
         return RetryDecision::GiveUp(Some("the provider said not to retry".into()));
     }
@@ -89,20 +115,73 @@ fn backoff(attempt: u32) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::wire::error_from_body;
     use reqwest::header::HeaderValue;
+
+    fn said(message: &str) -> ProviderError {
+        error_from_body(500, serde_json::json!({"error": {"message": message}}).to_string().as_bytes())
+    }
 
     #[test]
     fn honours_and_caps_retry_after() {
         let mut h = HeaderMap::new();
         h.insert("retry-after", HeaderValue::from_static("1"));
         let cap = Duration::from_secs(60);
-        assert_eq!(decide_retry(429, &h, "", 0, 3, cap), RetryDecision::RetryAfter(Duration::from_secs(1)));
-        assert!(matches!(decide_retry(429, &h, "", 3, 3, cap), RetryDecision::GiveUp(_)));
-        assert_eq!(decide_retry(401, &h, "", 0, 3, cap), RetryDecision::GiveUp(None));
+        assert_eq!(decide_retry(429, &h, &said(""), 0, 3, cap), RetryDecision::RetryAfter(Duration::from_secs(1)));
+        assert!(matches!(decide_retry(429, &h, &said(""), 3, 3, cap), RetryDecision::GiveUp(_)));
+        assert_eq!(decide_retry(401, &h, &said(""), 0, 3, cap), RetryDecision::GiveUp(None));
         let none = HeaderMap::new();
-        let d = decide_retry(429, &none, "Please retry after 86400 seconds.", 0, 3, cap);
+        let d = decide_retry(429, &none, &said("Please retry after 86400 seconds."), 0, 3, cap);
         assert!(matches!(d, RetryDecision::GiveUp(Some(ref n)) if n.contains("86400")));
-        assert!(matches!(decide_retry(503, &none, "", 0, 3, cap), RetryDecision::RetryAfter(_)));
+        assert!(matches!(decide_retry(503, &none, &said(""), 0, 3, cap), RetryDecision::RetryAfter(_)));
+    }
+
+    /// What can get better by sending the same request again, by status and by what the body
+    /// says: real bodies from llama.cpp (captured from its server, b11549), vLLM, OpenAI, Azure,
+    /// LM Studio and Ollama.
+    #[test]
+    fn only_what_can_get_better_is_retried() {
+        let llama_ctx = r#"{"error":{"code":400,"message":"request (2009 tokens) exceeds the available context size (512 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":2009,"n_ctx":512}}"#;
+        let llama_img = r#"{"error":{"code":500,"message":"image input is not supported - hint: if this is unexpected, you may need to provide the mmproj","type":"server_error"}}"#;
+        let openai_ctx = r#"{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#;
+        let vllm_ctx = r#"{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4000 in the messages, 1000 in the completion). Please reduce the length of the messages or completion.","type":"BadRequestError","param":null,"code":500}"#;
+        let vllm_img = r#"{"object":"error","message":"facebook/opt-125m is not a multimodal model None","type":"BadRequestError","param":null,"code":400}"#;
+        let quota = r#"{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}"#;
+        let lmstudio_img = r#"{"error":"Model does not support images. Please use a model that does."}"#;
+        let overloaded = r#"{"error":{"message":"The server is overloaded","type":"server_error"}}"#;
+        let table: &[(u16, &str, bool)] = &[
+            (500, llama_img, false),
+            (503, llama_img, false),
+            (400, llama_img, false),
+            (400, llama_ctx, false),
+            (500, llama_ctx, false),
+            (500, vllm_ctx, false),
+            (400, openai_ctx, false),
+            (500, vllm_img, false),
+            (500, lmstudio_img, false),
+            (429, quota, false),
+            (429, r#"{"error":{"message":"Rate limit reached","code":"rate_limit_exceeded"}}"#, true),
+            (408, "", true),
+            (409, r#"{"error":{"message":"conflict"}}"#, true),
+            (500, overloaded, true),
+            (502, "<html><body>Bad Gateway</body></html>", true),
+            (503, "", true),
+            (501, r#"{"error":{"message":"not implemented"}}"#, false),
+            (505, "", false),
+            (400, r#"{"error":{"message":"bad"}}"#, false),
+            (401, r#"{"error":{"message":"Incorrect API key provided"}}"#, false),
+            (403, "", false),
+            (404, r#"{"error":{"message":"model not found"}}"#, false),
+            (413, "", false),
+            (422, r#"{"detail":"bad"}"#, false),
+        ];
+        let cap = Duration::from_secs(60);
+        for &(status, body, retried) in table {
+            let err = error_from_body(status, body.as_bytes());
+            assert_eq!(may_get_better(status, &err), retried, "{status} {body}");
+            let d = decide_retry(status, &HeaderMap::new(), &err, 0, 3, cap);
+            assert_eq!(matches!(d, RetryDecision::RetryAfter(_)), retried, "{status} {body}: {d:?}");
+        }
     }
 
     /// Hostile numbers never panic: they are reported as too long (or read as zero).
@@ -121,12 +200,12 @@ mod tests {
         ] {
             let mut h = HeaderMap::new();
             h.insert(name, HeaderValue::from_static(value));
-            let _ = decide_retry(429, &h, "", 0, 3, cap);
+            let _ = decide_retry(429, &h, &said(""), 0, 3, cap);
         }
         let mut h = HeaderMap::new();
         h.insert("retry-after", HeaderValue::from_static("inf"));
-        assert!(matches!(decide_retry(429, &h, "", 0, 3, cap), RetryDecision::GiveUp(Some(_))));
+        assert!(matches!(decide_retry(429, &h, &said(""), 0, 3, cap), RetryDecision::GiveUp(Some(_))));
         let huge = "Please retry after 99999999999999999999999999 seconds.";
-        let _ = decide_retry(429, &HeaderMap::new(), huge, 0, 3, cap);
+        let _ = decide_retry(429, &HeaderMap::new(), &said(huge), 0, 3, cap);
     }
 }

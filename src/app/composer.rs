@@ -19,6 +19,16 @@ pub struct Composer {
     pastes: Vec<(String, String)>,
 }
 
+/// A draft as the user left it: its text with the chips in it, and what each chip holds. A
+/// failed send gives it back whole (the big pastes as chips, not as thousands of lines).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Draft {
+    /// The text area's lines joined, chips as their labels.
+    shown: String,
+    /// (chip, pasted text) for every chip in `shown`.
+    pastes: Vec<(String, String)>,
+}
+
 /// `[pasted 2,000 lines · 184 KB · ~46k tokens]`: size and a rough token count (four bytes a
 /// token) before anything is sent.
 #[must_use]
@@ -64,6 +74,20 @@ impl Composer {
         let draft = self.area.lines().join("\n");
         let shown: Vec<&(String, String)> = self.pastes.iter().filter(|(l, _)| draft.contains(l.as_str())).collect();
         (!shown.is_empty()).then(|| (shown.len(), shown.iter().map(|(_, t)| t.len()).sum()))
+    }
+
+    /// The draft as it stands, chips and all, for [`Composer::restore`].
+    #[must_use]
+    pub fn draft(&self) -> Draft {
+        let shown = self.area.lines().join("\n");
+        let pastes = self.pastes.iter().filter(|(l, _)| shown.contains(l.as_str())).cloned().collect();
+        Draft { shown, pastes }
+    }
+
+    /// Puts back a draft taken with [`Composer::draft`], cursor at the end.
+    pub fn restore(&mut self, draft: Draft) {
+        self.pastes = draft.pastes;
+        self.set_text(&draft.shown);
     }
 
     /// Opens the chips: their text goes into the draft itself.
@@ -290,6 +314,26 @@ mod tests {
         c.clear();
         assert_eq!(c.pasted(), None);
         assert_eq!(c.text(), "");
+    }
+
+    #[test]
+    fn a_draft_comes_back_with_its_chips() {
+        let mut c = Composer::new();
+        let big: String = (0..500).map(|i| format!("log line {i}\n")).collect();
+        c.area.insert_str("before ");
+        c.paste(&big);
+        c.area.insert_str(" after");
+        let draft = c.draft();
+        let sent = c.text();
+        c.clear();
+        assert_eq!(c.pasted(), None);
+        c.restore(draft);
+        assert_eq!(c.area.lines().len(), 1, "the paste is a chip again, not 500 lines");
+        assert_eq!(c.pasted(), Some((1, big.len())));
+        assert_eq!(c.text(), sent);
+        // A second paste is numbered after the restored one.
+        c.paste(&big);
+        assert!(c.area.lines().join("").contains("[pasted #2 "), "{:?}", c.area.lines());
     }
 
     #[test]

@@ -79,8 +79,17 @@ pub struct Live {
     pub id: u64,
     /// App clock when the request went out (known once the runner reports it).
     pub started_ms: Option<u64>,
-    /// The prompt that was sent, put back in the composer if the request fails.
-    pub draft: Option<String>,
+    /// The draft that was sent, put back in the composer if the request fails.
+    pub draft: Option<SentDraft>,
+}
+
+/// What a send took from the composer, given back as the user left it if the request fails:
+/// the text with its paste chips, and (from the sent message) the attachment chips.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SentDraft {
+    pub composer: super::composer::Draft,
+    /// For each attachment chip, the pasted path it was made from (see `State::pasted_paths`).
+    pub pasted_paths: Vec<Option<String>>,
 }
 
 /// A short status-bar message.

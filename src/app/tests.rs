@@ -375,3 +375,46 @@ fn paste_and_mouse() {
     s.apply(wheel);
     assert!(!s.scroll.follow);
 }
+
+/// A failed send gives back the draft as the user left it: the big paste as its chip (not its
+/// 500 lines), the attachment chip, and the chip's pasted path (removing it types the path).
+#[test]
+fn a_failed_send_gives_back_the_draft_with_its_chips() {
+    use crate::app::attach::AttachMsg;
+    let mut s = test_state();
+    let big: String = (0..500).map(|i| format!("log line {i}\n")).collect();
+    typed(&mut s, "see ");
+    s.apply(Msg::Paste(big.clone()));
+    typed(&mut s, " and this");
+    let mut png = Vec::new();
+    image::RgbImage::new(2, 2).write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png).unwrap();
+    let a = crate::engine::attachment::Attachment::from_bytes("p.png", png).unwrap();
+    s.apply(Msg::Attach(AttachMsg::Loaded {
+        spec: "/tmp/p.png".into(),
+        result: Ok(a),
+        paste: Some("/tmp/p.png".into()),
+    }));
+    let shown = s.composer.area.lines().to_vec();
+    assert_eq!(shown.len(), 1, "{shown:?}");
+    let (id, body) = started(&s.apply(key(KeyCode::Enter)));
+    let sent = body["messages"][0]["content"][0]["text"].as_str().unwrap_or_default().to_owned();
+    assert_eq!(sent, format!("see {big} and this"));
+    assert!(s.composer.is_empty() && s.attachments.is_empty());
+    // llama.cpp's answer to an image for a model without vision (not retried: see api::retry).
+    let err = ErrorInfo {
+        status: Some(500),
+        message: "image input is not supported — this model (or server) cannot read images".into(),
+        kind: "http".into(),
+        body: serde_json::Value::Null,
+    };
+    s.apply(Msg::Wire { id, event: Box::new(WireEvent::Failed(err)), now_ms: 50 });
+    assert_eq!(s.composer.area.lines(), &shown[..], "the chip, not the pasted lines");
+    assert_eq!(s.composer.pasted(), Some((1, big.len())));
+    assert_eq!(s.composer.text(), format!("see {big} and this"));
+    assert_eq!(s.attachments.len(), 1, "the attachment chip is back");
+    assert!(s.flash.as_ref().is_some_and(|f| f.error && f.text.contains("cannot read images")));
+    assert!(s.flash.as_ref().is_some_and(|f| f.text.contains("your prompt is back")));
+    // The attachment chip still knows the path it was pasted as.
+    s.remove_attachment();
+    assert!(s.composer.text().ends_with(" and this/tmp/p.png"), "{}", s.composer.text());
+}

@@ -2,7 +2,7 @@
 //! what happens when a reply fails (the draft comes back).
 
 use super::effect::Effect;
-use super::state::{Focus, Live, State};
+use super::state::{Focus, Live, SentDraft, State};
 use crate::api::client::WireEvent;
 use crate::engine::message::{Message, MessageStatus, Role};
 use crate::engine::reducer::{self, Ending};
@@ -48,16 +48,16 @@ impl State {
             }
         }
         self.composer.remember(&text);
+        let draft = SentDraft { composer: self.composer.draft(), pasted_paths: std::mem::take(&mut self.pasted_paths) };
         self.composer.clear();
         let mut user = Message::user(&prompt);
         user.attachments = std::mem::take(&mut self.attachments);
-        self.pasted_paths.clear();
         self.transcript.push_message(user);
-        self.start_reply(Some(text), fx);
+        self.start_reply(Some(draft), fx);
     }
 
     /// Starts a reply to the conversation as it stands.
-    pub(crate) fn start_reply(&mut self, draft: Option<String>, fx: &mut Vec<Effect>) {
+    pub(crate) fn start_reply(&mut self, draft: Option<SentDraft>, fx: &mut Vec<Effect>) {
         let messages = self.transcript.messages_for_request();
         let body = build_body(self.target.api, &messages, &self.request_options());
         let mut m = Message::assistant_pending();
@@ -147,7 +147,8 @@ impl State {
         let what = crate::text::sanitize::sanitize(&what).into_owned();
         match live.draft {
             Some(draft) if self.composer.is_empty() && self.editing.is_none() => {
-                self.composer.set_text(&draft);
+                // As the user left it: big pastes as chips, not as their thousands of lines.
+                self.composer.restore(draft.composer);
                 // Its attachments come back as chips too (the failed turn is not re-sent).
                 if self.attachments.is_empty() {
                     let at = self.transcript.index_of(live.id).unwrap_or(0);
@@ -156,6 +157,8 @@ impl State {
                         .rev()
                         .find_map(|c| c.message().filter(|m| m.role() == Role::User));
                     self.attachments = prompt.map(|m| m.attachments.clone()).unwrap_or_default();
+                    self.pasted_paths = draft.pasted_paths;
+                    self.pasted_paths.resize(self.attachments.len(), None);
                 }
                 let text = format!("{what} — your prompt is back in the composer");
                 self.flash_about(text, true, super::state::FlashAbout::DraftBack);

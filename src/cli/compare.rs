@@ -1,13 +1,15 @@
 //! `palaver compare -m A -m B [-m C -m D] -p TEXT`: the same prompt to 2–4 models at once, each
 //! through its own tool loop; one failing never stops the others. Prints each answer under its
 //! model's name and a metrics table, or with `--json` one result line per model (with its
-//! `column`) and a `{"type":"compare"}` summary line.
+//! `column`) and a `{"type":"compare"}` summary line. What stopped a column short (the token
+//! limit, the content filter) is said on stderr as `-p` says it; a filtered column exits 4.
 
 use super::args::Global;
-use super::exit::{EXIT_OK, EXIT_PROVIDER, EXIT_USAGE};
+use super::exit::{EXIT_FILTERED, EXIT_OK, EXIT_PROVIDER, EXIT_USAGE};
 use super::headless::{Printer, TurnOutcome, run_turn};
 use super::history::Recorder;
 use super::result::result_line;
+use super::stopped::Stopped;
 use super::target::{Target, resolve_columns};
 use crate::api::client::endpoint_client;
 use crate::config::Config;
@@ -67,7 +69,7 @@ pub async fn run(g: &Global, cfg: &Config, registry: &Registry, prompt: &str) ->
                 let mut r = result_line(t.api.name(), &t.provider, &t.model, &o.msg, &o.calls);
                 if let Some(obj) = r.as_object_mut() {
                     obj.insert("column".into(), json!(i));
-                    if let Some(n) = &o.notice {
+                    if let Some(n) = o.notice.clone().or_else(|| stop_notice(o)) {
                         obj.insert("notice".into(), json!(n));
                     }
                 }
@@ -83,6 +85,8 @@ pub async fn run(g: &Global, cfg: &Config, registry: &Registry, prompt: &str) ->
                     let _ = writeln!(out, "{}", o.msg.main().content);
                     if let Some(e) = &o.msg.error {
                         let _ = writeln!(out, "[error: {}]", e.message);
+                    } else if let Some(s) = Stopped::of(&o.msg) {
+                        let _ = writeln!(out, "[{}]", s.short());
                     }
                 }
                 None => {
@@ -94,12 +98,36 @@ pub async fn run(g: &Global, cfg: &Config, registry: &Registry, prompt: &str) ->
         let _ = write!(out, "{}", table(&targets, &metrics));
     }
     let _ = out.flush();
+    drop(out);
+    for (o, t) in outcomes.iter().zip(&targets) {
+        if let Some(n) = o.as_ref().and_then(|o| o.notice.clone().or_else(|| stop_notice(o))) {
+            eprintln!(
+                "palaver: {}: {}",
+                crate::text::sanitize::sanitize(&t.model),
+                crate::text::sanitize::sanitize(&n)
+            );
+        }
+    }
+    exit_status(&outcomes)
+}
+
+/// What stopped a column's reply short, when its turn has no notice of its own.
+fn stop_notice(o: &TurnOutcome) -> Option<String> {
+    Stopped::of(&o.msg).filter(|_| o.account.stop != Some(TurnStop::CutCall)).map(|s| s.notice(&o.msg))
+}
+
+/// The run's exit status: interrupted, else 1 when any column failed (or could not run), else
+/// 4 when the content filter stopped any column's reply (as `-p` does for one), else 0.
+fn exit_status(outcomes: &[Option<TurnOutcome>]) -> u8 {
     let cancelled = outcomes.iter().flatten().any(|o| o.account.stop == Some(TurnStop::Cancelled));
     let failed = outcomes.iter().any(|o| o.as_ref().is_none_or(|o: &TurnOutcome| o.msg.error.is_some()));
+    let filtered = outcomes.iter().flatten().any(|o| Stopped::of(&o.msg) == Some(Stopped::ContentFilter));
     if cancelled {
         super::exit::EXIT_INTERRUPTED
     } else if failed {
         EXIT_PROVIDER
+    } else if filtered {
+        EXIT_FILTERED
     } else {
         EXIT_OK
     }

@@ -5,10 +5,12 @@ use super::args::Global;
 use super::exit::{EXIT_INTERRUPTED, EXIT_OK, EXIT_PROVIDER, EXIT_USAGE};
 use super::history::Recorder;
 use super::result::{event_line, result_line};
+use super::stopped::Stopped;
 use super::target::Target;
 use crate::api::client::{WireEvent, endpoint_client};
 use crate::api::event::StreamEvent;
 use crate::api::{Api, Mapper, sse};
+use crate::config::theme::Role;
 use crate::engine::message::{Message, MessageStatus, ToolCall, ToolStatus};
 use crate::engine::reducer::{self, Ending};
 use crate::engine::request::build_body;
@@ -18,6 +20,7 @@ use crate::engine::turn::{apply_wire, spawn_request};
 use crate::engine::turn_engine::{Decision, Next, TurnAccount, TurnPolicy, TurnStop, answers, offered, settle_unrun};
 use crate::text::sanitize::sanitize;
 use crate::tools::Registry;
+use ratatui::style::Modifier;
 use std::io::{IsTerminal, Write};
 use std::time::Instant;
 
@@ -28,7 +31,8 @@ pub struct Printer {
     quiet: bool,
     /// Buffered and flushed once per network read, not once per delta.
     out: std::io::BufWriter<std::io::Stdout>,
-    in_reasoning: bool,
+    /// The reasoning being printed on stderr.
+    reasoning: super::reasoning_out::ReasoningOut,
     /// Markdown rendered for a terminal (see `render.rs`); `None` writes the raw text.
     render: Option<super::render::TermRender>,
     /// The last safety line written per kind and choice: `--json` writes one only when it
@@ -49,7 +53,7 @@ impl Printer {
             json,
             quiet: false,
             out: std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout()),
-            in_reasoning: false,
+            reasoning: super::reasoning_out::ReasoningOut::default(),
             render: None,
             safety: std::collections::HashMap::new(),
             retry_hook: None,
@@ -119,10 +123,7 @@ impl Printer {
         }
         match ev {
             StreamEvent::Text { choice: 0, delta } | StreamEvent::Refusal { choice: 0, delta } => {
-                if self.in_reasoning {
-                    eprintln!();
-                    self.in_reasoning = false;
-                }
+                self.end_reasoning();
                 match &mut self.render {
                     Some(r) => r.push(delta, &mut self.out),
                     None => {
@@ -130,14 +131,20 @@ impl Printer {
                     }
                 }
             }
-            // Reasoning goes to stderr so stdout stays the answer.
-            StreamEvent::Reasoning { choice: 0, delta } => {
-                self.in_reasoning = true;
-                let _ = self.out.flush();
-                eprint!("{}", sanitize(delta));
-            }
+            StreamEvent::Reasoning { choice: 0, delta } => self.reasoning(delta),
             _ => {}
         }
+    }
+
+    /// Reasoning goes to stderr so stdout stays the answer (see `reasoning_out`).
+    fn reasoning(&mut self, delta: &str) {
+        let _ = self.out.flush();
+        self.reasoning.push(delta, self.render.as_ref());
+    }
+
+    /// Ends the reasoning being printed, if any, before the answer or anything else on stderr.
+    fn end_reasoning(&mut self) {
+        self.reasoning.end(self.render.as_ref());
     }
 
     pub fn line(&mut self, s: &str) {
@@ -161,6 +168,7 @@ impl Printer {
                 "status": c.status, "output": c.output, "duration_ms": c.duration_ms});
             self.line(&line.to_string());
         } else {
+            self.end_reasoning();
             self.flush_render();
             let _ = self.out.flush();
             let out = c.output.as_deref().unwrap_or_default();
@@ -175,9 +183,16 @@ impl Printer {
     }
 
     /// Prints the end of a turn: the result line, or a newline and a stderr note on failure.
+    /// What stopped a reply short (the token limit, the content filter) is always said: on
+    /// stderr, in the footer of a rendered answer, and as the result line's `notice`.
     pub fn finish(&mut self, api: &str, provider: &str, model: &str, out: &TurnOutcome) {
-        let (msg, notice) = (&out.msg, out.notice.as_deref());
+        let msg = &out.msg;
+        // A reply cut inside its tool calls already has the turn's notice, which says so.
+        let stopped = Stopped::of(msg).filter(|_| out.account.stop != Some(TurnStop::CutCall));
+        let stop_notice = stopped.map(|s| s.notice(msg));
+        let notice = out.notice.as_deref().or(stop_notice.as_deref());
         let main = msg.main();
+        self.end_reasoning();
         if self.json {
             let mut r = result_line(api, provider, model, msg, &out.calls);
             if let Some(obj) = r.as_object_mut() {
@@ -205,7 +220,12 @@ impl Printer {
             let _ = self.out.flush();
             let usage = if out.account.requests > 0 { out.account.usage() } else { msg.usage.clone() };
             let styled = r.styled() && std::io::stderr().is_terminal();
-            eprintln!("{}", super::render::footer(model, usage.as_ref(), Some(r.elapsed_ms()), styled));
+            let mark = Stopped::of(msg).map(|s| {
+                let text = format!("⚠ {}", s.short());
+                if styled { r.paint(Role::Warning, Modifier::BOLD, &text) } else { text }
+            });
+            let footer = super::render::footer(model, usage.as_ref(), Some(r.elapsed_ms()), mark.as_deref(), styled);
+            eprintln!("{footer}");
         } else {
             if !main.content.is_empty() || !main.refusal.is_empty() {
                 self.line("");
@@ -223,19 +243,17 @@ impl Printer {
         if let Some(e) = &msg.error {
             let status = e.status.map(|s| format!("HTTP {s}: ")).unwrap_or_default();
             eprintln!("palaver: {}", sanitize(&format!("{} error: {status}{}", e.kind, e.message)));
-        } else if main.finish_reason.as_deref() == Some("content_filter") {
-            eprintln!("palaver: the provider's content filter stopped the reply");
         }
     }
 }
 
-/// The exit status for a finished reply.
+/// The exit status for a finished reply: 4 when the content filter stopped it (DESIGN.md §2).
 #[must_use]
 pub fn exit_status(msg: &Message) -> u8 {
     match msg.status {
         MessageStatus::Cancelled => EXIT_INTERRUPTED,
         _ if msg.error.is_some() => EXIT_PROVIDER,
-        _ => EXIT_OK,
+        _ => Stopped::of(msg).map_or(EXIT_OK, Stopped::exit),
     }
 }
 

@@ -9,9 +9,12 @@ pub mod exit;
 pub mod headless;
 pub mod history;
 pub mod interrupt;
+pub mod reasoning_out;
 pub mod render;
 pub mod result;
+pub mod stopped;
 pub mod target;
+pub mod wrap_stream;
 
 use args::{ApiArg, Cli, Command};
 use exit::{EXIT_OK, EXIT_PROVIDER, EXIT_USAGE};

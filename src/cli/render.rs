@@ -203,10 +203,24 @@ impl TermRender {
         u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
 
+    /// The width answers are wrapped to.
+    #[must_use]
+    pub fn width(&self) -> u16 {
+        self.width
+    }
+
     /// Whether colours and styles are written.
     #[must_use]
     pub fn styled(&self) -> bool {
         self.styled
+    }
+
+    /// `text` in the theme's `role` (plus `add`) as SGR escapes, spaces kept; the text alone
+    /// when unstyled. The text must already be sanitised.
+    #[must_use]
+    pub fn paint(&self, role: crate::config::theme::Role, add: Modifier, text: &str) -> String {
+        let sgr = if self.styled { sgr(self.theme.style(role).add_modifier(add)) } else { String::new() };
+        if sgr.is_empty() || text.is_empty() { text.to_owned() } else { format!("\x1b[{sgr}m{text}\x1b[0m") }
     }
 
     fn render(&self, src: &str) -> Vec<Line<'static>> {
@@ -340,9 +354,16 @@ fn color(c: Color, bg: bool) -> Option<String> {
     }
 }
 
-/// The footer a rendered answer gets on stderr: model, tokens, time.
+/// The footer a rendered answer gets on stderr: model, tokens, time, and what stopped the
+/// reply when it did not simply end (`stop`: "⚠ cut by the token limit", painted by the caller).
 #[must_use]
-pub fn footer(model: &str, usage: Option<&serde_json::Value>, total_ms: Option<u64>, styled: bool) -> String {
+pub fn footer(
+    model: &str,
+    usage: Option<&serde_json::Value>,
+    total_ms: Option<u64>,
+    stop: Option<&str>,
+    styled: bool,
+) -> String {
     // The model's name comes from the wire or the user: no escapes reach the terminal.
     use crate::ui::fmt::{duration, thousands};
     let mut parts = vec![crate::ui::sanitize::sanitize(model).into_owned()];
@@ -356,7 +377,11 @@ pub fn footer(model: &str, usage: Option<&serde_json::Value>, total_ms: Option<u
         parts.push(duration(ms));
     }
     let text = format!("─ {}", parts.join(" · "));
-    if styled { format!("\x1b[2m{text}\x1b[0m") } else { text }
+    let text = if styled { format!("\x1b[2m{text}\x1b[0m") } else { text };
+    match stop {
+        Some(mark) => format!("{text} · {mark}"),
+        None => text,
+    }
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 use super::args::{ApiArg, Global};
 use crate::api::Api;
 use crate::api::client::Secret;
+use crate::api::endpoint::KeySource;
 use crate::config::provider::ToolsSetting;
 use crate::config::{Config, ProviderProfile, resolve_key};
 use crate::demo;
@@ -79,6 +80,7 @@ pub async fn resolve(g: &Global, cfg: &Config) -> Result<Target, UsageError> {
         ("openai".to_owned(), ProviderProfile::default(), url, key, None)
     };
     let mut endpoint = profile.endpoint(&base_url, key);
+    endpoint.key_source = key_source(g, &profile, demo.is_some());
     let secs = |v: Option<f64>, d: Duration| v.map_or(d, |s| Duration::from_secs_f64(s.max(0.001)));
     endpoint.timeouts.connect = secs(g.connect_timeout, endpoint.timeouts.connect);
     endpoint.timeouts.first_byte = secs(g.first_byte_timeout, endpoint.timeouts.first_byte);
@@ -114,6 +116,20 @@ pub async fn resolve(g: &Global, cfg: &Config) -> Result<Target, UsageError> {
         demo,
         fallback,
     })
+}
+
+/// Where `resolve` took the key from, as its branches do, for the hint a 401 gets.
+fn key_source(g: &Global, profile: &ProviderProfile, demo: bool) -> KeySource {
+    if demo {
+        return KeySource::Unknown;
+    }
+    // With --base-url, --api-key-env wins over the profile's command; with a profile, the command wins.
+    let by_url = g.base_url.is_some();
+    if profile.api_key_cmd.is_some() && !(by_url && g.api_key_env.is_some()) {
+        return KeySource::Command;
+    }
+    let profile_var = if by_url { None } else { profile.api_key_env.clone() };
+    KeySource::Env(g.api_key_env.clone().or(profile_var).unwrap_or_else(|| "OPENAI_API_KEY".to_owned()))
 }
 
 /// A key variable named explicitly (a flag or a profile's `api_key_env`) must be set: finding

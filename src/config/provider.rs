@@ -3,6 +3,7 @@
 
 use crate::api::Api;
 use crate::api::client::{AuthStyle, Endpoint, Secret, Timeouts};
+use crate::api::endpoint::KeySource;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -90,6 +91,11 @@ impl ProviderProfile {
         Endpoint {
             base_url: base_url.to_owned(),
             key,
+            key_source: match (&self.api_key_cmd, &self.api_key_env) {
+                (Some(_), _) => KeySource::Command,
+                (None, Some(var)) => KeySource::Env(var.clone()),
+                (None, None) => KeySource::Env("OPENAI_API_KEY".to_owned()),
+            },
             auth: if self.auth.as_deref() == Some("api-key") { AuthStyle::ApiKeyHeader } else { AuthStyle::Bearer },
             headers: self.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             query: self.query.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),

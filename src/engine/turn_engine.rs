@@ -19,6 +19,10 @@ use serde_json::{Value, json};
 pub enum TurnStop {
     /// The model answered without asking for tools.
     Answer,
+    /// The answer was cut by the token limit (`finish_reason: length`), with no tool calls.
+    Length,
+    /// The provider's content filter stopped the answer (`finish_reason: content_filter`).
+    ContentFilter,
     /// The model still asked for tools after the step limit.
     StepLimit,
     /// The reply was cut (token limit, content filter) with tool calls in it: none ran.
@@ -36,6 +40,8 @@ impl TurnStop {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Answer => "answer",
+            Self::Length => "length",
+            Self::ContentFilter => "content_filter",
             Self::StepLimit => "step_limit",
             Self::CutCall => "cut_call",
             Self::ToolsOff => "tools_off",
@@ -123,8 +129,10 @@ impl TurnAccount {
             settle_unrun(reply, ToolStatus::Skipped, &refusal_output(&why));
             reply.revision += 1;
         }
+        // A cut or filtered answer says so on the message itself (its finish reason), which each
+        // driver shows its own way: the chat screen on the message, headless on stderr.
         let notice = match stop {
-            Stop::Answer | Stop::Error | Stop::Cancelled => None,
+            Stop::Answer | Stop::Length | Stop::ContentFilter | Stop::Error | Stop::Cancelled => None,
             Stop::StepLimit | Stop::CutCall | Stop::ToolsOff => Some(why),
         };
         Next::Stop { stop, notice }
@@ -178,7 +186,11 @@ fn stop_reason(policy: &TurnPolicy, reply: &Message, rounds: usize) -> Option<(T
         _ if reply.error.is_some() || reply.status != MessageStatus::Complete => {
             (Stop::Error, "the reply failed before the calls could be trusted".into())
         }
-        _ if calls.is_empty() => (Stop::Answer, String::new()),
+        _ if calls.is_empty() => match main.finish_reason.as_deref() {
+            Some("length") => (Stop::Length, String::new()),
+            Some("content_filter") => (Stop::ContentFilter, String::new()),
+            _ => (Stop::Answer, String::new()),
+        },
         _ => match main.finish_reason.as_deref() {
             Some("length") => (
                 Stop::CutCall,

@@ -129,6 +129,27 @@ fn usage_adds_up_over_the_turn() {
     assert!(u.get("requests").is_none());
 }
 
+/// `turn.stop` says what stopped an answer: a cut or filtered one is not a plain "answer".
+#[test]
+fn a_cut_or_filtered_answer_says_so_in_its_stop() {
+    let r = Registry::builtins();
+    for (finish, stop, word) in [
+        ("stop", TurnStop::Answer, "answer"),
+        ("length", TurnStop::Length, "length"),
+        ("content_filter", TurnStop::ContentFilter, "content_filter"),
+        ("something_new", TurnStop::Answer, "answer"),
+    ] {
+        let mut acc = TurnAccount::default();
+        let next = acc.after_reply(&policy(ToolMode::Auto), &mut reply(finish, &[]), &r, &no_session);
+        assert_eq!(next, Next::Stop { stop, notice: None }, "{finish}");
+        assert_eq!(acc.summary()["stop"], word, "{finish}");
+    }
+    // With calls in it, a filtered reply is still a cut call (none ran).
+    let mut acc = TurnAccount::default();
+    let next = acc.after_reply(&policy(ToolMode::Auto), &mut reply("content_filter", &[("x", "{}")]), &r, &no_session);
+    assert!(matches!(next, Next::Stop { stop: TurnStop::CutCall, notice: Some(_) }));
+}
+
 #[test]
 fn no_tool_is_offered_when_tools_are_off() {
     let r = Registry::builtins();

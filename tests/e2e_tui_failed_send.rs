@@ -1,0 +1,55 @@
+//! End to end in tmux: a send the server refuses for good (llama.cpp's real answer to an image
+//! for a model without vision, a 500 that is not retried) gives the draft back as the user left
+//! it: the big paste as its chip, the attachment chip, and the error with what to do. Skips when
+//! tmux is not installed.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+mod scripted;
+
+use common::tmux::{Tmux, tmux_available};
+use scripted::{Reply, Server};
+
+fn png() -> Vec<u8> {
+    let mut out = Vec::new();
+    image::RgbImage::new(8, 8).write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Png).unwrap();
+    out
+}
+
+#[test]
+fn a_refused_send_gives_back_the_draft_with_its_chips() {
+    if !tmux_available() {
+        return;
+    }
+    let body = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sse/llamacpp_error_no_vision.json"),
+    )
+    .unwrap();
+    // The second answer is there only if palaver retried, which it must not.
+    let server = Server::start(vec![Reply::json(500, body.trim()), Reply::json(500, body.trim())]);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.png"), png()).unwrap();
+    let t = Tmux::launch(&format!("--base-url {} --model m", server.base_url)).keep_cwd(dir).start();
+    t.wait_ready();
+    t.send("/attach ./a.png");
+    t.wait_for("the attachment chip", |s| s.contains("▣ a.png 8×8"));
+    let paste = tempfile::NamedTempFile::new().unwrap();
+    let text: String = (0..300).map(|i| format!("log line {i:04}\n")).collect();
+    std::fs::write(paste.path(), &text).unwrap();
+    t.type_text("look at ");
+    t.tmux(&["load-buffer", &paste.path().display().to_string()]);
+    t.tmux(&["paste-buffer", "-p", "-t", "main"]);
+    t.wait_for("the paste chip", |s| s.contains("[pasted 300 lines"));
+    t.keys(&["Enter"]);
+    let s = t.wait_for("the error and the draft", |s| {
+        s.contains("m · failed") && s.contains("the chat screen)") && s.contains("look at [pasted")
+    });
+    assert!(s.contains("read images: remove the image, or send it to a model that can"), "what to do: {s}");
+    assert!(s.contains("look at [pasted 300 lines"), "the paste is back as its chip: {s}");
+    assert!(!s.lines().any(|l| l.contains("log line 0001") && l.contains("│ >")), "{s}");
+    assert!(s.contains("▣ a.png 8×8"), "the attachment chip is back: {s}");
+    assert!(!s.contains("retry 1"), "not retried: {s}");
+    assert_eq!(server.requests().len(), 1, "not retried");
+    t.quit();
+}
