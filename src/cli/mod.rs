@@ -5,6 +5,7 @@ pub mod args;
 pub mod compare;
 pub mod compare_set;
 pub mod config_cmd;
+pub mod continued;
 pub mod exit;
 pub mod headless;
 pub mod history;
@@ -124,14 +125,16 @@ pub async fn run(cli: Cli) -> u8 {
                 if let Err(code) = screen_possible() {
                     return code;
                 }
-                let t = match target::resolve(g, &cfg).await {
+                let (t, flags) = match continued::resolve(g, &cfg, &paths).await {
                     Ok(t) => t,
                     Err(e) => return usage(&e.0),
                 };
+                // A continued conversation's target is already its own (or what a flag said).
                 let reopen = crate::app::persist::Reopen {
-                    last: g.continue_last,
-                    id: g.resume.clone(),
-                    keep_model: !g.model.is_empty(),
+                    last: flags.continue_last,
+                    id: flags.resume.clone(),
+                    keep_model: t.continued.is_some() || !g.model.is_empty(),
+                    notice: t.continued.as_ref().and_then(crate::engine::target::Continued::notice),
                 };
                 let settings = headless::settings(g, &t);
                 return crate::interactive::run_with(t, cfg, paths, settings, reopen).await;
@@ -148,12 +151,15 @@ pub async fn run(cli: Cli) -> u8 {
             if prompt.trim().is_empty() && g.attach.is_empty() {
                 return usage("the prompt is empty");
             }
-            let t = match target::resolve(g, &cfg).await {
+            let (t, flags) = match continued::resolve(g, &cfg, &paths).await {
                 Ok(t) => t,
                 Err(e) => return usage(&e.0),
             };
             if let Some(note) = target::fallback_note(&t) {
                 eprintln!("{note}");
+            }
+            if let Some(n) = t.continued.as_ref().and_then(crate::engine::target::Continued::notice) {
+                eprintln!("palaver: {}", crate::text::sanitize::sanitize(&n));
             }
             // Every attachment is read, typed and checked before anything starts or is sent.
             let mut user = crate::engine::Message::user(&prompt);
@@ -166,7 +172,7 @@ pub async fn run(cli: Cli) -> u8 {
                 Err(e) => return usage(&e),
             }
             let registry = build_registry(&cfg, &paths).await;
-            headless::run_prompt(g, &t, &registry, user).await
+            headless::run_prompt(&flags, &t, &registry, user).await
         }
     }
 }

@@ -104,6 +104,7 @@ impl State {
                         .collect(),
                     chain_responses: profile.previous_response_id.unwrap_or(false),
                     attachments: profile.attachments,
+                    base_url: profile.base_url.as_deref().map(crate::engine::target::storable_url),
                 }
             }
             None => TargetInfo { model: spec.to_owned(), ..self.target.clone() },
@@ -153,6 +154,7 @@ impl State {
         m.model = Some(col.target.model.clone());
         m.provider = Some(col.target.provider.clone());
         m.api = Some(col.target.api.name().to_owned());
+        m.base_url.clone_from(&col.target.base_url);
         let id = col.transcript.push_message(m);
         col.live = Some(Live { id, started_ms: None, draft: None });
         col.scroll = None;
