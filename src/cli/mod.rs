@@ -10,6 +10,7 @@ pub mod exit;
 pub mod headless;
 pub mod history;
 pub mod interrupt;
+pub mod models;
 pub mod render;
 pub mod result;
 pub mod target;
@@ -110,16 +111,7 @@ pub async fn run(cli: Cli) -> u8 {
                 g.api.map(|a| if a == ApiArg::Responses { crate::api::Api::Responses } else { crate::api::Api::Chat });
             headless::replay(g, file, api)
         }
-        Some(Command::Models) => {
-            let t = match target::resolve(g, &cfg).await {
-                Ok(t) => t,
-                Err(e) => return usage(&e.0),
-            };
-            if let Some(note) = target::fallback_note(&t) {
-                eprintln!("{note}");
-            }
-            models(&t, &cfg).await
-        }
+        Some(Command::Models) => models::run(g, &cfg).await,
         None => {
             if g.prompt.is_none() && std::io::stdin().is_terminal() {
                 if let Err(code) = screen_possible() {
@@ -230,32 +222,6 @@ async fn serve_demo(addr: &str) -> u8 {
         return EXIT_PROVIDER;
     }
     EXIT_OK
-}
-
-async fn models(t: &target::Target, cfg: &crate::config::Config) -> u8 {
-    let mut listed: Vec<String> = Vec::new();
-    let mut status = EXIT_OK;
-    match crate::api::models::list(&t.endpoint).await {
-        Ok(ids) => listed.extend(ids),
-        Err(e) => {
-            eprintln!("palaver: GET /models failed: {e}");
-            status = EXIT_PROVIDER;
-        }
-    }
-    let demo = t.demo.is_some();
-    for id in &listed {
-        // The demo's models are scripted: say so, so nobody mistakes them for a provider's.
-        match crate::demo::MODELS.iter().find(|(m, _)| demo && m == id) {
-            Some((_, what)) => println!("{id}\t(demo: {what})"),
-            None => println!("{id}"),
-        }
-    }
-    if let Some(p) = cfg.providers.get(&t.provider) {
-        for m in p.models.iter().filter(|m| !listed.contains(m)) {
-            println!("{m}\t(configured)");
-        }
-    }
-    status
 }
 
 /// The session's tools: built-ins, user tools and MCP servers; problems are printed as notices.

@@ -294,3 +294,77 @@ pub fn host_of(url: &str) -> String {
     let rest = url.split("://").nth(1).unwrap_or(url);
     rest.split(['/', ':']).next().unwrap_or("custom").to_owned()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(text: &str) -> Config {
+        Config::parse(text, std::path::Path::new("config.toml")).unwrap()
+    }
+
+    const TWO: &str = "[providers.a]\nbase_url = \"http://127.0.0.1:9501/v1\"\nmodels = [\"m-a\", \"shared\"]\n\
+                       [providers.b]\nbase_url = \"http://127.0.0.1:9502/v1\"\nmodels = [\"m-b\", \"shared\"]\n";
+
+    #[test]
+    fn the_only_provider_is_the_default() {
+        let c = cfg("[providers.local]\nbase_url = \"http://127.0.0.1:9500/v1\"\n");
+        let s = choose(&Global::default(), &c).unwrap();
+        assert_eq!(s, Source::Profile { name: "local".into(), from: "the only provider in config.toml".into() });
+    }
+
+    #[test]
+    fn several_providers_and_no_default_is_a_usage_error_naming_them() {
+        let e = choose(&Global::default(), &cfg(TWO)).err().unwrap();
+        assert!(e.0.contains("2 providers (a, b)") && e.0.contains("--provider"), "{}", e.0);
+        // Never the quiet fall back to api.openai.com: not even with a key in the environment.
+        assert!(!e.0.contains("openai.com"));
+        // A flag or default_provider chooses.
+        let g = Global { provider: Some("b".into()), ..Global::default() };
+        assert!(matches!(choose(&g, &cfg(TWO)), Ok(Source::Profile { name, .. }) if name == "b"));
+        let with_default = format!("default_provider = \"a\"\n{TWO}");
+        assert!(matches!(choose(&Global::default(), &cfg(&with_default)), Ok(Source::Profile { name, .. }) if name == "a"));
+        // --base-url needs no choice.
+        let g = Global { base_url: Some("http://127.0.0.1:1/v1".into()), ..Global::default() };
+        assert!(matches!(choose(&g, &cfg(TWO)), Ok(Source::Url { profile: None, .. })));
+    }
+
+    #[tokio::test]
+    async fn a_misspelt_default_provider_names_the_closest() {
+        let c = cfg(&format!("default_provider = \"bb\"\n{TWO}"));
+        let e = resolve(&Global::default(), &c).await.err().unwrap();
+        assert!(e.0.contains("default_provider in config.toml names `bb`") && e.0.contains("did you mean `b`?"), "{}", e.0);
+    }
+
+    #[test]
+    fn a_bare_compare_model_goes_to_the_provider_that_lists_it() {
+        let c = cfg(TWO);
+        let g = Global::default();
+        assert_eq!(column_provider(&g, &c, "m-b").unwrap(), (Some("b".into()), "m-b".into()));
+        assert_eq!(column_provider(&g, &c, "m-a").unwrap(), (Some("a".into()), "m-a".into()));
+        // provider/model keeps working, and a model with a slash that names no provider is a model.
+        assert_eq!(column_provider(&g, &c, "b/x").unwrap(), (Some("b".into()), "x".into()));
+        assert_eq!(column_provider(&g, &c, "org/x").unwrap(), (None, "org/x".into()));
+        // Listed by nobody: the default target.
+        assert_eq!(column_provider(&g, &c, "other").unwrap(), (None, "other".into()));
+        // Listed by several: name one.
+        let e = column_provider(&g, &c, "shared").err().unwrap();
+        assert!(e.0.contains("(a, b)") && e.0.contains("-m a/shared"), "{}", e.0);
+        // …unless the default provider is one of them.
+        let c = cfg(&format!("default_provider = \"b\"\n{TWO}"));
+        assert_eq!(column_provider(&g, &c, "shared").unwrap(), (None, "shared".into()));
+        // A flag that names the target sends bare models there.
+        let g = Global { provider: Some("a".into()), ..Global::default() };
+        assert_eq!(column_provider(&g, &c, "m-b").unwrap(), (None, "m-b".into()));
+    }
+
+    #[tokio::test]
+    async fn compare_columns_resolve_to_their_providers() {
+        let c = cfg(TWO);
+        let models = vec!["m-a".to_owned(), "m-b".to_owned()];
+        let t = resolve_columns(&Global::default(), &c, &models).await.unwrap();
+        let got: Vec<(&str, &str, &str)> =
+            t.iter().map(|t| (t.provider.as_str(), t.model.as_str(), t.endpoint.base_url.as_str())).collect();
+        assert_eq!(got, [("a", "m-a", "http://127.0.0.1:9501/v1"), ("b", "m-b", "http://127.0.0.1:9502/v1")]);
+    }
+}

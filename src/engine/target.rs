@@ -196,3 +196,52 @@ impl TurnSettings {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn storable_urls_keep_no_secret() {
+        assert_eq!(storable_url("http://127.0.0.1:8080/v1"), "http://127.0.0.1:8080/v1");
+        assert_eq!(storable_url("https://user:pa55@host.example/v1"), "https://host.example/v1");
+        assert_eq!(storable_url("https://tok@host.example:8443/v1/"), "https://host.example:8443/v1/");
+        assert_eq!(
+            storable_url("https://h/v1?api-version=2024-10-21&key=AIza-secret&access_token=t#frag"),
+            "https://h/v1?api-version=2024-10-21"
+        );
+        assert_eq!(storable_url("https://h/v1?key=s"), "https://h/v1");
+        // An @ in the path is not user info.
+        assert_eq!(storable_url("http://h/v1/@models"), "http://h/v1/@models");
+    }
+
+    #[test]
+    fn the_served_model_shows_beside_the_asked_one_only_when_it_differs() {
+        assert_eq!(model_label(Some("gpt-4o-mini"), Some("gpt-4o-mini")), "gpt-4o-mini");
+        assert_eq!(model_label(Some("gpt-4o-mini"), None), "gpt-4o-mini");
+        assert_eq!(
+            model_label(Some("gpt-4o-mini"), Some("gpt-4o-mini-2024-07-18")),
+            "asked gpt-4o-mini · served gpt-4o-mini-2024-07-18"
+        );
+        assert_eq!(model_label(None, Some("x")), "x");
+        assert_eq!(model_label(None, None), "assistant");
+        assert_eq!(served_differs(Some("a"), Some("")), None);
+    }
+
+    #[test]
+    fn a_continued_conversation_names_each_change_once_in_one_line() {
+        let c = Continued {
+            id: "c1".into(),
+            before: StoredTarget::default(),
+            changes: vec![Change { what: "provider", before: "a".into(), after: "b".into(), why: "--provider".into() }],
+            note: None,
+        };
+        assert_eq!(c.notice().as_deref(), Some("conversation c1 continues with a change: provider a → b (--provider)"));
+        let j = c.json();
+        assert_eq!(j["changed"][0]["after"], "b");
+        assert_eq!(j["id"], "c1");
+        let same = Continued { changes: Vec::new(), ..c };
+        assert_eq!(same.notice(), None);
+        assert!(same.json()["changed"].as_array().is_some_and(Vec::is_empty));
+    }
+}
