@@ -5,8 +5,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
 mod scripted;
 
+use common::tmux::{Tmux, tmux_available};
 use scripted::{Reply, Server};
 use serde_json::Value;
 use std::path::Path;
@@ -174,7 +176,7 @@ fn the_provider_is_the_one_configured_one_or_the_user_says_which() {
     assert!(err(&o).contains("no default_provider") && err(&o).contains("a, b"), "{}", err(&o));
     let o = palaver(h.path(), &["config"]);
     assert!(!out(&o).contains("is set"), "no reason that is false:\n{}", out(&o));
-    assert!(out(&o).contains("none chosen among a, b"), "{}", out(&o));
+    assert!(out(&o).contains("none of a, b") && out(&o).contains("exit 2"), "{}", out(&o));
     // Misspelt: config check names the closest.
     std::fs::write(h.path().join("config.toml"), format!("default_provider = \"bb\"\n{two}")).unwrap();
     let o = palaver(h.path(), &["config", "check"]);
@@ -244,4 +246,34 @@ fn bare_compare_models_go_to_the_provider_that_lists_them_and_headers_show_the_s
     let s = out(&o);
     assert!(s.contains("── model-a (a) ──"), "{s}");
     assert!(s.contains("── asked model-b · served model-b-0324 (b) ──"), "{s}");
+}
+
+#[test]
+fn the_chat_screen_continues_on_the_conversations_server_and_says_when_a_flag_moves_it() {
+    if !tmux_available() {
+        return;
+    }
+    // Each reply names the turn it answers, counted from the history the server was sent.
+    let s = Server::start_fn(|seen| {
+        let turns = body(seen)["messages"].as_array().map_or(0, |m| m.iter().filter(|m| m["role"] == "user").count());
+        chat(&format!("scripted reply to turn {turns}"), "SmolLM2")
+    });
+    let h = home("");
+    let o = palaver(h.path(), &["--base-url", &s.base_url, "-m", "SmolLM2", "-p", "remember pelican"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let t = Tmux::launch("--continue").home(h.path()).keys_one_at_a_time().start();
+    t.wait_for("the reopened conversation", |s| s.contains("reopened “remember pelican”"));
+    t.send("and now?");
+    let screen = t.wait_for("the second reply", |s| s.contains("scripted reply to turn 2"));
+    assert!(!screen.contains("demo"), "{screen}");
+    let sent = chats(&s);
+    assert_eq!(sent.len(), 2);
+    assert_eq!(sent[1]["model"], "SmolLM2");
+    t.quit();
+    drop(t);
+    // --demo moves it: the transcript says so, naming before and after.
+    let t = Tmux::launch("--continue --demo").home(h.path()).keys_one_at_a_time().start();
+    // (The notice wraps at the transcript's width.)
+    t.wait_for("the notice", |s| s.contains("with a change: provider 127.0.0.1") && s.contains("→ demo (--demo)"));
+    t.quit();
 }

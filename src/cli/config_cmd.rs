@@ -229,8 +229,8 @@ fn next_run(g: &Global, cfg: &Config) -> Vec<(&'static str, String, String)> {
         return rows;
     }
     if let (None, None, crate::config::ProviderChoice::Several(names)) = (&g.base_url, &named, &choice) {
-        let what = format!("none chosen among {}: an error", names.join(", "));
-        rows.push(("provider", what, "no default_provider and no --provider".to_owned()));
+        let what = format!("none of {}", names.join(", "));
+        rows.push(("provider", what, "no default_provider, no --provider: runs stop (exit 2)".to_owned()));
         return rows;
     }
     let profile = named.as_ref().and_then(|(n, _)| cfg.providers.get(n));

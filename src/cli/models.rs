@@ -79,9 +79,8 @@ fn configured(cfg: &Config, provider: &str) -> Vec<String> {
 async fn list_one(t: &Target, cfg: &Config) -> Group {
     let base_url = (t.demo.is_none()).then(|| storable_url(&t.endpoint.base_url));
     let (listed, error) = match crate::api::models::list(&t.endpoint).await {
-        // The full URL may carry a password: messages name the stored form.
         Ok(ids) => (ids, None),
-        Err(e) => (Vec::new(), Some(format!("GET /models failed: {}", e.replace(&t.endpoint.base_url, &storable_url(&t.endpoint.base_url))))),
+        Err(e) => (Vec::new(), Some(format!("GET /models failed: {e}"))),
     };
     let configured = configured(cfg, &t.provider).into_iter().filter(|m| !listed.contains(m)).collect();
     Group { provider: t.provider.clone(), base_url, listed, configured, error, demo: t.demo.is_some() }
