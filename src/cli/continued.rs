@@ -99,7 +99,11 @@ fn plan(g: &Global, cfg: &Config, stored: &StoredTarget) -> Plan {
     let is_profile = |p: &str| cfg.providers.contains_key(p);
     let profile = stored_p.filter(|p| is_profile(p)).map(str::to_owned);
     if g.demo {
-        return Plan { source: Some(Source::Demo { fallback: None }), keep_model: stored_p == Some("demo"), ..Plan::default() };
+        return Plan {
+            source: Some(Source::Demo { fallback: None }),
+            keep_model: stored_p == Some("demo"),
+            ..Plan::default()
+        };
     }
     if let Some(p) = &g.provider {
         let source = match &g.base_url {
@@ -114,7 +118,9 @@ fn plan(g: &Global, cfg: &Config, stored: &StoredTarget) -> Plan {
         return Plan { source: Some(source), keep_model: stored_p != Some("demo"), ..Plan::default() };
     }
     match (stored_p, &stored.base_url) {
-        (Some("demo"), _) => Plan { source: Some(Source::Demo { fallback: None }), keep_model: true, ..Plan::default() },
+        (Some("demo"), _) => {
+            Plan { source: Some(Source::Demo { fallback: None }), keep_model: true, ..Plan::default() }
+        }
         (Some(p), url) if is_profile(p) => {
             let configured = cfg.providers.get(p).and_then(|c| c.base_url.as_deref()).map(storable_url);
             match url {
@@ -140,10 +146,16 @@ fn plan(g: &Global, cfg: &Config, stored: &StoredTarget) -> Plan {
             // `openai`, or a profile that is gone; the base URL it used is where it goes.
             let gone = p.filter(|p| *p != "openai" && *p != target::host_of(u));
             Plan {
-                source: Some(Source::Url { url: u.clone(), profile: None, name: p.filter(|_| gone.is_none()).map(str::to_owned) }),
+                source: Some(Source::Url {
+                    url: u.clone(),
+                    profile: None,
+                    name: p.filter(|_| gone.is_none()).map(str::to_owned),
+                }),
                 keep_model: true,
                 why: gone.map(|p| {
-                    format!("`{p}` is no longer a provider in config.toml; going to the base URL this conversation used")
+                    format!(
+                        "`{p}` is no longer a provider in config.toml; going to the base URL this conversation used"
+                    )
                 }),
                 ..Plan::default()
             }

@@ -79,9 +79,8 @@ pub async fn build(g: &Global, cfg: &Config, source: Source) -> Result<Target, U
     let key_env = g.api_key_env.clone().unwrap_or_else(|| "OPENAI_API_KEY".into());
     let (name, profile, base_url, key, demo, fallback) = match source {
         Source::Demo { fallback } => {
-            let server = demo::spawn_local()
-                .await
-                .map_err(|e| UsageError(format!("cannot start the demo provider: {e}")))?;
+            let server =
+                demo::spawn_local().await.map_err(|e| UsageError(format!("cannot start the demo provider: {e}")))?;
             let url = server.base_url.clone();
             let server = Some(std::sync::Arc::new(server));
             ("demo".to_owned(), ProviderProfile::default(), url, Secret::default(), server, fallback)
@@ -178,8 +177,7 @@ fn profile_and_key(
         }
     }
     let var = g.api_key_env.clone().or_else(|| profile.api_key_env.clone()).unwrap_or_else(|| key_env.to_owned());
-    let key =
-        resolve_key(&var, profile.api_key_cmd.as_deref(), profile.key_cmd_timeout(), true).map_err(UsageError)?;
+    let key = resolve_key(&var, profile.api_key_cmd.as_deref(), profile.key_cmd_timeout(), true).map_err(UsageError)?;
     Ok((profile, key))
 }
 
@@ -323,7 +321,9 @@ mod tests {
         let g = Global { provider: Some("b".into()), ..Global::default() };
         assert!(matches!(choose(&g, &cfg(TWO)), Ok(Source::Profile { name, .. }) if name == "b"));
         let with_default = format!("default_provider = \"a\"\n{TWO}");
-        assert!(matches!(choose(&Global::default(), &cfg(&with_default)), Ok(Source::Profile { name, .. }) if name == "a"));
+        assert!(
+            matches!(choose(&Global::default(), &cfg(&with_default)), Ok(Source::Profile { name, .. }) if name == "a")
+        );
         // --base-url needs no choice.
         let g = Global { base_url: Some("http://127.0.0.1:1/v1".into()), ..Global::default() };
         assert!(matches!(choose(&g, &cfg(TWO)), Ok(Source::Url { profile: None, .. })));
@@ -333,7 +333,11 @@ mod tests {
     async fn a_misspelt_default_provider_names_the_closest() {
         let c = cfg(&format!("default_provider = \"bb\"\n{TWO}"));
         let e = resolve(&Global::default(), &c).await.err().unwrap();
-        assert!(e.0.contains("default_provider in config.toml names `bb`") && e.0.contains("did you mean `b`?"), "{}", e.0);
+        assert!(
+            e.0.contains("default_provider in config.toml names `bb`") && e.0.contains("did you mean `b`?"),
+            "{}",
+            e.0
+        );
     }
 
     #[test]

@@ -107,7 +107,11 @@ impl State {
                     base_url: profile.base_url.as_deref().map(crate::engine::target::storable_url),
                 }
             }
-            None => TargetInfo { model: spec.to_owned(), ..self.target.clone() },
+            // A bare model goes to the one provider that lists it (as on the command line).
+            None => match self.cfg.providers_listing(spec).as_slice() {
+                [only] if *only != self.target.provider => self.column_target(&format!("{only}/{spec}")),
+                _ => TargetInfo { model: spec.to_owned(), ..self.target.clone() },
+            },
         }
     }
 

@@ -212,10 +212,8 @@ fn header(state: &State, m: &Message, hidden: Option<&str>) -> Line<'static> {
             // In an arena before the vote the reply is signed with the column's letter only.
             let name = match hidden {
                 Some(letter) => letter.to_owned(),
-                None => {
-                    sanitize(&crate::engine::target::model_label(m.model.as_deref(), m.meta.model.as_deref()))
-                        .into_owned()
-                }
+                None => sanitize(&crate::engine::target::model_label(m.model.as_deref(), m.meta.model.as_deref()))
+                    .into_owned(),
             };
             let mut spans = vec![Span::styled(name, theme.style(R::Assistant).add_modifier(Modifier::BOLD))];
             let meta = match m.status {
