@@ -150,6 +150,15 @@ fn a_conversation_on_a_provider_continues_there_and_a_flag_that_moves_it_is_said
     let sent = chats(&b);
     assert_eq!(sent.len(), 1);
     assert!(sent[0]["messages"].to_string().contains("more"), "the history goes along");
+    // A try that failed (a dead address) does not move the conversation: the next --continue
+    // goes back to where the last answer came from.
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("http://127.0.0.1:{dead}/v1");
+    let o = palaver(h.path(), &["--continue", "--base-url", &url, "-p", "typo", "--json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let o = palaver(h.path(), &["--continue", "-p", "back?", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert_eq!((result_of(&o)["provider"].as_str(), chats(&b).len()), (Some("b"), 2));
     // The provider gone from the config: continues at its recorded base URL and says so.
     let o = palaver(h.path(), &["--provider", "a", "-p", "fresh", "--json"]);
     assert_eq!(o.status.code(), Some(0));

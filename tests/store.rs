@@ -285,9 +285,6 @@ fn search_finds_highlights_and_takes_punctuation_literally() {
 
 /// The index holds finished messages: a streaming reply is indexed once, when it ends, and a
 /// file migrated with a reply still live (indexed by the old triggers) stays consistent.
-/// The schema version before migration 4 (the search index holds finished replies only).
-const BEFORE_INDEX_FINISHED: u32 = 3;
-
 #[test]
 fn a_reply_is_indexed_once_when_it_stops_streaming() {
     let fts_ok = |path: &Path| {
@@ -305,7 +302,7 @@ fn a_reply_is_indexed_once_when_it_stops_streaming() {
     // A file at the version before, with a reply still streaming when palaver stopped.
     {
         let mut c = rusqlite::Connection::open(&path).unwrap();
-        schema::migrate_to(&mut c, BEFORE_INDEX_FINISHED).unwrap();
+        schema::migrate_to(&mut c, schema::SCHEMA_VERSION - 1).unwrap();
     }
     let (store, _) = open(dir.path());
     let id = conversation(&store, "live");
@@ -335,7 +332,7 @@ fn a_reply_is_indexed_once_when_it_stops_streaming() {
     let old = dir.path().join("old.sqlite3");
     {
         let mut c = rusqlite::Connection::open(&old).unwrap();
-        schema::migrate_to(&mut c, BEFORE_INDEX_FINISHED).unwrap();
+        schema::migrate_to(&mut c, schema::SCHEMA_VERSION - 1).unwrap();
         c.execute_batch(
             "INSERT INTO conversations (id, title, created_at, updated_at) VALUES ('c', '', 1, 1);
              INSERT INTO messages (conversation_id, position, role, content, status, writer, body, created_at, updated_at)

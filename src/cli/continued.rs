@@ -1,5 +1,5 @@
 //! `--continue` and `--resume ID`: a conversation goes on where it was — its provider, base URL,
-//! model and API, as the store recorded them with its last reply — unless a flag overrides one.
+//! model and API, as the store recorded them with its last answer — unless a flag overrides one.
 //! Whatever is different (a flag, a provider gone from `config.toml`) is written down in the
 //! target's `continued`, which stderr, the chat screen and the `--json` result line report.
 //! Resolving a provider into an endpoint stays in `target.rs`.

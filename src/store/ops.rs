@@ -241,19 +241,16 @@ fn save(
         save_frames(db, row, &msg.frames[..keep], ctx)?;
     }
     let assistant = msg.role() == crate::engine::message::Role::Assistant;
-    // The base URL goes with the provider it was asked from (none for the demo), so the row
-    // always names where the last reply came from: `--continue` goes back there.
     db.prepare_cached(
         "UPDATE conversations SET updated_at = ?2, model = COALESCE(?3, model), provider = COALESCE(?4, provider),
-         api = COALESCE(?5, api), base_url = CASE WHEN ?4 IS NULL THEN base_url ELSE ?6 END WHERE id = ?1",
+         api = COALESCE(?5, api) WHERE id = ?1",
     )?
     .execute(params![
         conv,
         int(now_ms()),
         msg.model.as_ref().filter(|_| assistant),
         msg.provider.as_ref().filter(|_| assistant),
-        msg.api.as_ref().filter(|_| assistant),
-        msg.base_url.as_ref().filter(|_| assistant)
+        msg.api.as_ref().filter(|_| assistant)
     ])?;
     Ok(())
 }
