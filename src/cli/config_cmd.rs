@@ -235,9 +235,28 @@ fn next_run(g: &Global, cfg: &Config) -> Vec<(&'static str, String, String)> {
     }
     let profile = named.as_ref().and_then(|(n, _)| cfg.providers.get(n));
     let pname = named.as_ref().map_or("openai".to_owned(), |(n, _)| n.clone());
-    match (&g.base_url, &named) {
+    rows.extend(where_rows(g, named.as_ref(), profile, (&key_env, env_key), env_url));
+    let (a, from) = api_row(profile, &pname);
+    rows.push(("api", a, from));
+    let (m, from) = model_row(profile, &pname, "gpt-4o-mini");
+    rows.push(("model", m, from));
+    let key = profile.map_or_else(|| format!("${key_env} ({})", var_state(&key_env)), |p| key_source(p, g));
+    rows.push(("key", key, "never shown".to_owned()));
+    rows
+}
+
+/// The provider and base URL rows of the next run (not the demo, not several unchosen).
+fn where_rows(
+    g: &Global,
+    named: Option<&(String, &str)>,
+    profile: Option<&ProviderProfile>,
+    (key_env, env_key): (&str, bool),
+    env_url: Option<String>,
+) -> Vec<(&'static str, String, String)> {
+    let mut rows = Vec::new();
+    match (&g.base_url, named) {
         (Some(url), _) => {
-            let (name, from) = named.as_ref().map_or_else(
+            let (name, from) = named.map_or_else(
                 || (super::target::host_of(url), "--base-url (named after its host)".to_owned()),
                 |(n, f)| (n.clone(), (*f).to_owned()),
             );
@@ -267,11 +286,5 @@ fn next_run(g: &Global, cfg: &Config) -> Vec<(&'static str, String, String)> {
             rows.push(("base_url", url, from));
         }
     }
-    let (a, from) = api_row(profile, &pname);
-    rows.push(("api", a, from));
-    let (m, from) = model_row(profile, &pname, "gpt-4o-mini");
-    rows.push(("model", m, from));
-    let key = profile.map_or_else(|| format!("${key_env} ({})", var_state(&key_env)), |p| key_source(p, g));
-    rows.push(("key", key, "never shown".to_owned()));
     rows
 }

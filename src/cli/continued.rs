@@ -96,8 +96,7 @@ struct Plan {
 
 fn plan(g: &Global, cfg: &Config, stored: &StoredTarget) -> Plan {
     let stored_p = stored.provider.as_deref();
-    let is_profile = |p: &str| cfg.providers.contains_key(p);
-    let profile = stored_p.filter(|p| is_profile(p)).map(str::to_owned);
+    let profile = stored_p.filter(|p| cfg.providers.contains_key(*p)).map(str::to_owned);
     if g.demo {
         return Plan {
             source: Some(Source::Demo { fallback: None }),
@@ -117,40 +116,21 @@ fn plan(g: &Global, cfg: &Config, stored: &StoredTarget) -> Plan {
         let source = Source::Url { url: url.clone(), profile, name: None };
         return Plan { source: Some(source), keep_model: stored_p != Some("demo"), ..Plan::default() };
     }
-    match (stored_p, &stored.base_url) {
-        (Some("demo"), _) => {
-            Plan { source: Some(Source::Demo { fallback: None }), keep_model: true, ..Plan::default() }
-        }
-        (Some(p), url) if is_profile(p) => {
-            let configured = cfg.providers.get(p).and_then(|c| c.base_url.as_deref()).map(storable_url);
-            match url {
-                // The conversation's own base URL, though the profile now names another.
-                Some(u) if configured.as_ref().is_some_and(|c| c != u) => Plan {
-                    source: Some(Source::Url { url: u.clone(), profile: Some(p.to_owned()), name: None }),
-                    keep_model: true,
-                    note: Some(format!(
-                        "providers.{p}.base_url is now {}; this conversation stays at {u} (--provider {p} uses the profile's)",
-                        configured.unwrap_or_default()
-                    )),
-                    ..Plan::default()
-                },
-                _ => Plan {
-                    source: Some(Source::Profile { name: p.to_owned(), from: "this conversation".into() }),
-                    keep_model: true,
-                    ..Plan::default()
-                },
-            }
-        }
+    from_record(g, cfg, stored)
+}
+
+/// No flag names a target: where the conversation's record says.
+fn from_record(g: &Global, cfg: &Config, stored: &StoredTarget) -> Plan {
+    match (stored.provider.as_deref(), &stored.base_url) {
+        (Some("demo"), _) => stay_on_demo(g, cfg),
+        (Some(p), url) if cfg.providers.contains_key(p) => on_profile(cfg, p, url.as_deref()),
         (p, Some(u)) => {
             // Not a profile: a bare `--base-url` (named by its host), the environment's
             // `openai`, or a profile that is gone; the base URL it used is where it goes.
             let gone = p.filter(|p| *p != "openai" && *p != target::host_of(u));
+            let name = p.filter(|_| gone.is_none()).map(str::to_owned);
             Plan {
-                source: Some(Source::Url {
-                    url: u.clone(),
-                    profile: None,
-                    name: p.filter(|_| gone.is_none()).map(str::to_owned),
-                }),
+                source: Some(Source::Url { url: u.clone(), profile: None, name }),
                 keep_model: true,
                 why: gone.map(|p| {
                     format!(
@@ -170,6 +150,48 @@ fn plan(g: &Global, cfg: &Config, stored: &StoredTarget) -> Plan {
             ..Plan::default()
         },
         (None, None) => Plan { source: None, keep_model: true, ..Plan::default() },
+    }
+}
+
+/// A conversation with the demo stays with it; said when a provider is set up by now.
+fn stay_on_demo(g: &Global, cfg: &Config) -> Plan {
+    match target::choose(g, cfg) {
+        // A fresh run would be the demo too: the same note as a fresh run, if any.
+        Ok(Source::Demo { fallback }) => {
+            Plan { source: Some(Source::Demo { fallback }), keep_model: true, ..Plan::default() }
+        }
+        _ => Plan {
+            source: Some(Source::Demo { fallback: None }),
+            keep_model: true,
+            note: Some(
+                "it is with the built-in demo provider (scripted answers, not a model) and stays there; \
+                 --provider NAME or --base-url URL moves it"
+                    .into(),
+            ),
+            ..Plan::default()
+        },
+    }
+}
+
+/// A conversation on profile `p` stays on it, at its own base URL `url` when it has one.
+fn on_profile(cfg: &Config, p: &str, url: Option<&str>) -> Plan {
+    let configured = cfg.providers.get(p).and_then(|c| c.base_url.as_deref()).map(storable_url);
+    match url {
+        // The conversation's own base URL, though the profile now names another.
+        Some(u) if configured.as_deref().is_some_and(|c| c != u) => Plan {
+            source: Some(Source::Url { url: u.to_owned(), profile: Some(p.to_owned()), name: None }),
+            keep_model: true,
+            note: Some(format!(
+                "providers.{p}.base_url is now {}; this conversation stays at {u} (--provider {p} uses the profile's)",
+                configured.unwrap_or_default()
+            )),
+            ..Plan::default()
+        },
+        _ => Plan {
+            source: Some(Source::Profile { name: p.to_owned(), from: "this conversation".into() }),
+            keep_model: true,
+            ..Plan::default()
+        },
     }
 }
 

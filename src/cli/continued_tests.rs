@@ -125,6 +125,13 @@ async fn a_demo_conversation_stays_on_the_demo() {
     assert!(t.demo.is_some());
     assert_eq!((t.provider.as_str(), t.model.as_str()), ("demo", "demo-tools"));
     assert!(changes(&t).is_empty());
+    // Providers are configured now: it stays, and the notice says so.
+    let notice = t.continued.as_ref().and_then(Continued::notice).unwrap();
+    assert!(notice.contains("built-in demo provider") && notice.contains("--provider NAME"), "{notice}");
+    // --demo asked for it: nothing to say.
+    let s = StoredTarget { provider: Some("demo".into()), ..StoredTarget::default() };
+    let t = go(&Global { demo: true, ..Global::default() }, &cfg(), s).await;
+    assert_eq!(t.continued.as_ref().and_then(Continued::notice), None);
 }
 
 #[tokio::test]
