@@ -59,13 +59,15 @@ pub async fn resolve_stored(g: &Global, cfg: &Config, id: String, stored: Stored
 }
 
 /// The conversation `--resume ID` or `--continue` names, and what it last talked to. `None`
-/// when there is no history yet or it cannot be opened (the run reports that itself).
+/// when there is no history yet or nothing in it (the run says so itself).
 fn find(g: &Global, paths: &Paths) -> Result<Option<(String, StoredTarget)>, UsageError> {
     let path = paths.database();
     if !path.exists() {
         return Ok(None);
     }
-    let Ok(store) = StoreHandle::open(&path, StoreOptions::default()) else { return Ok(None) };
+    let store = StoreHandle::open(&path, StoreOptions::default()).map_err(|e| {
+        UsageError(format!("cannot reopen a conversation: the history at {} cannot be opened: {e}", path.display()))
+    })?;
     let id = if let Some(id) = &g.resume {
         match store.resolve_id(id) {
             Ok(Some(full)) => full,
