@@ -31,6 +31,7 @@ fn state() -> State {
         request_extra: serde_json::Map::new(),
         chain_responses: false,
         attachments: AttachmentPolicy::default(),
+        base_url: None,
     };
     let theme = Theme::load("dark", None, true).unwrap_or_else(|e| panic!("{e}"));
     State::new(target, TurnSettings { stream: true, ..TurnSettings::default() }, Config::default(), theme, "dark")

@@ -56,6 +56,7 @@ fn target(model: &str) -> TargetInfo {
         request_extra: serde_json::Map::new(),
         chain_responses: false,
         attachments: Default::default(),
+        base_url: None,
     }
 }
 

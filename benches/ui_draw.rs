@@ -48,6 +48,7 @@ fn state() -> State {
         request_extra: serde_json::Map::new(),
         chain_responses: false,
         attachments: Default::default(),
+        base_url: None,
     };
     let theme = Theme::load("dark", None, true).unwrap_or_else(|e| panic!("{e}"));
     let settings = TurnSettings { stream: true, ..TurnSettings::default() };

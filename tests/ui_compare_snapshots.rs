@@ -428,3 +428,18 @@ fn flow_inspector_on_a_column() {
     sim.key(KeyCode::Tab);
     sim.snap_all("flow_inspector_column_b");
 }
+
+#[test]
+fn a_column_whose_server_names_another_model_shows_both() {
+    let mut sim = Sim::new(&["demo", "demo-reasoning"]);
+    sim.send("hi");
+    let meta = palaver::api::event::ResponseMeta { model: Some("demo-reasoning-0324".into()), ..Default::default() };
+    sim.events(1, 10, vec![StreamEvent::Meta(Box::new(meta))]);
+    sim.stream(0, "The first answer.", 2, 20, 40);
+    sim.stream(1, "The second answer.", 2, 20, 40);
+    sim.finish(0, 50, "stop", usage(5, 4, 0, 0));
+    sim.finish(1, 60, "stop", usage(5, 4, 0, 0));
+    let screen = sim.render(120, 30);
+    assert!(screen.contains("served demo-reasoning-0324"), "{screen}");
+    insta::assert_snapshot!("served_model_column_120x30", screen);
+}

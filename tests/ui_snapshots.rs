@@ -357,3 +357,17 @@ fn selection_and_scrolling() {
     let screen = sim.render(80, 24);
     insta::assert_snapshot!("scrolled_up_new_output_80x24", screen);
 }
+
+#[test]
+fn a_reply_served_by_another_model_names_both() {
+    // Azure and routers answer with a dated id: both names, and no error.
+    let mut sim = Sim::new();
+    let id = sim.send("hello");
+    let meta = palaver::api::event::ResponseMeta { model: Some("demo-2024-07-18".into()), ..Default::default() };
+    sim.events(id, vec![StreamEvent::Meta(Box::new(meta))]);
+    sim.text(id, "Hello from a dated deployment.");
+    sim.finish(id, "stop", None);
+    let screen = sim.render(80, 24);
+    assert!(screen.contains("asked demo · served demo-2024-07-18"), "{screen}");
+    insta::assert_snapshot!("served_model_80x24", screen);
+}

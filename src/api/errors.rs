@@ -240,7 +240,10 @@ pub fn is_stale_connection(e: &reqwest::Error) -> bool {
 /// A request that got no HTTP answer at all.
 #[must_use]
 pub fn describe_reqwest(e: &reqwest::Error, base_url: &str) -> String {
-    let cause = root_cause(e);
+    // A password in the base URL (`http://user:pass@host`) is never part of a message.
+    let shown = super::redact::storable_url(base_url);
+    let cause = root_cause(e).replace(base_url, &shown);
+    let base_url = shown.as_str();
     if e.is_builder() {
         return format!("{base_url} is not a usable base URL ({cause}); it should look like http://HOST:PORT/v1");
     }

@@ -11,7 +11,10 @@ use serde_json::Value;
 pub async fn list(ep: &Endpoint) -> Result<Vec<String>, String> {
     let http = super::client::endpoint_client(ep).map_err(|e| e.to_string())?;
     let req = ep.prepare(http.get(ep.url("models")).timeout(ep.timeouts.first_byte));
-    let resp = req.send().await.map_err(|e| format!("cannot reach {}: {e}", ep.base_url))?;
+    let resp = req.send().await.map_err(|e| {
+        let shown = super::redact::storable_url(&ep.base_url);
+        format!("cannot reach {shown}: {}", e.to_string().replace(&ep.base_url, &shown))
+    })?;
     let status = resp.status().as_u16();
     let bytes = resp.bytes().await.map_err(|e| e.to_string())?;
     if !(200..300).contains(&status) {

@@ -40,6 +40,29 @@ pub fn is_secret_header(name: &str) -> bool {
     ["auth", "key", "token", "secret", "cookie", "password", "session"].iter().any(|w| n.contains(w))
 }
 
+/// `url` without what must never be stored or printed: the user name and password of
+/// `https://user:pass@host/v1`, and query parameters whose name says they hold a secret
+/// (`?key=…`, `?access_token=…`). Other query parameters (`api-version`) are kept.
+#[must_use]
+pub fn storable_url(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").map_or(("", url), |(s, r)| (s, r));
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let (path, query) = tail.split_once('?').map_or((tail, None), |(p, q)| (p, Some(q)));
+    let query = query.map(|q| q.split_once('#').map_or(q, |(q, _)| q));
+    let kept: Vec<&str> = query
+        .unwrap_or_default()
+        .split('&')
+        .filter(|kv| !kv.is_empty())
+        .filter(|kv| !is_secret_header(kv.split_once('=').map_or(*kv, |(k, _)| k)))
+        .collect();
+    let path = path.split_once('#').map_or(path, |(p, _)| p);
+    let sep = if scheme.is_empty() { "" } else { "://" };
+    let query = if kept.is_empty() { String::new() } else { format!("?{}", kept.join("&")) };
+    format!("{scheme}{sep}{host}{path}{query}")
+}
+
 impl Redactor {
     /// Redacts `secrets` (the short ones are ignored).
     #[must_use]

@@ -129,6 +129,7 @@ fn loaded(s: ConversationSummary, answer: &str) -> Loaded {
         switch: false,
         focus: None,
         adopt_model: false,
+        notice: None,
     }
 }
 

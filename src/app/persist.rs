@@ -72,6 +72,9 @@ pub struct Reopen {
     pub id: Option<String>,
     /// A model was given on the command line: keep it rather than the conversation's.
     pub keep_model: bool,
+    /// What the CLI found different about where the conversation continues (a flag, a
+    /// provider gone from the config): shown in the transcript once it is open.
+    pub notice: Option<String>,
 }
 
 /// A conversation loaded for display: the active branch and every other branch.
@@ -85,6 +88,8 @@ pub struct Loaded {
     pub focus: Option<usize>,
     /// Whether the conversation's model replaces the current one.
     pub adopt_model: bool,
+    /// Said in the transcript once the conversation is open (see [`Reopen::notice`]).
+    pub notice: Option<String>,
 }
 
 /// What the store side reports back.

@@ -116,7 +116,7 @@ impl State {
         }
         // Settle what the old conversation still owes the store before letting it go.
         self.persist_sync(fx);
-        let Loaded { active, others, switch, focus, adopt_model } = loaded;
+        let Loaded { active, others, switch, focus, adopt_model, notice } = loaded;
         let (path, kept) = build(&mut self.transcript, &active, &others);
         let s = &active.summary;
         self.persist.adopt(&s.id, &s.title, active.branch, &path, &kept);
@@ -141,6 +141,9 @@ impl State {
         );
         if adopt_model {
             self.adopt_model(s.model.as_deref(), s.provider.as_deref(), s.api.as_deref());
+        }
+        if let Some(n) = notice {
+            self.transcript.push_notice(NoticeKind::Info, crate::text::sanitize::sanitize(&n).into_owned());
         }
         if active.messages.iter().any(|m| m.status == MessageStatus::Interrupted) {
             let (select, regenerate) = (self.keymap.hint(Action::Select), self.keymap.hint(Action::Regenerate));

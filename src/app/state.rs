@@ -33,6 +33,9 @@ pub struct TargetInfo {
     pub chain_responses: bool,
     /// The profile's `attachments` table: kinds taken and size limits.
     pub attachments: crate::config::attachments::AttachmentPolicy,
+    /// The base URL stored with each reply (secrets stripped; none for the demo), so
+    /// `--continue` goes back to it.
+    pub base_url: Option<String>,
 }
 
 impl TargetInfo {
@@ -48,6 +51,7 @@ impl TargetInfo {
             request_extra: Map::new(),
             chain_responses: false,
             attachments: crate::config::attachments::AttachmentPolicy::default(),
+            base_url: None,
         }
     }
 
@@ -61,6 +65,7 @@ impl TargetInfo {
             request_extra: t.request_extra.clone(),
             chain_responses: t.chain_responses,
             attachments: t.attachments,
+            base_url: t.storable_base_url(),
         }
     }
 }

@@ -275,7 +275,7 @@ pub fn load(store: &StoreHandle, id: &str, branch: Option<i64>) -> Result<Option
         }
     }
     let switch = active.branch != active.summary.active_branch;
-    Ok(Some(Loaded { active, others, switch, focus: None, adopt_model: false }))
+    Ok(Some(Loaded { active, others, switch, focus: None, adopt_model: false, notice: None }))
 }
 
 /// Every column of compare `group`, each with its branches.
@@ -311,6 +311,7 @@ fn reopen_target(store: &StoreHandle, reopen: &Reopen) -> Result<Option<Loaded>,
     };
     let mut loaded = load(store, &id, None)?.ok_or_else(|| format!("no conversation with ID {id}"))?;
     loaded.adopt_model = !reopen.keep_model;
+    loaded.notice.clone_from(&reopen.notice);
     Ok(Some(loaded))
 }
 

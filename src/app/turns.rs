@@ -64,6 +64,7 @@ impl State {
         m.model = Some(self.target.model.clone());
         m.provider = Some(self.target.provider.clone());
         m.api = Some(self.target.api.name().to_owned());
+        m.base_url.clone_from(&self.target.base_url);
         let id = self.transcript.push_message(m);
         self.live = Some(Live { id, started_ms: None, draft });
         self.focus = Focus::Composer;

@@ -79,7 +79,10 @@ pub async fn run(g: &Global, cfg: &Config, registry: &Registry, prompt: &str) ->
         let _ = writeln!(out, "{}", summary(&targets, &metrics, &group));
     } else {
         for (o, t) in outcomes.iter().zip(&targets) {
-            let _ = writeln!(out, "── {} ({}) ──", t.model, t.provider);
+            let served = o.as_ref().and_then(|o| o.msg.meta.model.as_deref());
+            let label = crate::engine::target::model_label(Some(&t.model), served);
+            let head = crate::text::sanitize::sanitize(&format!("── {label} ({}) ──", t.provider)).into_owned();
+            let _ = writeln!(out, "{head}");
             match o {
                 Some(o) => {
                     let _ = writeln!(out, "{}", o.msg.main().content);

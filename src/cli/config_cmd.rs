@@ -61,8 +61,20 @@ pub fn check(g: &Global, cfg: &Config, paths: &Paths) -> Vec<String> {
     if let Some(name) = g.provider.as_ref().or(cfg.default_provider.as_ref()) {
         if !cfg.providers.contains_key(name) {
             let from = if g.provider.is_some() { "--provider" } else { "default_provider" };
-            out.push(format!("{from} names `{name}`, but there is no [providers.{name}]"));
+            let hint = crate::config::check::suggest(name, cfg.providers.keys().map(String::as_str))
+                .map(|s| format!("; did you mean `{s}`?"))
+                .unwrap_or_default();
+            out.push(format!("{from} names `{name}`, but there is no [providers.{name}]{hint}"));
         }
+    }
+    if let (None, crate::config::ProviderChoice::Several(names)) = (&g.provider, cfg.provider_choice()) {
+        out.push(format!(
+            "no default_provider, and {} providers to choose from ({}): a run without --provider stops \
+             (exit 2); set default_provider = \"{}\"",
+            names.len(),
+            names.join(", "),
+            names.first().map_or("NAME", String::as_str)
+        ));
     }
     for (name, p) in &cfg.providers {
         if p.base_url.is_none() {
@@ -133,7 +145,7 @@ pub fn show(g: &Global, cfg: &Config, paths: &Paths) -> String {
         let _ = writeln!(
             s,
             "  {name}: {} · {} · key {} · models: {}",
-            p.base_url.as_deref().unwrap_or("(no base_url)"),
+            p.base_url.as_deref().map_or_else(|| "(no base_url)".into(), crate::engine::target::storable_url),
             p.api().name(),
             key_source(p, g),
             if p.models.is_empty() { "none listed".to_owned() } else { p.models.join(", ") }
@@ -190,11 +202,12 @@ fn next_run(g: &Global, cfg: &Config) -> Vec<(&'static str, String, String)> {
     let key_env = g.api_key_env.clone().unwrap_or_else(|| "OPENAI_API_KEY".into());
     let env_key = std::env::var(&key_env).is_ok_and(|k| !k.is_empty());
     let env_url = std::env::var("OPENAI_BASE_URL").ok().filter(|u| !u.is_empty());
+    let choice = cfg.provider_choice();
     let named = g
         .provider
         .clone()
         .map(|n| (n, "--provider"))
-        .or_else(|| cfg.default_provider.clone().map(|n| (n, "default_provider in config.toml")));
+        .or_else(|| choice.name().map(|n| (n.to_owned(), choice.origin())));
     let mut rows = Vec::new();
     let api_row = |p: Option<&ProviderProfile>, pname: &str| match (g.api, p.and_then(|p| p.api.clone())) {
         (Some(a), _) => (if a == ApiArg::Responses { "responses" } else { "chat" }.to_owned(), "--api".to_owned()),
@@ -226,36 +239,63 @@ fn next_run(g: &Global, cfg: &Config) -> Vec<(&'static str, String, String)> {
         rows.push(("model", m, from));
         return rows;
     }
+    if let (None, None, crate::config::ProviderChoice::Several(names)) = (&g.base_url, &named, &choice) {
+        let what = format!("none of {}", names.join(", "));
+        rows.push(("provider", what, "no default_provider, no --provider: runs stop (exit 2)".to_owned()));
+        return rows;
+    }
     let profile = named.as_ref().and_then(|(n, _)| cfg.providers.get(n));
     let pname = named.as_ref().map_or("openai".to_owned(), |(n, _)| n.clone());
-    match (&g.base_url, &named) {
-        (Some(url), _) => {
-            rows.push((
-                "provider",
-                pname.clone(),
-                named.as_ref().map_or("--base-url".into(), |(_, f)| (*f).to_owned()),
-            ));
-            rows.push(("base_url", url.clone(), "--base-url".to_owned()));
-        }
-        (None, Some((n, from))) => {
-            let missing = if profile.is_none() { " (no such provider: an error)" } else { "" };
-            rows.push(("provider", format!("{n}{missing}"), (*from).to_owned()));
-            let url = profile.and_then(|p| p.base_url.clone()).unwrap_or_else(|| "(none)".into());
-            rows.push(("base_url", url, format!("providers.{n}.base_url")));
-        }
-        (None, None) => {
-            rows.push(("provider", "openai".to_owned(), format!("{key_env} or OPENAI_BASE_URL is set")));
-            let (url, from) = env_url.map_or(("https://api.openai.com/v1".to_owned(), "default".to_owned()), |u| {
-                (u, "OPENAI_BASE_URL".to_owned())
-            });
-            rows.push(("base_url", url, from));
-        }
-    }
+    rows.extend(where_rows(g, named.as_ref(), profile, (&key_env, env_key), env_url));
     let (a, from) = api_row(profile, &pname);
     rows.push(("api", a, from));
     let (m, from) = model_row(profile, &pname, "gpt-4o-mini");
     rows.push(("model", m, from));
     let key = profile.map_or_else(|| format!("${key_env} ({})", var_state(&key_env)), |p| key_source(p, g));
     rows.push(("key", key, "never shown".to_owned()));
+    rows
+}
+
+/// The provider and base URL rows of the next run (not the demo, not several unchosen).
+fn where_rows(
+    g: &Global,
+    named: Option<&(String, &str)>,
+    profile: Option<&ProviderProfile>,
+    (key_env, env_key): (&str, bool),
+    env_url: Option<String>,
+) -> Vec<(&'static str, String, String)> {
+    let mut rows = Vec::new();
+    match (&g.base_url, named) {
+        (Some(url), _) => {
+            let (name, from) = named.map_or_else(
+                || (super::target::host_of(url), "--base-url (named after its host)".to_owned()),
+                |(n, f)| (n.clone(), (*f).to_owned()),
+            );
+            rows.push(("provider", name, from));
+            let shown = crate::engine::target::storable_url(url);
+            rows.push(("base_url", shown, "--base-url".to_owned()));
+        }
+        (None, Some((n, from))) => {
+            let missing = if profile.is_none() { " (no such provider: an error)" } else { "" };
+            rows.push(("provider", format!("{n}{missing}"), (*from).to_owned()));
+            let url = profile
+                .and_then(|p| p.base_url.as_deref())
+                .map_or_else(|| "(none)".into(), crate::engine::target::storable_url);
+            rows.push(("base_url", url, format!("providers.{n}.base_url")));
+        }
+        (None, None) => {
+            // Only what is true: this branch runs when one of them is set (else the demo).
+            let why = match (env_key, env_url.is_some()) {
+                (true, true) => format!("{key_env} and OPENAI_BASE_URL are set"),
+                (true, false) => format!("{key_env} is set"),
+                _ => "OPENAI_BASE_URL is set".to_owned(),
+            };
+            rows.push(("provider", "openai".to_owned(), why));
+            let (url, from) = env_url.map_or(("https://api.openai.com/v1".to_owned(), "default".to_owned()), |u| {
+                (u, "OPENAI_BASE_URL".to_owned())
+            });
+            rows.push(("base_url", url, from));
+        }
+    }
     rows
 }

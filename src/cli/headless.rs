@@ -41,6 +41,8 @@ pub struct Printer {
     /// Told about each retry (attempt, wait in ms) instead of a line on stderr: a prompt-set
     /// run pauses the provider's queue and keeps its progress bar clean.
     retry_hook: Option<RetryHook>,
+    /// Keys the run adds to the result line (`conversation_id`, `continued`).
+    result_keys: serde_json::Map<String, serde_json::Value>,
 }
 
 /// See [`Printer::on_retry`].
@@ -57,6 +59,7 @@ impl Printer {
             render: None,
             safety: std::collections::HashMap::new(),
             retry_hook: None,
+            result_keys: serde_json::Map::new(),
         }
     }
 
@@ -65,6 +68,11 @@ impl Printer {
     pub fn on_retry(mut self, hook: RetryHook) -> Self {
         self.retry_hook = Some(hook);
         self
+    }
+
+    /// Adds `key` to the result line (what the run knows beyond the turn: its conversation).
+    pub fn result_key(&mut self, key: &str, value: serde_json::Value) {
+        self.result_keys.insert(key.to_owned(), value);
     }
 
     /// Renders the answer with `render` (from `render::for_stdout`) instead of writing it raw.
@@ -213,6 +221,7 @@ impl Printer {
                 if !out.attachments.is_empty() {
                     obj.insert("attachments".into(), serde_json::Value::Array(out.attachments.clone()));
                 }
+                obj.extend(self.result_keys.clone());
             }
             self.line(&r.to_string());
         } else if let Some(r) = &mut self.render {
@@ -220,11 +229,12 @@ impl Printer {
             let _ = self.out.flush();
             let usage = if out.account.requests > 0 { out.account.usage() } else { msg.usage.clone() };
             let styled = r.styled() && std::io::stderr().is_terminal();
+            let label = crate::engine::target::model_label(Some(model), msg.meta.model.as_deref());
             let mark = Stopped::of(msg).map(|s| {
                 let text = format!("⚠ {}", s.short());
                 if styled { r.paint(Role::Warning, Modifier::BOLD, &text) } else { text }
             });
-            let footer = super::render::footer(model, usage.as_ref(), Some(r.elapsed_ms()), mark.as_deref(), styled);
+            let footer = super::render::footer(&label, usage.as_ref(), Some(r.elapsed_ms()), mark.as_deref(), styled);
             eprintln!("{footer}");
         } else {
             if !main.content.is_empty() || !main.refusal.is_empty() {
@@ -315,6 +325,10 @@ pub async fn run_prompt(g: &Global, t: &Target, registry: &Registry, user: Messa
         Err(code) => return code,
     };
     let mut printer = Printer::new(g.json).rendering(super::render::for_stdout(g.render, g.json));
+    printer.result_key("conversation_id", serde_json::json!(rec.conversation_id()));
+    if let Some(c) = &t.continued {
+        printer.result_key("continued", c.json());
+    }
     let mut out = run_turn(g, t, registry, &http, &mut history, &mut rec, &mut printer).await;
     out.attachments = sent;
     // On disk before the result line, which says whether it got there.
@@ -420,6 +434,7 @@ async fn stream_reply(
 ) -> (Message, bool) {
     let mut msg = Message::assistant_pending();
     (msg.model, msg.provider, msg.api) = (Some(t.model.clone()), Some(t.provider.clone()), Some(t.api.name().into()));
+    msg.base_url = t.storable_base_url();
     msg.timing.started_at_ms = crate::store::ids::now_ms();
     let start = Instant::now();
     let mut rx = spawn_request(http.clone(), t.endpoint.clone(), t.api, body);

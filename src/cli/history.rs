@@ -182,6 +182,12 @@ impl Recorder {
         }
     }
 
+    /// The id of the conversation this run is stored as (`None` without a store).
+    #[must_use]
+    pub fn conversation_id(&self) -> Option<&str> {
+        self.store.as_ref().map(|_| self.conv.as_str())
+    }
+
     /// Saves messages from `first` on, at once.
     pub fn save_all(&self, first: usize, msgs: &[Message]) {
         if let Some(s) = &self.store {

@@ -5,10 +5,12 @@ pub mod args;
 pub mod compare;
 pub mod compare_set;
 pub mod config_cmd;
+pub mod continued;
 pub mod exit;
 pub mod headless;
 pub mod history;
 pub mod interrupt;
+pub mod models;
 pub mod reasoning_out;
 pub mod render;
 pub mod result;
@@ -112,29 +114,22 @@ pub async fn run(cli: Cli) -> u8 {
                 g.api.map(|a| if a == ApiArg::Responses { crate::api::Api::Responses } else { crate::api::Api::Chat });
             headless::replay(g, file, api)
         }
-        Some(Command::Models) => {
-            let t = match target::resolve(g, &cfg).await {
-                Ok(t) => t,
-                Err(e) => return usage(&e.0),
-            };
-            if let Some(note) = target::fallback_note(&t) {
-                eprintln!("{note}");
-            }
-            models(&t, &cfg).await
-        }
+        Some(Command::Models) => models::run(g, &cfg).await,
         None => {
             if g.prompt.is_none() && std::io::stdin().is_terminal() {
                 if let Err(code) = screen_possible() {
                     return code;
                 }
-                let t = match target::resolve(g, &cfg).await {
+                let (t, flags) = match continued::resolve(g, &cfg, &paths).await {
                     Ok(t) => t,
                     Err(e) => return usage(&e.0),
                 };
+                // A continued conversation's target is already its own (or what a flag said).
                 let reopen = crate::app::persist::Reopen {
-                    last: g.continue_last,
-                    id: g.resume.clone(),
-                    keep_model: !g.model.is_empty(),
+                    last: flags.continue_last,
+                    id: flags.resume.clone(),
+                    keep_model: t.continued.is_some() || !g.model.is_empty(),
+                    notice: t.continued.as_ref().and_then(crate::engine::target::Continued::notice),
                 };
                 let settings = headless::settings(g, &t);
                 return crate::interactive::run_with(t, cfg, paths, settings, reopen).await;
@@ -151,12 +146,15 @@ pub async fn run(cli: Cli) -> u8 {
             if prompt.trim().is_empty() && g.attach.is_empty() {
                 return usage("the prompt is empty");
             }
-            let t = match target::resolve(g, &cfg).await {
+            let (t, flags) = match continued::resolve(g, &cfg, &paths).await {
                 Ok(t) => t,
                 Err(e) => return usage(&e.0),
             };
             if let Some(note) = target::fallback_note(&t) {
                 eprintln!("{note}");
+            }
+            if let Some(n) = t.continued.as_ref().and_then(crate::engine::target::Continued::notice) {
+                eprintln!("palaver: {}", crate::text::sanitize::sanitize(&n));
             }
             // Every attachment is read, typed and checked before anything starts or is sent.
             let mut user = crate::engine::Message::user(&prompt);
@@ -169,7 +167,7 @@ pub async fn run(cli: Cli) -> u8 {
                 Err(e) => return usage(&e),
             }
             let registry = build_registry(&cfg, &paths).await;
-            headless::run_prompt(g, &t, &registry, user).await
+            headless::run_prompt(&flags, &t, &registry, user).await
         }
     }
 }
@@ -227,32 +225,6 @@ async fn serve_demo(addr: &str) -> u8 {
         return EXIT_PROVIDER;
     }
     EXIT_OK
-}
-
-async fn models(t: &target::Target, cfg: &crate::config::Config) -> u8 {
-    let mut listed: Vec<String> = Vec::new();
-    let mut status = EXIT_OK;
-    match crate::api::models::list(&t.endpoint).await {
-        Ok(ids) => listed.extend(ids),
-        Err(e) => {
-            eprintln!("palaver: GET /models failed: {e}");
-            status = EXIT_PROVIDER;
-        }
-    }
-    let demo = t.demo.is_some();
-    for id in &listed {
-        // The demo's models are scripted: say so, so nobody mistakes them for a provider's.
-        match crate::demo::MODELS.iter().find(|(m, _)| demo && m == id) {
-            Some((_, what)) => println!("{id}\t(demo: {what})"),
-            None => println!("{id}"),
-        }
-    }
-    if let Some(p) = cfg.providers.get(&t.provider) {
-        for m in p.models.iter().filter(|m| !listed.contains(m)) {
-            println!("{m}\t(configured)");
-        }
-    }
-    status
 }
 
 /// The session's tools: built-ins, user tools and MCP servers; problems are printed as notices.

@@ -63,6 +63,10 @@ pub fn result_line(
     r.insert("api".into(), json!(api));
     r.insert("provider".into(), json!(provider));
     r.insert("model".into(), json!(msg.meta.model.as_deref().unwrap_or(model)));
+    // Both names, always: a router or Azure answers with a dated id (gpt-4o-mini →
+    // gpt-4o-mini-2024-07-18), a misrouted request with another model altogether.
+    r.insert("requested_model".into(), json!(model));
+    r.insert("served_model".into(), json!(msg.meta.model));
     r.insert("text".into(), json!(main.content));
     r.insert("reasoning".into(), opt(&main.reasoning));
     r.insert("refusal".into(), opt(&main.refusal));

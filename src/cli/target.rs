@@ -17,70 +17,121 @@ pub struct UsageError(pub String);
 
 const DEFAULT_OPENAI: &str = "https://api.openai.com/v1";
 
+/// Where a run's requests go, decided before any key is looked up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// The embedded demo provider; `fallback` says why when nobody asked for it.
+    Demo { fallback: Option<String> },
+    /// A base URL given outright (`--base-url`, or the one a continued conversation was at),
+    /// with the profile whose settings go with it, and the provider name to show (else its host).
+    Url { url: String, profile: Option<String>, name: Option<String> },
+    /// A provider profile as configured; `from` says what chose it (for messages).
+    Profile { name: String, from: String },
+    /// No provider configured: `OPENAI_BASE_URL` (else api.openai.com) with the key variable.
+    Env,
+}
+
 /// Resolves the target.
 ///
 /// # Errors
-/// An unknown profile, or a key command that fails.
+/// An unknown profile, several providers and none chosen, or a key command that fails.
 pub async fn resolve(g: &Global, cfg: &Config) -> Result<Target, UsageError> {
+    let source = choose(g, cfg)?;
+    build(g, cfg, source).await
+}
+
+/// Which source the flags, the config and the environment name.
+///
+/// # Errors
+/// Several providers configured and none chosen (no `--provider`, no `default_provider`).
+pub fn choose(g: &Global, cfg: &Config) -> Result<Source, UsageError> {
+    if g.demo {
+        return Ok(Source::Demo { fallback: None });
+    }
+    let choice = cfg.provider_choice();
+    let named = g
+        .provider
+        .clone()
+        .map(|n| (n, "--provider".to_owned()))
+        .or_else(|| choice.name().map(|n| (n.to_owned(), choice.origin().to_owned())));
+    if let Some(url) = &g.base_url {
+        return Ok(Source::Url { url: url.clone(), profile: named.map(|(n, _)| n), name: None });
+    }
+    if let Some((name, from)) = named {
+        return Ok(Source::Profile { name, from });
+    }
+    if let crate::config::ProviderChoice::Several(names) = &choice {
+        return Err(UsageError(crate::config::ProviderChoice::several_message(names)));
+    }
     let key_env = g.api_key_env.clone().unwrap_or_else(|| "OPENAI_API_KEY".into());
-    let env_key = std::env::var(&key_env).ok().filter(|k| !k.is_empty());
-    let profile_name = g.provider.clone().or_else(|| cfg.default_provider.clone());
-    // A `default_provider` that names nothing is an error below, like `--provider nope`: it once
-    // fell back to the demo silently.
-    let use_demo = g.demo
-        || (g.base_url.is_none()
-            && profile_name.is_none()
-            && cfg.providers.is_empty()
-            && env_key.is_none()
-            && std::env::var("OPENAI_BASE_URL").map_or(true, |u| u.is_empty()));
-    let fallback = (use_demo && !g.demo).then(|| fallback_reason(&key_env, cfg));
-    let (name, profile, base_url, key, demo) = if use_demo {
-        let server =
-            demo::spawn_local().await.map_err(|e| UsageError(format!("cannot start the demo provider: {e}")))?;
-        let url = server.base_url.clone();
-        ("demo".to_owned(), ProviderProfile::default(), url, Secret::default(), Some(std::sync::Arc::new(server)))
-    } else if let Some(url) = &g.base_url {
-        let profile = profile_name.as_ref().and_then(|n| cfg.providers.get(n)).cloned().unwrap_or_default();
-        if let Some(var) = &g.api_key_env {
-            key_must_be_set(var, "--api-key-env")?;
+    let env_key = std::env::var(&key_env).is_ok_and(|k| !k.is_empty());
+    let env_url = std::env::var("OPENAI_BASE_URL").is_ok_and(|u| !u.is_empty());
+    if env_key || env_url {
+        return Ok(Source::Env);
+    }
+    Ok(Source::Demo { fallback: Some(fallback_reason(&key_env, cfg)) })
+}
+
+/// The target for `source`, with its key resolved and the flags' settings applied.
+///
+/// # Errors
+/// An unknown profile, an unset key variable named explicitly, or a key command that fails.
+pub async fn build(g: &Global, cfg: &Config, source: Source) -> Result<Target, UsageError> {
+    let key_env = g.api_key_env.clone().unwrap_or_else(|| "OPENAI_API_KEY".into());
+    // Where the key comes from is decided in each arm, beside the lookup it describes (a 401's hint names it).
+    let (name, profile, base_url, key, demo, fallback, key_source) = match source {
+        Source::Demo { fallback } => {
+            let server =
+                demo::spawn_local().await.map_err(|e| UsageError(format!("cannot start the demo provider: {e}")))?;
+            let url = server.base_url.clone();
+            let server = Some(std::sync::Arc::new(server));
+            (
+                "demo".to_owned(),
+                ProviderProfile::default(),
+                url,
+                Secret::default(),
+                server,
+                fallback,
+                KeySource::Unknown,
+            )
         }
-        let cmd = if g.api_key_env.is_some() { None } else { profile.api_key_cmd.as_deref() };
-        let key = resolve_key(&key_env, cmd, profile.key_cmd_timeout(), true).map_err(UsageError)?;
-        (profile_name.clone().unwrap_or_else(|| host_of(url)), profile, url.clone(), key, None)
-    } else if let Some(name) = profile_name {
-        let profile = cfg.providers.get(&name).cloned().ok_or_else(|| {
-            let from = if g.provider.is_some() { "--provider" } else { "default_provider in config.toml" };
-            UsageError(format!(
-                "{from} names `{name}`, but there is no [providers.{name}] in config.toml (known: {}){}",
-                known(cfg),
-                crate::config::check::suggest(&name, cfg.providers.keys().map(String::as_str))
-                    .map(|s| format!("; did you mean `{s}`?"))
-                    .unwrap_or_default()
-            ))
-        })?;
-        if profile.api_key_cmd.is_none() {
-            match (&g.api_key_env, &profile.api_key_env) {
-                (Some(var), _) => key_must_be_set(var, "--api-key-env")?,
-                (None, Some(var)) => key_must_be_set(var, &format!("[providers.{name}] api_key_env"))?,
-                (None, None) => {}
+        Source::Url { url, profile: profile_name, name } => {
+            let profile = profile_name.as_ref().and_then(|n| cfg.providers.get(n)).cloned().unwrap_or_default();
+            if let Some(var) = &g.api_key_env {
+                key_must_be_set(var, "--api-key-env")?;
             }
+            let cmd = if g.api_key_env.is_some() { None } else { profile.api_key_cmd.as_deref() };
+            let var = g.api_key_env.clone().or_else(|| profile.api_key_env.clone()).unwrap_or(key_env);
+            let key = resolve_key(&var, cmd, profile.key_cmd_timeout(), true).map_err(UsageError)?;
+            let source = if cmd.is_some() { KeySource::Command } else { KeySource::Env(var) };
+            let name = name.or(profile_name).unwrap_or_else(|| host_of(&url));
+            (name, profile, url, key, None, None, source)
         }
-        let var = g.api_key_env.clone().or_else(|| profile.api_key_env.clone()).unwrap_or(key_env);
-        let key =
-            resolve_key(&var, profile.api_key_cmd.as_deref(), profile.key_cmd_timeout(), true).map_err(UsageError)?;
-        let url = profile
-            .base_url
-            .clone()
-            .ok_or_else(|| UsageError(format!("provider `{name}` has no base_url in config.toml")))?;
-        (name, profile, url, key, None)
-    } else {
-        let url =
-            std::env::var("OPENAI_BASE_URL").ok().filter(|u| !u.is_empty()).unwrap_or_else(|| DEFAULT_OPENAI.into());
-        let key = Secret::new(env_key.unwrap_or_default());
-        ("openai".to_owned(), ProviderProfile::default(), url, key, None)
+        Source::Profile { name, from } => {
+            let (profile, key) = profile_and_key(g, cfg, &name, &from, &key_env)?;
+            let url = profile
+                .base_url
+                .clone()
+                .ok_or_else(|| UsageError(format!("provider `{name}` has no base_url in config.toml")))?;
+            // With a profile its command wins over any variable.
+            let source = if profile.api_key_cmd.is_some() {
+                KeySource::Command
+            } else {
+                KeySource::Env(g.api_key_env.clone().or_else(|| profile.api_key_env.clone()).unwrap_or(key_env))
+            };
+            (name, profile, url, key, None, None, source)
+        }
+        Source::Env => {
+            let url = std::env::var("OPENAI_BASE_URL")
+                .ok()
+                .filter(|u| !u.is_empty())
+                .unwrap_or_else(|| DEFAULT_OPENAI.into());
+            let key = Secret::new(std::env::var(&key_env).unwrap_or_default());
+            ("openai".to_owned(), ProviderProfile::default(), url, key, None, None, KeySource::Env(key_env))
+        }
     };
     let mut endpoint = profile.endpoint(&base_url, key);
-    endpoint.key_source = key_source(g, &profile, demo.is_some());
+    endpoint.key_source = key_source;
     let secs = |v: Option<f64>, d: Duration| v.map_or(d, |s| Duration::from_secs_f64(s.max(0.001)));
     endpoint.timeouts.connect = secs(g.connect_timeout, endpoint.timeouts.connect);
     endpoint.timeouts.first_byte = secs(g.first_byte_timeout, endpoint.timeouts.first_byte);
@@ -115,21 +166,37 @@ pub async fn resolve(g: &Global, cfg: &Config) -> Result<Target, UsageError> {
         },
         demo,
         fallback,
+        continued: None,
     })
 }
 
-/// Where `resolve` took the key from, as its branches do, for the hint a 401 gets.
-fn key_source(g: &Global, profile: &ProviderProfile, demo: bool) -> KeySource {
-    if demo {
-        return KeySource::Unknown;
+/// Profile `name` (chosen by `from`) and its key.
+fn profile_and_key(
+    g: &Global,
+    cfg: &Config,
+    name: &str,
+    from: &str,
+    key_env: &str,
+) -> Result<(ProviderProfile, Secret), UsageError> {
+    let profile = cfg.providers.get(name).cloned().ok_or_else(|| {
+        UsageError(format!(
+            "{from} names `{name}`, but there is no [providers.{name}] in config.toml (known: {}){}",
+            known(cfg),
+            crate::config::check::suggest(name, cfg.providers.keys().map(String::as_str))
+                .map(|s| format!("; did you mean `{s}`?"))
+                .unwrap_or_default()
+        ))
+    })?;
+    if profile.api_key_cmd.is_none() {
+        match (&g.api_key_env, &profile.api_key_env) {
+            (Some(var), _) => key_must_be_set(var, "--api-key-env")?,
+            (None, Some(var)) => key_must_be_set(var, &format!("[providers.{name}] api_key_env"))?,
+            (None, None) => {}
+        }
     }
-    // With --base-url, --api-key-env wins over the profile's command; with a profile, the command wins.
-    let by_url = g.base_url.is_some();
-    if profile.api_key_cmd.is_some() && !(by_url && g.api_key_env.is_some()) {
-        return KeySource::Command;
-    }
-    let profile_var = if by_url { None } else { profile.api_key_env.clone() };
-    KeySource::Env(g.api_key_env.clone().or(profile_var).unwrap_or_else(|| "OPENAI_API_KEY".to_owned()))
+    let var = g.api_key_env.clone().or_else(|| profile.api_key_env.clone()).unwrap_or_else(|| key_env.to_owned());
+    let key = resolve_key(&var, profile.api_key_cmd.as_deref(), profile.key_cmd_timeout(), true).map_err(UsageError)?;
+    Ok((profile, key))
 }
 
 /// A key variable named explicitly (a flag or a profile's `api_key_env`) must be set: finding
@@ -167,38 +234,69 @@ pub fn fallback_note(t: &Target) -> Option<String> {
 }
 
 /// Targets for compare columns. A model written `provider/model` whose prefix names a configured
-/// provider (or `demo`) goes to that provider; any other model goes to the default target.
+/// provider (or `demo`) goes to that provider. A bare model goes to the provider whose `models`
+/// list it: the default provider when it is one of them, else the only one; listed by several
+/// (none of them the default) is a usage error naming them; listed by none, it goes to the
+/// default target (a server may serve models no profile lists).
 ///
 /// # Errors
-/// As `resolve`.
+/// As `resolve`, and a bare model that several providers list.
 pub async fn resolve_columns(g: &Global, cfg: &Config, models: &[String]) -> Result<Vec<Target>, UsageError> {
-    let base = resolve(g, cfg).await?;
-    let mut demo: Option<Target> = (base.provider == "demo").then(|| base.clone());
+    let mut made: Vec<(String, Target)> = Vec::new();
     let mut out = Vec::new();
     for spec in models {
-        let split = spec.split_once('/').filter(|(p, _)| *p == "demo" || cfg.providers.contains_key(*p));
-        let mut t = match split {
-            Some(("demo", _)) => {
-                if demo.is_none() {
-                    let mut flags = g.clone();
-                    flags.demo = true;
-                    demo = Some(resolve(&flags, cfg).await?);
-                }
-                demo.clone().ok_or_else(|| UsageError("the demo provider did not start".into()))?
-            }
-            Some((provider, _)) => {
+        let (provider, model) = column_provider(g, cfg, spec)?;
+        let key = provider.clone().unwrap_or_default();
+        let found = made.iter().find(|(k, _)| *k == key).map(|(_, t)| t.clone());
+        let mut t = match found {
+            Some(t) => t,
+            None => {
                 let mut flags = g.clone();
-                flags.provider = Some(provider.to_owned());
-                flags.base_url = None;
-                flags.demo = false;
-                resolve(&flags, cfg).await?
+                match provider.as_deref() {
+                    Some("demo") => flags.demo = true,
+                    Some(p) => {
+                        flags.provider = Some(p.to_owned());
+                        flags.base_url = None;
+                        flags.demo = false;
+                    }
+                    None => {}
+                }
+                let t = resolve(&flags, cfg).await?;
+                if t.demo.is_some() && key != "demo" {
+                    // One demo server for the default and `demo/…` columns alike.
+                    made.push(("demo".to_owned(), t.clone()));
+                }
+                made.push((key, t.clone()));
+                t
             }
-            None => base.clone(),
         };
-        t.model = split.map_or_else(|| spec.clone(), |(_, m)| m.to_owned());
+        t.model = model;
         out.push(t);
     }
     Ok(out)
+}
+
+/// The provider a compare column goes to (`None`: the default target) and its model.
+fn column_provider(g: &Global, cfg: &Config, spec: &str) -> Result<(Option<String>, String), UsageError> {
+    if let Some((p, m)) = spec.split_once('/').filter(|(p, _)| *p == "demo" || cfg.providers.contains_key(*p)) {
+        return Ok((Some(p.to_owned()), m.to_owned()));
+    }
+    // Flags that name the target send every bare model there.
+    if g.demo || g.provider.is_some() || g.base_url.is_some() {
+        return Ok((None, spec.to_owned()));
+    }
+    let listing = cfg.providers_listing(spec);
+    let default = cfg.provider_choice();
+    match listing.as_slice() {
+        [] => Ok((None, spec.to_owned())),
+        _ if default.name().is_some_and(|d| listing.contains(&d)) => Ok((None, spec.to_owned())),
+        [only] => Ok((Some((*only).to_owned()), spec.to_owned())),
+        several => Err(UsageError(format!(
+            "model `{spec}` is listed by several providers ({}): name one, as in -m {}/{spec}",
+            several.join(", "),
+            several[0]
+        ))),
+    }
 }
 
 fn known(cfg: &Config) -> String {
@@ -208,7 +306,87 @@ fn known(cfg: &Config) -> String {
     cfg.providers.keys().cloned().collect::<Vec<_>>().join(", ")
 }
 
-fn host_of(url: &str) -> String {
+pub fn host_of(url: &str) -> String {
     let rest = url.split("://").nth(1).unwrap_or(url);
     rest.split(['/', ':']).next().unwrap_or("custom").to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(text: &str) -> Config {
+        Config::parse(text, std::path::Path::new("config.toml")).unwrap()
+    }
+
+    const TWO: &str = "[providers.a]\nbase_url = \"http://127.0.0.1:9501/v1\"\nmodels = [\"m-a\", \"shared\"]\n\
+                       [providers.b]\nbase_url = \"http://127.0.0.1:9502/v1\"\nmodels = [\"m-b\", \"shared\"]\n";
+
+    #[test]
+    fn the_only_provider_is_the_default() {
+        let c = cfg("[providers.local]\nbase_url = \"http://127.0.0.1:9500/v1\"\n");
+        let s = choose(&Global::default(), &c).unwrap();
+        assert_eq!(s, Source::Profile { name: "local".into(), from: "the only provider in config.toml".into() });
+    }
+
+    #[test]
+    fn several_providers_and_no_default_is_a_usage_error_naming_them() {
+        let e = choose(&Global::default(), &cfg(TWO)).err().unwrap();
+        assert!(e.0.contains("2 providers (a, b)") && e.0.contains("--provider"), "{}", e.0);
+        // Never the quiet fall back to api.openai.com: not even with a key in the environment.
+        assert!(!e.0.contains("openai.com"));
+        // A flag or default_provider chooses.
+        let g = Global { provider: Some("b".into()), ..Global::default() };
+        assert!(matches!(choose(&g, &cfg(TWO)), Ok(Source::Profile { name, .. }) if name == "b"));
+        let with_default = format!("default_provider = \"a\"\n{TWO}");
+        assert!(
+            matches!(choose(&Global::default(), &cfg(&with_default)), Ok(Source::Profile { name, .. }) if name == "a")
+        );
+        // --base-url needs no choice.
+        let g = Global { base_url: Some("http://127.0.0.1:1/v1".into()), ..Global::default() };
+        assert!(matches!(choose(&g, &cfg(TWO)), Ok(Source::Url { profile: None, .. })));
+    }
+
+    #[tokio::test]
+    async fn a_misspelt_default_provider_names_the_closest() {
+        let c = cfg(&format!("default_provider = \"bb\"\n{TWO}"));
+        let e = resolve(&Global::default(), &c).await.err().unwrap();
+        assert!(
+            e.0.contains("default_provider in config.toml names `bb`") && e.0.contains("did you mean `b`?"),
+            "{}",
+            e.0
+        );
+    }
+
+    #[test]
+    fn a_bare_compare_model_goes_to_the_provider_that_lists_it() {
+        let c = cfg(TWO);
+        let g = Global::default();
+        assert_eq!(column_provider(&g, &c, "m-b").unwrap(), (Some("b".into()), "m-b".into()));
+        assert_eq!(column_provider(&g, &c, "m-a").unwrap(), (Some("a".into()), "m-a".into()));
+        // provider/model keeps working, and a model with a slash that names no provider is a model.
+        assert_eq!(column_provider(&g, &c, "b/x").unwrap(), (Some("b".into()), "x".into()));
+        assert_eq!(column_provider(&g, &c, "org/x").unwrap(), (None, "org/x".into()));
+        // Listed by nobody: the default target.
+        assert_eq!(column_provider(&g, &c, "other").unwrap(), (None, "other".into()));
+        // Listed by several: name one.
+        let e = column_provider(&g, &c, "shared").err().unwrap();
+        assert!(e.0.contains("(a, b)") && e.0.contains("-m a/shared"), "{}", e.0);
+        // …unless the default provider is one of them.
+        let c = cfg(&format!("default_provider = \"b\"\n{TWO}"));
+        assert_eq!(column_provider(&g, &c, "shared").unwrap(), (None, "shared".into()));
+        // A flag that names the target sends bare models there.
+        let g = Global { provider: Some("a".into()), ..Global::default() };
+        assert_eq!(column_provider(&g, &c, "m-b").unwrap(), (None, "m-b".into()));
+    }
+
+    #[tokio::test]
+    async fn compare_columns_resolve_to_their_providers() {
+        let c = cfg(TWO);
+        let models = vec!["m-a".to_owned(), "m-b".to_owned()];
+        let t = resolve_columns(&Global::default(), &c, &models).await.unwrap();
+        let got: Vec<(&str, &str, &str)> =
+            t.iter().map(|t| (t.provider.as_str(), t.model.as_str(), t.endpoint.base_url.as_str())).collect();
+        assert_eq!(got, [("a", "m-a", "http://127.0.0.1:9501/v1"), ("b", "m-b", "http://127.0.0.1:9502/v1")]);
+    }
 }

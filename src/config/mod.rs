@@ -136,6 +136,79 @@ impl Config {
     pub fn model_facts(&self, model: &str) -> Option<&ModelFacts> {
         self.models.get(model)
     }
+
+    /// Which provider a run uses when no flag names one: `default_provider`, else the only
+    /// provider configured. Several and no `default_provider` is not a choice palaver makes
+    /// for the user (it once quietly went to api.openai.com).
+    #[must_use]
+    pub fn provider_choice(&self) -> ProviderChoice {
+        if let Some(name) = &self.default_provider {
+            return ProviderChoice::Default(name.clone());
+        }
+        let mut names = self.providers.keys();
+        match (names.next(), names.next()) {
+            (None, _) => ProviderChoice::None,
+            (Some(only), None) => ProviderChoice::Only(only.clone()),
+            _ => ProviderChoice::Several(self.providers.keys().cloned().collect()),
+        }
+    }
+
+    /// The configured providers that list `model` (in `models` or as `default_model`), in
+    /// name order.
+    #[must_use]
+    pub fn providers_listing(&self, model: &str) -> Vec<&str> {
+        self.providers
+            .iter()
+            .filter(|(_, p)| p.models.iter().any(|m| m == model) || p.default_model.as_deref() == Some(model))
+            .map(|(n, _)| n.as_str())
+            .collect()
+    }
+}
+
+/// The provider a run goes to when no flag names one (see [`Config::provider_choice`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProviderChoice {
+    /// `default_provider` names it (it may name no configured provider: an error later).
+    Default(String),
+    /// The one provider in `config.toml`.
+    Only(String),
+    /// Several providers and no `default_provider`: the user has to say which.
+    Several(Vec<String>),
+    /// No provider configured.
+    None,
+}
+
+impl ProviderChoice {
+    /// The chosen name, when there is one.
+    #[must_use]
+    pub fn name(&self) -> Option<&str> {
+        match self {
+            Self::Default(n) | Self::Only(n) => Some(n),
+            Self::Several(_) | Self::None => None,
+        }
+    }
+
+    /// Where the choice came from, for messages and `palaver config`.
+    #[must_use]
+    pub fn origin(&self) -> &'static str {
+        match self {
+            Self::Default(_) => "default_provider in config.toml",
+            Self::Only(_) => "the only provider in config.toml",
+            Self::Several(_) | Self::None => "",
+        }
+    }
+
+    /// The message for several providers and no `default_provider` (a usage error).
+    #[must_use]
+    pub fn several_message(names: &[String]) -> String {
+        format!(
+            "config.toml has {} providers ({}) and no default_provider: pass --provider NAME, or set \
+             default_provider = \"{}\" in config.toml",
+            names.len(),
+            names.join(", "),
+            names.first().map_or("NAME", String::as_str)
+        )
+    }
 }
 
 fn line_col(text: &str, offset: usize) -> (usize, usize) {

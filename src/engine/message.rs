@@ -143,6 +143,10 @@ pub struct Message {
     pub provider: Option<String>,
     pub model: Option<String>,
     pub api: Option<String>,
+    /// The base URL the reply was asked from, secrets stripped (`target::storable_url`); none
+    /// for the embedded demo. `--continue` goes back there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
     pub meta: ResponseMeta,
     /// Usage exactly as the provider sent it (the last one).
     pub usage: Option<Value>,

@@ -28,6 +28,9 @@ pub struct Target {
     pub fallback: Option<String>,
     /// The profile's `attachments` table: kinds taken and size limits.
     pub attachments: crate::config::attachments::AttachmentPolicy,
+    /// Set when this target continues a stored conversation (`--continue`, `--resume`): what
+    /// the conversation had before, and what is different now and why.
+    pub continued: Option<Continued>,
 }
 
 impl Target {
@@ -41,6 +44,99 @@ impl Target {
             Some(ToolsSetting::None) | None => ToolMode::Off,
         }
     }
+
+    /// The base URL as it may be stored with a conversation: none for the embedded demo
+    /// (its port changes every run), secrets stripped (see [`storable_url`]).
+    #[must_use]
+    pub fn storable_base_url(&self) -> Option<String> {
+        self.demo.is_none().then(|| storable_url(&self.endpoint.base_url))
+    }
+}
+
+/// What a stored conversation last talked to. Never a key: the base URL is kept without its
+/// user name, password or secret query parameters.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StoredTarget {
+    pub provider: Option<String>,
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub api: Option<String>,
+}
+
+/// One way a continued conversation differs from where it was, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// `provider`, `base_url`, `model` or `api`.
+    pub what: &'static str,
+    pub before: String,
+    pub after: String,
+    /// The flag that asked for it, or what palaver found (the provider is gone from the config).
+    pub why: String,
+}
+
+/// How `--continue` or `--resume` took up a stored conversation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Continued {
+    /// The conversation's id.
+    pub id: String,
+    /// What the conversation had.
+    pub before: StoredTarget,
+    /// What is different now; empty when it continues exactly where it was.
+    pub changes: Vec<Change>,
+    /// Anything else worth saying (the profile's base URL moved since, and the conversation
+    /// stays where it was).
+    pub note: Option<String>,
+}
+
+impl Continued {
+    /// One line for stderr and the chat screen when anything changed: each change as
+    /// `what before → after (why)`.
+    #[must_use]
+    pub fn notice(&self) -> Option<String> {
+        let mut parts: Vec<String> =
+            self.changes.iter().map(|c| format!("{} {} → {} ({})", c.what, c.before, c.after, c.why)).collect();
+        parts.extend(self.note.clone());
+        if parts.is_empty() {
+            return None;
+        }
+        let what = if self.changes.is_empty() { "where it was" } else { "with a change" };
+        Some(format!("conversation {} continues {what}: {}", self.id, parts.join("; ")))
+    }
+
+    /// The `"continued"` object of the `--json` result line.
+    #[must_use]
+    pub fn json(&self) -> serde_json::Value {
+        let b = &self.before;
+        let changes: Vec<serde_json::Value> = self
+            .changes
+            .iter()
+            .map(|c| serde_json::json!({"what": c.what, "before": c.before, "after": c.after, "why": c.why}))
+            .collect();
+        serde_json::json!({"id": self.id, "provider": b.provider, "base_url": b.base_url, "model": b.model,
+            "api": b.api, "changed": changes, "notice": self.notice()})
+    }
+}
+
+pub use crate::api::redact::storable_url;
+
+/// The model a reply names: the one asked for, and the one the server says answered when it
+/// reports another (`asked gpt-4o-mini · served gpt-4o-mini-2024-07-18`). Routers and Azure
+/// answer with a dated or routed id as a matter of course: both are shown, neither is an error.
+#[must_use]
+pub fn model_label(asked: Option<&str>, served: Option<&str>) -> String {
+    match (asked, served_differs(asked, served)) {
+        (Some(a), Some(s)) => format!("asked {a} · served {s}"),
+        (None, Some(s)) => s.to_owned(),
+        (Some(a), None) => a.to_owned(),
+        (None, None) => "assistant".to_owned(),
+    }
+}
+
+/// The served model when it is not the one asked for (a server that names none, or the same
+/// one, gives `None`).
+#[must_use]
+pub fn served_differs<'a>(asked: Option<&str>, served: Option<&'a str>) -> Option<&'a str> {
+    served.filter(|s| !s.is_empty() && Some(*s) != asked)
 }
 
 /// The user's per-conversation request settings (flags, `/system`, `/set`).
@@ -77,5 +173,54 @@ impl TurnSettings {
             send_image_data: target.attachments.images == crate::config::attachments::ImagesSetting::Yes,
             ..RequestOptions::default()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn storable_urls_keep_no_secret() {
+        assert_eq!(storable_url("http://127.0.0.1:8080/v1"), "http://127.0.0.1:8080/v1");
+        assert_eq!(storable_url("https://user:pa55@host.example/v1"), "https://host.example/v1");
+        assert_eq!(storable_url("https://tok@host.example:8443/v1/"), "https://host.example:8443/v1/");
+        assert_eq!(
+            storable_url("https://h/v1?api-version=2024-10-21&key=AIza-secret&access_token=t#frag"),
+            "https://h/v1?api-version=2024-10-21"
+        );
+        assert_eq!(storable_url("https://h/v1?key=s"), "https://h/v1");
+        // An @ in the path is not user info.
+        assert_eq!(storable_url("http://h/v1/@models"), "http://h/v1/@models");
+    }
+
+    #[test]
+    fn the_served_model_shows_beside_the_asked_one_only_when_it_differs() {
+        assert_eq!(model_label(Some("gpt-4o-mini"), Some("gpt-4o-mini")), "gpt-4o-mini");
+        assert_eq!(model_label(Some("gpt-4o-mini"), None), "gpt-4o-mini");
+        assert_eq!(
+            model_label(Some("gpt-4o-mini"), Some("gpt-4o-mini-2024-07-18")),
+            "asked gpt-4o-mini · served gpt-4o-mini-2024-07-18"
+        );
+        assert_eq!(model_label(None, Some("x")), "x");
+        assert_eq!(model_label(None, None), "assistant");
+        assert_eq!(served_differs(Some("a"), Some("")), None);
+    }
+
+    #[test]
+    fn a_continued_conversation_names_each_change_once_in_one_line() {
+        let c = Continued {
+            id: "c1".into(),
+            before: StoredTarget::default(),
+            changes: vec![Change { what: "provider", before: "a".into(), after: "b".into(), why: "--provider".into() }],
+            note: None,
+        };
+        assert_eq!(c.notice().as_deref(), Some("conversation c1 continues with a change: provider a → b (--provider)"));
+        let j = c.json();
+        assert_eq!(j["changed"][0]["after"], "b");
+        assert_eq!(j["id"], "c1");
+        let same = Continued { changes: Vec::new(), ..c };
+        assert_eq!(same.notice(), None);
+        assert!(same.json()["changed"].as_array().is_some_and(Vec::is_empty));
     }
 }

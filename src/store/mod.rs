@@ -12,6 +12,7 @@
 //! Nothing here ever sees an API key: messages carry none, and requests are not stored.
 
 pub mod blobs;
+mod continued;
 pub mod entries;
 pub mod export;
 pub mod fit;

@@ -272,7 +272,10 @@ pub fn header(state: &State, m: &Message, index: usize) -> Line<'static> {
     }
     let label = match m.role() {
         Role::User => "you".to_owned(),
-        Role::Assistant => sanitize(m.model.as_deref().unwrap_or("assistant")).into_owned(),
+        // A server that answers with another model than the one asked for shows both.
+        Role::Assistant => {
+            sanitize(&crate::engine::target::model_label(m.model.as_deref(), m.meta.model.as_deref())).into_owned()
+        }
         Role::Tool => "tool result".to_owned(),
         Role::System => "system".to_owned(),
     };

@@ -90,6 +90,22 @@ impl Server {
         Self { base_url: format!("http://127.0.0.1:{port}/v1"), seen }
     }
 
+    /// A server that answers exactly `replies.len()` connections, one reply each, and then
+    /// closes its port: later requests are refused (a server that went away).
+    pub fn start_then_close(replies: Vec<Reply>) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let seen2 = seen.clone();
+        thread::spawn(move || {
+            for reply in replies {
+                let Ok((stream, _)) = listener.accept() else { break };
+                serve_one(stream, &reply, &seen2);
+            }
+        });
+        Self { base_url: format!("http://127.0.0.1:{port}/v1"), seen }
+    }
+
     /// A server that picks each answer from the request itself (its model, its history), so
     /// concurrent requests get the right reply whatever order they arrive in.
     pub fn start_fn(respond: impl Fn(&Seen) -> Reply + Send + Sync + 'static) -> Self {

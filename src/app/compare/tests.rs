@@ -103,6 +103,23 @@ fn provider_prefixes_pick_configured_profiles() {
 }
 
 #[test]
+fn a_bare_model_goes_to_the_one_provider_that_lists_it() {
+    let mut s = test_state();
+    let toml = "[providers.local]\nbase_url = \"http://127.0.0.1:1/v1\"\nmodels = [\"smollm2\"]\n\
+                [providers.other]\nbase_url = \"http://127.0.0.1:2/v1\"\nmodels = [\"both\"]\n\
+                [providers.third]\nbase_url = \"http://127.0.0.1:3/v1\"\nmodels = [\"both\"]\n";
+    s.cfg = crate::config::Config::parse(toml, std::path::Path::new("config.toml")).unwrap();
+    enter(&mut s, "/compare smollm2 both demo");
+    let cmp = s.compare.active.as_ref().unwrap();
+    let t: Vec<(&str, &str)> =
+        cmp.columns.iter().map(|c| (c.target.provider.as_str(), c.target.model.as_str())).collect();
+    // Listed by two providers: the chat's own (the command line asks for provider/model).
+    assert_eq!(t, [("local", "smollm2"), ("demo", "both"), ("demo", "demo")]);
+    let local = &cmp.columns[0].target;
+    assert_eq!(local.base_url.as_deref(), Some("http://127.0.0.1:1/v1"));
+}
+
+#[test]
 fn every_column_gets_the_prompt_and_follow_ups_carry_its_own_history() {
     let mut s = test_state();
     enter(&mut s, "/compare demo other");

@@ -104,9 +104,14 @@ impl State {
                         .collect(),
                     chain_responses: profile.previous_response_id.unwrap_or(false),
                     attachments: profile.attachments,
+                    base_url: profile.base_url.as_deref().map(crate::engine::target::storable_url),
                 }
             }
-            None => TargetInfo { model: spec.to_owned(), ..self.target.clone() },
+            // A bare model goes to the one provider that lists it (as on the command line).
+            None => match self.cfg.providers_listing(spec).as_slice() {
+                [only] if *only != self.target.provider => self.column_target(&format!("{only}/{spec}")),
+                _ => TargetInfo { model: spec.to_owned(), ..self.target.clone() },
+            },
         }
     }
 
@@ -152,6 +157,7 @@ impl State {
         m.model = Some(col.target.model.clone());
         m.provider = Some(col.target.provider.clone());
         m.api = Some(col.target.api.name().to_owned());
+        m.base_url.clone_from(&col.target.base_url);
         let id = col.transcript.push_message(m);
         col.live = Some(Live { id, started_ms: None, draft: None });
         col.scroll = None;

@@ -219,7 +219,8 @@ fn header(state: &State, m: &Message, hidden: Option<&str>) -> Line<'static> {
             // In an arena before the vote the reply is signed with the column's letter only.
             let name = match hidden {
                 Some(letter) => letter.to_owned(),
-                None => sanitize(m.model.as_deref().unwrap_or("assistant")).into_owned(),
+                None => sanitize(&crate::engine::target::model_label(m.model.as_deref(), m.meta.model.as_deref()))
+                    .into_owned(),
             };
             let mut spans = vec![Span::styled(name, theme.style(R::Assistant).add_modifier(Modifier::BOLD))];
             let meta = match m.status {
@@ -260,7 +261,7 @@ pub fn draw(
     } else {
         format!(" · {}", sanitize(&col.target.provider))
     };
-    let provider = if cmp.hidden() { String::new() } else { provider };
+    let provider = if cmp.hidden() { String::new() } else { provider + &served_note(col) };
     let mut title = format!(" {mark}{}{provider} ", sanitize(&cmp.label(i)));
     if cmp.full && focused {
         title.push_str("· full width ");
@@ -295,6 +296,15 @@ pub fn draw(
         frame: (area.x, area.y, area.width, area.height),
         ..view
     }
+}
+
+/// ` · served X` when the column's latest reply came from another model than the one asked
+/// for (a router, a dated Azure id): the title says both.
+fn served_note(col: &crate::app::compare::Column) -> String {
+    let last = col.transcript.cells.iter().rev().filter_map(|c| c.message()).find(|m| m.meta.model.is_some());
+    last.and_then(|m| crate::engine::target::served_differs(Some(&col.target.model), m.meta.model.as_deref()))
+        .map(|s| format!(" · served {}", sanitize(s)))
+        .unwrap_or_default()
 }
 
 /// Whether the columns talk to more than one provider (then every title names its provider).
