@@ -302,7 +302,7 @@ fn stall_names_the_idle_timeout(api: Api) {
     let s = t.wait_for("the idle timeout", |s| s.contains("idle timeout"));
     dump(&format!("{api:?} stall"), &s);
     assert!(s.contains("Before the stall"), "the partial text is kept: {s}");
-    assert!(s.contains("m · interrupted"), "the reply is marked: {s}");
+    assert!(s.contains("m · stalled"), "the reply is marked with what ended it: {s}");
     draft_is_back(&t);
     app_still_works(&t);
 }
@@ -362,7 +362,7 @@ fn refused_keeps_the_app_and_the_draft(api: Api) {
     let s = t.wait_for("the connect error", |s| s.contains("could not connect"));
     dump(&format!("{api:?} refused"), &s);
     assert!(s.contains(&format!("127.0.0.1:{port}")), "the message names the address: {s}");
-    assert!(s.contains("m · interrupted") || s.contains("m · failed"), "the reply is marked: {s}");
+    assert!(s.contains("m · could not connect"), "the reply is marked with what ended it: {s}");
     draft_is_back(&t);
     std::thread::sleep(Duration::from_millis(500));
     assert!(!t.screen().contains("EXITED-"), "the app keeps running");

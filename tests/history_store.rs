@@ -223,3 +223,19 @@ fn a_compare_round_trips_and_an_import_that_fails_writes_nothing() {
     third.flush().unwrap();
     assert_eq!(third.list_entries(usize::MAX, 0).unwrap().len(), 1);
 }
+
+#[test]
+fn continue_takes_the_newest_conversation_that_is_not_a_compare_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let chat = create(&store, "chat", "demo", None);
+    turn(&store, &chat, 0, "first", "one");
+    store.flush().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let group = StoreHandle::new_compare_group();
+    let col = create(&store, "hi", "demo-reasoning", Some((&group, 0)));
+    turn(&store, &col, 0, "hi", "hello");
+    store.flush().unwrap();
+    assert_eq!(store.list(1, 0).unwrap()[0].id, col, "the column is the newest row");
+    assert_eq!(store.latest().unwrap().map(|s| s.id), Some(chat), "--continue goes on with the chat");
+}

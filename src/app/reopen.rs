@@ -145,7 +145,12 @@ impl State {
         if let Some(n) = notice {
             self.transcript.push_notice(NoticeKind::Info, crate::text::sanitize::sanitize(&n).into_owned());
         }
-        if active.messages.iter().any(|m| m.status == MessageStatus::Interrupted) {
+        // Only a reply the store found still streaming at start-up was cut off by palaver
+        // stopping; one that could not connect or stalled says so on its own header.
+        let cut_off = |m: &crate::engine::Message| {
+            m.status == MessageStatus::Interrupted && m.error.as_ref().is_none_or(|e| e.kind == "interrupted")
+        };
+        if active.messages.iter().any(cut_off) {
             let (select, regenerate) = (self.keymap.hint(Action::Select), self.keymap.hint(Action::Regenerate));
             self.transcript.push_notice(
                 NoticeKind::Error,

@@ -240,3 +240,26 @@ fn a_live_reply_left_by_a_dead_process_reopens_as_interrupted() {
     assert_eq!(reply.text(), "half a rep");
     assert!(s.transcript.cells.iter().any(|c| matches!(c, Cell::Notice(n) if n.text.contains("cut off"))));
 }
+
+#[test]
+fn a_reply_that_could_not_connect_reopens_without_blaming_a_stop() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = StoreHandle::open(&dir.path().join("palaver.sqlite3"), StoreOptions::default()).unwrap();
+    let id = store.create_conversation(NewConversation { title: "t".into(), ..NewConversation::default() });
+    store.save_message(&id, 0, &crate::engine::message::Message::user("hello"));
+    let mut m = crate::engine::message::Message::assistant_pending();
+    m.status = crate::engine::message::MessageStatus::Interrupted;
+    m.error = Some(crate::engine::message::ErrorInfo {
+        status: None,
+        message: "could not connect to http://127.0.0.1:1/v1".into(),
+        kind: "connect".into(),
+        body: serde_json::Value::Null,
+    });
+    store.save_message(&id, 1, &m);
+    store.flush().unwrap();
+    let loaded = load(&store, &id, None).unwrap().unwrap();
+    let mut s = test_state();
+    s.apply(Msg::Store(StoreMsg::Ready));
+    s.apply(Msg::Store(StoreMsg::Opened(Ok(Box::new(loaded)))));
+    assert!(!s.transcript.cells.iter().any(|c| matches!(c, Cell::Notice(n) if n.text.contains("cut off"))));
+}

@@ -429,12 +429,12 @@ impl StoreHandle {
         self.read(|c| Ok(read::list(c, limit, offset)?))
     }
 
-    /// The most recently updated conversation (`--continue`).
+    /// The most recently updated conversation that is not a compare's column (`--continue`).
     ///
     /// # Errors
     /// A database error.
     pub fn latest(&self) -> Result<Option<ConversationSummary>, StoreError> {
-        Ok(self.list(1, 0)?.pop())
+        self.read(|c| Ok(read::latest_chat(c)?))
     }
 
     /// One conversation's summary by exact id.

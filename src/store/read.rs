@@ -56,6 +56,17 @@ pub fn list(db: &Connection, limit: usize, offset: usize) -> rusqlite::Result<Ve
     )
 }
 
+/// The most recently updated conversation that is not a compare's column (`--continue`): a
+/// column goes on as part of its compare (reopened from the conversation list), not as the
+/// chat's own conversation.
+///
+/// # Errors
+/// Any SQLite error.
+pub fn latest_chat(db: &Connection) -> rusqlite::Result<Option<ConversationSummary>> {
+    let sql = format!("{SUMMARY} WHERE c.compare_group IS NULL ORDER BY c.updated_at DESC, c.id DESC LIMIT 1");
+    Ok(summaries(db, &sql, params![])?.pop())
+}
+
 /// One conversation by exact id.
 ///
 /// # Errors

@@ -196,7 +196,10 @@ fn stats(store: &RunStore, json_out: bool) -> u8 {
             let _ = writeln!(out, "{line}");
         }
     } else if votes.is_empty() {
-        let _ = writeln!(out, "no arena votes yet: palaver compare --arena -m A -m B, then a/b/t/n after each answer");
+        let _ = writeln!(
+            out,
+            "no arena votes yet: palaver compare --arena -m A -m B, then Tab to the vote bar and Enter on your choice after each battle"
+        );
     } else {
         let _ = write!(out, "{}", stats_table(&names, &s));
         let _ = writeln!(
