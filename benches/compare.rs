@@ -104,17 +104,7 @@ fn started(setup: Setup) -> (State, Vec<(u64, usize, u64)>) {
         Setup::Compare(1) => {
             // One column, made directly (the command insists on two).
             s.compare.generations = 1;
-            s.compare.active = Some(Compare {
-                generation: 1,
-                group: "bench".into(),
-                columns: vec![Column::new(0, target("bench-0"))],
-                focus: 0,
-                full: false,
-                sync: false,
-                diff: None,
-                arena: None,
-                from_here: None,
-            });
+            s.compare.active = Some(Compare::new(1, "bench".into(), vec![Column::new(0, target("bench-0"))]));
         }
         Setup::Compare(n) => {
             let targets = (0..n).map(|i| target(&format!("bench-{i}"))).collect();

@@ -68,17 +68,7 @@ impl State {
             columns.into_iter().enumerate().map(|(i, l)| self.stored_column(i, l, &mut notes)).collect();
         let n = columns.len();
         self.compare.generations += 1;
-        self.compare.active = Some(Compare {
-            generation: self.compare.generations,
-            group,
-            columns,
-            focus: 0,
-            full: false,
-            sync: false,
-            diff: None,
-            arena: None,
-            from_here: None,
-        });
+        self.compare.active = Some(Compare::new(self.compare.generations, group, columns));
         if dropped > 0 {
             notes.push(format!("the compare has {} columns; the first {MAX_COLUMNS} are shown", n + dropped));
         }

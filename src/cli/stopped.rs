@@ -67,16 +67,7 @@ impl Stopped {
 
 /// The categories the reply's merged filter results mark as filtered, with their severity.
 fn filtered_categories(msg: &Message) -> Vec<String> {
-    msg.main()
-        .content_filter
-        .iter()
-        .flatten()
-        .filter(|(_, v)| v.get("filtered").and_then(serde_json::Value::as_bool) == Some(true))
-        .map(|(k, v)| match v.get("severity").and_then(serde_json::Value::as_str) {
-            Some(sev) => format!("{k}: {sev}"),
-            None => k.clone(),
-        })
-        .collect()
+    crate::engine::safety::filtered_categories(msg.main().content_filter.as_ref())
 }
 
 #[cfg(test)]

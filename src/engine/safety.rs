@@ -45,6 +45,21 @@ pub fn merge_filter(acc: &mut Map<String, Value>, chunk: &Value) {
     }
 }
 
+/// The categories merged filter results mark as filtered, each with its severity when sent
+/// (`violence: high`): what a reply stopped by the filter names, on screen and headless alike.
+#[must_use]
+pub fn filtered_categories(results: Option<&Map<String, Value>>) -> Vec<String> {
+    results
+        .into_iter()
+        .flatten()
+        .filter(|(_, v)| v.get("filtered").and_then(Value::as_bool) == Some(true))
+        .map(|(k, v)| match v.get("severity").and_then(Value::as_str) {
+            Some(sev) => format!("{k}: {sev}"),
+            None => k.clone(),
+        })
+        .collect()
+}
+
 /// Whether any category in a results map was filtered or detected.
 #[must_use]
 pub fn any_flagged(results: &Map<String, Value>) -> bool {

@@ -207,16 +207,7 @@ fn banners(m: &Message, cols: usize, theme: &Theme) -> Vec<Line<'static>> {
     let main = m.main();
     let mut out = Vec::new();
     let strong = |r: R| -> Style { theme.style(r).add_modifier(Modifier::BOLD) };
-    let filtered: Vec<String> = main
-        .content_filter
-        .iter()
-        .flatten()
-        .filter(|(_, v)| v.get("filtered").and_then(serde_json::Value::as_bool) == Some(true))
-        .map(|(k, v)| match v.get("severity").and_then(serde_json::Value::as_str) {
-            Some(sev) => format!("{k}: {sev}"),
-            None => k.clone(),
-        })
-        .collect();
+    let filtered = crate::engine::safety::filtered_categories(main.content_filter.as_ref());
     if main.finish_reason.as_deref() == Some("content_filter") {
         let why = if filtered.is_empty() { String::new() } else { format!(" ({})", filtered.join(", ")) };
         let text = format!("⊘ stopped by the provider's content filter{why}");

@@ -223,13 +223,7 @@ fn column_line(
     }
     spans.push(Span::styled(format!("  {}", c.date), dim));
     spans.push(Span::styled(format!("  {:>count_w$}", count(c.messages)), dim));
-    let mut spans = truncate(spans, cols);
-    if selected {
-        for s in &mut spans {
-            s.style = s.style.patch(theme.style(R::Selection));
-        }
-    }
-    Line::from(spans)
+    finish_row(spans, cols, selected, theme)
 }
 
 #[allow(clippy::similar_names)]
@@ -272,6 +266,16 @@ fn row_line(
     }
     spans.push(Span::styled(format!("  {}", r.date), dim));
     spans.push(Span::styled(format!("  {:>count_w$}", count(r.messages)), dim));
+    finish_row(spans, cols, selected, theme)
+}
+
+/// A row cut to the width, patched with the selection's style when it is the selected one.
+fn finish_row(
+    spans: Vec<Span<'static>>,
+    cols: usize,
+    selected: bool,
+    theme: &crate::ui::theme::Theme,
+) -> Line<'static> {
     let mut spans = truncate(spans, cols);
     if selected {
         for s in &mut spans {

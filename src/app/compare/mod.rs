@@ -111,6 +111,22 @@ pub struct Compare {
 }
 
 impl Compare {
+    /// A compare of `columns`, focused on the first, each scrolled on its own, no diff.
+    #[must_use]
+    pub fn new(generation: u64, group: String, columns: Vec<Column>) -> Self {
+        Self {
+            generation,
+            group,
+            columns,
+            focus: 0,
+            full: false,
+            sync: false,
+            diff: None,
+            arena: None,
+            from_here: None,
+        }
+    }
+
     /// How column `i` is named on screen: "A", "B"… in an arena whose names are hidden, else
     /// its number and model.
     #[must_use]

@@ -46,17 +46,8 @@ impl State {
             })
             .collect();
         self.compare.generations += 1;
-        self.compare.active = Some(Compare {
-            generation: self.compare.generations,
-            group: crate::store::StoreHandle::new_compare_group(),
-            columns,
-            focus: 0,
-            full: false,
-            sync: false,
-            diff: None,
-            arena: None,
-            from_here: None,
-        });
+        let group = crate::store::StoreHandle::new_compare_group();
+        self.compare.active = Some(Compare::new(self.compare.generations, group, columns));
         self.focus = Focus::Composer;
         self.selected = None;
         self.editing = None;
