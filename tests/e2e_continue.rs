@@ -286,3 +286,28 @@ fn the_chat_screen_continues_on_the_conversations_server_and_says_when_a_flag_mo
     t.wait_for("the notice", |s| s.contains("with a change: provider 127.0.0.1") && s.contains("→ demo (--demo)"));
     t.quit();
 }
+
+/// A server whose `GET /models` lists `models` and which echoes the model of every chat request.
+fn listing_server(models: &'static [&'static str]) -> Server {
+    Server::start_fn(move |seen| {
+        if seen.request_line.contains("/models") {
+            let data: Vec<Value> = models.iter().map(|m| serde_json::json!({"id": m, "object": "model"})).collect();
+            return Reply::json(200, &serde_json::json!({"object": "list", "data": data}).to_string());
+        }
+        let model = body(seen)["model"].as_str().unwrap_or("?").to_owned();
+        chat("listed", &model)
+    })
+}
+
+#[test]
+fn a_bare_compare_model_no_profile_names_goes_to_the_provider_whose_server_lists_it() {
+    let a = listing_server(&["model-a"]);
+    let b = listing_server(&["model-b", "model-d"]);
+    let cfg = TWO.replace("default_provider = \"b\"", "default_provider = \"a\"");
+    let h = home(&cfg.replace("URL_A", &a.base_url).replace("URL_B", &b.base_url));
+    let o = palaver(h.path(), &["compare", "-m", "model-a", "-m", "model-d", "-p", "hi"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert_eq!(chats(&a).iter().map(|c| c["model"].clone()).collect::<Vec<_>>(), ["model-a"]);
+    assert_eq!(chats(&b).iter().map(|c| c["model"].clone()).collect::<Vec<_>>(), ["model-d"], "b's /models lists it");
+    assert!(out(&o).contains("── model-d (b) ──"), "{}", out(&o));
+}

@@ -32,6 +32,9 @@ pub enum Problem {
     Auth,
     /// The request is larger than the server accepts (413).
     TooLarge,
+    /// The server could not read or accept the request as sent (400, 422, or a 5xx that says it
+    /// failed to parse what it was given, as llama.cpp does for a tool call's broken arguments).
+    BadRequest,
 }
 
 /// Codes and types servers give a context overflow: OpenAI and Azure (`code`), llama.cpp
@@ -72,6 +75,10 @@ const VISION_WORDS: &[&str] = &[
     "vision is not supported",
 ];
 
+/// How servers word "I could not read what you sent" in a 5xx (lowercase): llama.cpp
+/// ("Failed to parse tool call arguments as JSON", "failed to parse messages").
+const UNREADABLE_WORDS: &[&str] = &["failed to parse", "invalid request", "could not parse", "cannot parse"];
+
 /// What `err` (with HTTP `status`) says about the request, if it is one of the [`Problem`]s.
 #[must_use]
 pub fn problem(status: u16, err: &ProviderError) -> Option<Problem> {
@@ -88,6 +95,8 @@ pub fn problem(status: u16, err: &ProviderError) -> Option<Problem> {
         Some(Problem::Auth)
     } else if status == 413 {
         Some(Problem::TooLarge)
+    } else if matches!(status, 400 | 422) || (status >= 500 && says(UNREADABLE_WORDS)) {
+        Some(Problem::BadRequest)
     } else {
         None
     }
@@ -106,6 +115,10 @@ pub fn what_to_do(p: Problem, key: &KeySource, key_sent: bool) -> String {
             .to_owned(),
         Problem::Quota => "the account is out of quota: check its plan and billing (retrying will not help)".to_owned(),
         Problem::TooLarge => "the request is larger than the server accepts: attach fewer or smaller files".to_owned(),
+        Problem::BadRequest => "the server refused the request as it was sent, so sending it again will not help: \
+            check the model (-m, /model), the request options (--max-tokens, /set) and the last turn (a tool \
+            call's arguments, an attachment)"
+            .to_owned(),
         Problem::Auth => match (key, key_sent) {
             (KeySource::Env(var), false) => {
                 format!("no API key was sent: export {var}=… (or name another variable with --api-key-env)")
@@ -302,8 +315,10 @@ mod tests {
             describe_http(404, URL, Api::Responses, &e, &KeySource::Unknown, true),
             format!("The model `x` does not exist ({URL}); `palaver models` lists the models it offers")
         );
+        // A 400 is the server's own word first, then why sending it again will not help.
         let e = error_from_body(400, br#"{"detail":"bad"}"#);
-        assert_eq!(describe_http(400, URL, Api::Responses, &e, &KeySource::Unknown, true), "bad");
+        let m = describe_http(400, URL, Api::Responses, &e, &KeySource::Unknown, true);
+        assert!(m.starts_with("bad — the server refused the request as it was sent"), "{m}");
     }
 
     #[test]

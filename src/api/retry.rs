@@ -27,7 +27,7 @@ pub enum RetryDecision {
 pub fn may_get_better(status: u16, err: &ProviderError) -> bool {
     let served_another_time = match problem(status, err) {
         // What the request holds, or the account's credit: the same request meets the same end.
-        Some(Problem::ContextOverflow | Problem::NoVision | Problem::Quota) => false,
+        Some(Problem::ContextOverflow | Problem::NoVision | Problem::Quota | Problem::BadRequest) => false,
         Some(Problem::Auth | Problem::TooLarge) | None => true,
     };
     let transient = match status {
@@ -174,6 +174,12 @@ mod tests {
             (404, r#"{"error":{"message":"model not found"}}"#, false),
             (413, "", false),
             (422, r#"{"detail":"bad"}"#, false),
+            // llama.cpp's own wording when a tool call's arguments are not JSON (checked with curl).
+            (
+                500,
+                r#"{"error":{"code":500,"message":"Failed to parse tool call arguments as JSON: [json.exception.parse_error.101] parse error","type":"server_error"}}"#,
+                false,
+            ),
         ];
         let cap = Duration::from_secs(60);
         for &(status, body, retried) in table {

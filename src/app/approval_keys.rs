@@ -10,6 +10,7 @@ use super::effect::Effect;
 use super::keymap::{Action, Context};
 use super::state::State;
 use super::tools::{Owner, ToolEffect};
+use crate::app::state::FlashAbout;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 /// Lines PgUp / PgDn move the details by.
@@ -88,7 +89,7 @@ impl State {
         let send = self.keymap.action(Context::Composer, key) == Some(Action::Send);
         if self.approval_guarded() {
             if send {
-                self.flash("Enter did nothing: a tool call just asked");
+                self.flash_about("Enter did nothing: a tool call just asked", false, FlashAbout::Approval);
                 return true;
             }
             // Typed ahead: text, whatever letters it holds. The choosing keys mean nothing yet.
@@ -98,7 +99,12 @@ impl State {
         if send {
             match highlight.and_then(|h| choices.get(h)) {
                 Some(&c) => self.choose(c, fx),
-                None => self.flash("Enter did nothing: ↑↓ (or a letter) first"),
+                None => {
+                    let letters = choices.iter().any(|&c| self.approval_letter(c).is_some());
+                    let how =
+                        if letters { "↑↓ (or a letter) first" } else { "↑↓ first (no letter decides here)" };
+                    self.flash_about(format!("Enter did nothing: {how}"), false, FlashAbout::Approval);
+                }
             }
             return true;
         }

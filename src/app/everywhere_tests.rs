@@ -237,6 +237,8 @@ struct Seen {
     focus: Focus,
     bar: bool,
     panels: bool,
+    /// The compare's metrics strip (its panel) is hidden.
+    strip_hidden: bool,
     tools: String,
     scroll: String,
     flash: String,
@@ -274,6 +276,7 @@ fn seen(s: &State) -> Seen {
         focus: s.focus,
         bar: s.vote_bar_focused(),
         panels: s.panels_shown(),
+        strip_hidden: s.compare.strip_hidden,
         tools: format!("{:?}", s.tools.flags.mode),
         scroll,
         flash: s.flash.as_ref().map(|f| f.text.clone()).unwrap_or_default(),
@@ -297,9 +300,13 @@ fn did(action: Action, b: &Seen, a: &Seen, fx: &[Effect]) -> bool {
         Action::Cancel => (b.live && !a.live) || closed || to_composer || a.approval != b.approval,
         Action::Palette => toggled("Commands"),
         Action::Help => toggled("Help"),
-        Action::Models => toggled("Models") && fx.contains(&Effect::FetchModels),
+        // Before an arena's vote the picker would mark a model as current: it says so instead.
+        Action::Models => {
+            (toggled("Models") && fx.contains(&Effect::FetchModels)) || a.flash.contains("waits for the vote")
+        }
         Action::History => toggled("Conversations"),
-        Action::Panels => a.panels != b.panels,
+        // In a compare the panel is the metrics strip under the columns.
+        Action::Panels => a.panels != b.panels || a.strip_hidden != b.strip_hidden,
         Action::ToolsMode => a.tools != b.tools,
         Action::PageUp | Action::PageDown | Action::ScrollUp | Action::ScrollDown | Action::Top | Action::Bottom => {
             a.scroll != b.scroll

@@ -207,6 +207,11 @@ impl State {
     }
 
     pub(crate) fn open_models(&mut self, fx: &mut Vec<Effect>) {
+        // The picker marks the current model: in an arena before the vote that could name one.
+        if self.compare.active.as_ref().is_some_and(super::compare::Compare::hidden) {
+            self.flash("the model picker waits for the vote (it would name a model)");
+            return;
+        }
         if self.overlays.last().is_some_and(|o| matches!(o, Overlay::Models { .. })) {
             self.overlays.pop();
             return;

@@ -120,6 +120,8 @@ pub enum FlashAbout {
     DraftBack,
     /// The chips waiting above the composer: over once none is left.
     Attachments,
+    /// A hint about the approval modal: over once no call waits for a decision.
+    Approval,
 }
 
 /// Transcript scrolling: follow the bottom, or stay at an anchor.
@@ -399,6 +401,7 @@ impl State {
             }
             FlashAbout::DraftBack => self.composer.is_empty(),
             FlashAbout::Attachments => self.attachments.is_empty(),
+            FlashAbout::Approval => self.tools.approval.is_none(),
         };
         if over {
             self.flash = None;

@@ -62,6 +62,12 @@ pub async fn run(g: &Global, cfg: &Config, registry: &Registry, prompt: &str) ->
         .zip(&targets)
         .map(|(o, t)| o.as_ref().map(|o| ReplyMetrics::of(&o.msg, cfg, &t.model)))
         .collect();
+    // The model each server named, where it is not the one asked for.
+    let served: Vec<Option<String>> = outcomes
+        .iter()
+        .zip(&targets)
+        .map(|(o, t)| o.as_ref().and_then(|o| o.msg.meta.model.clone()).filter(|m| *m != t.model))
+        .collect();
     let mut out = std::io::stdout().lock();
     if g.json {
         for (i, (o, t)) in outcomes.iter().zip(&targets).enumerate() {
@@ -98,7 +104,7 @@ pub async fn run(g: &Global, cfg: &Config, registry: &Registry, prompt: &str) ->
             }
             let _ = writeln!(out);
         }
-        let _ = write!(out, "{}", table(&targets, &metrics));
+        let _ = write!(out, "{}", table(&targets, &metrics, &served));
     }
     let _ = out.flush();
     drop(out);
@@ -162,17 +168,19 @@ fn summary(targets: &[Target], metrics: &[Option<ReplyMetrics>], group: &str) ->
         "cheapest": name(best(&cost, true)), "columns": columns})
 }
 
-fn table(targets: &[Target], metrics: &[Option<ReplyMetrics>]) -> String {
+fn table(targets: &[Target], metrics: &[Option<ReplyMetrics>], served: &[Option<String>]) -> String {
     let mut s = format!(
         "{:<24} {:>9} {:>9} {:>9} {:>8} {:>10} {:>9} {:>10} {}\n",
         "model", "ttft", "tok/s", "total", "prompt", "completion", "reasoning", "cost", "finish"
     );
     let dash = || "-".to_owned();
-    for (t, m) in targets.iter().zip(metrics) {
+    for ((t, m), served) in targets.iter().zip(metrics).zip(served) {
         let m = m.clone().unwrap_or_default();
+        let served =
+            served.as_deref().map(|s| format!(" (served {})", crate::text::sanitize::sanitize(s))).unwrap_or_default();
         let tps = m.tokens_per_s.map_or_else(dash, |v| format!("{v:.1}{}", if m.tps_estimated { "~" } else { "" }));
         s.push_str(&format!(
-            "{:<24} {:>9} {:>9} {:>9} {:>8} {:>10} {:>9} {:>10} {}{}\n",
+            "{:<24} {:>9} {:>9} {:>9} {:>8} {:>10} {:>9} {:>10} {}{}{}\n",
             crate::tools::clip(&t.model, 24),
             m.ttft_ms.map_or_else(dash, |v| format!("{v} ms")),
             tps,
@@ -182,7 +190,8 @@ fn table(targets: &[Target], metrics: &[Option<ReplyMetrics>]) -> String {
             m.usage.reasoning.map_or_else(dash, |v| v.to_string()),
             m.cost.map_or_else(dash, crate::text::fmt::money),
             m.finish_reason.as_deref().unwrap_or("-"),
-            if m.safety_flag { " ⚑ safety" } else { "" }
+            if m.safety_flag { " ⚑ safety" } else { "" },
+            served
         ));
     }
     s

@@ -244,8 +244,22 @@ pub fn fallback_note(t: &Target) -> Option<String> {
 pub async fn resolve_columns(g: &Global, cfg: &Config, models: &[String]) -> Result<Vec<Target>, UsageError> {
     let mut made: Vec<(String, Target)> = Vec::new();
     let mut out = Vec::new();
+    // Asked at most once per run, and only when a bare model is in no profile's `models`.
+    let mut served: Option<Vec<(String, Vec<String>)>> = None;
     for spec in models {
-        let (provider, model) = column_provider(g, cfg, spec)?;
+        let (mut provider, model) = column_provider(g, cfg, spec)?;
+        if provider.is_none() && asks_the_servers(g, cfg, spec) {
+            if served.is_none() {
+                served = Some(served_lists(g, cfg).await);
+            }
+            let serving: Vec<&str> = served
+                .iter()
+                .flatten()
+                .filter(|(_, list)| list.iter().any(|m| m == spec))
+                .map(|(n, _)| n.as_str())
+                .collect();
+            provider = pick_listing(cfg, spec, &serving)?;
+        }
         let key = provider.clone().unwrap_or_default();
         let found = made.iter().find(|(k, _)| *k == key).map(|(_, t)| t.clone());
         let mut t = match found {
@@ -276,6 +290,44 @@ pub async fn resolve_columns(g: &Global, cfg: &Config, models: &[String]) -> Res
     Ok(out)
 }
 
+/// Whether a bare column model is to be looked for in the providers' own model lists: no flag
+/// names the target, several providers are configured, and no profile's `models` names it.
+fn asks_the_servers(g: &Global, cfg: &Config, spec: &str) -> bool {
+    !(g.demo || g.provider.is_some() || g.base_url.is_some())
+        && cfg.providers.len() > 1
+        && !spec.contains('/')
+        && cfg.providers_listing(spec).is_empty()
+}
+
+/// Every configured provider's `GET /models` (concurrently, each within 10 s); a provider that
+/// cannot answer lists nothing.
+async fn served_lists(g: &Global, cfg: &Config) -> Vec<(String, Vec<String>)> {
+    let asks = cfg.providers.keys().map(|name| async move {
+        let mut flags = g.clone();
+        flags.provider = Some(name.clone());
+        let t = resolve(&flags, cfg).await.ok()?;
+        let list = tokio::time::timeout(Duration::from_secs(10), crate::api::models::list(&t.endpoint)).await.ok()?;
+        Some((name.clone(), list.ok()?))
+    });
+    futures_util::future::join_all(asks).await.into_iter().flatten().collect()
+}
+
+/// Of the providers that list `spec`: the default when it is one of them, else the only one;
+/// several is a usage error naming them; none is the default target.
+fn pick_listing(cfg: &Config, spec: &str, listing: &[&str]) -> Result<Option<String>, UsageError> {
+    let default = cfg.provider_choice();
+    match listing {
+        [] => Ok(None),
+        _ if default.name().is_some_and(|d| listing.contains(&d)) => Ok(None),
+        [only] => Ok(Some((*only).to_owned())),
+        several => Err(UsageError(format!(
+            "model `{spec}` is listed by several providers ({}): name one, as in -m {}/{spec}",
+            several.join(", "),
+            several[0]
+        ))),
+    }
+}
+
 /// The provider a compare column goes to (`None`: the default target) and its model.
 fn column_provider(g: &Global, cfg: &Config, spec: &str) -> Result<(Option<String>, String), UsageError> {
     if let Some((p, m)) = spec.split_once('/').filter(|(p, _)| *p == "demo" || cfg.providers.contains_key(*p)) {
@@ -285,18 +337,7 @@ fn column_provider(g: &Global, cfg: &Config, spec: &str) -> Result<(Option<Strin
     if g.demo || g.provider.is_some() || g.base_url.is_some() {
         return Ok((None, spec.to_owned()));
     }
-    let listing = cfg.providers_listing(spec);
-    let default = cfg.provider_choice();
-    match listing.as_slice() {
-        [] => Ok((None, spec.to_owned())),
-        _ if default.name().is_some_and(|d| listing.contains(&d)) => Ok((None, spec.to_owned())),
-        [only] => Ok((Some((*only).to_owned()), spec.to_owned())),
-        several => Err(UsageError(format!(
-            "model `{spec}` is listed by several providers ({}): name one, as in -m {}/{spec}",
-            several.join(", "),
-            several[0]
-        ))),
-    }
+    Ok((pick_listing(cfg, spec, &cfg.providers_listing(spec))?, spec.to_owned()))
 }
 
 fn known(cfg: &Config) -> String {

@@ -32,7 +32,10 @@ pub fn money(usd: f64) -> String {
     if usd == 0.0 {
         "$0".to_owned()
     } else if usd < 0.01 {
-        format!("${usd:.5}")
+        // Two significant digits at least, however small: $0.0000037, not $0.00000.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let digits = ((-usd.abs().log10()).ceil() as usize + 1).clamp(5, 12);
+        format!("${usd:.digits$}")
     } else {
         format!("${usd:.4}")
     }
@@ -78,5 +81,6 @@ mod tests {
         assert_eq!(duration(1234), "1.2 s");
         assert_eq!(duration(75_000), "1 m 15 s");
         assert_eq!(money(0.000_123), "$0.00012");
+        assert_eq!(money(0.000_003_7), "$0.0000037");
     }
 }

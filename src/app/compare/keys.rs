@@ -56,6 +56,16 @@ impl State {
                 }
             }
             Action::Interrupt if live => self.compare_cancel_all(fx),
+            // The compare's panel is the metrics strip under the columns.
+            Action::Panels => {
+                self.compare.strip_hidden = !self.compare.strip_hidden;
+                let key = self.keymap.hint(Action::Panels);
+                self.flash(if self.compare.strip_hidden {
+                    format!("metrics strip hidden · {key} shows it")
+                } else {
+                    format!("metrics strip shown · {key} hides it")
+                });
+            }
             Action::ScrollUp => self.compare_scroll(-STEP),
             Action::ScrollDown => self.compare_scroll(STEP),
             Action::PageUp => self.compare_scroll(-self.compare_page()),

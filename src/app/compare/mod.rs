@@ -184,6 +184,8 @@ pub struct CompareMode {
     pub kept: Vec<Compare>,
     /// The last generation handed out.
     pub generations: u64,
+    /// The metrics strip under the columns is hidden (F2, the chat's panels key).
+    pub strip_hidden: bool,
 }
 
 impl CompareMode {

@@ -412,3 +412,14 @@ fn f3_in_the_arena_waits_for_the_vote() {
     assert_eq!(src.label.as_deref(), Some("column A"), "no model name before the vote");
     assert!(crate::app::inspector::steps(&s).is_empty(), "requests and frames would name the models");
 }
+
+#[test]
+fn f2_in_a_compare_hides_and_shows_its_metrics_strip() {
+    let mut s = test_state();
+    enter(&mut s, "/compare demo demo-reasoning");
+    s.apply(key(KeyCode::F(2)));
+    assert!(s.compare.strip_hidden);
+    assert!(s.flash.as_ref().is_some_and(|f| f.text.contains("metrics strip hidden")));
+    s.apply(key(KeyCode::F(2)));
+    assert!(!s.compare.strip_hidden);
+}

@@ -204,8 +204,9 @@ fn stats(store: &RunStore, json_out: bool) -> u8 {
         let _ = write!(out, "{}", stats_table(&names, &s));
         let _ = writeln!(
             out,
-            "{} votes · Bradley–Terry rating on the Elo scale (mean 1000), 95% bootstrap interval; ties and both-bad count half",
-            votes.len()
+            "{} vote{} · Bradley–Terry rating on the Elo scale (mean 1000), 95% bootstrap interval; ties and both-bad count half",
+            votes.len(),
+            if votes.len() == 1 { "" } else { "s" }
         );
     }
     EXIT_OK

@@ -59,7 +59,7 @@ pub fn draw(f: &mut Frame, state: &State, cache: &mut RenderCache) -> ViewReport
     let area = f.area();
     f.render_widget(Block::new().style(state.theme.style(R::Base)), area);
     let composer_h = composer::height(state, area.width, area.height);
-    let strip_h = if area.height >= STRIP_MIN_HEIGHT { strip::HEIGHT } else { 0 };
+    let strip_h = if area.height >= STRIP_MIN_HEIGHT && !state.compare.strip_hidden { strip::HEIGHT } else { 0 };
     let vote_h = u16::from(cmp.arena.as_ref().is_some_and(|a| a.awaiting));
     let [main, strip_area, vote_area, composer_area, status_area] = Layout::vertical([
         Constraint::Min(3),
