@@ -110,3 +110,77 @@ fn a_compressed_answer_says_that_it_is_compressed() {
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("gzip-compressed"), "{}", text(&out.stderr));
 }
+
+/// Every `<` of `md` outside a fenced code block, with the text that follows it.
+fn tags_outside_fences(md: &str) -> Vec<String> {
+    let (mut open, mut found): (Option<usize>, Vec<String>) = (None, Vec::new());
+    for line in md.lines() {
+        let ticks = line.trim_start().chars().take_while(|&c| c == '`').count();
+        match open {
+            Some(n) if ticks >= n && line.trim_start()[ticks..].trim().is_empty() => open = None,
+            Some(_) => {}
+            None if ticks >= 3 => open = Some(ticks),
+            None => found.extend(line.match_indices('<').map(|(i, _)| line[i..].chars().take(12).collect())),
+        }
+    }
+    found
+}
+
+#[test]
+fn the_markdown_report_escapes_html_and_keeps_its_table() {
+    const EVIL: &str = "<img src=x onerror=alert(1)>";
+    let answer = format!(
+        "data: {}\n\ndata: [DONE]\n\n",
+        serde_json::json!({"choices":[{"index":0,"delta":{"content":format!("hi {EVIL} </details> | x")},
+            "finish_reason":"<b>stop</b>|x"}]})
+    );
+    let server = Server::start_fn(move |seen| {
+        if seen.body.contains("\"model\":\"bad\"") {
+            Reply::json(400, &serde_json::json!({"error":{"message":format!("no {EVIL} | for\nyou")}}).to_string())
+        } else {
+            Reply::sse(&answer)
+        }
+    });
+    let home = tempfile::tempdir().unwrap();
+    let set = home.path().join("set.jsonl");
+    let prompt =
+        serde_json::json!({"id": format!("p1 {EVIL}|"), "prompt": format!("say {EVIL}\n```\n<script>x</script>")});
+    std::fs::write(&set, format!("{prompt}\n")).unwrap();
+    let md = home.path().join("r.md");
+    let out = run(
+        home.path(),
+        &[
+            "--base-url",
+            &server.base_url,
+            "compare",
+            "-m",
+            "good",
+            "-m",
+            "bad",
+            "--prompts",
+            set.to_str().unwrap(),
+            "--report",
+            md.to_str().unwrap(),
+        ],
+    );
+    assert!(md.exists(), "exit {:?}: {}", out.status.code(), text(&out.stderr));
+    let report = std::fs::read_to_string(&md).unwrap();
+    // Outside code blocks the only tags are the report's own.
+    for tag in tags_outside_fences(&report) {
+        assert!(
+            ["<details>", "</details>", "<summary>", "</summary>"].iter().any(|t| tag.starts_with(t)),
+            "an HTML tag from the prompt, the answer or the server is live in the report: {tag:?}\n{report}"
+        );
+    }
+    assert!(report.contains("&lt;img src=x onerror=alert(1)&gt;"), "the injected tags are shown as text:\n{report}");
+    // The prompt and the answers are kept verbatim inside their fences.
+    assert!(report.contains("<script>x</script>") && report.contains(&format!("hi {EVIL} </details> | x")), "{report}");
+    // The summary table keeps one row a line and one cell a column: every row has as many
+    // unescaped pipes as the header.
+    let rows: Vec<&str> =
+        report.lines().skip_while(|l| !l.starts_with("| |")).take_while(|l| l.starts_with('|')).collect();
+    assert!(rows.len() > 3, "{report}");
+    let pipes = |l: &str| l.replace("\\|", "").matches('|').count();
+    assert!(rows.iter().all(|r| pipes(r) == pipes(rows[0])), "a table row broke: {rows:#?}");
+    assert!(report.contains("> error:") && report.contains("no &lt;img"), "{report}");
+}
