@@ -184,3 +184,100 @@ fn the_markdown_report_escapes_html_and_keeps_its_table() {
     assert!(rows.iter().all(|r| pipes(r) == pipes(rows[0])), "a table row broke: {rows:#?}");
     assert!(report.contains("> error:") && report.contains("no &lt;img"), "{report}");
 }
+
+/// `compare runs` as JSON lines.
+fn runs_json(home: &Path) -> Vec<serde_json::Value> {
+    let out = run(home, &["compare", "runs", "--json"]);
+    text(&out.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
+}
+
+#[test]
+fn a_compare_run_whose_process_died_is_stopped_not_running() {
+    // Every answer takes far longer than the test: the run is mid-way when it is killed.
+    let server = Server::start(vec![Reply::sse("data: [DONE]\n\n").pause_first(std::time::Duration::from_secs(60))]);
+    let home = tempfile::tempdir().unwrap();
+    let set = home.path().join("set.txt");
+    std::fs::write(&set, "one\ntwo\n").unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_palaver"))
+        .args(["--base-url", &server.base_url, "compare", "-m", "a", "-m", "b", "--prompts", set.to_str().unwrap()])
+        .env("PALAVER_HOME", home.path())
+        .env("OPENAI_API_KEY", "sk-test")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while server.requests().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "the run never sent a request");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let live = runs_json(home.path());
+    assert_eq!(live.len(), 1);
+    assert_eq!(live[0]["status"], "running", "while its process runs: {live:?}");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let dead = runs_json(home.path());
+    assert_eq!(dead[0]["status"], "stopped", "after its process died: {dead:?}");
+    let listed = text(&run(home.path(), &["compare", "runs"]).stdout);
+    assert!(listed.contains("stopped") && !listed.contains("running"), "{listed}");
+    let id = dead[0]["id"].as_str().unwrap();
+    let shown = text(&run(home.path(), &["compare", "show", id]).stdout);
+    assert!(shown.lines().next().unwrap_or("").ends_with("stopped"), "{shown}");
+}
+
+#[test]
+fn a_read_only_store_still_lists_shows_and_rates_its_runs() {
+    let home = tempfile::tempdir().unwrap();
+    let set = home.path().join("set.txt");
+    std::fs::write(&set, "one\ntwo\n").unwrap();
+    let made = run(
+        home.path(),
+        &["--demo", "compare", "-m", "demo", "-m", "demo-reasoning", "--prompts", set.to_str().unwrap()],
+    );
+    assert_eq!(made.status.code(), Some(0), "{}", text(&made.stderr));
+    let id = runs_json(home.path())[0]["id"].as_str().unwrap().to_owned();
+    // Read-only for whoever runs palaver: as root (which writes anywhere) palaver runs as nobody
+    // over a store it may read but not write; as anyone else the store loses its write bits.
+    let root = Command::new("id").arg("-u").output().map(|o| text(&o.stdout).trim() == "0").unwrap_or(false);
+    let mode = |m: u32| {
+        use std::os::unix::fs::PermissionsExt;
+        for entry in walk(home.path()) {
+            let dir = entry.is_dir();
+            std::fs::set_permissions(&entry, std::fs::Permissions::from_mode(if dir { m | 0o111 } else { m })).unwrap();
+        }
+    };
+    mode(if root { 0o644 } else { 0o444 });
+    let ro = |args: &[&str]| -> Output {
+        let mut c = if root {
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups", env!("CARGO_BIN_EXE_palaver")]);
+            c
+        } else {
+            Command::new(env!("CARGO_BIN_EXE_palaver"))
+        };
+        c.args(args).env("PALAVER_HOME", home.path()).env("HOME", home.path()).stdin(Stdio::null()).output().unwrap()
+    };
+    let runs = ro(&["compare", "runs"]);
+    let shown = ro(&["compare", "show", &id]);
+    let stats = ro(&["compare", "stats"]);
+    mode(0o755);
+    assert_eq!(runs.status.code(), Some(0), "{}", text(&runs.stderr));
+    assert!(text(&runs.stdout).contains(&id) && text(&runs.stdout).contains("finished"), "{}", text(&runs.stdout));
+    assert_eq!(shown.status.code(), Some(0), "{}", text(&shown.stderr));
+    assert!(text(&shown.stdout).contains("4 cells stored"), "{}", text(&shown.stdout));
+    assert_eq!(stats.status.code(), Some(0), "{}", text(&stats.stderr));
+    assert!(text(&stats.stdout).contains("no arena votes yet"), "{}", text(&stats.stdout));
+    // Nothing was written: the runs still open for writing afterwards, unchanged.
+    assert_eq!(runs_json(home.path())[0]["status"], "finished");
+}
+
+/// `dir` and everything under it.
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = vec![dir.to_path_buf()];
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() { out.extend(walk(&p)) } else { out.push(p) }
+    }
+    out
+}

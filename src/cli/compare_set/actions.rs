@@ -3,7 +3,7 @@
 
 use super::super::args::{CompareAction, CompareArgs, Global};
 use super::super::exit::{EXIT_OK, EXIT_USAGE};
-use super::{json, open_store, report, summary};
+use super::{json, open_store_to_read, report, summary};
 use crate::config::Paths;
 use crate::engine::evals::rating::{Game, Outcome, Standing, standings};
 use crate::store::runs::{RunStore, VoteRow};
@@ -14,7 +14,7 @@ const BOOTSTRAP_ROUNDS: usize = 1000;
 
 /// Runs a `compare` subcommand.
 pub fn run(action: &CompareAction, g: &Global, ca: &CompareArgs, paths: &Paths) -> u8 {
-    let store = match open_store(paths) {
+    let store = match open_store_to_read(paths) {
         Ok(s) => s,
         Err(code) => return code,
     };

@@ -45,6 +45,16 @@ pub(crate) fn open_store(paths: &Paths) -> Result<Arc<RunStore>, u8> {
         .map_err(|e| usage(&format!("cannot open the run store {}: {e}", path.display())))
 }
 
+/// Opens the run store to read it (`compare runs|show|stats`): read-only when it cannot be
+/// written (a read-only mount, a full disk), so the runs and votes can still be looked at.
+pub(crate) fn open_store_to_read(paths: &Paths) -> Result<Arc<RunStore>, u8> {
+    let path = paths.database();
+    RunStore::open(&path)
+        .or_else(|e| RunStore::open_read_only(&path).map_err(|_| e))
+        .map(Arc::new)
+        .map_err(|e| usage(&format!("cannot open the run store {}: {e}", path.display())))
+}
+
 /// Reads the prompt set named by `--prompts` (`-`: stdin).
 fn read_set(path: &std::path::Path) -> Result<(String, String), u8> {
     if path.as_os_str() == "-" {
