@@ -243,3 +243,44 @@ fn sighup_mid_stream_restores_the_terminal_and_keeps_the_partial_reply() {
 fn sigterm_mid_stream_restores_the_terminal_and_keeps_the_partial_reply() {
     a_signal_mid_stream_restores_the_terminal_and_keeps_the_partial_reply("-TERM");
 }
+
+/// Issue 25 item 3: another palaver (a headless `--continue`) adds a turn to the conversation
+/// the chat screen has open; the chat screen's next turn is saved after it, not over it, and
+/// the screen says so.
+#[test]
+fn a_turn_added_by_another_palaver_is_not_overwritten_by_the_chat_screen() {
+    if !tmux_available() {
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let t = start(home.path(), "");
+    t.wait_ready();
+    t.chat("first from the screen");
+    let other = Command::new(env!("CARGO_BIN_EXE_palaver"))
+        .args(["--demo", "--continue", "-p", "meanwhile from elsewhere"])
+        .env("PALAVER_HOME", home.path())
+        .env_remove("OPENAI_API_KEY")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(other.status.success(), "{}", String::from_utf8_lossy(&other.stderr));
+    t.send("second from the screen");
+    let s = t.wait_for("the notice", |s| s.contains("another palaver added"));
+    assert!(s.contains("nothing was overwritten"), "{s}");
+    t.wait_for("the finished answer", |s| s.matches("✓ done").count() >= 2 || s.contains("second from the screen"));
+    t.quit();
+    let listed = history_list(home.path());
+    assert_eq!(listed.lines().count(), 1, "one conversation: {listed}");
+    let id = listed.split_whitespace().next().unwrap().to_owned();
+    let out = Command::new(env!("CARGO_BIN_EXE_palaver"))
+        .args(["history", "show", &id])
+        .env("PALAVER_HOME", home.path())
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap();
+    let stored = String::from_utf8_lossy(&out.stdout).into_owned();
+    let at = |what: &str| stored.find(what).unwrap_or_else(|| panic!("{what:?} was lost:\n{stored}"));
+    assert!(at("first from the screen") < at("meanwhile from elsewhere"), "{stored}");
+    assert!(at("meanwhile from elsewhere") < at("second from the screen"), "{stored}");
+    assert_eq!(stored.matches("── you ──").count(), 3, "three turns, each once:\n{stored}");
+}
