@@ -306,7 +306,8 @@ fn a_killed_run_resumes_without_running_finished_cells_again() {
     let stored = stored_cells(home.path(), &id);
     assert!((3..24).contains(&stored), "stored {stored} of 24");
     let runs = String::from_utf8_lossy(&run(home.path(), &["compare", "runs"]).stdout).into_owned();
-    assert!(runs.contains("running") || runs.contains("interrupted"), "{runs}");
+    // Its process is gone: the run is stopped, not running (issue 25 item 7).
+    assert!(runs.contains("stopped") && !runs.contains("running"), "{runs}");
 
     let out = run(home.path(), &["--base-url", &server.base_url, "compare", "--resume", &id, "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", err(&out));

@@ -2,7 +2,8 @@
 //! temporary `PALAVER_HOME` per test shared by the runs of that test, no API key, so the
 //! embedded demo provider answers). Chat, quit and `--continue`; find an earlier conversation
 //! by searching a word and open it; `kill -9` mid-stream and find the partial reply marked
-//! interrupted; an unknown `--resume` id. Skips (and says so) when tmux is not installed.
+//! interrupted; SIGHUP and SIGTERM mid-stream restore the terminal and keep the partial reply;
+//! an unknown `--resume` id. Skips (and says so) when tmux is not installed.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -182,4 +183,104 @@ fn a_headless_compare_is_one_entry_of_the_list_and_reopens_side_by_side() {
     let listed = history_list(home.path());
     assert_eq!(listed.lines().count(), 1, "still one compare: {listed}");
     assert!(listed.contains("compare · 2 models") && listed.contains("8 msgs"), "{listed}");
+}
+
+/// The terminal's modes after palaver, as the shell sees them, then palaver's exit status.
+const STTY_AFTER: &str = "; s=$?; stty -a | grep -o -- '-*icanon'; stty -a | grep -o -- ' -*echo '; (exit $s)";
+
+/// A hang-up (the terminal or SSH session went away) or a polite kill mid-stream: the terminal is
+/// restored (cooked mode, echo, the main screen, a cursor) and the partial reply is in the store
+/// up to the words on screen when the signal came.
+fn a_signal_mid_stream_restores_the_terminal_and_keeps_the_partial_reply(signal: &str) {
+    if !tmux_available() {
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let t = start(home.path(), &format!("--model demo-slow{STTY_AFTER}"));
+    t.wait_ready();
+    t.type_text("tell me a slow story");
+    t.keys(&["Enter"]);
+    let s = t.wait_for("streaming text", |s| s.contains("● streaming") && s.contains("one token at a time"));
+    assert_eq!(t.display("#{alternate_on}"), "1", "the chat screen is on the alternate screen");
+    // The last words on screen, read just before the signal (up to the streaming cursor ▌, in
+    // the transcript's panel): the store must hold at least them.
+    let reply: Vec<&str> = s.lines().skip_while(|l| !l.contains("A language model writes")).collect();
+    let upto = reply.iter().position(|l| l.contains('▌')).expect("the streaming cursor");
+    let last = reply[..=upto]
+        .iter()
+        .map(|l| l.split('│').nth(1).unwrap_or("").replace('▌', "").trim().to_owned())
+        .rfind(|l| !l.is_empty())
+        .unwrap();
+    let killed = Command::new("kill").args([signal, &t.palaver_pid()]).status().unwrap();
+    assert!(killed.success());
+    let s = t.wait_for("the shell after the signal", |s| s.contains("EXITED-"));
+    assert!(s.contains("EXITED-130"), "interrupted: {s}");
+    assert!(s.lines().any(|l| l.trim() == "icanon") && s.lines().any(|l| l.trim() == "echo"), "terminal modes: {s}");
+    assert_eq!(t.display("#{alternate_on}"), "0", "back on the main screen: {s}");
+    assert_eq!(t.display("#{cursor_flag}"), "1", "the cursor is shown again");
+    assert_eq!(t.display("#{mouse_any_flag}"), "0", "mouse reporting is off");
+    drop(t);
+    let listed = history_list(home.path());
+    let id = listed.split_whitespace().next().unwrap().to_owned();
+    let out = Command::new(env!("CARGO_BIN_EXE_palaver"))
+        .args(["history", "show", &id])
+        .env("PALAVER_HOME", home.path())
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap();
+    let stored = String::from_utf8_lossy(&out.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(stored.contains("A language model writes one token at a time"), "the partial reply is kept: {stored}");
+    let last = last.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(stored.contains(&last), "the words on screen at the signal ({last:?}) are stored: {stored}");
+}
+
+#[test]
+fn sighup_mid_stream_restores_the_terminal_and_keeps_the_partial_reply() {
+    a_signal_mid_stream_restores_the_terminal_and_keeps_the_partial_reply("-HUP");
+}
+
+#[test]
+fn sigterm_mid_stream_restores_the_terminal_and_keeps_the_partial_reply() {
+    a_signal_mid_stream_restores_the_terminal_and_keeps_the_partial_reply("-TERM");
+}
+
+/// Issue 25 item 3: another palaver (a headless `--continue`) adds a turn to the conversation
+/// the chat screen has open; the chat screen's next turn is saved after it, not over it, and
+/// the screen says so.
+#[test]
+fn a_turn_added_by_another_palaver_is_not_overwritten_by_the_chat_screen() {
+    if !tmux_available() {
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let t = start(home.path(), "");
+    t.wait_ready();
+    t.chat("first from the screen");
+    let other = Command::new(env!("CARGO_BIN_EXE_palaver"))
+        .args(["--demo", "--continue", "-p", "meanwhile from elsewhere"])
+        .env("PALAVER_HOME", home.path())
+        .env_remove("OPENAI_API_KEY")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(other.status.success(), "{}", String::from_utf8_lossy(&other.stderr));
+    t.send("second from the screen");
+    let s = t.wait_for("the notice", |s| s.contains("another palaver added"));
+    assert!(s.contains("nothing was overwritten"), "{s}");
+    t.wait_for("the finished answer", |s| s.matches("✓ done").count() >= 2 || s.contains("second from the screen"));
+    t.quit();
+    let listed = history_list(home.path());
+    assert_eq!(listed.lines().count(), 1, "one conversation: {listed}");
+    let id = listed.split_whitespace().next().unwrap().to_owned();
+    let out = Command::new(env!("CARGO_BIN_EXE_palaver"))
+        .args(["history", "show", &id])
+        .env("PALAVER_HOME", home.path())
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap();
+    let stored = String::from_utf8_lossy(&out.stdout).into_owned();
+    let at = |what: &str| stored.find(what).unwrap_or_else(|| panic!("{what:?} was lost:\n{stored}"));
+    assert!(at("first from the screen") < at("meanwhile from elsewhere"), "{stored}");
+    assert!(at("meanwhile from elsewhere") < at("second from the screen"), "{stored}");
+    assert_eq!(stored.matches("── you ──").count(), 3, "three turns, each once:\n{stored}");
 }

@@ -624,3 +624,34 @@ fn attachments_are_stored_once_by_hash_and_go_with_their_last_message() {
     assert_eq!(count("SELECT count(*) FROM blobs"), 0);
     assert!(notices.lock().unwrap().is_empty(), "{:?}", notices.lock().unwrap());
 }
+
+/// Issue 25 item 3: two writers of one conversation (two palavers). The one that finds a
+/// message another wrote since it started where its next one goes saves after it, keeps its
+/// later turns after it too, and says so; nothing is overwritten.
+#[test]
+fn a_writer_never_saves_over_turns_another_writer_added() {
+    let dir = tempfile::tempdir().unwrap();
+    let (screen, notices) = open(dir.path());
+    let id = conversation(&screen, "shared");
+    screen.save_message(&id, 0, &Message::user("a"));
+    screen.save_message(&id, 1, &Message::user("b"));
+    screen.flush().unwrap();
+    std::thread::sleep(Duration::from_millis(5));
+    // Another palaver appends after what is stored.
+    let (other, _) = open(dir.path());
+    other.save_message(&id, 2, &Message::user("c (elsewhere)"));
+    other.save_message(&id, 3, &Message::user("d (elsewhere)"));
+    other.flush().unwrap();
+    // The first one goes on where it thinks the end is, saving its reply more than once.
+    screen.save_message(&id, 2, &Message::user("e"));
+    screen.save_message(&id, 3, &Message::user("f, streaming"));
+    screen.save_message(&id, 3, &Message::user("f"));
+    screen.save_message(&id, 1, &Message::user("b, edited"));
+    screen.save_message(&id, 4, &Message::user("g"));
+    screen.flush().unwrap();
+    let texts: Vec<String> = screen.load(&id).unwrap().unwrap().messages.iter().map(|m| m.text().to_owned()).collect();
+    assert_eq!(texts, ["a", "b, edited", "c (elsewhere)", "d (elsewhere)", "e", "f", "g"]);
+    let said = notices.lock().unwrap();
+    assert_eq!(said.iter().filter(|n| n.kind == NoticeKind::Interleaved).count(), 1, "{said:?}");
+    assert!(said.iter().any(|n| n.message.contains("added 2 messages") && n.message.contains(&id)), "{said:?}");
+}

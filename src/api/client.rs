@@ -10,7 +10,7 @@ use super::limits::{Limits, ReplyBudget, frame_fits, json_deeper_than};
 use super::redact::{Redactor, SecretWatch};
 use super::retry::{RetryDecision, decide_retry};
 use super::sse::SseDecoder;
-use super::wire::error_from_body;
+use super::wire::{compressed_coding, compressed_message, error_from_response};
 use super::{Api, Mapper};
 use futures_util::StreamExt;
 use serde_json::Value;
@@ -210,7 +210,7 @@ pub async fn run_serialized(
         }
         let headers = resp.headers().clone();
         let body_bytes = read_capped(resp, 1 << 20).await;
-        let err = error_from_body(status, &body_bytes);
+        let err = error_from_response(status, &headers, &body_bytes);
         match decide_retry(status, &headers, &err, attempt, ep.max_retries, ep.max_retry_wait) {
             RetryDecision::RetryAfter(wait) => {
                 attempt += 1;
@@ -244,6 +244,10 @@ pub async fn run_serialized(
         .collect();
     let content_type = resp.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
     if tx.send(WireEvent::Opened { status: resp.status().as_u16(), headers, at_ms: ms() }).is_err() {
+        return;
+    }
+    if let Some(coding) = compressed_coding(resp.headers()) {
+        let _ = tx.send(failed("request", compressed_message(&coding)));
         return;
     }
     read_body(resp, api, stream, &content_type, ep, tx, &ms).await;

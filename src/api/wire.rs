@@ -70,6 +70,36 @@ pub fn error_from_body(status: u16, body: &[u8]) -> ProviderError {
     err
 }
 
+/// The content coding of a body palaver cannot read, if the server used one: palaver asks for
+/// none (it sends no `Accept-Encoding`), so a `gzip` or `br` body comes from a proxy or
+/// gateway compressing anyway, and parsing its bytes would only report nonsense.
+#[must_use]
+pub fn compressed_coding(headers: &reqwest::header::HeaderMap) -> Option<String> {
+    let v = headers.get(reqwest::header::CONTENT_ENCODING)?;
+    let coding = String::from_utf8_lossy(v.as_bytes()).trim().to_ascii_lowercase();
+    (!coding.is_empty() && coding != "identity").then_some(coding)
+}
+
+/// What to say about a body sent with `coding` (see [`compressed_coding`]).
+#[must_use]
+pub fn compressed_message(coding: &str) -> String {
+    format!(
+        "the body is {coding}-compressed (Content-Encoding: {coding}), which palaver did not ask for \
+         and cannot read; a proxy or gateway in between is probably compressing responses"
+    )
+}
+
+/// The error a failed response's body stands for, told that it is compressed when it is.
+#[must_use]
+pub fn error_from_response(status: u16, headers: &reqwest::header::HeaderMap, body: &[u8]) -> ProviderError {
+    let mut err = error_from_body(status, body);
+    if let Some(coding) = compressed_coding(headers) {
+        err.message = compressed_message(&coding);
+        err.body = Value::String(format!("({} bytes, Content-Encoding: {coding})", body.len()));
+    }
+    err
+}
+
 /// The visible text of an HTML page, whitespace collapsed, at most 300 characters.
 fn strip_tags(html: &str) -> String {
     let mut out = String::new();
@@ -93,6 +123,27 @@ fn strip_tags(html: &str) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn coded(v: &str) -> reqwest::header::HeaderMap {
+        let mut h = reqwest::header::HeaderMap::new();
+        h.insert(reqwest::header::CONTENT_ENCODING, reqwest::header::HeaderValue::from_str(v).unwrap());
+        h
+    }
+
+    #[test]
+    fn a_compressed_error_body_says_so_instead_of_showing_its_bytes() {
+        let gz = [0x1f_u8, 0x8b, 0x08, 0x00, 0xff, 0x1b, 0x5b];
+        for coding in ["gzip", "br", " GZIP "] {
+            let e = error_from_response(502, &coded(coding), &gz);
+            let want = coding.trim().to_ascii_lowercase();
+            assert!(e.message.contains(&format!("{want}-compressed")), "{coding}: {}", e.message);
+            assert!(!e.message.contains('\u{1b}'));
+        }
+        // identity and no header at all are plain bodies, parsed as before.
+        let body = br#"{"error":{"message":"bad"}}"#;
+        assert_eq!(error_from_response(400, &coded("identity"), body).message, "bad");
+        assert_eq!(error_from_response(400, &reqwest::header::HeaderMap::new(), body).message, "bad");
+    }
 
     #[test]
     fn error_shapes() {

@@ -283,6 +283,9 @@ impl State {
             }
             Msg::Wire { id, event, now_ms } => self.on_wire_tools(id, *event, now_ms, &mut fx),
             Msg::Tick { now_ms } => self.on_tick(now_ms),
+            // No question asked: whoever sent the signal is not at the keyboard. `quit` also
+            // makes the save below skip its pacing, so the reply's latest text is kept.
+            Msg::Terminated => self.quit = true,
             Msg::Edited(r) => {
                 self.dirty = true;
                 match r {

@@ -36,7 +36,7 @@ pub struct Storage {
 }
 
 fn notice_msg(n: StoreNotice) -> Msg {
-    let error = !matches!(n.kind, NoticeKind::Recovered);
+    let error = !matches!(n.kind, NoticeKind::Recovered | NoticeKind::Interleaved);
     Msg::Store(StoreMsg::Notice { error, text: n.message })
 }
 

@@ -224,6 +224,11 @@ fn ctrl_c_cancels_then_clears_then_asks_once_then_quits() {
     let mut s = test_state();
     typed(&mut s, "x");
     assert!(s.apply(ctrl('q')).contains(&Effect::Quit));
+    // SIGTERM or SIGHUP quits at once, without asking: nobody is at the keyboard to answer.
+    let mut s = test_state();
+    typed(&mut s, "x");
+    assert!(s.apply(Msg::Terminated).contains(&Effect::Quit));
+    assert!(s.quit);
 }
 
 #[test]

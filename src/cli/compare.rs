@@ -22,18 +22,18 @@ use std::io::Write;
 /// Runs a headless compare; returns the exit status (1 when any column failed).
 pub async fn run(g: &Global, cfg: &Config, registry: &Registry, prompt: &str) -> u8 {
     if !(2..=4).contains(&g.model.len()) {
-        eprintln!("palaver: compare takes 2 to 4 models (-m A -m B …), got {}", g.model.len());
+        say!("compare takes 2 to 4 models (-m A -m B …), got {}", g.model.len());
         return EXIT_USAGE;
     }
     let targets = match resolve_columns(g, cfg, &g.model).await {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("palaver: {}", e.0);
+            say!("{}", e.0);
             return EXIT_USAGE;
         }
     };
     if let Some(note) = targets.iter().find_map(super::target::fallback_note) {
-        eprintln!("{note}");
+        errln!("{note}");
     }
     // Ctrl+C stops every column (each keeps and stores what arrived); a second one exits.
     super::interrupt::install();
@@ -48,7 +48,7 @@ pub async fn run(g: &Global, cfg: &Config, registry: &Registry, prompt: &str) ->
             let out = match endpoint_client(&t.endpoint) {
                 Ok(http) => Some(run_turn(g, t, registry, &http, &mut history, &mut rec, &mut printer).await),
                 Err(e) => {
-                    eprintln!("palaver: {}: cannot start the HTTP client: {e}", t.model);
+                    say!("{}: cannot start the HTTP client: {e}", t.model);
                     None
                 }
             };
@@ -110,11 +110,7 @@ pub async fn run(g: &Global, cfg: &Config, registry: &Registry, prompt: &str) ->
     drop(out);
     for (o, t) in outcomes.iter().zip(&targets) {
         if let Some(n) = o.as_ref().and_then(|o| o.notice.clone().or_else(|| stop_notice(o))) {
-            eprintln!(
-                "palaver: {}: {}",
-                crate::text::sanitize::sanitize(&t.model),
-                crate::text::sanitize::sanitize(&n)
-            );
+            say!("{}: {}", crate::text::sanitize::sanitize(&t.model), crate::text::sanitize::sanitize(&n));
         }
     }
     exit_status(&outcomes)

@@ -28,7 +28,7 @@ pub fn run(action: Option<ConfigAction>, g: &Global, cfg: &Config, paths: &Paths
                 EXIT_OK
             } else {
                 for p in &problems {
-                    eprintln!("palaver: {p}");
+                    say!("{p}");
                 }
                 EXIT_USAGE
             }
@@ -39,14 +39,14 @@ pub fn run(action: Option<ConfigAction>, g: &Global, cfg: &Config, paths: &Paths
 fn init(paths: &Paths) -> u8 {
     let file = paths.config_file();
     if file.exists() {
-        eprintln!(
-            "palaver: {} already exists; `palaver config` shows what is in effect (remove the file to start from the template)",
+        say!(
+            "{} already exists; `palaver config` shows what is in effect (remove the file to start from the template)",
             file.display()
         );
         return EXIT_USAGE;
     }
     if let Err(e) = std::fs::create_dir_all(&paths.config_dir).and_then(|()| std::fs::write(&file, TEMPLATE)) {
-        eprintln!("palaver: cannot write {}: {e}", file.display());
+        say!("cannot write {}: {e}", file.display());
         return EXIT_USAGE;
     }
     println!("wrote {}", file.display());

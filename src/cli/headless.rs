@@ -185,7 +185,7 @@ impl Printer {
             if c.status == ToolStatus::Denied {
                 // Why it did not run (no one could approve it, a path outside the workspace…).
                 let why = out.strip_prefix(crate::engine::tool_loop::refusal_output("").as_str()).unwrap_or(out);
-                eprintln!("palaver: {} was not run: {}", sanitize(&c.name), sanitize(why));
+                say!("{} was not run: {}", sanitize(&c.name), sanitize(why));
             }
         }
     }
@@ -247,12 +247,12 @@ impl Printer {
         }
         // Every stderr line is sanitised: errors and notices quote what servers and tools sent.
         if let Some(n) = notice {
-            eprintln!("palaver: {}", sanitize(n));
+            say!("{}", sanitize(n));
         }
         let _ = self.out.flush();
         if let Some(e) = &msg.error {
             let status = e.status.map(|s| format!("HTTP {s}: ")).unwrap_or_default();
-            eprintln!("palaver: {}", sanitize(&format!("{} error: {status}{}", e.kind, e.message)));
+            say!("{}", sanitize(&format!("{} error: {status}{}", e.kind, e.message)));
         }
     }
 }
@@ -314,7 +314,7 @@ pub async fn run_prompt(g: &Global, t: &Target, registry: &Registry, user: Messa
     let http = match endpoint_client(&t.endpoint) {
         Ok(h) => h,
         Err(e) => {
-            eprintln!("palaver: cannot start the HTTP client: {e}");
+            say!("cannot start the HTTP client: {e}");
             return EXIT_PROVIDER;
         }
     };
@@ -334,7 +334,7 @@ pub async fn run_prompt(g: &Global, t: &Target, registry: &Registry, user: Messa
     // On disk before the result line, which says whether it got there.
     out.stored = Some(rec.sync());
     if out.stored == Some(false) {
-        eprintln!("palaver: this conversation was not stored (see above); --continue will not find this turn");
+        say!("this conversation was not stored (see above); --continue will not find this turn");
     }
     printer.finish(t.api.name(), &t.provider, &t.model, &out);
     printer.flush();
@@ -371,7 +371,7 @@ pub async fn run_turn(
         let data_dir = crate::config::Paths::from_env().data_dir;
         let (saved, notices) = crate::engine::images::save_generated_images(&mut msg, &data_dir);
         for n in notices {
-            eprintln!("palaver: {}", sanitize(&n));
+            say!("{}", sanitize(&n));
         }
         let decisions = match account.after_reply(&policy, &mut msg, registry, &|_| false) {
             Next::Stop { notice, stop } => {
@@ -449,7 +449,7 @@ async fn stream_reply(
         if let (WireEvent::Retrying { attempt, wait_ms, .. }, Some(hook)) = (&ev, &printer.retry_hook) {
             hook(*attempt, *wait_ms);
         } else if let WireEvent::Retrying { attempt, wait_ms, reason } = &ev {
-            eprintln!("palaver: {}; retry {attempt} in {:.1} s", sanitize(reason), *wait_ms as f64 / 1000.0);
+            say!("{}; retry {attempt} in {:.1} s", sanitize(reason), *wait_ms as f64 / 1000.0);
             if json {
                 printer.line(
                     &serde_json::json!({"type": "retry", "attempt": attempt, "wait_ms": wait_ms, "reason": reason})
@@ -507,7 +507,7 @@ pub fn replay(g: &Global, file: &std::path::Path, api: Option<Api>) -> u8 {
     let body = match std::fs::read(file) {
         Ok(b) => b,
         Err(e) => {
-            eprintln!("palaver: cannot read {}: {e}", file.display());
+            say!("cannot read {}: {e}", file.display());
             return EXIT_USAGE;
         }
     };

@@ -20,7 +20,7 @@ pub use commands::run;
 mod commands;
 
 fn unknown(id: &str) -> u8 {
-    eprintln!("palaver: no conversation with ID {} (see `palaver history list`)", sanitize(id));
+    say!("no conversation with ID {} (see `palaver history list`)", sanitize(id));
     EXIT_USAGE
 }
 
@@ -95,14 +95,11 @@ impl Recorder {
         let store = match StoreHandle::open(&path, StoreOptions::default()) {
             Ok(s) => s,
             Err(e) if reopen => {
-                eprintln!(
-                    "palaver: cannot reopen a conversation: the history at {} cannot be opened: {e}",
-                    path.display()
-                );
+                say!("cannot reopen a conversation: the history at {} cannot be opened: {e}", path.display());
                 return Err(EXIT_USAGE);
             }
             Err(e) => {
-                eprintln!("palaver: this conversation will not be saved: cannot open {}: {e}", path.display());
+                say!("this conversation will not be saved: cannot open {}: {e}", path.display());
                 return Ok((Self::off(), vec![user]));
             }
         };
@@ -131,7 +128,7 @@ impl Recorder {
         // the request limit counts them too, checked before anything is saved or sent.
         let earlier = crate::engine::attachment::history_bytes(&history);
         if let Err(e) = crate::engine::attachment::check(&user.attachments, earlier, &t.attachments, t.api) {
-            eprintln!("palaver: {e}");
+            say!("{e}");
             return Err(EXIT_USAGE);
         }
         history.push(user);
@@ -176,7 +173,7 @@ impl Recorder {
         match StoreHandle::open(&path, StoreOptions::default()) {
             Ok(s) => Some(s),
             Err(e) => {
-                eprintln!("palaver: these conversations will not be saved: cannot open {}: {e}", path.display());
+                say!("these conversations will not be saved: cannot open {}: {e}", path.display());
                 None
             }
         }
@@ -248,7 +245,7 @@ fn earlier_id(store: &StoreHandle, g: &Global) -> Result<Option<String>, u8> {
             Ok(Some(full)) => Ok(Some(full)),
             Ok(None) => Err(unknown(id)),
             Err(e) => {
-                eprintln!("palaver: {e}");
+                say!("{e}");
                 Err(EXIT_USAGE)
             }
         };
@@ -259,11 +256,11 @@ fn earlier_id(store: &StoreHandle, g: &Global) -> Result<Option<String>, u8> {
     match store.latest() {
         Ok(Some(s)) => Ok(Some(s.id)),
         Ok(None) => {
-            eprintln!("palaver: no earlier conversation to continue; starting a new one");
+            say!("no earlier conversation to continue; starting a new one");
             Ok(None)
         }
         Err(e) => {
-            eprintln!("palaver: cannot read the history: {e}");
+            say!("cannot read the history: {e}");
             Err(EXIT_USAGE)
         }
     }
@@ -274,14 +271,14 @@ fn earlier_id(store: &StoreHandle, g: &Global) -> Result<Option<String>, u8> {
 /// appended there anyway).
 async fn lock_conversation(database: &std::path::Path, id: &str) -> Result<Option<ConversationLock>, u8> {
     let stop = super::interrupt::stop();
-    let say = || eprintln!("palaver: conversation {id} is busy (another palaver is adding to it); waiting…");
+    let say = || say!("conversation {id} is busy (another palaver is adding to it); waiting…");
     match crate::store::lock::lock(database, id, BUSY_WAIT, say, || stop.is_set()).await {
         Ok(l) => Ok(Some(l)),
         Err(LockError::Unavailable(_)) => Ok(None),
         Err(LockError::Cancelled) => Err(super::exit::EXIT_INTERRUPTED),
         Err(LockError::Busy) => {
-            eprintln!(
-                "palaver: conversation {id} is busy: another palaver kept adding to it for {} s; try again when it is done",
+            say!(
+                "conversation {id} is busy: another palaver kept adding to it for {} s; try again when it is done",
                 BUSY_WAIT.as_secs()
             );
             Err(EXIT_USAGE)
@@ -295,7 +292,7 @@ fn load_earlier(store: &StoreHandle, id: &str) -> Result<StoredConversation, u8>
         Ok(Some(c)) => Ok(c),
         Ok(None) => Err(unknown(id)),
         Err(e) => {
-            eprintln!("palaver: cannot load conversation {id}: {e}");
+            say!("cannot load conversation {id}: {e}");
             Err(EXIT_USAGE)
         }
     }

@@ -40,7 +40,7 @@ pub fn run(action: &HistoryAction, json: bool, paths: &Paths) -> u8 {
         // A read-only directory or a full disk still lets the history be read.
         Err(e) => match (action, StoreHandle::open_read_only(&path, StoreOptions::default())) {
             (HistoryAction::Rm { .. }, _) | (_, Err(_)) => {
-                eprintln!("palaver: cannot open the history at {}: {e}", path.display());
+                say!("cannot open the history at {}: {e}", path.display());
                 return EXIT_PROVIDER;
             }
             (_, Ok(s)) => s,
@@ -57,7 +57,7 @@ pub fn run(action: &HistoryAction, json: bool, paths: &Paths) -> u8 {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("palaver: {e}");
+            say!("{e}");
             EXIT_PROVIDER
         }
     }
@@ -73,7 +73,7 @@ fn with_entry(
         Ok(Some(entry)) => f(&entry),
         Ok(None) => Ok(unknown(id)),
         Err(e @ StoreError::Ambiguous { .. }) => {
-            eprintln!("palaver: {e}");
+            say!("{e}");
             Ok(EXIT_USAGE)
         }
         Err(e) => Err(e),
@@ -314,10 +314,10 @@ fn write_attachments(conv: &StoredConversation, dir: &str) {
         let path = std::path::Path::new(dir).join(export::attachment_file_name(a));
         match std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&path, d.bytes())) {
             Ok(()) => written += 1,
-            Err(e) => eprintln!("palaver: cannot write {}: {e}", path.display()),
+            Err(e) => say!("cannot write {}: {e}", path.display()),
         }
     }
-    eprintln!("palaver: {written} attachment file(s) written to {dir}/ (the Markdown links to them)");
+    say!("{written} attachment file(s) written to {dir}/ (the Markdown links to them)");
 }
 
 fn rm(store: &StoreHandle, entry: &EntryRef) -> Result<u8, StoreError> {

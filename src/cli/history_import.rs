@@ -44,14 +44,14 @@ pub fn run(file: &Path, json: bool, database: &Path) -> u8 {
     let doc = match read(file).and_then(|text| parse(&text).map_err(|e| e.to_string())) {
         Ok(d) => d,
         Err(why) => {
-            eprintln!("palaver: cannot import {name}: {}; nothing was imported", shown(&why));
+            say!("cannot import {name}: {}; nothing was imported", shown(&why));
             return EXIT_USAGE;
         }
     };
     let store = match StoreHandle::open(database, StoreOptions::default()) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("palaver: cannot import {name}: the history at {} cannot be opened: {e}", database.display());
+            say!("cannot import {name}: the history at {} cannot be opened: {e}", database.display());
             return EXIT_PROVIDER;
         }
     };
@@ -62,11 +62,11 @@ pub fn run(file: &Path, json: bool, database: &Path) -> u8 {
             EXIT_OK
         }
         Err(e @ StoreError::Invalid(_)) => {
-            eprintln!("palaver: cannot import {name}: {e}; nothing was imported");
+            say!("cannot import {name}: {e}; nothing was imported");
             EXIT_USAGE
         }
         Err(e) => {
-            eprintln!("palaver: cannot import {name}: {e}; nothing was imported");
+            say!("cannot import {name}: {e}; nothing was imported");
             EXIT_PROVIDER
         }
     }
@@ -76,13 +76,10 @@ pub fn run(file: &Path, json: bool, database: &Path) -> u8 {
 fn report(asked: &Document, done: &[Imported], json: bool) {
     for d in done {
         if let Some(old) = &d.renamed_from {
-            eprintln!("palaver: this history already has a conversation {old}; imported as {}", d.id);
+            say!("this history already has a conversation {old}; imported as {}", d.id);
         }
         if let Some(g) = &d.group_dropped {
-            eprintln!(
-                "palaver: compare {g} here already has that column; {} is imported as a conversation of its own",
-                d.id
-            );
+            say!("compare {g} here already has that column; {} is imported as a conversation of its own", d.id);
         }
     }
     let messages: usize = done.iter().map(|d| d.messages).sum();
@@ -100,7 +97,7 @@ fn report(asked: &Document, done: &[Imported], json: bool) {
         Document::Compare(c) => {
             let group = done.first().and_then(|d| d.compare.as_ref()).map_or(c.id.as_str(), |g| g.0.as_str());
             if group != c.id {
-                eprintln!("palaver: this history already has a compare {}; imported as {group}", c.id);
+                say!("this history already has a compare {}; imported as {group}", c.id);
             }
             if json {
                 let cols: Vec<_> = done

@@ -17,7 +17,7 @@ fn unsearchable(text: &str) -> Option<u8> {
     if fts_query(text).is_some() {
         return None;
     }
-    eprintln!("palaver: nothing to search for in “{}”: give a word with letters or digits", sanitize(text));
+    say!("nothing to search for in “{}”: give a word with letters or digits", sanitize(text));
     Some(EXIT_USAGE)
 }
 
@@ -31,7 +31,7 @@ pub fn none_stored(text: &str, _limit: usize) -> u8 {
 }
 
 fn no_match(text: &str) {
-    eprintln!("palaver: no message matches “{}”", sanitize(text.trim()));
+    say!("no message matches “{}”", sanitize(text.trim()));
 }
 
 /// Searches and prints the hits.
@@ -59,7 +59,7 @@ pub fn run(store: &StoreHandle, text: &str, limit: usize, json: bool) -> Result<
     }
     let _ = out.flush();
     if more {
-        eprintln!("palaver: the newest {limit} matches; --limit N shows more");
+        say!("the newest {limit} matches; --limit N shows more");
     }
     Ok(EXIT_OK)
 }

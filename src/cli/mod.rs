@@ -1,6 +1,29 @@
 //! The command line: clap definitions (the contract of DESIGN.md §2), target resolution, and
 //! the headless runner.
 
+/// `eprintln!` with `palaver: ` in front, the whole line through the sanitiser: whatever a
+/// message quotes (a server's error, a file name, a model id) may carry escape codes.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        eprintln!("palaver: {}", $crate::text::sanitize::sanitize(&format!($($arg)*)))
+    };
+}
+
+/// `eprintln!` with the whole line through the sanitiser, for lines without the `palaver: `
+/// prefix that quote untrusted text (a fallback note naming a provider).
+macro_rules! errln {
+    ($($arg:tt)*) => {
+        eprintln!("{}", $crate::text::sanitize::sanitize(&format!($($arg)*)))
+    };
+}
+
+/// `println!` with the whole line through the sanitiser.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        println!("{}", $crate::text::sanitize::sanitize(&format!($($arg)*)))
+    };
+}
+
 pub mod args;
 pub mod compare;
 pub mod compare_set;
@@ -28,7 +51,7 @@ pub async fn run(cli: Cli) -> u8 {
     let mut cfg = match crate::config::Config::load(&paths) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("palaver: config error: {e}");
+            say!("config error: {e}");
             return EXIT_USAGE;
         }
     };
@@ -38,7 +61,7 @@ pub async fn run(cli: Cli) -> u8 {
     // The chat screen shows these as notices; `palaver config` lists them itself.
     if !screen && !matches!(cli.command, Some(Command::Config { .. })) {
         for w in &cfg.warnings {
-            eprintln!("palaver: {w}");
+            say!("{w}");
         }
     }
     if let Some(dir) = &g.workspace {
@@ -139,7 +162,7 @@ pub async fn run(cli: Cli) -> u8 {
             let piped = !std::io::stdin().is_terminal();
             let stdin = if piped && !stdin_attached { read_stdin() } else { None };
             if g.prompt.is_none() && stdin.is_none() && g.attach.is_empty() {
-                eprintln!("palaver: nothing to send: give -p PROMPT or pipe text on stdin");
+                say!("nothing to send: give -p PROMPT or pipe text on stdin");
                 return EXIT_USAGE;
             }
             let prompt = headless::prompt_text(g.prompt.as_deref(), stdin);
@@ -151,10 +174,10 @@ pub async fn run(cli: Cli) -> u8 {
                 Err(e) => return usage(&e.0),
             };
             if let Some(note) = target::fallback_note(&t) {
-                eprintln!("{note}");
+                errln!("{note}");
             }
             if let Some(n) = t.continued.as_ref().and_then(crate::engine::target::Continued::notice) {
-                eprintln!("palaver: {}", crate::text::sanitize::sanitize(&n));
+                say!("{}", crate::text::sanitize::sanitize(&n));
             }
             // Every attachment is read, typed and checked before anything starts or is sent.
             let mut user = crate::engine::Message::user(&prompt);
@@ -179,15 +202,15 @@ fn screen_possible() -> Result<(), u8> {
     if std::io::stdout().is_terminal() {
         return Ok(());
     }
-    eprintln!(
-        "palaver: the chat screen needs a terminal, and stdout is not one; \
+    say!(
+        "the chat screen needs a terminal, and stdout is not one; \
          for one answer written to a file or a pipe use -p: palaver -p \"your question\" > out.txt"
     );
     Err(EXIT_USAGE)
 }
 
 fn usage(msg: &str) -> u8 {
-    eprintln!("palaver: {msg}");
+    say!("{msg}");
     EXIT_USAGE
 }
 
@@ -214,14 +237,14 @@ async fn serve_demo(addr: &str) -> u8 {
     let listener = match tokio::net::TcpListener::bind(addr).await {
         Ok(l) => l,
         Err(e) => {
-            eprintln!("palaver: cannot listen on {addr}: {e}");
+            say!("cannot listen on {addr}: {e}");
             return EXIT_PROVIDER;
         }
     };
     let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
     println!("http://{}:{port}/v1", addr.ip());
     if let Err(e) = crate::demo::serve(listener).await {
-        eprintln!("palaver: demo server stopped: {e}");
+        say!("demo server stopped: {e}");
         return EXIT_PROVIDER;
     }
     EXIT_OK
@@ -230,14 +253,14 @@ async fn serve_demo(addr: &str) -> u8 {
 /// The session's tools: built-ins, user tools and MCP servers; problems are printed as notices.
 async fn build_registry(cfg: &crate::config::Config, paths: &crate::config::Paths) -> crate::tools::Registry {
     let (mut registry, notices) = crate::tools::setup::builtins(cfg, paths).unwrap_or_else(|e| {
-        eprintln!("palaver: {e}");
+        say!("{e}");
         (crate::tools::Registry::builtins(), Vec::new())
     });
     for n in notices {
-        eprintln!("palaver: {n}");
+        say!("{n}");
     }
     for n in registry.add_mcp_servers(&cfg.mcp).await {
-        eprintln!("palaver: {n}");
+        say!("{n}");
     }
     registry
 }

@@ -20,12 +20,12 @@ pub async fn run(g: &Global, cfg: &Config) -> u8 {
         let t = match target::resolve(g, cfg).await {
             Ok(t) => t,
             Err(e) => {
-                eprintln!("palaver: {}", e.0);
+                say!("{}", e.0);
                 return EXIT_USAGE;
             }
         };
         if let Some(note) = target::fallback_note(&t) {
-            eprintln!("{note}");
+            errln!("{note}");
         }
         let group = list_one(&t, cfg).await;
         return if g.json { print_json(std::slice::from_ref(&group)) } else { print_flat(&group) };
@@ -102,7 +102,7 @@ fn print_flat(g: &Group) -> u8 {
         println!("{}\t(configured)", sanitize(m));
     }
     if let Some(e) = &g.error {
-        eprintln!("palaver: {}", sanitize(e));
+        say!("{}", sanitize(e));
         return EXIT_PROVIDER;
     }
     EXIT_OK

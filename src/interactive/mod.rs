@@ -22,6 +22,7 @@ use crate::tui::terminal::TerminalGuard;
 use crate::tui::{editor, osc52};
 use crate::ui::{self, RenderCache, theme::Theme};
 use std::collections::VecDeque;
+use std::io::Write;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc::{self, UnboundedSender};
 
@@ -177,7 +178,12 @@ async fn launch(
         _ => {
             if let Some(id) = resume {
                 // Said on the restored terminal, where the user will look for it.
-                println!("palaver: conversation saved; to come back to it: palaver --resume {id}");
+                // Not `println!`: after a hang-up the terminal is gone and a failed write must
+                // not turn a clean exit into a panic.
+                let _ = writeln!(
+                    std::io::stdout(),
+                    "palaver: conversation saved; to come back to it: palaver --resume {id}"
+                );
             }
             status
         }
@@ -211,7 +217,8 @@ impl Loop {
         let mut burst = Vec::with_capacity(BURST);
         let mut next_tick: Option<tokio::time::Instant> = None;
         let mut seen = 0;
-        // A polite kill (SIGTERM) ends the loop like Ctrl+Q, so the guard restores the terminal.
+        // A polite kill (SIGTERM) or a hang-up (SIGHUP) ends the loop like Ctrl+Q, so the guard
+        // restores the terminal and the partial reply is saved.
         let mut terminate = terminate_signal();
         loop {
             if self.state.version != seen {
@@ -247,7 +254,12 @@ impl Loop {
                     }
                 }
                 () = sleep_until(deadline), if deadline.is_some() => {}
-                () = terminated(&mut terminate) => return 130,
+                () = terminated(&mut terminate) => {
+                    // Saved at once (the reply as far as it got), then the guard restores the
+                    // terminal; 130 is the contract's "interrupted" (DESIGN.md §2).
+                    self.apply(Msg::Terminated).await;
+                    return 130;
+                }
                 Some((key, picture)) = images.recv() => {
                     self.cache.images.insert(key, picture);
                     frames.request();
@@ -374,28 +386,48 @@ async fn sleep_until(at: Option<tokio::time::Instant>) {
     }
 }
 
+/// The signals that end the chat screen politely: SIGTERM (a polite kill) and SIGHUP (the
+/// terminal or the SSH session went away). Without a handler SIGHUP killed palaver on the spot,
+/// leaving the terminal raw on the alternate screen and the reply's last words unsaved.
 #[cfg(unix)]
-type Terminate = Option<tokio::signal::unix::Signal>;
+struct Terminate {
+    term: Option<tokio::signal::unix::Signal>,
+    hup: Option<tokio::signal::unix::Signal>,
+}
 #[cfg(not(unix))]
-type Terminate = Option<()>;
+struct Terminate;
 
 #[cfg(unix)]
 fn terminate_signal() -> Terminate {
-    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok()
+    use tokio::signal::unix::{SignalKind, signal};
+    Terminate { term: signal(SignalKind::terminate()).ok(), hup: signal(SignalKind::hangup()).ok() }
 }
 
 #[cfg(not(unix))]
 fn terminate_signal() -> Terminate {
-    None
+    Terminate
 }
 
-/// Resolves when SIGTERM arrives; never when it cannot be watched.
+/// Resolves when SIGTERM or SIGHUP arrives; never when neither can be watched.
 async fn terminated(t: &mut Terminate) {
     #[cfg(unix)]
-    if let Some(sig) = t {
-        sig.recv().await;
-        return;
+    {
+        async fn recv(s: &mut Option<tokio::signal::unix::Signal>) {
+            match s {
+                Some(s) => {
+                    s.recv().await;
+                }
+                None => std::future::pending().await,
+            }
+        }
+        tokio::select! {
+            () = recv(&mut t.term) => {}
+            () = recv(&mut t.hup) => {}
+        }
     }
-    let _ = t;
-    std::future::pending::<()>().await;
+    #[cfg(not(unix))]
+    {
+        let _ = t;
+        std::future::pending::<()>().await;
+    }
 }

@@ -55,6 +55,24 @@ pub fn try_lock(database: &Path, id: &str) -> std::io::Result<Option<Conversatio
     }
 }
 
+/// Whether some process holds the lock on `id` right now: `Some(false)` when its lock file is
+/// free (whoever held it has ended, however it ended), `None` when there is no lock file or it
+/// cannot be tried. Takes nothing: the file is opened read-only (a read-only store can be asked)
+/// and a lock that was had is let go at once.
+#[must_use]
+pub fn held(database: &Path, id: &str) -> Option<bool> {
+    use rustix::fs::{FlockOperation, flock};
+    let file = File::open(lock_path(database, id)).ok()?;
+    match flock(&file, FlockOperation::NonBlockingLockShared) {
+        Ok(()) => {
+            let _ = flock(&file, FlockOperation::Unlock);
+            Some(false)
+        }
+        Err(e) if e == rustix::io::Errno::WOULDBLOCK => Some(true),
+        Err(_) => None,
+    }
+}
+
 /// Takes the lock, waiting up to `wait` while another process holds it. `waiting` is called
 /// once when the wait starts; `cancelled` is polled while waiting.
 ///

@@ -21,6 +21,7 @@ pub mod import;
 mod import_apply;
 pub mod lock;
 pub mod ops;
+pub mod others;
 pub mod read;
 mod read_only;
 pub mod runs;
@@ -55,6 +56,8 @@ pub enum NoticeKind {
     Dropped,
     /// The store closed with writes it could not save.
     Lost,
+    /// Another palaver added turns to a conversation open here; this one's were saved after them.
+    Interleaved,
 }
 
 /// A readable message for the user about the store.

@@ -87,6 +87,8 @@ pub struct Ctx<'a> {
     pub store_frames: bool,
     pub frames_cap: usize,
     pub caches: &'a mut Caches,
+    /// Turns other processes added to the conversations written here.
+    pub others: &'a mut super::others::Others,
 }
 
 /// Runs one operation.
@@ -96,7 +98,8 @@ pub struct Ctx<'a> {
 pub fn apply(db: &Connection, op: &mut Op, ctx: &mut Ctx<'_>) -> rusqlite::Result<()> {
     if let Op::Save { conv, branch, position, msg } = op {
         let branch = resolve_branch(db, conv, *branch, ctx)?;
-        return save(db, conv, branch, *position, msg, ctx);
+        let at = ctx.others.check(db, conv, branch, *position)?;
+        return save(db, conv, branch, at, msg, ctx);
     }
     match &*op {
         Op::Save { .. } => Ok(()),
@@ -113,6 +116,7 @@ pub fn apply(db: &Connection, op: &mut Op, ctx: &mut Ctx<'_>) -> rusqlite::Resul
         }
         Op::Truncate { conv, branch, from } => {
             let branch = resolve_branch(db, conv, *branch, ctx)?;
+            let from = &ctx.others.place(conv, branch, *from);
             db.prepare_cached("DELETE FROM messages WHERE conversation_id = ?1 AND branch = ?2 AND position >= ?3")?
                 .execute(params![conv, branch, *from as i64])?;
             touch(db, conv, now_ms())
@@ -228,6 +232,7 @@ fn save(
         c.refusal = refusal;
     }
     let row = result?;
+    ctx.others.wrote(row);
     save_tool_calls(db, row, msg)?;
     super::blobs::save(db, row, msg)?;
     if ctx.store_frames {

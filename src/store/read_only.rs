@@ -40,7 +40,7 @@ impl StoreHandle {
 }
 
 /// `file:PATH?immutable=1`, with the characters a URI gives meaning to escaped.
-fn immutable_uri(path: &Path) -> String {
+pub(super) fn immutable_uri(path: &Path) -> String {
     let mut uri = String::from("file:");
     for c in path.to_string_lossy().chars() {
         match c {

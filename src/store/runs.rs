@@ -224,6 +224,29 @@ impl RunStore {
         Ok(Self { tx: Some(tx), thread: Some(thread), reader: Mutex::new(reader), path: path.to_path_buf() })
     }
 
+    /// Opens the database for reading only: no migration, no writer thread, nothing created.
+    /// For `compare runs|show|stats` when the file or its directory cannot be written (a
+    /// read-only mount, another user's store); writes through this handle are dropped and
+    /// `flush` says the store is closed.
+    ///
+    /// # Errors
+    /// The file cannot be opened or is not a database.
+    pub fn open_read_only(path: &Path) -> Result<Self, StoreError> {
+        use rusqlite::OpenFlags;
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+        // As the history's read-only handle: a WAL database in a directory that cannot be
+        // written opens only as immutable (no -shm can be made).
+        let reader = Connection::open_with_flags(path, flags)
+            .and_then(|c| c.query_row("SELECT count(*) FROM compare_runs", [], |r| r.get::<_, i64>(0)).map(|_| c))
+            .or_else(|_| Connection::open_with_flags(super::read_only::immutable_uri(path), flags))?;
+        reader.busy_timeout(BUSY)?;
+        // A database without the runs' tables (from before them) is no store of runs.
+        reader
+            .query_row("SELECT count(*) FROM compare_runs", [], |r| r.get::<_, i64>(0))
+            .map_err(|_| StoreError::Format("no compare runs in this database (an older palaver wrote it)".into()))?;
+        Ok(Self { tx: None, thread: None, reader: Mutex::new(reader), path: path.to_path_buf() })
+    }
+
     /// The database file.
     #[must_use]
     pub fn path(&self) -> &Path {

@@ -98,6 +98,24 @@ impl RunStore {
             let sql = format!("{RUN} ORDER BY r.created_at DESC, r.id DESC LIMIT ?1");
             c.prepare(&sql)?.query_map(params![i64::try_from(limit).unwrap_or(-1)], run_row)?.collect()
         })
+        .map(|runs: Vec<RunSummary>| runs.into_iter().map(|r| self.alive(r)).collect())
+    }
+
+    /// A run stored as `running` whose process has ended without saying so (killed, crashed,
+    /// the machine went down) is `stopped`: the process running it holds its lock (see
+    /// `compare_set`), which the kernel lets go however the process ends. Without a lock file
+    /// (the few milliseconds between a run's creation and its lock, or a data directory where
+    /// none could be made) it stays `running` while cells keep arriving, and is `stopped` once
+    /// none has for 10 s.
+    fn alive(&self, mut r: RunSummary) -> RunSummary {
+        if r.status == "running" {
+            let held = super::lock::held(self.path(), &r.id);
+            let fresh = super::ids::now_ms().saturating_sub(r.updated_at) < 10_000;
+            if held == Some(false) || (held.is_none() && !fresh) {
+                r.status = "stopped".to_owned();
+            }
+        }
+        r
     }
 
     /// A run by exact id or unique prefix (`run-` may be left out).
@@ -111,11 +129,11 @@ impl RunStore {
             c.prepare(&sql)?.query_map(params![prefix], run_row)?.collect()
         })?;
         if let Some(exact) = found.iter().find(|r| r.id == prefix) {
-            return Ok(Some(exact.clone()));
+            return Ok(Some(self.alive(exact.clone())));
         }
         match found.len() {
             0 => Ok(None),
-            1 => Ok(found.into_iter().next()),
+            1 => Ok(found.into_iter().next().map(|r| self.alive(r))),
             _ => Err(StoreError::Ambiguous { prefix, matches: found.into_iter().map(|r| r.id).collect() }),
         }
     }

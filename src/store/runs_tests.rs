@@ -40,3 +40,27 @@ fn a_vote_changed_and_taken_back_leaves_only_the_final_one() {
     let store = RunStore::open(&dir.path().join("palaver.db")).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(winners(&store), ["tie", "bad"]);
 }
+
+#[test]
+fn a_running_run_whose_process_let_go_of_its_lock_is_stopped() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let db = dir.path().join("palaver.db");
+    let store = RunStore::open(&db).unwrap_or_else(|e| panic!("{e}"));
+    let id = store.create_run(&[], &serde_json::Value::Null, "set.txt", Vec::new()).unwrap_or_else(|e| panic!("{e}"));
+    let status = |s: &RunStore| s.run(&id).unwrap_or_else(|e| panic!("{e}")).map(|r| r.status);
+    // Just made, no lock yet: running.
+    assert_eq!(status(&store).as_deref(), Some("running"));
+    // Its process holds the lock: running, in the list too.
+    let lock = super::super::lock::try_lock(&db, &id).unwrap_or_else(|e| panic!("{e}"));
+    assert!(lock.is_some());
+    assert_eq!(status(&store).as_deref(), Some("running"));
+    assert_eq!(store.runs(10).unwrap_or_else(|e| panic!("{e}"))[0].status, "running");
+    // The process ended (the kernel let go of its lock) without marking the run: stopped.
+    drop(lock);
+    assert_eq!(status(&store).as_deref(), Some("stopped"));
+    assert_eq!(store.runs(10).unwrap_or_else(|e| panic!("{e}"))[0].status, "stopped");
+    // A finished run is what it says, lock or none.
+    store.set_status(&id, "finished");
+    store.flush().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(status(&store).as_deref(), Some("finished"));
+}

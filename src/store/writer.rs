@@ -52,6 +52,8 @@ pub struct Writer {
     notify: NoticeFn,
     token: String,
     caches: Caches,
+    /// Turns other processes added to conversations written here (see `others.rs`).
+    others: super::others::Others,
     /// Streaming saves held back until `due`.
     pending: HashMap<Key, Pending>,
     /// When each message last reached the disk, for coalescing.
@@ -74,6 +76,7 @@ impl Writer {
             notify,
             token: ops::process_token(),
             caches: Caches::default(),
+            others: super::others::Others::new(super::ids::now_ms()),
             pending: HashMap::new(),
             last_write: HashMap::new(),
             backlog: Vec::new(),
@@ -205,11 +208,13 @@ impl Writer {
     pub fn import(&mut self, doc: &super::import::Document) -> Result<Vec<super::import_apply::Imported>, StoreError> {
         // Its own caches: nothing of a rolled-back import may linger in the writer's.
         let mut caches = Caches::default();
+        let mut others = super::others::Others::new(0);
         let mut ctx = Ctx {
             writer: &self.token,
             store_frames: self.cfg.store_frames,
             frames_cap: self.cfg.frames_cap,
             caches: &mut caches,
+            others: &mut others,
         };
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let done = super::import_apply::apply(&tx, doc, &mut ctx)?;
@@ -248,6 +253,16 @@ impl Writer {
                 for msg in rejected {
                     self.notice(NoticeKind::Dropped, msg);
                 }
+                for (conv, added) in std::mem::take(&mut self.others.found) {
+                    let s = if added == 1 { "" } else { "s" };
+                    self.notice(
+                        NoticeKind::Interleaved,
+                        format!(
+                            "another palaver added {added} message{s} to this conversation while it was open here; \
+                             yours are saved after them, nothing was overwritten (palaver --resume {conv} shows them all)"
+                        ),
+                    );
+                }
             }
             Err(e) => {
                 self.caches = Caches::default();
@@ -274,6 +289,7 @@ impl Writer {
             store_frames: self.cfg.store_frames,
             frames_cap: self.cfg.frames_cap,
             caches: &mut self.caches,
+            others: &mut self.others,
         };
         let mut rejected = Vec::new();
         for op in ops.iter_mut() {

@@ -3,7 +3,7 @@
 
 use super::super::args::{CompareAction, CompareArgs, Global};
 use super::super::exit::{EXIT_OK, EXIT_USAGE};
-use super::{json, open_store, report, summary};
+use super::{json, open_store_to_read, report, summary};
 use crate::config::Paths;
 use crate::engine::evals::rating::{Game, Outcome, Standing, standings};
 use crate::store::runs::{RunStore, VoteRow};
@@ -14,7 +14,7 @@ const BOOTSTRAP_ROUNDS: usize = 1000;
 
 /// Runs a `compare` subcommand.
 pub fn run(action: &CompareAction, g: &Global, ca: &CompareArgs, paths: &Paths) -> u8 {
-    let store = match open_store(paths) {
+    let store = match open_store_to_read(paths) {
         Ok(s) => s,
         Err(code) => return code,
     };
@@ -29,7 +29,7 @@ fn runs(store: &RunStore, json_out: bool) -> u8 {
     let list = match store.runs(usize::MAX) {
         Ok(l) => l,
         Err(e) => {
-            eprintln!("palaver: cannot read the runs: {e}");
+            say!("cannot read the runs: {e}");
             return EXIT_USAGE;
         }
     };
@@ -52,7 +52,7 @@ fn runs(store: &RunStore, json_out: bool) -> u8 {
                 r.cells_ok + r.cells_failed,
                 total,
                 r.cells_failed,
-                models.join(" · "),
+                crate::text::sanitize::sanitize(&models.join(" · ")),
                 crate::text::sanitize::sanitize(&r.source)
             );
         }
@@ -63,25 +63,25 @@ fn runs(store: &RunStore, json_out: bool) -> u8 {
 fn show(store: &RunStore, id: &str, json_out: bool, ca: &CompareArgs) -> u8 {
     for r in &ca.report {
         if let Err(e) = report::format_of(r) {
-            eprintln!("palaver: {e}");
+            say!("{e}");
             return EXIT_USAGE;
         }
     }
     let run = match store.run(id) {
         Ok(Some(r)) => r,
         Ok(None) => {
-            eprintln!("palaver: no compare run `{id}` (palaver compare runs lists them)");
+            say!("no compare run `{id}` (palaver compare runs lists them)");
             return EXIT_USAGE;
         }
         Err(e) => {
-            eprintln!("palaver: {e}");
+            say!("{e}");
             return EXIT_USAGE;
         }
     };
     let summary = match summary::compute(store, &run) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("palaver: cannot read run {}: {e}", run.id);
+            say!("cannot read run {}: {e}", run.id);
             return EXIT_USAGE;
         }
     };
@@ -102,11 +102,11 @@ fn show(store: &RunStore, id: &str, json_out: bool, ca: &CompareArgs) -> u8 {
     drop(out);
     for r in &ca.report {
         if let Err(e) = report::write(r, store, &run, &summary) {
-            eprintln!("palaver: {e}");
+            say!("{e}");
             return EXIT_USAGE;
         }
         if !json_out {
-            println!("report: {}", r.display());
+            outln!("report: {}", r.display());
         }
     }
     status
@@ -147,7 +147,7 @@ pub const MIN_VOTES: u64 = 10;
 pub fn stats_table(names: &[String], s: &[Standing]) -> String {
     let mut order: Vec<usize> = (0..names.len()).collect();
     order.sort_by(|&a, &b| s[b].rating.total_cmp(&s[a].rating));
-    let w = names.iter().map(|n| n.chars().count()).max().unwrap_or(5).max(5);
+    let w = names.iter().map(|n| crate::text::sanitize::sanitize(n).chars().count()).max().unwrap_or(5).max(5);
     let mut out = format!(
         "{:<w$}  {:>6}  {:>5}  {:>6}  {:>5}  {:>8}  {:>8}  {:>15}\n",
         "model", "votes", "wins", "losses", "ties", "win rate", "rating", "95% interval"
@@ -157,7 +157,7 @@ pub fn stats_table(names: &[String], s: &[Standing]) -> String {
         let rate = x.win_rate.map_or_else(|| "-".into(), |r| format!("{:.0}%", r * 100.0));
         out.push_str(&format!(
             "{:<w$}  {:>6}  {:>5}  {:>6}  {:>5}  {:>8}  {:>8.0}  {:>15}\n",
-            names[i],
+            crate::text::sanitize::sanitize(&names[i]),
             x.games,
             x.wins,
             x.losses,
@@ -181,7 +181,7 @@ fn stats(store: &RunStore, json_out: bool) -> u8 {
     let votes = match store.votes() {
         Ok(v) => v,
         Err(e) => {
-            eprintln!("palaver: cannot read the votes: {e}");
+            say!("cannot read the votes: {e}");
             return EXIT_USAGE;
         }
     };

@@ -33,7 +33,7 @@ pub const DEFAULT_CONCURRENCY: usize = 4;
 pub const MAX_MODELS: usize = 8;
 
 fn usage(msg: &str) -> u8 {
-    eprintln!("palaver: {msg}");
+    say!("{msg}");
     EXIT_USAGE
 }
 
@@ -41,6 +41,16 @@ fn usage(msg: &str) -> u8 {
 pub(crate) fn open_store(paths: &Paths) -> Result<Arc<RunStore>, u8> {
     let path = paths.database();
     RunStore::open(&path)
+        .map(Arc::new)
+        .map_err(|e| usage(&format!("cannot open the run store {}: {e}", path.display())))
+}
+
+/// Opens the run store to read it (`compare runs|show|stats`): read-only when it cannot be
+/// written (a read-only mount, a full disk), so the runs and votes can still be looked at.
+pub(crate) fn open_store_to_read(paths: &Paths) -> Result<Arc<RunStore>, u8> {
+    let path = paths.database();
+    RunStore::open(&path)
+        .or_else(|e| RunStore::open_read_only(&path).map_err(|_| e))
         .map(Arc::new)
         .map_err(|e| usage(&format!("cannot open the run store {}: {e}", path.display())))
 }
@@ -102,7 +112,7 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
         Err(e) => return usage(&e.0),
     };
     if let Some(note) = targets.iter().find_map(super::target::fallback_note) {
-        eprintln!("{note}");
+        errln!("{note}");
     }
     // Checks compile again from what the store kept (a resumed run has no file to read).
     let expects: Vec<Option<Expect>> =
@@ -144,7 +154,7 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
     }
     let interrupted = super::interrupt::stop().is_set();
     if let Err(e) = store.flush() {
-        eprintln!("palaver: {e}");
+        say!("{e}");
     }
     finish(&store, &run.id, interrupted, g.json, &ca.report, ca.min_pass.unwrap_or(1.0))
 }
@@ -181,11 +191,11 @@ fn finish(
     for r in reports {
         match report::write(r, store, &run, &summary) {
             Ok(()) if !json => {
-                let _ = writeln!(std::io::stdout().lock(), "report: {}", r.display());
+                outln!("report: {}", r.display());
             }
             Ok(()) => {}
             Err(e) => {
-                eprintln!("palaver: {e}");
+                say!("{e}");
                 if status == EXIT_OK {
                     status = EXIT_USAGE;
                 }
@@ -193,12 +203,9 @@ fn finish(
         }
     }
     if interrupted && !complete {
-        eprintln!("palaver: interrupted; finished cells are kept: palaver compare --resume {}", run.id);
+        say!("interrupted; finished cells are kept: palaver compare --resume {}", run.id);
     } else if !complete {
-        eprintln!(
-            "palaver: {} cells were not stored; run them with: palaver compare --resume {}",
-            summary.missing, run.id
-        );
+        say!("{} cells were not stored; run them with: palaver compare --resume {}", summary.missing, run.id);
     }
     status
 }
@@ -260,7 +267,7 @@ async fn start(
         .map_err(|e| usage(&format!("cannot store the run: {e}")))?;
     let run = store.run(&id).ok().flatten().ok_or_else(|| usage("the new run is not in the store"))?;
     if !g.json && std::io::stderr().is_terminal() {
-        eprintln!("palaver: run {id}: {} prompts × {} models", run.prompts, run.models.len());
+        say!("run {id}: {} prompts × {} models", run.prompts, run.models.len());
     }
     Ok((g.clone(), run, rows))
 }

@@ -72,9 +72,23 @@ fn write_clean(out: &mut impl Write, piece: &mut Vec<u8>) -> std::io::Result<()>
     Ok(())
 }
 
-/// Markdown table cells must not break the table: pipes escaped, lines joined.
+/// Untrusted text outside a code block (a prompt's id, a model name, an error, a finish
+/// reason): HTML escaped, so a viewer rendering the `.md` shows `<img onerror=…>` as text
+/// instead of rendering it, and kept on one line with its pipes escaped, so a table holds.
+/// (Prompts and answers go in fences that outgrow their backticks, where HTML is text.)
 fn md_cell(s: &str) -> String {
-    s.replace('|', "\\|").replace(['\n', '\r'], " ")
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '|' => out.push_str("\\|"),
+            '\n' | '\r' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// The word diff of `new` against `old` in git's word-diff notation: `[-gone-]{+new+}`.
@@ -98,7 +112,7 @@ fn markdown_head(out: &mut impl Write, run: &RunSummary, s: &Summary) -> std::io
     writeln!(out, "# Compare run {}\n", run.id)?;
     writeln!(
         out,
-        "{} prompts × {} models · {} · source `{}` · status {}\n",
+        "{} prompts × {} models · {} · source {} · status {}\n",
         run.prompts,
         run.models.len(),
         crate::store::ids::rfc3339(run.created_at),
@@ -196,6 +210,8 @@ mod tests {
         assert_eq!(fence("a ```` b"), "`````");
         assert_eq!(word_diff_text("the cat sat", "the dog sat"), "the [-cat-] {+dog+} sat");
         assert_eq!(md_cell("a|b\nc"), "a\\|b c");
+        assert_eq!(md_cell("<img src=x onerror=alert(1)>&amp;"), "&lt;img src=x onerror=alert(1)&gt;&amp;amp;");
+        assert_eq!(md_cell("</td></tr>\r\n<script>"), "&lt;/td&gt;&lt;/tr&gt;  &lt;script&gt;");
         assert!(format_of(Path::new("r.HTML")).is_ok() && format_of(Path::new("r.txt")).is_err());
     }
 }

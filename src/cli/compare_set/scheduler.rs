@@ -87,7 +87,7 @@ pub async fn run(shared: Arc<Shared>, todo: Vec<(usize, usize)>, concurrency: us
         let http = match crate::api::client::endpoint_client(&t.endpoint) {
             Ok(h) => h,
             Err(e) => {
-                eprintln!("palaver: {provider}: cannot start the HTTP client: {e}");
+                say!("{provider}: cannot start the HTTP client: {e}");
                 continue;
             }
         };
