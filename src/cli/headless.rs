@@ -361,6 +361,7 @@ pub async fn run_turn(
     let limits = t.endpoint.limits;
     let mut registry = registry.clone();
     registry.set_output_limit(limits.tool_output_bytes);
+    registry.set_sandbox(t.sandbox.clone());
     let registry = &registry;
     let mut account = TurnAccount::default();
     let mut all_calls: Vec<ToolCall> = Vec::new();
