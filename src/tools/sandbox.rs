@@ -71,25 +71,34 @@ impl Policy {
         self.mode != SandboxMode::Off && !self.helper.as_os_str().is_empty() && support().available()
     }
 
-    /// One line naming the sandbox a command will run in, for the approval modal.
+    /// One line naming the sandbox a command will run in, as probed here.
     #[must_use]
     pub fn describe(&self) -> String {
+        self.describe_on(Some(support()))
+    }
+
+    /// One line naming the sandbox a command will run in on a system with `support` (`None`:
+    /// not probed, as in a bare state; the mode alone is named).
+    #[must_use]
+    pub fn describe_on(&self, support: Option<Support>) -> String {
         if self.mode == SandboxMode::Off {
-            return "no sandbox (sandbox = \"off\")".into();
+            return "no sandbox (sandbox = \"off\"): the command may change anything you may".into();
         }
-        let Support::Landlock { abi, net } = support() else {
-            return "no sandbox: Landlock is not available on this system".into();
+        let (abi, net) = match support {
+            Some(Support::Unavailable(why)) => return format!("NO sandbox: {why}"),
+            Some(Support::Landlock { abi, net }) => (format!(" (Landlock {abi})"), net),
+            None => (String::new(), true),
         };
         let writes = match self.mode {
-            SandboxMode::ReadOnly => "no writes",
-            _ => "writes only in the workspace and the temp dir",
+            SandboxMode::ReadOnly => "none",
+            _ => "workspace, temp dir",
         };
         let network = match (self.network, net) {
-            (true, _) => "network open",
-            (false, true) => "network closed",
-            (false, false) => "network NOT closed (needs Landlock ABI 4)",
+            (true, _) => "open",
+            (false, true) => "closed",
+            (false, false) => "NOT closed (needs Landlock ABI 4)",
         };
-        format!("sandbox {} (Landlock ABI {abi}): {writes}, {network}", self.mode.label())
+        format!("sandbox {}{abi} · writes: {writes} · network: {network}", self.mode.label())
     }
 
     /// A `tokio` command running `program args` in `dir` under this policy: wrapped in the
@@ -186,6 +195,14 @@ pub fn notice(policy: &Policy) -> Option<String> {
         )),
         Support::Landlock { .. } => None,
     }
+}
+
+/// [`notice`], the first time only: a process says it once, before its first command.
+#[must_use]
+pub fn notice_once(policy: &Policy) -> Option<String> {
+    static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    let text = notice(policy)?;
+    (!SAID.swap(true, std::sync::atomic::Ordering::Relaxed)).then_some(text)
 }
 
 /// Restricts the calling thread (and what it later executes): reads anywhere, writes below
@@ -327,7 +344,7 @@ mod tests {
                 args.contains(&"/w".to_owned())
                     && args.ends_with(&["--".into(), "sh".into(), "-c".into(), "true".into()])
             );
-            assert!(ww.describe().starts_with("sandbox workspace-write (Landlock ABI"), "{}", ww.describe());
+            assert!(ww.describe().starts_with("sandbox workspace-write (Landlock "), "{}", ww.describe());
         }
         assert_eq!(ww.with_mode(Some(SandboxMode::ReadOnly)).mode, SandboxMode::ReadOnly);
     }
