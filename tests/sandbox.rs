@@ -125,6 +125,11 @@ async fn responses_shell_calls_run_in_the_sandbox() {
     assert!(runs[0]["stderr"].as_str().unwrap().contains("Permission denied"), "{runs}");
     assert_eq!(runs[1]["outcome"]["exit_code"], 0, "{runs}");
     assert!(!target.exists() && ws.path().join("in").exists());
+    // From a folder of the workspace, the whole workspace stays writable.
+    std::fs::create_dir(ws.path().join("sub")).unwrap();
+    let action = json!({"commands": ["echo z > ../from-sub"], "working_directory": "sub"}).to_string();
+    let out = palaver::tools::items::run_shell_in(r.workspace(), "shell", &action, Duration::from_secs(20), &[]).await;
+    assert!(!out.is_error && ws.path().join("from-sub").exists(), "{}", out.text);
 }
 
 fn chat_calls(calls: &[(&str, &str)]) -> String {

@@ -137,7 +137,7 @@ async fn run_command(args: &Map<String, Value>, ws: &Workspace, cap: usize) -> T
         return ToolOutput::error("missing required string argument `command`");
     };
     let policy = ws.sandbox();
-    let cmd = policy.command("sh".as_ref(), &["-c".into(), command.into()], ws.root());
+    let cmd = policy.command("sh".as_ref(), &["-c".into(), command.into()], ws.root(), ws.root());
     match super::process::run(cmd, None, cap).await {
         Err(e) => ToolOutput::error(format!("cannot run sh: {e}")),
         Ok(o) => {

@@ -101,29 +101,33 @@ impl Policy {
         format!("sandbox {}{abi} · writes: {writes} · network: {network}", self.mode.label())
     }
 
-    /// A `tokio` command running `program args` in `dir` under this policy: wrapped in the
-    /// helper when the sandbox is active, as is otherwise.
+    /// A `tokio` command running `program args` in `cwd` under this policy for `workspace`:
+    /// wrapped in the helper when the sandbox is active, as is otherwise.
     #[must_use]
-    pub fn command(&self, program: &OsStr, args: &[OsString], dir: &Path) -> tokio::process::Command {
+    pub fn command(&self, program: &OsStr, args: &[OsString], cwd: &Path, workspace: &Path) -> tokio::process::Command {
         let mut cmd = if self.active() {
             let mut c = tokio::process::Command::new(&self.helper);
             c.arg(HELPER_ARG).arg(self.mode.label()).arg(if self.network { "open" } else { "closed" });
-            c.args(self.writable(dir)).arg("--").arg(program);
+            c.args(self.writable(workspace, cwd)).arg("--").arg(program);
             c
         } else {
             tokio::process::Command::new(program)
         };
-        cmd.args(args).current_dir(dir);
+        cmd.args(args).current_dir(cwd);
         cmd
     }
 
-    /// The paths a sandboxed command may write below: `/dev/null` always; the workspace and
-    /// the temporary directory in `workspace-write`.
-    fn writable(&self, workspace: &Path) -> Vec<PathBuf> {
+    /// The paths a sandboxed command may write below: `/dev/null` always; in `workspace-write`
+    /// the workspace, the temporary directory, and a working directory outside the workspace
+    /// (a shell call's, which the user approved as a write to run there).
+    fn writable(&self, workspace: &Path, cwd: &Path) -> Vec<PathBuf> {
         let mut paths = vec![PathBuf::from("/dev/null")];
         if self.mode == SandboxMode::WorkspaceWrite {
             paths.push(workspace.to_path_buf());
             paths.push(std::env::temp_dir());
+            if !cwd.starts_with(workspace) {
+                paths.push(cwd.to_path_buf());
+            }
         }
         paths
     }
@@ -181,10 +185,15 @@ pub fn support() -> Support {
 /// all, or no network rules in this kernel's Landlock. `None` when all is as asked.
 #[must_use]
 pub fn notice(policy: &Policy) -> Option<String> {
+    notice_on(policy, support())
+}
+
+/// [`notice`] on a system with `support`.
+fn notice_on(policy: &Policy, support: Support) -> Option<String> {
     if policy.mode == SandboxMode::Off {
         return None;
     }
-    match support() {
+    match support {
         Support::Unavailable(why) => Some(format!(
             "commands will run WITHOUT a sandbox: {why} (sandbox = \"{}\" asks for Landlock, Linux 5.13 or later)",
             policy.mode.label()
@@ -331,15 +340,19 @@ mod tests {
     #[test]
     fn off_wraps_nothing_and_the_description_names_the_mode() {
         let off = Policy::default();
-        let cmd = off.command(OsStr::new("sh"), &["-c".into(), "true".into()], Path::new("/"));
+        let cmd = off.command(OsStr::new("sh"), &["-c".into(), "true".into()], Path::new("/"), Path::new("/"));
         assert_eq!(cmd.as_std().get_program(), "sh");
         assert!(off.describe().contains("off") && off.failure_hint().is_none() && notice(&off).is_none());
         let ww = Policy::configured(None, None);
         assert_eq!((ww.mode, ww.network), (SandboxMode::WorkspaceWrite, false));
         if support().available() {
-            let cmd = ww.command(OsStr::new("sh"), &["-c".into(), "true".into()], Path::new("/w"));
+            let cmd = ww.command(OsStr::new("sh"), &["-c".into(), "true".into()], Path::new("/w"), Path::new("/w"));
             let args: Vec<_> = cmd.as_std().get_args().map(|a| a.to_string_lossy().into_owned()).collect();
             assert_eq!(&args[..3], [HELPER_ARG, "workspace-write", "closed"]);
+            // A working directory outside the workspace (approved) is writable too; one inside adds nothing.
+            assert_eq!(ww.writable(Path::new("/w"), Path::new("/w/sub")).len(), 3);
+            assert!(ww.writable(Path::new("/w"), Path::new("/elsewhere")).contains(&PathBuf::from("/elsewhere")));
+            assert_eq!(ww.with_mode(Some(SandboxMode::ReadOnly)).writable(Path::new("/w"), Path::new("/x")).len(), 1);
             assert!(
                 args.contains(&"/w".to_owned())
                     && args.ends_with(&["--".into(), "sh".into(), "-c".into(), "true".into()])
@@ -347,6 +360,22 @@ mod tests {
             assert!(ww.describe().starts_with("sandbox workspace-write (Landlock "), "{}", ww.describe());
         }
         assert_eq!(ww.with_mode(Some(SandboxMode::ReadOnly)).mode, SandboxMode::ReadOnly);
+    }
+
+    #[test]
+    fn a_missing_sandbox_is_said_never_silent() {
+        let ww = Policy::configured(None, None);
+        let none = Support::Unavailable("this kernel has no Landlock");
+        let said = notice_on(&ww, none).unwrap_or_default();
+        assert!(said.contains("WITHOUT a sandbox") && said.contains("no Landlock"), "{said}");
+        assert!(ww.describe_on(Some(none)).starts_with("NO sandbox"));
+        let old = Support::Landlock { abi: 3, net: false };
+        assert!(notice_on(&ww, old).is_some_and(|n| n.contains("cannot close the network") && n.contains("ABI is 3")));
+        assert!(ww.describe_on(Some(old)).contains("network: NOT closed"));
+        // Nothing to say when the network is meant to be open, or all is as asked, or it is off.
+        assert!(notice_on(&Policy::configured(None, Some(true)), old).is_none());
+        assert!(notice_on(&ww, Support::Landlock { abi: 7, net: true }).is_none());
+        assert!(notice_on(&Policy::default(), none).is_none());
     }
 
     #[test]

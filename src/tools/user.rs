@@ -61,7 +61,7 @@ async fn run_under(
         return ToolOutput::error("the tool has no command");
     };
     let rest: Vec<std::ffi::OsString> = rest.iter().map(Into::into).collect();
-    let cmd = policy.command(program.as_ref(), &rest, dir);
+    let cmd = policy.command(program.as_ref(), &rest, dir, dir);
     let input = Value::Object(args.clone()).to_string().into_bytes();
     match super::process::run(cmd, Some(input), cap).await {
         Err(e) => ToolOutput::error(format!("cannot start `{program}`: {e}")),
