@@ -16,6 +16,7 @@
 //! says so before the first one (see [`notice`]).
 
 pub use crate::config::provider::SandboxMode;
+#[cfg(target_os = "linux")]
 use landlock::{
     ABI, Access, AccessFs, AccessNet, LandlockStatus, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
     path_beneath_rules,
@@ -28,6 +29,7 @@ use std::sync::OnceLock;
 pub const HELPER_ARG: &str = "__sandbox-exec";
 
 /// The Landlock ABI whose rights palaver asks for (newer kernels enforce exactly these).
+#[cfg(target_os = "linux")]
 const TARGET_ABI: ABI = ABI::V5;
 
 /// How commands run: the mode, whether TCP is open, and the program that applies the sandbox.
@@ -219,6 +221,7 @@ pub fn notice_once(policy: &Policy) -> Option<String> {
 ///
 /// # Errors
 /// When the ruleset cannot be built or applied.
+#[cfg(target_os = "linux")]
 pub fn restrict(mode: SandboxMode, network: bool, writable: &[PathBuf]) -> Result<Support, String> {
     let e = |e: landlock::RulesetError| e.to_string();
     let mut ruleset = Ruleset::default().handle_access(AccessFs::from_all(TARGET_ABI)).map_err(e)?;
@@ -250,7 +253,17 @@ pub fn restrict(mode: SandboxMode, network: bool, writable: &[PathBuf]) -> Resul
     }
 }
 
+/// Elsewhere there is no Landlock: nothing is restricted, and [`support`] says so.
+///
+/// # Errors
+/// Never.
+#[cfg(not(target_os = "linux"))]
+pub fn restrict(_mode: SandboxMode, _network: bool, _writable: &[PathBuf]) -> Result<Support, String> {
+    Ok(Support::Unavailable("Landlock is Linux's, and palaver has no other sandbox for this system"))
+}
+
 /// An ABI's version number.
+#[cfg(target_os = "linux")]
 fn abi_number(abi: ABI) -> u8 {
     let known = [ABI::V1, ABI::V2, ABI::V3, ABI::V4, ABI::V5, ABI::V6, ABI::V7, ABI::V8, ABI::V9, ABI::V10];
     known.iter().position(|&k| k == abi).and_then(|i| u8::try_from(i + 1).ok()).unwrap_or(0)
