@@ -147,11 +147,11 @@ async fn run_command(args: &Map<String, Value>, ws: &Workspace, cap: usize) -> T
                 super::process::text(&o.stdout, o.truncated, cap),
                 String::from_utf8_lossy(&o.stderr)
             );
-            match policy.failure_hint() {
-                _ if o.status.success() => ToolOutput::ok(text),
-                Some(hint) => ToolOutput::error(format!("{text}\n{hint}")),
-                None => ToolOutput::error(text),
-            }
+            let text = match policy.result_hint(o.status.success(), &o.stderr) {
+                Some(hint) => format!("{text}\n{hint}"),
+                None => text,
+            };
+            if o.status.success() { ToolOutput::ok(text) } else { ToolOutput::error(text) }
         }
     }
 }

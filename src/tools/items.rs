@@ -67,7 +67,7 @@ async fn run_argv(
         },
         Ok(Ok(o)) => {
             let mut stderr = String::from_utf8_lossy(&o.stderr).into_owned();
-            if let (false, Some(hint)) = (o.status.success(), sandbox.failure_hint()) {
+            if let Some(hint) = sandbox.result_hint(o.status.success(), &o.stderr) {
                 stderr.push_str(&hint);
             }
             CommandRun {

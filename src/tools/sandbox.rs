@@ -134,6 +134,18 @@ impl Policy {
         paths
     }
 
+    /// The sentence added to a sandboxed command's result when it failed, or when its stderr
+    /// reads like a refusal (a script may go on and exit 0), so the model knows why.
+    #[must_use]
+    pub fn result_hint(&self, success: bool, stderr: &[u8]) -> Option<String> {
+        let refused = |needle: &[u8]| stderr.windows(needle.len()).any(|w| w == needle);
+        let said = refused(b"Permission denied") || refused(b"Operation not permitted");
+        if success && !said {
+            return None;
+        }
+        self.failure_hint()
+    }
+
     /// The sentence added to a failed sandboxed command's result, so the model knows why.
     #[must_use]
     pub fn failure_hint(&self) -> Option<String> {
@@ -356,6 +368,12 @@ mod tests {
         let cmd = off.command(OsStr::new("sh"), &["-c".into(), "true".into()], Path::new("/"), Path::new("/"));
         assert_eq!(cmd.as_std().get_program(), "sh");
         assert!(off.describe().contains("off") && off.failure_hint().is_none() && notice(&off).is_none());
+        if support().available() {
+            let ww = Policy { helper: PathBuf::from("/proc/self/exe"), ..Policy::configured(None, None) };
+            assert!(ww.result_hint(true, b"all fine").is_none());
+            assert!(ww.result_hint(true, b"sh: 1: cannot create /x: Permission denied").is_some());
+            assert!(ww.result_hint(false, b"").is_some_and(|h| h.contains("workspace-write sandbox")));
+        }
         let ww = Policy::configured(None, None);
         assert_eq!((ww.mode, ww.network), (SandboxMode::WorkspaceWrite, false));
         if support().available() {

@@ -71,7 +71,7 @@ async fn run_under(
             o.status.code().map_or_else(|| "a signal".into(), |c| format!("status {c}")),
             String::from_utf8_lossy(&o.stdout),
             String::from_utf8_lossy(&o.stderr),
-            policy.failure_hint().map(|h| format!("\n{h}")).unwrap_or_default()
+            policy.result_hint(false, &o.stderr).map(|h| format!("\n{h}")).unwrap_or_default()
         )),
     }
 }
