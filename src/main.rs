@@ -3,6 +3,12 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // The command sandbox's helper: applies Landlock to this process and execs the command,
+    // before anything else starts (one thread, no runtime). Never returns on success.
+    let mut args = std::env::args_os().skip(1);
+    if args.next().is_some_and(|a| a == palaver::tools::sandbox::HELPER_ARG) {
+        return ExitCode::from(palaver::tools::sandbox::exec_main(&args.collect::<Vec<_>>()));
+    }
     let cli = palaver::cli::args::parse();
     // One thread for everything, the chat screen included: a stream is one task reading the
     // socket and one loop drawing at most 60 frames a second, and handing each network read from

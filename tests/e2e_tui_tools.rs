@@ -256,3 +256,31 @@ fn a_read_outside_the_workspace_takes_the_arrows() {
     let tool = body["messages"].as_array().unwrap().iter().find(|m| m["role"] == "tool").cloned().unwrap();
     assert!(tool["content"].as_str().unwrap().contains("the secret outside"), "{tool}");
 }
+
+#[test]
+fn a_command_runs_in_the_sandbox_the_modal_names() {
+    if !tmux_available() || !palaver::tools::sandbox::support().available() {
+        return;
+    }
+    // Outside the workspace and the temp dir: the sandbox lets neither write reach it.
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let target = outside.path().join("outside-file");
+    let command = format!("echo x > {}; echo x > ./inside && echo inside-ok", target.display());
+    let args = serde_json::json!({ "command": command }).to_string();
+    let server = Server::start(vec![Reply::sse(&chat_call("call_s", "run_command", &args)), Reply::sse(CHAT_TEXT)]);
+    let t = start(&format!("--base-url {} --model scripted --tools auto", server.base_url));
+    t.wait_ready();
+    t.send("write two files");
+    let s = t.wait_for("the approval modal", |s| s.contains("Approve tool call?") && s.contains("Will run"));
+    assert!(s.contains("sandbox workspace-write (Landlock"), "the modal names the sandbox: {s}");
+    assert!(s.contains("writes: workspace, temp dir"), "{s}");
+    past_the_guard();
+    t.keys(&["y", "Enter"]);
+    t.wait_for("the model's answer", |s| s.contains("Understood, I left the file alone."));
+    assert!(!target.exists(), "the write outside the workspace got through");
+    assert_eq!(std::fs::read_to_string(t.cwd().join("inside")).unwrap(), "x\n");
+    // The model got the sandbox's refusal as the result.
+    let follow: serde_json::Value = serde_json::from_str(&server.requests()[1].body).unwrap();
+    let result = follow["messages"][2]["content"].as_str().unwrap_or_default();
+    assert!(result.contains("inside-ok") && result.contains("Permission denied"), "{result}");
+}

@@ -16,6 +16,7 @@ use super::transcript::{NoticeKind, Transcript};
 use crate::engine::message::{Message, ToolCall, ToolStatus};
 use crate::engine::tool_loop::MCP_APPROVE;
 use crate::engine::turn_engine::{Decision, Next, TurnPolicy};
+use crate::tools::sandbox::Policy;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -52,6 +53,24 @@ impl State {
             return Some(format!("column {}", cmp.label(column)));
         }
         cmp.columns.get(column).map(|c| format!("column {} · {}", c.index + 1, c.target.model))
+    }
+
+    /// The sandbox `owner`'s commands run in: its provider's profile (`sandbox`,
+    /// `sandbox_network`) with the session's helper (a bare state has none: nothing is wrapped).
+    #[must_use]
+    pub fn owner_sandbox(&self, owner: Owner) -> Policy {
+        let provider = match owner {
+            Owner::Chat => Some(&self.target.provider),
+            Owner::Column { generation, column } => {
+                let cmp = self.compare.active.as_ref().filter(|c| c.generation == generation);
+                cmp.and_then(|c| c.columns.get(column)).map(|c| &c.target.provider)
+            }
+        };
+        let profile = provider.and_then(|p| self.cfg.providers.get(p));
+        Policy {
+            helper: self.tools.set.0.workspace().sandbox().helper.clone(),
+            ..Policy::configured(profile.and_then(|p| p.sandbox), profile.and_then(|p| p.sandbox_network))
+        }
     }
 
     pub(crate) fn owner_notice(&mut self, owner: Owner, kind: NoticeKind, text: impl Into<String>) {
@@ -182,7 +201,8 @@ impl State {
             approved = t.paths.remove(&index).unwrap_or_default().into_iter().map(|p| p.path).collect();
         }
         self.update_call(owner, id, index, |c| c.status = ToolStatus::Running);
-        fx.push(Effect::Tools(ToolEffect::Run { owner, id, index, call, set: self.tools.set.clone(), approved }));
+        let set = self.tools.set.with_sandbox(self.owner_sandbox(owner));
+        fx.push(Effect::Tools(ToolEffect::Run { owner, id, index, call, set, approved }));
     }
 
     /// When every call of `owner`'s reply is settled: append the answers and ask its model again.

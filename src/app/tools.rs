@@ -44,6 +44,19 @@ impl PartialEq for ToolSet {
     }
 }
 
+impl ToolSet {
+    /// The same tools with commands under `policy`: this set when it already is, else a copy.
+    #[must_use]
+    pub fn with_sandbox(&self, policy: crate::tools::sandbox::Policy) -> Self {
+        if self.0.workspace().sandbox() == &policy {
+            return self.clone();
+        }
+        let mut registry = (*self.0).clone();
+        registry.set_sandbox(policy);
+        Self(Arc::new(registry))
+    }
+}
+
 impl std::fmt::Debug for ToolSet {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.0.fmt(f)
@@ -134,6 +147,9 @@ pub struct Tools {
     pub open: HashSet<u64>,
     /// The approval modal's own state (for the call `asking` names).
     pub approval: Option<super::approval::Approval>,
+    /// What the command sandbox can do here, probed when the session's tools are set up
+    /// (`None` in a bare state: the modal names the mode alone).
+    pub sandbox_support: Option<crate::tools::sandbox::Support>,
 }
 
 impl Default for Tools {
@@ -147,6 +163,7 @@ impl Default for Tools {
             accounts: BTreeMap::new(),
             open: HashSet::new(),
             approval: None,
+            sandbox_support: None,
         }
     }
 }
@@ -217,6 +234,18 @@ pub fn setup(state: &mut State, tx: &tokio::sync::mpsc::UnboundedSender<Msg>) {
     for n in notices {
         state.transcript.push_notice(NoticeKind::Error, n);
     }
+    // Commands run in the session provider's sandbox (each call in its owner's provider's, see
+    // `owner_sandbox`); where it cannot be had, the user hears it before the first command.
+    let profile = cfg.providers.get(&state.target.provider);
+    let policy = crate::tools::sandbox::Policy::configured(
+        profile.and_then(|p| p.sandbox),
+        profile.and_then(|p| p.sandbox_network),
+    );
+    state.tools.sandbox_support = Some(crate::tools::sandbox::support());
+    if let Some(n) = crate::tools::sandbox::notice(&policy) {
+        state.transcript.push_notice(NoticeKind::Error, n);
+    }
+    registry.set_sandbox(policy);
     state.tools.flags = ToolFlags { mode: state.settings.tools, yes: state.settings.yes };
     state.tools.set = ToolSet(Arc::new(registry.clone()));
     if cfg.mcp.servers.is_empty() {

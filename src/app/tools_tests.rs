@@ -289,6 +289,7 @@ fn approve_for_the_session_runs_the_waiting_twin_and_later_calls() {
         parameters: None,
         approval: Some("ask".into()),
         timeout_secs: None,
+        sandbox: None,
     };
     assert!(r.add_user_tools(&[tool]).is_empty());
     s.tools.set = ToolSet(Arc::new(r));
@@ -542,4 +543,27 @@ fn tool_results_are_not_selectable_cells() {
         let sel = s.selected.and_then(|id| s.transcript.message(id)).map(crate::engine::Message::role);
         assert_ne!(sel, Some(Role::Tool));
     }
+}
+
+#[test]
+fn each_call_runs_in_its_providers_sandbox_with_the_sessions_helper() {
+    use crate::config::provider::{ProviderProfile, SandboxMode};
+    use crate::tools::sandbox::Policy;
+    let mut s = test_state();
+    // A bare state has no helper: the policy names the mode, but nothing is wrapped.
+    let bare = s.owner_sandbox(Owner::Chat);
+    assert_eq!((bare.mode, bare.network, bare.active()), (SandboxMode::WorkspaceWrite, false, false));
+    let profile =
+        ProviderProfile { sandbox: Some(SandboxMode::ReadOnly), sandbox_network: Some(true), ..Default::default() };
+    s.cfg.providers.insert(s.target.provider.clone(), profile);
+    let mut r = Registry::builtins();
+    r.set_sandbox(Policy::configured(None, None));
+    s.tools.set = ToolSet(Arc::new(r));
+    let p = s.owner_sandbox(Owner::Chat);
+    assert_eq!((p.mode, p.network), (SandboxMode::ReadOnly, true));
+    assert_eq!(p.helper, std::path::PathBuf::from("/proc/self/exe"));
+    // The set handed to a run carries it; an unchanged policy shares the session's set.
+    let set = s.tools.set.with_sandbox(p.clone());
+    assert_eq!(set.0.workspace().sandbox(), &p);
+    assert!(set.with_sandbox(p) == set);
 }

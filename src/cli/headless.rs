@@ -361,6 +361,13 @@ pub async fn run_turn(
     let limits = t.endpoint.limits;
     let mut registry = registry.clone();
     registry.set_output_limit(limits.tool_output_bytes);
+    registry.set_sandbox(t.sandbox.clone());
+    // Where the sandbox cannot be had, say so before any command runs, never silently.
+    if policy.mode != crate::engine::tool_loop::ToolMode::Off {
+        if let Some(n) = crate::tools::sandbox::notice_once(&t.sandbox) {
+            eprintln!("palaver: {}", sanitize(&n));
+        }
+    }
     let registry = &registry;
     let mut account = TurnAccount::default();
     let mut all_calls: Vec<ToolCall> = Vec::new();

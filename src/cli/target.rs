@@ -167,6 +167,7 @@ pub async fn build(g: &Global, cfg: &Config, source: Source) -> Result<Target, U
         demo,
         fallback,
         continued: None,
+        sandbox: crate::tools::sandbox::Policy::configured(profile.sandbox, profile.sandbox_network),
     })
 }
 

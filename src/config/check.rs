@@ -26,6 +26,8 @@ pub const PROVIDER: &[&str] = &[
     "tools",
     "attachments",
     "limits",
+    "sandbox",
+    "sandbox_network",
 ];
 const ATTACHMENTS: &[&str] = &["images", "files", "max_file_mb", "max_request_mb"];
 const LIMITS: &[&str] = &[
@@ -42,7 +44,7 @@ const LIMITS: &[&str] = &[
 const TIMEOUTS: &[&str] = &["connect", "first_byte", "idle"];
 const MODEL: &[&str] = &["context_window", "price"];
 const PRICE: &[&str] = &["input", "cached_input", "output"];
-const USER_TOOL: &[&str] = &["name", "description", "command", "parameters", "approval", "timeout_secs"];
+const USER_TOOL: &[&str] = &["name", "description", "command", "parameters", "approval", "timeout_secs", "sandbox"];
 const MCP: &[&str] = &["servers"];
 const MCP_SERVER: &[&str] = &["command", "env"];
 

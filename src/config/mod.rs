@@ -45,6 +45,9 @@ pub struct UserTool {
     #[serde(default)]
     pub approval: Option<String>,
     pub timeout_secs: Option<u64>,
+    /// The OS sandbox this command runs in, over the provider's (`workspace-write` by default).
+    #[serde(default)]
+    pub sandbox: Option<provider::SandboxMode>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]

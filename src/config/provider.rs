@@ -51,6 +51,42 @@ pub struct ProviderProfile {
     /// What this provider takes as attachments (images, URLs only, files) and how large.
     #[serde(default)]
     pub attachments: super::attachments::AttachmentPolicy,
+    /// The OS sandbox commands run in for this provider's models (default workspace-write).
+    pub sandbox: Option<SandboxMode>,
+    /// Whether sandboxed commands may open TCP connections (default: closed).
+    pub sandbox_network: Option<bool>,
+}
+
+/// `sandbox = "workspace-write" | "read-only" | "off"` in a profile or a `[[tools]]` entry:
+/// what a command palaver runs for a model may change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    /// Writes only in the workspace and the temporary directory.
+    #[default]
+    WorkspaceWrite,
+    /// No writes at all (but `/dev/null`).
+    ReadOnly,
+    /// No sandbox: the command may do whatever the user may.
+    Off,
+}
+
+impl SandboxMode {
+    /// The name as written in `config.toml`.
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::WorkspaceWrite => "workspace-write",
+            Self::ReadOnly => "read-only",
+            Self::Off => "off",
+        }
+    }
+
+    /// The mode a label names.
+    #[must_use]
+    pub fn parse(s: &str) -> Option<Self> {
+        [Self::WorkspaceWrite, Self::ReadOnly, Self::Off].into_iter().find(|m| m.label() == s)
+    }
 }
 
 /// `tools = "auto" | "ask" | "none"` in a profile, and `--tools`.

@@ -31,6 +31,8 @@ pub struct Target {
     /// Set when this target continues a stored conversation (`--continue`, `--resume`): what
     /// the conversation had before, and what is different now and why.
     pub continued: Option<Continued>,
+    /// The profile's `sandbox` and `sandbox_network`: the OS sandbox commands run in.
+    pub sandbox: crate::tools::sandbox::Policy,
 }
 
 impl Target {

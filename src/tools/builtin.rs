@@ -6,7 +6,7 @@ use super::files::{self, Reach, str_arg};
 use super::workspace::{PathNeed, Workspace};
 use super::{Approval, ToolOutput, ToolSource, ToolSpec};
 use serde_json::{Map, Value, json};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,7 +96,7 @@ impl Builtin {
         cap: usize,
     ) -> ToolOutput {
         if self == Self::RunCommand {
-            return run_command(args, ws.root(), cap).await;
+            return run_command(args, ws, cap).await;
         }
         let args = args.clone();
         let reach = Reach { ws: ws.clone(), approved: approved.to_vec() };
@@ -129,14 +129,15 @@ impl Builtin {
     }
 }
 
-/// `sh -c COMMAND` in its own process group (ended whole when the call ends, times out or is
-/// cancelled: nothing it started survives it).
-async fn run_command(args: &Map<String, Value>, dir: &Path, cap: usize) -> ToolOutput {
+/// `sh -c COMMAND` in the workspace root, under the workspace's sandbox, in its own process
+/// group (ended whole when the call ends, times out or is cancelled: nothing it started
+/// survives it). A failure under the sandbox says so, for the model.
+async fn run_command(args: &Map<String, Value>, ws: &Workspace, cap: usize) -> ToolOutput {
     let Some(command) = str_arg(args, "command") else {
         return ToolOutput::error("missing required string argument `command`");
     };
-    let mut cmd = tokio::process::Command::new("sh");
-    cmd.arg("-c").arg(command).current_dir(dir);
+    let policy = ws.sandbox();
+    let cmd = policy.command("sh".as_ref(), &["-c".into(), command.into()], ws.root(), ws.root());
     match super::process::run(cmd, None, cap).await {
         Err(e) => ToolOutput::error(format!("cannot run sh: {e}")),
         Ok(o) => {
@@ -146,6 +147,10 @@ async fn run_command(args: &Map<String, Value>, dir: &Path, cap: usize) -> ToolO
                 super::process::text(&o.stdout, o.truncated, cap),
                 String::from_utf8_lossy(&o.stderr)
             );
+            let text = match policy.result_hint(o.status.success(), &o.stderr) {
+                Some(hint) => format!("{text}\n{hint}"),
+                None => text,
+            };
             if o.status.success() { ToolOutput::ok(text) } else { ToolOutput::error(text) }
         }
     }

@@ -36,12 +36,20 @@ pub struct CommandRun {
     pub timed_out: bool,
 }
 
-async fn run_argv(argv: &[String], cwd: &Path, env: &Map<String, Value>, timeout: Duration) -> CommandRun {
+/// Runs an argv in `cwd` under `ws`'s sandbox; a failure under the sandbox says so in its stderr.
+async fn run_argv(
+    argv: &[String],
+    cwd: &Path,
+    env: &Map<String, Value>,
+    timeout: Duration,
+    ws: &Workspace,
+) -> CommandRun {
+    let sandbox = ws.sandbox();
     let Some((program, args)) = argv.split_first() else {
         return CommandRun { exit_code: None, stdout: String::new(), stderr: "empty command".into(), timed_out: false };
     };
-    let mut cmd = tokio::process::Command::new(program);
-    cmd.args(args).current_dir(cwd);
+    let args: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
+    let mut cmd = sandbox.command(program.as_ref(), &args, cwd, ws.root());
     for (k, v) in env {
         if let Some(v) = v.as_str() {
             cmd.env(k, v);
@@ -57,12 +65,18 @@ async fn run_argv(argv: &[String], cwd: &Path, env: &Map<String, Value>, timeout
             stderr: format!("cannot run {program}: {e}"),
             timed_out: false,
         },
-        Ok(Ok(o)) => CommandRun {
-            exit_code: o.status.code(),
-            stdout: crate::tools::process::text(&o.stdout, o.truncated, cap),
-            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-            timed_out: false,
-        },
+        Ok(Ok(o)) => {
+            let mut stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+            if let Some(hint) = sandbox.result_hint(o.status.success(), &o.stderr) {
+                stderr.push_str(&hint);
+            }
+            CommandRun {
+                exit_code: o.status.code(),
+                stdout: crate::tools::process::text(&o.stdout, o.truncated, cap),
+                stderr,
+                timed_out: false,
+            }
+        }
     }
 }
 
@@ -120,7 +134,7 @@ pub async fn run_shell_in(
             .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
             .unwrap_or_default();
         let env = action.get("env").and_then(Value::as_object).cloned().unwrap_or_default();
-        vec![run_argv(&argv, &cwd, &env, timeout).await]
+        vec![run_argv(&argv, &cwd, &env, timeout, ws).await]
     } else {
         let commands: Vec<String> = action
             .get("commands")
@@ -129,7 +143,7 @@ pub async fn run_shell_in(
             .unwrap_or_default();
         let mut runs = Vec::new();
         for c in commands {
-            runs.push(run_argv(&["sh".into(), "-c".into(), c], &cwd, &Map::new(), timeout).await);
+            runs.push(run_argv(&["sh".into(), "-c".into(), c], &cwd, &Map::new(), timeout, ws).await);
         }
         runs
     };

@@ -8,6 +8,7 @@ mod files;
 pub mod items;
 pub mod mcp;
 pub mod process;
+pub mod sandbox;
 pub mod setup;
 pub mod user;
 pub mod workspace;
@@ -205,6 +206,11 @@ impl Registry {
         self.workspace = ws;
     }
 
+    /// Runs commands (`run_command`, shell calls, user tools) under `policy`.
+    pub fn set_sandbox(&mut self, policy: sandbox::Policy) {
+        self.workspace.set_sandbox(policy);
+    }
+
     #[must_use]
     pub fn workspace(&self) -> &Workspace {
         &self.workspace
@@ -266,7 +272,7 @@ impl Registry {
         let run = async move {
             match runner {
                 Runner::Builtin(b) => b.run_capped(ws, &args, approved, cap).await,
-                Runner::User(t) => user::run_in(&t, &args, ws.root(), cap).await,
+                Runner::User(t) => user::run_sandboxed(&t, &args, ws, cap).await,
                 Runner::Mcp(client, remote) => client.call(&remote, args).await,
             }
         };

@@ -36,24 +36,42 @@ pub async fn run(t: &UserTool, args: &Map<String, Value>) -> ToolOutput {
     run_in(t, args, super::Workspace::current().root(), crate::api::limits::Limits::default().tool_output_bytes).await
 }
 
-/// Runs the command in `dir` (the workspace root) with the arguments on stdin, in its own
-/// process group (ended whole when the future is dropped: a timeout or a cancel), its output
-/// read up to `cap` bytes. The registry applies the timeout.
+/// Runs the command in `dir` with no sandbox; see [`run_sandboxed`].
 pub async fn run_in(t: &UserTool, args: &Map<String, Value>, dir: &Path, cap: usize) -> ToolOutput {
+    run_under(t, args, dir, &super::sandbox::Policy::default(), cap).await
+}
+
+/// Runs the command in the workspace root under the workspace's sandbox, or the one the
+/// tool's own `sandbox` names.
+pub async fn run_sandboxed(t: &UserTool, args: &Map<String, Value>, ws: &super::Workspace, cap: usize) -> ToolOutput {
+    run_under(t, args, ws.root(), &ws.sandbox().with_mode(t.sandbox), cap).await
+}
+
+/// Runs the command in `dir` under `policy` with the arguments on stdin, in its own process
+/// group (ended whole when the future is dropped: a timeout or a cancel), its output read up
+/// to `cap` bytes. The registry applies the timeout.
+async fn run_under(
+    t: &UserTool,
+    args: &Map<String, Value>,
+    dir: &Path,
+    policy: &super::sandbox::Policy,
+    cap: usize,
+) -> ToolOutput {
     let Some((program, rest)) = t.command.split_first() else {
         return ToolOutput::error("the tool has no command");
     };
-    let mut cmd = tokio::process::Command::new(program);
-    cmd.args(rest).current_dir(dir);
+    let rest: Vec<std::ffi::OsString> = rest.iter().map(Into::into).collect();
+    let cmd = policy.command(program.as_ref(), &rest, dir, dir);
     let input = Value::Object(args.clone()).to_string().into_bytes();
     match super::process::run(cmd, Some(input), cap).await {
         Err(e) => ToolOutput::error(format!("cannot start `{program}`: {e}")),
         Ok(o) if o.status.success() => ToolOutput::ok(super::process::text(&o.stdout, o.truncated, cap)),
         Ok(o) => ToolOutput::error(format!(
-            "`{program}` exited with {}\n{}{}",
+            "`{program}` exited with {}\n{}{}{}",
             o.status.code().map_or_else(|| "a signal".into(), |c| format!("status {c}")),
             String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
+            String::from_utf8_lossy(&o.stderr),
+            policy.result_hint(false, &o.stderr).map(|h| format!("\n{h}")).unwrap_or_default()
         )),
     }
 }

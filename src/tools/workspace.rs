@@ -20,6 +20,8 @@ pub struct Workspace {
     root: PathBuf,
     /// Resolved directories that count as secret even inside the root.
     protected: Vec<PathBuf>,
+    /// The OS sandbox commands started here run in (none unless the session sets one).
+    sandbox: super::sandbox::Policy,
 }
 
 /// Where a path resolved to and what that means.
@@ -84,7 +86,7 @@ impl Workspace {
                 resolve(&p).unwrap_or(p)
             })
             .collect();
-        Ok(Self { root: resolved, protected })
+        Ok(Self { root: resolved, protected, sandbox: super::sandbox::Policy::default() })
     }
 
     /// The process's current directory, with no protected directories. When that cannot be
@@ -92,7 +94,18 @@ impl Workspace {
     #[must_use]
     pub fn current() -> Self {
         let root = std::env::current_dir().ok().and_then(|d| resolve(&d)).unwrap_or_else(|| PathBuf::from("."));
-        Self { root, protected: Vec::new() }
+        Self { root, protected: Vec::new(), sandbox: super::sandbox::Policy::default() }
+    }
+
+    /// The OS sandbox commands started in this workspace run in.
+    #[must_use]
+    pub fn sandbox(&self) -> &super::sandbox::Policy {
+        &self.sandbox
+    }
+
+    /// Runs commands started here under `policy`.
+    pub fn set_sandbox(&mut self, policy: super::sandbox::Policy) {
+        self.sandbox = policy;
     }
 
     #[must_use]

@@ -182,6 +182,20 @@ fn source(spec: Option<&ToolSpec>, call: &ToolCall) -> String {
     }
 }
 
+/// Which sandbox a command this call starts will run in (none for calls that start none).
+fn sandbox_text(state: &State, a: &Approval, call: &ToolCall, spec: Option<&ToolSpec>) -> Option<String> {
+    let policy = state.owner_sandbox(a.owner);
+    let policy = match (call.kind.as_str(), spec.map(|s| &s.source)) {
+        ("shell" | "local_shell", _) => policy,
+        ("" | "custom", Some(ToolSource::Builtin)) if call.name == "run_command" => policy,
+        ("" | "custom", Some(ToolSource::User)) => {
+            policy.with_mode(state.cfg.tools.iter().find(|t| t.name == call.name).and_then(|t| t.sandbox))
+        }
+        _ => return None,
+    };
+    Some(policy.describe_on(state.tools.sandbox_support))
+}
+
 fn details(state: &State, a: &Approval, call: &ToolCall, cols: usize) -> Vec<Line<'static>> {
     let theme = &state.theme;
     let spec = crate::engine::tool_loop::spec_for(&state.tools.set.0, call);
@@ -252,6 +266,10 @@ fn details(state: &State, a: &Approval, call: &ToolCall, cols: usize) -> Vec<Lin
                 }
             }
         }
+    }
+    if let Some(text) = sandbox_text(state, a, call, spec.as_ref()) {
+        let role = if text.starts_with("sandbox") { R::Dim } else { R::Warning };
+        out.extend(wrap::plain(&text, cols, theme.style(role)));
     }
     if show_args {
         out.push(Line::default());
