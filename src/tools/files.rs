@@ -148,7 +148,9 @@ pub(super) fn search_files(reach: &Reach, args: &Map<String, Value>) -> Result<S
         hits.push(format!("no matches under {raw}"));
     }
     if secrets > 0 {
-        hits.push(format!("[not searched: {secrets} file(s) that usually hold secrets or are hard links; read_file asks the user]"));
+        hits.push(format!(
+            "[not searched: {secrets} file(s) that usually hold secrets or are hard links; read_file asks the user]"
+        ));
     }
     Ok(hits.join("\n"))
 }
