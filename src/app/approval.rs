@@ -248,6 +248,9 @@ impl State {
             }
             Decision::Deny(reason) => {
                 let why = reason.unwrap_or_else(|| "declined in the approval dialog".to_owned());
+                if let Some(t) = self.tools.turn_mut(owner) {
+                    t.held.remove(&index);
+                }
                 self.update_call(owner, id, index, |c| {
                     c.status = ToolStatus::Denied;
                     c.output = Some(refusal_output(&why));
@@ -262,6 +265,8 @@ impl State {
                     .unwrap_or_default();
                 if let Some(t) = self.tools.turn_mut(owner) {
                     t.paths.remove(&index);
+                    // New arguments run anew (a held output was for the old ones).
+                    t.held.remove(&index);
                     if !needs.is_empty() {
                         t.paths.insert(index, needs);
                     }
