@@ -245,3 +245,35 @@ fn a_file_holding_a_private_key_is_refused_headless_even_with_yes() {
         assert!(!String::from_utf8_lossy(&out.stdout).contains("b3BlbnNzaC1rZXktdjEAAAAA"));
     }
 }
+
+#[test]
+fn attaching_a_secret_needs_yes() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(".npmrc"), "//registry.npmjs.org/:_authToken=abc").unwrap();
+    std::fs::write(dir.path().join("notes.txt"), format!("token = ghp_{}\n", "a1".repeat(18))).unwrap();
+    let go = |file: &str, yes: bool| {
+        let mut args = vec!["--demo", "-p", "hi", "-a", file];
+        if yes {
+            args.push("--yes");
+        }
+        Command::new(env!("CARGO_BIN_EXE_palaver"))
+            .args(&args)
+            .current_dir(dir.path())
+            .env("PALAVER_HOME", home.path())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    for (file, why) in
+        [(".npmrc", "usually holds secrets (package registry tokens"), ("notes.txt", "holds a GitHub token")]
+    {
+        let out = go(file, false);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(&format!("cannot attach {file}: it {why}")) && err.contains("--yes"), "{err}");
+        assert!(out.stdout.is_empty());
+        let out = go(file, true);
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+}
