@@ -369,3 +369,18 @@ fn a_declined_secret_output_is_never_sent() {
     assert!(!fx.iter().any(|e| matches!(e, Effect::Tools(ToolEffect::Run { .. }))), "{fx:?}");
     assert!(s.tools.turns.iter().all(|t| t.held.is_empty()));
 }
+
+#[test]
+fn denying_a_held_output_tells_the_model_it_was_kept_back() {
+    let mut s = state_with(Registry::builtins());
+    let (id, _, _) = read_a_secret(&mut s);
+    past_guard(&mut s);
+    tick(&mut s, MID_SENTENCE_MS);
+    key(&mut s, KeyCode::Down);
+    key(&mut s, KeyCode::Down);
+    let fx = key(&mut s, KeyCode::Enter);
+    assert!(fx.iter().any(|e| matches!(e, Effect::StartRequest { .. })), "{fx:?}");
+    let out = s.tool_call(id, 0).and_then(|c| c.output.clone()).unwrap_or_default();
+    assert_eq!(status(&s, id), ToolStatus::Denied);
+    assert!(out.starts_with("The tool ran, but the user did not send its output") && !out.contains("MIIE"), "{out}");
+}
