@@ -277,3 +277,22 @@ fn attaching_a_secret_needs_yes() {
         assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     }
 }
+
+#[test]
+fn git_hooks_and_config_are_not_written_headless_even_with_yes() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".git/hooks")).unwrap();
+    let calls = [
+        ("c1", "write_file", "{\"path\":\".git/hooks/pre-commit\",\"content\":\"#!/bin/sh\\nrm -rf ~\"}"),
+        ("c2", "write_file", "{\"path\":\".git/config\",\"content\":\"[core]\\nfsmonitor = evil\"}"),
+    ];
+    let s = Server::start(vec![Reply::sse(&chat_calls(&calls)), Reply::sse(CHAT_TEXT)]);
+    let (out, r) = run(&s, "chat", &["--yes"], dir.path());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(r["tool_calls"][0]["status"], "denied", "{r}");
+    assert_eq!(r["tool_calls"][1]["status"], "denied", "{r}");
+    let said = |i: usize| r["tool_calls"][i]["output"].as_str().unwrap_or_default().to_owned();
+    assert!(said(0).contains(".git/hooks/pre-commit") && said(0).contains("git hooks, which run as commands"), "{r}");
+    assert!(said(1).contains(".git/config") && said(1).contains("git config"), "{r}");
+    assert!(!dir.path().join(".git/hooks/pre-commit").exists() && !dir.path().join(".git/config").exists());
+}
