@@ -86,7 +86,10 @@ pub fn secret_in(spec: &str, a: &Attachment) -> Option<String> {
     if is_url(spec) || spec == "-" {
         return None;
     }
-    if let Some(kind) = crate::tools::workspace::secret_kind(Path::new(spec)) {
+    // By the name given and by the name it resolves to (a harmless-looking link to `.env`).
+    let resolved = std::fs::canonicalize(spec).ok();
+    let named = std::iter::once(Path::new(spec)).chain(resolved.as_deref());
+    if let Some(kind) = named.filter_map(crate::tools::workspace::secret_kind).next() {
         return Some(format!("it usually holds secrets ({kind})"));
     }
     // Images are pixels; every other kind is scanned (text, PDFs keep much of theirs as text).
@@ -116,6 +119,12 @@ mod tests {
         assert_eq!(why(&env).as_deref(), Some("it usually holds secrets (environment secrets (.env))"));
         assert_eq!(why(&notes).as_deref(), Some("it holds a GitHub token"));
         assert_eq!(why(&plain), None);
+        #[cfg(unix)]
+        {
+            let link = dir.path().join("innocent.txt");
+            std::os::unix::fs::symlink(&env, &link).unwrap();
+            assert!(why(&link).is_some_and(|w| w.contains("environment secrets")));
+        }
     }
 
     #[test]
