@@ -136,10 +136,13 @@ fn expect_checks_give_pass_rates_and_an_exit_status_for_ci() {
     let pic: Vec<&Value> = ls.iter().filter(|l| l["prompt_id"] == "pic").collect();
     assert_eq!(pic.len(), 2);
     // `cat.png` does not exist: both cells fail before sending, saying which file.
-    assert!(
-        pic.iter()
-            .all(|l| l["ok"] == false && l["error"]["message"].as_str().unwrap().contains("cannot attach cat.png"))
-    );
+    assert!(pic.iter().all(|l| {
+        l["ok"] == false
+            && l["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("cannot attach {}", home.path().canonicalize().unwrap().join("cat.png").display()))
+    }));
     // A failed cell (the missing attachment) outranks failed checks: 1.
     assert_eq!(out.status.code(), Some(1), "{}", err(&out));
     // Resuming runs nothing (every cell is stored); --retry-failed runs the two failed ones again.
@@ -355,4 +358,38 @@ fn ctrl_c_keeps_finished_cells_and_exits_130() {
     let stored = stored_cells(home.path(), &id);
     assert!((2..20).contains(&stored), "{stored}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("missing"), "{}", String::from_utf8_lossy(&out.stdout));
+}
+
+#[test]
+fn a_set_attaches_only_its_own_files_unless_allowed() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join("set");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("ok.txt"), "fine words").unwrap();
+    std::fs::write(dir.join(".env"), "API_KEY=1").unwrap();
+    std::fs::write(home.path().join("creds.txt"), "x").unwrap();
+    let set = dir.join("set.jsonl");
+    let s = set.to_str().unwrap();
+    let args = ["compare", "--demo", "-m", "demo", "--prompts", s, "--json"];
+    // Its own file, named relative to the set's folder, from another working directory.
+    std::fs::write(&set, "{\"prompt\":\"read\",\"attach\":\"ok.txt\"}\n").unwrap();
+    let out = palaver(home.path(), &args).current_dir("/").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", err(&out));
+    for (attach, why) in
+        [(".env", "usually holds secrets"), ("../creds.txt", "outside"), ("/proc/self/status", "outside")]
+    {
+        std::fs::write(&set, format!("{{\"prompt\":\"one\"}}\n{{\"prompt\":\"two\",\"attach\":\"{attach}\"}}\n"))
+            .unwrap();
+        let out = run(home.path(), &args);
+        assert_eq!(out.status.code(), Some(2), "{attach}: {}", err(&out));
+        let e = err(&out);
+        assert!(e.contains(&format!("line 2: attach {attach}: ")) && e.contains(why), "{e}");
+        assert!(e.contains("--allow-attach-outside"), "{e}");
+        assert!(lines(&out).iter().all(|l| l["type"] != "cell"), "nothing ran");
+    }
+    // The user's flag lets the last one through.
+    let mut allowed = args.to_vec();
+    allowed.push("--allow-attach-outside");
+    let out = run(home.path(), &allowed);
+    assert_eq!(out.status.code(), Some(0), "{}", err(&out));
 }

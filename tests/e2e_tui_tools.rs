@@ -284,3 +284,32 @@ fn a_command_runs_in_the_sandbox_the_modal_names() {
     let result = follow["messages"][2]["content"].as_str().unwrap_or_default();
     assert!(result.contains("inside-ok") && result.contains("Permission denied"), "{result}");
 }
+
+#[test]
+fn a_read_of_a_file_holding_a_private_key_asks_before_sending() {
+    if !tmux_available() {
+        return;
+    }
+    let cwd = tempfile::tempdir().unwrap();
+    let key = format!("-----BEGIN {}-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END {0}-----\n", "OPENSSH PRIVATE KEY");
+    std::fs::write(cwd.path().join("notes.txt"), key).unwrap();
+    let read = chat_call("call_r", "read_file", r#"{"path":"notes.txt"}"#);
+    let done = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Thanks, I will not use it.\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+    let server = Server::start(vec![Reply::sse(&read), Reply::sse(done)]);
+    let t =
+        Tmux::launch(&format!("--base-url {} --model scripted --tools auto", server.base_url)).keep_cwd(cwd).start();
+    t.wait_ready();
+    t.send("read my notes");
+    // read_file is read-only and runs at once; what it found is what asks.
+    let s = t.wait_for("the approval modal", |s| s.contains("Approve tool call?"));
+    assert!(s.contains("sends to the provider") && s.contains("notes.txt"), "{s}");
+    assert!(s.contains("holds a private key (PEM block)"), "{s}");
+    assert!(!s.contains("b3BlbnNzaC1rZXktdjEAAAAA"), "{s}");
+    assert_eq!(server.requests().len(), 1, "nothing went back before the answer");
+    past_the_guard();
+    t.keys(&["Down", "Down", "Enter"]);
+    t.wait_for("the model's answer", |s| s.contains("Thanks, I will not use it."));
+    let follow = &server.requests()[1].body;
+    assert!(!follow.contains("b3BlbnNzaC1rZXktdjEAAAAA"), "{follow}");
+    assert!(follow.contains("did not send its output"), "{follow}");
+}

@@ -208,3 +208,91 @@ fn stateless_follow_up_resends_reasoning_with_encrypted_content() {
     assert_eq!(follow["input"].as_array().unwrap().len(), 1);
     assert_eq!(follow["input"][0]["type"], "function_call_output");
 }
+
+/// A private key block, built here so this file does not hold one.
+fn private_key() -> String {
+    format!("-----BEGIN {}-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END {0}-----\n", "OPENSSH PRIVATE KEY")
+}
+
+#[test]
+fn a_file_holding_a_private_key_is_refused_headless_even_with_yes() {
+    let dir = tempfile::tempdir().unwrap();
+    // An ordinary name: only its content says it is a secret.
+    std::fs::write(dir.path().join("notes.txt"), private_key()).unwrap();
+    std::fs::write(dir.path().join("plain.txt"), "nothing to see").unwrap();
+    let calls = [
+        ("c1", "read_file", "{\"path\":\"notes.txt\"}"),
+        ("c2", "search_files", "{\"content\":\"BEGIN\"}"),
+        ("c3", "read_file", "{\"path\":\"plain.txt\"}"),
+    ];
+    for extra in [&[][..], &["--yes"][..]] {
+        let s = Server::start(vec![Reply::sse(&chat_calls(&calls)), Reply::sse(CHAT_TEXT)]);
+        let (out, r) = run(&s, "chat", extra, dir.path());
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(r["tool_calls"][0]["status"], "denied", "{extra:?}: {r}");
+        assert_eq!(r["tool_calls"][1]["status"], "denied", "{extra:?}: {r}");
+        assert_eq!(r["tool_calls"][2]["output"], "nothing to see");
+        let follow = &s.requests()[1].body;
+        // Nothing of the key reached the provider, and the model was told why.
+        assert!(!follow.contains("b3BlbnNzaC1rZXktdjEAAAAA") && !follow.contains("PRIVATE KEY-----"), "{follow}");
+        let v: Value = serde_json::from_str(follow).unwrap();
+        let said = v["messages"][2]["content"].as_str().unwrap();
+        assert!(said.contains("notes.txt holds a private key (PEM block); it was withheld"), "{said}");
+        let said = v["messages"][3]["content"].as_str().unwrap();
+        assert!(said.contains("holds a private key (PEM block) (in notes.txt)"), "{said}");
+        assert_eq!(v["messages"][4]["content"], "nothing to see");
+        // Nor was it printed or stored in the result line.
+        assert!(!String::from_utf8_lossy(&out.stdout).contains("b3BlbnNzaC1rZXktdjEAAAAA"));
+    }
+}
+
+#[test]
+fn attaching_a_secret_needs_yes() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(".npmrc"), "//registry.npmjs.org/:_authToken=abc").unwrap();
+    std::fs::write(dir.path().join("notes.txt"), format!("token = ghp_{}\n", "a1".repeat(18))).unwrap();
+    let go = |file: &str, yes: bool| {
+        let mut args = vec!["--demo", "-p", "hi", "-a", file];
+        if yes {
+            args.push("--yes");
+        }
+        Command::new(env!("CARGO_BIN_EXE_palaver"))
+            .args(&args)
+            .current_dir(dir.path())
+            .env("PALAVER_HOME", home.path())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    for (file, why) in
+        [(".npmrc", "usually holds secrets (package registry tokens"), ("notes.txt", "holds a GitHub token")]
+    {
+        let out = go(file, false);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(&format!("cannot attach {file}: it {why}")) && err.contains("--yes"), "{err}");
+        assert!(out.stdout.is_empty());
+        let out = go(file, true);
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+#[test]
+fn git_hooks_and_config_are_not_written_headless_even_with_yes() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".git/hooks")).unwrap();
+    let calls = [
+        ("c1", "write_file", "{\"path\":\".git/hooks/pre-commit\",\"content\":\"#!/bin/sh\\nrm -rf ~\"}"),
+        ("c2", "write_file", "{\"path\":\".git/config\",\"content\":\"[core]\\nfsmonitor = evil\"}"),
+    ];
+    let s = Server::start(vec![Reply::sse(&chat_calls(&calls)), Reply::sse(CHAT_TEXT)]);
+    let (out, r) = run(&s, "chat", &["--yes"], dir.path());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(r["tool_calls"][0]["status"], "denied", "{r}");
+    assert_eq!(r["tool_calls"][1]["status"], "denied", "{r}");
+    let said = |i: usize| r["tool_calls"][i]["output"].as_str().unwrap_or_default().to_owned();
+    assert!(said(0).contains(".git/hooks/pre-commit") && said(0).contains("git hooks, which run as commands"), "{r}");
+    assert!(said(1).contains(".git/config") && said(1).contains("git config"), "{r}");
+    assert!(!dir.path().join(".git/hooks/pre-commit").exists() && !dir.path().join(".git/config").exists());
+}

@@ -335,6 +335,28 @@ fn approval_modal_path_outside_the_workspace() {
     assert_eq!(approved, Some(vec![std::path::PathBuf::from("/etc/palaver-snapshot/key.txt")]));
 }
 
+/// A read ran and came back holding a private key: the modal says it would send that file's
+/// content to the provider, naming the file and the kind of secret.
+#[test]
+fn approval_modal_output_holding_a_secret() {
+    let mut sim = Sim::new(Api::Chat, "m");
+    let mut registry = Registry::builtins();
+    registry.set_workspace(palaver::tools::workspace::Workspace::new(std::path::Path::new("/usr"), vec![]).unwrap());
+    sim.s.tools.set = ToolSet(Arc::new(registry));
+    let id = sim.send("read my notes");
+    let args = r#"{"path":"share/notes.txt"}"#;
+    sim.call(id, 0, "read_file", args);
+    sim.end_calls(id);
+    let ws = sim.s.tools.set.0.workspace().clone();
+    let key = format!("-----BEGIN {}-----\nMIIEsecret\n", "OPENSSH PRIVATE KEY");
+    sim.done(id, 0, palaver::tools::secret_hold::hold(&ws, "read_file", args, ToolOutput::ok(key)), 3);
+    sim.wait();
+    let screen = sim.render(100, 30);
+    assert!(screen.contains("sends to the provider /usr/share/notes.txt"), "{screen}");
+    assert!(screen.contains("holds a private key (PEM block)") && !screen.contains("MIIEsecret"), "{screen}");
+    sim.snap_all("approval_output_holding_a_secret");
+}
+
 #[test]
 fn approval_modal_run_command_with_reason_typed() {
     let mut sim = Sim::new(Api::Chat, "m");

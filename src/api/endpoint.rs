@@ -113,7 +113,9 @@ impl Endpoint {
     pub fn redactor(&self) -> super::redact::Redactor {
         let headers = self.headers.iter().filter(|(k, _)| super::redact::is_secret_header(k)).map(|(_, v)| v.clone());
         let key = Some(self.key.expose().to_owned()).filter(|k| !k.is_empty());
-        super::redact::Redactor::new(key.into_iter().chain(headers))
+        // A password in the base URL is a secret too, wherever a server echoes it.
+        let password = super::redact::url_password(&self.base_url);
+        super::redact::Redactor::new(key.into_iter().chain(headers).chain(password))
     }
 
     /// A `curl` command reproducing a request, with the key shown as an environment variable.
@@ -132,10 +134,12 @@ impl Endpoint {
 
     /// The command up to the body: URL, auth, headers.
     fn curl_head(&self, api: Api) -> String {
-        let mut s = format!("curl -sN '{}'", self.url(api.path()));
+        // A user and password in the base URL are never printed: a copied command is shared.
+        let url = super::redact::storable_url(&self.url(api.path()));
+        let mut s = format!("curl -sN '{url}'");
         if !self.query.is_empty() {
             let q: Vec<String> = self.query.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            s = format!("curl -sN '{}?{}'", self.url(api.path()), q.join("&"));
+            s = format!("curl -sN '{url}?{}'", q.join("&"));
         }
         match self.auth {
             AuthStyle::Bearer => s.push_str(" -H \"Authorization: Bearer $OPENAI_API_KEY\""),

@@ -63,6 +63,15 @@ pub fn storable_url(url: &str) -> String {
     format!("{scheme}{sep}{host}{path}{query}")
 }
 
+/// The password in `scheme://user:password@host/…`, if the URL carries one.
+#[must_use]
+pub fn url_password(url: &str) -> Option<String> {
+    let rest = url.split_once("://")?.1;
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    let userinfo = authority.rsplit_once('@')?.0;
+    userinfo.split_once(':').map(|(_, p)| p.to_owned()).filter(|p| !p.is_empty())
+}
+
 impl Redactor {
     /// Redacts `secrets` (the short ones are ignored).
     #[must_use]
@@ -216,6 +225,20 @@ impl Redactor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_url_password_is_redacted_and_never_in_a_copied_command() {
+        assert_eq!(url_password("https://me:hunter2-long@h.example/v1"), Some("hunter2-long".into()));
+        assert_eq!(url_password("https://me@h.example/v1"), None);
+        assert_eq!(url_password("https://h.example/v1/@x:y"), None);
+        let ep = crate::api::endpoint::Endpoint {
+            base_url: "https://me:hunter2-long@h.example/v1".into(),
+            ..Default::default()
+        };
+        assert!(ep.redactor().finds("echo: hunter2-long"));
+        let curl = ep.curl(crate::api::Api::Chat, &serde_json::json!({}));
+        assert!(!curl.contains("hunter2") && !curl.contains("me:") && curl.contains("https://h.example/v1/"), "{curl}");
+    }
 
     #[test]
     fn secrets_are_replaced_everywhere_short_values_are_not() {

@@ -248,9 +248,16 @@ impl State {
             }
             Decision::Deny(reason) => {
                 let why = reason.unwrap_or_else(|| "declined in the approval dialog".to_owned());
+                let held = self.tools.turn_mut(owner).and_then(|t| t.held.remove(&index)).is_some();
+                // A held output ran: what the model hears is that its output was kept back.
+                let output = if held {
+                    format!("The tool ran, but the user did not send its output (it holds secrets): {why}")
+                } else {
+                    refusal_output(&why)
+                };
                 self.update_call(owner, id, index, |c| {
                     c.status = ToolStatus::Denied;
-                    c.output = Some(refusal_output(&why));
+                    c.output = Some(output);
                 });
             }
             Decision::Edited(args) => {
@@ -262,6 +269,8 @@ impl State {
                     .unwrap_or_default();
                 if let Some(t) = self.tools.turn_mut(owner) {
                     t.paths.remove(&index);
+                    // New arguments run anew (a held output was for the old ones).
+                    t.held.remove(&index);
                     if !needs.is_empty() {
                         t.paths.insert(index, needs);
                     }

@@ -50,6 +50,13 @@ fn past_guard(s: &mut State) {
 /// Sends a prompt, and the reply asks for `name(args)`: the modal shows that call. Returns
 /// the reply's id.
 fn asked(s: &mut State, name: &str, args: &str) -> u64 {
+    let id = replied(s, name, args);
+    assert!(modal(s), "the call asks");
+    id
+}
+
+/// Sends a prompt, and the reply asks for `name(args)`; returns the reply's id.
+fn replied(s: &mut State, name: &str, args: &str) -> u64 {
     typed(s, "do it");
     key(s, KeyCode::Enter);
     let id = s.live.as_ref().map(|l| l.id).unwrap_or_default();
@@ -68,7 +75,6 @@ fn asked(s: &mut State, name: &str, args: &str) -> u64 {
     let chunk = WireEvent::Chunk { frames_skipped: 0, frames: vec![], events, at_ms: 10 };
     s.apply(Msg::Wire { id, event: Box::new(chunk), now_ms: 110 });
     s.apply(Msg::Wire { id, event: Box::new(WireEvent::Closed { at_ms: 20 }), now_ms: 120 });
-    assert!(modal(s), "the call asks");
     id
 }
 
@@ -310,4 +316,71 @@ fn the_guard_starts_again_for_the_next_call() {
     fx.extend(key(&mut s, KeyCode::Enter));
     assert!(!fx.iter().any(|e| matches!(e, Effect::Tools(ToolEffect::Run { index: 1, .. }))), "{fx:?}");
     assert_eq!(s.composer.text(), "y");
+}
+
+/// A read that ran (read-only tools run in auto) and came back holding a private key.
+fn read_a_secret(s: &mut State) -> (u64, String, Vec<Effect>) {
+    let args = r#"{"path":"notes.txt"}"#;
+    let id = replied(s, "read_file", args);
+    assert!(!modal(s) && status(s, id) == ToolStatus::Running, "read_file runs without asking");
+    let pem = format!("-----BEGIN {}-----\nMIIEsecret\n", "RSA PRIVATE KEY");
+    let ws = s.tools.set.0.workspace().clone();
+    let output = crate::tools::secret_hold::hold(&ws, "read_file", args, crate::tools::ToolOutput::ok(pem.clone()));
+    let done = crate::app::tools::ToolMsg::Done {
+        owner: crate::app::tools::Owner::Chat,
+        id,
+        index: 0,
+        output,
+        duration_ms: 7,
+    };
+    let fx = s.apply(Msg::Tools(done));
+    (id, pem, fx)
+}
+
+#[test]
+fn an_output_holding_a_secret_asks_naming_the_file_and_the_kind() {
+    let mut s = state_with(Registry::builtins());
+    let (id, pem, fx) = read_a_secret(&mut s);
+    assert!(!decided(&fx), "nothing is sent before the user answers: {fx:?}");
+    assert!(modal(&s) && status(&s, id) == ToolStatus::AwaitingApproval);
+    assert!(s.approval_names_paths(crate::app::tools::Owner::Chat, id, 0));
+    let turn = s.tools.turn(crate::app::tools::Owner::Chat).unwrap();
+    let need = &turn.paths[&0][0];
+    assert!(need.path.ends_with("notes.txt") && need.why == "holds a private key (PEM block)", "{need:?}");
+    assert!(s.tool_call(id, 0).unwrap().output.as_deref().is_none_or(|o| !o.contains("MIIE")));
+    // Approving sends what was read, without reading it again.
+    past_guard(&mut s);
+    tick(&mut s, MID_SENTENCE_MS);
+    key(&mut s, KeyCode::Down);
+    let fx = key(&mut s, KeyCode::Enter);
+    assert!(!fx.iter().any(|e| matches!(e, Effect::Tools(ToolEffect::Run { .. }))), "{fx:?}");
+    assert!(fx.iter().any(|e| matches!(e, Effect::StartRequest { .. })), "{fx:?}");
+    let call = s.tool_call(id, 0).unwrap();
+    assert_eq!((call.status.clone(), call.output.as_deref()), (ToolStatus::Done, Some(pem.as_str())));
+}
+
+#[test]
+fn a_declined_secret_output_is_never_sent() {
+    let mut s = state_with(Registry::builtins());
+    let (id, _, _) = read_a_secret(&mut s);
+    let fx = key(&mut s, KeyCode::Esc);
+    assert!(!modal(&s) && status(&s, id) == ToolStatus::Denied);
+    assert!(!s.tool_call(id, 0).unwrap().output.as_deref().unwrap_or_default().contains("MIIE"));
+    assert!(!fx.iter().any(|e| matches!(e, Effect::Tools(ToolEffect::Run { .. }))), "{fx:?}");
+    assert!(s.tools.turns.iter().all(|t| t.held.is_empty()));
+}
+
+#[test]
+fn denying_a_held_output_tells_the_model_it_was_kept_back() {
+    let mut s = state_with(Registry::builtins());
+    let (id, _, _) = read_a_secret(&mut s);
+    past_guard(&mut s);
+    tick(&mut s, MID_SENTENCE_MS);
+    key(&mut s, KeyCode::Down);
+    key(&mut s, KeyCode::Down);
+    let fx = key(&mut s, KeyCode::Enter);
+    assert!(fx.iter().any(|e| matches!(e, Effect::StartRequest { .. })), "{fx:?}");
+    let out = s.tool_call(id, 0).and_then(|c| c.output.clone()).unwrap_or_default();
+    assert_eq!(status(&s, id), ToolStatus::Denied);
+    assert!(out.starts_with("The tool ran, but the user did not send its output") && !out.contains("MIIE"), "{out}");
 }

@@ -22,6 +22,9 @@ pub enum AttachMsg {
     Opened(std::path::PathBuf),
     /// The system viewer could not show the image: why, and where the file is.
     OpenFailed(String),
+    /// A file that holds secrets (by name or content) was read but not attached: `why` says
+    /// what it holds; attaching the same path again sends it.
+    Secret { spec: String, why: String, paste: Option<String> },
 }
 
 /// What an image to open is made of.
@@ -37,7 +40,8 @@ pub enum ImageSource {
 #[derive(Debug, Clone, PartialEq)]
 pub enum AttachEffect {
     /// Read, type and check a file (on a blocking task); answer with `AttachMsg::Loaded`.
-    Load { spec: String, policy: AttachmentPolicy, paste: Option<String> },
+    /// `confirmed`: the user was told the file holds secrets and attached it again.
+    Load { spec: String, policy: AttachmentPolicy, paste: Option<String>, confirmed: bool },
     /// List the folder of the path being typed; answer with `AttachMsg::Completed`.
     Complete { typed: String },
     /// Open an image in the system viewer (`xdg-open`, `open`), never waiting for it.
@@ -68,7 +72,9 @@ impl State {
             return;
         };
         let policy = self.target.attachments;
-        fx.push(Effect::Attach(AttachEffect::Load { spec, policy, paste: None }));
+        // Asked about this very path just now: attaching it again is the user's yes.
+        let confirmed = self.attach_warned.take().is_some_and(|w| w == spec);
+        fx.push(Effect::Attach(AttachEffect::Load { spec, policy, paste: None, confirmed }));
     }
 
     /// A paste that looks like a path is offered as an attachment; true when it was taken
@@ -76,7 +82,7 @@ impl State {
     pub(crate) fn paste_as_attachment(&mut self, text: &str, fx: &mut Vec<Effect>) -> bool {
         let Some(spec) = pasted_path(text) else { return false };
         let policy = self.target.attachments;
-        fx.push(Effect::Attach(AttachEffect::Load { spec, policy, paste: Some(text.to_owned()) }));
+        fx.push(Effect::Attach(AttachEffect::Load { spec, policy, paste: Some(text.to_owned()), confirmed: false }));
         true
     }
 
@@ -176,6 +182,16 @@ impl State {
             AttachMsg::Loaded { spec, result: Err(e), paste: None } => {
                 self.flash_error(e);
                 // The command line comes back so the path can be fixed; a draft typed since stays.
+                if self.composer.text().is_empty() {
+                    self.composer.set_text(&format!("{ATTACH}{spec}"));
+                }
+            }
+            AttachMsg::Secret { spec, why, .. } => {
+                self.flash_error(format!(
+                    "not attached: {} — {why}; /attach it again to send it to the provider anyway",
+                    crate::text::sanitize::sanitize(&spec)
+                ));
+                self.attach_warned = Some(spec.clone());
                 if self.composer.text().is_empty() {
                     self.composer.set_text(&format!("{ATTACH}{spec}"));
                 }
@@ -285,6 +301,39 @@ mod tests {
         };
         s.apply(Msg::Wire { id, event: Box::new(crate::api::client::WireEvent::Failed(err)), now_ms: 5 });
         assert_eq!(s.attachments.len(), 1, "the chip is back with the draft");
+    }
+
+    #[test]
+    fn a_file_holding_secrets_asks_and_attaching_it_again_sends_it() {
+        let mut s = test_state();
+        let why = "it holds a private key (PEM block)".to_owned();
+        s.apply(Msg::Attach(AttachMsg::Secret { spec: "notes.txt".into(), why, paste: None }));
+        assert!(s.attachments.is_empty(), "nothing attached before the user says so");
+        let flash = s.flash.as_ref().unwrap();
+        assert!(
+            flash.error && flash.text.contains("notes.txt") && flash.text.contains("private key"),
+            "{}",
+            flash.text
+        );
+        assert!(flash.text.contains("/attach it again"), "{}", flash.text);
+        assert_eq!(s.composer.text(), "/attach notes.txt");
+        let load = |fx: &[Effect]| {
+            fx.iter().find_map(|e| match e {
+                Effect::Attach(AttachEffect::Load { spec, confirmed, .. }) => Some((spec.clone(), *confirmed)),
+                _ => None,
+            })
+        };
+        // Enter on the command that came back is the user's yes, for that path only.
+        let fx = enter(&mut s);
+        assert_eq!(load(&fx), Some(("notes.txt".into(), true)));
+        let mut fx = Vec::new();
+        s.attach_command(Some("notes.txt".into()), &mut fx);
+        assert_eq!(load(&fx), Some(("notes.txt".into(), false)), "one yes, once");
+        let why = "it usually holds secrets (environment secrets (.env))".to_owned();
+        s.apply(Msg::Attach(AttachMsg::Secret { spec: ".env".into(), why, paste: None }));
+        let mut fx = Vec::new();
+        s.attach_command(Some("other.txt".into()), &mut fx);
+        assert_eq!(load(&fx), Some(("other.txt".into(), false)));
     }
 
     #[test]

@@ -139,6 +139,8 @@ pub struct State {
     pub attachments: Vec<crate::engine::attachment::Attachment>,
     /// For chips made from a pasted path: the pasted text, typed instead if the chip is removed.
     pub pasted_paths: Vec<Option<String>>,
+    /// The path `/attach` last refused for holding secrets: attaching it again sends it.
+    pub attach_warned: Option<String>,
     pub target: TargetInfo,
     pub settings: TurnSettings,
     /// Model, API and system prompt at start, for `/new`.
@@ -209,6 +211,7 @@ impl State {
             composer: Composer::new(),
             attachments: Vec::new(),
             pasted_paths: Vec::new(),
+            attach_warned: None,
             initial: (target.model.clone(), target.api, settings.system.clone()),
             target,
             settings,

@@ -196,9 +196,18 @@ impl State {
         let now = self.now_ms;
         // Only the paths the modal named are approved, and only for this call.
         let mut approved = Vec::new();
+        let mut held = None;
         if let Some(t) = self.tools.turn_mut(owner).filter(|t| t.id == id) {
-            t.running.insert(index, now);
             approved = t.paths.remove(&index).unwrap_or_default().into_iter().map(|p| p.path).collect();
+            held = t.held.remove(&index);
+            if held.is_none() {
+                t.running.insert(index, now);
+            }
+        }
+        // An output held for its secrets was approved: it is sent as it was, not run again.
+        if let Some((output, ms)) = held {
+            self.record_output(owner, id, index, output, ms);
+            return;
         }
         self.update_call(owner, id, index, |c| c.status = ToolStatus::Running);
         let set = self.tools.set.with_sandbox(self.owner_sandbox(owner));

@@ -127,6 +127,9 @@ pub struct Turn {
     /// Resolved paths outside the workspace (or holding secrets) a waiting call would touch,
     /// by call index: the modal names them, and approving grants exactly these.
     pub paths: BTreeMap<usize, Vec<PathNeed>>,
+    /// Outputs that hold secrets, by call index, with how long the call took: the call waits
+    /// in the queue, and approving it sends this output (the tool does not run again).
+    pub held: BTreeMap<usize, (ToolOutput, u64)>,
 }
 
 /// The tool loop's state.
@@ -262,6 +265,21 @@ pub fn setup(state: &mut State, tx: &tokio::sync::mpsc::UnboundedSender<Msg>) {
 }
 
 impl State {
+    /// Puts a finished call's output on the call, within the round's byte budget.
+    pub(crate) fn record_output(&mut self, owner: Owner, id: u64, index: usize, output: ToolOutput, ms: u64) {
+        let Some(t) = self.tools.turn_mut(owner).filter(|t| t.id == id) else { return };
+        // One tool's output is capped by the registry; the round's total here.
+        let round = crate::api::limits::Limits::default().round_tool_output_bytes;
+        let text = within_round(output.text, &mut t.spent, round);
+        let images = output.images;
+        self.update_call(owner, id, index, |c| {
+            c.status = if output.is_error { ToolStatus::Failed } else { ToolStatus::Done };
+            c.output = Some(text);
+            c.images = crate::engine::attachment::from_tool_images(&c.name, images);
+            c.duration_ms = Some(ms);
+        });
+    }
+
     /// Handles what the runner reports for the tool loop.
     pub(crate) fn on_tools_msg(&mut self, msg: ToolMsg, fx: &mut Vec<Effect>) {
         self.dirty = true;
@@ -272,16 +290,17 @@ impl State {
                 if t.running.remove(&index).is_none() {
                     return;
                 }
-                // One tool's output is capped by the registry; the round's total here.
-                let round = crate::api::limits::Limits::default().round_tool_output_bytes;
-                let text = within_round(output.text, &mut t.spent, round);
-                let images = output.images;
-                self.update_call(owner, id, index, |c| {
-                    c.status = if output.is_error { ToolStatus::Failed } else { ToolStatus::Done };
-                    c.output = Some(text);
-                    c.images = crate::engine::attachment::from_tool_images(&c.name, images);
-                    c.duration_ms = Some(duration_ms);
-                });
+                if let Some(held) = output.held {
+                    // It holds secrets: nothing goes anywhere until the user says so.
+                    let need = PathNeed { path: held.source, why: held.why, write: false };
+                    t.paths.insert(index, vec![need]);
+                    t.held.insert(index, (held.output, duration_ms));
+                    t.queue.push_back(index);
+                    self.update_call(owner, id, index, |c| c.status = ToolStatus::AwaitingApproval);
+                    self.show_front(fx);
+                    return;
+                }
+                self.record_output(owner, id, index, output, duration_ms);
                 self.settle(owner, fx);
             }
             ToolMsg::Ready { set, notices } => {

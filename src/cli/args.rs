@@ -203,6 +203,10 @@ pub struct CompareArgs {
     /// order; vote with a (A better), b (B better), t (tie), n (both bad); names show after
     #[arg(long)]
     pub arena: bool,
+    /// Let a prompt set attach files outside its own folder, or files that hold secrets
+    /// (by name or by content); without it such a line is refused and nothing is sent
+    #[arg(long)]
+    pub allow_attach_outside: bool,
 }
 
 /// `palaver compare runs | show RUN | stats`.

@@ -184,8 +184,11 @@ impl Printer {
             eprintln!("{}", sanitize(&line));
             if c.status == ToolStatus::Denied {
                 // Why it did not run (no one could approve it, a path outside the workspace…).
-                let why = out.strip_prefix(crate::engine::tool_loop::refusal_output("").as_str()).unwrap_or(out);
-                say!("{} was not run: {}", sanitize(&c.name), sanitize(why));
+                match out.strip_prefix(crate::engine::tool_loop::refusal_output("").as_str()) {
+                    Some(why) => say!("{} was not run: {}", sanitize(&c.name), sanitize(why)),
+                    // It ran, and what it returned was held back (it holds secrets).
+                    None => say!("{} ran; its output was not sent: {}", sanitize(&c.name), sanitize(out)),
+                }
             }
         }
     }

@@ -189,6 +189,17 @@ pub async fn run(cli: Cli) -> u8 {
                 Ok(all) => user.attachments = all,
                 Err(e) => return usage(&e),
             }
+            // A file holding secrets goes only when the user confirms it with --yes.
+            if !g.yes {
+                for (spec, a) in g.attach.iter().zip(&user.attachments) {
+                    if let Some(why) = crate::engine::attach_load::secret_in(spec, a) {
+                        return usage(&format!(
+                            "cannot attach {}: {why}; nothing was sent (add --yes to send it anyway)",
+                            crate::text::sanitize::sanitize(spec)
+                        ));
+                    }
+                }
+            }
             let registry = build_registry(&cfg, &paths).await;
             headless::run_prompt(&flags, &t, &registry, user).await
         }

@@ -79,9 +79,53 @@ pub fn load(spec: &str, stdin: Option<Vec<u8>>, policy: &AttachmentPolicy) -> Re
     Ok(a)
 }
 
+/// Why an attachment loaded from `spec` should not go to a provider without the user saying
+/// so: a file that usually holds secrets by its name, or one whose text holds a credential.
+#[must_use]
+pub fn secret_in(spec: &str, a: &Attachment) -> Option<String> {
+    if is_url(spec) || spec == "-" {
+        return None;
+    }
+    // By the name given and by the name it resolves to (a harmless-looking link to `.env`).
+    let resolved = std::fs::canonicalize(spec).ok();
+    let named = std::iter::once(Path::new(spec)).chain(resolved.as_deref());
+    if let Some(kind) = named.filter_map(crate::tools::workspace::secret_kind).next() {
+        return Some(format!("it usually holds secrets ({kind})"));
+    }
+    // Images are pixels; every other kind is scanned (text, PDFs keep much of theirs as text).
+    let data = a.data.as_ref().filter(|_| !a.is_image())?;
+    let kinds = crate::text::secrets::find(&String::from_utf8_lossy(data.bytes()));
+    (!kinds.is_empty()).then(|| format!("it holds {}", crate::text::secrets::describe(&kinds)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn secrets_by_name_and_by_content() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = dir.path().join(".env");
+        std::fs::write(&env, "A=1").unwrap();
+        let notes = dir.path().join("notes.txt");
+        std::fs::write(&notes, format!("deploy notes\ntoken = ghp_{}\n", "a1".repeat(18))).unwrap();
+        let plain = dir.path().join("plain.txt");
+        std::fs::write(&plain, "hello").unwrap();
+        let p = AttachmentPolicy::default();
+        let why = |path: &Path| {
+            let spec = path.to_str().unwrap();
+            secret_in(spec, &load(spec, None, &p).unwrap())
+        };
+        assert_eq!(why(&env).as_deref(), Some("it usually holds secrets (environment secrets (.env))"));
+        assert_eq!(why(&notes).as_deref(), Some("it holds a GitHub token"));
+        assert_eq!(why(&plain), None);
+        #[cfg(unix)]
+        {
+            let link = dir.path().join("innocent.txt");
+            std::os::unix::fs::symlink(&env, &link).unwrap();
+            assert!(why(&link).is_some_and(|w| w.contains("environment secrets")));
+        }
+    }
 
     #[test]
     fn limits_before_reading() {

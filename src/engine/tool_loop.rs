@@ -88,7 +88,22 @@ pub fn spec_for(registry: &Registry, call: &ToolCall) -> Option<ToolSpec> {
 
 /// Runs one approved call of any kind. `approved` are the resolved paths outside the workspace
 /// (or holding secrets) the user approved for this very call; any other such path is refused.
+/// An output that holds a credential comes back held ([`crate::tools::secret_hold`]): the
+/// model gets a refusal unless the user approves sending the real output.
 pub async fn execute(registry: &Registry, call: &ToolCall, timeout: Duration, approved: &[PathBuf]) -> ToolOutput {
+    let out = execute_unscanned(registry, call, timeout, approved).await;
+    if call.kind == "mcp_approval" {
+        return out;
+    }
+    crate::tools::secret_hold::hold(registry.workspace(), &call.name, &call.arguments, out)
+}
+
+async fn execute_unscanned(
+    registry: &Registry,
+    call: &ToolCall,
+    timeout: Duration,
+    approved: &[PathBuf],
+) -> ToolOutput {
     let ws = registry.workspace();
     match call.kind.as_str() {
         "shell" | "local_shell" => items::run_shell_in(ws, &call.kind, &call.arguments, timeout, approved).await,
@@ -178,7 +193,12 @@ pub async fn run_calls_until(
         let call = &mut calls[i];
         match result {
             Some((out, ms)) => {
-                call.status = if out.is_error { ToolStatus::Failed } else { ToolStatus::Done };
+                // A held output (it holds secrets) is never sent from here: no one can approve it.
+                call.status = match (&out.held, out.is_error) {
+                    (Some(_), _) => ToolStatus::Denied,
+                    (None, true) => ToolStatus::Failed,
+                    (None, false) => ToolStatus::Done,
+                };
                 call.output = Some(out.text);
                 call.images = super::attachment::from_tool_images(&call.name, out.images);
                 call.duration_ms = Some(ms);

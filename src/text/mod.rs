@@ -5,3 +5,4 @@
 pub mod code;
 pub mod fmt;
 pub mod sanitize;
+pub mod secrets;

@@ -128,8 +128,12 @@ pub(super) fn search_files(reach: &Reach, args: &Map<String, Value>) -> Result<S
             }
             match content {
                 None => hits.push(shown(&path)),
-                // A secret's content is never searched unless that very file was approved.
-                Some(_) if reach.ws.secret_kind(&target).is_some() && !reach.approved.contains(&target) => {
+                // A secret's content (or a hard link's, whose other names may be outside) is
+                // never searched unless that very file was approved.
+                Some(_)
+                    if (reach.ws.secret_kind(&target).is_some() || super::workspace::hard_linked(&target))
+                        && !reach.approved.contains(&target) =>
+                {
                     secrets += 1;
                 }
                 Some(needle) => grep(&target, &shown(&path), needle, &mut hits),
@@ -144,7 +148,9 @@ pub(super) fn search_files(reach: &Reach, args: &Map<String, Value>) -> Result<S
         hits.push(format!("no matches under {raw}"));
     }
     if secrets > 0 {
-        hits.push(format!("[not searched: {secrets} file(s) that usually hold secrets; read_file asks the user]"));
+        hits.push(format!(
+            "[not searched: {secrets} file(s) that usually hold secrets or are hard links; read_file asks the user]"
+        ));
     }
     Ok(hits.join("\n"))
 }

@@ -162,7 +162,7 @@ pub async fn run_shell_in(
             json!({"stdout": r.stdout, "stderr": r.stderr, "outcome": outcome})
         })
         .collect();
-    ToolOutput { text: Value::Array(items).to_string(), is_error: failed, images: Vec::new() }
+    ToolOutput { text: Value::Array(items).to_string(), is_error: failed, images: Vec::new(), held: None }
 }
 
 /// Applies an `apply_patch_call` operation in the process's current directory; see

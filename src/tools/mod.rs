@@ -9,6 +9,7 @@ pub mod items;
 pub mod mcp;
 pub mod process;
 pub mod sandbox;
+pub mod secret_hold;
 pub mod setup;
 pub mod user;
 pub mod workspace;
@@ -85,6 +86,19 @@ pub struct ToolOutput {
     pub is_error: bool,
     /// Images the tool returned (MCP image content), beside the text that names them.
     pub images: Vec<ToolImage>,
+    /// The real output, held back because it holds a credential: `text` is then the refusal
+    /// the model gets unless the user approves sending it (headless never does).
+    pub held: Option<Box<Held>>,
+}
+
+/// A tool output withheld for holding secrets, with what the approval must name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Held {
+    /// The file it came from, or what produced it ("the output of run_command").
+    pub source: std::path::PathBuf,
+    /// "holds a private key (PEM block)".
+    pub why: String,
+    pub output: ToolOutput,
 }
 
 /// An image a tool returned.
@@ -97,11 +111,11 @@ pub struct ToolImage {
 impl ToolOutput {
     #[must_use]
     pub fn ok(text: impl Into<String>) -> Self {
-        Self { text: text.into(), is_error: false, images: Vec::new() }
+        Self { text: text.into(), is_error: false, images: Vec::new(), held: None }
     }
     #[must_use]
     pub fn error(text: impl Into<String>) -> Self {
-        Self { text: text.into(), is_error: true, images: Vec::new() }
+        Self { text: text.into(), is_error: true, images: Vec::new(), held: None }
     }
 }
 

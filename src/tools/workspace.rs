@@ -136,7 +136,7 @@ impl Workspace {
     /// What a resolved path is: outside wins over secret (the approval text names both).
     #[must_use]
     pub fn classify(&self, resolved: &Path) -> Verdict {
-        if !resolved.starts_with(&self.root) {
+        if !resolved.starts_with(&self.root) || hard_linked(resolved) {
             return Verdict::Outside;
         }
         self.secret_kind(resolved).map_or(Verdict::Inside, Verdict::Secret)
@@ -166,7 +166,11 @@ impl Workspace {
             Verdict::Inside => None,
             Verdict::Secret(kind) => Some(format!("usually holds secrets ({kind})")),
             Verdict::Outside => {
-                let mut why = format!("outside the workspace {}", self.root.display());
+                let mut why = if check.resolved.starts_with(&self.root) {
+                    format!("a hard link: its other names may be outside the workspace {}", self.root.display())
+                } else {
+                    format!("outside the workspace {}", self.root.display())
+                };
                 if let Some(kind) = self.secret_kind(&check.resolved) {
                     why.push_str(&format!(" and usually holds secrets ({kind})"));
                 }
@@ -191,6 +195,23 @@ impl Workspace {
     }
 }
 
+/// Whether `path` is a regular file with more than one name. A hard link inside the workspace
+/// to a file outside it looks like any other file; its link count is the only sign, so every
+/// such file is treated as outside (reading or writing it reaches the other names too).
+#[must_use]
+pub fn hard_linked(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.nlink() > 1)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
+    }
+}
+
 /// The error a tool returns for a path the user did not approve.
 #[must_use]
 pub fn refusal(path: &Path, why: &str) -> String {
@@ -205,6 +226,47 @@ pub fn refusal(path: &Path, why: &str) -> String {
 const SECRET_DIRS: [(&str, &str); 3] = [(".ssh", "SSH keys"), (".aws", "AWS credentials"), (".gnupg", "GnuPG keys")];
 /// Private key file names start `id_` and one of these; `.pub` files are public keys.
 const KEY_TYPES: [&str; 5] = ["rsa", "dsa", "ecdsa", "ed25519", "xmss"];
+/// Credential files a project folder (or a home directory) commonly holds, by exact name.
+const SECRET_FILES: [(&str, &str); 16] = [
+    (".netrc", "login passwords (.netrc)"),
+    ("_netrc", "login passwords (.netrc)"),
+    (".git-credentials", "git credentials"),
+    (".npmrc", "package registry tokens (.npmrc)"),
+    (".pypirc", "package registry passwords (.pypirc)"),
+    (".yarnrc.yml", "package registry tokens (.yarnrc.yml)"),
+    (".vault-token", "a Vault token"),
+    (".pgpass", "database passwords (.pgpass)"),
+    (".my.cnf", "database passwords (.my.cnf)"),
+    ("credentials.json", "cloud credentials (credentials.json)"),
+    ("service-account.json", "cloud credentials"),
+    ("terraform.tfvars", "Terraform variables, which often hold secrets"),
+    (".htpasswd", "password hashes (.htpasswd)"),
+    ("secrets.yml", "application secrets"),
+    ("secrets.yaml", "application secrets"),
+    ("master.key", "application secrets (master.key)"),
+];
+/// Files known by their folder and name (`.docker/config.json`), compared on the last two names.
+const SECRET_PAIRS: [(&str, &str, &str); 7] = [
+    (".git", "config", "git config, which may hold credentials"),
+    (".docker", "config.json", "registry logins (.docker/config.json)"),
+    (".kube", "config", "Kubernetes credentials (.kube/config)"),
+    (".gem", "credentials", "package registry tokens (.gem/credentials)"),
+    (".cargo", "credentials.toml", "package registry tokens (.cargo/credentials)"),
+    (".cargo", "credentials", "package registry tokens (.cargo/credentials)"),
+    ("gcloud", "application_default_credentials.json", "Google Cloud credentials"),
+];
+/// Name endings of files that hold keys, keystores or state with secrets in it.
+const SECRET_ENDINGS: [(&str, &str); 9] = [
+    (".pem", "a PEM key or certificate"),
+    (".key", "a private key (.key)"),
+    (".p12", "a key store (.p12)"),
+    (".pfx", "a key store (.pfx)"),
+    (".jks", "a key store (.jks)"),
+    (".keystore", "a key store"),
+    (".tfstate", "Terraform state, which holds secrets"),
+    (".tfstate.backup", "Terraform state, which holds secrets"),
+    (".ppk", "a private SSH key (PuTTY)"),
+];
 
 /// The kind of secret a path usually holds, judged by its names only. Names compare without
 /// case: on a case-insensitive file system `.SSH/ID_RSA` is the key itself.
@@ -228,14 +290,14 @@ pub fn secret_kind(path: &Path) -> Option<&'static str> {
     if file == ".env" || file.starts_with(".env.") {
         return Some("environment secrets (.env)");
     }
-    if file == ".netrc" || file == "_netrc" {
-        return Some("login passwords (.netrc)");
+    if let Some((_, kind)) = SECRET_FILES.iter().find(|(n, _)| *n == file) {
+        return Some(kind);
     }
-    if file == ".git-credentials" {
-        return Some("git credentials");
+    if let Some((_, _, kind)) = SECRET_PAIRS.iter().find(|(d, n, _)| Some(*d) == parent && *n == file) {
+        return Some(kind);
     }
-    if file.ends_with(".pem") {
-        return Some("a PEM key or certificate");
+    if let Some((_, kind)) = SECRET_ENDINGS.iter().find(|(end, _)| file.ends_with(end)) {
+        return Some(kind);
     }
     if let Some(rest) = file.strip_prefix("id_")
         && KEY_TYPES.iter().any(|k| rest.starts_with(k))
@@ -243,10 +305,17 @@ pub fn secret_kind(path: &Path) -> Option<&'static str> {
     {
         return Some("a private SSH key");
     }
-    if file == "config" && parent == Some(".git") {
-        return Some("git config, which may hold credentials");
+    git_internals(&names)
+}
+
+/// Git's hooks run on the next git command, and its config can name commands too: writing
+/// either is running code, so both need an approval naming the path.
+fn git_internals(names: &[String]) -> Option<&'static str> {
+    let git = names.iter().rposition(|n| n == ".git")?;
+    match names.get(git + 1).map(String::as_str) {
+        Some("hooks") => Some("git hooks, which run as commands"),
+        _ => None,
     }
-    None
 }
 
 /// One step of a path still to resolve.

@@ -101,13 +101,42 @@ fn secrets_inside_the_workspace_need_approval() {
         "home/data/conversations.db",
         "home/data",
         "cfg/config.toml",
+        ".npmrc",
+        "web/.npmrc",
+        ".pypirc",
+        ".docker/config.json",
+        ".kube/config",
+        "infra/terraform.tfstate",
+        "infra/prod.tfstate.backup",
+        ".vault-token",
+        "credentials.json",
+        "server.key",
+        "store.p12",
+        ".pgpass",
+        ".cargo/credentials.toml",
+        ".git/hooks/pre-commit",
+        ".git/hooks",
+        "sub/.git/hooks/post-checkout",
     ] {
         assert!(matches!(verdict(&ws, p), Verdict::Secret(_)), "{p} should be secret");
         assert!(ws.need(p, false).is_some_and(|n| n.why.starts_with("usually holds secrets")), "{p}");
     }
-    for p in
-        ["id_rsa.pub", "id_utils.rs", "environment.txt", ".envrc", "src/config", ".git/HEAD", "home/other", "a.txt"]
-    {
+    for p in [
+        "id_rsa.pub",
+        "id_utils.rs",
+        "environment.txt",
+        ".envrc",
+        "src/config",
+        ".git/HEAD",
+        "home/other",
+        "a.txt",
+        "config.json",
+        "docker/config.json",
+        "keys.rs",
+        "package.json",
+        "hooks/pre-commit",
+        "main.tf",
+    ] {
         assert_eq!(verdict(&ws, p), Verdict::Inside, "{p} should be allowed");
         assert_eq!(ws.need(p, false), None);
     }
@@ -146,4 +175,20 @@ fn construction() {
     let cur = Workspace::current();
     assert!(cur.root().is_absolute());
     assert_eq!(Workspace::default(), cur);
+}
+
+#[test]
+fn a_hard_link_counts_as_outside() {
+    let (_t, ws, out) = setup();
+    let r = ws.root().to_path_buf();
+    std::fs::hard_link(out.join("secret.txt"), r.join("looks-local.txt")).unwrap();
+    let check = ws.check("looks-local.txt");
+    assert_eq!(check.verdict, Verdict::Outside);
+    let need = ws.need("looks-local.txt", false).unwrap();
+    assert!(need.why.starts_with("a hard link: its other names may be outside the workspace"), "{}", need.why);
+    assert!(ws.guard("looks-local.txt", &[]).unwrap_err().contains("hard link"));
+    assert_eq!(ws.guard("looks-local.txt", std::slice::from_ref(&check.resolved)), Ok(check.resolved));
+    // A file with one name is still inside.
+    std::fs::write(r.join("plain.txt"), "p").unwrap();
+    assert_eq!(ws.check("plain.txt").verdict, Verdict::Inside);
 }

@@ -209,9 +209,16 @@ fn details(state: &State, a: &Approval, call: &ToolCall, cols: usize) -> Vec<Lin
         out.extend(wrap::plain(&reveal(d), cols, theme.style(R::Dim)));
     }
     // Paths outside the workspace (or holding secrets) come first: approving grants exactly these.
-    let paths = state.tools.turn(a.owner).filter(|t| t.id == a.id).and_then(|t| t.paths.get(&a.index));
+    let turn = state.tools.turn(a.owner).filter(|t| t.id == a.id);
+    let paths = turn.and_then(|t| t.paths.get(&a.index));
+    // A held output already ran: approving sends what it found to the provider.
+    let held = turn.is_some_and(|t| t.held.contains_key(&a.index));
     for need in paths.into_iter().flatten() {
-        let verb = if need.write { "writes" } else { "reads" };
+        let verb = match (held, need.write) {
+            (true, _) => "sends to the provider",
+            (false, true) => "writes",
+            (false, false) => "reads",
+        };
         let text = format!("⚠ {verb} {} — {}", reveal(&need.path.display().to_string()), reveal(&need.why));
         out.extend(wrap::plain(&text, cols, theme.style(R::Warning).add_modifier(Modifier::BOLD)));
     }

@@ -11,10 +11,18 @@ impl Runner {
         let tx = self.tx.clone();
         tokio::task::spawn_blocking(move || {
             let msg = match effect {
-                AttachEffect::Load { spec, policy, paste } => {
+                AttachEffect::Load { spec, policy, paste, confirmed } => {
                     let path = expand_home(&spec);
                     let result = crate::engine::attach_load::load(&path, None, &policy).map_err(|e| e.0);
-                    AttachMsg::Loaded { spec, result, paste }
+                    let secret = result
+                        .as_ref()
+                        .ok()
+                        .filter(|_| !confirmed)
+                        .and_then(|a| crate::engine::attach_load::secret_in(&path, a));
+                    match secret {
+                        Some(why) => AttachMsg::Secret { spec, why, paste },
+                        None => AttachMsg::Loaded { spec, result, paste },
+                    }
                 }
                 AttachEffect::Complete { typed } => {
                     let (draft, candidates) = complete(&typed);

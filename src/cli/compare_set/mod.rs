@@ -7,6 +7,7 @@
 //! a model passed fewer `expect` checks than `--min-pass`, else 0; usage errors are 2.
 
 pub mod actions;
+mod attach_rules;
 mod cell;
 pub mod json;
 pub mod progress;
@@ -242,7 +243,14 @@ async fn start(
         )));
     }
     let (text, source) = read_set(path)?;
-    let items = prompts::parse(&text).map_err(|e| usage(&format!("{source}: {e}")))?;
+    let mut items = prompts::parse(&text).map_err(|e| usage(&format!("{source}: {e}")))?;
+    // `attach` paths are the set's: read from its own folder (a set on stdin: the current one).
+    let folder = match path.parent() {
+        Some(p) if path.as_os_str() != "-" && !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    attach_rules::check(&mut items, &folder, ca.allow_attach_outside)
+        .map_err(|e| usage(&format!("{}: {e}", crate::text::sanitize::sanitize(&source))))?;
     let targets = resolve_columns(g, cfg, &g.model).await.map_err(|e| usage(&e.0))?;
     let models: Vec<RunModel> = g
         .model

@@ -11,6 +11,8 @@ use std::collections::HashSet;
 /// One prompt of a set.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PromptItem {
+    /// The line of the file it came from (1-based), for messages about it.
+    pub line: usize,
     /// The line's `id`, else its line number.
     pub id: String,
     pub prompt: String,
@@ -51,6 +53,7 @@ pub fn parse(text: &str) -> Result<Vec<PromptItem>, PromptError> {
             json_line(line, l)?
         } else {
             PromptItem {
+                line,
                 id: line.to_string(),
                 prompt: l.to_owned(),
                 system: None,
@@ -111,7 +114,7 @@ fn json_line(line: usize, l: &str) -> Result<PromptItem, PromptError> {
         Some(v) => Some(Expect::compile(v).map_err(|e| err(format!("expect: {e}")))?),
         None => None,
     };
-    Ok(PromptItem { id, prompt, system, attach, expect_raw, expect })
+    Ok(PromptItem { line, id, prompt, system, attach, expect_raw, expect })
 }
 
 #[cfg(test)]
