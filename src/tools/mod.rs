@@ -8,6 +8,7 @@ mod files;
 pub mod items;
 pub mod mcp;
 pub mod process;
+pub mod regular;
 pub mod setup;
 pub mod user;
 pub mod workspace;
