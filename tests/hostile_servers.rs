@@ -662,3 +662,32 @@ fn a_store_that_cannot_be_written_is_said_in_the_result_line() {
     let list = d.command(&["history", "list"]).output().unwrap();
     assert!(list.status.success() && String::from_utf8_lossy(&list.stdout).contains("first"));
 }
+
+#[test]
+fn an_endless_model_list_is_cut_at_model_list_bytes() {
+    let d = Dirs::new();
+    let s = Hostile::start(|_, s| {
+        head(s, "200 OK", &[("Content-Type", "application/json")]);
+        let _ = s.write_all(b"{\"data\":[");
+        forever(s, "{\"id\":\"model-without-end\"},".repeat(1000).as_bytes());
+    });
+    // The default limit (32 MiB): an endless body once grew past 4 GB here.
+    d.profile(&s, "");
+    let r = d.run(&["models", "--provider", "h"]);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(r.stderr.contains("model_list_bytes = 33554432") && r.stderr.contains("limits = {"), "{}", r.stderr);
+    assert!(r.took < Duration::from_secs(8), "{:?}", r.took);
+    // A smaller count limit refuses a long (finite) list, naming it.
+    let d = Dirs::new();
+    let s = Hostile::start(|_, s| {
+        let data: Vec<Value> = (0..50).map(|i| json!({"id": format!("m{i}")})).collect();
+        json_reply(s, "200 OK", &json!({"data": data}), &[]);
+    });
+    d.profile(&s, "limits = { model_list_entries = 40 }");
+    let r = d.run(&["models", "--provider", "h"]);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(r.stderr.contains("has 50 models") && r.stderr.contains("model_list_entries = 40"), "{}", r.stderr);
+    d.profile(&s, "limits = { model_list_entries = 50 }");
+    let r = d.run(&["models", "--provider", "h"]);
+    assert_eq!((r.code, r.stdout.lines().count()), (Some(0), 50), "{}", r.stderr);
+}

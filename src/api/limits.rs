@@ -47,6 +47,10 @@ pub struct Limits {
     pub json_depth: usize,
     /// The request body palaver builds (history, tool results, attachments).
     pub request_bytes: usize,
+    /// The body of `GET /models` (`palaver models`, the model picker).
+    pub model_list_bytes: usize,
+    /// Models in that list.
+    pub model_list_entries: usize,
 }
 
 impl Default for Limits {
@@ -61,6 +65,8 @@ impl Default for Limits {
             round_tool_output_bytes: 2 * MIB,
             json_depth: 128,
             request_bytes: 32 * MIB,
+            model_list_bytes: 32 * MIB,
+            model_list_entries: 100_000,
         }
     }
 }
@@ -71,6 +77,15 @@ impl Limits {
     pub fn reached(name: &str, what: &str, value: usize) -> String {
         format!(
             "{what}: past the limit {name} = {value}; palaver stopped there and kept what came before \
+             (raise it in the provider's profile in config.toml: limits = {{ {name} = … }})"
+        )
+    }
+
+    /// The words for a body refused whole at a limit (nothing of it is kept).
+    #[must_use]
+    pub fn refused(name: &str, what: &str, value: usize) -> String {
+        format!(
+            "{what}: past the limit {name} = {value}; palaver stopped reading it and kept none of it \
              (raise it in the provider's profile in config.toml: limits = {{ {name} = … }})"
         )
     }

@@ -38,6 +38,8 @@ const LIMITS: &[&str] = &[
     "round_tool_output_bytes",
     "json_depth",
     "request_bytes",
+    "model_list_bytes",
+    "model_list_entries",
 ];
 const TIMEOUTS: &[&str] = &["connect", "first_byte", "idle"];
 const MODEL: &[&str] = &["context_window", "price"];
