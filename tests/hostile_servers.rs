@@ -691,3 +691,65 @@ fn an_endless_model_list_is_cut_at_model_list_bytes() {
     let r = d.run(&["models", "--provider", "h"]);
     assert_eq!((r.code, r.stdout.lines().count()), (Some(0), 50), "{}", r.stderr);
 }
+
+/// Waits until `pidfile` names a process, and returns its pid.
+fn pid_in(pidfile: &std::path::Path) -> String {
+    wait_for("the child's pid", || std::fs::read_to_string(pidfile).is_ok_and(|p| p.trim().parse::<u32>().is_ok()));
+    std::fs::read_to_string(pidfile).unwrap().trim().to_owned()
+}
+
+#[test]
+fn ctrl_c_while_reading_an_attachment_from_stdin_exits_130() {
+    let d = Dirs::new();
+    let s = Hostile::start(|_, s| answer(s, "never asked"));
+    d.profile(&s, "");
+    // stdin stays open and empty: `-a -` waits for its end.
+    let mut child = d
+        .command(&["-p", "hi", "-a", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _stdin = child.stdin.take();
+    thread::sleep(Duration::from_millis(500));
+    sigint(&child);
+    let (code, _) = wait_exit(&mut child, Duration::from_secs(3));
+    assert_eq!(code, Some(130));
+    assert!(s.requests().is_empty(), "nothing was sent");
+}
+
+#[test]
+fn ctrl_c_while_an_mcp_server_does_not_answer_initialize_exits_130_and_ends_it() {
+    let d = Dirs::new();
+    let s = Hostile::start(|_, s| answer(s, "never asked"));
+    let pidfile = d.work.path().join("mcp.pid");
+    d.profile(
+        &s,
+        &format!("[mcp.servers.mute]\ncommand = [\"sh\", \"-c\", \"echo $$ > {}; exec sleep 100\"]", pidfile.display()),
+    );
+    let mut child =
+        d.command(&["-p", "hi", "--tools", "auto"]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let pid = pid_in(&pidfile);
+    thread::sleep(Duration::from_millis(200));
+    sigint(&child);
+    let (code, took) = wait_exit(&mut child, Duration::from_secs(3));
+    assert_eq!(code, Some(130), "{took:?}");
+    assert!(s.requests().is_empty(), "the prompt was not run after the Ctrl+C");
+    wait_for("the MCP server to end", || !pid_alive(&pid));
+}
+
+#[test]
+fn ctrl_c_while_api_key_cmd_runs_exits_130_and_ends_it() {
+    let d = Dirs::new();
+    let s = Hostile::start(|_, s| answer(s, "never asked"));
+    let pidfile = d.work.path().join("key.pid");
+    d.profile(&s, &format!("api_key_cmd = \"echo $$ > {}; exec sleep 100\"", pidfile.display()));
+    let mut child = d.command(&["-p", "hi"]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let pid = pid_in(&pidfile);
+    sigint(&child);
+    let (code, _) = wait_exit(&mut child, Duration::from_secs(3));
+    assert_eq!(code, Some(130));
+    assert!(s.requests().is_empty());
+    wait_for("the key command to end", || !pid_alive(&pid));
+}

@@ -46,6 +46,8 @@ pub struct McpClient {
     /// Spawned with `kill_on_drop`: dropping the client kills the server.
     child: Mutex<Child>,
     stderr: StderrTail,
+    /// The server's process group, ended with the client or on an exiting Ctrl+C.
+    _group: super::process::Group,
 }
 
 impl std::fmt::Debug for McpClient {
@@ -90,6 +92,9 @@ impl McpClient {
         #[cfg(unix)]
         cmd.process_group(0);
         let mut child = cmd.spawn().map_err(|e| format!("`{program}`: {}", io_message(&e)))?;
+        // Ended with its group when the client is dropped, and by a Ctrl+C that exits palaver
+        // (say while it has not answered `initialize`).
+        let group = super::process::Group::new(child.id().unwrap_or(0));
         let stderr = StderrTail::default();
         let drain = child.stderr.take().map(|pipe| tokio::spawn(stderr.clone().drain(pipe)));
         let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
@@ -135,6 +140,7 @@ impl McpClient {
             service,
             child: Mutex::new(child),
             stderr,
+            _group: group,
         };
         Ok((client, specs))
     }

@@ -26,13 +26,17 @@ pub struct Captured {
     pub truncated: bool,
 }
 
-/// Ends its process group when dropped (or when [`Group::end`] is called first).
-struct Group {
+/// Ends its process group when dropped (or when [`Group::end`] is called first); while it
+/// lives, [`kill_all`] ends the group too.
+#[derive(Debug)]
+pub struct Group {
     pid: u32,
 }
 
 impl Group {
-    fn new(pid: u32) -> Self {
+    /// Tracks the process group led by `pid` (a child started with `process_group(0)`).
+    #[must_use]
+    pub fn new(pid: u32) -> Self {
         RUNNING.lock().unwrap_or_else(PoisonError::into_inner).insert(pid);
         Self { pid }
     }
