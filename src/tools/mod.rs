@@ -7,6 +7,7 @@ pub mod builtin;
 mod files;
 pub mod items;
 pub mod mcp;
+pub mod mcp_cap;
 pub mod process;
 pub mod regular;
 pub mod setup;
