@@ -753,3 +753,38 @@ fn ctrl_c_while_api_key_cmd_runs_exits_130_and_ends_it() {
     assert!(s.requests().is_empty());
     wait_for("the key command to end", || !pid_alive(&pid));
 }
+
+#[test]
+fn images_past_images_per_reply_are_dropped_and_said_and_the_reply_completes() {
+    // A 1×1 PNG.
+    const PNG: &str =
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+    let d = Dirs::new();
+    let s = Hostile::start(|_, s| {
+        sse_head(s);
+        let mut body = String::new();
+        for i in 0..6 {
+            let item =
+                json!({"type": "image_generation_call", "id": format!("ig_{i}"), "status": "completed", "result": PNG});
+            let ev = json!({"type": "response.output_item.done", "output_index": i, "item": item});
+            body += &format!("event: response.output_item.done\ndata: {ev}\n\n");
+        }
+        let text =
+            json!({"type": "response.output_text.delta", "output_index": 6, "content_index": 0, "delta": "drawn"});
+        body += &format!("event: response.output_text.delta\ndata: {text}\n\n");
+        let done = json!({"type": "response.completed", "response": {"status": "completed", "output": []}});
+        body += &format!("event: response.completed\ndata: {done}\n\n");
+        let _ = s.write_all(body.as_bytes());
+    });
+    d.profile(&s, "api = \"responses\"\nlimits = { images_per_reply = 2 }");
+    let r = d.run(&["-p", "draw six", "--json"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.result["finish_reason"], "stop", "{}", r.stdout);
+    assert!(
+        r.stderr.contains("4 generated images not kept") && r.stderr.contains("images_per_reply = 2"),
+        "{}",
+        r.stderr
+    );
+    let saved = std::fs::read_dir(d.home.path().join("images")).unwrap().count();
+    assert_eq!(saved, 2, "only the images within the limit were kept");
+}

@@ -456,11 +456,22 @@ impl ReadFrames {
 /// Takes `events[from..]` into the reply's budget; the first event past a limit and those after
 /// it are dropped, and the limit's words returned.
 fn within_budget(budget: &mut ReplyBudget, events: &mut Vec<StreamEvent>, from: usize) -> Option<String> {
-    for i in from..events.len() {
+    let mut i = from;
+    while i < events.len() {
         if let Err(message) = budget.take(&events[i]) {
             events.truncate(i);
             return Some(message);
         }
+        // An image past the reply's image limits is dropped from its item and said beside it.
+        if let StreamEvent::Item { index, item, .. } = &mut events[i] {
+            let index = *index;
+            if let Some(why) = budget.trim_item(index, item) {
+                let update = super::event::ItemUpdate::Note { field: "dropped".into(), value: why.into() };
+                i += 1;
+                events.insert(i, StreamEvent::ItemUpdate { index, update });
+            }
+        }
+        i += 1;
     }
     None
 }

@@ -40,6 +40,8 @@ const LIMITS: &[&str] = &[
     "request_bytes",
     "model_list_bytes",
     "model_list_entries",
+    "images_per_reply",
+    "item_payload_bytes",
 ];
 const TIMEOUTS: &[&str] = &["connect", "first_byte", "idle"];
 const MODEL: &[&str] = &["context_window", "price"];
