@@ -788,3 +788,26 @@ fn images_past_images_per_reply_are_dropped_and_said_and_the_reply_completes() {
     let saved = std::fs::read_dir(d.home.path().join("images")).unwrap().count();
     assert_eq!(saved, 2, "only the images within the limit were kept");
 }
+
+#[test]
+fn read_file_on_a_fifo_is_refused_and_palaver_exits_when_done() {
+    let d = Dirs::new();
+    let made = Command::new("mkfifo").arg(d.work.path().join("pipe")).status().unwrap();
+    assert!(made.success());
+    let s = Hostile::start(|req, s| {
+        if has_tool_result(req) {
+            return answer(s, "read it");
+        }
+        sse_head(s);
+        let _ = s.write_all(calls(1, "read_file", &json!({"path": "pipe"})).as_bytes());
+    });
+    d.profile(&s, "");
+    // Were the FIFO opened, a thread would wait for a writer and keep palaver from exiting.
+    let r = d.run(&["-p", "read pipe", "--json", "--tools", "auto"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.result["text"], "read it");
+    let reqs = s.requests();
+    assert_eq!(reqs.len(), 2);
+    assert!(reqs[1].body.contains("FIFO (named pipe), not a regular file"), "{}", reqs[1].body);
+    assert!(r.took < Duration::from_secs(5), "{:?}", r.took);
+}
