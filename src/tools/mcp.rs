@@ -98,7 +98,7 @@ impl McpClient {
         let mut child = cmd.spawn().map_err(|e| format!("`{program}`: {}", io_message(&e)))?;
         // Ended with its group when the client is dropped, and by a Ctrl+C that exits palaver
         // (say while it has not answered `initialize`).
-        let group = super::process::Group::new(child.id().unwrap_or(0));
+        let group = super::process::Group::server(child.id().unwrap_or(0));
         let stderr = StderrTail::default();
         let drain = child.stderr.take().map(|pipe| tokio::spawn(stderr.clone().drain(pipe)));
         let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
