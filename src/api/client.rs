@@ -365,7 +365,7 @@ async fn read_body(
             }
             let before = events.len();
             mapper.map(ev.event, data, &mut events);
-            over = within_budget(&mut budget, &mut events, before);
+            over = budget.admit(&mut events, before);
             ended |= events[before..].iter().any(|e| matches!(e, StreamEvent::End));
             frames.keep(&mut frame_bytes, now, ev.event, data);
         });
@@ -407,7 +407,7 @@ async fn read_body(
             }
             Ok(v) => {
                 let mut events = super::map_full_response(api, &v);
-                if let Some(message) = within_budget(&mut budget, &mut events, 0) {
+                if let Some(message) = budget.admit(&mut events, 0) {
                     let _ = tx.send(WireEvent::Chunk { frames, frames_skipped: 0, events, at_ms: now });
                     let _ = tx.send(failed("limit", message));
                     return;
@@ -453,29 +453,6 @@ impl ReadFrames {
     }
 }
 
-/// Takes `events[from..]` into the reply's budget; the first event past a limit and those after
-/// it are dropped, and the limit's words returned.
-fn within_budget(budget: &mut ReplyBudget, events: &mut Vec<StreamEvent>, from: usize) -> Option<String> {
-    let mut i = from;
-    while i < events.len() {
-        if let Err(message) = budget.take(&events[i]) {
-            events.truncate(i);
-            return Some(message);
-        }
-        // An image past the reply's image limits is dropped from its item and said beside it.
-        if let StreamEvent::Item { index, item, .. } = &mut events[i] {
-            let index = *index;
-            if let Some(why) = budget.trim_item(index, item) {
-                let update = super::event::ItemUpdate::Note { field: "dropped".into(), value: why.into() };
-                i += 1;
-                events.insert(i, StreamEvent::ItemUpdate { index, update });
-            }
-        }
-        i += 1;
-    }
-    None
-}
-
 /// The end of an SSE body: an event left without its blank line is dispatched (and counted).
 /// Returns false when it passed a limit (the failure was reported).
 fn flush(
@@ -494,7 +471,7 @@ fn flush(
         mapper.map(ev.event, &data, &mut events);
         frames.keep(frame_bytes, now, ev.event, &data);
     });
-    let over = within_budget(budget, &mut events, 0);
+    let over = budget.admit(&mut events, 0);
     if !frames.list.is_empty() || frames.skipped > 0 {
         let _ = tx.send(frames.chunk(events, now));
     }

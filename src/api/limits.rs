@@ -156,6 +156,30 @@ impl ReplyBudget {
 }
 
 impl ReplyBudget {
+    /// Takes `events[from..]` into the reply's budget; the first event past a limit and those
+    /// after it are dropped, and the limit's words returned. An image past the reply's image
+    /// limits is taken out of its item instead, and the reason noted beside the item
+    /// (`ItemUpdate::Note` "dropped"): the reply goes on.
+    pub fn admit(&mut self, events: &mut Vec<StreamEvent>, from: usize) -> Option<String> {
+        let mut i = from;
+        while i < events.len() {
+            if let Err(message) = self.take(&events[i]) {
+                events.truncate(i);
+                return Some(message);
+            }
+            if let StreamEvent::Item { index, item, .. } = &mut events[i] {
+                let index = *index;
+                if let Some(why) = self.trim_item(index, item) {
+                    let update = ItemUpdate::Note { field: "dropped".into(), value: why.into() };
+                    i += 1;
+                    events.insert(i, StreamEvent::ItemUpdate { index, update });
+                }
+            }
+            i += 1;
+        }
+        None
+    }
+
     /// Keeps an output item's image within `images_per_reply` and `item_payload_bytes`: past
     /// either, the image is taken out of the item (the reply goes on) and the reason returned,
     /// to be noted beside the item.
