@@ -316,3 +316,36 @@ fn copy_as_curl_with_a_body_file_really_sends_the_request() {
     let sent: Value = serde_json::from_str(&seen[0].body).unwrap();
     assert_eq!(sent, body);
 }
+
+#[test]
+fn a_fifo_is_refused_before_it_is_opened_and_nothing_is_sent() {
+    let server = Server::start(vec![Reply::sse(CHAT_OK)]);
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe.txt");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_palaver"))
+        .args(["--base-url", &server.base_url, "-m", "m", "-p", "hi", "-a", fifo.to_str().unwrap()])
+        .env("PALAVER_HOME", dir.path())
+        .env("OPENAI_API_KEY", "sk-test")
+        .env_remove("OPENAI_BASE_URL")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Opening the FIFO would wait for a writer forever: the run must end on its own, at once.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("palaver hung on -a with a FIFO");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot attach") && err.contains("FIFO") && err.contains("not a regular file"), "{err}");
+    assert_eq!(server.requests().len(), 0, "a request went out");
+}

@@ -662,3 +662,152 @@ fn a_store_that_cannot_be_written_is_said_in_the_result_line() {
     let list = d.command(&["history", "list"]).output().unwrap();
     assert!(list.status.success() && String::from_utf8_lossy(&list.stdout).contains("first"));
 }
+
+#[test]
+fn an_endless_model_list_is_cut_at_model_list_bytes() {
+    let d = Dirs::new();
+    let s = Hostile::start(|_, s| {
+        head(s, "200 OK", &[("Content-Type", "application/json")]);
+        let _ = s.write_all(b"{\"data\":[");
+        forever(s, "{\"id\":\"model-without-end\"},".repeat(1000).as_bytes());
+    });
+    // The default limit (32 MiB): an endless body once grew past 4 GB here.
+    d.profile(&s, "");
+    let r = d.run(&["models", "--provider", "h"]);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(r.stderr.contains("model_list_bytes = 33554432") && r.stderr.contains("limits = {"), "{}", r.stderr);
+    assert!(r.took < Duration::from_secs(8), "{:?}", r.took);
+    // A smaller count limit refuses a long (finite) list, naming it.
+    let d = Dirs::new();
+    let s = Hostile::start(|_, s| {
+        let data: Vec<Value> = (0..50).map(|i| json!({"id": format!("m{i}")})).collect();
+        json_reply(s, "200 OK", &json!({"data": data}), &[]);
+    });
+    d.profile(&s, "limits = { model_list_entries = 40 }");
+    let r = d.run(&["models", "--provider", "h"]);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(r.stderr.contains("has 50 models") && r.stderr.contains("model_list_entries = 40"), "{}", r.stderr);
+    d.profile(&s, "limits = { model_list_entries = 50 }");
+    let r = d.run(&["models", "--provider", "h"]);
+    assert_eq!((r.code, r.stdout.lines().count()), (Some(0), 50), "{}", r.stderr);
+}
+
+/// Waits until `pidfile` names a process, and returns its pid.
+fn pid_in(pidfile: &std::path::Path) -> String {
+    wait_for("the child's pid", || std::fs::read_to_string(pidfile).is_ok_and(|p| p.trim().parse::<u32>().is_ok()));
+    std::fs::read_to_string(pidfile).unwrap().trim().to_owned()
+}
+
+#[test]
+fn ctrl_c_while_reading_an_attachment_from_stdin_exits_130() {
+    let d = Dirs::new();
+    let s = Hostile::start(|_, s| answer(s, "never asked"));
+    d.profile(&s, "");
+    // stdin stays open and empty: `-a -` waits for its end.
+    let mut child = d
+        .command(&["-p", "hi", "-a", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _stdin = child.stdin.take();
+    thread::sleep(Duration::from_millis(500));
+    sigint(&child);
+    let (code, _) = wait_exit(&mut child, Duration::from_secs(3));
+    assert_eq!(code, Some(130));
+    assert!(s.requests().is_empty(), "nothing was sent");
+}
+
+#[test]
+fn ctrl_c_while_an_mcp_server_does_not_answer_initialize_exits_130_and_ends_it() {
+    let d = Dirs::new();
+    let s = Hostile::start(|_, s| answer(s, "never asked"));
+    let pidfile = d.work.path().join("mcp.pid");
+    d.profile(
+        &s,
+        &format!("[mcp.servers.mute]\ncommand = [\"sh\", \"-c\", \"echo $$ > {}; exec sleep 100\"]", pidfile.display()),
+    );
+    let mut child =
+        d.command(&["-p", "hi", "--tools", "auto"]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let pid = pid_in(&pidfile);
+    thread::sleep(Duration::from_millis(200));
+    sigint(&child);
+    let (code, took) = wait_exit(&mut child, Duration::from_secs(3));
+    assert_eq!(code, Some(130), "{took:?}");
+    assert!(s.requests().is_empty(), "the prompt was not run after the Ctrl+C");
+    wait_for("the MCP server to end", || !pid_alive(&pid));
+}
+
+#[test]
+fn ctrl_c_while_api_key_cmd_runs_exits_130_and_ends_it() {
+    let d = Dirs::new();
+    let s = Hostile::start(|_, s| answer(s, "never asked"));
+    let pidfile = d.work.path().join("key.pid");
+    d.profile(&s, &format!("api_key_cmd = \"echo $$ > {}; exec sleep 100\"", pidfile.display()));
+    let mut child = d.command(&["-p", "hi"]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let pid = pid_in(&pidfile);
+    sigint(&child);
+    let (code, _) = wait_exit(&mut child, Duration::from_secs(3));
+    assert_eq!(code, Some(130));
+    assert!(s.requests().is_empty());
+    wait_for("the key command to end", || !pid_alive(&pid));
+}
+
+#[test]
+fn images_past_images_per_reply_are_dropped_and_said_and_the_reply_completes() {
+    // A 1×1 PNG.
+    const PNG: &str =
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+    let d = Dirs::new();
+    let s = Hostile::start(|_, s| {
+        sse_head(s);
+        let mut body = String::new();
+        for i in 0..6 {
+            let item =
+                json!({"type": "image_generation_call", "id": format!("ig_{i}"), "status": "completed", "result": PNG});
+            let ev = json!({"type": "response.output_item.done", "output_index": i, "item": item});
+            body += &format!("event: response.output_item.done\ndata: {ev}\n\n");
+        }
+        let text =
+            json!({"type": "response.output_text.delta", "output_index": 6, "content_index": 0, "delta": "drawn"});
+        body += &format!("event: response.output_text.delta\ndata: {text}\n\n");
+        let done = json!({"type": "response.completed", "response": {"status": "completed", "output": []}});
+        body += &format!("event: response.completed\ndata: {done}\n\n");
+        let _ = s.write_all(body.as_bytes());
+    });
+    d.profile(&s, "api = \"responses\"\nlimits = { images_per_reply = 2 }");
+    let r = d.run(&["-p", "draw six", "--json"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.result["finish_reason"], "stop", "{}", r.stdout);
+    assert!(
+        r.stderr.contains("4 generated images not kept") && r.stderr.contains("images_per_reply = 2"),
+        "{}",
+        r.stderr
+    );
+    let saved = std::fs::read_dir(d.home.path().join("images")).unwrap().count();
+    assert_eq!(saved, 2, "only the images within the limit were kept");
+}
+
+#[test]
+fn read_file_on_a_fifo_is_refused_and_palaver_exits_when_done() {
+    let d = Dirs::new();
+    let made = Command::new("mkfifo").arg(d.work.path().join("pipe")).status().unwrap();
+    assert!(made.success());
+    let s = Hostile::start(|req, s| {
+        if has_tool_result(req) {
+            return answer(s, "read it");
+        }
+        sse_head(s);
+        let _ = s.write_all(calls(1, "read_file", &json!({"path": "pipe"})).as_bytes());
+    });
+    d.profile(&s, "");
+    // Were the FIFO opened, a thread would wait for a writer and keep palaver from exiting.
+    let r = d.run(&["-p", "read pipe", "--json", "--tools", "auto"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.result["text"], "read it");
+    let reqs = s.requests();
+    assert_eq!(reqs.len(), 2);
+    assert!(reqs[1].body.contains("FIFO (named pipe), not a regular file"), "{}", reqs[1].body);
+    assert!(r.took < Duration::from_secs(5), "{:?}", r.took);
+}

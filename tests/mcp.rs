@@ -210,3 +210,28 @@ async fn a_failing_server_is_a_notice_and_the_other_tools_stay() {
     assert_eq!(r.get("echo").unwrap().source, ToolSource::Mcp("good".into()));
     assert!(!r.execute("echo", "{\"x\":1}", Duration::from_secs(5)).await.is_error);
 }
+
+#[tokio::test]
+async fn a_tool_result_over_the_message_limit_is_refused_at_once_with_that_reason() {
+    let (client, _) = McpClient::start("test", &server("")).await.unwrap();
+    let started = Instant::now();
+    let out = client.call("huge", Map::new()).await;
+    assert!(out.is_error, "{out:?}");
+    let text = &out.text;
+    assert!(text.contains("MCP_MESSAGE_BYTES") && text.contains("16.0 MB") && text.contains("`huge`"), "{text}");
+    assert!(!text.contains("timed out"), "{text}");
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    // The connection is closed: later calls say why, without waiting.
+    let again = client.call("echo", Map::new()).await;
+    assert!(again.is_error && again.text.contains("MCP_MESSAGE_BYTES"), "{again:?}");
+}
+
+#[tokio::test]
+async fn a_tool_list_over_its_limits_is_refused_at_once_with_that_reason() {
+    let started = Instant::now();
+    let e = McpClient::start("test", &server("--endless-tools")).await.unwrap_err();
+    assert!(e.contains("more than 1000 tools") && e.contains("MCP_TOOLS"), "{e}");
+    let e = McpClient::start("test", &server("--huge-list")).await.unwrap_err();
+    assert!(e.contains("MCP_MESSAGE_BYTES"), "{e}");
+    assert!(started.elapsed() < Duration::from_secs(15), "{:?}", started.elapsed());
+}

@@ -491,3 +491,25 @@ fn item_card_compaction_and_reasoning() {
 fn item_card_unknown_type() {
     hosted("responses_hosted_unknown_item", "revenue?").snap_top("item_unknown");
 }
+
+#[test]
+fn item_card_image_generation_dropped_at_the_reply_limit() {
+    use palaver::api::limits::{Limits, ReplyBudget};
+    let mut sim = Sim::new(Api::Responses, "demo-hosted");
+    let id = sim.send("a cat");
+    let path = format!("{}/tests/fixtures/sse/responses_hosted_image_generation.sse", env!("CARGO_MANIFEST_DIR"));
+    let mut mapper = Mapper::new(Api::Responses);
+    let mut events = Vec::new();
+    for ev in sse::decode_all(&std::fs::read(path).unwrap()) {
+        mapper.map(&ev.event, ev.data.as_bytes(), &mut events);
+    }
+    // The client's budget, with no room for images: the image is dropped, the reply goes on.
+    let mut budget = ReplyBudget::new(Limits { images_per_reply: 0, ..Limits::default() });
+    assert_eq!(budget.admit(&mut events, 0), None);
+    sim.chunk(id, Vec::new(), events);
+    sim.close(id);
+    let m = sim.s.transcript.message(id).unwrap();
+    assert_eq!(m.items[0]["result"], "", "no image kept");
+    assert!(m.item_notes[&0]["dropped"].as_str().unwrap().contains("images_per_reply = 0"));
+    sim.snap_top("item_image_generation_dropped");
+}

@@ -369,7 +369,7 @@ async fn read_body(
             }
             let before = events.len();
             mapper.map(ev.event, data, &mut events);
-            over = within_budget(&mut budget, &mut events, before);
+            over = budget.admit(&mut events, before);
             ended |= events[before..].iter().any(|e| matches!(e, StreamEvent::End));
             frames.keep(&mut frame_bytes, now, ev.event, data);
         });
@@ -411,7 +411,7 @@ async fn read_body(
             }
             Ok(v) => {
                 let mut events = super::map_full_response(api, &v);
-                if let Some(message) = within_budget(&mut budget, &mut events, 0) {
+                if let Some(message) = budget.admit(&mut events, 0) {
                     let _ = tx.send(WireEvent::Chunk { frames, frames_skipped: 0, events, at_ms: now });
                     let _ = tx.send(failed("limit", message));
                     return;
@@ -457,18 +457,6 @@ impl ReadFrames {
     }
 }
 
-/// Takes `events[from..]` into the reply's budget; the first event past a limit and those after
-/// it are dropped, and the limit's words returned.
-fn within_budget(budget: &mut ReplyBudget, events: &mut Vec<StreamEvent>, from: usize) -> Option<String> {
-    for i in from..events.len() {
-        if let Err(message) = budget.take(&events[i]) {
-            events.truncate(i);
-            return Some(message);
-        }
-    }
-    None
-}
-
 /// The end of an SSE body: an event left without its blank line is dispatched (and counted).
 /// Returns false when it passed a limit (the failure was reported).
 fn flush(
@@ -487,7 +475,7 @@ fn flush(
         mapper.map(ev.event, &data, &mut events);
         frames.keep(frame_bytes, now, ev.event, &data);
     });
-    let over = within_budget(budget, &mut events, 0);
+    let over = budget.admit(&mut events, 0);
     if !frames.list.is_empty() || frames.skipped > 0 {
         let _ = tx.send(frames.chunk(events, now));
     }

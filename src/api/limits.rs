@@ -10,7 +10,8 @@
 
 use super::event::{CallFragment, ItemUpdate, StreamEvent};
 use serde::Deserialize;
-use std::collections::HashSet;
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
 
 const MIB: usize = 1024 * 1024;
 
@@ -47,6 +48,15 @@ pub struct Limits {
     pub json_depth: usize,
     /// The request body palaver builds (history, tool results, attachments).
     pub request_bytes: usize,
+    /// The body of `GET /models` (`palaver models`, the model picker).
+    pub model_list_bytes: usize,
+    /// Models in that list.
+    pub model_list_entries: usize,
+    /// Generated images kept in one reply (image generation, code interpreter); later ones
+    /// are dropped and said, the reply goes on.
+    pub images_per_reply: usize,
+    /// Bytes of those images (as base64) kept in one reply; past it, as for the count.
+    pub item_payload_bytes: usize,
 }
 
 impl Default for Limits {
@@ -61,6 +71,10 @@ impl Default for Limits {
             round_tool_output_bytes: 2 * MIB,
             json_depth: 128,
             request_bytes: 32 * MIB,
+            model_list_bytes: 32 * MIB,
+            model_list_entries: 100_000,
+            images_per_reply: 16,
+            item_payload_bytes: 64 * MIB,
         }
     }
 }
@@ -74,6 +88,15 @@ impl Limits {
              (raise it in the provider's profile in config.toml: limits = {{ {name} = … }})"
         )
     }
+
+    /// The words for a body refused whole at a limit (nothing of it is kept).
+    #[must_use]
+    pub fn refused(name: &str, what: &str, value: usize) -> String {
+        format!(
+            "{what}: past the limit {name} = {value}; palaver stopped reading it and kept none of it \
+             (raise it in the provider's profile in config.toml: limits = {{ {name} = … }})"
+        )
+    }
 }
 
 /// Counts what one reply has made palaver hold, event by event.
@@ -83,6 +106,10 @@ pub struct ReplyBudget {
     text: usize,
     calls: HashSet<(u32, u32)>,
     items: HashSet<u32>,
+    /// Items whose image is kept, with its size (a later copy of the item replaces it).
+    images: HashMap<u32, usize>,
+    /// Items whose image was dropped, with the limit that dropped it: later copies are too.
+    dropped: HashMap<u32, (&'static str, usize)>,
 }
 
 impl ReplyBudget {
@@ -125,6 +152,87 @@ impl ReplyBudget {
             return Err(Limits::reached("reply_bytes", "the reply is too long", l.reply_bytes));
         }
         Ok(())
+    }
+}
+
+impl ReplyBudget {
+    /// Takes `events[from..]` into the reply's budget; the first event past a limit and those
+    /// after it are dropped, and the limit's words returned. An image past the reply's image
+    /// limits is taken out of its item instead, and the reason noted beside the item
+    /// (`ItemUpdate::Note` "dropped"): the reply goes on.
+    pub fn admit(&mut self, events: &mut Vec<StreamEvent>, from: usize) -> Option<String> {
+        let mut i = from;
+        while i < events.len() {
+            if let Err(message) = self.take(&events[i]) {
+                events.truncate(i);
+                return Some(message);
+            }
+            if let StreamEvent::Item { index, item, .. } = &mut events[i] {
+                let index = *index;
+                if let Some(why) = self.trim_item(index, item) {
+                    let update = ItemUpdate::Note { field: "dropped".into(), value: why.into() };
+                    i += 1;
+                    events.insert(i, StreamEvent::ItemUpdate { index, update });
+                }
+            }
+            i += 1;
+        }
+        None
+    }
+
+    /// Keeps an output item's image within `images_per_reply` and `item_payload_bytes`: past
+    /// either, the image is taken out of the item (the reply goes on) and the reason returned,
+    /// to be noted beside the item.
+    pub fn trim_item(&mut self, index: u32, item: &mut Value) -> Option<String> {
+        let size = item_payload(item).map_or(0, |p| p.len());
+        if size == 0 {
+            return None;
+        }
+        let l = self.limits;
+        let others: usize = self.images.iter().filter(|(i, _)| **i != index).map(|(_, n)| n).sum();
+        let new_image = !self.images.contains_key(&index);
+        // A later copy of a dropped item is dropped too, whatever made room since.
+        let why = if let Some(&why) = self.dropped.get(&index) {
+            Some(why)
+        } else if new_image && self.images.len() >= l.images_per_reply {
+            Some(("images_per_reply", l.images_per_reply))
+        } else if others + size > l.item_payload_bytes {
+            Some(("item_payload_bytes", l.item_payload_bytes))
+        } else {
+            None
+        };
+        let Some((name, value)) = why else {
+            self.images.insert(index, size);
+            return None;
+        };
+        self.images.remove(&index);
+        self.dropped.insert(index, (name, value));
+        drop_payload(item);
+        Some(format!(
+            "image dropped: this reply passed the limit {name} = {value}; the reply goes on without it \
+             (raise it in the provider's profile in config.toml: limits = {{ {name} = … }})"
+        ))
+    }
+}
+
+/// The base64 image an output item carries: an `image_generation_call`'s `result`, or a
+/// `code_interpreter_call`'s image outputs (data URIs), joined in size.
+fn item_payload(item: &Value) -> Option<&str> {
+    match item.get("type")?.as_str()? {
+        "image_generation_call" => item.get("result")?.as_str(),
+        "code_interpreter_call" => {
+            item.get("outputs")?.as_array()?.iter().filter_map(|o| o.get("url")?.as_str()).max_by_key(|u| u.len())
+        }
+        _ => None,
+    }
+}
+
+fn drop_payload(item: &mut Value) {
+    if let Some(r) = item.get_mut("result") {
+        *r = Value::String(String::new());
+    }
+    if let Some(Value::Array(outputs)) = item.get_mut("outputs") {
+        outputs.retain(|o| o.get("type").and_then(Value::as_str) != Some("image"));
     }
 }
 
@@ -222,5 +330,34 @@ mod tests {
         };
         assert!(b.take(&call(0)).is_ok() && b.take(&call(1)).is_ok() && b.take(&call(1)).is_ok());
         assert!(b.take(&call(2)).err().unwrap_or_default().contains("tool_calls"));
+    }
+
+    #[test]
+    fn images_past_the_count_or_bytes_are_dropped_and_said_and_the_reply_goes_on() {
+        let limits = Limits { images_per_reply: 2, item_payload_bytes: 100, ..Limits::default() };
+        let mut b = ReplyBudget::new(limits);
+        let image =
+            |n: usize| serde_json::json!({"type": "image_generation_call", "id": "ig", "result": "A".repeat(n)});
+        let mut first = image(40);
+        assert_eq!(b.trim_item(0, &mut first), None);
+        // The same item again (added, then done) replaces its copy: it is not a second image.
+        assert_eq!(b.trim_item(0, &mut image(45)), None);
+        let mut too_big = image(60);
+        let why = b.trim_item(1, &mut too_big).unwrap();
+        assert!(why.contains("item_payload_bytes = 100") && why.contains("goes on"), "{why}");
+        assert_eq!(too_big["result"], "", "the image was taken out of the item");
+        assert_eq!(too_big["id"], "ig", "the rest of the item stays");
+        // Once dropped, later copies of that item are dropped too, for the same reason.
+        assert!(b.trim_item(1, &mut image(10)).unwrap().contains("item_payload_bytes"));
+        assert_eq!(b.trim_item(2, &mut image(10)), None);
+        let mut third = serde_json::json!({"type": "code_interpreter_call",
+            "outputs": [{"type": "logs", "logs": "ok"}, {"type": "image", "url": "data:image/png;base64,AAAA"}]});
+        let why = b.trim_item(3, &mut third).unwrap();
+        assert!(why.contains("images_per_reply = 2"), "{why}");
+        assert_eq!(third["outputs"], serde_json::json!([{"type": "logs", "logs": "ok"}]));
+        // Items without an image cost nothing.
+        assert_eq!(b.trim_item(4, &mut serde_json::json!({"type": "message", "content": []})), None);
+        // Text still counts as before.
+        assert!(b.take(&StreamEvent::Text { choice: 0, delta: "x".into() }).is_ok());
     }
 }

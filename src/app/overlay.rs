@@ -31,13 +31,12 @@ impl Picker {
     #[must_use]
     pub fn visible(&self) -> Vec<usize> {
         let words: Vec<String> = self.query.split_whitespace().map(str::to_lowercase).collect();
+        // A word has no spaces, so it cannot straddle label and detail: each is searched alone,
+        // without a new string per item (a model list may have 100,000 rows, filtered per key).
         self.items
             .iter()
             .enumerate()
-            .filter(|(_, it)| {
-                let hay = format!("{} {}", it.label, it.detail).to_lowercase();
-                words.iter().all(|w| hay.contains(w.as_str()))
-            })
+            .filter(|(_, it)| words.iter().all(|w| contains_folded(&it.label, w) || contains_folded(&it.detail, w)))
             .map(|(i, _)| i)
             .collect()
     }
@@ -51,16 +50,27 @@ impl Picker {
 
     /// Handles a key; returns what happened.
     pub fn key(&mut self, key: &KeyEvent) -> PickOutcome {
-        let n = self.visible().len();
+        // Counted only for the keys that move down: a long list is filtered once per key.
+        let step = match key.code {
+            KeyCode::Down => 1,
+            KeyCode::PageDown => 10,
+            _ => 0,
+        };
+        if step > 0 {
+            let n = self.visible().len();
+            if n == 0 {
+                return PickOutcome::Ignored;
+            }
+            self.selected = (self.selected + step).min(n - 1);
+            return PickOutcome::Consumed;
+        }
         match key.code {
             KeyCode::Esc => return PickOutcome::Close,
             KeyCode::Enter => {
                 return self.current().map_or(PickOutcome::Close, |it| PickOutcome::Chosen(it.value.clone()));
             }
             KeyCode::Up => self.selected = self.selected.saturating_sub(1),
-            KeyCode::Down if n > 0 => self.selected = (self.selected + 1).min(n - 1),
             KeyCode::PageUp => self.selected = self.selected.saturating_sub(10),
-            KeyCode::PageDown if n > 0 => self.selected = (self.selected + 10).min(n - 1),
             KeyCode::Backspace => {
                 self.query.pop();
                 self.selected = 0;
@@ -73,6 +83,18 @@ impl Picker {
         }
         PickOutcome::Consumed
     }
+}
+
+/// Whether `hay` holds `word` (already lowercase), ignoring case. ASCII text, most of what a
+/// picker lists, is compared in place; other text is lowercased first.
+fn contains_folded(hay: &str, word: &str) -> bool {
+    if word.is_empty() {
+        return true;
+    }
+    if hay.is_ascii() {
+        return hay.as_bytes().windows(word.len()).any(|w| w.eq_ignore_ascii_case(word.as_bytes()));
+    }
+    hay.to_lowercase().contains(word)
 }
 
 /// What a picker did with a key.
@@ -116,5 +138,30 @@ impl Overlay {
             Self::Inspector => "Flow inspector",
             Self::Conversations(_) => "Conversations",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(label: &str, detail: &str) -> PickItem {
+        PickItem { label: label.into(), detail: detail.into(), value: label.into() }
+    }
+
+    #[test]
+    fn every_word_matches_label_or_detail_ignoring_case() {
+        let mut p = Picker::new(vec![item("GPT-4o", "current"), item("Ünïcode-Model", "configured"), item("mini", "")]);
+        let shown = |p: &Picker| p.visible().iter().map(|&i| p.items[i].label.clone()).collect::<Vec<_>>();
+        p.query = "gpt CURRENT".into();
+        assert_eq!(shown(&p), ["GPT-4o"]);
+        p.query = "ünï".into();
+        assert_eq!(shown(&p), ["Ünïcode-Model"]);
+        p.query = "i".into();
+        assert_eq!(shown(&p), ["Ünïcode-Model", "mini"]);
+        p.query = "gpt-4o-long-word-longer-than-any-label".into();
+        assert!(shown(&p).is_empty());
+        p.query = "  ".into();
+        assert_eq!(shown(&p).len(), 3);
     }
 }

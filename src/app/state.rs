@@ -452,8 +452,11 @@ impl State {
     #[must_use]
     pub fn model_choices(&self) -> Vec<(String, String)> {
         let mut out: Vec<(String, String)> = Vec::new();
+        // A set for the duplicates: a provider may list 100,000 models, and a scan of `out`
+        // for each one was quadratic (seconds before the picker showed).
+        let mut seen = std::collections::HashSet::new();
         let mut push = |id: &str, detail: &str| {
-            if !out.iter().any(|(m, _)| m == id) {
+            if seen.insert(id.to_owned()) {
                 out.push((id.to_owned(), detail.to_owned()));
             }
         };

@@ -423,3 +423,25 @@ fn a_failed_send_gives_back_the_draft_with_its_chips() {
     s.remove_attachment();
     assert!(s.composer.text().ends_with(" and this/tmp/p.png"), "{}", s.composer.text());
 }
+
+#[test]
+fn a_hundred_thousand_models_open_and_filter_to_one() {
+    use super::overlay::Overlay;
+    let mut s = test_state();
+    s.apply(ctrl('o'));
+    // Duplicates are listed once; the first copy keeps its place.
+    let ids: Vec<String> =
+        (0..100_000).map(|i| format!("vendor/Model-{i}")).chain(["vendor/Model-7".to_owned()]).collect();
+    // How fast is a benchmark's question (speed targets live in benches/, not in tests); the
+    // quadratic de-duplication this replaced took minutes here and would time the suite out.
+    s.apply(Msg::Models(Ok(ids)));
+    for c in "MODEL-99999".chars() {
+        s.apply(key(KeyCode::Char(c)));
+    }
+    let Some(Overlay::Models { picker, .. }) = s.overlays.last() else { panic!("no model picker") };
+    // The list, the configured models and the current one ("demo"), each once.
+    assert_eq!(picker.items.iter().filter(|i| i.value == "vendor/Model-7").count(), 1);
+    assert_eq!(picker.items.len(), 100_001);
+    let shown: Vec<&str> = picker.visible().iter().map(|&i| picker.items[i].value.as_str()).collect();
+    assert_eq!(shown, ["vendor/Model-99999"]);
+}

@@ -383,6 +383,7 @@ pub async fn run_turn(
         for n in notices {
             say!("{}", sanitize(&n));
         }
+        dropped_images_notice(&msg);
         let decisions = match account.after_reply(&policy, &mut msg, registry, &|_| false) {
             Next::Stop { notice, stop } => {
                 let notice = match stop {
@@ -555,4 +556,13 @@ pub fn guess_api(body: &[u8]) -> Api {
     let head = &body[..body.len().min(4096)];
     let text = String::from_utf8_lossy(head);
     if text.contains("\"type\":\"response.") || text.contains("event: response.") { Api::Responses } else { Api::Chat }
+}
+
+/// Says on stderr how many generated images the reply's image limits dropped, and why.
+fn dropped_images_notice(msg: &Message) {
+    let mut why = msg.item_notes.values().filter_map(|n| n.get("dropped").and_then(serde_json::Value::as_str));
+    if let Some(first) = why.next() {
+        let n = 1 + why.count();
+        eprintln!("palaver: {n} generated image{} not kept: {}", if n == 1 { "" } else { "s" }, sanitize(first));
+    }
 }

@@ -4,19 +4,39 @@
 //! watches (it stops, keeps and stores what arrived, and exits 130); a second one exits at once
 //! with 130, ending the tools' process groups on the way out.
 //!
+//! Before a turn starts (reading `-a` files or stdin, running `api_key_cmd`, starting MCP
+//! servers) there is nothing to keep: [`install_early`] listens from the first instant, and
+//! until [`install`] arms the turn's flag, the first Ctrl+C already exits 130. Without it a
+//! run started with SIGINT ignored (a script's background job) could not be stopped at all.
+//!
 //! A listener made anew in each turn of a `select!` loop misses a signal that arrives while the
 //! loop body runs — and the handler has already replaced the default one, so the signal is
 //! lost entirely. Here one handler lives for the whole process.
 
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::sync::watch;
 
 static FLAG: OnceLock<watch::Receiver<bool>> = OnceLock::new();
+/// Whether a turn watches the flag: until then the first Ctrl+C exits.
+static ARMED: AtomicBool = AtomicBool::new(false);
 
-/// Starts listening for Ctrl+C (once per process; later calls do nothing). The listener is an
-/// OS thread of its own, not a task: a runtime blocked in a write to a full pipe (`| less`)
-/// still hears the second Ctrl+C and exits.
+/// Listens for Ctrl+C for the rest of the run, with the first one ending palaver at once (exit
+/// 130) until [`install`] is called: for the work before a turn, which has nothing to keep.
+pub fn install_early() {
+    listen();
+}
+
+/// Starts listening for Ctrl+C (once per process) and arms the flag: from now on the first
+/// Ctrl+C is the turn's to handle, the second exits. The listener is an OS thread of its own,
+/// not a task: a runtime blocked in a write to a full pipe (`| less`) still hears the second
+/// Ctrl+C and exits.
 pub fn install() {
+    listen();
+    ARMED.store(true, Ordering::SeqCst);
+}
+
+fn listen() {
     if FLAG.get().is_some() {
         return;
     }
@@ -31,8 +51,9 @@ pub fn install() {
         let mut count = 0u32;
         for _ in signals.forever() {
             count += 1;
-            if count >= 2 {
+            if count >= 2 || !ARMED.load(Ordering::SeqCst) {
                 crate::tools::process::kill_all();
+                crate::config::provider::kill_key_cmds();
                 eprintln!("\npalaver: interrupted");
                 std::process::exit(i32::from(super::exit::EXIT_INTERRUPTED));
             }

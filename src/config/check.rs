@@ -40,6 +40,10 @@ const LIMITS: &[&str] = &[
     "round_tool_output_bytes",
     "json_depth",
     "request_bytes",
+    "model_list_bytes",
+    "model_list_entries",
+    "images_per_reply",
+    "item_payload_bytes",
 ];
 const TIMEOUTS: &[&str] = &["connect", "first_byte", "idle"];
 const MODEL: &[&str] = &["context_window", "price"];

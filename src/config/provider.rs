@@ -181,6 +181,7 @@ fn run_key_cmd(cmd: &str, timeout: Duration, announce: bool) -> Result<String, S
         .process_group(0)
         .spawn()
         .map_err(|e| format!("api_key_cmd `{cmd}` could not be run: {e}"))?;
+    let _running = KeyCmd::new(child.id());
     let mut stdout = child.stdout.take();
     let reader = std::thread::spawn(move || {
         let mut buf = Vec::new();
@@ -221,6 +222,34 @@ fn run_key_cmd(cmd: &str, timeout: Duration, announce: bool) -> Result<String, S
         return Err(format!("api_key_cmd `{cmd}` exited with {status}"));
     }
     Ok(String::from_utf8_lossy(&out).trim().to_owned())
+}
+
+/// Process groups of key commands running now: a Ctrl+C that ends palaver ends them too (in
+/// their own group, they do not hear the terminal's Ctrl+C; a password prompt would outlive us).
+static KEY_CMDS: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+
+/// Keeps a key command in [`KEY_CMDS`] while it runs.
+struct KeyCmd(u32);
+
+impl KeyCmd {
+    fn new(pid: u32) -> Self {
+        KEY_CMDS.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(pid);
+        Self(pid)
+    }
+}
+
+impl Drop for KeyCmd {
+    fn drop(&mut self) {
+        KEY_CMDS.lock().unwrap_or_else(std::sync::PoisonError::into_inner).retain(|p| *p != self.0);
+    }
+}
+
+/// Ends every key command still running (palaver is about to exit at once).
+pub fn kill_key_cmds() {
+    let pids = KEY_CMDS.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+    for pid in pids {
+        kill_group(pid);
+    }
 }
 
 /// Ends a process group we started (never palaver's own, never init's).

@@ -55,18 +55,17 @@ pub fn load(spec: &str, stdin: Option<Vec<u8>>, policy: &AttachmentPolicy) -> Re
         return Attachment::from_bytes("stdin", bytes);
     }
     let path = Path::new(spec);
-    let meta = std::fs::metadata(path).map_err(|e| AttachError(format!("cannot attach {spec}: {e}")))?;
-    if meta.is_dir() {
-        return Err(AttachError(format!("cannot attach {spec}: it is a directory")));
-    }
+    // Only a regular file, judged before opening: opening a FIFO blocks until a writer comes,
+    // and a device may never end. The open is non-blocking and checked again.
+    let file =
+        crate::tools::regular::open_regular(path).map_err(|e| AttachError(format!("cannot attach {spec}: {e}")))?;
+    let meta = file.metadata().map_err(|e| AttachError(format!("cannot attach {spec}: {e}")))?;
     if meta.len() > limit {
         return Err(AttachError(too_large(spec, meta.len(), limit, "max_file_mb")));
     }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    std::fs::File::open(path)
-        // One more byte than the limit: a file that grew since `metadata` is still caught.
-        .and_then(|f| f.take(limit + 1).read_to_end(&mut bytes))
-        .map_err(|e| AttachError(format!("cannot attach {spec}: {e}")))?;
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    // One more byte than the limit: a file that grew since `metadata` is still caught.
+    file.take(limit + 1).read_to_end(&mut bytes).map_err(|e| AttachError(format!("cannot attach {spec}: {e}")))?;
     if bytes.len() as u64 > limit {
         return Err(AttachError(too_large(spec, bytes.len() as u64, limit, "max_file_mb")));
     }
@@ -157,5 +156,26 @@ mod tests {
             .is_err()
         );
         assert!(load("HTTPS://x.test/a.png", None, &AttachmentPolicy::default()).unwrap().is_image());
+    }
+
+    #[test]
+    fn a_fifo_socket_or_device_is_refused_before_opening() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+            0,
+        )
+        .unwrap();
+        // Opened for reading, the FIFO would block until a writer came.
+        let e = load(fifo.to_str().unwrap(), None, &AttachmentPolicy::default()).unwrap_err();
+        assert!(e.0.starts_with("cannot attach") && e.0.contains("FIFO") && e.0.contains("not a regular file"), "{e}");
+        let e = load("/dev/zero", None, &AttachmentPolicy::default()).unwrap_err();
+        assert!(e.0.contains("a device"), "{e}");
+        let e = load(dir.path().to_str().unwrap(), None, &AttachmentPolicy::default()).unwrap_err();
+        assert!(e.0.contains("a directory"), "{e}");
     }
 }

@@ -41,7 +41,9 @@ pub(super) fn read_file(reach: &Reach, args: &Map<String, Value>) -> Result<Stri
     let raw = required(args, "path")?;
     let path = reach.guard(raw)?;
     let limit = args.get("max_bytes").and_then(Value::as_u64).unwrap_or(DEFAULT_READ_BYTES).min(MAX_READ_BYTES);
-    let file = std::fs::File::open(&path).map_err(|e| format!("cannot open {raw}: {e}"))?;
+    // Only a regular file: a FIFO would block this thread (and keep palaver alive) until a
+    // writer came, and a device might never end.
+    let file = super::regular::open_regular(&path).map_err(|e| format!("cannot read {raw}: {e}"))?;
     let size = file.metadata().map(|m| m.len()).unwrap_or(0);
     let mut buf = Vec::new();
     file.take(limit).read_to_end(&mut buf).map_err(|e| format!("cannot read {raw}: {e}"))?;
@@ -184,6 +186,38 @@ pub(super) fn write_file(reach: &Reach, args: &Map<String, Value>) -> Result<Str
     let raw = required(args, "path")?;
     let content = required(args, "content")?;
     let path = reach.guard(raw)?;
+    // Writing into a FIFO blocks until a reader comes; into a device, who knows.
+    if let Some(what) = std::fs::metadata(&path).ok().and_then(|m| super::regular::not_regular(m.file_type())) {
+        return Err(format!("cannot write {raw}: it is {what}, not a regular file; only regular files are written"));
+    }
     std::fs::write(&path, content).map_err(|e| format!("cannot write {raw}: {e}"))?;
     Ok(format!("wrote {} bytes to {raw}", content.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fifo_is_refused_at_once_for_reading_and_writing() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+            0,
+        )
+        .unwrap();
+        let reach = Reach { ws: Workspace::new(dir.path(), Vec::new()).unwrap(), approved: Vec::new() };
+        let args = |v: Value| v.as_object().unwrap().clone();
+        // Were it opened, this thread would wait for a writer forever.
+        let e = read_file(&reach, &args(serde_json::json!({"path": "pipe"}))).unwrap_err();
+        assert!(e.contains("FIFO") && e.contains("not a regular file"), "{e}");
+        let e = write_file(&reach, &args(serde_json::json!({"path": "pipe", "content": "x"}))).unwrap_err();
+        assert!(e.contains("FIFO"), "{e}");
+        std::fs::write(dir.path().join("a.txt"), "words").unwrap();
+        assert_eq!(read_file(&reach, &args(serde_json::json!({"path": "a.txt"}))).unwrap(), "words");
+    }
 }

@@ -4,13 +4,15 @@
 //! stdin and stdout carrying newline-delimited JSON-RPC and its stderr captured (never shown on
 //! the terminal, where it would corrupt the TUI; its last lines explain a failed start). The
 //! whole start — spawn, `initialize`, `tools/list` — is bounded by [`START_TIMEOUT`]. The child
-//! is killed when the [`McpClient`] is dropped.
+//! is killed when the [`McpClient`] is dropped. One message and the number of tools are capped
+//! (see `mcp_cap`): past either, the server is refused at once with that reason.
 
+use super::mcp_cap::{CappedLines, MCP_MESSAGE_BYTES, MCP_TOOLS, Overflow};
 use super::{Approval, ToolOutput, ToolSource, ToolSpec};
 use crate::config::McpServer;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ContentBlock, Implementation,
-    ProtocolVersion, ResourceContents, Tool,
+    PaginatedRequestParams, ProtocolVersion, ResourceContents, Tool,
 };
 use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceError, ServiceExt};
@@ -46,6 +48,10 @@ pub struct McpClient {
     /// Spawned with `kill_on_drop`: dropping the client kills the server.
     child: Mutex<Child>,
     stderr: StderrTail,
+    /// The server's process group, ended with the client or on an exiting Ctrl+C.
+    _group: super::process::Group,
+    /// Set when a message passed [`MCP_MESSAGE_BYTES`]: the connection is closed, for that reason.
+    over: Overflow,
 }
 
 impl std::fmt::Debug for McpClient {
@@ -90,23 +96,35 @@ impl McpClient {
         #[cfg(unix)]
         cmd.process_group(0);
         let mut child = cmd.spawn().map_err(|e| format!("`{program}`: {}", io_message(&e)))?;
+        // Ended with its group when the client is dropped, and by a Ctrl+C that exits palaver
+        // (say while it has not answered `initialize`).
+        let group = super::process::Group::server(child.id().unwrap_or(0));
         let stderr = StderrTail::default();
         let drain = child.stderr.take().map(|pipe| tokio::spawn(stderr.clone().drain(pipe)));
         let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
             return Err(format!("`{program}`: could not connect to its stdin and stdout"));
         };
+        let over = Overflow::default();
+        let stdout = CappedLines::new(stdout, MCP_MESSAGE_BYTES, over.clone());
 
         let info =
             ClientConfig::new(ClientCapabilities::default(), Implementation::new("palaver", env!("CARGO_PKG_VERSION")))
                 .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
         let handshake = async {
             let service = info.serve((stdout, stdin)).await.map_err(|e| format!("the MCP handshake failed: {e}"))?;
-            let tools = service.list_all_tools().await.map_err(|e| format!("listing its tools failed: {e}"))?;
+            let tools = list_tools(&service, &over).await?;
             Ok::<_, String>((service, tools))
         };
         let (service, tools) = match tokio::time::timeout(limit, handshake).await {
             Ok(Ok(done)) => done,
-            Ok(Err(cause)) => return Err(startup_failure(program, cause, &mut child, drain, &stderr).await),
+            Ok(Err(cause)) => {
+                // A limit closed the connection: that is the reason, not the close or how the
+                // server ended after it.
+                if let Some(why) = over.reason() {
+                    return Err(format!("`{program}`: {why}"));
+                }
+                return Err(startup_failure(program, cause, &mut child, drain, &stderr).await);
+            }
             Err(_) => {
                 let mut msg = format!("`{program}` did not finish starting within {} s", limit.as_secs_f32());
                 msg.push_str(&stderr.suffix());
@@ -135,6 +153,8 @@ impl McpClient {
             service,
             child: Mutex::new(child),
             stderr,
+            _group: group,
+            over,
         };
         Ok((client, specs))
     }
@@ -142,6 +162,18 @@ impl McpClient {
     /// Calls a tool. Never panics: every failure is an error output naming the server.
     pub async fn call(&self, tool: &str, args: Map<String, Value>) -> ToolOutput {
         let remote = self.aliases.get(tool).map_or(tool, String::as_str);
+        let out = self.call_remote(remote, args).await;
+        match self.over.reason() {
+            // The connection was cut at the limit: that is what the user and the model learn.
+            Some(why) if out.is_error => {
+                let _ = self.child.lock().unwrap_or_else(PoisonError::into_inner).start_kill();
+                ToolOutput::error(format!("MCP server `{}` cannot run `{remote}`: {why}", self.name))
+            }
+            _ => out,
+        }
+    }
+
+    async fn call_remote(&self, remote: &str, args: Map<String, Value>) -> ToolOutput {
         if self.service.peer().is_transport_closed() {
             return ToolOutput::error(format!(
                 "MCP server `{}` cannot run `{remote}`: {}",
@@ -188,6 +220,29 @@ impl McpClient {
                 }
             };
             return format!("{reason}{}", self.stderr.suffix());
+        }
+    }
+}
+
+/// Every page of the server's tool list, refused past [`MCP_TOOLS`] (a server paging forever
+/// would otherwise be listed forever); the refusal is kept in `over` as the reason.
+async fn list_tools(service: &RunningService<RoleClient, ClientConfig>, over: &Overflow) -> Result<Vec<Tool>, String> {
+    let mut tools = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = service
+            .list_tools(Some(PaginatedRequestParams::default().with_cursor(cursor)))
+            .await
+            .map_err(|e| format!("listing its tools failed: {e}"))?;
+        tools.extend(page.tools);
+        if tools.len() > MCP_TOOLS {
+            let why = format!("it lists more than {MCP_TOOLS} tools, the limit for one MCP server (MCP_TOOLS)");
+            over.refuse(&why);
+            return Err(why);
+        }
+        cursor = page.next_cursor;
+        if cursor.is_none() {
+            return Ok(tools);
         }
     }
 }

@@ -15,6 +15,8 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
 /// Process groups of tools running now, for [`kill_all`].
 static RUNNING: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
+/// Process groups of MCP servers, for [`kill_all`] too (kept apart: they live for the session).
+static SERVERS: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
 
 /// What a command produced.
 #[derive(Debug)]
@@ -26,15 +28,28 @@ pub struct Captured {
     pub truncated: bool,
 }
 
-/// Ends its process group when dropped (or when [`Group::end`] is called first).
-struct Group {
+/// Ends its process group when dropped (or when [`Group::end`] is called first); while it
+/// lives, [`kill_all`] ends the group too.
+#[derive(Debug)]
+pub struct Group {
     pid: u32,
+    set: &'static Mutex<BTreeSet<u32>>,
 }
 
 impl Group {
     fn new(pid: u32) -> Self {
-        RUNNING.lock().unwrap_or_else(PoisonError::into_inner).insert(pid);
-        Self { pid }
+        Self::tracked(pid, &RUNNING)
+    }
+
+    /// Tracks an MCP server's process group, led by `pid` (started with `process_group(0)`).
+    #[must_use]
+    pub fn server(pid: u32) -> Self {
+        Self::tracked(pid, &SERVERS)
+    }
+
+    fn tracked(pid: u32, set: &'static Mutex<BTreeSet<u32>>) -> Self {
+        set.lock().unwrap_or_else(PoisonError::into_inner).insert(pid);
+        Self { pid, set }
     }
 
     fn end(&self) {
@@ -45,13 +60,15 @@ impl Group {
 impl Drop for Group {
     fn drop(&mut self) {
         self.end();
-        RUNNING.lock().unwrap_or_else(PoisonError::into_inner).remove(&self.pid);
+        self.set.lock().unwrap_or_else(PoisonError::into_inner).remove(&self.pid);
     }
 }
 
-/// Ends every tool process group still running (palaver is about to exit at once).
+/// Ends every tool's and MCP server's process group still running (palaver is about to exit
+/// at once).
 pub fn kill_all() {
-    let groups: Vec<u32> = RUNNING.lock().unwrap_or_else(PoisonError::into_inner).iter().copied().collect();
+    let mut groups: Vec<u32> = RUNNING.lock().unwrap_or_else(PoisonError::into_inner).iter().copied().collect();
+    groups.extend(SERVERS.lock().unwrap_or_else(PoisonError::into_inner).iter().copied());
     for pid in groups {
         crate::config::provider::kill_group(pid);
     }

@@ -335,6 +335,10 @@ fn image_generation(m: &Message, index: usize, item: &Value, state: &State) -> V
     if let Some(n) = note.and_then(|n| n.get("partial_images")).and_then(Value::as_u64) {
         out.push(dim_line(state, &format!("{n} partial image{} received", if n == 1 { "" } else { "s" })));
     }
+    // Dropped at the reply's image limits: said where the image would have been.
+    if let Some(why) = note.and_then(|n| n.get("dropped")).and_then(Value::as_str) {
+        out.push(Line::from(Span::styled(sanitize(why).into_owned(), state.theme.style(R::Warning))));
+    }
     match note.and_then(|n| n.get("saved_path")).and_then(Value::as_str) {
         Some(path) => out.push(Line::from(vec![
             Span::styled("saved to ", state.theme.style(R::Dim)),

@@ -6,6 +6,8 @@ Modes (first argument):
   --exit   prints to stderr and exits at once with status 3
   --hang   reads requests but never answers
   --crash-on-call  answers the handshake and tools/list, then exits on the first tools/call
+  --endless-tools  tools/list pages forever, 100 tools a page
+  --huge-list      tools/list answers with one 40 MB page
 """
 
 import json
@@ -114,6 +116,9 @@ def call(name, args):
         return text(os.environ.get("PALAVER_MCP_TEST", "<unset>"))
     if name == "current_time":
         return text("tea time")
+    if name == "huge":
+        # 40 MB in one message, past palaver's limit for one MCP message.
+        return text("x" * (40 * 1024 * 1024))
     if name == "sleep":
         time.sleep(float(args.get("seconds", 1)))
         return text("slept")
@@ -150,6 +155,12 @@ def main():
             )
         elif method == "ping":
             result(id_, {})
+        elif method == "tools/list" and MODE == "--endless-tools":
+            n = int(params.get("cursor") or 0)
+            page = [{"name": "t%d" % i, "inputSchema": {"type": "object"}} for i in range(n, n + 100)]
+            result(id_, {"tools": page, "nextCursor": str(n + 100)})
+        elif method == "tools/list" and MODE == "--huge-list":
+            result(id_, {"tools": [{"name": "big", "description": "d" * (40 * 1024 * 1024), "inputSchema": {"type": "object"}}]})
         elif method == "tools/list":
             if params.get("cursor") == "page2":
                 result(id_, {"tools": PAGE_2})
