@@ -681,8 +681,9 @@ class Suite:
                                    "tools": [{"name": "read_file", "args": {"path": "interop-note.txt"},
                                               "output": None}]}, label="tool call"))
                 if api == "chat":
-                    filt = {"text": "This reply was cut by the filter", "finish": "content_filter", "error": None,
-                            "stderr": ["content filter"]}
+                    # DESIGN §2: a reply the content filter stopped exits 4.
+                    filt = {"rc": 4, "text": "This reply was cut by the filter", "finish": "content_filter",
+                            "error": None, "stderr": ["content filter"]}
                 else:
                     # aimock maps content_filter to `status: "failed"` (no error object) on the Responses
                     # API; DESIGN §2 maps failed → error, keeping the text.
@@ -765,8 +766,8 @@ class Suite:
                                       {"text": text, "finish": "stop", "error": None, "usage": "present"},
                                       label="Responses stream ending in `data: [DONE]`"))
                 cases.append(Case("content_filter finish", "faultserver", api, stream, "content-filter", "fs filter",
-                                  {"text": "I started to answer but", "finish": "content_filter", "error": None,
-                                   "stderr": ["content filter"]}, label="content_filter finish"))
+                                  {"rc": 4, "text": "I started to answer but", "finish": "content_filter",
+                                   "error": None, "stderr": ["content filter"]}, label="content_filter finish"))
         return cases
 
     def faults_faultserver(self) -> list[Case]:
