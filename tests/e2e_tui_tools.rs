@@ -257,13 +257,27 @@ fn a_read_outside_the_workspace_takes_the_arrows() {
     assert!(tool["content"].as_str().unwrap().contains("the secret outside"), "{tool}");
 }
 
+/// A directory outside the temporary directory (which the sandbox lets commands write), even
+/// when the checkout itself lies under it (a CI clone in /tmp).
+fn outside_tmp() -> tempfile::TempDir {
+    let tmp = std::env::temp_dir().canonicalize().unwrap_or_else(|_| std::env::temp_dir());
+    let target = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let candidates = [Some(target), std::env::var_os("HOME").map(Into::into), Some("/var/tmp".into())];
+    candidates
+        .into_iter()
+        .flatten()
+        .filter(|d: &std::path::PathBuf| !d.canonicalize().unwrap_or_else(|_| d.clone()).starts_with(&tmp))
+        .find_map(|d| tempfile::tempdir_in(d).ok())
+        .expect("a writable directory outside the temporary directory")
+}
+
 #[test]
 fn a_command_runs_in_the_sandbox_the_modal_names() {
     if !tmux_available() || !palaver::tools::sandbox::support().available() {
         return;
     }
     // Outside the workspace and the temp dir: the sandbox lets neither write reach it.
-    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let outside = outside_tmp();
     let target = outside.path().join("outside-file");
     let command = format!("echo x > {}; echo x > ./inside && echo inside-ok", target.display());
     let args = serde_json::json!({ "command": command }).to_string();

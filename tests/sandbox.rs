@@ -17,9 +17,22 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
-/// A directory outside the temporary directory (which the sandbox lets commands write).
+/// A directory outside the temporary directory (which the sandbox lets commands write): the
+/// build's own temp folder, unless the checkout itself lies under the temporary directory (a CI
+/// clone in /tmp), then the home directory or /var/tmp.
 fn outside_tmp() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+    let tmp = std::env::temp_dir().canonicalize().unwrap_or_else(|_| std::env::temp_dir());
+    let candidates = [
+        Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR"))),
+        std::env::var_os("HOME").map(PathBuf::from),
+        Some(PathBuf::from("/var/tmp")),
+    ];
+    candidates
+        .into_iter()
+        .flatten()
+        .filter(|d| !d.canonicalize().unwrap_or_else(|_| d.clone()).starts_with(&tmp))
+        .find_map(|d| tempfile::tempdir_in(d).ok())
+        .expect("a writable directory outside the temporary directory")
 }
 
 fn policy(mode: SandboxMode, network: bool) -> Policy {
