@@ -15,10 +15,8 @@ use serde_json::Value;
 pub async fn list(ep: &Endpoint) -> Result<Vec<String>, String> {
     let http = super::client::endpoint_client(ep).map_err(|e| e.to_string())?;
     let req = ep.prepare(http.get(ep.url("models")).timeout(ep.timeouts.first_byte));
-    let mut resp = req.send().await.map_err(|e| {
-        let shown = super::redact::storable_url(&ep.base_url);
-        format!("cannot reach {shown}: {}", e.to_string().replace(&ep.base_url, &shown))
-    })?;
+    // The chat's own wording ("could not connect to …"), without a password of the URL.
+    let mut resp = req.send().await.map_err(|e| super::errors::describe_reqwest(&e, &ep.base_url))?;
     let status = resp.status().as_u16();
     let headers = resp.headers().clone();
     let max = ep.limits.model_list_bytes;

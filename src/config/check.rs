@@ -143,8 +143,12 @@ fn walk(table: &toml::Table, known: &[&'static str], prefix: &str, out: &mut Vec
 /// The line where the last part of `path` is written: `key =`, `"key" =`, or a table header
 /// ending in it. Good enough for a hint; 0 when not found.
 fn line_of(text: &str, path: &str) -> usize {
-    let key = path.rsplit('.').next().unwrap_or(path);
+    let (parent, key) = path.rsplit_once('.').unwrap_or(("", path));
     let quoted = format!("\"{key}\"");
+    // The table the scan is in (`[providers.two]` → "providers.two", quotes dropped), so a key
+    // unknown in one table is not pointed at where another table has it.
+    let mut table = String::new();
+    let mut first = 0;
     for (i, line) in text.lines().enumerate() {
         let t = line.trim_start();
         // `key = …` at the start of a line or inside an inline table (`{ key = …, key2 = … }`).
@@ -154,16 +158,26 @@ fn line_of(text: &str, path: &str) -> usize {
                 (before.is_empty() || before.ends_with(['{', ','])) && t[at + k.len()..].trim_start().starts_with('=')
             })
         };
-        let header = t.starts_with('[')
-            && t.trim_end().trim_end_matches(']').rsplit('.').next().is_some_and(|last| {
-                let last = last.trim_start_matches('[').trim();
-                last == key || last == quoted
-            });
-        if assigns(key) || assigns(&quoted) || header {
-            return i + 1;
+        if t.starts_with('[') {
+            let name = t.trim_end().trim_start_matches('[').trim_end_matches(']').trim().replace('"', "");
+            if name == path.replace('"', "") {
+                // An unknown table is reported where its header is.
+                return i + 1;
+            }
+            table = name;
+            continue;
+        }
+        if assigns(key) || assigns(&quoted) {
+            let inside = table == parent || (!table.is_empty() && parent.starts_with(&format!("{table}.")));
+            if inside {
+                return i + 1;
+            }
+            if first == 0 {
+                first = i + 1;
+            }
         }
     }
-    0
+    first
 }
 
 /// The known word closest to `word` by edit distance, when it is close enough to be a typo.
@@ -226,6 +240,17 @@ mod tests {
                 "line 17: unknown key `mcp.servers.files.something_else` (ignored)",
             ]
         );
+    }
+
+    #[test]
+    fn a_key_unknown_in_one_table_is_pointed_at_in_that_table() {
+        let text =
+            "[providers.one]\nbase_url = \"x\"\nmodels = [\"a\"]\n[providers.two]\nbase_url = \"y\"\nmodel = \"b\"\n";
+        let found: Vec<String> = unknown_keys(text).iter().map(ToString::to_string).collect();
+        assert_eq!(found, ["line 6: unknown key `providers.two.model` (did you mean `models`?)"]);
+        let text = "[providers.one]\nmodel = \"a\"\n[providers.two]\nmodel = \"b\"\n";
+        let lines: Vec<usize> = unknown_keys(text).iter().map(|u| u.line).collect();
+        assert_eq!(lines, [2, 4], "each table's own line");
     }
 
     #[test]
