@@ -327,23 +327,16 @@ fn check_branches(e: &Export, at: &str) -> Result<(), String> {
 /// The active branch's messages as the store would show them: each branch's own rows from its
 /// fork on, earlier positions from its parent (as `read::segments` walks them).
 fn view<'a>(e: &'a Export, parents: &HashMap<i64, (Option<i64>, usize)>) -> Vec<&'a Message> {
-    let mut segs = Vec::new();
-    let (mut current, mut limit) = (Some(e.active_branch), usize::MAX);
-    for _ in 0..=parents.len() {
-        let Some(b) = current else { break };
+    let at = |p: usize| i64::try_from(p).unwrap_or(i64::MAX);
+    let parent_of = |b| {
         let (parent, fork) = parents.get(&b).copied().unwrap_or((None, 0));
-        let fork = if parent.is_none() { 0 } else { fork };
-        if fork < limit {
-            segs.push((b, fork, limit));
-        }
-        limit = limit.min(fork);
-        current = parent;
-    }
-    segs.reverse();
+        Ok::<_, std::convert::Infallible>((parent, at(fork)))
+    };
+    let segs = super::read::walk_segments(e.active_branch, parents.len() + 1, parent_of).unwrap_or_default();
     let mut out = Vec::new();
     for (b, lo, hi) in segs {
         let Some(branch) = e.branches.iter().find(|x| x.branch == b) else { continue };
-        let mut rows: Vec<_> = branch.messages.iter().filter(|r| r.position >= lo && r.position < hi).collect();
+        let mut rows: Vec<_> = branch.messages.iter().filter(|r| at(r.position) >= lo && at(r.position) < hi).collect();
         rows.sort_by_key(|r| r.position);
         out.extend(rows.into_iter().map(|r| &r.message));
     }

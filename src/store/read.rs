@@ -127,16 +127,33 @@ pub fn branches(db: &Connection, id: &str) -> rusqlite::Result<Vec<BranchInfo>> 
 /// The position ranges each branch contributes to `branch`'s messages, root first: a branch
 /// owns its positions from its fork on, up to where its child forked.
 fn segments(db: &Connection, id: &str, branch: i64) -> rusqlite::Result<Vec<(i64, i64, i64)>> {
-    let mut segs = Vec::new();
-    let (mut current, mut limit) = (Some(branch), i64::MAX);
     // A bounded walk: a corrupt parent cycle must not hang a read.
-    for _ in 0..10_000 {
-        let Some(b) = current else { break };
+    walk_segments(branch, 10_000, |b| {
         let row: Option<(Option<i64>, i64)> = db
             .prepare_cached("SELECT parent, fork_position FROM branches WHERE conversation_id = ?1 AND branch = ?2")?
             .query_row(params![id, b], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()?;
-        let (parent, fork) = row.unwrap_or((None, 0));
+        Ok(row.unwrap_or((None, 0)))
+    })
+}
+
+/// How branches compose, in one place for the store and for an import's check: walking up from
+/// `start` (each branch's `(parent, fork position)` from `parent_of`, at most `steps` steps), a
+/// branch owns its positions from its fork (0 for the root) up to where its child forked.
+/// Returns `(branch, from, to)` ranges, root first.
+///
+/// # Errors
+/// Whatever `parent_of` fails with.
+pub(crate) fn walk_segments<E>(
+    start: i64,
+    steps: usize,
+    mut parent_of: impl FnMut(i64) -> Result<(Option<i64>, i64), E>,
+) -> Result<Vec<(i64, i64, i64)>, E> {
+    let mut segs = Vec::new();
+    let (mut current, mut limit) = (Some(start), i64::MAX);
+    for _ in 0..steps {
+        let Some(b) = current else { break };
+        let (parent, fork) = parent_of(b)?;
         let fork = if parent.is_none() { 0 } else { fork };
         if fork < limit {
             segs.push((b, fork, limit));
