@@ -208,22 +208,14 @@ fn column_line(
     let dim = theme.style(R::Dim);
     let current = list.current.as_deref() == Some(c.id.as_str());
     let branch = if last { "└" } else { "├" };
-    let mut spans = vec![
-        Span::styled(if selected { "▸ " } else { "  " }, theme.style(R::Accent)),
-        Span::styled(if current { "• " } else { "  " }, theme.style(R::Accent)),
-    ];
+    let mut spans = row_marks(selected, current, theme);
     let mut label = vec![Span::styled(format!("  {branch} column {}", c.number), dim)];
     if !show_model {
         label.push(Span::styled(format!(" · {}", clean(&c.model)), theme.style(R::Assistant)));
     }
     spans.extend(pad(label, title_w));
-    if show_model {
-        spans.push(Span::raw("  "));
-        spans.extend(pad(vec![Span::styled(clean(&c.model), theme.style(R::Assistant))], model_w));
-    }
-    spans.push(Span::styled(format!("  {}", c.date), dim));
-    spans.push(Span::styled(format!("  {:>count_w$}", count(c.messages)), dim));
-    finish_row(spans, cols, selected, theme)
+    let model = show_model.then_some((c.model.as_str(), model_w));
+    finish_row(row_tail(spans, model, &c.date, c.messages, count_w, theme), cols, selected, theme)
 }
 
 #[allow(clippy::similar_names)]
@@ -236,13 +228,9 @@ fn row_line(
     cols: usize,
 ) -> Line<'static> {
     let theme = &state.theme;
-    let dim = theme.style(R::Dim);
     let current = list.current.as_deref() == Some(r.id.as_str())
         || (r.is_compare() && list.current_group.as_deref() == Some(r.id.as_str()));
-    let mut spans = vec![
-        Span::styled(if selected { "▸ " } else { "  " }, theme.style(R::Accent)),
-        Span::styled(if current { "• " } else { "  " }, theme.style(R::Accent)),
-    ];
+    let mut spans = row_marks(selected, current, theme);
     match (&list.mode, selected) {
         (Mode::Rename(input), true) => {
             let text = format!("{}▏", clean(input));
@@ -260,13 +248,35 @@ fn row_line(
             spans.extend(pad(title, title_w));
         }
     }
-    if show_model {
+    let model = show_model.then_some((r.model.as_str(), model_w));
+    finish_row(row_tail(spans, model, &r.date, r.messages, count_w, theme), cols, selected, theme)
+}
+
+/// A row's first two marks: the selection arrow and the dot of the conversation on screen.
+fn row_marks(selected: bool, current: bool, theme: &crate::ui::theme::Theme) -> Vec<Span<'static>> {
+    vec![
+        Span::styled(if selected { "▸ " } else { "  " }, theme.style(R::Accent)),
+        Span::styled(if current { "• " } else { "  " }, theme.style(R::Accent)),
+    ]
+}
+
+/// A row's last columns: the model (when it has a column of its own), the date, the count.
+fn row_tail(
+    mut spans: Vec<Span<'static>>,
+    model: Option<(&str, usize)>,
+    date: &str,
+    messages: u64,
+    count_w: usize,
+    theme: &crate::ui::theme::Theme,
+) -> Vec<Span<'static>> {
+    let dim = theme.style(R::Dim);
+    if let Some((model, model_w)) = model {
         spans.push(Span::raw("  "));
-        spans.extend(pad(vec![Span::styled(clean(&r.model), theme.style(R::Assistant))], model_w));
+        spans.extend(pad(vec![Span::styled(clean(model), theme.style(R::Assistant))], model_w));
     }
-    spans.push(Span::styled(format!("  {}", r.date), dim));
-    spans.push(Span::styled(format!("  {:>count_w$}", count(r.messages)), dim));
-    finish_row(spans, cols, selected, theme)
+    spans.push(Span::styled(format!("  {date}"), dim));
+    spans.push(Span::styled(format!("  {:>count_w$}", count(messages)), dim));
+    spans
 }
 
 /// A row cut to the width, patched with the selection's style when it is the selected one.
