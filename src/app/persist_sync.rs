@@ -130,7 +130,7 @@ impl Subject<'_> {
     }
 
     /// Saves every message on the path whose revision moved since its last save (a live one at
-    /// most every [`STREAM_SAVE_MS`], unless the app is quitting).
+    /// most every [`STREAM_SAVE_MS`], longer for a heavy one, unless the app is quitting).
     fn save_changed(&mut self, now: Now, fx: &mut Vec<Effect>) {
         let Some(conv) = self.persist.conv.clone() else { return };
         let mut ops = Vec::new();
@@ -145,7 +145,8 @@ impl Subject<'_> {
                 continue;
             }
             let live = m.is_live();
-            if live && slot.revision.is_some() && !now.hurry && now.ms.saturating_sub(slot.at_ms) < STREAM_SAVE_MS {
+            let pace = crate::engine::save_pace::interval_ms(m, STREAM_SAVE_MS);
+            if live && slot.revision.is_some() && !now.hurry && now.ms.saturating_sub(slot.at_ms) < pace {
                 continue;
             }
             let mut msg = store_copy(m);

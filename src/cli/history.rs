@@ -36,13 +36,9 @@ fn plural(n: u64) -> &'static str {
 /// own pacing: a `kill -9` loses at most that much of what was printed.
 const STREAM_SAVE_EVERY: Duration = Duration::from_millis(250);
 
-/// A long reply is saved less often, one millisecond per KiB of text: every save rewrites the
-/// whole text, so saving a multi-megabyte reply ten times a second
-/// costs memory and disk out of proportion to what a crash could lose.
+/// A heavy reply is saved less often (see [`crate::engine::save_pace`]).
 fn save_interval(msg: &Message) -> Duration {
-    let main = msg.main();
-    let bytes = main.content.len() + main.reasoning.len() + main.refusal.len();
-    STREAM_SAVE_EVERY.max(Duration::from_millis(bytes as u64 / 1024))
+    Duration::from_millis(crate::engine::save_pace::interval_ms(msg, STREAM_SAVE_EVERY.as_millis() as u64))
 }
 
 /// The headless runner's link to the store. Without a store (it could not be opened) every

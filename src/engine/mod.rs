@@ -15,6 +15,7 @@ pub mod evals;
 pub mod images;
 pub mod metrics;
 pub mod request;
+pub mod save_pace;
 pub mod sendback;
 pub mod target;
 pub mod tool_loop;

@@ -6,6 +6,7 @@
 //! every cell (and a resumed run) reads exactly the file that was checked.
 
 use crate::engine::evals::prompts::PromptItem;
+use crate::tools::regular::not_regular;
 use crate::tools::workspace::Workspace;
 use std::io::Read as _;
 use std::path::Path;
@@ -26,17 +27,27 @@ pub fn check(items: &mut [PromptItem], folder: &Path, allow: bool) -> Result<(),
                 continue;
             }
             let check = ws.check(spec);
+            let line =
+                |why: String| format!("line {}: attach {}: {why}", item.line, crate::text::sanitize::sanitize(spec));
             let refuse = |why: String| {
-                format!(
-                    "line {}: attach {}: {why}; nothing was sent (pass --allow-attach-outside to attach it anyway)",
-                    item.line,
-                    crate::text::sanitize::sanitize(spec)
-                )
+                line(format!("{why}; nothing was sent (pass --allow-attach-outside to attach it anyway)"))
             };
+            // A FIFO or a device would block or never end when a cell reads it: refused whatever
+            // the flag says, before anything is sent.
+            if let Some(what) = std::fs::metadata(&check.resolved).ok().and_then(|m| not_regular(m.file_type())) {
+                return Err(line(format!(
+                    "it is {what}, not a regular file; only regular files are attached; nothing was sent"
+                )));
+            }
             if !allow {
                 if let Some(why) = ws.why(&check) {
                     let why = why.replace("outside the workspace", "outside the prompt set's folder");
-                    return Err(refuse(format!("{} is {why}", check.resolved.display())));
+                    let why = why
+                        .strip_prefix("usually holds")
+                        .map_or(format!("is {why}"), |rest| format!("usually holds{rest}"));
+                    let resolved = check.resolved.display().to_string();
+                    let shown = crate::text::sanitize::sanitize(&resolved);
+                    return Err(refuse(format!("{shown} {why}")));
                 }
                 let kinds = secrets_in(&check.resolved);
                 if !kinds.is_empty() {
@@ -103,6 +114,18 @@ mod tests {
             // The flag lets it through, resolved.
             let items = set(&dir, &text, true).unwrap();
             assert!(Path::new(&items[1].attach[0]).is_absolute(), "{:?}", items[1].attach);
+        }
+    }
+
+    #[test]
+    fn a_fifo_is_refused_naming_its_line_even_with_the_flag() {
+        let tmp = tempfile::tempdir().unwrap();
+        rustix::fs::mknodat(rustix::fs::CWD, tmp.path().join("pipe"), rustix::fs::FileType::Fifo, 0o600.into(), 0)
+            .unwrap();
+        for allow in [false, true] {
+            let e =
+                set(tmp.path(), "{\"prompt\":\"a\"}\n{\"prompt\":\"p\",\"attach\":[\"pipe\"]}\n", allow).unwrap_err();
+            assert!(e.starts_with("line 2: attach pipe: it is a FIFO (named pipe), not a regular file"), "{e}");
         }
     }
 }
