@@ -690,7 +690,7 @@ def tui_images():
 
     s = Server(handler)
     t = Screen(c, ["--base-url", s.url, "--api", "responses", "-m", "m"])
-    t.wait_for("m", 20)
+    t.wait_for("Type a message", 20)
     t.text("draw forty")
     t.keys("Enter")
     done.wait(300)
@@ -719,7 +719,7 @@ def tui_sighup():
 
     s = Server(handler)
     t = Screen(c, ["--base-url", s.url, "-m", "m"])
-    t.wait_for("m", 20)
+    t.wait_for("Type a message", 20)
     t.text("tell me")
     t.keys("Enter")
     t.wait_for("partial words", 30)
@@ -749,7 +749,7 @@ def tui_private_key():
         f.write(PEM)
     s = Server(tool_then_answer("read_file", [{"path": "notes/deploy.txt"}]))
     t = Screen(c, ["--base-url", s.url, "-m", "m", "--tools", "auto"])
-    t.wait_for("m", 20)
+    t.wait_for("Type a message", 20)
     t.text("read it")
     t.keys("Enter")
     asked = t.wait_for("private key", 30)
