@@ -68,6 +68,7 @@ if len(sys.argv) > 2 and sys.argv[1] == "mcp":
 BIN = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.path.join(ROOT, "target", "debug", "palaver")
 ONLY = sys.argv[2:]
 ROWS = []
+MADE = []  # every temporary directory a case made, removed at exit (images make hundreds of MB)
 
 
 # ---------------------------------------------------------------- scripted HTTP server
@@ -176,6 +177,7 @@ class Case:
         self.name = name
         self.home = tempfile.mkdtemp(prefix="p25-home-")
         self.work = tempfile.mkdtemp(prefix="p25-ws-")
+        MADE.extend([self.home, self.work])
         self.env = dict(os.environ, PALAVER_HOME=self.home, OPENAI_API_KEY="sk-test-SECRET-123456", NO_COLOR="1")
         self.env.pop("PALAVER_CONFIG", None)
 
@@ -819,6 +821,9 @@ def main():
             case()
         except Exception as e:  # a broken case is reported, the others still run
             print(f"| {getattr(case, '__name__', 'case')} | **ERROR in harness** | - | - | - | {e!r} |", flush=True)
+    for d in MADE:
+        subprocess.run(["chmod", "-R", "u+rwx", d], capture_output=True)
+        shutil.rmtree(d, ignore_errors=True)
     failed = [r for r in ROWS if r[1] != "held"]
     print(f"\n{len(ROWS) - len(failed)} held, {len(failed)} failed")
 
