@@ -9,6 +9,11 @@
 //! until [`install`] arms the turn's flag, the first Ctrl+C already exits 130. Without it a
 //! run started with SIGINT ignored (a script's background job) could not be stopped at all.
 //!
+//! The chat screen uses the same listener for the time before it opens (the `api_key_cmd`, the
+//! store, `--continue`'s lookups): Ctrl+C there exits 130 on a terminal still in its own modes.
+//! Once the screen owns the terminal, Ctrl+C is a key it reads itself, and a SIGINT sent by
+//! `kill` is ignored rather than leaving the terminal raw.
+//!
 //! A listener made anew in each turn of a `select!` loop misses a signal that arrives while the
 //! loop body runs — and the handler has already replaced the default one, so the signal is
 //! lost entirely. Here one handler lives for the whole process.
@@ -50,6 +55,9 @@ fn listen() {
     let spawned = std::thread::Builder::new().name("palaver-ctrl-c".into()).spawn(move || {
         let mut count = 0u32;
         for _ in signals.forever() {
+            if crate::tui::terminal::TerminalGuard::owned() {
+                continue;
+            }
             count += 1;
             if count >= 2 || !ARMED.load(Ordering::SeqCst) {
                 crate::tools::process::kill_all();

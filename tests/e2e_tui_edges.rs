@@ -1,0 +1,77 @@
+//! End to end in tmux, issue 25's edges of the chat screen: Ctrl+C while palaver still waits
+//! before the screen opens (an `api_key_cmd` that does not return), a conversation another
+//! palaver adds turns to while the screen has it open, and a history on a read-only disk.
+//! Skips (and says so) when tmux is not installed.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::tmux::{Tmux, tmux_available};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// The terminal's modes after palaver, as the shell sees them, then palaver's exit status.
+const STTY_AFTER: &str = "; s=$?; stty -a | grep -o -- '-*icanon'; stty -a | grep -o -- ' -*echo '; (exit $s)";
+
+fn pid_alive(pid: &str) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+        && std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|s| !matches!(s.rsplit(')').next().and_then(|r| r.split_whitespace().next()), Some("Z")))
+}
+
+/// Issue 25 item 2: before the chat screen opens palaver waits on the profile's `api_key_cmd`;
+/// Ctrl+C there ends palaver at once with 130, the key command with it, and the shell gets its
+/// terminal back in cooked mode.
+#[test]
+fn ctrl_c_while_the_chat_screens_api_key_cmd_runs_exits_130_with_the_terminal_sane() {
+    if !tmux_available() {
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let pidfile = home.path().join("key.pid");
+    let config = format!(
+        "default_provider = \"k\"\n[providers.k]\nbase_url = \"http://127.0.0.1:9/v1\"\n\
+         api_key_cmd = \"echo $$ > {}; exec sleep 30\"\n",
+        pidfile.display()
+    );
+    std::fs::write(home.path().join("config.toml"), config).unwrap();
+    let t = Tmux::launch(STTY_AFTER).home(home.path()).start();
+    let deadline = Instant::now() + common::tmux::patience();
+    while std::fs::read_to_string(&pidfile).map_or(true, |s| s.trim().is_empty()) {
+        assert!(Instant::now() < deadline, "the key command never started: {}", t.screen());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let key_pid = std::fs::read_to_string(&pidfile).unwrap().trim().to_owned();
+    assert!(pid_alive(&key_pid), "the key command runs while palaver waits");
+    let before = Instant::now();
+    t.keys(&["C-c"]);
+    let s = t.wait_for("the shell after Ctrl+C", |s| s.contains("EXITED-"));
+    assert!(before.elapsed() < Duration::from_secs(5), "ended promptly: {:?}", before.elapsed());
+    assert!(s.contains("EXITED-130"), "interrupted: {s}");
+    assert!(s.lines().any(|l| l.trim() == "icanon") && s.lines().any(|l| l.trim() == "echo"), "terminal modes: {s}");
+    assert_eq!(t.display("#{alternate_on}"), "0", "on the main screen: {s}");
+    let gone = Instant::now() + Duration::from_secs(5);
+    while pid_alive(&key_pid) {
+        assert!(Instant::now() < gone, "the key command outlived palaver");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Once the chat screen is open, Ctrl+C is its key again (it arms quitting on an empty
+/// composer) and not the early listener's exit.
+#[test]
+fn ctrl_c_on_the_open_chat_screen_is_still_a_key() {
+    if !tmux_available() {
+        return;
+    }
+    let t = Tmux::launch("").keys_one_at_a_time().start();
+    t.wait_ready();
+    t.keys(&["C-c"]);
+    std::thread::sleep(Duration::from_millis(500));
+    let s = t.screen();
+    assert!(!s.contains("EXITED-"), "one Ctrl+C on the screen does not end palaver: {s}");
+    t.keys(&["C-q"]);
+    let s = t.wait_for("palaver to exit", |s| s.contains("EXITED-"));
+    assert!(s.contains("EXITED-0"), "{s}");
+}
