@@ -254,10 +254,10 @@ impl Loop {
                     }
                 }
                 () = sleep_until(deadline), if deadline.is_some() => {}
-                () = terminated(&mut terminate) => {
-                    // Saved at once (the reply as far as it got), then the guard restores the
-                    // terminal; 130 is the contract's "interrupted" (DESIGN.md §2).
-                    self.apply(Msg::Terminated).await;
+                signal = terminated(&mut terminate) => {
+                    // Saved at once (the reply as far as it got, naming the signal), then the
+                    // guard restores the terminal; 130 is the contract's "interrupted" (DESIGN.md §2).
+                    self.apply(Msg::Terminated(signal)).await;
                     return 130;
                 }
                 Some((key, picture)) = images.recv() => {
@@ -408,8 +408,9 @@ fn terminate_signal() -> Terminate {
     Terminate
 }
 
-/// Resolves when SIGTERM or SIGHUP arrives; never when neither can be watched.
-async fn terminated(t: &mut Terminate) {
+/// Resolves with the signal's name when SIGTERM or SIGHUP arrives; never when neither can be
+/// watched.
+async fn terminated(t: &mut Terminate) -> &'static str {
     #[cfg(unix)]
     {
         async fn recv(s: &mut Option<tokio::signal::unix::Signal>) {
@@ -421,13 +422,13 @@ async fn terminated(t: &mut Terminate) {
             }
         }
         tokio::select! {
-            () = recv(&mut t.term) => {}
-            () = recv(&mut t.hup) => {}
+            () = recv(&mut t.term) => "SIGTERM",
+            () = recv(&mut t.hup) => "SIGHUP",
         }
     }
     #[cfg(not(unix))]
     {
         let _ = t;
-        std::future::pending::<()>().await;
+        std::future::pending::<&'static str>().await
     }
 }
