@@ -9,6 +9,7 @@ mod common;
 
 use common::tmux::{Tmux, tmux_available};
 use std::path::Path;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// The terminal's modes after palaver, as the shell sees them, then palaver's exit status.
@@ -74,4 +75,52 @@ fn ctrl_c_on_the_open_chat_screen_is_still_a_key() {
     t.keys(&["C-q"]);
     let s = t.wait_for("palaver to exit", |s| s.contains("EXITED-"));
     assert!(s.contains("EXITED-0"), "{s}");
+}
+
+/// Whether this test runs as root (who writes anywhere: palaver then runs as nobody).
+fn root() -> bool {
+    Command::new("id").arg("-u").output().is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+fn set_mode(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// Issue 25 item 7: a history directory palaver may not write (no database can be made in it):
+/// the chat screen works in memory, and on quitting it offers to save the conversation, as it
+/// does when a full disk fails the writes; accepting writes the export where it says.
+#[test]
+fn a_read_only_history_offers_to_save_the_conversation_on_quit() {
+    if !tmux_available() {
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    // As root palaver runs as nobody: the home is readable, not writable, the working
+    // directory (where the export goes) writable by anyone.
+    let root = root();
+    set_mode(home.path(), if root { 0o755 } else { 0o555 });
+    set_mode(work.path(), 0o777);
+    let mut launch = Tmux::launch("").home(home.path()).cwd(work.path()).keys_one_at_a_time();
+    if root {
+        launch = launch.wrapped_in("setpriv --reuid=65534 --regid=65534 --clear-groups");
+    }
+    let t = launch.start();
+    t.wait_for("the history-off notice", |s| s.contains("history is off"));
+    t.chat("keep this thought safe");
+    t.keys(&["C-q"]);
+    let s = t.wait_for("the offer", |s| s.contains("What now?"));
+    assert!(s.contains("the history could not be opened"), "{s}");
+    assert!(s.contains("write it to palaver-unsaved-conversation.json"), "{s}");
+    assert!(!s.contains("EXITED-"), "palaver waits for the answer: {s}");
+    t.send("w");
+    let s = t.wait_for("the shell", |s| s.contains("EXITED-"));
+    set_mode(home.path(), 0o755);
+    assert!(s.contains("wrote the conversation to palaver-unsaved-conversation.json"), "{s}");
+    assert!(s.contains("EXITED-0"), "{s}");
+    let written = std::fs::read_to_string(work.path().join("palaver-unsaved-conversation.json")).unwrap();
+    let export: serde_json::Value = serde_json::from_str(&written).unwrap();
+    assert_eq!(export["messages"][0]["choices"][0]["content"], "keep this thought safe", "{written}");
+    assert!(export["messages"][1]["choices"][0]["content"].as_str().unwrap().contains("keep this thought safe"));
 }

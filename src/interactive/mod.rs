@@ -154,6 +154,10 @@ async fn launch(
     // A reply is never lost quietly: what could not be saved is offered once the screen closes.
     let store = app.store.handle();
     let saved = unsaved::flush(store.clone()).await;
+    // A store that could not be opened at all (a read-only or full disk, a locked database)
+    // kept nothing: a conversation held is offered as a failing write is.
+    let has_messages = app.state.transcript.cells.iter().any(|c| c.message().is_some());
+    let saved = saved.and_then(|()| unsaved::never_opened(app.state.persist.off_reason.as_deref(), has_messages));
     let resume = app.state.persist.id.clone().filter(|_| !app.state.transcript.cells.is_empty());
     let unsaved = saved.is_err().then(|| unsaved::Unsaved {
         id: app.state.persist.id.clone(),
