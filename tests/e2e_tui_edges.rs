@@ -124,3 +124,52 @@ fn a_read_only_history_offers_to_save_the_conversation_on_quit() {
     assert_eq!(export["messages"][0]["choices"][0]["content"], "keep this thought safe", "{written}");
     assert!(export["messages"][1]["choices"][0]["content"].as_str().unwrap().contains("keep this thought safe"));
 }
+
+fn palaver(home: &Path, args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_palaver"))
+        .args(args)
+        .env("PALAVER_HOME", home)
+        .env_remove("OPENAI_API_KEY")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "palaver {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Issue 25 item 3: the chat screen has a conversation open (`--resume ID`) when another
+/// palaver adds a turn to it; the screen's next message brings that turn onto the screen,
+/// before its own, says so, and the turn after goes out with it as context (the demo counts
+/// turns). The store holds every turn once, in that order.
+#[test]
+fn turns_another_palaver_added_are_shown_before_the_chat_screens_next_one() {
+    if !tmux_available() {
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    palaver(home.path(), &["--demo", "-p", "first from headless"]);
+    let id = palaver(home.path(), &["history", "list"]).split_whitespace().next().unwrap().to_owned();
+    let t = Tmux::launch(&format!("--resume {id}")).home(home.path()).size(120, 160).keys_one_at_a_time().start();
+    t.wait_for("the reopened conversation", |s| s.contains("you said: “first from headless”"));
+    palaver(home.path(), &["--demo", "--resume", &id, "-p", "meanwhile from elsewhere"]);
+    t.send("second from the screen");
+    let s = t.wait_for("the other palaver's turn on screen", |s| {
+        s.contains("another palaver added 2 messages") && s.contains("you said: “meanwhile from elsewhere”")
+    });
+    let at = |what: &str| s.find(what).unwrap_or_else(|| panic!("{what:?} is not on screen:\n{s}"));
+    assert!(at("you said: “first from headless”") < at("another palaver added"), "{s}");
+    assert!(at("another palaver added") < at("you said: “meanwhile from elsewhere”"), "{s}");
+    assert!(at("you said: “meanwhile from elsewhere”") < at("second from the screen"), "{s}");
+    t.wait_for("the screen's answer", |s| s.contains("you said: “second from the screen”") && s.contains("✓ done"));
+    // The next turn carries theirs: the demo counts four user turns.
+    t.send("third from the screen");
+    t.wait_for("the fourth turn", |s| s.contains("Turn 4 · you said: “third from the screen”"));
+    t.quit();
+    let stored = palaver(home.path(), &["history", "show", &id]);
+    let at = |what: &str| stored.find(what).unwrap_or_else(|| panic!("{what:?} was lost:\n{stored}"));
+    assert!(at("first from headless") < at("meanwhile from elsewhere"), "{stored}");
+    assert!(at("meanwhile from elsewhere") < at("second from the screen"), "{stored}");
+    assert!(at("second from the screen") < at("third from the screen"), "{stored}");
+    assert_eq!(stored.matches("── you ──").count(), 4, "four turns, each once:\n{stored}");
+    assert_eq!(stored.matches("you said: “meanwhile from elsewhere”").count(), 1, "{stored}");
+}
