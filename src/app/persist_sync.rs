@@ -244,14 +244,8 @@ impl Subject<'_> {
 /// not as cancelled by the user nor as "killed or crashed" (what a reply left streaming by a
 /// process that vanished is marked on the next start).
 fn interrupted_by(msg: &mut Message, signal: &str) {
-    let why = if signal == "SIGHUP" { "its terminal went away" } else { "palaver was told to stop" };
     msg.status = crate::engine::message::MessageStatus::Interrupted;
-    msg.error = Some(crate::api::event::ErrorInfo {
-        status: None,
-        message: format!("interrupted by {signal} ({why}) before this reply finished"),
-        kind: "interrupted".into(),
-        body: serde_json::Value::Null,
-    });
+    msg.error = Some(reducer::signal_reason(signal));
 }
 
 /// Store operations go before any request in the same batch (the chat's or a column's): the
