@@ -173,3 +173,35 @@ fn turns_another_palaver_added_are_shown_before_the_chat_screens_next_one() {
     assert_eq!(stored.matches("── you ──").count(), 4, "four turns, each once:\n{stored}");
     assert_eq!(stored.matches("you said: “meanwhile from elsewhere”").count(), 1, "{stored}");
 }
+
+/// Issue 25 item 2: an MCP server that never answers `initialize` does not hold the chat screen
+/// (it opens, and quits at once), nor does it outlive palaver.
+#[test]
+fn an_mcp_server_that_never_initialises_neither_holds_nor_outlives_the_chat_screen() {
+    if !tmux_available() {
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let pidfile = home.path().join("mcp.pid");
+    let config = format!(
+        "[mcp.servers.hang]\ncommand = [\"sh\", \"-c\", \"echo $$ > {}; exec sleep 100\"]\n",
+        pidfile.display()
+    );
+    std::fs::write(home.path().join("config.toml"), config).unwrap();
+    let t = Tmux::launch("").home(home.path()).start();
+    t.wait_for("the chat screen starting the server", |s| s.contains("starting MCP servers: hang"));
+    let deadline = Instant::now() + common::tmux::patience();
+    while std::fs::read_to_string(&pidfile).map_or(true, |s| s.trim().is_empty()) {
+        assert!(Instant::now() < deadline, "the MCP server never started: {}", t.screen());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let pid = std::fs::read_to_string(&pidfile).unwrap().trim().to_owned();
+    t.keys(&["C-q"]);
+    let s = t.wait_for("palaver to exit", |s| s.contains("EXITED-"));
+    assert!(s.contains("EXITED-0"), "{s}");
+    let gone = Instant::now() + Duration::from_secs(5);
+    while pid_alive(&pid) {
+        assert!(Instant::now() < gone, "the MCP server outlived palaver");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

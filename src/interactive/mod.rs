@@ -177,6 +177,9 @@ async fn launch(
     // Dropping the guard restores the terminal; `target` (and a demo server in it) lives until here.
     drop(app);
     drop(target);
+    // An MCP server still starting (one that never answers `initialize`) or a tool still
+    // running is in a task nobody awaits any more: end its process group, or it outlives palaver.
+    crate::tools::process::kill_all();
     match (saved, unsaved) {
         (Err(reason), Some(conv)) => unsaved::offer(store, conv, reason, status).await,
         _ => {
