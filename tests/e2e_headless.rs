@@ -322,3 +322,52 @@ fn replay_prints_like_prompt_mode() {
     assert_eq!(r["api"], "responses");
     assert_eq!(r["finish_reason"], "tool_calls");
 }
+
+/// Issue 25: a headless reply cut by SIGTERM or SIGHUP stops like Ctrl+C (what arrived is kept,
+/// exit 130) and is stored naming the signal, not as "killed or crashed".
+#[test]
+fn a_reply_cut_by_sigterm_or_sighup_is_stored_naming_the_signal() {
+    use std::io::Read as _;
+    for (flag, name) in [("-TERM", "SIGTERM"), ("-HUP", "SIGHUP")] {
+        let home = tempfile::tempdir().unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_palaver"))
+            .args(["--demo", "-m", "demo-slow", "-p", "tell me a slow story"])
+            .env("PALAVER_HOME", home.path())
+            .env_remove("OPENAI_API_KEY")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Wait for the first words, so the signal cuts a reply that has started.
+        let mut stdout = child.stdout.take().unwrap();
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 256];
+        while !String::from_utf8_lossy(&seen).contains("one token") {
+            let n = stdout.read(&mut buf).unwrap();
+            assert!(n > 0, "the reply ended before it was cut: {}", String::from_utf8_lossy(&seen));
+            seen.extend_from_slice(&buf[..n]);
+        }
+        let killed = Command::new("kill").args([flag, &child.id().to_string()]).status().unwrap();
+        assert!(killed.success());
+        let _ = stdout.read_to_end(&mut seen);
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(130), "{name}: {stderr}");
+        assert!(stderr.contains(&format!("stopped by {name}; what arrived is kept")), "{stderr}");
+        let run = |args: &[&str]| {
+            let o = Command::new(env!("CARGO_BIN_EXE_palaver"))
+                .args(args)
+                .env("PALAVER_HOME", home.path())
+                .output()
+                .unwrap();
+            String::from_utf8_lossy(&o.stdout).into_owned()
+        };
+        let id = run(&["history", "list"]).split_whitespace().next().unwrap().to_owned();
+        let export: Value = serde_json::from_str(&run(&["history", "export", &id, "--format", "json"])).unwrap();
+        let reply = &export["messages"][1];
+        assert!(reply["choices"][0]["content"].as_str().unwrap().contains("one token"), "{reply}");
+        let why = reply["error"]["message"].as_str().unwrap_or_default();
+        assert!(why.starts_with(&format!("interrupted by {name} (")), "{name}: {reply}");
+    }
+}

@@ -232,6 +232,19 @@ fn a_signal_mid_stream_restores_the_terminal_and_keeps_the_partial_reply(signal:
     assert!(stored.contains("A language model writes one token at a time"), "the partial reply is kept: {stored}");
     let last = last.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(stored.contains(&last), "the words on screen at the signal ({last:?}) are stored: {stored}");
+    // Stored with the signal as its reason, not as a crash nor as the user's cancel.
+    let out = Command::new(env!("CARGO_BIN_EXE_palaver"))
+        .args(["history", "export", &id, "--format", "json"])
+        .env("PALAVER_HOME", home.path())
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap();
+    let export: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let reply = &export["messages"][1];
+    let name = if signal == "-HUP" { "SIGHUP" } else { "SIGTERM" };
+    assert_eq!(reply["status"], "interrupted", "{reply}");
+    let why = reply["error"]["message"].as_str().unwrap_or_default();
+    assert!(why.starts_with(&format!("interrupted by {name} (")), "{reply}");
 }
 
 #[test]

@@ -655,3 +655,33 @@ fn a_writer_never_saves_over_turns_another_writer_added() {
     assert_eq!(said.iter().filter(|n| n.kind == NoticeKind::Interleaved).count(), 1, "{said:?}");
     assert!(said.iter().any(|n| n.message.contains("added 2 messages") && n.message.contains(&id)), "{said:?}");
 }
+
+/// Issue 25 item 3, the chat screen's side: the notice carries what the other palaver added
+/// (for the screen to show); once the screen has put those turns before its own and says so
+/// (`adopt_moved`), its later saves land where it numbers them.
+#[test]
+fn the_added_turns_are_read_back_and_an_adopted_move_stops_moving() {
+    let dir = tempfile::tempdir().unwrap();
+    let (screen, notices) = open(dir.path());
+    let id = conversation(&screen, "shared");
+    screen.save_message(&id, 0, &Message::user("a"));
+    screen.flush().unwrap();
+    std::thread::sleep(Duration::from_millis(5));
+    let (other, _) = open(dir.path());
+    other.save_message(&id, 1, &Message::user("b (elsewhere)"));
+    other.save_message(&id, 2, &Message::user("c (elsewhere)"));
+    other.flush().unwrap();
+    screen.save_message(&id, 1, &Message::user("d"));
+    screen.flush().unwrap();
+    let added = notices.lock().unwrap().iter().find_map(|n| n.added.clone()).expect("the added turns");
+    assert_eq!((added.conv.as_str(), added.branch, added.from, added.by), (id.as_str(), 0, 1, 2));
+    let texts: Vec<&str> = added.messages.iter().map(|m| m.text()).collect();
+    assert_eq!(texts, ["b (elsewhere)", "c (elsewhere)"]);
+    // The screen renumbers: its "d" is 3 now, its reply 4.
+    screen.adopt_moved(&id, None, 1, 2);
+    screen.save_message(&id, 3, &Message::user("d, again"));
+    screen.save_message(&id, 4, &Message::user("e"));
+    screen.flush().unwrap();
+    let texts: Vec<String> = screen.load(&id).unwrap().unwrap().messages.iter().map(|m| m.text().to_owned()).collect();
+    assert_eq!(texts, ["a", "b (elsewhere)", "c (elsewhere)", "d, again", "e"]);
+}

@@ -63,6 +63,18 @@ pub fn storable_url(url: &str) -> String {
     format!("{scheme}{sep}{host}{path}{query}")
 }
 
+/// `url` without the user name and password of `scheme://user:password@host/…` (everything
+/// else kept, query included): what may leave palaver for a server to fetch.
+#[must_use]
+pub fn without_userinfo(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..end].rsplit_once('@') {
+        Some((_, host)) => format!("{scheme}://{host}{}", &rest[end..]),
+        None => url.to_owned(),
+    }
+}
+
 /// The password in `scheme://user:password@host/…`, if the URL carries one.
 #[must_use]
 pub fn url_password(url: &str) -> Option<String> {
@@ -225,6 +237,13 @@ impl Redactor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn without_userinfo_keeps_all_but_the_user_and_password() {
+        assert_eq!(without_userinfo("https://u:p@h.example:8/a@b?x=1#f"), "https://h.example:8/a@b?x=1#f");
+        assert_eq!(without_userinfo("https://h.example/a?k=1"), "https://h.example/a?k=1");
+        assert_eq!(without_userinfo("no scheme@here"), "no scheme@here");
+    }
 
     #[test]
     fn a_url_password_is_redacted_and_never_in_a_copied_command() {

@@ -12,6 +12,7 @@ pub mod conversations;
 mod copying;
 pub mod effect;
 pub mod inspector;
+mod interleave;
 pub mod keymap;
 mod keys;
 pub mod msg;

@@ -41,8 +41,9 @@ pub enum Msg {
     /// A copy to the clipboard was tried (see `Copied`).
     Copied(Copied),
     /// The process was told to end (SIGTERM, or SIGHUP when its terminal went away): quit now,
-    /// saving what is on screen at once, the partial reply included.
-    Terminated,
+    /// saving what is on screen at once, the partial reply included and stopped for that
+    /// signal (its name: "SIGTERM", "SIGHUP").
+    Terminated(&'static str),
 }
 
 /// How a copy went: OSC 52 is always written but nothing confirms it arrived; a system

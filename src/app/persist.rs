@@ -61,6 +61,9 @@ pub enum PersistOp {
     Open { id: String, branch: Option<i64>, focus: Option<usize> },
     /// Load every column of a stored compare; answer with `StoreMsg::OpenedCompare`.
     OpenCompare { group: String },
+    /// The messages of `branch` from `from` on were renumbered by `by`, past turns another
+    /// palaver added (`StoreMsg::Interleaved`): the store stops moving them itself.
+    Adopt { conv: ConvKey, branch: BranchKey, from: usize, by: usize },
 }
 
 /// What `--continue` / `--resume ID` asked for.
@@ -115,6 +118,9 @@ pub enum StoreMsg {
     OpenedCompare(Result<Box<super::conversations::compare::LoadedCompare>, String>),
     /// Prompts of recent conversations, oldest first, for the composer's history.
     Prompts(Vec<String>),
+    /// Another palaver added these turns to a conversation open here; the store saved this
+    /// one's after them (`text` says so in words). See `interleave.rs`.
+    Interleaved { added: Box<crate::store::others::Added>, text: String },
 }
 
 /// A message on the current path as last handed to the store.
@@ -271,6 +277,7 @@ impl State {
             StoreMsg::OpenedCompare(Err(e)) => self.flash_error(format!("cannot open the compare: {e}")),
             StoreMsg::Opened(Err(e)) => self.flash_error(format!("cannot open the conversation: {e}")),
             StoreMsg::Prompts(prompts) => self.composer.seed_history(prompts),
+            StoreMsg::Interleaved { added, text } => self.on_interleaved(*added, text, fx),
         }
     }
 }

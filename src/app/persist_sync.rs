@@ -23,11 +23,12 @@ struct Subject<'a> {
 }
 
 /// The app clock, and whether the app is quitting (then live replies are saved at once, as
-/// cancelled).
+/// cancelled, or as interrupted by the signal that ended the session).
 #[derive(Clone, Copy)]
 struct Now {
     ms: u64,
     hurry: bool,
+    signal: Option<&'static str>,
 }
 
 /// A copy of a message for the store, without its raw frames (not stored by default, and most
@@ -49,7 +50,7 @@ impl State {
         if !self.persist.enabled {
             return;
         }
-        let now = Now { ms: self.now_ms, hurry: self.quit };
+        let now = Now { ms: self.now_ms, hurry: self.quit, signal: self.terminated_by };
         // Local numbers are handed out session-wide (the runner maps them to store ids), so the
         // chat's record lends its counter to every conversation synced here.
         let mut numbers = self.persist.numbers;
@@ -73,7 +74,7 @@ impl State {
             return;
         }
         let Some(cmp) = self.compare.active.as_mut() else { return };
-        let now = Now { ms: self.now_ms, hurry: self.quit };
+        let now = Now { ms: self.now_ms, hurry: self.quit, signal: self.terminated_by };
         let mut numbers = self.persist.numbers;
         for col in &mut cmp.columns {
             if col.persist.conv.is_none() && col.transcript.cells.iter().filter_map(Cell::message).count() <= col.seeded
@@ -141,10 +142,13 @@ impl Subject<'_> {
         });
         for (position, slot) in self.persist.path.iter_mut().enumerate() {
             let Some(m) = cells.next() else { break };
-            if slot.revision == Some(m.revision) {
+            let live = m.is_live();
+            // Quitting settles a live reply whose latest text is already stored as streaming
+            // (once: the settled save clears `live_copy`), or the next start calls it a crash.
+            let unsettled = now.hurry && live && self.persist.live_copy.as_ref().is_some_and(|c| c.3.id == m.id);
+            if slot.revision == Some(m.revision) && !unsettled {
                 continue;
             }
-            let live = m.is_live();
             let pace = crate::engine::save_pace::interval_ms(m, STREAM_SAVE_MS);
             if live && slot.revision.is_some() && !now.hurry && now.ms.saturating_sub(slot.at_ms) < pace {
                 continue;
@@ -155,6 +159,9 @@ impl Subject<'_> {
             if live && now.hurry {
                 // Quitting mid-stream stops the reply: it is kept as cancelled, not left "streaming".
                 reducer::finish(&mut msg, Ending::Cancelled, now.ms.saturating_sub(started.unwrap_or(now.ms)));
+                if let Some(signal) = now.signal {
+                    interrupted_by(&mut msg, signal);
+                }
                 self.persist.live_copy = None;
             } else if live {
                 self.persist.live_copy = Some((conv.clone(), slot.branch, position, msg.clone()));
@@ -232,6 +239,14 @@ impl Subject<'_> {
             ops.push(PersistOp::Save { conv, branch, position, msg });
         }
     }
+}
+
+/// A reply cut because the process was told to end: stored as interrupted, naming the signal,
+/// not as cancelled by the user nor as "killed or crashed" (what a reply left streaming by a
+/// process that vanished is marked on the next start).
+fn interrupted_by(msg: &mut Message, signal: &str) {
+    msg.status = crate::engine::message::MessageStatus::Interrupted;
+    msg.error = Some(reducer::signal_reason(signal));
 }
 
 /// Store operations go before any request in the same batch (the chat's or a column's): the

@@ -168,6 +168,31 @@ fn quitting_mid_stream_saves_what_arrived_without_waiting() {
 }
 
 #[test]
+fn a_signal_mid_stream_saves_the_reply_as_interrupted_by_that_signal() {
+    for signal in ["SIGHUP", "SIGTERM"] {
+        let mut s = on();
+        send(&mut s, "hi");
+        let id = live_id(&s);
+        delta(&mut s, id, "a", 300);
+        delta(&mut s, id, "b", 310);
+        // Its latest text already went out as streaming: the signal still settles it.
+        s.apply(Msg::Tick { now_ms: 500 });
+        let fx = s.apply(Msg::Terminated(signal));
+        assert_eq!(saves(&fx), [(1, 0, MessageStatus::Interrupted, "ab".into())]);
+        let error = ops(&fx)
+            .into_iter()
+            .find_map(|op| match op {
+                PersistOp::Save { msg, .. } => msg.error.clone(),
+                _ => None,
+            })
+            .expect("the reason is stored");
+        assert_eq!(error.kind, "interrupted");
+        assert!(error.message.starts_with(&format!("interrupted by {signal} (")), "{}", error.message);
+        assert!(!error.message.contains("killed or crashed"), "{}", error.message);
+    }
+}
+
+#[test]
 fn regenerate_forks_a_branch_at_the_reply() {
     let mut s = on();
     send(&mut s, "hi");

@@ -182,6 +182,9 @@ pub struct State {
     /// Bumped by every `apply` that changed something visible; the loop redraws when it moves.
     pub version: u64,
     pub quit: bool,
+    /// The signal that ended the session (`Msg::Terminated`): a reply cut by it is stored
+    /// with that reason rather than as cancelled by the user.
+    pub terminated_by: Option<&'static str>,
     /// Compare mode: the open comparison's columns, and those left behind (see `compare/`).
     pub compare: super::compare::CompareMode,
     /// What the history store holds of this conversation (see `persist.rs`).
@@ -239,6 +242,7 @@ impl State {
             dirty: false,
             version: 1,
             quit: false,
+            terminated_by: None,
             compare: super::compare::CompareMode::default(),
             persist: super::persist::Persist::default(),
             tools: super::tools::Tools::default(),
@@ -288,7 +292,10 @@ impl State {
             Msg::Tick { now_ms } => self.on_tick(now_ms),
             // No question asked: whoever sent the signal is not at the keyboard. `quit` also
             // makes the save below skip its pacing, so the reply's latest text is kept.
-            Msg::Terminated => self.quit = true,
+            Msg::Terminated(signal) => {
+                self.terminated_by = Some(signal);
+                self.quit = true;
+            }
             Msg::Edited(r) => {
                 self.dirty = true;
                 match r {

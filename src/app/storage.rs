@@ -36,6 +36,9 @@ pub struct Storage {
 }
 
 fn notice_msg(n: StoreNotice) -> Msg {
+    if let Some(added) = n.added {
+        return Msg::Store(StoreMsg::Interleaved { added, text: n.message });
+    }
     let error = !matches!(n.kind, NoticeKind::Recovered | NoticeKind::Interleaved);
     Msg::Store(StoreMsg::Notice { error, text: n.message })
 }
@@ -213,6 +216,11 @@ impl Storage {
             PersistOp::Activate { conv, branch } => {
                 if let Some(id) = self.conv(&conv) {
                     store.set_active_branch(&id, self.branch(branch));
+                }
+            }
+            PersistOp::Adopt { conv, branch, from, by } => {
+                if let Some(id) = self.conv(&conv) {
+                    store.adopt_moved(&id, Some(self.branch(branch)), from, by);
                 }
             }
             PersistOp::Rename { id, title } => store.rename(&id, &title),

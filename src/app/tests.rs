@@ -227,7 +227,7 @@ fn ctrl_c_cancels_then_clears_then_asks_once_then_quits() {
     // SIGTERM or SIGHUP quits at once, without asking: nobody is at the keyboard to answer.
     let mut s = test_state();
     typed(&mut s, "x");
-    assert!(s.apply(Msg::Terminated).contains(&Effect::Quit));
+    assert!(s.apply(Msg::Terminated("SIGTERM")).contains(&Effect::Quit));
     assert!(s.quit);
 }
 

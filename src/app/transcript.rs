@@ -92,6 +92,25 @@ impl Transcript {
         id
     }
 
+    /// Inserts a notice, then `msgs` (with fresh ids), before cell `index`; kept branches from
+    /// there on move along. Returns the messages' ids, in order.
+    pub fn insert_before(&mut self, index: usize, notice: Notice, msgs: Vec<Message>) -> Vec<u64> {
+        let index = index.min(self.cells.len());
+        let mut cells = vec![Cell::Notice(Notice { id: self.fresh_id(), ..notice })];
+        let mut ids = Vec::with_capacity(msgs.len());
+        for mut m in msgs {
+            m.id = self.fresh_id();
+            ids.push(m.id);
+            cells.push(Cell::Message(m));
+        }
+        let n = cells.len();
+        self.cells.splice(index..index, cells);
+        for b in self.branches.iter_mut().filter(|b| b.at >= index) {
+            b.at += n;
+        }
+        ids
+    }
+
     /// Index of the cell with `id`. Searches from the end: the live message is nearly always last.
     #[must_use]
     pub fn index_of(&self, id: u64) -> Option<usize> {

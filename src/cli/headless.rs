@@ -253,7 +253,8 @@ impl Printer {
             say!("{}", sanitize(n));
         }
         let _ = self.out.flush();
-        if let Some(e) = &msg.error {
+        // A stopped reply's reason (the signal that ended the run) is the notice's already.
+        if let Some(e) = msg.error.as_ref().filter(|_| msg.status != MessageStatus::Cancelled) {
             let status = e.status.map(|s| format!("HTTP {s}: ")).unwrap_or_default();
             say!("{}", sanitize(&format!("{} error: {status}{}", e.kind, e.message)));
         }
@@ -387,7 +388,10 @@ pub async fn run_turn(
         let decisions = match account.after_reply(&policy, &mut msg, registry, &|_| false) {
             Next::Stop { notice, stop } => {
                 let notice = match stop {
-                    TurnStop::Cancelled => Some("stopped by the user (Ctrl+C); what arrived is kept".to_owned()),
+                    TurnStop::Cancelled => Some(match super::interrupt::ended_by() {
+                        Some(signal) => format!("stopped by {signal}; what arrived is kept"),
+                        None => "stopped by the user (Ctrl+C); what arrived is kept".to_owned(),
+                    }),
                     _ => notice,
                 };
                 if saved > 0 || !msg.main().tool_calls.is_empty() {
@@ -506,6 +510,9 @@ async fn stream_reply(
     let now = start.elapsed().as_millis() as u64;
     if interrupted {
         reducer::finish(&mut msg, Ending::Cancelled, now);
+        if let Some(signal) = super::interrupt::ended_by() {
+            msg.error = Some(reducer::signal_reason(signal));
+        }
     } else if msg.is_live() {
         reducer::finish(&mut msg, Ending::Eof, now);
     }

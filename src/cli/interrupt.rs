@@ -9,15 +9,25 @@
 //! until [`install`] arms the turn's flag, the first Ctrl+C already exits 130. Without it a
 //! run started with SIGINT ignored (a script's background job) could not be stopped at all.
 //!
+//! The chat screen uses the same listener for the time before it opens (the `api_key_cmd`, the
+//! store, `--continue`'s lookups): Ctrl+C there exits 130 on a terminal still in its own modes.
+//! Once the screen owns the terminal, Ctrl+C is a key it reads itself, and a SIGINT sent by
+//! `kill` is ignored rather than leaving the terminal raw.
+//!
+//! SIGTERM (a polite kill) and SIGHUP (the terminal went away) are heard the same way: the turn
+//! stops and keeps what arrived, stored with the signal as its reason ([`ended_by`]), exit 130.
+//!
 //! A listener made anew in each turn of a `select!` loop misses a signal that arrives while the
 //! loop body runs — and the handler has already replaced the default one, so the signal is
 //! lost entirely. Here one handler lives for the whole process.
 
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use tokio::sync::watch;
 
 static FLAG: OnceLock<watch::Receiver<bool>> = OnceLock::new();
+/// The first SIGTERM or SIGHUP heard (0: none), named on what it cut short.
+static ENDED_BY: AtomicI32 = AtomicI32::new(0);
 /// Whether a turn watches the flag: until then the first Ctrl+C exits.
 static ARMED: AtomicBool = AtomicBool::new(false);
 
@@ -44,12 +54,20 @@ fn listen() {
     if FLAG.set(rx).is_err() {
         return;
     }
-    let Ok(mut signals) = signal_hook::iterator::Signals::new([signal_hook::consts::SIGINT]) else {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
         return;
     };
     let spawned = std::thread::Builder::new().name("palaver-ctrl-c".into()).spawn(move || {
         let mut count = 0u32;
-        for _ in signals.forever() {
+        for signal in signals.forever() {
+            // The chat screen hears its keys and (in its own loop) SIGTERM and SIGHUP.
+            if crate::tui::terminal::TerminalGuard::owned() {
+                continue;
+            }
+            if signal != SIGINT {
+                let _ = ENDED_BY.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
+            }
             count += 1;
             if count >= 2 || !ARMED.load(Ordering::SeqCst) {
                 crate::tools::process::kill_all();
@@ -61,6 +79,17 @@ fn listen() {
         }
     });
     drop(spawned);
+}
+
+/// The signal that asked this run to end, when it was SIGTERM or SIGHUP (`None` for Ctrl+C):
+/// a reply it cut short is stored naming it.
+#[must_use]
+pub fn ended_by() -> Option<&'static str> {
+    match ENDED_BY.load(Ordering::SeqCst) {
+        signal_hook::consts::SIGTERM => Some("SIGTERM"),
+        signal_hook::consts::SIGHUP => Some("SIGHUP"),
+        _ => None,
+    }
 }
 
 /// The run's view of Ctrl+C: never set when no listener was installed (tests, compare

@@ -64,12 +64,10 @@ pub async fn run(cli: Cli) -> u8 {
             say!("{w}");
         }
     }
-    // Headless, Ctrl+C is heard from here on: before a turn starts (reading attachments or
-    // stdin, `api_key_cmd`, starting MCP servers) the first one exits 130. The chat screen
-    // reads Ctrl+C as a key and restores the terminal itself, so it is left alone.
-    if !screen {
-        interrupt::install_early();
-    }
+    // Ctrl+C is heard from here on: before a turn starts (reading attachments or stdin,
+    // `api_key_cmd`, starting MCP servers) and before the chat screen opens, the first one exits
+    // 130. Once the screen owns the terminal it reads Ctrl+C as a key (the listener stands aside).
+    interrupt::install_early();
     if let Some(dir) = &g.workspace {
         cfg.workspace = Some(dir.clone());
     }

@@ -48,7 +48,7 @@ pub fn part(api: Api, a: &Attachment, detail: &str) -> Value {
     match (a.kind, data) {
         (AttachKind::Text, _) => text_part(api, &inline_text(a)),
         (AttachKind::Url, _) => {
-            let url = a.url.as_deref().unwrap_or(&a.name);
+            let url = a.fetch.as_deref().or(a.url.as_deref()).unwrap_or(&a.name);
             match api {
                 Api::Chat => json!({"type": "image_url", "image_url": {"url": url, "detail": detail}}),
                 Api::Responses if a.is_image() => json!({"type": "input_image", "image_url": url, "detail": detail}),

@@ -86,8 +86,15 @@ pub struct Attachment {
     pub width: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub height: Option<u32>,
+    /// The address as stored and shown: no user name, password or secret query parameter
+    /// (`api::redact::storable_url`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+    /// The address sent for the provider to fetch, when it differs from `url`: the query's
+    /// secrets kept (a signed link needs them), the user name and password still left out.
+    /// Never stored: a reopened conversation sends `url`.
+    #[serde(skip)]
+    pub fetch: Option<String>,
     /// The bytes; `None` for a URL, or when the store had lost them.
     #[serde(skip)]
     pub data: Option<Blob>,
@@ -173,13 +180,17 @@ impl Attachment {
             width,
             height,
             url: None,
+            fetch: None,
             data: Some(Blob::new(bytes)),
         })
     }
 
     /// An attachment the provider fetches: an image when the path ends like one, else a file.
+    /// A user name and password in the URL go nowhere; secrets in its query only to the provider.
     #[must_use]
-    pub fn from_url(url: &str) -> Self {
+    pub fn from_url(given: &str) -> Self {
+        let url = &crate::api::redact::storable_url(given);
+        let fetch = crate::api::redact::without_userinfo(given);
         let path = url.split(['?', '#']).next().unwrap_or(url).to_ascii_lowercase();
         let ext = path.rsplit_once('.').map_or("", |(_, e)| e);
         let image = match ext {
@@ -198,6 +209,7 @@ impl Attachment {
             width: None,
             height: None,
             url: Some(url.to_owned()),
+            fetch: (fetch != *url).then_some(fetch),
             data: None,
         }
     }
@@ -358,6 +370,25 @@ pub fn history_bytes(messages: &[super::message::Message]) -> u64 {
 mod tests {
     use super::*;
     use crate::api::Api;
+
+    #[test]
+    fn a_urls_user_and_password_are_kept_nowhere() {
+        let a = Attachment::from_url("https://me:pa55word@x.test/a.png?token=t0k&w=2");
+        assert_eq!(a.url.as_deref(), Some("https://x.test/a.png?w=2"));
+        assert_eq!(a.name, "https://x.test/a.png?w=2");
+        assert_eq!(a.fetch.as_deref(), Some("https://x.test/a.png?token=t0k&w=2"), "the provider gets the query");
+        assert_eq!(a.media_type, "image/png");
+        let stored = serde_json::to_string(&a).unwrap_or_default();
+        assert!(!stored.contains("pa55word") && !stored.contains("t0k"), "{stored}");
+        assert_eq!(Attachment::from_url("https://x.test/a.png").fetch, None);
+    }
+
+    #[test]
+    fn plain_urls_are_unchanged() {
+        let a = Attachment::from_url("https://x.test/a.pdf?v=1");
+        assert_eq!(a.url.as_deref(), Some("https://x.test/a.pdf?v=1"));
+        assert_eq!(a.fetch, None);
+    }
 
     fn sized(kind: AttachKind, size: u64) -> Attachment {
         let mut a = Attachment::from_url("https://x.test/a.png");

@@ -154,6 +154,23 @@ pub enum Ending {
     Transport(ErrorInfo),
 }
 
+/// Why a reply stopped when the process was told to end (`signal`: "SIGTERM", "SIGHUP"): kept
+/// on the reply, so the history names the signal rather than "killed or crashed" (what a reply
+/// left streaming by a process that vanished is marked on the next start).
+#[must_use]
+pub fn signal_reason(signal: &str) -> ErrorInfo {
+    let why = match signal {
+        "SIGHUP" => "its terminal went away",
+        _ => "palaver was told to stop",
+    };
+    ErrorInfo {
+        status: None,
+        message: format!("interrupted by {signal} ({why}) before this reply finished"),
+        kind: "interrupted".into(),
+        body: serde_json::Value::Null,
+    }
+}
+
 /// Settles the message when the stream is over: final status, finish reason and total time.
 pub fn finish(msg: &mut Message, ending: Ending, now_ms: u64) {
     msg.revision += 1;

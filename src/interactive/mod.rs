@@ -154,6 +154,10 @@ async fn launch(
     // A reply is never lost quietly: what could not be saved is offered once the screen closes.
     let store = app.store.handle();
     let saved = unsaved::flush(store.clone()).await;
+    // A store that could not be opened at all (a read-only or full disk, a locked database)
+    // kept nothing: a conversation held is offered as a failing write is.
+    let has_messages = app.state.transcript.cells.iter().any(|c| c.message().is_some());
+    let saved = saved.and_then(|()| unsaved::never_opened(app.state.persist.off_reason.as_deref(), has_messages));
     let resume = app.state.persist.id.clone().filter(|_| !app.state.transcript.cells.is_empty());
     let unsaved = saved.is_err().then(|| unsaved::Unsaved {
         id: app.state.persist.id.clone(),
@@ -173,6 +177,9 @@ async fn launch(
     // Dropping the guard restores the terminal; `target` (and a demo server in it) lives until here.
     drop(app);
     drop(target);
+    // An MCP server still starting (one that never answers `initialize`) or a tool still
+    // running is in a task nobody awaits any more: end its process group, or it outlives palaver.
+    crate::tools::process::kill_all();
     match (saved, unsaved) {
         (Err(reason), Some(conv)) => unsaved::offer(store, conv, reason, status).await,
         _ => {
@@ -254,10 +261,10 @@ impl Loop {
                     }
                 }
                 () = sleep_until(deadline), if deadline.is_some() => {}
-                () = terminated(&mut terminate) => {
-                    // Saved at once (the reply as far as it got), then the guard restores the
-                    // terminal; 130 is the contract's "interrupted" (DESIGN.md §2).
-                    self.apply(Msg::Terminated).await;
+                signal = terminated(&mut terminate) => {
+                    // Saved at once (the reply as far as it got, naming the signal), then the
+                    // guard restores the terminal; 130 is the contract's "interrupted" (DESIGN.md §2).
+                    self.apply(Msg::Terminated(signal)).await;
                     return 130;
                 }
                 Some((key, picture)) = images.recv() => {
@@ -408,8 +415,9 @@ fn terminate_signal() -> Terminate {
     Terminate
 }
 
-/// Resolves when SIGTERM or SIGHUP arrives; never when neither can be watched.
-async fn terminated(t: &mut Terminate) {
+/// Resolves with the signal's name when SIGTERM or SIGHUP arrives; never when neither can be
+/// watched.
+async fn terminated(t: &mut Terminate) -> &'static str {
     #[cfg(unix)]
     {
         async fn recv(s: &mut Option<tokio::signal::unix::Signal>) {
@@ -421,13 +429,13 @@ async fn terminated(t: &mut Terminate) {
             }
         }
         tokio::select! {
-            () = recv(&mut t.term) => {}
-            () = recv(&mut t.hup) => {}
+            () = recv(&mut t.term) => "SIGTERM",
+            () = recv(&mut t.hup) => "SIGHUP",
         }
     }
     #[cfg(not(unix))]
     {
         let _ = t;
-        std::future::pending::<()>().await;
+        std::future::pending::<&'static str>().await
     }
 }

@@ -26,6 +26,15 @@ pub async fn flush(store: Option<StoreHandle>) -> Result<(), String> {
         .unwrap_or_else(|e| Err(e.to_string()))
 }
 
+/// `Err` with the reason when the history could not be opened (`off_reason`) and the
+/// conversation has messages: nothing of it is stored.
+pub fn never_opened(off_reason: Option<&str>, has_messages: bool) -> Result<(), String> {
+    match off_reason {
+        Some(why) if has_messages => Err(format!("the history could not be opened ({why})")),
+        _ => Ok(()),
+    }
+}
+
 /// Asks what to do with a conversation that could not be saved, on the restored terminal;
 /// returns the exit status: `status` once it is written or saved, 1 when the user leaves it.
 pub async fn offer(store: Option<StoreHandle>, conv: Unsaved, reason: String, status: u8) -> u8 {
@@ -56,6 +65,10 @@ pub async fn offer(store: Option<StoreHandle>, conv: Unsaved, reason: String, st
                     }
                     Err(e) => reason = format!("cannot write {path}: {e}"),
                 }
+            }
+            ("r", _) if store.is_none() => {
+                reason =
+                    "the history is not open, so there is nothing to retry: w writes the conversation to a file".into();
             }
             ("r", _) => match flush(store.clone()).await {
                 Ok(()) => {
@@ -98,6 +111,13 @@ fn write(conv: &Unsaved, path: &str) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_history_that_never_opened_is_offered_only_with_messages() {
+        assert!(never_opened(Some("read-only"), true).is_err_and(|e| e.contains("read-only")));
+        assert_eq!(never_opened(Some("read-only"), false), Ok(()));
+        assert_eq!(never_opened(None, true), Ok(()));
+    }
 
     #[test]
     fn the_written_file_is_a_reloadable_export() {

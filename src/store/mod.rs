@@ -61,10 +61,12 @@ pub enum NoticeKind {
 }
 
 /// A readable message for the user about the store.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct StoreNotice {
     pub kind: NoticeKind,
     pub message: String,
+    /// With `Interleaved`: what the other palaver added, for a screen to show.
+    pub added: Option<Box<others::Added>>,
 }
 
 /// Errors of opening and reading.
@@ -311,7 +313,11 @@ impl StoreHandle {
     fn send(&self, op: Op) {
         let sent = self.inner.tx.as_ref().is_some_and(|tx| tx.send(Cmd::Op(op)).is_ok());
         if !sent {
-            (self.inner.notify)(StoreNotice { kind: NoticeKind::Dropped, message: StoreError::Closed.to_string() });
+            (self.inner.notify)(StoreNotice {
+                kind: NoticeKind::Dropped,
+                message: StoreError::Closed.to_string(),
+                added: None,
+            });
         }
     }
 
@@ -406,6 +412,12 @@ impl StoreHandle {
     /// Makes another branch the one `load` and `save_message` use.
     pub fn set_active_branch(&self, conv: &str, branch: i64) {
         self.send(Op::Activate { conv: conv.to_owned(), branch });
+    }
+
+    /// Says the caller renumbered its messages of `branch` from `from` on by `by`, past what
+    /// another palaver added (a [`StoreNotice`] with `added`): its later saves land as numbered.
+    pub fn adopt_moved(&self, conv: &str, branch: Option<i64>, from: usize, by: usize) {
+        self.send(Op::Adopt { conv: conv.to_owned(), branch, from, by });
     }
 
     /// Blocks until everything queued, streaming saves included, is on disk.

@@ -42,6 +42,14 @@ pub enum Op {
         conv: String,
         branch: i64,
     },
+    /// The caller renumbered its messages from `from` on by `by`, past what another palaver
+    /// added (see `others.rs`): stop moving them.
+    Adopt {
+        conv: String,
+        branch: Option<i64>,
+        from: usize,
+        by: usize,
+    },
 }
 
 impl Op {
@@ -55,7 +63,8 @@ impl Op {
             | Self::Rename { conv, .. }
             | Self::Delete { conv }
             | Self::Fork { conv, .. }
-            | Self::Activate { conv, .. } => conv,
+            | Self::Activate { conv, .. }
+            | Self::Adopt { conv, .. } => conv,
         }
     }
 }
@@ -139,6 +148,11 @@ pub fn apply(db: &Connection, op: &mut Op, ctx: &mut Ctx<'_>) -> rusqlite::Resul
             activate(db, conv, *branch, ctx)
         }
         Op::Activate { conv, branch } => activate(db, conv, *branch, ctx),
+        Op::Adopt { conv, branch, from, by } => {
+            let branch = resolve_branch(db, conv, *branch, ctx)?;
+            ctx.others.adopt(conv, branch, *from, *by);
+            Ok(())
+        }
     }
 }
 

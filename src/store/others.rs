@@ -5,9 +5,29 @@
 //! belongs to another palaver, so this writer's turns from that position on are moved after
 //! the last stored message (and stay moved for the rest of the session: a streaming reply is
 //! saved many times at the same position).
+//!
+//! What another palaver added is read back ([`Added`]) for the chat screen to show: once it has
+//! put those turns before its own and renumbered them, it says so ([`Others::adopt`]) and this
+//! writer stops moving its positions.
 
+use crate::engine::message::Message;
 use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::{HashMap, HashSet};
+
+/// Messages another palaver added to a conversation open here, found before a save.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Added {
+    pub conv: String,
+    /// The store branch they are on.
+    pub branch: i64,
+    /// The position, as this writer's caller numbered it, where its own messages were moved
+    /// from: the added messages go before it.
+    pub from: usize,
+    /// By how many positions this writer's messages from `from` on were moved.
+    pub by: usize,
+    /// The messages the other palaver wrote, in order.
+    pub messages: Vec<Message>,
+}
 
 /// What the writer knows about other writers of its conversations.
 #[derive(Debug)]
@@ -19,8 +39,8 @@ pub struct Others {
     /// Per conversation and branch, from which position on this writer's positions move and by
     /// how much, in the order found.
     shifts: HashMap<(String, i64), Vec<(usize, usize)>>,
-    /// Found and not yet reported: the conversation and how many messages were added to it.
-    pub found: Vec<(String, usize)>,
+    /// Found and not yet reported.
+    pub found: Vec<Added>,
 }
 
 impl Others {
@@ -70,9 +90,19 @@ impl Others {
             )?
             .query_row(params![conv, branch], |r| r.get(0))?;
         let end = usize::try_from(end).unwrap_or(at);
-        self.shifts.entry((conv.to_owned(), branch)).or_default().push((position, end.saturating_sub(position)));
-        self.found.push((conv.to_owned(), end.saturating_sub(at)));
+        let by = end.saturating_sub(position);
+        self.shifts.entry((conv.to_owned(), branch)).or_default().push((position, by));
+        let messages = super::read::rows(db, conv, branch, at as i64, end as i64)?.into_iter().map(|r| r.2).collect();
+        self.found.push(Added { conv: conv.to_owned(), branch, from: position, by, messages });
         Ok(end)
+    }
+
+    /// The caller took the move found at `from` (by `by`) into its own numbering (the chat
+    /// screen put the added turns before its own): its positions are the store's again.
+    pub fn adopt(&mut self, conv: &str, branch: i64, from: usize, by: usize) {
+        if let Some(s) = self.shifts.get_mut(&(conv.to_owned(), branch)) {
+            s.retain(|m| *m != (from, by));
+        }
     }
 }
 
@@ -90,5 +120,8 @@ mod tests {
         assert_eq!(o.place("c", 0, 5), 7);
         assert_eq!(o.place("c", 0, 6), 9, "the later move counts from its own position");
         assert_eq!(o.place("c", 1, 6), 6, "another branch is not moved");
+        o.adopt("c", 0, 2, 2);
+        assert_eq!(o.place("c", 0, 4), 4, "an adopted move no longer applies");
+        assert_eq!(o.place("c", 0, 6), 9, "the other move still does");
     }
 }

@@ -122,7 +122,7 @@ impl Writer {
             }
             other => {
                 // Held saves were made before this branch change: they go first.
-                if matches!(other, Op::Fork { .. } | Op::Activate { .. }) {
+                if matches!(other, Op::Fork { .. } | Op::Activate { .. } | Op::Adopt { .. }) {
                     self.release_pending(other.conversation());
                 }
                 self.enqueue(other);
@@ -253,15 +253,14 @@ impl Writer {
                 for msg in rejected {
                     self.notice(NoticeKind::Dropped, msg);
                 }
-                for (conv, added) in std::mem::take(&mut self.others.found) {
+                for found in std::mem::take(&mut self.others.found) {
+                    let (added, conv) = (found.messages.len(), &found.conv);
                     let s = if added == 1 { "" } else { "s" };
-                    self.notice(
-                        NoticeKind::Interleaved,
-                        format!(
-                            "another palaver added {added} message{s} to this conversation while it was open here; \
-                             yours are saved after them, nothing was overwritten (palaver --resume {conv} shows them all)"
-                        ),
+                    let message = format!(
+                        "another palaver added {added} message{s} to this conversation while it was open here; \
+                         yours are saved after them, nothing was overwritten (palaver --resume {conv} shows them all)"
                     );
+                    (self.notify)(StoreNotice { kind: NoticeKind::Interleaved, message, added: Some(Box::new(found)) });
                 }
             }
             Err(e) => {
@@ -309,7 +308,7 @@ impl Writer {
     }
 
     fn notice(&self, kind: NoticeKind, message: String) {
-        (self.notify)(StoreNotice { kind, message });
+        (self.notify)(StoreNotice { kind, message, added: None });
     }
 }
 

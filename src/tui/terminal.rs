@@ -25,6 +25,9 @@ static MOUSE: AtomicBool = AtomicBool::new(true);
 /// Whether the kitty keyboard flags were pushed (and must be popped).
 static KITTY: AtomicBool = AtomicBool::new(false);
 static HOOK: Once = Once::new();
+/// Whether a guard exists (from `enter` to its drop, `$EDITOR` included): the chat screen owns
+/// Ctrl+C then, as a key, so a SIGINT listener set up before the screen opened stands aside.
+static OWNED: AtomicBool = AtomicBool::new(false);
 /// Panics of background threads while the screen is palaver's: printed once it is restored,
 /// since printing them on the alternate screen in raw mode garbles both.
 static STASHED: Mutex<Vec<String>> = Mutex::new(Vec::new());
@@ -42,7 +45,11 @@ impl TerminalGuard {
     pub fn enter(mouse: bool) -> io::Result<Self> {
         install_panic_hook();
         MOUSE.store(mouse, Ordering::SeqCst);
-        enter_modes()?;
+        OWNED.store(true, Ordering::SeqCst);
+        if let Err(e) = enter_modes() {
+            OWNED.store(false, Ordering::SeqCst);
+            return Err(e);
+        }
         // Every failure from here on must give the terminal back: an error that returned early
         // once left the shell in raw mode (`-echo -icanon`) until `stty sane`.
         let made = Terminal::new(CrosstermBackend::new(io::stdout())).and_then(|mut t| t.clear().map(|()| t));
@@ -50,9 +57,16 @@ impl TerminalGuard {
             Ok(terminal) => Ok(Self { terminal }),
             Err(e) => {
                 let _ = restore();
+                OWNED.store(false, Ordering::SeqCst);
                 Err(e)
             }
         }
+    }
+
+    /// Whether the chat screen owns the terminal (a guard exists, even while `$EDITOR` has it).
+    #[must_use]
+    pub fn owned() -> bool {
+        OWNED.load(Ordering::SeqCst)
     }
 
     /// Hands the terminal back (for `$EDITOR`); `resume` takes it again.
@@ -113,6 +127,7 @@ impl TerminalGuard {
 impl Drop for TerminalGuard {
     fn drop(&mut self) {
         let _ = restore();
+        OWNED.store(false, Ordering::SeqCst);
     }
 }
 

@@ -51,9 +51,17 @@ pub struct Launch {
     capture_stderr: bool,
     poll: Duration,
     remove_socket: bool,
+    /// Words run before palaver's path (`setpriv --reuid=… `): palaver as another user.
+    wrap: String,
 }
 
 impl Launch {
+    /// Runs palaver through `command` (its words, then palaver's path and arguments).
+    pub fn wrapped_in(mut self, command: &str) -> Self {
+        self.wrap = format!("{command} ");
+        self
+    }
+
     /// The window size (120×40 by default).
     pub fn size(mut self, width: u16, height: u16) -> Self {
         (self.width, self.height) = (width, height);
@@ -119,7 +127,7 @@ impl Launch {
         let bin = env!("CARGO_BIN_EXE_palaver");
         let stderr = self.capture_stderr.then(|| home.join("stderr.txt"));
         let redirect = stderr.as_ref().map(|p| format!(" 2>'{}'", p.display())).unwrap_or_default();
-        let script = format!("'{bin}' {}{redirect}; echo EXITED-$?; sleep 600", self.args);
+        let script = format!("{}'{bin}' {}{redirect}; echo EXITED-$?; sleep 600", self.wrap, self.args);
         let (w, h) = (self.width.to_string(), self.height.to_string());
         let dir = self.cwd.as_ref().map(|d| d.display().to_string());
         let at: Vec<&str> = dir.as_deref().map(|d| vec!["-c", d]).unwrap_or_default();
@@ -184,6 +192,7 @@ impl Tmux {
             capture_stderr: false,
             poll: Duration::from_millis(100),
             remove_socket: false,
+            wrap: String::new(),
         }
     }
 
