@@ -767,6 +767,33 @@ def tui_private_key():
     c.report(asked and names and not sent, "quit", peak, wall, f"asked naming the file and the kind: {asked and names}; key sent: {sent}")
 
 
+
+def tui_other_writer():
+    c = Case("another palaver adds a turn while the chat screen has the conversation open")
+    s = Server(answer_handler("an answer"))
+    c.run(["--base-url", s.url, "-m", "m", "-p", "first turn"], deadline=20)
+    conv = history(c, "list").split()[0]
+    t = Screen(c, ["--base-url", s.url, "-m", "m", "--resume", conv])
+    t.wait_for("first turn", 20)
+    code, _, _, _, _ = c.run(["--base-url", s.url, "-m", "m", "--resume", conv, "-p", "from elsewhere"], deadline=20)
+    t.text("from the screen")
+    t.keys("Enter")
+    t.wait_for("from elsewhere", 20)
+    time.sleep(2)
+    scr = t.screen()
+    peak = t.peak_mb()
+    wall = time.time() - t.start
+    t.keys("C-q")
+    t.wait_exit(10)
+    t.close()
+    s.close()
+    shown = history(c, "show", conv)
+    order = [shown.find(x) for x in ("first turn", "from elsewhere", "from the screen")]
+    kept = all(o >= 0 for o in order) and order == sorted(order)
+    c.report(kept and "from elsewhere" in scr, "quit", peak, wall,
+             f"other turn on screen: {'from elsewhere' in scr}; all three in order in the store: {kept}; headless exit {code}")
+
+
 CASES = [
     lambda: images_case(30, 15),
     lambda: images_case(40, 20),
@@ -802,6 +829,7 @@ CASES = [
     tui_images,
     tui_sighup,
     tui_private_key,
+    tui_other_writer,
 ]
 
 
