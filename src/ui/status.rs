@@ -28,6 +28,8 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State) {
     // What the next request offers: a model must never get tools unnoticed (only a flash that
     // needs the whole line hides it, for its few seconds).
     left.push(tools_span(state));
+    // How full the next request is: always there when the window is known.
+    left.extend(super::compaction::meter(state));
     let left_w: usize = left.iter().map(|s| super::wrap::width(&s.content)).sum();
     let width = usize::from(area.width);
     let right = match &state.flash {
