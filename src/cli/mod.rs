@@ -28,6 +28,7 @@ pub mod args;
 pub mod compare;
 pub mod compare_set;
 pub mod config_cmd;
+pub mod compacting;
 pub mod continued;
 pub mod exit;
 pub mod headless;
@@ -207,7 +208,7 @@ pub async fn run(cli: Cli) -> u8 {
                 }
             }
             let registry = build_registry(&cfg, &paths).await;
-            headless::run_prompt(&flags, &t, &registry, user).await
+            headless::run_prompt(&flags, &t, &cfg, &registry, user).await
         }
     }
 }
