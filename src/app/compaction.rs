@@ -133,7 +133,8 @@ impl State {
                     crate::text::fmt::thousands(window)
                 ),
             );
-            let draft = SentDraft { composer: self.composer.draft(), pasted_paths: std::mem::take(&mut self.pasted_paths) };
+            let draft =
+                SentDraft { composer: self.composer.draft(), pasted_paths: std::mem::take(&mut self.pasted_paths) };
             self.composer.remember(text);
             self.held = Some(Held { text: text.to_owned(), draft, attachments: std::mem::take(&mut self.attachments) });
             self.composer.clear();
@@ -190,9 +191,9 @@ impl State {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app::Msg;
     use crate::api::client::WireEvent;
     use crate::api::event::StreamEvent;
+    use crate::app::Msg;
     use crate::config::ModelFacts;
 
     fn state_with_window(window: u64) -> State {
@@ -222,7 +223,9 @@ mod tests {
     }
 
     fn bodies(fx: &[Effect]) -> Vec<serde_json::Value> {
-        fx.iter().filter_map(|e| if let Effect::StartRequest { body, .. } = e { Some(body.clone()) } else { None }).collect()
+        fx.iter()
+            .filter_map(|e| if let Effect::StartRequest { body, .. } = e { Some(body.clone()) } else { None })
+            .collect()
     }
 
     #[test]
@@ -292,7 +295,9 @@ mod tests {
         let big = "word ".repeat(200);
         s.composer.set_text(&big);
         assert!(bodies(&send(&mut s, &big)).is_empty(), "held back with a notice");
-        assert!(s.transcript.cells.iter().any(|c| matches!(c, Cell::Notice(n) if n.text.contains("Enter sends it anyway"))));
+        assert!(
+            s.transcript.cells.iter().any(|c| matches!(c, Cell::Notice(n) if n.text.contains("Enter sends it anyway")))
+        );
         assert_eq!(bodies(&send(&mut s, &big)).len(), 1, "the second Enter sends it");
     }
 }

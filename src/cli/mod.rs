@@ -25,10 +25,10 @@ macro_rules! outln {
 }
 
 pub mod args;
+pub mod compacting;
 pub mod compare;
 pub mod compare_set;
 pub mod config_cmd;
-pub mod compacting;
 pub mod continued;
 pub mod exit;
 pub mod headless;

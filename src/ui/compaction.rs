@@ -22,10 +22,11 @@ pub fn card(m: &Message, c: &Compaction, state: &State, cols: usize) -> Vec<Line
     let (title, role) = if m.is_live() {
         (format!("◆ {how}: summarising {turns} ({before} tokens)…"), R::Accent)
     } else if compact::effective(m) {
-        let after = m.usage.as_ref().and_then(|u| UsageView::from_raw(u).completion).map_or_else(
-            || format!("~{}", fmt::thousands(compact::estimate(m.text()))),
-            fmt::thousands,
-        );
+        let after = m
+            .usage
+            .as_ref()
+            .and_then(|u| UsageView::from_raw(u).completion)
+            .map_or_else(|| format!("~{}", fmt::thousands(compact::estimate(m.text()))), fmt::thousands);
         (format!("◆ {how}: {turns} summarised · {before} → {after} tokens"), R::Accent)
     } else if m.status == MessageStatus::Complete {
         (format!("◆ {how}: the summary of {turns} came back cut or empty · nothing was replaced"), R::Warning)
@@ -43,7 +44,11 @@ pub fn card(m: &Message, c: &Compaction, state: &State, cols: usize) -> Vec<Line
         };
         out.extend(super::wrap::plain(&hint, cols, dim));
         if let Some(i) = &c.instructions {
-            out.extend(super::wrap::plain(&format!("  kept in particular: {}", super::sanitize::sanitize(i)), cols, dim));
+            out.extend(super::wrap::plain(
+                &format!("  kept in particular: {}", super::sanitize::sanitize(i)),
+                cols,
+                dim,
+            ));
         }
     }
     out.push(Line::default());
