@@ -55,17 +55,18 @@ pub fn card(m: &Message, c: &Compaction, state: &State, cols: usize) -> Vec<Line
     out
 }
 
-/// "  ctx 42% 3,400/8,000": the next request against the window, in the warning colour from
-/// 80 %; nothing when the window is unknown.
+/// "  ctx 42% 3.4k/8.0k" (`short`: "  ctx 42%"): the next request against the window, in the
+/// warning colour from 80 %; nothing when the window is unknown.
 #[must_use]
-pub fn meter(state: &State) -> Option<Span<'static>> {
+pub fn meter(state: &State, short_form: bool) -> Option<Span<'static>> {
     let (used, window) = state.context_meter()?;
     #[allow(clippy::cast_precision_loss)]
     let share = used as f64 / window as f64;
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     let pct = (share * 100.0).round() as u64;
     let role = if share >= 0.8 { R::Warning } else { R::Dim };
-    let text = format!("  ctx {pct}% {}/{}", short(used), short(window));
+    let text =
+        if short_form { format!("  ctx {pct}%") } else { format!("  ctx {pct}% {}/{}", short(used), short(window)) };
     Some(Span::styled(text, state.theme.style(role)))
 }
 
