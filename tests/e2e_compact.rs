@@ -195,3 +195,28 @@ fn the_context_meter_fills_turn_by_turn() {
     }
     t.quit();
 }
+
+#[test]
+fn continue_compact_on_the_chat_screen_compacts_once_it_is_open() {
+    if !tmux_available() {
+        eprintln!("tmux not available; skipping");
+        return;
+    }
+    let h = home("");
+    for (i, p) in ["one", "two", "three"].iter().enumerate() {
+        let mut args = vec!["--demo", "--no-stream", "-p", p];
+        if i > 0 {
+            args.insert(0, "--continue");
+        }
+        assert!(palaver(h.path(), &args).status.success());
+    }
+    let t = Tmux::launch("--continue --compact --demo").home(h.path()).keys_one_at_a_time().start();
+    // The demo's summary is its long scripted answer: the card's title scrolls above it.
+    let screen = t.wait_for("the card", |s| s.contains("the originals are kept, folded above") && s.contains("✓ done"));
+    assert!(!screen.contains("reopened “one”"), "what came before is folded:\n{screen}");
+    t.quit();
+    let list = palaver(h.path(), &["history", "list"]);
+    let id = String::from_utf8_lossy(&list.stdout).split_whitespace().next().unwrap().to_owned();
+    let export = palaver(h.path(), &["history", "export", &id]);
+    assert!(String::from_utf8_lossy(&export.stdout).contains("summary of the 3 turns above (compacted)"));
+}

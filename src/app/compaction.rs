@@ -257,6 +257,22 @@ mod tests {
     }
 
     #[test]
+    fn regenerating_a_summary_asks_for_a_summary_again() {
+        let mut s = state_with_window(100_000);
+        send(&mut s, "q");
+        finish(&mut s, "a", serde_json::json!({"prompt_tokens": 5, "completion_tokens": 1}));
+        send(&mut s, "/compact the names");
+        finish(&mut s, "first summary", serde_json::json!({"prompt_tokens": 9, "completion_tokens": 2}));
+        let mut fx = Vec::new();
+        s.regenerate(&mut fx);
+        let body = bodies(&fx)[0].to_string();
+        assert!(body.contains("Summarise the conversation") && body.contains("the names"), "{body}");
+        assert!(!body.contains("first summary"), "the old summary is a kept branch, not context");
+        let live = s.live.as_ref().and_then(|l| s.transcript.message(l.id));
+        assert!(live.is_some_and(|m| m.compaction.is_some()));
+    }
+
+    #[test]
     fn passing_auto_compact_compacts_first_and_esc_gives_the_prompt_back() {
         let mut s = state_with_window(1_000);
         send(&mut s, "q");

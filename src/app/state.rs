@@ -283,6 +283,10 @@ impl State {
                 self.on_key(k, &mut fx);
             }
             Msg::Mouse(m) => self.on_mouse(m),
+            Msg::Compact(instructions) => {
+                self.dirty = true;
+                self.compact(instructions, false, &mut fx);
+            }
             Msg::Paste(text) => {
                 self.dirty = true;
                 self.on_paste(&text, &mut fx);

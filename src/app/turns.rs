@@ -93,9 +93,14 @@ impl State {
             self.flash("only the last reply can be regenerated");
             return;
         }
+        // A summary is asked for again as a summary, with the same words.
+        let compaction = cells[at].message().and_then(|m| m.compaction.clone());
         self.transcript.branch_off(at);
         self.recount();
-        self.start_reply(None, fx);
+        match compaction {
+            Some(c) => self.compact(c.instructions, c.auto, fx),
+            None => self.start_reply(None, fx),
+        }
     }
 
     /// Cancels the reply in flight, keeping what arrived.

@@ -160,6 +160,7 @@ pub async fn run(cli: Cli) -> u8 {
                     id: flags.resume.clone(),
                     keep_model: t.continued.is_some() || !g.model.is_empty(),
                     notice: t.continued.as_ref().and_then(crate::engine::target::Continued::notice),
+                    compact: flags.compact,
                 };
                 let settings = headless::settings(g, &t);
                 return crate::interactive::run_with(t, cfg, paths, settings, reopen).await;
