@@ -165,6 +165,18 @@ fn continue_compact_summarises_first_then_runs_the_prompt() {
     assert_eq!(all[0].len(), 61);
     assert_eq!(contents(&all[1]).len(), 2);
     assert_eq!(contents(&all[1])[1], "go on");
+    // Each compare column's result line has its own: the window known for one model only.
+    let o = palaver(
+        h.path(),
+        &["--demo", "compare", "-m", "demo", "-m", "demo-reasoning", "-p", "hi", "--json", "--no-stream"],
+    );
+    let lines: Vec<Value> =
+        String::from_utf8_lossy(&o.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let columns: Vec<&Value> = lines.iter().filter(|l| l["type"] == "result").collect();
+    assert_eq!(columns.len(), 2);
+    assert_eq!(columns[0]["context"]["window"], 100_000);
+    assert!(columns[0]["context"]["used"].as_u64().is_some_and(|u| u > 0));
+    assert_eq!(columns[1]["context"], Value::Null);
     // Without a window the result line says so with null.
     let h2 = home("");
     let o = palaver(h2.path(), &["--demo", "--no-stream", "-p", "hi", "--json"]);
