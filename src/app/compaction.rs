@@ -15,8 +15,6 @@ use crate::engine::message::Message;
 pub struct ContextCount {
     /// Tokens of the conversation as the next request carries it (the draft not included).
     pub tokens: u64,
-    /// The model's window, when known.
-    pub window: Option<u64>,
     /// (cell index, id) of each compaction that took effect, in order: the cells between one
     /// and the one before are folded behind it until its card is opened.
     pub marks: Vec<(usize, u64)>,
@@ -41,7 +39,8 @@ impl State {
     /// Costs the draft's length, never the history's.
     #[must_use]
     pub fn context_meter(&self) -> Option<(u64, u64)> {
-        let window = self.context.window?;
+        // Looked up each time: `/model` changes it without changing the transcript.
+        let window = self.context_window()?;
         Some((self.context.tokens + self.draft_tokens(), window))
     }
 
@@ -56,7 +55,6 @@ impl State {
     pub(crate) fn recount_context(&mut self) {
         let msgs = self.transcript.request_refs();
         self.context.tokens = compact::context_tokens(&msgs, self.settings.system.as_deref());
-        self.context.window = self.context_window();
         self.context.marks = self
             .transcript
             .cells
@@ -179,6 +177,14 @@ impl State {
         } else {
             // Esc, or a failure: the prompt comes back, and the next Enter sends it as it is.
             self.auto_declined = true;
+            if !self.composer.is_empty() || !self.attachments.is_empty() {
+                // Never over what was typed meanwhile; the prompt is in the composer's history.
+                let up = self.keymap.hint(super::keymap::Action::HistoryPrev);
+                self.flash(format!(
+                    "not compacted and your prompt was not sent: {up} on an empty composer brings it back"
+                ));
+                return;
+            }
             self.composer.restore(held.draft.composer);
             self.attachments = held.attachments;
             self.pasted_paths = held.draft.pasted_paths;

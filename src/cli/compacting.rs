@@ -12,7 +12,8 @@ use crate::engine::message::Message;
 use crate::engine::request::{RequestOptions, build_body};
 use serde_json::{Value, json};
 
-/// Summarises `history` (the reopened turns, then the prompt) before the prompt's turn: the
+/// Summarises `history` (the reopened turns, then the prompt) with `opts` (the turn's request
+/// options) before the prompt's turn: the
 /// summary is stored where the prompt was and the prompt after it. Nothing to compact is a
 /// note, not a failure. Returns the failed summary when it did not take effect (the prompt is
 /// then stored after it, not sent).
@@ -26,6 +27,7 @@ pub async fn compact_first(
     history: &mut Vec<Message>,
     rec: &mut Recorder,
     json: bool,
+    mut opts: RequestOptions,
 ) -> Result<(), Message> {
     let Some(user) = history.pop() else { return Ok(()) };
     let turns = compact::turns(history);
@@ -35,15 +37,11 @@ pub async fn compact_first(
         return Ok(());
     }
     let pos = history.len();
-    let tokens_before = compact::context_tokens(history, None);
+    let tokens_before = compact::context_tokens(history, opts.system.as_deref());
     let request = compact::request(history, cfg.compact_prompt(), None);
-    let opts = RequestOptions {
-        model: t.model.clone(),
-        stream: true,
-        include_usage: t.include_usage,
-        extra: t.request_extra.clone(),
-        ..RequestOptions::default()
-    };
+    // The turn's own options (stream, max tokens, system prompt…), without tools: a summary
+    // is text.
+    opts.tools.clear();
     let body = build_body(t.api, &request, &opts);
     let mut quiet = Printer::quiet(json);
     let (mut summary, _) = stream_reply(http, t, body, json, &mut quiet, rec, pos).await;
@@ -57,7 +55,7 @@ pub async fn compact_first(
     if !ok {
         return Err(summary.clone());
     }
-    let after = compact::context_tokens(&history[..=pos], None);
+    let after = compact::context_tokens(&history[..=pos], opts.system.as_deref());
     if json {
         let line = json!({"type": "compaction", "turns": turns, "tokens_before": tokens_before,
             "tokens_after": after, "summary": summary.text()});

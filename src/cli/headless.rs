@@ -337,7 +337,9 @@ pub async fn run_prompt(g: &Global, t: &Target, cfg: &crate::config::Config, reg
         printer.result_key("continued", c.json());
     }
     if g.compact {
-        if let Err(failed) = super::compacting::compact_first(t, cfg, &http, &mut history, &mut rec, g.json).await {
+        let opts = settings(g, t).request_options(t, &t.model);
+        if let Err(failed) = super::compacting::compact_first(t, cfg, &http, &mut history, &mut rec, g.json, opts).await
+        {
             out_of_compaction(t, &mut rec, &mut printer, &failed);
             return EXIT_PROVIDER;
         }
