@@ -47,8 +47,10 @@ impl State {
     /// The draft's and the chips' tokens, estimated.
     fn draft_tokens(&self) -> u64 {
         let text: u64 = self.composer.area.lines().iter().map(|l| compact::estimate(l) + 1).sum();
+        // A big paste is a chip in the text area: its bytes are held beside it.
+        let pasted = self.composer.pasted().map_or(0, |(_, bytes)| (bytes as u64).div_ceil(4));
         let files: u64 = self.attachments.iter().map(compact::attachment_tokens).sum();
-        if self.composer.is_empty() && self.attachments.is_empty() { 0 } else { text + files + 4 }
+        if self.composer.is_empty() && self.attachments.is_empty() { 0 } else { text + pasted + files + 4 }
     }
 
     /// Recounts the context and the folds: after a reply ends or the transcript changes shape.
@@ -118,8 +120,7 @@ impl State {
         let own = self.draft_tokens();
         #[allow(clippy::cast_precision_loss)]
         let share = next as f64 / window as f64;
-        let messages = self.transcript.messages_for_request();
-        let can_compact = compact::turns(&messages) > 0 && self.compare.active.is_none();
+        let can_compact = compact::turns(&self.transcript.request_refs()) > 0 && self.compare.active.is_none();
         let auto = self.cfg.auto_compact_at().filter(|_| !self.auto_declined && can_compact);
         if auto.is_some_and(|at| share > at) && own < window {
             let pct = (share * 100.0).round();
@@ -308,6 +309,18 @@ mod tests {
         let msgs = bodies(&fx)[0]["messages"].as_array().cloned().unwrap_or_default();
         assert_eq!(msgs.len(), 2);
         assert_eq!(msgs[1]["content"], "next one");
+    }
+
+    #[test]
+    fn the_meter_counts_the_draft_and_its_pasted_chips() {
+        let mut s = state_with_window(100_000);
+        assert_eq!(s.context_meter(), Some((0, 100_000)));
+        s.composer.set_text("12345678");
+        let typed = s.context_meter().map(|m| m.0).unwrap_or_default();
+        assert_eq!(typed, 2 + 1 + 4);
+        s.apply(Msg::Paste("word\n".repeat(4_000)));
+        let pasted = s.context_meter().map(|m| m.0).unwrap_or_default();
+        assert!(pasted >= typed + 5_000, "a chip counts its 20,000 bytes: {pasted}");
     }
 
     #[test]
