@@ -177,6 +177,14 @@ fn continue_compact_summarises_first_then_runs_the_prompt() {
     assert_eq!(columns[0]["context"]["window"], 100_000);
     assert!(columns[0]["context"]["used"].as_u64().is_some_and(|u| u > 0));
     assert_eq!(columns[1]["context"], Value::Null);
+    // A request over the window: a warning on stderr, and it still goes.
+    let tiny = home("[models.\"demo\"]\ncontext_window = 10\n");
+    let o = palaver(tiny.path(), &["--demo", "--no-stream", "-p", &"many words ".repeat(20), "--json"]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("over the model's 10 token window: sending it anyway"), "{stderr}");
+    let r = result_of(&o);
+    assert_eq!(r["finish_reason"], "stop");
+    assert!(r["context"]["used"].as_u64().is_some_and(|u| u > 10));
     // Without a window the result line says so with null.
     let h2 = home("");
     let o = palaver(h2.path(), &["--demo", "--no-stream", "-p", "hi", "--json"]);
