@@ -21,7 +21,7 @@ use serde_json::json;
 
 fn state(window: u64, auto: bool) -> State {
     let mut cfg = Config::default();
-    cfg.models.insert("demo".into(), ModelFacts { context_window: Some(window), price: None });
+    cfg.models.insert("demo".into(), ModelFacts { context_window: Some(window), ..ModelFacts::default() });
     if !auto {
         cfg.auto_compact = Some(AutoCompact::On(false));
     }

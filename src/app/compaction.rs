@@ -205,7 +205,7 @@ mod tests {
 
     fn state_with_window(window: u64) -> State {
         let mut s = crate::app::test_state();
-        s.cfg.models.insert("demo".into(), ModelFacts { context_window: Some(window), price: None });
+        s.cfg.models.insert("demo".into(), ModelFacts { context_window: Some(window), ..ModelFacts::default() });
         s.recount();
         s
     }
