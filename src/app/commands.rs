@@ -47,6 +47,9 @@ pub enum Command {
     /// `/mouse [on|off]`: capture the mouse (wheel, clicks) or leave it to the terminal's own
     /// selection; alone it switches.
     Mouse(Option<String>),
+    /// `/compact [instructions]`: summarise the earlier turns with the conversation's model; the
+    /// summary is sent in their place from then on (they stay in the transcript and the store).
+    Compact(Option<String>),
 }
 
 /// (command, argument, description) for help and the palette.
@@ -75,6 +78,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ),
     ("/attach", "PATH|URL", "attach a file or image to the next message (Tab completes the path; alt+x removes)"),
     ("/mouse", "on|off", "capture the mouse (wheel, clicks) or leave it to the terminal, so text can be selected"),
+    (
+        "/compact",
+        "[WHAT TO KEEP]",
+        "summarise the earlier turns with this model; the summary is sent in their place (they stay saved)",
+    ),
     ("/help", "", "keys and commands"),
 ];
 
@@ -108,6 +116,7 @@ pub fn parse(line: &str) -> Option<Result<Command, String>> {
         },
         "/tools" => Command::Tools(arg),
         "/mouse" => Command::Mouse(arg),
+        "/compact" => Command::Compact(arg),
         // The rest of the line is the path, spaces and all.
         "/attach" | "/a" => Command::Attach(Some(rest.trim().to_owned()).filter(|r| !r.is_empty())),
         "/unset" => match arg {
@@ -125,6 +134,7 @@ impl State {
     pub(crate) fn run_command(&mut self, cmd: Command, fx: &mut Vec<Effect>) {
         self.dirty = true;
         match cmd {
+            Command::Compact(instructions) => self.compact(instructions, false, fx),
             Command::Model(Some(name)) => {
                 self.target.model.clone_from(&name);
                 self.notice(format!("model: {name}"));

@@ -313,7 +313,7 @@ impl State {
             .cells
             .iter()
             .enumerate()
-            .filter(|(_, c)| c.message().is_some_and(|m| m.role() != Role::Tool))
+            .filter(|(i, c)| c.message().is_some_and(|m| m.role() != Role::Tool) && !self.folded(*i))
             .map(|(i, c)| (i, c.id()))
             .collect();
         if ids.is_empty() {

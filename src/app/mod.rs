@@ -6,6 +6,7 @@ pub mod approval;
 mod approval_keys;
 pub mod attach;
 pub mod commands;
+pub mod compaction;
 pub mod compare;
 pub mod composer;
 pub mod conversations;

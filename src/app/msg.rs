@@ -10,6 +10,8 @@ use crossterm::event::{KeyEvent, MouseEvent};
 pub enum Msg {
     /// A key press (or repeat) from the terminal.
     Key(KeyEvent),
+    /// Compact the conversation as `/compact` does (`--continue --compact` once the screen is up).
+    Compact(Option<String>),
     /// A mouse event (wheel, click).
     Mouse(MouseEvent),
     /// Text pasted with bracketed paste.

@@ -78,6 +78,8 @@ pub struct Reopen {
     /// What the CLI found different about where the conversation continues (a flag, a
     /// provider gone from the config): shown in the transcript once it is open.
     pub notice: Option<String>,
+    /// `--compact`: summarise the reopened turns as soon as the screen is up.
+    pub compact: bool,
 }
 
 /// A conversation loaded for display: the active branch and every other branch.

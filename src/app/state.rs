@@ -202,6 +202,15 @@ pub struct State {
     /// App clock when a key last put text into the composer: a letter typed soon after is
     /// text too, never a choice in the approval modal (see `approval.rs`).
     pub typed_ms: Option<u64>,
+    /// The context the next request carries and the compactions that fold turns (see
+    /// `compaction.rs`).
+    pub context: super::compaction::ContextCount,
+    /// The prompt waiting for the automatic compaction before it.
+    pub held: Option<super::compaction::Held>,
+    /// The user stopped an automatic compaction: the next prompt goes as it is.
+    pub auto_declined: bool,
+    /// The draft warned about as over the window: sending it again sends it.
+    pub overflow_ok: Option<String>,
 }
 
 impl State {
@@ -251,6 +260,10 @@ impl State {
             quit_armed: false,
             copying: None,
             typed_ms: None,
+            context: super::compaction::ContextCount::default(),
+            held: None,
+            auto_declined: false,
+            overflow_ok: None,
         };
         for p in problems {
             s.transcript.push_notice(NoticeKind::Error, format!("config.toml: {p}"));
@@ -260,6 +273,7 @@ impl State {
         }
         s.mouse = s.cfg.mouse.unwrap_or(true);
         s.restyle_composer();
+        s.recount_context();
         s
     }
 
@@ -273,6 +287,10 @@ impl State {
                 self.on_key(k, &mut fx);
             }
             Msg::Mouse(m) => self.on_mouse(m),
+            Msg::Compact(instructions) => {
+                self.dirty = true;
+                self.compact(instructions, false, &mut fx);
+            }
             Msg::Paste(text) => {
                 self.dirty = true;
                 self.on_paste(&text, &mut fx);
@@ -384,6 +402,7 @@ impl State {
     /// Recounts the conversation totals: after a reply ends or the transcript changes shape.
     pub(crate) fn recount(&mut self) {
         self.totals = super::totals::Totals::count(&self.transcript, &self.cfg, &self.target.model);
+        self.recount_context();
     }
 
     /// Shows a short message in the status bar.

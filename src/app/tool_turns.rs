@@ -104,6 +104,7 @@ impl State {
         self.on_wire(id, event, now_ms);
         if was_live && self.live.is_none() {
             self.after_reply(Owner::Chat, id, fx);
+            self.after_compaction(id, fx);
         }
     }
 

@@ -140,7 +140,13 @@ impl Transcript {
     /// reply in flight, notices, and turns that failed (the user resends those from the draft).
     #[must_use]
     pub fn messages_for_request(&self) -> Vec<Message> {
-        let mut out: Vec<Message> = Vec::new();
+        self.request_refs().into_iter().cloned().collect()
+    }
+
+    /// The messages of [`Transcript::messages_for_request`], borrowed.
+    #[must_use]
+    pub fn request_refs(&self) -> Vec<&Message> {
+        let mut out: Vec<&Message> = Vec::new();
         for m in self.cells.iter().filter_map(Cell::message) {
             if m.is_live() {
                 continue;
@@ -151,7 +157,7 @@ impl Transcript {
                 }
                 continue;
             }
-            out.push(m.clone());
+            out.push(m);
         }
         out
     }

@@ -39,6 +39,10 @@ impl State {
                 return;
             }
         }
+        // Compacts first past `auto_compact`; asks again before a prompt that cannot fit.
+        if self.editing.is_none() && self.before_send(&text, fx) {
+            return;
+        }
         // `//text` sends a message that starts with a slash.
         let prompt = if text.starts_with("//") { text[1..].to_owned() } else { text.clone() };
         if let Some(edit) = self.editing.take() {
@@ -71,6 +75,7 @@ impl State {
         self.selected = None;
         self.scroll_bottom();
         fx.push(Effect::StartRequest { id, api: self.target.api, body });
+        self.recount_context();
     }
 
     /// Regenerates the last reply; the old one is kept as a branch.
@@ -88,9 +93,14 @@ impl State {
             self.flash("only the last reply can be regenerated");
             return;
         }
+        // A summary is asked for again as a summary, with the same words.
+        let compaction = cells[at].message().and_then(|m| m.compaction.clone());
         self.transcript.branch_off(at);
         self.recount();
-        self.start_reply(None, fx);
+        match compaction {
+            Some(c) => self.compact(c.instructions, c.auto, fx),
+            None => self.start_reply(None, fx),
+        }
     }
 
     /// Cancels the reply in flight, keeping what arrived.
@@ -104,6 +114,7 @@ impl State {
         fx.push(Effect::CancelRequest { id: live.id });
         self.recount();
         self.flash("cancelled; the partial reply is kept");
+        self.after_compaction(live.id, fx);
     }
 
     pub(crate) fn on_wire(&mut self, id: u64, event: WireEvent, now_ms: u64) {

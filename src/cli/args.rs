@@ -131,6 +131,9 @@ pub struct Global {
     /// Reopen a chosen conversation (with `compare`: finish a stored prompt-set run)
     #[arg(long, global = true)]
     pub resume: Option<String>,
+    /// With --continue/--resume: summarise the earlier turns first (they stay in the store)
+    #[arg(long, global = true)]
+    pub compact: bool,
     /// Seconds to wait for a connection
     #[arg(long, global = true, hide = true)]
     pub connect_timeout: Option<f64>,

@@ -75,6 +75,10 @@ pub async fn run(g: &Global, cfg: &Config, registry: &Registry, prompt: &str) ->
                 let mut r = result_line(t.api.name(), &t.provider, &t.model, &o.msg, &o.calls);
                 if let Some(obj) = r.as_object_mut() {
                     obj.insert("column".into(), json!(i));
+                    let window = cfg.model_facts(&t.model).and_then(|f| f.context_window).filter(|w| *w > 0);
+                    let asked = [crate::engine::Message::user(prompt)];
+                    let context = super::compacting::context_json(&asked, &o.msg, g.system.as_deref(), window);
+                    obj.insert("context".into(), context);
                     if let Some(n) = o.notice.clone().or_else(|| stop_notice(o)) {
                         obj.insert("notice".into(), json!(n));
                     }

@@ -91,6 +91,9 @@ pub fn check(g: &Global, cfg: &Config, paths: &Paths) -> Vec<String> {
     }
     let (_, key_problems) = crate::app::keymap::KeyMap::from_config(&cfg.keys);
     out.extend(key_problems);
+    if let Some(p) = cfg.auto_compact_problem() {
+        out.push(p);
+    }
     if let Some(theme) = &cfg.theme {
         if let Err(e) = crate::ui::theme::Theme::load(theme, Some(&paths.themes_dir()), false) {
             out.push(format!("theme {theme}: {e}"));

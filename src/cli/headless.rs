@@ -313,8 +313,12 @@ pub struct TurnOutcome {
 }
 
 /// Runs one prompt headless, through the tool loop; returns the exit status.
-pub async fn run_prompt(g: &Global, t: &Target, registry: &Registry, user: Message) -> u8 {
+pub async fn run_prompt(g: &Global, t: &Target, cfg: &crate::config::Config, registry: &Registry, user: Message) -> u8 {
     super::interrupt::install();
+    if g.compact && !g.continue_last && g.resume.is_none() {
+        say!("--compact summarises the earlier turns of a reopened conversation: add --continue or --resume ID");
+        return EXIT_USAGE;
+    }
     let http = match endpoint_client(&t.endpoint) {
         Ok(h) => h,
         Err(e) => {
@@ -333,7 +337,18 @@ pub async fn run_prompt(g: &Global, t: &Target, registry: &Registry, user: Messa
     if let Some(c) = &t.continued {
         printer.result_key("continued", c.json());
     }
+    if g.compact {
+        let opts = settings(g, t).request_options(t, &t.model);
+        if let Err(failed) = super::compacting::compact_first(t, cfg, &http, &mut history, &mut rec, g.json, opts).await
+        {
+            out_of_compaction(t, &mut rec, &mut printer, &failed);
+            return EXIT_PROVIDER;
+        }
+    }
+    let window = cfg.model_facts(&t.model).and_then(|f| f.context_window).filter(|w| *w > 0);
+    super::compacting::warn_overflow(&history, g.system.as_deref(), window);
     let mut out = run_turn(g, t, registry, &http, &mut history, &mut rec, &mut printer).await;
+    printer.result_key("context", super::compacting::context_json(&history, &out.msg, g.system.as_deref(), window));
     out.attachments = sent;
     // On disk before the result line, which says whether it got there.
     out.stored = Some(rec.sync());
@@ -343,6 +358,24 @@ pub async fn run_prompt(g: &Global, t: &Target, registry: &Registry, user: Messa
     printer.finish(t.api.name(), &t.provider, &t.model, &out);
     printer.flush();
     if out.account.stop == Some(TurnStop::Cancelled) { EXIT_INTERRUPTED } else { exit_status(&out.msg) }
+}
+
+/// Ends a run whose compaction failed: the failed summary's result line, the prompt not sent.
+fn out_of_compaction(t: &Target, rec: &mut Recorder, printer: &mut Printer, failed: &Message) {
+    let out = TurnOutcome {
+        msg: failed.clone(),
+        calls: Vec::new(),
+        notice: Some(
+            "the summary of the earlier turns failed, so the prompt was not sent (it is saved; run again \
+             without --compact to send it as it is)"
+                .to_owned(),
+        ),
+        account: TurnAccount::default(),
+        stored: Some(rec.sync()),
+        attachments: Vec::new(),
+    };
+    printer.finish(t.api.name(), &t.provider, &t.model, &out);
+    printer.flush();
 }
 
 /// Runs a turn on `history` (which ends with the user's message), driving the turn engine as a
@@ -438,7 +471,7 @@ pub async fn run_turn(
 }
 
 /// Streams one reply, printing as it goes. Returns the message and whether the user interrupted.
-async fn stream_reply(
+pub(super) async fn stream_reply(
     http: &reqwest::Client,
     t: &Target,
     body: serde_json::Value,

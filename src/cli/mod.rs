@@ -25,6 +25,7 @@ macro_rules! outln {
 }
 
 pub mod args;
+pub mod compacting;
 pub mod compare;
 pub mod compare_set;
 pub mod config_cmd;
@@ -157,6 +158,7 @@ pub async fn run(cli: Cli) -> u8 {
                     id: flags.resume.clone(),
                     keep_model: t.continued.is_some() || !g.model.is_empty(),
                     notice: t.continued.as_ref().and_then(crate::engine::target::Continued::notice),
+                    compact: flags.compact,
                 };
                 let settings = headless::settings(g, &t);
                 return crate::interactive::run_with(t, cfg, paths, settings, reopen).await;
@@ -205,7 +207,7 @@ pub async fn run(cli: Cli) -> u8 {
                 }
             }
             let registry = build_registry(&cfg, &paths).await;
-            headless::run_prompt(&flags, &t, &registry, user).await
+            headless::run_prompt(&flags, &t, &cfg, &registry, user).await
         }
     }
 }

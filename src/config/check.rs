@@ -4,8 +4,20 @@
 //! the parser's business (`Config::parse` names their line).
 
 /// The keys palaver reads at the top of `config.toml`.
-pub const TOP: &[&str] =
-    &["default_provider", "theme", "workspace", "prose_width", "mouse", "providers", "models", "tools", "mcp", "keys"];
+pub const TOP: &[&str] = &[
+    "default_provider",
+    "theme",
+    "workspace",
+    "prose_width",
+    "mouse",
+    "auto_compact",
+    "compact_prompt",
+    "providers",
+    "models",
+    "tools",
+    "mcp",
+    "keys",
+];
 /// The keys of a `[providers.NAME]` table.
 pub const PROVIDER: &[&str] = &[
     "base_url",

@@ -86,6 +86,12 @@ pub struct Config {
     /// Whether the chat screen captures the mouse (wheel, clicks); `false` leaves it to the
     /// terminal, so its own text selection works (default true; `/mouse` switches while it runs).
     pub mouse: Option<bool>,
+    /// When the chat compacts by itself: a share of the context window (default 0.85), or
+    /// `false` for never (see [`Config::auto_compact_at`]).
+    pub auto_compact: Option<AutoCompact>,
+    /// The summarisation prompt `/compact` and `--compact` send (default
+    /// [`DEFAULT_COMPACT_PROMPT`]).
+    pub compact_prompt: Option<String>,
     /// Whether a `config.toml` was actually read.
     #[serde(skip)]
     pub loaded_from: Option<std::path::PathBuf>,
@@ -94,6 +100,23 @@ pub struct Config {
     #[serde(skip)]
     pub warnings: Vec<String>,
 }
+
+/// `auto_compact = 0.85` or `auto_compact = false` (`true` is the default share).
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum AutoCompact {
+    On(bool),
+    At(f64),
+}
+
+/// The summarisation prompt, unless config.toml's `compact_prompt` replaces it (README).
+pub const DEFAULT_COMPACT_PROMPT: &str = "Summarise the conversation so far so that it can continue from the \
+summary alone: the user's goals and constraints, decisions made and why, facts, names, numbers, file paths and code \
+that later turns rely on, what was tried and failed, and open questions or next steps. Write it as notes for \
+yourself, without preamble, in the language of the conversation.";
+
+/// The share of the window past which the chat compacts by itself, unless configured.
+pub const AUTO_COMPACT_DEFAULT: f64 = 0.85;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -133,6 +156,37 @@ impl Config {
             let (line, column) = e.span().map_or((0, 0), |span| line_col(text, span.start));
             ConfigError::Parse { path: path.display().to_string(), line, column, message: e.message().to_owned() }
         })
+    }
+
+    /// The share of the context window past which the chat compacts before sending, or `None`
+    /// when `auto_compact = false`.
+    #[must_use]
+    pub fn auto_compact_at(&self) -> Option<f64> {
+        match self.auto_compact {
+            None | Some(AutoCompact::On(true)) => Some(AUTO_COMPACT_DEFAULT),
+            Some(AutoCompact::On(false)) => None,
+            Some(AutoCompact::At(v)) if v > 0.0 && v <= 1.0 => Some(v),
+            // Out of range (`config check` says so): the default, rather than compacting always.
+            Some(AutoCompact::At(_)) => Some(AUTO_COMPACT_DEFAULT),
+        }
+    }
+
+    /// What is wrong with `auto_compact`: a share must be above 0 and at most 1.
+    #[must_use]
+    pub fn auto_compact_problem(&self) -> Option<String> {
+        match self.auto_compact {
+            Some(AutoCompact::At(v)) if !(v > 0.0 && v <= 1.0) => Some(format!(
+                "auto_compact = {v}: give a share of the context window above 0 and at most 1 (0.85 is the \
+                 default), or false to turn it off"
+            )),
+            _ => None,
+        }
+    }
+
+    /// The summarisation prompt: `compact_prompt`, else the built-in one.
+    #[must_use]
+    pub fn compact_prompt(&self) -> &str {
+        self.compact_prompt.as_deref().filter(|p| !p.trim().is_empty()).unwrap_or(DEFAULT_COMPACT_PROMPT)
     }
 
     #[must_use]
@@ -224,6 +278,21 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn auto_compact_takes_a_share_or_false() {
+        let parse = |t: &str| Config::parse(t, Path::new("c.toml")).unwrap_or_default();
+        assert_eq!(parse("").auto_compact_at(), Some(AUTO_COMPACT_DEFAULT));
+        assert_eq!(parse("auto_compact = 0.5").auto_compact_at(), Some(0.5));
+        assert_eq!(parse("auto_compact = false").auto_compact_at(), None);
+        assert_eq!(parse("auto_compact = true").auto_compact_at(), Some(AUTO_COMPACT_DEFAULT));
+        let wild = parse("auto_compact = 85");
+        assert_eq!(wild.auto_compact_at(), Some(AUTO_COMPACT_DEFAULT));
+        assert!(wild.auto_compact_problem().is_some_and(|p| p.contains("at most 1")));
+        assert!(parse("auto_compact = 1").auto_compact_problem().is_none(), "an integer 1 is a share too");
+        assert_eq!(parse("compact_prompt = \"Be brief.\"").compact_prompt(), "Be brief.");
+        assert_eq!(parse("").compact_prompt(), DEFAULT_COMPACT_PROMPT);
+    }
 
     #[test]
     fn bad_config_names_the_line() {

@@ -172,6 +172,10 @@ pub struct Message {
     /// Files and images sent with this (user) message; their bytes are kept by hash in the store.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attachments: Vec<super::attachment::Attachment>,
+    /// Set on a reply that summarises the turns before it (`/compact`): once it finished well,
+    /// requests send it in their place (see `compact.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compaction: Option<super::compact::Compaction>,
 }
 
 impl Message {

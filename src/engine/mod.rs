@@ -10,6 +10,7 @@ pub use message::{Choice, Conversation, ErrorInfo, Message, MessageStatus, Role,
 pub mod attach_load;
 pub mod attach_wire;
 pub mod attachment;
+pub mod compact;
 pub mod diff;
 pub mod evals;
 pub mod images;

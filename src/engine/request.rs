@@ -55,8 +55,10 @@ pub fn set_option(extra: &mut Map<String, Value>, dotted: &str, value: &str) {
 #[must_use]
 pub fn build_body(api: Api, messages: &[Message], opts: &RequestOptions) -> Value {
     // Every call answered, whatever the history went through (cut, refused, stored by an older
-    // palaver): strict servers reject a call without its answer.
-    let messages = with_answers(messages);
+    // palaver): strict servers reject a call without its answer. A finished compaction stands
+    // for every turn before it.
+    let messages = super::compact::in_context(messages);
+    let messages = with_answers(&messages);
     let mut body = match api {
         Api::Chat => chat_body(&messages, opts),
         Api::Responses => responses_body(&messages, opts),

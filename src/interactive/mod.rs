@@ -114,6 +114,10 @@ async fn launch(
     }
     let (tx, rx) = mpsc::unbounded_channel();
     crate::app::tools::setup(&mut state, &tx);
+    if reopen.compact {
+        // Through the loop, so the summary's request goes out as any other.
+        let _ = tx.send(Msg::Compact(None));
+    }
     let column_http = http.clone();
     let runner = Runner::new(tx.clone(), http, target.endpoint.clone(), themes_dir, no_color);
     let compare = ColumnRunner::new(tx.clone(), column_http, runner.clock(), state.cfg.clone(), &target, &columns)

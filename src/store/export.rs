@@ -301,6 +301,11 @@ fn message_markdown(out: &mut String, m: &Message) {
         Role::Tool => format!("Tool result `{}`", m.tool_call_id.as_deref().unwrap_or("?")),
         Role::Assistant => format!("Assistant{}", m.model.as_deref().map(|x| format!(" · {x}")).unwrap_or_default()),
     };
+    // A summary that stands for the turns above it in what was sent after it.
+    let who = match &m.compaction {
+        Some(c) => format!("{who} · summary of the {} turns above (compacted)", c.turns),
+        None => who,
+    };
     let status = if m.status == crate::engine::message::MessageStatus::Complete {
         String::new()
     } else {

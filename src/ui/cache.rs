@@ -44,8 +44,9 @@ impl Incremental {
 /// One cell's rendered body.
 #[derive(Debug, Default)]
 pub struct CachedCell {
-    /// (revision, reasoning expanded, tool-card salt) the body was built for.
-    key: Option<(u64, bool, u64)>,
+    /// (revision, reasoning expanded, tool-card salt, folded behind a compaction) the body was
+    /// built for.
+    key: Option<(u64, bool, u64, bool)>,
     /// The draw that last asked for this cell (for the budget's eviction).
     used: u64,
     /// Whether a header line is drawn above the body (messages yes, notices no).
@@ -131,13 +132,19 @@ impl RenderCache {
         let cell = state.transcript.cells.get(index)?;
         let expanded = cell.message().is_some_and(|m| state.reasoning_expanded(m));
         let owner = crate::app::tools::Owner::Chat;
-        let key = Some((cell.revision(), expanded, super::tool_card::salt(state, owner, cell)));
+        let folded = state.folded(index);
+        let key = Some((cell.revision(), expanded, super::tool_card::salt(state, owner, cell), folded));
         let entry = self.cells.entry(cell.id()).or_default();
         entry.used = self.draws;
         if entry.key != key {
             entry.image_mode = self.images.mode;
             entry.images.clear();
-            cells::build(entry, cell, state, cols, owner);
+            if folded {
+                // Behind a closed compaction card: no rows at all, as a tool result.
+                cells::hide(entry);
+            } else {
+                cells::build(entry, cell, state, cols, owner);
+            }
             entry.key = key;
             self.builds += 1;
         }

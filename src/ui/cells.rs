@@ -41,14 +41,8 @@ pub fn build(entry: &mut CachedCell, cell: &Cell, state: &State, cols: usize, ow
             entry.header = true;
             match m.role() {
                 Role::Assistant => assistant(entry, m, state, cols, owner),
-                _ if super::tool_card::hidden(m) => {
-                    // A tool result is shown on its call's card.
-                    entry.header = false;
-                    entry.pre.clear();
-                    entry.md.clear();
-                    entry.tail.clear();
-                    entry.post.clear();
-                }
+                // A tool result is shown on its call's card.
+                _ if super::tool_card::hidden(m) => hide(entry),
                 role => {
                     let style = match role {
                         Role::User => theme.style(R::Base),
@@ -70,6 +64,16 @@ pub fn build(entry: &mut CachedCell, cell: &Cell, state: &State, cols: usize, ow
             }
         }
     }
+}
+
+/// Makes a cell take no rows: a tool result (shown on its call's card), or a turn folded
+/// behind a compaction card.
+pub fn hide(entry: &mut CachedCell) {
+    entry.header = false;
+    entry.pre.clear();
+    entry.md.clear();
+    entry.tail.clear();
+    entry.post.clear();
 }
 
 /// A user message longer than about a screenful is folded to that, with a line saying how
@@ -129,6 +133,9 @@ fn assistant(entry: &mut CachedCell, m: &Message, state: &State, cols: usize, ow
         pre.extend(wrap::plain(&text, cols, theme.style(R::Warning).add_modifier(Modifier::BOLD)));
     }
     pre.extend(super::item_card::leading(m, state, cols));
+    if let Some(c) = &m.compaction {
+        pre.splice(0..0, super::compaction::card(m, c, state, cols));
+    }
     entry.pre = pre;
 
     // Complete lines are markdown; the line still arriving stays plain until it completes.

@@ -7,6 +7,7 @@ pub mod markdown;
 
 pub mod cache;
 pub mod cells;
+pub mod compaction;
 pub mod compare;
 pub mod composer;
 pub mod conversations;

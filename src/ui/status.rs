@@ -28,8 +28,22 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State) {
     // What the next request offers: a model must never get tools unnoticed (only a flash that
     // needs the whole line hides it, for its few seconds).
     left.push(tools_span(state));
-    let left_w: usize = left.iter().map(|s| super::wrap::width(&s.content)).sum();
     let width = usize::from(area.width);
+    // How full the next request is: always there when the window is known, so on a narrow
+    // line it goes short and the reply's timings give way to it.
+    // "F1 help " and a space before it.
+    let help_w = super::wrap::width(&state.keymap.hint(Action::Help)) + 7;
+    if let Some(full) = super::compaction::meter(state, false) {
+        let spans_w = |l: &[Span<'_>]| -> usize { l.iter().map(|s| super::wrap::width(&s.content)).sum() };
+        let fits = |l: &[Span<'_>], m: &Span<'_>| spans_w(l) + super::wrap::width(&m.content) + help_w <= width;
+        let meter = if fits(&left, &full) { full } else { super::compaction::meter(state, true).unwrap_or(full) };
+        // Timings are the (gap, figure) pairs between the state's label and the tools.
+        while !fits(&left, &meter) && left.len() > 3 {
+            left.drain(left.len() - 3..left.len() - 1);
+        }
+        left.push(meter);
+    }
+    let left_w: usize = left.iter().map(|s| super::wrap::width(&s.content)).sum();
     let right = match &state.flash {
         Some(flash) => {
             let role = if flash.error { R::StatusError } else { R::Accent };

@@ -142,7 +142,13 @@ fn gauge(state: &State, m: &Message, cols: usize) -> Vec<Line<'static>> {
         return Vec::new();
     };
     let Some(u) = m.usage.as_ref().map(UsageView::from_raw) else { return Vec::new() };
-    let Some(used) = u.total.or_else(|| Some(u.prompt? + u.completion?)) else { return Vec::new() };
+    // A summary's own request held the turns it replaced; what stays in context is the summary.
+    let used = if crate::engine::compact::effective(m) {
+        u.completion
+    } else {
+        u.total.or_else(|| Some(u.prompt? + u.completion?))
+    };
+    let Some(used) = used else { return Vec::new() };
     #[allow(clippy::cast_precision_loss)]
     let ratio = (used as f64 / window as f64).clamp(0.0, 1.0);
     let bar_w = cols.saturating_sub(14).clamp(4, 24);
@@ -154,7 +160,8 @@ fn gauge(state: &State, m: &Message, cols: usize) -> Vec<Line<'static>> {
         Line::default(),
         Line::from(vec![
             Span::styled("context ", theme.style(R::Base)),
-            Span::styled("▓".repeat(filled), theme.style(R::GaugeFilled)),
+            // From 80 % the gauge warns, as the status bar's meter does.
+            Span::styled("▓".repeat(filled), theme.style(if ratio >= 0.8 { R::Warning } else { R::GaugeFilled })),
             Span::styled("░".repeat(bar_w - filled), theme.style(R::GaugeEmpty)),
             Span::styled(format!(" {pct}%"), theme.style(R::Base)),
         ]),
