@@ -36,11 +36,11 @@ pub const HELPER_ARG: &str = "__sandbox-exec";
 #[cfg(target_os = "linux")]
 const TARGET_ABI: ABI = ABI::V5;
 
-/// How commands run: the mode, whether TCP is open, and the program that applies the sandbox.
+/// How commands run: the mode, whether the network is open, and the program that applies the sandbox.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Policy {
     pub mode: SandboxMode,
-    /// TCP `bind`/`connect` allowed (`sandbox_network = true`).
+    /// Network sockets allowed (`sandbox_network = true`): TCP, UDP and the rest.
     pub network: bool,
     /// palaver itself (`/proc/self/exe`), run as [`HELPER_ARG`]; tests name the built binary.
     pub helper: PathBuf,
