@@ -279,7 +279,13 @@ fn a_command_runs_in_the_sandbox_the_modal_names() {
     // Outside the workspace and the temp dir: the sandbox lets neither write reach it.
     let outside = outside_tmp();
     let target = outside.path().join("outside-file");
-    let command = format!("echo x > {}; echo x > ./inside && echo inside-ok", target.display());
+    // And a connection to a local port: closed with the network.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let command = format!(
+        "echo x > {}; bash -c 'exec 3<>/dev/tcp/127.0.0.1/{port}' && echo connected; echo x > ./inside && echo inside-ok",
+        target.display()
+    );
     let args = serde_json::json!({ "command": command }).to_string();
     let server = Server::start(vec![Reply::sse(&chat_call("call_s", "run_command", &args)), Reply::sse(CHAT_TEXT)]);
     let t = start(&format!("--base-url {} --model scripted --tools auto", server.base_url));
@@ -288,6 +294,7 @@ fn a_command_runs_in_the_sandbox_the_modal_names() {
     let s = t.wait_for("the approval modal", |s| s.contains("Approve tool call?") && s.contains("Will run"));
     assert!(s.contains("sandbox workspace-write (Landlock"), "the modal names the sandbox: {s}");
     assert!(s.contains("writes: workspace, temp dir"), "{s}");
+    assert!(s.contains("network: closed"), "{s}");
     past_the_guard();
     t.keys(&["y", "Enter"]);
     t.wait_for("the model's answer", |s| s.contains("Understood, I left the file alone."));
@@ -297,6 +304,7 @@ fn a_command_runs_in_the_sandbox_the_modal_names() {
     let follow: serde_json::Value = serde_json::from_str(&server.requests()[1].body).unwrap();
     let result = follow["messages"][2]["content"].as_str().unwrap_or_default();
     assert!(result.contains("inside-ok") && result.contains("Permission denied"), "{result}");
+    assert!(!result.contains("connected") && result.contains("/dev/tcp/127.0.0.1/"), "{result}");
 }
 
 #[test]

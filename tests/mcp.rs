@@ -18,7 +18,7 @@ fn server(mode: &str) -> McpServer {
     if !mode.is_empty() {
         command.push(mode.to_owned());
     }
-    McpServer { command, env: BTreeMap::new() }
+    McpServer { command, ..McpServer::default() }
 }
 
 fn args(v: Value) -> Map<String, Value> {
@@ -112,13 +112,13 @@ async fn a_server_dying_during_a_call_is_an_error_output() {
 
 #[tokio::test]
 async fn a_command_that_does_not_exist_is_an_error() {
-    let cfg = McpServer { command: vec!["palaver-nonexistent-binary".into(), "--flag".into()], env: BTreeMap::new() };
+    let cfg = McpServer { command: vec!["palaver-nonexistent-binary".into(), "--flag".into()], ..McpServer::default() };
     let err = McpClient::start("ghost", &cfg).await.unwrap_err();
     assert!(err.contains("`palaver-nonexistent-binary`"), "{err}");
     assert!(err.contains("No such file or directory"), "{err}");
     assert!(!err.contains("os error"), "{err}");
 
-    let empty = McpServer { command: vec![], env: BTreeMap::new() };
+    let empty = McpServer { command: vec![], ..McpServer::default() };
     let err = McpClient::start("empty", &empty).await.unwrap_err();
     assert!(err.contains("empty"), "{err}");
 }
@@ -135,7 +135,7 @@ async fn a_server_that_exits_at_once_is_an_error_within_the_timeout() {
 
 #[tokio::test]
 async fn a_program_that_is_not_an_mcp_server_is_an_error() {
-    let cfg = McpServer { command: vec!["true".into()], env: BTreeMap::new() };
+    let cfg = McpServer { command: vec!["true".into()], ..McpServer::default() };
     let err = McpClient::start("true", &cfg).await.unwrap_err();
     assert!(err.contains("`true`"), "{err}");
 }
@@ -199,7 +199,7 @@ async fn a_failing_server_is_a_notice_and_the_other_tools_stay() {
     servers.insert("good".to_owned(), server(""));
     servers.insert(
         "missing".to_owned(),
-        McpServer { command: vec!["palaver-no-such-server".into()], env: BTreeMap::new() },
+        McpServer { command: vec!["palaver-no-such-server".into()], ..McpServer::default() },
     );
     let mut r = Registry::builtins();
     let notices = r.add_mcp_servers(&McpConfig { servers }).await;
@@ -234,4 +234,67 @@ async fn a_tool_list_over_its_limits_is_refused_at_once_with_that_reason() {
     let e = McpClient::start("test", &server("--huge-list")).await.unwrap_err();
     assert!(e.contains("MCP_MESSAGE_BYTES"), "{e}");
     assert!(started.elapsed() < Duration::from_secs(15), "{:?}", started.elapsed());
+}
+
+#[tokio::test]
+async fn a_server_s_own_limits_replace_the_defaults() {
+    let few = McpServer { max_tools: Some(5), ..server("") };
+    let e = McpClient::start("few", &few).await.unwrap_err();
+    assert!(e.contains("more than 5 tools") && e.contains("`max_tools`"), "{e}");
+    // A small message limit: the listing fits, an 8 KB result does not, and says so at once.
+    let small = McpServer { max_message_bytes: Some(4096), ..server("") };
+    let (client, _) = McpClient::start("small", &small).await.unwrap();
+    let started = Instant::now();
+    let out = client.call("echo", args(json!({"text": "x".repeat(8000)}))).await;
+    assert!(out.is_error && out.text.contains("larger than 4.0 KB"), "{out:?}");
+    assert!(out.text.contains("`max_message_bytes`"), "how to raise it is named: {out:?}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    // Raised, the same result comes through.
+    let roomy = McpServer { max_message_bytes: Some(16 * 1024), ..server("") };
+    let (client, _) = McpClient::start("roomy", &roomy).await.unwrap();
+    let out = client.call("echo", args(json!({"text": "x".repeat(8000)}))).await;
+    assert!(!out.is_error && out.text.contains(&"x".repeat(8000)), "{out:?}");
+}
+
+#[tokio::test]
+async fn images_an_mcp_tool_returns_count_toward_the_reply_s_image_limits() {
+    use palaver::api::limits::Limits;
+    use palaver::engine::images::reply_image_budget;
+    use palaver::engine::message::{Message, ToolCall};
+    use palaver::engine::tool_loop::run_calls_until;
+    let mut servers = BTreeMap::new();
+    servers.insert("pics".to_owned(), server("--images"));
+    let mut r = Registry::builtins();
+    assert!(r.add_mcp_servers(&McpConfig { servers }).await.is_empty());
+    let call = |id: &str, count: u32| ToolCall {
+        id: id.into(),
+        name: "images".into(),
+        arguments: json!({ "count": count }).to_string(),
+        ..ToolCall::default()
+    };
+    // The reply generated one image (96 bytes of base64, as each PNG the server sends).
+    let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+    let mut reply = Message::assistant_pending();
+    reply.items.push(json!({"type": "image_generation_call", "id": "ig", "result": png}));
+    let run = |limits: Limits, calls: Vec<ToolCall>| {
+        let (r, reply) = (&r, &reply);
+        async move {
+            let mut calls = calls;
+            let mut budget = reply_image_budget(limits, reply, None);
+            let pending = std::future::pending();
+            run_calls_until(r, &mut calls, Duration::from_secs(10), usize::MAX, &mut budget, pending).await;
+            calls
+        }
+    };
+    // images_per_reply = 4: the generated one and three of the four returned are kept.
+    let calls = run(Limits { images_per_reply: 4, ..Limits::default() }, vec![call("a", 2), call("b", 2)]).await;
+    assert_eq!(calls.iter().map(|c| c.images.len()).sum::<usize>(), 3);
+    let outputs: Vec<&str> = calls.iter().map(|c| c.output.as_deref().unwrap_or_default()).collect();
+    let said = outputs.iter().filter(|o| o.contains("image dropped: this reply passed the limit images_per_reply = 4"));
+    assert_eq!(said.count(), 1, "{outputs:?}");
+    // item_payload_bytes: the generated image and one returned fill 192 bytes; the next is dropped.
+    let calls = run(Limits { item_payload_bytes: 192, ..Limits::default() }, vec![call("c", 2)]).await;
+    assert_eq!(calls[0].images.len(), 1);
+    let out = calls[0].output.as_deref().unwrap_or_default();
+    assert!(out.contains("[image 2 (image/png): image dropped") && out.contains("item_payload_bytes = 192"), "{out}");
 }

@@ -1,5 +1,6 @@
-//! Commands under the OS sandbox (Landlock): a write outside the workspace and a TCP connect
-//! fail inside it while a write inside the workspace works — through the registry (the built
+//! Commands under the OS sandbox (Landlock, and seccomp for every socket but a Unix one): a
+//! write outside the workspace, a TCP connect and a UDP send fail inside it while a write
+//! inside the workspace works — through the registry (the built
 //! binary as the helper), and end to end with a scripted model calling `run_command` headless,
 //! where the model gets the failure as the tool result. Where this kernel has no Landlock, the
 //! tests check that palaver says so instead.
@@ -55,6 +56,31 @@ fn connect_command(port: u16) -> String {
     format!("bash -c 'exec 3<>/dev/tcp/127.0.0.1/{port}' && echo connected")
 }
 
+/// A UDP datagram to `port` on 127.0.0.1 (Landlock has no UDP rules: seccomp refuses the socket).
+fn udp_command(port: u16) -> String {
+    format!(
+        "python3 -c \"import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'x', ('127.0.0.1', \
+         {port})); print('sent')\""
+    )
+}
+
+/// A TCP connection to `port` on 127.0.0.1, from Python rather than the shell.
+fn tcp_command(port: u16) -> String {
+    format!("python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port})); print('connected')\"")
+}
+
+/// A UDP socket on 127.0.0.1 to send to, and whether a datagram reached it.
+fn udp_listener() -> (std::net::UdpSocket, u16) {
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    socket.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
+    let port = socket.local_addr().unwrap().port();
+    (socket, port)
+}
+
+fn received(socket: &std::net::UdpSocket) -> bool {
+    socket.recv(&mut [0u8; 16]).is_ok()
+}
+
 #[tokio::test]
 async fn workspace_write_confines_writes_and_closes_tcp() {
     let Support::Landlock { net, .. } = support() else {
@@ -87,6 +113,40 @@ async fn workspace_write_confines_writes_and_closes_tcp() {
         let out = run(&open, &connect_command(port)).await;
         assert!(!out.is_error && out.text.contains("connected"), "{}", out.text);
     }
+}
+
+#[tokio::test]
+async fn a_closed_network_refuses_udp_and_tcp_sockets_and_an_open_one_allows_them() {
+    let Support::Landlock { sockets, .. } = support() else { return };
+    if !sockets {
+        eprintln!("no seccomp here: the sandbox closes TCP only, and says so");
+        return;
+    }
+    let ws = outside_tmp();
+    let (udp, udp_port) = udp_listener();
+    let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let tcp_port = tcp.local_addr().unwrap().port();
+    let r = registry(ws.path(), policy(SandboxMode::WorkspaceWrite, false));
+
+    let out = run(&r, &udp_command(udp_port)).await;
+    assert!(out.is_error && !out.text.contains("sent"), "{}", out.text);
+    assert!(out.text.contains("Operation not permitted"), "the socket itself is refused: {}", out.text);
+    assert!(out.text.contains("no network socket opened"), "the model is told why: {}", out.text);
+    assert!(!received(&udp), "a datagram got out of the sandbox");
+    let out = run(&r, &tcp_command(tcp_port)).await;
+    assert!(out.is_error && !out.text.contains("connected"), "{}", out.text);
+    assert!(out.text.contains("Operation not permitted"), "{}", out.text);
+    // Unix sockets (pipes between processes, local daemons) and workspace writes still work.
+    let out = run(&r, "python3 -c \"import socket; socket.socketpair(); print('pair')\" && echo x > ./in").await;
+    assert!(!out.is_error && out.text.contains("pair") && ws.path().join("in").exists(), "{}", out.text);
+
+    // `sandbox_network = true`: both go through.
+    let open = registry(ws.path(), policy(SandboxMode::WorkspaceWrite, true));
+    let out = run(&open, &udp_command(udp_port)).await;
+    assert!(!out.is_error && out.text.contains("sent"), "{}", out.text);
+    assert!(received(&udp), "the datagram did not arrive");
+    let out = run(&open, &tcp_command(tcp_port)).await;
+    assert!(!out.is_error && out.text.contains("connected"), "{}", out.text);
 }
 
 #[tokio::test]
@@ -189,10 +249,12 @@ const PROFILE: &str = "default_provider = \"p\"\n[providers.p]\nbase_url = \"URL
 fn a_scripted_model_cannot_write_home_or_connect_but_can_write_the_workspace() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
+    let (udp, udp_port) = udp_listener();
     let calls = [
         ("c1", "echo x > ~/outside-file".to_owned()),
         ("c2", "echo x > ./inside && cat inside".to_owned()),
         ("c3", connect_command(port)),
+        ("c4", udp_command(udp_port)),
     ];
     let calls: Vec<(&str, &str)> = calls.iter().map(|(i, c)| (*i, c.as_str())).collect();
     let base = outside_tmp();
@@ -200,7 +262,8 @@ fn a_scripted_model_cannot_write_home_or_connect_but_can_write_the_workspace() {
     let (out, r) = headless(&s, base.path(), PROFILE);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(r["text"], "done", "{stderr}");
-    let Support::Landlock { net, .. } = support() else {
+    let got_out = received(&udp);
+    let Support::Landlock { net, sockets, .. } = support() else {
         assert!(stderr.contains("WITHOUT a sandbox"), "palaver must say there is no sandbox: {stderr}");
         return;
     };
@@ -212,8 +275,15 @@ fn a_scripted_model_cannot_write_home_or_connect_but_can_write_the_workspace() {
     assert!(result(0).contains("exit status: 2") && result(0).contains("Permission denied"), "{}", result(0));
     assert!(result(0).contains("workspace-write sandbox"), "{}", result(0));
     assert!(result(1).starts_with("exit status: 0\nstdout:\nx\n"), "{}", result(1));
-    if net {
+    if sockets {
+        // seccomp refuses the socket before Landlock sees a connect.
+        assert!(result(2).contains("Operation not permitted") && !result(2).contains("connected"), "{}", result(2));
+        assert!(result(3).contains("PermissionError") && result(3).contains("exit status: 1"), "{}", result(3));
+        assert!(result(3).contains("no network socket opened"), "{}", result(3));
+        assert!(!got_out, "a datagram got out of the sandbox");
+    } else if net {
         assert!(result(2).contains("connect: Permission denied") && !result(2).contains("connected"), "{}", result(2));
+        assert!(stderr.contains("closes only TCP"), "{stderr}");
     } else {
         assert!(stderr.contains("cannot close the network"), "{stderr}");
     }
@@ -224,10 +294,13 @@ fn a_scripted_model_cannot_write_home_or_connect_but_can_write_the_workspace() {
     let s = Server::start(vec![Reply::sse(&chat_calls(&calls)), Reply::sse(CHAT_TEXT)]);
     headless(&s, base.path(), &format!("{PROFILE}sandbox = \"off\"\n"));
     assert!(base.path().join("home/outside-file").exists());
+    assert!(received(&udp), "without a sandbox, the datagram arrives");
     let base = outside_tmp();
     let s = Server::start(vec![Reply::sse(&chat_calls(&calls)), Reply::sse(CHAT_TEXT)]);
     headless(&s, base.path(), &format!("{PROFILE}sandbox_network = true\n"));
     let follow: Value = serde_json::from_str(&s.requests()[1].body).unwrap();
     assert!(follow["messages"][4]["content"].as_str().unwrap().contains("connected"), "{follow}");
+    assert!(follow["messages"][5]["content"].as_str().unwrap().contains("sent"), "{follow}");
+    assert!(received(&udp), "with the network open, the datagram arrives");
     assert!(!base.path().join("home/outside-file").exists());
 }

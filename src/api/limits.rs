@@ -208,11 +208,67 @@ impl ReplyBudget {
         self.images.remove(&index);
         self.dropped.insert(index, (name, value));
         drop_payload(item);
-        Some(format!(
-            "image dropped: this reply passed the limit {name} = {value}; the reply goes on without it \
-             (raise it in the provider's profile in config.toml: limits = {{ {name} = … }})"
-        ))
+        Some(image_dropped(name, value))
     }
+}
+
+/// The images one reply holds, counted against `images_per_reply` and `item_payload_bytes`
+/// after the reply has streamed: the images its tool calls returned (MCP image content) join
+/// the images the reply generated, under the same two limits.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ImageBudget {
+    limits: Limits,
+    /// Images kept so far.
+    count: usize,
+    /// Their bytes, as base64 (how a generated image arrives and a tool image is sent).
+    bytes: usize,
+}
+
+impl ImageBudget {
+    /// An empty budget under `limits`.
+    #[must_use]
+    pub fn new(limits: Limits) -> Self {
+        Self { limits, count: 0, bytes: 0 }
+    }
+
+    /// The base64 size of `raw` bytes.
+    #[must_use]
+    pub fn base64_len(raw: usize) -> usize {
+        raw.div_ceil(3).saturating_mul(4)
+    }
+
+    /// Counts an image the reply already holds (kept whatever the limits: it is there).
+    pub fn hold(&mut self, size: usize) {
+        self.count += 1;
+        self.bytes = self.bytes.saturating_add(size);
+    }
+
+    /// Takes one image of `size` bytes (base64); `Err` names the limit it would pass, and the
+    /// image is then not counted (it is to be dropped).
+    ///
+    /// # Errors
+    /// The words for the user and the model when a limit is passed.
+    pub fn take(&mut self, size: usize) -> Result<(), String> {
+        let l = self.limits;
+        let why = if self.count >= l.images_per_reply {
+            ("images_per_reply", l.images_per_reply)
+        } else if self.bytes.saturating_add(size) > l.item_payload_bytes {
+            ("item_payload_bytes", l.item_payload_bytes)
+        } else {
+            self.count += 1;
+            self.bytes += size;
+            return Ok(());
+        };
+        Err(image_dropped(why.0, why.1))
+    }
+}
+
+/// Why an image was dropped, naming the limit and how to raise it.
+fn image_dropped(name: &str, value: usize) -> String {
+    format!(
+        "image dropped: this reply passed the limit {name} = {value}; the reply goes on without it \
+         (raise it in the provider's profile in config.toml: limits = {{ {name} = … }})"
+    )
 }
 
 /// The base64 image an output item carries: an `image_generation_call`'s `result`, or a
@@ -330,6 +386,21 @@ mod tests {
         };
         assert!(b.take(&call(0)).is_ok() && b.take(&call(1)).is_ok() && b.take(&call(1)).is_ok());
         assert!(b.take(&call(2)).err().unwrap_or_default().contains("tool_calls"));
+    }
+
+    #[test]
+    fn an_image_budget_counts_what_the_reply_holds_and_refuses_past_either_limit() {
+        let limits = Limits { images_per_reply: 3, item_payload_bytes: 100, ..Limits::default() };
+        let mut b = ImageBudget::new(limits);
+        b.hold(40);
+        assert_eq!(b.take(40), Ok(()));
+        let why = b.take(30).unwrap_err();
+        assert!(why.contains("item_payload_bytes = 100") && why.contains("limits = { item_payload_bytes"), "{why}");
+        // A refused image is not counted: a smaller one still fits, then the count is full.
+        assert_eq!(b.take(20), Ok(()));
+        assert!(b.take(0).unwrap_err().contains("images_per_reply = 3"));
+        assert_eq!(ImageBudget::base64_len(4), 8);
+        assert_eq!(ImageBudget::base64_len(3), 4);
     }
 
     #[test]

@@ -59,6 +59,21 @@ impl State {
     /// `sandbox_network`) with the session's helper (a bare state has none: nothing is wrapped).
     #[must_use]
     pub fn owner_sandbox(&self, owner: Owner) -> Policy {
+        let profile = self.owner_profile(owner);
+        Policy {
+            helper: self.tools.set.0.workspace().sandbox().helper.clone(),
+            ..Policy::configured(profile.and_then(|p| p.sandbox), profile.and_then(|p| p.sandbox_network))
+        }
+    }
+
+    /// The limits of `owner`'s provider profile (the defaults where it sets none).
+    #[must_use]
+    pub fn owner_limits(&self, owner: Owner) -> crate::api::limits::Limits {
+        self.owner_profile(owner).and_then(|p| p.limits).unwrap_or_default()
+    }
+
+    /// `owner`'s provider profile in the configuration, when it has one.
+    fn owner_profile(&self, owner: Owner) -> Option<&crate::config::ProviderProfile> {
         let provider = match owner {
             Owner::Chat => Some(&self.target.provider),
             Owner::Column { generation, column } => {
@@ -66,11 +81,7 @@ impl State {
                 cmp.and_then(|c| c.columns.get(column)).map(|c| &c.target.provider)
             }
         };
-        let profile = provider.and_then(|p| self.cfg.providers.get(p));
-        Policy {
-            helper: self.tools.set.0.workspace().sandbox().helper.clone(),
-            ..Policy::configured(profile.and_then(|p| p.sandbox), profile.and_then(|p| p.sandbox_network))
-        }
+        provider.and_then(|p| self.cfg.providers.get(p))
     }
 
     pub(crate) fn owner_notice(&mut self, owner: Owner, kind: NoticeKind, text: impl Into<String>) {

@@ -266,11 +266,19 @@ pub fn setup(state: &mut State, tx: &tokio::sync::mpsc::UnboundedSender<Msg>) {
 
 impl State {
     /// Puts a finished call's output on the call, within the round's byte budget.
-    pub(crate) fn record_output(&mut self, owner: Owner, id: u64, index: usize, output: ToolOutput, ms: u64) {
+    pub(crate) fn record_output(&mut self, owner: Owner, id: u64, index: usize, mut output: ToolOutput, ms: u64) {
+        // Its images share the reply's image limits with what the reply generated and what
+        // its other calls returned.
+        let limits = self.owner_limits(owner);
+        let reply = self.owner_transcript(owner).and_then(|t| t.message(id));
+        let mut images = reply.map_or_else(
+            || crate::api::limits::ImageBudget::new(limits),
+            |m| crate::engine::images::reply_image_budget(limits, m, Some(index)),
+        );
+        output.keep_images_within(&mut images);
         let Some(t) = self.tools.turn_mut(owner).filter(|t| t.id == id) else { return };
         // One tool's output is capped by the registry; the round's total here.
-        let round = crate::api::limits::Limits::default().round_tool_output_bytes;
-        let text = within_round(output.text, &mut t.spent, round);
+        let text = within_round(output.text, &mut t.spent, limits.round_tool_output_bytes);
         let images = output.images;
         self.update_call(owner, id, index, |c| {
             c.status = if output.is_error { ToolStatus::Failed } else { ToolStatus::Done };

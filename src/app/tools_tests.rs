@@ -567,3 +567,38 @@ fn each_call_runs_in_its_providers_sandbox_with_the_sessions_helper() {
     assert_eq!(set.0.workspace().sandbox(), &p);
     assert!(set.with_sandbox(p) == set);
 }
+
+#[test]
+fn images_tools_return_count_toward_the_reply_s_image_limit() {
+    use base64::Engine as _;
+    let mut s = state();
+    // The profile's own limits apply: two images in one reply.
+    let limits = crate::api::limits::Limits { images_per_reply: 2, ..Default::default() };
+    let profile = crate::config::ProviderProfile { limits: Some(limits), ..Default::default() };
+    s.cfg.providers.insert("demo".into(), profile);
+    let id = send(&mut s, "show me");
+    reply_with_calls(&mut s, id, &[("current_time", "{}", None), ("current_time", "{}", None)]);
+    let png = base64::engine::general_purpose::STANDARD
+        .decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==")
+        .unwrap_or_default();
+    let with_images = |n: usize| {
+        let mut out = ToolOutput::ok("pictures");
+        out.images = vec![crate::tools::ToolImage { media_type: "image/png".into(), bytes: png.clone() }; n];
+        out
+    };
+    let done = |s: &mut State, index: usize, output: ToolOutput| {
+        s.apply(Msg::Tools(ToolMsg::Done { owner: Owner::Chat, id, index, output, duration_ms: 7 }))
+    };
+    done(&mut s, 1, with_images(1));
+    let fx = done(&mut s, 0, with_images(2));
+    let kept = |i: usize| s.tool_call(id, i).map_or(0, |c| c.images.len());
+    assert_eq!((kept(0), kept(1)), (1, 1), "two in all: the second call's first, then the first call's first");
+    assert!(
+        output(&s, id, 0)
+            .contains("[image 2 (image/png): image dropped: this reply passed the limit images_per_reply = 2")
+    );
+    assert_eq!(output(&s, id, 1), "pictures");
+    // What goes to the model says so too.
+    let body = request_body(&fx).unwrap_or_default();
+    assert!(body.to_string().contains("images_per_reply = 2"), "{body}");
+}

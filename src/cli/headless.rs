@@ -440,7 +440,9 @@ pub async fn run_turn(
         let mut to_run: Vec<ToolCall> = runnable.iter().map(|&i| calls[i].clone()).collect();
         // Ctrl+C drops the running calls (their process groups end) and ends the turn.
         let round = limits.round_tool_output_bytes;
-        let finished = run_calls_until(registry, &mut to_run, DEFAULT_TOOL_TIMEOUT, round, stop.fired()).await;
+        // The images the calls return share the reply's image limits with what it generated.
+        let images = &mut crate::engine::images::reply_image_budget(limits, &msg, None);
+        let finished = run_calls_until(registry, &mut to_run, DEFAULT_TOOL_TIMEOUT, round, images, stop.fired()).await;
         for (&i, done) in runnable.iter().zip(to_run) {
             calls[i] = done;
         }

@@ -62,7 +62,7 @@ const MODEL: &[&str] = &["context_window", "price"];
 const PRICE: &[&str] = &["input", "cached_input", "output"];
 const USER_TOOL: &[&str] = &["name", "description", "command", "parameters", "approval", "timeout_secs", "sandbox"];
 const MCP: &[&str] = &["servers"];
-const MCP_SERVER: &[&str] = &["command", "env"];
+const MCP_SERVER: &[&str] = &["command", "env", "max_message_bytes", "max_tools"];
 
 /// A key palaver does not read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -269,6 +269,17 @@ mod tests {
     fn a_clean_file_and_free_form_tables_report_nothing() {
         let text = "[providers.p]\nbase_url = \"x\"\nheaders = { whatever = \"1\" }\nrequest = { reasoning = { effort = \"high\" } }\n[keys]\npalette = \"ctrl+k\"\n";
         assert!(unknown_keys(text).is_empty());
+    }
+
+    #[test]
+    fn an_mcp_server_s_limits_are_known_and_read() {
+        let text =
+            "[mcp.servers.files]\ncommand = [\"x\"]\nmax_message_bytes = 1048576\nmax_tools = 50\nmax_tool = 1\n";
+        let unknown: Vec<String> = unknown_keys(text).iter().map(ToString::to_string).collect();
+        assert_eq!(unknown, ["line 5: unknown key `mcp.servers.files.max_tool` (did you mean `max_tools`?)"]);
+        let cfg = crate::config::Config::parse(text, std::path::Path::new("c.toml")).unwrap_or_default();
+        let files = &cfg.mcp.servers["files"];
+        assert_eq!((files.max_message_bytes, files.max_tools), (Some(1_048_576), Some(50)));
     }
 
     #[test]

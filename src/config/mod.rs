@@ -55,6 +55,13 @@ pub struct McpServer {
     pub command: Vec<String>,
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Bytes of one message from this server (a page of its tool list, one tool result);
+    /// unset: `MCP_MESSAGE_BYTES` (16 MiB).
+    #[serde(default)]
+    pub max_message_bytes: Option<usize>,
+    /// Tools this server may list; unset: `MCP_TOOLS` (1000).
+    #[serde(default)]
+    pub max_tools: Option<usize>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]

@@ -53,7 +53,7 @@ pub struct ProviderProfile {
     pub attachments: super::attachments::AttachmentPolicy,
     /// The OS sandbox commands run in for this provider's models (default workspace-write).
     pub sandbox: Option<SandboxMode>,
-    /// Whether sandboxed commands may open TCP connections (default: closed).
+    /// Whether sandboxed commands may open network sockets, TCP, UDP and the rest (default: closed).
     pub sandbox_network: Option<bool>,
 }
 

@@ -3,6 +3,7 @@
 //! so the user can open them and the transcript can draw them; the path is noted beside the item.
 
 use super::message::Message;
+use crate::api::limits::ImageBudget;
 use base64::Engine as _;
 use std::path::Path;
 
@@ -43,6 +44,21 @@ pub fn save_generated_images(msg: &mut Message, data_dir: &Path) -> (usize, Vec<
         }
     }
     (saved, notices)
+}
+
+/// The image budget left in reply `msg` under `limits`: its generated images and the images
+/// its tool calls already hold (but call `skip`'s, about to be replaced) are counted in.
+#[must_use]
+pub fn reply_image_budget(limits: crate::api::limits::Limits, msg: &Message, skip: Option<usize>) -> ImageBudget {
+    let mut budget = ImageBudget::new(limits);
+    for b64 in msg.items.iter().filter_map(payload) {
+        budget.hold(b64.len());
+    }
+    let calls = msg.main().tool_calls.iter().enumerate().filter(|(i, _)| Some(*i) != skip);
+    for image in calls.flat_map(|(_, call)| &call.images) {
+        budget.hold(ImageBudget::base64_len(usize::try_from(image.size).unwrap_or(usize::MAX)));
+    }
+    budget
 }
 
 /// The base64 image an output item carries, if any: an `image_generation_call`'s `result`, or
@@ -89,6 +105,29 @@ pub fn saved_image_in(path: &str, data_dir: &std::path::Path) -> Option<std::pat
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reply_s_image_budget_counts_its_generated_images_and_its_other_calls_images() {
+        let limits = crate::api::limits::Limits { images_per_reply: 2, ..Default::default() };
+        let mut m = Message::assistant_pending();
+        m.items.push(serde_json::json!({"type": "image_generation_call", "id": "ig", "result": "AAAA"}));
+        // An item whose image was dropped holds nothing.
+        m.items.push(serde_json::json!({"type": "image_generation_call", "id": "ig2", "result": ""}));
+        let png = base64::engine::general_purpose::STANDARD
+            .decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==")
+            .unwrap_or_default();
+        let images = super::super::attachment::from_tool_images(
+            "t",
+            vec![crate::tools::ToolImage { media_type: "image/png".into(), bytes: png }],
+        );
+        assert_eq!(images.len(), 1);
+        m.main_mut().tool_calls.push(super::super::message::ToolCall { images, ..Default::default() });
+        // Two images held: the count is full.
+        assert!(reply_image_budget(limits, &m, None).take(1).is_err());
+        // The call about to be replaced does not count: room for one.
+        let mut budget = reply_image_budget(limits, &m, Some(0));
+        assert!(budget.take(1).is_ok() && budget.take(1).is_err());
+    }
 
     #[test]
     fn every_kind_of_image_output_is_found() {

@@ -2,6 +2,7 @@
 //! calls may run without asking, and running a batch of approved calls concurrently.
 
 use super::message::{ToolCall, ToolStatus};
+use crate::api::limits::ImageBudget;
 pub use crate::engine::request::MCP_APPROVE;
 use crate::tools::items;
 use crate::tools::{Approval, Registry, ToolOutput, ToolSpec};
@@ -130,12 +131,15 @@ pub const CONCURRENT_CALLS: usize = 4;
 /// Runs calls concurrently with no path outside the workspace approved (headless), filling in
 /// output, status and duration.
 pub async fn run_calls(registry: &Registry, calls: &mut [ToolCall], timeout: Duration) {
-    run_calls_until(registry, calls, timeout, usize::MAX, std::future::pending()).await;
+    let images = &mut ImageBudget::new(crate::api::limits::Limits::default());
+    run_calls_until(registry, calls, timeout, usize::MAX, images, std::future::pending()).await;
 }
 
 /// [`run_calls`], at most [`CONCURRENT_CALLS`] at a time, with `round_bytes` of output for the
 /// whole round (`limits.round_tool_output_bytes`): an output that would pass it is cut there,
 /// and calls not yet started once it is spent do not run; both say so, naming the limit.
+/// The images the calls return are kept, as they finish, within `images` (the reply's image
+/// budget, see [`crate::engine::images::reply_image_budget`]); those past it are dropped and said.
 /// When `cancel` resolves, running calls are dropped (their process groups ended) and the
 /// calls that finished keep their outputs; returns false then, with the others left unsettled.
 pub async fn run_calls_until(
@@ -143,6 +147,7 @@ pub async fn run_calls_until(
     calls: &mut [ToolCall],
     timeout: Duration,
     round_bytes: usize,
+    images: &mut ImageBudget,
     cancel: impl std::future::Future<Output = ()>,
 ) -> bool {
     use futures_util::StreamExt;
@@ -183,7 +188,12 @@ pub async fn run_calls_until(
                 break;
             }
             r = done.next() => match r {
-                Some(r) => results.push(r),
+                Some(mut r) => {
+                    if let (_, Some((out, _))) = &mut r {
+                        out.keep_images_within(images);
+                    }
+                    results.push(r);
+                }
                 None => break,
             },
         }

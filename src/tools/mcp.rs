@@ -50,7 +50,7 @@ pub struct McpClient {
     stderr: StderrTail,
     /// The server's process group, ended with the client or on an exiting Ctrl+C.
     _group: super::process::Group,
-    /// Set when a message passed [`MCP_MESSAGE_BYTES`]: the connection is closed, for that reason.
+    /// Set when a message passed the server's message limit: the connection is closed, for that reason.
     over: Overflow,
 }
 
@@ -105,14 +105,15 @@ impl McpClient {
             return Err(format!("`{program}`: could not connect to its stdin and stdout"));
         };
         let over = Overflow::default();
-        let stdout = CappedLines::new(stdout, MCP_MESSAGE_BYTES, over.clone());
+        let max_message = cfg.max_message_bytes.unwrap_or(MCP_MESSAGE_BYTES);
+        let stdout = CappedLines::new(stdout, max_message, over.clone());
 
         let info =
             ClientConfig::new(ClientCapabilities::default(), Implementation::new("palaver", env!("CARGO_PKG_VERSION")))
                 .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
         let handshake = async {
             let service = info.serve((stdout, stdin)).await.map_err(|e| format!("the MCP handshake failed: {e}"))?;
-            let tools = list_tools(&service, &over).await?;
+            let tools = list_tools(&service, &over, cfg.max_tools.unwrap_or(MCP_TOOLS)).await?;
             Ok::<_, String>((service, tools))
         };
         let (service, tools) = match tokio::time::timeout(limit, handshake).await {
@@ -224,9 +225,14 @@ impl McpClient {
     }
 }
 
-/// Every page of the server's tool list, refused past [`MCP_TOOLS`] (a server paging forever
-/// would otherwise be listed forever); the refusal is kept in `over` as the reason.
-async fn list_tools(service: &RunningService<RoleClient, ClientConfig>, over: &Overflow) -> Result<Vec<Tool>, String> {
+/// Every page of the server's tool list, refused past `max_tools` (its `max_tools`, or
+/// [`MCP_TOOLS`]: a server paging forever would otherwise be listed forever); the refusal is
+/// kept in `over` as the reason.
+async fn list_tools(
+    service: &RunningService<RoleClient, ClientConfig>,
+    over: &Overflow,
+    max_tools: usize,
+) -> Result<Vec<Tool>, String> {
     let mut tools = Vec::new();
     let mut cursor = None;
     loop {
@@ -235,8 +241,11 @@ async fn list_tools(service: &RunningService<RoleClient, ClientConfig>, over: &O
             .await
             .map_err(|e| format!("listing its tools failed: {e}"))?;
         tools.extend(page.tools);
-        if tools.len() > MCP_TOOLS {
-            let why = format!("it lists more than {MCP_TOOLS} tools, the limit for one MCP server (MCP_TOOLS)");
+        if tools.len() > max_tools {
+            let why = format!(
+                "it lists more than {max_tools} tools, the limit for one MCP server (MCP_TOOLS = {MCP_TOOLS} \
+                 unless the server's `max_tools` in config.toml sets another)"
+            );
             over.refuse(&why);
             return Err(why);
         }
@@ -424,7 +433,6 @@ fn output(result: CallToolResult) -> ToolOutput {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
 
     fn server(mode: &str) -> McpServer {
         let script = format!("{}/tests/mcp_server/server.py", env!("CARGO_MANIFEST_DIR"));
@@ -432,7 +440,7 @@ mod tests {
         if !mode.is_empty() {
             command.push(mode.to_owned());
         }
-        McpServer { command, env: BTreeMap::new() }
+        McpServer { command, ..McpServer::default() }
     }
 
     #[tokio::test]

@@ -1,7 +1,8 @@
 //! The limits on what an MCP server can make palaver hold: one message (a page of the tool
-//! list, a tool result) and the number of tools one server lists. A message is a line of
-//! JSON-RPC; the server's stdout is read through [`CappedLines`], which ends the stream (an
-//! end of file for the MCP client) the moment a line passes [`MCP_MESSAGE_BYTES`] and keeps
+//! list, a tool result) and the number of tools one server lists, [`MCP_MESSAGE_BYTES`] and
+//! [`MCP_TOOLS`] unless its `[mcp.servers.NAME]` sets `max_message_bytes` or `max_tools`. A
+//! message is a line of JSON-RPC; the server's stdout is read through [`CappedLines`], which
+//! ends the stream (an end of file for the MCP client) the moment a line passes the limit and keeps
 //! the reason, so the waiting request fails at once with it instead of the whole line being
 //! buffered (a 300 MB result once waited a minute and was reported as "timed out").
 
@@ -37,8 +38,9 @@ impl Overflow {
 
     fn set(&self, max: usize) {
         self.refuse(&format!(
-            "it sent a message larger than {}, the limit for one MCP message (MCP_MESSAGE_BYTES: a page of \
-             the tool list or one tool result); palaver stopped reading and closed the connection",
+            "it sent a message larger than {}, the limit for one MCP message (a page of the tool list or one \
+             tool result: MCP_MESSAGE_BYTES = {MCP_MESSAGE_BYTES} unless the server's `max_message_bytes` in \
+             config.toml sets another); palaver stopped reading and closed the connection",
             crate::text::fmt::size(max)
         ));
     }

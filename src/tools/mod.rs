@@ -11,6 +11,8 @@ pub mod mcp_cap;
 pub mod process;
 pub mod regular;
 pub mod sandbox;
+#[cfg(target_os = "linux")]
+pub mod seccomp;
 pub mod secret_hold;
 pub mod setup;
 pub mod user;
@@ -118,6 +120,25 @@ impl ToolOutput {
     #[must_use]
     pub fn error(text: impl Into<String>) -> Self {
         Self { text: text.into(), is_error: true, images: Vec::new(), held: None }
+    }
+
+    /// Keeps the images that fit in the reply's image `budget` (`images_per_reply`,
+    /// `item_payload_bytes`, shared with the images the reply generated); each one past it is
+    /// dropped and said in the text, so the user and the model know (a held output's images
+    /// are counted when it is sent).
+    pub fn keep_images_within(&mut self, budget: &mut crate::api::limits::ImageBudget) {
+        let mut n = 0;
+        self.images.retain(|img| {
+            n += 1;
+            let size = crate::api::limits::ImageBudget::base64_len(img.bytes.len());
+            match budget.take(size) {
+                Ok(()) => true,
+                Err(why) => {
+                    self.text.push_str(&format!("\n[image {n} ({}): {why}]", img.media_type));
+                    false
+                }
+            }
+        });
     }
 }
 
@@ -364,6 +385,32 @@ pub fn clip(s: &str, n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn images_past_the_reply_s_budget_are_dropped_and_said() {
+        let limits = crate::api::limits::Limits { images_per_reply: 2, ..Default::default() };
+        let mut budget = crate::api::limits::ImageBudget::new(limits);
+        // The reply already holds one image (one it generated).
+        budget.hold(8);
+        let image = |n| ToolImage { media_type: "image/png".into(), bytes: vec![0; n] };
+        let mut out = ToolOutput::ok("two images");
+        out.images = vec![image(3), image(6)];
+        out.keep_images_within(&mut budget);
+        assert_eq!(out.images, [image(3)]);
+        assert!(
+            out.text.starts_with(
+                "two images\n[image 2 (image/png): image dropped: this reply passed the limit \
+                                  images_per_reply = 2"
+            ),
+            "{}",
+            out.text
+        );
+        // Within the budget, nothing changes.
+        let mut out = ToolOutput::ok("one");
+        out.images = vec![image(3)];
+        out.keep_images_within(&mut crate::api::limits::ImageBudget::new(limits));
+        assert_eq!((out.images.len(), out.text.as_str()), (1, "one"));
+    }
 
     #[tokio::test]
     async fn bad_input_becomes_an_error_output() {

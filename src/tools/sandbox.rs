@@ -1,7 +1,11 @@
 //! The OS sandbox commands run in (`run_command`, Responses shell calls, user tools): on Linux,
 //! Landlock, with reads allowed everywhere, writes only in the workspace and the temporary
 //! directory (or nowhere, `read-only`), and TCP `bind`/`connect` refused unless the profile
-//! opens the network (`sandbox_network = true`; needs Landlock ABI 4, Linux 6.7).
+//! opens the network (`sandbox_network = true`; needs Landlock ABI 4, Linux 6.7). A closed
+//! network also means a seccomp filter (see [`super::seccomp`]): every socket but a Unix one
+//! (UDP, raw, netlink…) fails to open, and Landlock's scopes (ABI 6, Linux 6.12) keep the
+//! command from abstract Unix sockets made outside it. Signals to processes outside the
+//! sandbox are refused in every mode (ABI 6).
 //!
 //! Why a re-exec: Landlock must be applied in the child, between fork and exec, and
 //! `CommandExt::pre_exec` is `unsafe` (the closure must be async-signal-safe, which building a
@@ -18,7 +22,7 @@
 pub use crate::config::provider::SandboxMode;
 #[cfg(target_os = "linux")]
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, LandlockStatus, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
+    ABI, Access, AccessFs, AccessNet, LandlockStatus, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope,
     path_beneath_rules,
 };
 use std::ffi::{OsStr, OsString};
@@ -32,11 +36,11 @@ pub const HELPER_ARG: &str = "__sandbox-exec";
 #[cfg(target_os = "linux")]
 const TARGET_ABI: ABI = ABI::V5;
 
-/// How commands run: the mode, whether TCP is open, and the program that applies the sandbox.
+/// How commands run: the mode, whether the network is open, and the program that applies the sandbox.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Policy {
     pub mode: SandboxMode,
-    /// TCP `bind`/`connect` allowed (`sandbox_network = true`).
+    /// Network sockets allowed (`sandbox_network = true`): TCP, UDP and the rest.
     pub network: bool,
     /// palaver itself (`/proc/self/exe`), run as [`HELPER_ARG`]; tests name the built binary.
     pub helper: PathBuf,
@@ -86,19 +90,20 @@ impl Policy {
         if self.mode == SandboxMode::Off {
             return "no sandbox (sandbox = \"off\"): the command may change anything you may".into();
         }
-        let (abi, net) = match support {
+        let (abi, net, sockets) = match support {
             Some(Support::Unavailable(why)) => return format!("NO sandbox: {why}"),
-            Some(Support::Landlock { abi, net }) => (format!(" (Landlock {abi})"), net),
-            None => (String::new(), true),
+            Some(Support::Landlock { abi, net, sockets }) => (format!(" (Landlock {abi})"), net, sockets),
+            None => (String::new(), true, true),
         };
         let writes = match self.mode {
             SandboxMode::ReadOnly => "none",
             _ => "workspace, temp dir",
         };
-        let network = match (self.network, net) {
-            (true, _) => "open",
-            (false, true) => "closed",
-            (false, false) => "NOT closed (needs Landlock ABI 4)",
+        let network = match (self.network, net, sockets) {
+            (true, _, _) => "open",
+            (false, _, true) => "closed",
+            (false, true, false) => "TCP closed, UDP and other sockets NOT (no seccomp)",
+            (false, false, false) => "NOT closed (needs Landlock ABI 4 or seccomp)",
         };
         format!("sandbox {}{abi} · writes: {writes} · network: {network}", self.mode.label())
     }
@@ -155,10 +160,10 @@ impl Policy {
                  \"Operation not permitted\" above may be the sandbox refusing it]",
                 self.mode.label(),
                 match (self.mode, self.network) {
-                    (SandboxMode::ReadOnly, false) => "no file may be written and no TCP connection opened",
+                    (SandboxMode::ReadOnly, false) => "no file may be written and no network socket opened",
                     (SandboxMode::ReadOnly, true) => "no file may be written",
                     (_, false) =>
-                        "files may be written only in the workspace and the temp dir, and no TCP connection opened",
+                        "files may be written only in the workspace and the temp dir, and no network socket opened",
                     (_, true) => "files may be written only in the workspace and the temp dir",
                 }
             )
@@ -169,8 +174,9 @@ impl Policy {
 /// What this system offers, probed once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Support {
-    /// Landlock works; `abi` is the version palaver uses, `net` whether it can close TCP.
-    Landlock { abi: u8, net: bool },
+    /// Landlock works; `abi` is the version palaver uses, `net` whether it can close TCP,
+    /// `sockets` whether seccomp closes every other socket (and TCP, whatever the ABI).
+    Landlock { abi: u8, net: bool, sockets: bool },
     /// No Landlock here, and why.
     Unavailable(&'static str),
 }
@@ -212,9 +218,14 @@ fn notice_on(policy: &Policy, support: Support) -> Option<String> {
             "commands will run WITHOUT a sandbox: {why} (sandbox = \"{}\" asks for Landlock, Linux 5.13 or later)",
             policy.mode.label()
         )),
-        Support::Landlock { abi, net: false } if !policy.network => Some(format!(
+        Support::Landlock { abi, net: false, sockets: false } if !policy.network => Some(format!(
             "the command sandbox cannot close the network: this kernel's Landlock ABI is {abi} and TCP rules need 4 \
-             (Linux 6.7); file writes are still confined"
+             (Linux 6.7), and {}; file writes are still confined",
+            SECCOMP_UNAVAILABLE
+        )),
+        Support::Landlock { net: true, sockets: false, .. } if !policy.network => Some(format!(
+            "the command sandbox closes only TCP: {SECCOMP_UNAVAILABLE}, so UDP and other sockets stay open to \
+             commands; file writes are still confined"
         )),
         Support::Landlock { .. } => None,
     }
@@ -228,17 +239,28 @@ pub fn notice_once(policy: &Policy) -> Option<String> {
     (!SAID.swap(true, std::sync::atomic::Ordering::Relaxed)).then_some(text)
 }
 
+/// Why seccomp could not be had, in words for the notice.
+#[cfg(target_os = "linux")]
+const SECCOMP_UNAVAILABLE: &str = super::seccomp::UNAVAILABLE;
+#[cfg(not(target_os = "linux"))]
+const SECCOMP_UNAVAILABLE: &str = "seccomp is Linux's";
+
 /// Restricts the calling thread (and what it later executes): reads anywhere, writes below
-/// `writable` only, TCP closed unless `network`. Returns what was enforced.
+/// `writable` only, signals only inside the sandbox, and unless `network`, TCP closed by
+/// Landlock, every other socket but a Unix one by seccomp, abstract Unix sockets made outside
+/// out of reach. Returns what was enforced.
 ///
 /// # Errors
 /// When the ruleset cannot be built or applied.
 #[cfg(target_os = "linux")]
 pub fn restrict(mode: SandboxMode, network: bool, writable: &[PathBuf]) -> Result<Support, String> {
     let e = |e: landlock::RulesetError| e.to_string();
-    let mut ruleset = Ruleset::default().handle_access(AccessFs::from_all(TARGET_ABI)).map_err(e)?;
+    // Scopes are asked for at their own ABI (6), best effort: an older kernel enforces the rest.
+    let mut ruleset =
+        Ruleset::default().handle_access(AccessFs::from_all(TARGET_ABI)).map_err(e)?.scope(Scope::Signal).map_err(e)?;
     if !network {
         ruleset = ruleset.handle_access(AccessNet::from_all(TARGET_ABI)).map_err(e)?;
+        ruleset = ruleset.scope(Scope::AbstractUnixSocket).map_err(e)?;
     }
     let writable: Vec<&PathBuf> = match mode {
         SandboxMode::Off => return Err("sandbox = \"off\" has nothing to apply".into()),
@@ -258,9 +280,12 @@ pub fn restrict(mode: SandboxMode, network: bool, writable: &[PathBuf]) -> Resul
             Ok(Support::Unavailable("Landlock is built into this kernel but not enabled (boot option lsm=)"))
         }
         (RulesetStatus::NotEnforced, _) => Ok(Support::Unavailable("this kernel has no Landlock")),
-        (_, LandlockStatus::Available { effective_abi, .. }) => {
-            Ok(Support::Landlock { abi: abi_number(effective_abi), net: effective_abi >= ABI::V4 })
-        }
+        (_, LandlockStatus::Available { effective_abi, .. }) => Ok(Support::Landlock {
+            abi: abi_number(effective_abi),
+            net: effective_abi >= ABI::V4,
+            // With the network open there is nothing to filter: what seccomp could do is moot.
+            sockets: network || super::seccomp::close_sockets().is_ok(),
+        }),
         (_, _) => Ok(Support::Unavailable("Landlock reported no ABI")),
     }
 }
@@ -343,23 +368,30 @@ mod tests {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
         let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
         let (inside, out) = (ws.path().join("inside"), outside.path().join("outside-file"));
-        let (wrote_in, wrote_out, connected, read) = sandboxed(false, ws.path().to_path_buf(), move || {
+        let (wrote_in, wrote_out, connected, read, udp, unix) = sandboxed(false, ws.path().to_path_buf(), move || {
             (
                 std::fs::write(&inside, "x").is_ok(),
                 std::fs::write(&out, "x"),
                 std::net::TcpStream::connect(addr),
                 std::fs::read_to_string("/etc/passwd").is_ok(),
+                std::net::UdpSocket::bind("127.0.0.1:0").map_err(|e| e.kind()),
+                std::os::unix::net::UnixStream::pair().is_ok(),
             )
         });
-        assert!(wrote_in && read);
+        assert!(wrote_in && read && unix);
+        if matches!(support(), Support::Landlock { sockets: true, .. }) {
+            assert_eq!(udp.err(), Some(std::io::ErrorKind::PermissionDenied), "a UDP socket got through the sandbox");
+        }
         let denied = wrote_out.err().map(|e| e.kind());
         assert_eq!(denied, Some(std::io::ErrorKind::PermissionDenied));
         if matches!(support(), Support::Landlock { net: true, .. }) {
             assert!(connected.is_err(), "a TCP connect got through the sandbox");
         }
-        // The same thread opened to the network connects.
-        let connected = sandboxed(true, ws.path().to_path_buf(), move || std::net::TcpStream::connect(addr).is_ok());
-        assert!(connected);
+        // The same thread opened to the network connects, and opens UDP sockets.
+        let (connected, udp) = sandboxed(true, ws.path().to_path_buf(), move || {
+            (std::net::TcpStream::connect(addr).is_ok(), std::net::UdpSocket::bind("127.0.0.1:0").is_ok())
+        });
+        assert!(connected && udp);
     }
 
     #[test]
@@ -400,12 +432,21 @@ mod tests {
         let said = notice_on(&ww, none).unwrap_or_default();
         assert!(said.contains("WITHOUT a sandbox") && said.contains("no Landlock"), "{said}");
         assert!(ww.describe_on(Some(none)).starts_with("NO sandbox"));
-        let old = Support::Landlock { abi: 3, net: false };
+        let old = Support::Landlock { abi: 3, net: false, sockets: false };
         assert!(notice_on(&ww, old).is_some_and(|n| n.contains("cannot close the network") && n.contains("ABI is 3")));
         assert!(ww.describe_on(Some(old)).contains("network: NOT closed"));
+        // Without seccomp, Landlock closes TCP only: that is said too.
+        let tcp_only = Support::Landlock { abi: 7, net: true, sockets: false };
+        let said = notice_on(&ww, tcp_only).unwrap_or_default();
+        assert!(said.contains("closes only TCP") && said.contains("seccomp") && said.contains("UDP"), "{said}");
+        assert!(ww.describe_on(Some(tcp_only)).contains("network: TCP closed, UDP and other sockets NOT"));
+        // With seccomp, an old Landlock still closes the network: no socket but a Unix one opens.
+        let seccomp_only = Support::Landlock { abi: 3, net: false, sockets: true };
+        assert!(notice_on(&ww, seccomp_only).is_none());
+        assert!(ww.describe_on(Some(seccomp_only)).ends_with("network: closed"));
         // Nothing to say when the network is meant to be open, or all is as asked, or it is off.
         assert!(notice_on(&Policy::configured(None, Some(true)), old).is_none());
-        assert!(notice_on(&ww, Support::Landlock { abi: 7, net: true }).is_none());
+        assert!(notice_on(&ww, Support::Landlock { abi: 7, net: true, sockets: true }).is_none());
         assert!(notice_on(&Policy::default(), none).is_none());
     }
 

@@ -8,6 +8,7 @@ Modes (first argument):
   --crash-on-call  answers the handshake and tools/list, then exits on the first tools/call
   --endless-tools  tools/list pages forever, 100 tools a page
   --huge-list      tools/list answers with one 40 MB page
+  --images         also lists `images`, which returns `count` 1x1 PNG images
 """
 
 import json
@@ -78,6 +79,16 @@ PAGE_2 = [
 ]
 
 
+# A 1x1 PNG, as an MCP image block carries it.
+PNG_1X1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+IMAGES_TOOL = {
+    "name": "images",
+    "description": "Returns `count` tiny PNG images.",
+    "inputSchema": {"type": "object", "properties": {"count": {"type": "integer"}}},
+    "annotations": {"readOnlyHint": True},
+}
+
+
 def send(msg):
     sys.stdout.write(json.dumps(msg) + "\n")
     sys.stdout.flush()
@@ -116,6 +127,10 @@ def call(name, args):
         return text(os.environ.get("PALAVER_MCP_TEST", "<unset>"))
     if name == "current_time":
         return text("tea time")
+    if name == "images":
+        count = int(args.get("count", 1))
+        blocks = [{"type": "image", "data": PNG_1X1, "mimeType": "image/png"} for _ in range(count)]
+        return {"content": [{"type": "text", "text": "%d images" % count}] + blocks}
     if name == "huge":
         # 40 MB in one message, past palaver's limit for one MCP message.
         return text("x" * (40 * 1024 * 1024))
@@ -163,7 +178,7 @@ def main():
             result(id_, {"tools": [{"name": "big", "description": "d" * (40 * 1024 * 1024), "inputSchema": {"type": "object"}}]})
         elif method == "tools/list":
             if params.get("cursor") == "page2":
-                result(id_, {"tools": PAGE_2})
+                result(id_, {"tools": PAGE_2 + ([IMAGES_TOOL] if MODE == "--images" else [])})
             else:
                 result(id_, {"tools": PAGE_1, "nextCursor": "page2"})
         elif method == "tools/call":
