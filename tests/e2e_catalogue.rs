@@ -225,3 +225,49 @@ fn catalogue_update_writes_a_copy_that_wins_and_refuses_a_bad_file() {
     let out = palaver(home.path(), &["catalogue", "show", "no-such-model"], &[]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn models_shows_each_models_window_price_and_where_they_came_from() {
+    let models = r#"{"data":[{"id":"gpt-4o-mini"},{"id":"my-own-model"},{"id":"priced-by-me"}]}"#;
+    let s = Server::start(vec![Reply::json(200, models), Reply::json(200, models)]);
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), "[models.\"priced-by-me\"]\nprice = { input = 1, output = 2 }\n")
+        .unwrap();
+    let out = palaver(home.path(), &["models", "--base-url", &s.base_url], &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = |id: &str| text.lines().find(|l| l.split('\t').next() == Some(id)).unwrap_or_default().to_owned();
+    assert_eq!(line("gpt-4o-mini"), "gpt-4o-mini\t128,000 context · ~$0.15 in · ~$0.6 out per 1M · catalogue");
+    assert_eq!(line("my-own-model"), "my-own-model");
+    assert_eq!(line("priced-by-me"), "priced-by-me\t$1 in · $2 out per 1M · config.toml");
+    let out = palaver(home.path(), &["models", "--base-url", &s.base_url, "--json"], &[]);
+    let lines: Vec<Value> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let mini = lines.iter().find(|l| l["model"] == "gpt-4o-mini").unwrap();
+    assert_eq!(mini["source"], "listed");
+    assert_eq!(mini["context_window"], 128_000);
+    assert_eq!(mini["price"]["estimated"], true);
+    assert_eq!(mini["facts_from"], "catalogue");
+    assert!(lines.iter().find(|l| l["model"] == "my-own-model").unwrap().get("facts_from").is_none());
+}
+
+#[test]
+fn an_image_to_a_model_the_catalogue_says_takes_none_is_warned_about_then_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let png = dir.path().join("p.png");
+    let mut bytes = Vec::new();
+    image::RgbImage::new(4, 4).write_to(&mut std::io::Cursor::new(&mut bytes), image::ImageFormat::Png).unwrap();
+    std::fs::write(&png, bytes).unwrap();
+    for (model, warned) in [("gpt-3.5-turbo", true), ("gpt-4o-mini", false)] {
+        let s = Server::start(vec![Reply::sse(&stream(model, r#"{"prompt_tokens":1,"completion_tokens":1}"#))]);
+        let out = palaver(
+            dir.path(),
+            &["--base-url", &s.base_url, "-m", model, "-a", png.to_str().unwrap(), "-p", "what is this"],
+            &[("OPENAI_API_KEY", "k")],
+        );
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.contains("takes no images"), warned, "{model}: {err}");
+        assert_eq!(s.requests().len(), 1, "{model}: sent either way");
+    }
+}

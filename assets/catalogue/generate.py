@@ -14,7 +14,9 @@ The output is palaver's own format (read by src/config/catalogue.rs), one model 
 Prices are dollars per million tokens; an empty field is unknown. `abilities` holds a letter
 per ability the source states: upper case when the model has it, lower case when it has not,
 absent when the source does not say (i image, p pdf, a audio input, t tool calling,
-r reasoning, s structured output). Lines come in priority order: the first provider that
+r reasoning, s structured output). LiteLLM reads a missing `supports_vision` as "no" (its
+`supports_vision()` returns False), so this does too: a chat model without it is written `i`.
+Lines come in priority order: the first provider that
 has an id answers for the bare id (so `gpt-4o-mini` is OpenAI's, not Azure's).
 """
 import argparse
@@ -69,6 +71,8 @@ def abilities(e):
     for key, letter in ABILITIES:
         if key in e:
             out += letter.upper() if e[key] else letter
+        elif key == "supports_vision":
+            out += letter
     return out
 
 

@@ -39,6 +39,11 @@ impl State {
                 return;
             }
         }
+        // An image to a model the catalogue says takes none: said before it goes (it still goes).
+        if let Some(w) = crate::engine::abilities::unsupported_inputs(&self.cfg, &self.target.model, &self.attachments)
+        {
+            self.transcript.push_notice(crate::app::transcript::NoticeKind::Info, format!("⚠ {w}"));
+        }
         // `//text` sends a message that starts with a slash.
         let prompt = if text.starts_with("//") { text[1..].to_owned() } else { text.clone() };
         if let Some(edit) = self.editing.take() {

@@ -204,6 +204,10 @@ pub async fn run(cli: Cli) -> u8 {
                 Ok(all) => user.attachments = all,
                 Err(e) => return usage(&e),
             }
+            // An image to a model the catalogue says takes none: warned about, then sent.
+            if let Some(w) = crate::engine::abilities::unsupported_inputs(&cfg, &t.model, &user.attachments) {
+                say!("warning: {w}");
+            }
             // A file holding secrets goes only when the user confirms it with --yes.
             if !g.yes {
                 for (spec, a) in g.attach.iter().zip(&user.attachments) {

@@ -84,8 +84,11 @@ fn line(out: &mut String, key: &str, e: &Value) {
     let reasoning = million(num("output_cost_per_reasoning_token"));
     let mut abilities = String::new();
     for (k, c) in ABILITIES {
-        if let Some(b) = e.get(*k).and_then(Value::as_bool) {
-            abilities.push(if b { c.to_ascii_uppercase() } else { *c });
+        match e.get(*k).and_then(Value::as_bool) {
+            Some(b) => abilities.push(if b { c.to_ascii_uppercase() } else { *c }),
+            // LiteLLM reads a missing `supports_vision` as "no" (its `supports_vision()`).
+            None if *k == "supports_vision" => abilities.push(*c),
+            None => {}
         }
     }
     let fields = [
@@ -136,6 +139,8 @@ mod tests {
         let e = c.lookup("gpt-4o-mini").unwrap();
         assert_eq!((e.prices.input, e.prices.output, e.prices.cache_read), (Some(0.15), Some(0.6), Some(0.075)));
         assert_eq!((e.abilities.image, e.abilities.reasoning, e.abilities.pdf), (Some(true), Some(false), None));
+        // A missing supports_vision is LiteLLM's "no".
+        assert_eq!(c.lookup("azure/gpt-4o-mini").unwrap().abilities.image, Some(false));
         assert_eq!(c.lookup("azure/gpt-4o-mini").unwrap().prices.input, Some(0.165));
         assert!(from_litellm("[1]", "x", "d").is_err());
         assert!(from_litellm("{}", "x", "d").is_err());
