@@ -13,11 +13,9 @@ fn catalogue(c: &mut Criterion) {
         b.iter(|| Catalogue::parse(black_box(BUILT_IN), Origin::BuiltIn).map(|c| c.len()));
     });
     let cat = Catalogue::parse(BUILT_IN, Origin::BuiltIn).unwrap_or_else(|e| panic!("{e}"));
-    for (name, id) in [
-        ("exact", "gpt-4o-mini"),
-        ("router id", "google/gemini-2.5-flash"),
-        ("unknown", "my-own-finetune:latest"),
-    ] {
+    for (name, id) in
+        [("exact", "gpt-4o-mini"), ("router id", "google/gemini-2.5-flash"), ("unknown", "my-own-finetune:latest")]
+    {
         c.bench_function(&format!("catalogue lookup {name}"), |b| b.iter(|| cat.lookup(black_box(id)).is_some()));
     }
     let cfg = Config::default();

@@ -305,6 +305,41 @@ mod tests {
     }
 
     #[test]
+    fn the_users_entry_wins_field_by_field_over_the_catalogue() {
+        let cat = catalogue::built_in();
+        let text = "[models.\"gpt-4o-mini\"]\ncontext_window = 1000\n\
+                    [models.\"priced\"]\nprice = { input = 1.0 }\ncatalogue_model = \"gpt-4o\"\n\
+                    [providers.az]\nbase_url = \"https://x/v1\"\nmodels = [\"prod-chat\"]\ncatalogue_model = \"gpt-4o-mini\"\n";
+        let cfg = Config::parse(text, Path::new("c")).unwrap();
+        // The user's window, the catalogue's price and output limit (an estimate).
+        let f = cfg.model_facts_in("gpt-4o-mini", &cat).unwrap();
+        assert_eq!(f.context_window, Some(1000));
+        assert_eq!(f.max_output, Some(16_384));
+        assert_eq!(f.price.as_ref().and_then(|p| p.input), Some(0.15));
+        assert!(f.price_estimated);
+        // The user's price wins whole, and is no estimate; the rest from gpt-4o's entry.
+        let f = cfg.model_facts_in("priced", &cat).unwrap();
+        assert_eq!(f.price.as_ref().map(|p| (p.input, p.output)), Some((Some(1.0), None)));
+        assert!(!f.price_estimated);
+        assert_eq!(f.catalogue_key.as_deref(), Some("openai/gpt-4o"));
+        // A deployment named in a profile with catalogue_model.
+        let f = cfg.model_facts_in("prod-chat", &cat).unwrap();
+        assert_eq!(f.catalogue_key.as_deref(), Some("openai/gpt-4o-mini"));
+        assert_eq!(f.context_window, Some(128_000));
+        assert_eq!(cfg.model_facts_in("nobody-knows", &cat), None);
+    }
+
+    #[test]
+    fn a_preset_is_adopted_only_when_no_profile_has_its_name() {
+        let mut cfg = Config::parse("[providers.groq]\nbase_url = \"http://mine/v1\"\n", Path::new("c")).unwrap();
+        assert!(!cfg.adopt_preset("groq"));
+        assert_eq!(cfg.providers["groq"].base_url.as_deref(), Some("http://mine/v1"));
+        assert!(cfg.adopt_preset("openrouter"));
+        assert_eq!(cfg.providers["openrouter"].api_key_env.as_deref(), Some("OPENROUTER_API_KEY"));
+        assert!(!cfg.adopt_preset("no-such-preset"));
+    }
+
+    #[test]
     fn full_example_parses() {
         let text = r#"
 default_provider = "openai"
