@@ -271,3 +271,26 @@ fn an_image_to_a_model_the_catalogue_says_takes_none_is_warned_about_then_sent()
         assert_eq!(s.requests().len(), 1, "{model}: sent either way");
     }
 }
+
+#[test]
+fn continuing_a_conversation_started_on_a_preset_goes_back_to_the_preset() {
+    let usage = r#"{"prompt_tokens":10,"completion_tokens":2}"#;
+    let body = stream("openai/gpt-4o-mini", usage);
+    let s = Server::start(vec![Reply::sse(&body), Reply::sse(&body)]);
+    let home = tempfile::tempdir().unwrap();
+    let env = [("OPENROUTER_API_KEY", OR_KEY)];
+    let first = palaver(
+        home.path(),
+        &["--provider", "openrouter", "--base-url", &s.base_url, "-m", "openai/gpt-4o-mini", "-p", "hi", "--json"],
+        &env,
+    );
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    let again = palaver(home.path(), &["--continue", "-p", "and again", "--json"], &env);
+    assert!(again.status.success(), "{}", String::from_utf8_lossy(&again.stderr));
+    let r = result_of(&again);
+    assert_eq!(r["provider"], "openrouter", "{r}");
+    let reqs = s.requests();
+    assert_eq!(reqs.len(), 2);
+    let headers = reqs[1].headers.to_ascii_lowercase();
+    assert!(headers.contains("x-title: palaver") && headers.contains(&OR_KEY.to_ascii_lowercase()), "{headers}");
+}
