@@ -34,9 +34,10 @@ pub fn unsupported_inputs(cfg: &Config, model: &str, attachments: &[Attachment])
     } else {
         "PDFs"
     };
+    let verb = if what.len() == 1 && images + pdfs == 1 { "is" } else { "are" };
     Some(format!(
-        "{} attached, but the model catalogue says {model} takes no {kinds} ({}): the provider may reject the \
-         request or ignore the attachment",
+        "{} {verb} attached, but the model catalogue says {model} takes no {kinds} ({}): the provider may \
+         reject the request or ignore the attachment",
         what.join(" and "),
         facts.catalogue_key.as_deref().unwrap_or("config.toml"),
     ))
@@ -58,7 +59,7 @@ mod tests {
         let cfg = Config::default();
         // gpt-3.5-turbo: LiteLLM states no vision for it (by leaving supports_vision out).
         let w = unsupported_inputs(&cfg, "gpt-3.5-turbo", &[png()]).unwrap();
-        assert!(w.starts_with("an image attached") && w.contains("takes no images"), "{w}");
+        assert!(w.starts_with("an image is attached") && w.contains("takes no images"), "{w}");
         assert_eq!(unsupported_inputs(&cfg, "gpt-4o-mini", &[png()]), None);
         assert_eq!(unsupported_inputs(&cfg, "a-model-nobody-knows", &[png()]), None);
         assert_eq!(unsupported_inputs(&cfg, "gpt-3.5-turbo", &[]), None);
