@@ -65,7 +65,7 @@ pub struct Global {
     /// One shot: stream the answer to stdout, then exit (text piped on stdin is appended)
     #[arg(short = 'p', long = "prompt", global = true)]
     pub prompt: Option<String>,
-    /// A provider profile from config.toml
+    /// A provider profile from config.toml, else a built-in preset (`palaver providers`)
     #[arg(long, global = true)]
     pub provider: Option<String>,
     /// OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1 (overrides the profile)

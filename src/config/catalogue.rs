@@ -91,18 +91,23 @@ impl Catalogue {
                 _ => {}
             }
         }
-        let mut entries = Vec::new();
-        let mut index = HashMap::new();
+        // Sized once: a line a model, each under two keys (parsing is what a run's first lookup waits for).
+        let lines_hint = text.len() / 64;
+        let mut entries = Vec::with_capacity(lines_hint);
+        let mut index = HashMap::with_capacity(lines_hint * 2);
         for (n, line) in lines.enumerate() {
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
             let entry = parse_line(line).map_err(|e| format!("line {}: {e}", n + 2))?;
             let at = entries.len();
-            index.entry(entry.key.to_ascii_lowercase()).or_insert(at);
-            if let Some((_, bare)) = entry.key.split_once('/') {
-                index.entry(bare.to_ascii_lowercase()).or_insert(at);
+            let full = entry.key.to_ascii_lowercase();
+            if let Some((_, bare)) = full.split_once('/') {
+                if !index.contains_key(bare) {
+                    index.insert(bare.to_owned(), at);
+                }
             }
+            index.entry(full).or_insert(at);
             entries.push(entry);
         }
         if entries.is_empty() {
@@ -162,12 +167,15 @@ impl Catalogue {
 }
 
 fn parse_line(line: &str) -> Result<Entry, String> {
-    let f: Vec<&str> = line.split('\t').collect();
+    let mut f = [""; 9];
+    for (slot, field) in f.iter_mut().zip(line.split('\t')) {
+        *slot = field;
+    }
     let key = f[0].trim();
     if key.is_empty() || !key.contains('/') {
         return Err(format!("`{key}` should be provider/model"));
     }
-    let get = |i: usize| f.get(i).map_or("", |s| s.trim());
+    let get = |i: usize| f[i].trim();
     let int = |i: usize| -> Result<Option<u64>, String> {
         let s = get(i);
         if s.is_empty() { Ok(None) } else { s.parse().map(Some).map_err(|_| format!("`{s}` is not a token count")) }
