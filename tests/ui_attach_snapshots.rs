@@ -99,3 +99,30 @@ fn half_block_cells_carry_both_pixels() {
         .collect();
     insta::assert_snapshot!("half_block_cells_3x4", cells.join("\n"));
 }
+
+/// An image sent to a model the catalogue says takes none: the warning above the message, at
+/// both sizes (the message is sent all the same).
+#[test]
+fn an_image_to_a_model_that_takes_none_is_warned_about() {
+    for (w, h) in [(80, 24), (120, 40)] {
+        let target = TargetInfo::new("openai", "gpt-3.5-turbo", Api::Chat);
+        let theme = Theme::load("dark", None, true).unwrap();
+        let settings = TurnSettings { stream: true, ..TurnSettings::default() };
+        let mut s = State::new(target, settings, Config::default(), theme, "dark");
+        s.apply(loaded(Attachment::from_bytes("photo.png", png(8, 6)).unwrap()));
+        for c in "what is this?".chars() {
+            s.apply(Msg::Key(crossterm::event::KeyEvent::new(
+                crossterm::event::KeyCode::Char(c),
+                crossterm::event::KeyModifiers::NONE,
+            )));
+        }
+        s.apply(Msg::Key(crossterm::event::KeyEvent::new(
+            crossterm::event::KeyCode::Enter,
+            crossterm::event::KeyModifiers::NONE,
+        )));
+        let buf = screen::settle(&mut s, w, h, &mut RenderCache::default());
+        let text = screen::text(&buf);
+        assert!(text.contains("⚠ an image is attached") && text.contains("(openai/gpt-3.5-turbo)"), "{text}");
+        insta::assert_snapshot!(format!("image_to_a_model_without_vision_{w}x{h}"), text);
+    }
+}

@@ -22,7 +22,11 @@ use palaver::ui::{RenderCache, theme::Theme};
 const SIZES: [(u16, u16); 2] = [(100, 32), (120, 40)];
 
 fn state(api: Api) -> State {
-    let target = TargetInfo::new("llama", "gemma-3-270m", api);
+    state_for(api, "gemma-3-270m")
+}
+
+fn state_for(api: Api, model: &str) -> State {
+    let target = TargetInfo::new("llama", model, api);
     let cfg = Config::parse("", std::path::Path::new("config.toml")).unwrap();
     let theme = Theme::load("dark", None, true).unwrap();
     let settings = TurnSettings { stream: true, ..TurnSettings::default() };
@@ -32,7 +36,12 @@ fn state(api: Api) -> State {
 /// Sends a prompt and streams the recorded body into the reply, one frame every 40 ms after a
 /// 200 ms wait for the first.
 fn replay(api: Api, fixture: &str) -> State {
-    let mut s = state(api);
+    let path = format!("{}/tests/fixtures/sse/{fixture}", env!("CARGO_MANIFEST_DIR"));
+    replay_body(state(api), api, &std::fs::read(path).unwrap())
+}
+
+/// Sends a prompt to `s` and streams `body` into the reply (see `replay`).
+fn replay_body(mut s: State, api: Api, body: &[u8]) -> State {
     for c in "Name a colour.".chars() {
         s.apply(Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)));
     }
@@ -40,11 +49,9 @@ fn replay(api: Api, fixture: &str) -> State {
     let id = s.live.as_ref().map(|l| l.id).unwrap();
     let start = 1000;
     s.apply(Msg::RequestStarted { id, now_ms: start });
-    let path = format!("{}/tests/fixtures/sse/{fixture}", env!("CARGO_MANIFEST_DIR"));
-    let body = std::fs::read(path).unwrap();
     let mut frames = Vec::new();
     let mut dec = SseDecoder::new();
-    dec.push(&body, &mut |e| frames.push(e.owned()));
+    dec.push(body, &mut |e| frames.push(e.owned()));
     dec.finish(&mut |e| frames.push(e.owned()));
     let mut mapper = Mapper::new(api);
     let mut at_ms = 200;
@@ -74,4 +81,18 @@ fn llamacpp_usage_and_server_timings() {
 #[test]
 fn llamacpp_timings_without_usage() {
     snap_all(&mut replay(Api::Chat, "llamacpp_chat_timings.sse"), "usage_llamacpp_timings_only");
+}
+
+/// A model the user set no price for: the panel's costs are the catalogue's, marked `~`.
+#[test]
+fn catalogue_prices_show_as_estimates() {
+    let body = "data: {\"id\":\"c\",\"model\":\"gpt-4o-mini\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Teal.\"},\"finish_reason\":null}]}\n\n\
+        data: {\"id\":\"c\",\"model\":\"gpt-4o-mini\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n\
+        data: {\"id\":\"c\",\"model\":\"gpt-4o-mini\",\"choices\":[],\"usage\":{\"prompt_tokens\":12000,\"completion_tokens\":800,\"total_tokens\":12800,\"prompt_tokens_details\":{\"cached_tokens\":8000}}}\n\n\
+        data: [DONE]\n\n";
+    let mut s = replay_body(state_for(Api::Chat, "gpt-4o-mini"), Api::Chat, body.as_bytes());
+    // 4,000 × $0.15 + 8,000 × $0.075 + 800 × $0.60 per million.
+    let screen = screen::text(&screen::settle(&mut s, 120, 40, &mut RenderCache::default()));
+    assert!(screen.contains("cost                   ~$0.00168"), "{screen}");
+    snap_all(&mut s, "usage_catalogue_estimate");
 }

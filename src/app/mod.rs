@@ -45,6 +45,8 @@ pub(crate) fn test_state() -> State {
     State::new(target, settings, crate::config::Config::default(), theme, "dark")
 }
 #[cfg(test)]
+mod abilities_tests;
+#[cfg(test)]
 mod flash_tests;
 #[cfg(test)]
 mod tests;

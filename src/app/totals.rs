@@ -2,7 +2,7 @@
 //! changes shape (clear, branch), never per frame, so a long transcript costs nothing to draw.
 
 use super::transcript::Transcript;
-use crate::config::{Config, Price};
+use crate::config::Config;
 use crate::engine::message::{Message, Role};
 pub use crate::engine::metrics::cost;
 use crate::engine::usage::UsageView;
@@ -17,8 +17,10 @@ pub struct Totals {
     pub prompt: Option<u64>,
     pub completion: Option<u64>,
     pub total: Option<u64>,
-    /// Dollars, for the replies whose model has a configured price.
+    /// Dollars, for the replies whose model has a price (configured, or the catalogue's).
     pub cost: Option<f64>,
+    /// Some of that cost is from the catalogue's prices: an estimate.
+    pub cost_estimated: bool,
 }
 
 impl Totals {
@@ -35,8 +37,9 @@ impl Totals {
             }
             out.with_usage += 1;
             sum.add(&u);
-            if let Some(c) = price(cfg, m, current_model).and_then(|p| cost(&p, &u)) {
+            if let Some((c, estimated)) = reply_cost(cfg, m, current_model, &u) {
                 out.cost = Some(out.cost.unwrap_or(0.0) + c);
+                out.cost_estimated |= estimated;
             }
         }
         (out.prompt, out.completion, out.total) = (sum.prompt, sum.completion, sum.total);
@@ -44,9 +47,10 @@ impl Totals {
     }
 }
 
-/// The configured price of the model that wrote `m`.
+/// The cost of reply `m`'s usage `u` at the price of the model that wrote it (configured, else
+/// the catalogue's), and whether it is an estimate.
 #[must_use]
-pub fn price(cfg: &Config, m: &Message, current_model: &str) -> Option<Price> {
+pub fn reply_cost(cfg: &Config, m: &Message, current_model: &str, u: &UsageView) -> Option<(f64, bool)> {
     let model = m.model.as_deref().unwrap_or(current_model);
-    cfg.model_facts(model).and_then(|f| f.price.clone())
+    crate::engine::metrics::priced(cfg, model, m.meta.model.as_deref(), u)
 }

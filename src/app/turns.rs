@@ -39,6 +39,11 @@ impl State {
                 return;
             }
         }
+        // An image to a model the catalogue says takes none: said before it goes (it still goes).
+        if let Some(w) = crate::engine::abilities::unsupported_inputs(&self.cfg, &self.target.model, &self.attachments)
+        {
+            self.transcript.push_notice(crate::app::transcript::NoticeKind::Info, format!("⚠ {w}"));
+        }
         // Compacts first past `auto_compact`; asks again before a prompt that cannot fit.
         if self.editing.is_none() && self.before_send(&text, fx) {
             return;

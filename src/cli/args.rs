@@ -65,7 +65,7 @@ pub struct Global {
     /// One shot: stream the answer to stdout, then exit (text piped on stdin is appended)
     #[arg(short = 'p', long = "prompt", global = true)]
     pub prompt: Option<String>,
-    /// A provider profile from config.toml
+    /// A provider profile from config.toml, else a built-in preset (`palaver providers`)
     #[arg(long, global = true)]
     pub provider: Option<String>,
     /// OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1 (overrides the profile)
@@ -169,6 +169,13 @@ pub enum Command {
         #[command(subcommand)]
         action: HistoryAction,
     },
+    /// The built-in provider presets (assets/): base URL, key variable, API, quirks
+    Providers,
+    /// What the built-in model catalogue (assets/) knows: window, prices, abilities
+    Catalogue {
+        #[command(subcommand)]
+        action: CatalogueAction,
+    },
     /// The configuration in effect; `config init` writes a template, `config check` checks it
     ///
     /// Shows the paths, providers, models and the next run's provider, model and key, each with
@@ -226,9 +233,28 @@ pub enum CompareAction {
     Stats,
 }
 
+/// `palaver catalogue show MODEL | update FILE|URL`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum CatalogueAction {
+    /// What is known about MODEL and from where: the catalogue (built-in, or the copy
+    /// `update` wrote) and config.toml's [models."…"], which wins
+    Show {
+        /// A model id as you would pass it to -m (`gpt-4o-mini`, `openai/gpt-4o-mini`)
+        model: String,
+    },
+    /// Check a catalogue (palaver's format, or LiteLLM's model_prices_and_context_window.json)
+    /// and keep a copy in the data directory that wins over the built-in one; a URL is fetched
+    /// only now, when you ask
+    Update {
+        /// A file, or an http(s) URL
+        source: String,
+    },
+}
+
 #[derive(Debug, Clone, Copy, Subcommand)]
 pub enum ConfigAction {
-    /// Write a commented config.toml template (refuses to overwrite an existing file)
+    /// Write a commented config.toml template (refuses to overwrite an existing file); with
+    /// --provider NAME, the built-in preset NAME as its provider (`palaver providers` lists them)
     Init,
     /// Check config.toml: syntax, unknown keys, the default provider, key variables, keys, theme;
     /// exit 2 on a problem
@@ -263,6 +289,8 @@ const APPLIES: &[(&str, &[&str])] = &[
     ("serve-demo", &[]),
     ("replay", &["api", "json", "render"]),
     ("history", &["json"]),
+    ("providers", &["json"]),
+    ("catalogue", &["json"]),
     ("config", &["provider", "base_url", "api_key_env", "api", "model", "demo"]),
 ];
 

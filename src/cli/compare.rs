@@ -160,7 +160,7 @@ fn summary(targets: &[Target], metrics: &[Option<ReplyMetrics>], group: &str) ->
             json!({"column": i, "model": t.model, "provider": t.provider, "ttft_ms": m.ttft_ms, "tokens_per_s": m.tokens_per_s,
                 "tokens_per_s_estimated": m.tps_estimated, "total_ms": m.total_ms, "prompt_tokens": m.usage.prompt,
                 "completion_tokens": m.usage.completion, "cached_tokens": m.usage.cached, "reasoning_tokens": m.usage.reasoning,
-                "cost": m.cost, "finish_reason": m.finish_reason, "safety_flag": m.safety_flag})
+                "cost": m.cost, "cost_estimated": m.cost_estimated, "finish_reason": m.finish_reason, "safety_flag": m.safety_flag})
         })
         .collect();
     json!({"type": "compare", "compare_group": group, "models": targets.iter().map(|t| &t.model).collect::<Vec<_>>(),
@@ -188,7 +188,7 @@ fn table(targets: &[Target], metrics: &[Option<ReplyMetrics>], served: &[Option<
             m.usage.prompt.map_or_else(dash, |v| v.to_string()),
             m.usage.completion.map_or_else(dash, |v| v.to_string()),
             m.usage.reasoning.map_or_else(dash, |v| v.to_string()),
-            m.cost.map_or_else(dash, crate::text::fmt::money),
+            m.cost.map_or_else(dash, |c| crate::engine::metrics::money_label(c, m.cost_estimated)),
             m.finish_reason.as_deref().unwrap_or("-"),
             if m.safety_flag { " ⚑ safety" } else { "" },
             served

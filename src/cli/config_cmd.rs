@@ -17,7 +17,20 @@ pub fn run(action: Option<ConfigAction>, g: &Global, cfg: &Config, paths: &Paths
             print!("{}", show(g, cfg, paths));
             EXIT_OK
         }
-        Some(ConfigAction::Init) => init(paths),
+        Some(ConfigAction::Init) => match g.provider.as_deref() {
+            None => init(paths, TEMPLATE),
+            Some(name) => match crate::config::presets::get(name) {
+                Some(p) => init(paths, &super::catalogue_cmd::preset_template(p)),
+                None => {
+                    let names: Vec<&str> = crate::config::presets::all().iter().map(|p| p.name.as_str()).collect();
+                    say!(
+                        "there is no built-in preset `{name}` (known: {}); `palaver providers` lists them",
+                        names.join(", ")
+                    );
+                    EXIT_USAGE
+                }
+            },
+        },
         Some(ConfigAction::Check) => {
             let problems = check(g, cfg, paths);
             if problems.is_empty() {
@@ -36,7 +49,7 @@ pub fn run(action: Option<ConfigAction>, g: &Global, cfg: &Config, paths: &Paths
     }
 }
 
-fn init(paths: &Paths) -> u8 {
+fn init(paths: &Paths, template: &str) -> u8 {
     let file = paths.config_file();
     if file.exists() {
         say!(
@@ -45,12 +58,16 @@ fn init(paths: &Paths) -> u8 {
         );
         return EXIT_USAGE;
     }
-    if let Err(e) = std::fs::create_dir_all(&paths.config_dir).and_then(|()| std::fs::write(&file, TEMPLATE)) {
+    if let Err(e) = std::fs::create_dir_all(&paths.config_dir).and_then(|()| std::fs::write(&file, template)) {
         say!("cannot write {}: {e}", file.display());
         return EXIT_USAGE;
     }
     println!("wrote {}", file.display());
-    println!("edit it (uncomment a provider), then `palaver config check` and `palaver -p hello`");
+    if template == TEMPLATE {
+        println!("edit it (uncomment a provider), then `palaver config check` and `palaver -p hello`");
+    } else {
+        println!("check it with `palaver config check`, then `palaver -p hello`");
+    }
     EXIT_OK
 }
 

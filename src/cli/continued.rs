@@ -35,6 +35,17 @@ pub async fn resolve(g: &Global, cfg: &Config, paths: &Paths) -> Result<(Target,
 /// # Errors
 /// As [`target::build`].
 pub async fn resolve_stored(g: &Global, cfg: &Config, id: String, stored: StoredTarget) -> Result<Target, UsageError> {
+    // A conversation started on a built-in preset (`--provider groq`, no profile) goes back to it.
+    let adopted;
+    let cfg = match stored.provider.as_deref() {
+        Some(p) if !cfg.providers.contains_key(p) && crate::config::presets::get(p).is_some() => {
+            let mut with = cfg.clone();
+            with.adopt_preset(p);
+            adopted = with;
+            &adopted
+        }
+        _ => cfg,
+    };
     let plan = plan(g, cfg, &stored);
     let mut flags = g.clone();
     if plan.keep_model {

@@ -43,6 +43,8 @@ pub struct Printer {
     retry_hook: Option<RetryHook>,
     /// Keys the run adds to the result line (`conversation_id`, `continued`).
     result_keys: serde_json::Map<String, serde_json::Value>,
+    /// The configuration whose prices (else the catalogue's) give the turn's cost.
+    pricing: Option<std::sync::Arc<crate::config::Config>>,
 }
 
 /// See [`Printer::on_retry`].
@@ -60,7 +62,28 @@ impl Printer {
             safety: std::collections::HashMap::new(),
             retry_hook: None,
             result_keys: serde_json::Map::new(),
+            pricing: None,
         }
+    }
+
+    /// Prices the turn with `cfg` (its `[models]` prices, else the catalogue's): the result
+    /// line gets `cost` and `cost_estimated`, the rendered footer the cost.
+    pub fn pricing(&mut self, cfg: &crate::config::Config) {
+        self.pricing = Some(std::sync::Arc::new(cfg.clone()));
+    }
+
+    /// The turn's cost and whether it is an estimate, when it has usage and a price.
+    fn turn_cost(&self, model: &str, out: &TurnOutcome) -> Option<(f64, bool)> {
+        let cfg = self.pricing.as_ref()?;
+        let view = if out.account.requests > 0 {
+            out.account.usage_view()?
+        } else {
+            crate::engine::usage::UsageView::from_raw(out.msg.usage.as_ref()?)
+        };
+        if !view.has_counts() {
+            return None;
+        }
+        crate::engine::metrics::priced(cfg, model, out.msg.meta.model.as_deref(), &view)
     }
 
     /// Reports retries to `hook` instead of stderr.
@@ -204,9 +227,15 @@ impl Printer {
         let notice = out.notice.as_deref().or(stop_notice.as_deref());
         let main = msg.main();
         self.end_reasoning();
+        let cost = self.turn_cost(model, out);
         if self.json {
             let mut r = result_line(api, provider, model, msg, &out.calls);
             if let Some(obj) = r.as_object_mut() {
+                if self.pricing.is_some() {
+                    // Dollars at the configured price, else the catalogue's (`cost_estimated`).
+                    obj.insert("cost".into(), serde_json::json!(cost.map(|c| c.0)));
+                    obj.insert("cost_estimated".into(), serde_json::json!(cost.is_some_and(|c| c.1)));
+                }
                 if out.account.requests > 0 {
                     // The turn's usage: every request added up, each one's own kept.
                     obj.insert("usage".into(), out.account.usage().unwrap_or(serde_json::Value::Null));
@@ -237,7 +266,13 @@ impl Printer {
                 let text = format!("⚠ {}", s.short());
                 if styled { r.paint(Role::Warning, Modifier::BOLD, &text) } else { text }
             });
+            let cost = cost.map(|(c, e)| crate::engine::metrics::money_label(c, e));
             let footer = super::render::footer(&label, usage.as_ref(), Some(r.elapsed_ms()), mark.as_deref(), styled);
+            let footer = match cost {
+                Some(c) if styled => format!("{footer}\x1b[2m · {c}\x1b[0m"),
+                Some(c) => format!("{footer} · {c}"),
+                None => footer,
+            };
             eprintln!("{footer}");
         } else {
             if !main.content.is_empty() || !main.refusal.is_empty() {
@@ -333,6 +368,7 @@ pub async fn run_prompt(g: &Global, t: &Target, cfg: &crate::config::Config, reg
         Err(code) => return code,
     };
     let mut printer = Printer::new(g.json).rendering(super::render::for_stdout(g.render, g.json));
+    printer.pricing(cfg);
     printer.result_key("conversation_id", serde_json::json!(rec.conversation_id()));
     if let Some(c) = &t.continued {
         printer.result_key("continued", c.json());
@@ -556,7 +592,7 @@ pub(super) async fn stream_reply(
 }
 
 /// `palaver replay FILE`: feeds a recorded body through the engine and prints as `-p` does.
-pub fn replay(g: &Global, file: &std::path::Path, api: Option<Api>) -> u8 {
+pub fn replay(g: &Global, cfg: &crate::config::Config, file: &std::path::Path, api: Option<Api>) -> u8 {
     let body = match std::fs::read(file) {
         Ok(b) => b,
         Err(e) => {
@@ -566,6 +602,7 @@ pub fn replay(g: &Global, file: &std::path::Path, api: Option<Api>) -> u8 {
     };
     let api = api.unwrap_or_else(|| guess_api(&body));
     let mut printer = Printer::new(g.json).rendering(super::render::for_stdout(g.render, g.json));
+    printer.pricing(cfg);
     let mut msg = Message::assistant_pending();
     let mut mapper = Mapper::new(api);
     let mut events = Vec::new();

@@ -26,6 +26,7 @@ macro_rules! outln {
 
 pub mod args;
 pub mod compacting;
+pub mod catalogue_cmd;
 pub mod compare;
 pub mod compare_set;
 pub mod config_cmd;
@@ -72,6 +73,12 @@ pub async fn run(cli: Cli) -> u8 {
     if let Some(dir) = &g.workspace {
         cfg.workspace = Some(dir.clone());
     }
+    // `--provider groq` with no [providers.groq]: the built-in preset of that name.
+    if let Some(name) = &g.provider {
+        cfg.adopt_preset(name);
+    }
+    // Parsed off this thread, so the first cost or window lookup finds it ready.
+    crate::config::catalogue::preload();
     // A workspace that does not exist is a usage error before anything starts.
     if let Err(e) = crate::tools::setup::workspace(&cfg, &paths) {
         return usage(&e);
@@ -82,7 +89,7 @@ pub async fn run(cli: Cli) -> u8 {
         Some(Command::History { action }) => history::run(action, g.json, &paths),
         Some(Command::Compare(ca)) => {
             if let Some(action) = &ca.action {
-                return compare_set::actions::run(action, g, ca, &paths);
+                return compare_set::actions::run(action, g, ca, &paths, &cfg);
             }
             if ca.prompts.is_some() || g.resume.is_some() {
                 if g.prompt.is_some() {
@@ -140,9 +147,11 @@ pub async fn run(cli: Cli) -> u8 {
         Some(Command::Replay { file }) => {
             let api =
                 g.api.map(|a| if a == ApiArg::Responses { crate::api::Api::Responses } else { crate::api::Api::Chat });
-            headless::replay(g, file, api)
+            headless::replay(g, &cfg, file, api)
         }
         Some(Command::Models) => models::run(g, &cfg).await,
+        Some(Command::Providers) => catalogue_cmd::providers(g.json, &cfg),
+        Some(Command::Catalogue { action }) => catalogue_cmd::run(action, g.json, &cfg, &paths).await,
         None => {
             if g.prompt.is_none() && std::io::stdin().is_terminal() {
                 if let Err(code) = screen_possible() {
@@ -194,6 +203,10 @@ pub async fn run(cli: Cli) -> u8 {
             match crate::engine::attach_load::load_all(&g.attach, stdin, &t.attachments, t.api) {
                 Ok(all) => user.attachments = all,
                 Err(e) => return usage(&e),
+            }
+            // An image to a model the catalogue says takes none: warned about, then sent.
+            if let Some(w) = crate::engine::abilities::unsupported_inputs(&cfg, &t.model, &user.attachments) {
+                say!("warning: {w}");
             }
             // A file holding secrets goes only when the user confirms it with --yes.
             if !g.yes {

@@ -28,7 +28,7 @@ pub async fn run(g: &Global, cfg: &Config) -> u8 {
             errln!("{note}");
         }
         let group = list_one(&t, cfg).await;
-        return if g.json { print_json(std::slice::from_ref(&group)) } else { print_flat(&group) };
+        return if g.json { print_json(std::slice::from_ref(&group), cfg) } else { print_flat(&group, cfg) };
     }
     let default = cfg.provider_choice().name().map(str::to_owned);
     let mut groups = Vec::new();
@@ -53,7 +53,7 @@ pub async fn run(g: &Global, cfg: &Config) -> u8 {
         }
     });
     groups.extend(futures_util::future::join_all(lists).await);
-    if g.json { print_json(&groups) } else { print_groups(&groups, default.as_deref()) }
+    if g.json { print_json(&groups, cfg) } else { print_groups(&groups, default.as_deref(), cfg) }
 }
 
 /// One provider's models.
@@ -91,15 +91,16 @@ fn demo_note(g: &Group, id: &str) -> Option<&'static str> {
 }
 
 /// One target, one model a line (the demo's marked as scripted, configured ones as such).
-fn print_flat(g: &Group) -> u8 {
+fn print_flat(g: &Group, cfg: &Config) -> u8 {
     for id in &g.listed {
-        match demo_note(g, id) {
-            Some(what) => println!("{}\t(demo: {what})", sanitize(id)),
-            None => println!("{}", sanitize(id)),
+        match (demo_note(g, id), facts_note(cfg, id)) {
+            (Some(what), _) => println!("{}\t(demo: {what})", sanitize(id)),
+            (None, Some(facts)) => println!("{}\t{facts}", sanitize(id)),
+            (None, None) => println!("{}", sanitize(id)),
         }
     }
     for m in &g.configured {
-        println!("{}\t(configured)", sanitize(m));
+        println!("{}\t(configured){}", sanitize(m), facts_note(cfg, m).map(|f| format!(" {f}")).unwrap_or_default());
     }
     if let Some(e) = &g.error {
         say!("{}", sanitize(e));
@@ -109,16 +110,23 @@ fn print_flat(g: &Group) -> u8 {
 }
 
 /// Every provider under its own heading.
-fn print_groups(groups: &[Group], default: Option<&str>) -> u8 {
+fn print_groups(groups: &[Group], default: Option<&str>, cfg: &Config) -> u8 {
     for g in groups {
         let mark = if default == Some(g.provider.as_str()) { " (default)" } else { "" };
         let url = g.base_url.as_deref().map(|u| format!(" · {u}")).unwrap_or_default();
         println!("{}{mark}{}", sanitize(&g.provider), sanitize(&url));
         for id in &g.listed {
-            println!("  {}", sanitize(id));
+            match facts_note(cfg, id) {
+                Some(f) => println!("  {}\t{f}", sanitize(id)),
+                None => println!("  {}", sanitize(id)),
+            }
         }
         for m in &g.configured {
-            println!("  {}\t(configured)", sanitize(m));
+            println!(
+                "  {}\t(configured){}",
+                sanitize(m),
+                facts_note(cfg, m).map(|f| format!(" {f}")).unwrap_or_default()
+            );
         }
         if let Some(e) = &g.error {
             println!("  ! {}", sanitize(e));
@@ -131,19 +139,68 @@ fn print_groups(groups: &[Group], default: Option<&str>) -> u8 {
 
 /// `--json`: one object a line, `{"provider","model","source"}` (`listed` or `configured`), and
 /// `{"provider","error"}` for a provider that could not be asked.
-fn print_json(groups: &[Group]) -> u8 {
+fn print_json(groups: &[Group], cfg: &Config) -> u8 {
     for g in groups {
-        for id in &g.listed {
-            println!("{}", json!({"provider": g.provider, "model": id, "source": "listed"}));
-        }
-        for m in &g.configured {
-            println!("{}", json!({"provider": g.provider, "model": m, "source": "configured"}));
+        for (id, source) in g.listed.iter().map(|m| (m, "listed")).chain(g.configured.iter().map(|m| (m, "configured")))
+        {
+            let mut line = json!({"provider": g.provider, "model": id, "source": source});
+            if let (Some(obj), Some(facts)) = (line.as_object_mut(), facts_json(cfg, id)) {
+                obj.extend(facts);
+            }
+            println!("{line}");
         }
         if let Some(e) = &g.error {
             println!("{}", json!({"provider": g.provider, "base_url": g.base_url, "error": e}));
         }
     }
     status(groups)
+}
+
+/// What the catalogue or config.toml knows of `model`, for its line: window, price per
+/// million tokens and where they came from (`~` on a catalogue price: costs from it are
+/// estimates).
+fn facts_note(cfg: &Config, model: &str) -> Option<String> {
+    let f = cfg.model_facts(model)?;
+    let mut parts = Vec::new();
+    if let Some(w) = f.context_window {
+        parts.push(format!("{} context", crate::text::fmt::thousands(w)));
+    }
+    if let Some(p) = &f.price {
+        let tilde = if f.price_estimated { "~" } else { "" };
+        let d = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{tilde}${v}"));
+        parts.push(format!("{} in · {} out per 1M", d(p.input), d(p.output)));
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    parts.push(facts_from(cfg, model, &f).to_owned());
+    Some(parts.join(" · "))
+}
+
+/// Where a model's facts came from: config.toml, the catalogue, or both.
+fn facts_from(cfg: &Config, model: &str, f: &crate::config::ModelFacts) -> &'static str {
+    match (cfg.models.contains_key(model), f.catalogue_key.is_some()) {
+        (true, true) => "config.toml + catalogue",
+        (true, false) => "config.toml",
+        (false, _) => "catalogue",
+    }
+}
+
+/// The facts as `--json` fields: `context_window`, `price` (per million tokens, with
+/// `estimated`), `facts_from`.
+fn facts_json(cfg: &Config, model: &str) -> Option<serde_json::Map<String, serde_json::Value>> {
+    let f = cfg.model_facts(model)?;
+    let mut out = serde_json::Map::new();
+    out.insert("context_window".into(), json!(f.context_window));
+    out.insert(
+        "price".into(),
+        f.price.as_ref().map_or(serde_json::Value::Null, |p| {
+            json!({"input": p.input, "output": p.output, "cache_read": p.cached_input, "cache_write": p.cache_write,
+                "reasoning": p.reasoning, "estimated": f.price_estimated})
+        }),
+    );
+    out.insert("facts_from".into(), json!(facts_from(cfg, model, &f)));
+    Some(out)
 }
 
 /// 0 when at least one provider answered, 1 when none did.

@@ -188,9 +188,18 @@ fn profile_and_key(
                 .unwrap_or_default()
         ))
     })?;
+    // A preset's URL with the user's part still to fill in (Azure's resource), said before
+    // anything about keys.
+    if let Some(url) = profile.base_url.as_deref().filter(|u| u.contains('<')) {
+        return Err(UsageError(format!(
+            "provider `{name}`'s base_url {url} needs your own in place of <…>: pass --base-url, \
+             or write a profile with `palaver config init --provider {name}`"
+        )));
+    }
     if profile.api_key_cmd.is_none() {
         match (&g.api_key_env, &profile.api_key_env) {
             (Some(var), _) => key_must_be_set(var, "--api-key-env")?,
+            (None, Some(_)) if profile.key_optional => {}
             (None, Some(var)) => key_must_be_set(var, &format!("[providers.{name}] api_key_env"))?,
             (None, None) => {}
         }

@@ -40,6 +40,8 @@ pub const PROVIDER: &[&str] = &[
     "limits",
     "sandbox",
     "sandbox_network",
+    "catalogue_model",
+    "key_optional",
 ];
 const ATTACHMENTS: &[&str] = &["images", "files", "max_file_mb", "max_request_mb"];
 const LIMITS: &[&str] = &[
@@ -58,8 +60,8 @@ const LIMITS: &[&str] = &[
     "item_payload_bytes",
 ];
 const TIMEOUTS: &[&str] = &["connect", "first_byte", "idle"];
-const MODEL: &[&str] = &["context_window", "price"];
-const PRICE: &[&str] = &["input", "cached_input", "output"];
+const MODEL: &[&str] = &["context_window", "max_output", "price", "catalogue_model"];
+const PRICE: &[&str] = &["input", "cached_input", "output", "cache_write", "reasoning"];
 const USER_TOOL: &[&str] = &["name", "description", "command", "parameters", "approval", "timeout_secs", "sandbox"];
 const MCP: &[&str] = &["servers"];
 const MCP_SERVER: &[&str] = &["command", "env", "max_message_bytes", "max_tools"];

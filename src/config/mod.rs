@@ -3,8 +3,11 @@
 //! fine; a bad one is an error naming the line.
 
 pub mod attachments;
+pub mod catalogue;
+pub mod catalogue_import;
 pub mod check;
 pub mod paths;
+pub mod presets;
 pub mod provider;
 pub mod remembered;
 pub mod theme;
@@ -21,15 +24,34 @@ pub use provider::{ProviderProfile, resolve_key};
 #[serde(deny_unknown_fields)]
 pub struct Price {
     pub input: Option<f64>,
+    /// Prompt tokens read from the provider's cache (default: the input price).
     pub cached_input: Option<f64>,
     pub output: Option<f64>,
+    /// Prompt tokens written to the provider's cache (default: the input price).
+    pub cache_write: Option<f64>,
+    /// Reasoning tokens, when they cost other than output tokens (default: the output price).
+    pub reasoning: Option<f64>,
 }
 
-/// Facts about one model that providers do not tell.
+/// Facts about one model that providers do not tell: the user's `[models."…"]` entry, filled
+/// in from the catalogue field by field (`Config::model_facts`).
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 pub struct ModelFacts {
     pub context_window: Option<u64>,
+    /// The most tokens one reply may hold.
+    pub max_output: Option<u64>,
     pub price: Option<Price>,
+    /// Look this model up in the catalogue under another id (a deployment's own name).
+    pub catalogue_model: Option<String>,
+    /// What the model takes and can do (only the catalogue says).
+    #[serde(skip)]
+    pub abilities: catalogue::Abilities,
+    /// The catalogue's `provider/id` when any field came from it.
+    #[serde(skip)]
+    pub catalogue_key: Option<String>,
+    /// The price is the catalogue's (the user set none): costs from it are estimates.
+    #[serde(skip)]
+    pub price_estimated: bool,
 }
 
 /// A user tool: JSON arguments on stdin, stdout is the result.
@@ -196,9 +218,59 @@ impl Config {
         self.compact_prompt.as_deref().filter(|p| !p.trim().is_empty()).unwrap_or(DEFAULT_COMPACT_PROMPT)
     }
 
+    /// What is known about `model`: the user's `[models."…"]` entry, each field it leaves
+    /// unset filled from the catalogue (under the entry's or a listing profile's
+    /// `catalogue_model` when one is set). `None` when neither knows the model.
     #[must_use]
-    pub fn model_facts(&self, model: &str) -> Option<&ModelFacts> {
-        self.models.get(model)
+    pub fn model_facts(&self, model: &str) -> Option<ModelFacts> {
+        self.model_facts_in(model, catalogue::global())
+    }
+
+    /// `model_facts` against a given catalogue (tests, `palaver catalogue show`).
+    #[must_use]
+    pub fn model_facts_in(&self, model: &str, cat: &catalogue::Catalogue) -> Option<ModelFacts> {
+        let user = self.models.get(model);
+        let alias = user.and_then(|u| u.catalogue_model.as_deref()).or_else(|| {
+            self.providers
+                .values()
+                .find(|p| p.models.iter().any(|m| m == model) || p.default_model.as_deref() == Some(model))
+                .and_then(|p| p.catalogue_model.as_deref())
+        });
+        let entry = cat.lookup(alias.unwrap_or(model));
+        if user.is_none() && entry.is_none() {
+            return None;
+        }
+        let mut f = user.cloned().unwrap_or_default();
+        if let Some(e) = entry {
+            f.context_window = f.context_window.or(e.context_window);
+            f.max_output = f.max_output.or(e.max_output);
+            let p = &e.prices;
+            if f.price.is_none() && (p.input.is_some() || p.output.is_some()) {
+                f.price = Some(Price {
+                    input: p.input,
+                    cached_input: p.cache_read,
+                    output: p.output,
+                    cache_write: p.cache_write,
+                    reasoning: p.reasoning,
+                });
+                f.price_estimated = true;
+            }
+            f.abilities = e.abilities;
+            f.catalogue_key = Some(e.key.clone());
+        }
+        Some(f)
+    }
+
+    /// Makes the built-in preset `name` a provider of this run when config.toml has no
+    /// profile of that name (`--provider groq` with no config file); a profile always wins.
+    /// Returns whether a preset was taken.
+    pub fn adopt_preset(&mut self, name: &str) -> bool {
+        if self.providers.contains_key(name) {
+            return false;
+        }
+        let Some(p) = presets::get(name) else { return false };
+        self.providers.insert(name.to_owned(), p.profile.clone());
+        true
     }
 
     /// Which provider a run uses when no flag names one: `default_provider`, else the only
@@ -306,6 +378,41 @@ mod tests {
         let text = "default_provider = \"x\"\n[providers.x]\nbase_url = 3\n";
         let err = Config::parse(text, Path::new("config.toml")).err().map(|e| e.to_string()).unwrap_or_default();
         assert!(err.contains("line 3"), "{err}");
+    }
+
+    #[test]
+    fn the_users_entry_wins_field_by_field_over_the_catalogue() {
+        let cat = catalogue::built_in();
+        let text = "[models.\"gpt-4o-mini\"]\ncontext_window = 1000\n\
+                    [models.\"priced\"]\nprice = { input = 1.0 }\ncatalogue_model = \"gpt-4o\"\n\
+                    [providers.az]\nbase_url = \"https://x/v1\"\nmodels = [\"prod-chat\"]\ncatalogue_model = \"gpt-4o-mini\"\n";
+        let cfg = Config::parse(text, Path::new("c")).unwrap();
+        // The user's window, the catalogue's price and output limit (an estimate).
+        let f = cfg.model_facts_in("gpt-4o-mini", &cat).unwrap();
+        assert_eq!(f.context_window, Some(1000));
+        assert_eq!(f.max_output, Some(16_384));
+        assert_eq!(f.price.as_ref().and_then(|p| p.input), Some(0.15));
+        assert!(f.price_estimated);
+        // The user's price wins whole, and is no estimate; the rest from gpt-4o's entry.
+        let f = cfg.model_facts_in("priced", &cat).unwrap();
+        assert_eq!(f.price.as_ref().map(|p| (p.input, p.output)), Some((Some(1.0), None)));
+        assert!(!f.price_estimated);
+        assert_eq!(f.catalogue_key.as_deref(), Some("openai/gpt-4o"));
+        // A deployment named in a profile with catalogue_model.
+        let f = cfg.model_facts_in("prod-chat", &cat).unwrap();
+        assert_eq!(f.catalogue_key.as_deref(), Some("openai/gpt-4o-mini"));
+        assert_eq!(f.context_window, Some(128_000));
+        assert_eq!(cfg.model_facts_in("nobody-knows", &cat), None);
+    }
+
+    #[test]
+    fn a_preset_is_adopted_only_when_no_profile_has_its_name() {
+        let mut cfg = Config::parse("[providers.groq]\nbase_url = \"http://mine/v1\"\n", Path::new("c")).unwrap();
+        assert!(!cfg.adopt_preset("groq"));
+        assert_eq!(cfg.providers["groq"].base_url.as_deref(), Some("http://mine/v1"));
+        assert!(cfg.adopt_preset("openrouter"));
+        assert_eq!(cfg.providers["openrouter"].api_key_env.as_deref(), Some("OPENROUTER_API_KEY"));
+        assert!(!cfg.adopt_preset("no-such-preset"));
     }
 
     #[test]

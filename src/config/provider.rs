@@ -55,6 +55,12 @@ pub struct ProviderProfile {
     pub sandbox: Option<SandboxMode>,
     /// Whether sandboxed commands may open network sockets, TCP, UDP and the rest (default: closed).
     pub sandbox_network: Option<bool>,
+    /// The catalogue's id for this profile's models, when the provider names them otherwise
+    /// (an Azure deployment called `prod-chat` that runs `gpt-4o-mini`).
+    pub catalogue_model: Option<String>,
+    /// A local server's preset: no key is needed, so an unset `api_key_env` is no error.
+    #[serde(default)]
+    pub key_optional: bool,
 }
 
 /// `sandbox = "workspace-write" | "read-only" | "off"` in a profile or a `[[tools]]` entry:

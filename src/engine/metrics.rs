@@ -6,19 +6,45 @@ use super::safety::any_flagged;
 use super::usage::UsageView;
 use crate::config::{Config, Price};
 
-/// Cost in dollars from per-million prices; cached prompt tokens at the cached price when set.
+/// Cost in dollars from per-million prices. Prompt tokens read from the cache are priced as
+/// cache reads, those written to it as cache writes, and reasoning tokens (part of the
+/// completion count) at the reasoning price, each at the plain input or output price when the
+/// price table has none.
 #[must_use]
 pub fn cost(p: &Price, u: &UsageView) -> Option<f64> {
     #[allow(clippy::cast_precision_loss)]
     let f = |n: u64| n as f64 / 1_000_000.0;
     let prompt = u.prompt.unwrap_or(0);
     let cached = u.cached.unwrap_or(0).min(prompt);
-    let input = p.input.map(|r| f(prompt - cached) * r + f(cached) * p.cached_input.unwrap_or(r));
-    let output = p.output.map(|r| f(u.completion.unwrap_or(0)) * r);
+    let written = u.cache_write.unwrap_or(0).min(prompt - cached);
+    let plain = prompt - cached - written;
+    let input = p
+        .input
+        .map(|r| f(plain) * r + f(cached) * p.cached_input.unwrap_or(r) + f(written) * p.cache_write.unwrap_or(r));
+    let completion = u.completion.unwrap_or(0);
+    let reasoning = u.reasoning.unwrap_or(0).min(completion);
+    let output = p.output.map(|r| f(completion - reasoning) * r + f(reasoning) * p.reasoning.unwrap_or(r));
     match (input, output) {
         (None, None) => None,
         (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
     }
+}
+
+/// The cost of `usage` on `model` (else on `served`, the id the server answered with): in
+/// dollars, and whether the price is the catalogue's (an estimate) rather than the user's.
+#[must_use]
+pub fn priced(cfg: &Config, model: &str, served: Option<&str>, usage: &UsageView) -> Option<(f64, bool)> {
+    let facts = cfg.model_facts(model).filter(|f| f.price.is_some());
+    let facts = facts.or_else(|| served.and_then(|s| cfg.model_facts(s)).filter(|f| f.price.is_some()))?;
+    let c = cost(facts.price.as_ref()?, usage)?;
+    Some((c, facts.price_estimated))
+}
+
+/// A cost as shown: `~` in front when it is an estimate from the catalogue's prices.
+#[must_use]
+pub fn money_label(usd: f64, estimated: bool) -> String {
+    let m = crate::text::fmt::money(usd);
+    if estimated { format!("~{m}") } else { m }
 }
 
 /// The shortest generation time a tokens-per-second figure is given for: a non-streamed reply
@@ -67,6 +93,8 @@ pub struct ReplyMetrics {
     pub tps_estimated: bool,
     pub usage: UsageView,
     pub cost: Option<f64>,
+    /// The cost is from the catalogue's prices (the user set none): an estimate.
+    pub cost_estimated: bool,
     pub finish_reason: Option<String>,
     /// Any prompt or completion filter flagged something, or the reply was refused.
     pub safety_flag: bool,
@@ -78,7 +106,7 @@ impl ReplyMetrics {
         let usage = msg.usage.as_ref().map(UsageView::from_raw).unwrap_or_default();
         let rate = generation_rate(msg, msg.timing.total_ms);
         let (tokens_per_s, tps_estimated) = (rate.map(|r| r.0), rate.is_some_and(|r| r.1));
-        let price = cfg.model_facts(msg.model.as_deref().unwrap_or(model)).and_then(|f| f.price.as_ref());
+        let cost = priced(cfg, msg.model.as_deref().unwrap_or(model), msg.meta.model.as_deref(), &usage);
         let main = msg.main();
         let prompt_flag = msg.prompt_filter.as_ref().and_then(|v| v.as_array()).is_some_and(|a| {
             a.iter().any(|p| p.get("content_filter_results").and_then(|r| r.as_object()).is_some_and(any_flagged))
@@ -88,7 +116,8 @@ impl ReplyMetrics {
             total_ms: msg.timing.total_ms,
             tokens_per_s,
             tps_estimated,
-            cost: price.and_then(|p| cost(p, &usage)),
+            cost: cost.map(|c| c.0),
+            cost_estimated: cost.is_some_and(|c| c.1),
             usage,
             finish_reason: main.finish_reason.clone(),
             safety_flag: prompt_flag
@@ -152,7 +181,7 @@ mod tests {
 
     #[test]
     fn cost_and_best() {
-        let p = Price { input: Some(1.0), cached_input: Some(0.5), output: Some(2.0) };
+        let p = Price { input: Some(1.0), cached_input: Some(0.5), output: Some(2.0), ..Price::default() };
         let u = UsageView {
             prompt: Some(1_000_000),
             cached: Some(500_000),
@@ -164,6 +193,45 @@ mod tests {
         assert_eq!(best(&[Some(3.0), None, Some(1.0)], true), Some(2));
         assert_eq!(best(&[Some(3.0), None, Some(1.0)], false), Some(0));
         assert_eq!(best(&[None, None], false), None);
+    }
+
+    #[test]
+    fn cache_writes_and_reasoning_are_priced_as_such() {
+        let p = Price {
+            input: Some(2.0),
+            cached_input: Some(0.5),
+            output: Some(8.0),
+            cache_write: Some(2.5),
+            reasoning: Some(10.0),
+        };
+        let u = UsageView {
+            prompt: Some(1_000_000),
+            cached: Some(200_000),
+            cache_write: Some(300_000),
+            completion: Some(400_000),
+            reasoning: Some(100_000),
+            ..UsageView::default()
+        };
+        let want = 0.5 * 2.0 + 0.2 * 0.5 + 0.3 * 2.5 + 0.3 * 8.0 + 0.1 * 10.0;
+        assert!((cost(&p, &u).unwrap() - want).abs() < 1e-12);
+        // Without the extra prices, cache writes and reasoning cost what plain tokens do.
+        let plain = Price { input: Some(2.0), output: Some(8.0), ..Price::default() };
+        assert!((cost(&plain, &u).unwrap() - (2.0 + 3.2)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_catalogue_prices_a_model_the_user_did_not_and_says_it_estimated() {
+        let u = UsageView { prompt: Some(1_000_000), completion: Some(1_000_000), ..UsageView::default() };
+        let (c, estimated) = priced(&Config::default(), "gpt-4o-mini", None, &u).unwrap();
+        assert!((c - 0.75).abs() < 1e-9 && estimated, "{c}");
+        // The served id answers when the requested one is unknown (a replay, a router alias).
+        assert!(priced(&Config::default(), "replay", Some("gpt-4o-mini-2024-07-18"), &u).is_some());
+        let cfg =
+            Config::parse("[models.\"gpt-4o-mini\"]\nprice = { input = 1, output = 1 }\n", std::path::Path::new("c"))
+                .unwrap();
+        assert_eq!(priced(&cfg, "gpt-4o-mini", None, &u), Some((2.0, false)));
+        assert_eq!(money_label(0.5, true), "~$0.5000");
+        assert_eq!(priced(&Config::default(), "demo", None, &u), None);
     }
 
     #[test]

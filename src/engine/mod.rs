@@ -7,6 +7,7 @@ pub mod safety;
 pub mod usage;
 
 pub use message::{Choice, Conversation, ErrorInfo, Message, MessageStatus, Role, ToolCall, ToolStatus};
+pub mod abilities;
 pub mod attach_load;
 pub mod attach_wire;
 pub mod attachment;

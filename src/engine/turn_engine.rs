@@ -165,6 +165,20 @@ impl TurnAccount {
         }
     }
 
+    /// Every request's usage added up, read from what the providers sent (not from the result
+    /// line's shape, which moves details such as cached tokens to the top): what a cost is
+    /// computed from. `None` when no request carried usage.
+    #[must_use]
+    pub fn usage_view(&self) -> Option<UsageView> {
+        let mut sent = self.usages.iter().flatten().peekable();
+        sent.peek()?;
+        let mut total = UsageView::default();
+        for u in sent {
+            total.add(&UsageView::from_raw(u));
+        }
+        Some(total)
+    }
+
     /// The result line's `turn` object.
     #[must_use]
     pub fn summary(&self) -> Value {

@@ -11,6 +11,9 @@ pub struct UsageView {
     pub completion: Option<u64>,
     pub total: Option<u64>,
     pub cached: Option<u64>,
+    /// Prompt tokens written to the provider's cache (OpenRouter's `cache_write_tokens`,
+    /// Anthropic's `cache_creation_input_tokens`), priced as cache writes.
+    pub cache_write: Option<u64>,
     pub reasoning: Option<u64>,
     pub accepted_prediction: Option<u64>,
     pub rejected_prediction: Option<u64>,
@@ -30,6 +33,9 @@ impl UsageView {
             completion: pick(&["completion_tokens", "output_tokens"]),
             total: pick(&["total_tokens"]),
             cached: num(ptd.and_then(|d| d.get("cached_tokens"))),
+            cache_write: num(ptd.and_then(|d| d.get("cache_write_tokens")))
+                .or_else(|| num(ptd.and_then(|d| d.get("cache_creation_tokens"))))
+                .or_else(|| num(u.get("cache_creation_input_tokens"))),
             // Databricks (and Azure-hosted DeepSeek) put reasoning_tokens at the top level.
             reasoning: num(ctd.and_then(|d| d.get("reasoning_tokens"))).or_else(|| num(u.get("reasoning_tokens"))),
             accepted_prediction: num(ctd.and_then(|d| d.get("accepted_prediction_tokens"))),
@@ -75,6 +81,7 @@ impl UsageView {
         sum(&mut self.completion, other.completion);
         sum(&mut self.total, other.total);
         sum(&mut self.cached, other.cached);
+        sum(&mut self.cache_write, other.cache_write);
         sum(&mut self.reasoning, other.reasoning);
         sum(&mut self.accepted_prediction, other.accepted_prediction);
         sum(&mut self.rejected_prediction, other.rejected_prediction);

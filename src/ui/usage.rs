@@ -6,9 +6,9 @@
 use super::fmt;
 use super::theme::{Role as R, Theme};
 use crate::app::State;
-use crate::app::totals::{cost, price};
+use crate::app::totals::reply_cost;
 use crate::engine::message::Message;
-use crate::engine::metrics::ReplyMetrics;
+use crate::engine::metrics::{ReplyMetrics, money_label};
 use crate::engine::usage::{ServerTimings, UsageView};
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
@@ -46,8 +46,8 @@ pub fn lines(state: &State, m: Option<&Message>, cols: usize) -> Vec<Line<'stati
                     out.push(row(label, &fmt::thousands(v), cols, theme));
                 }
             }
-            if let Some(cost) = price(&state.cfg, m, &state.target.model).and_then(|p| cost(&p, &u)) {
-                out.push(row("cost", &fmt::money(cost), cols, theme));
+            if let Some((cost, estimated)) = reply_cost(&state.cfg, m, &state.target.model, &u) {
+                out.push(row("cost", &money_label(cost, estimated), cols, theme));
             }
         }
     }
@@ -126,7 +126,7 @@ fn conversation(state: &State, cols: usize) -> Vec<Line<'static>> {
         }
     }
     if let Some(c) = t.cost {
-        out.push(row("cost", &fmt::money(c), cols, theme));
+        out.push(row("cost", &money_label(c, t.cost_estimated), cols, theme));
     }
     if t.with_usage < t.replies {
         out.push(note(&format!("{} of {} replies sent usage", t.with_usage, t.replies), theme));

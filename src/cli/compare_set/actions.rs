@@ -13,14 +13,14 @@ use std::io::Write;
 const BOOTSTRAP_ROUNDS: usize = 1000;
 
 /// Runs a `compare` subcommand.
-pub fn run(action: &CompareAction, g: &Global, ca: &CompareArgs, paths: &Paths) -> u8 {
+pub fn run(action: &CompareAction, g: &Global, ca: &CompareArgs, paths: &Paths, cfg: &crate::config::Config) -> u8 {
     let store = match open_store_to_read(paths) {
         Ok(s) => s,
         Err(code) => return code,
     };
     match action {
         CompareAction::Runs => runs(&store, g.json),
-        CompareAction::Show { run } => show(&store, run, g.json, ca),
+        CompareAction::Show { run } => show(&store, run, g.json, ca, cfg),
         CompareAction::Stats => stats(&store, g.json),
     }
 }
@@ -60,7 +60,7 @@ fn runs(store: &RunStore, json_out: bool) -> u8 {
     EXIT_OK
 }
 
-fn show(store: &RunStore, id: &str, json_out: bool, ca: &CompareArgs) -> u8 {
+fn show(store: &RunStore, id: &str, json_out: bool, ca: &CompareArgs, cfg: &crate::config::Config) -> u8 {
     for r in &ca.report {
         if let Err(e) = report::format_of(r) {
             say!("{e}");
@@ -78,7 +78,7 @@ fn show(store: &RunStore, id: &str, json_out: bool, ca: &CompareArgs) -> u8 {
             return EXIT_USAGE;
         }
     };
-    let summary = match summary::compute(store, &run) {
+    let summary = match summary::compute(store, &run, cfg) {
         Ok(s) => s,
         Err(e) => {
             say!("cannot read run {}: {e}", run.id);

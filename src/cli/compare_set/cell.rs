@@ -9,7 +9,7 @@ use super::super::target::Target;
 use crate::config::Config;
 use crate::engine::evals::expect::Expect;
 use crate::engine::message::Message;
-use crate::engine::metrics::{ReplyMetrics, cost};
+use crate::engine::metrics::{ReplyMetrics, priced};
 use crate::engine::turn_engine::TurnStop;
 use crate::engine::usage::UsageView;
 use crate::store::runs::{CellRow, PromptRow};
@@ -81,7 +81,6 @@ pub async fn run(job: CellJob<'_>) -> Option<CellRow> {
     let usage = if out.account.requests > 0 { out.account.usage() } else { msg.usage.clone() };
     let view = usage.as_ref().map(UsageView::from_raw).unwrap_or_default();
     let metrics = ReplyMetrics::of(msg, job.cfg, &t.model);
-    let price = job.cfg.model_facts(&t.model).and_then(|f| f.price.as_ref());
     row.ok = msg.error.is_none();
     row.text.clone_from(&main.content);
     if !main.refusal.is_empty() && row.text.is_empty() {
@@ -98,7 +97,9 @@ pub async fn run(job: CellJob<'_>) -> Option<CellRow> {
     }
     row.prompt_tokens = view.prompt;
     row.completion_tokens = view.completion;
-    row.cost = price.and_then(|p| cost(p, &view));
+    // Priced from what the providers sent (the summed `usage` above has the result line's shape).
+    let sent = if out.account.requests > 0 { out.account.usage_view().unwrap_or_default() } else { view.clone() };
+    row.cost = priced(job.cfg, &t.model, msg.meta.model.as_deref(), &sent).map(|c| c.0);
     row.usage = usage;
     row.finish_reason = Some(main.finish_reason.clone().unwrap_or_else(|| "error".into()));
     row.prompt_filter.clone_from(&msg.prompt_filter);

@@ -157,7 +157,7 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
     if let Err(e) = store.flush() {
         say!("{e}");
     }
-    finish(&store, &run.id, interrupted, g.json, &ca.report, ca.min_pass.unwrap_or(1.0))
+    finish(&store, &run.id, interrupted, g.json, &ca.report, ca.min_pass.unwrap_or(1.0), cfg)
 }
 
 /// Marks the run, prints the summary (or the JSON summary line), writes the reports, and
@@ -169,13 +169,14 @@ fn finish(
     json: bool,
     reports: &[std::path::PathBuf],
     min_pass: f64,
+    cfg: &Config,
 ) -> u8 {
     let Ok(Some(mut run)) = store.run(id) else { return usage(&format!("run {id} vanished from the store")) };
     let complete = run.cells_ok + run.cells_failed >= u64::from(run.prompts) * run.models.len() as u64;
     run.status = if complete { "finished" } else { "interrupted" }.to_owned();
     store.set_status(id, &run.status);
     let _ = store.flush();
-    let summary = match summary::compute(store, &run) {
+    let summary = match summary::compute(store, &run, cfg) {
         Ok(s) => s,
         Err(e) => return usage(&format!("cannot read run {id}: {e}")),
     };

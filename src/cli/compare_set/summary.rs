@@ -24,6 +24,8 @@ pub struct ModelSummary {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     pub cost: Option<f64>,
+    /// The cost is from the catalogue's prices (no price in config.toml): an estimate.
+    pub cost_estimated: bool,
     pub finish_reasons: BTreeMap<String, u64>,
     pub safety_hits: u64,
     pub answer_chars_p50: Option<f64>,
@@ -56,7 +58,7 @@ struct Acc {
 ///
 /// # Errors
 /// A database error.
-pub fn compute(store: &RunStore, run: &RunSummary) -> Result<Summary, StoreError> {
+pub fn compute(store: &RunStore, run: &RunSummary, cfg: &crate::config::Config) -> Result<Summary, StoreError> {
     let checked: HashSet<u32> =
         store.prompts(&run.id)?.into_iter().filter(|p| p.expect.is_some()).map(|p| p.idx).collect();
     let n = run.models.len();
@@ -91,6 +93,7 @@ pub fn compute(store: &RunStore, run: &RunSummary) -> Result<Summary, StoreError
         m.completion_tokens += f.completion_tokens.unwrap_or(0);
         if let Some(c) = f.cost {
             m.cost = Some(m.cost.unwrap_or(0.0) + c);
+            m.cost_estimated = cfg.model_facts(&m.model).is_some_and(|facts| facts.price_estimated);
         }
         *m.finish_reasons.entry(f.finish_reason.unwrap_or_else(|| "none".into())).or_default() += 1;
         m.safety_hits += u64::from(f.safety_flag);
@@ -151,7 +154,17 @@ fn rows(s: &Summary) -> Vec<Row> {
         num(&|m| m.tokens_per_s_p95, &rate, Some(false), "tok/s p95"),
         num(&|m| Some(m.prompt_tokens as f64), &int, None, "prompt tokens"),
         num(&|m| Some(m.completion_tokens as f64), &int, None, "completion tokens"),
-        num(&|m| m.cost, &crate::text::fmt::money, Some(true), "cost"),
+        Row {
+            label: "cost",
+            values: ms.iter().map(|m| m.cost).collect(),
+            shown: ms
+                .iter()
+                .map(|m| {
+                    m.cost.map_or_else(|| "-".into(), |c| crate::engine::metrics::money_label(c, m.cost_estimated))
+                })
+                .collect(),
+            lower_is_better: Some(true),
+        },
         num(&|m| Some(m.safety_hits as f64), &int, Some(true), "safety hits"),
         num(&|m| m.answer_chars_p50, &|v| format!("{v:.0} ch"), None, "answer p50"),
     ];
@@ -258,6 +271,7 @@ mod tests {
             prompt_tokens: 120,
             completion_tokens: 300,
             cost,
+            cost_estimated: false,
             finish_reasons: BTreeMap::from([("stop".into(), ok)]),
             safety_hits: 0,
             answer_chars_p50: Some(420.0),

@@ -155,7 +155,7 @@ pub fn header_lines(state: &State, cmp: &Compare, i: usize, width: usize) -> Vec
         chips.push((format!("out {est}{}{reasoning}", fmt::thousands(n)), dim));
     }
     if let Some(c) = r.cost.filter(|_| !hidden) {
-        chips.push((fmt::money(c), dim));
+        chips.push((crate::engine::metrics::money_label(c, r.cost_estimated), dim));
     }
     if m.tool_calls > 0 {
         let s = if m.tool_calls == 1 { "" } else { "s" };

@@ -91,7 +91,10 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State, cmp: &Compare, segments: &
         Metric {
             label: "cost",
             finished_only: true,
-            values: metrics.iter().map(|m| m.reply.cost.map(|v| (v, fmt::money(v)))).collect(),
+            values: metrics
+                .iter()
+                .map(|m| m.reply.cost.map(|v| (v, crate::engine::metrics::money_label(v, m.reply.cost_estimated))))
+                .collect(),
             lower_is_better: true,
             missing: cmp
                 .columns
