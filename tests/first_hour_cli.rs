@@ -212,3 +212,26 @@ fn a_headless_call_nobody_could_approve_says_so() {
     assert!(e.contains("was not run: it needs an approval and no one could give it"), "{e}");
     assert!(e.contains("--tools auto"), "{e}");
 }
+
+/// `palaver providers | head -1` and `palaver models | head -1`: a reader that goes away ends
+/// palaver quietly with status 0, not with a panic about a broken pipe.
+#[test]
+fn a_closed_pipe_on_stdout_ends_listings_quietly() {
+    let home = home_with("");
+    for args in [&["providers"][..], &["--demo", "models"][..], &["catalogue", "show", "gpt-4o-mini"][..]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_palaver"))
+            .args(args)
+            .env("PALAVER_HOME", home.path())
+            .env_remove("OPENAI_API_KEY")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Close the reading end before palaver writes: every line it prints meets a closed pipe.
+        drop(child.stdout.take());
+        let o = child.wait_with_output().unwrap();
+        assert!(!err(&o).contains("panicked"), "{args:?}: {}", err(&o));
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", err(&o));
+    }
+}

@@ -33,7 +33,7 @@ fn show(model: &str, json: bool, cfg: &Config) -> u8 {
     };
     let user = cfg.models.get(model);
     if json {
-        println!("{}", show_json(model, &f, user, cat));
+        rawln!("{}", show_json(model, &f, user, cat));
         return EXIT_OK;
     }
     for line in show_lines(model, &f, user, cat) {
@@ -227,7 +227,7 @@ pub fn providers(json: bool, cfg: &Config) -> u8 {
         let key = prof.api_key_env.as_deref().unwrap_or("OPENAI_API_KEY");
         let own = cfg.providers.contains_key(&p.name);
         if json {
-            println!(
+            rawln!(
                 "{}",
                 json!({"name": p.name, "about": p.about, "base_url": url, "api_key_env": key,
                     "key_optional": prof.key_optional, "auth": prof.auth.as_deref().unwrap_or("bearer"),
@@ -244,7 +244,7 @@ pub fn providers(json: bool, cfg: &Config) -> u8 {
         }
     }
     if !json {
-        println!("\nuse one: palaver --provider NAME … (no config needed), or palaver config init --provider NAME");
+        rawln!("\nuse one: palaver --provider NAME … (no config needed), or palaver config init --provider NAME");
     }
     EXIT_OK
 }

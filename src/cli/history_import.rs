@@ -120,7 +120,7 @@ fn report(asked: &Document, done: &[Imported], json: bool) {
             }
         }
     };
-    println!("{line}");
+    rawln!("{line}");
 }
 
 fn s(n: usize) -> &'static str {

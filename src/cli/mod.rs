@@ -17,16 +17,35 @@ macro_rules! errln {
     };
 }
 
-/// `println!` with the whole line through the sanitiser.
+/// `println!` with the whole line through the sanitiser (and quiet on a closed pipe).
 macro_rules! outln {
     ($($arg:tt)*) => {
-        println!("{}", $crate::text::sanitize::sanitize(&format!($($arg)*)))
+        $crate::cli::stdout_line(&$crate::text::sanitize::sanitize(&format!($($arg)*)))
     };
 }
 
+/// A line on stdout whose parts were sanitised already (or JSON, which escapes controls).
+macro_rules! rawln {
+    ($($arg:tt)*) => {
+        $crate::cli::stdout_line(&format!($($arg)*))
+    };
+}
+
+/// Writes one line to stdout. When the reader went away (`palaver models | head`), palaver
+/// ends quietly with status 0 as other command-line tools do, instead of `println!`'s panic.
+pub fn stdout_line(line: &str) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = writeln!(out, "{line}") {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+    }
+}
+
 pub mod args;
-pub mod compacting;
 pub mod catalogue_cmd;
+pub mod compacting;
 pub mod compare;
 pub mod compare_set;
 pub mod config_cmd;

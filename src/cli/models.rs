@@ -94,13 +94,13 @@ fn demo_note(g: &Group, id: &str) -> Option<&'static str> {
 fn print_flat(g: &Group, cfg: &Config) -> u8 {
     for id in &g.listed {
         match (demo_note(g, id), facts_note(cfg, id)) {
-            (Some(what), _) => println!("{}\t(demo: {what})", sanitize(id)),
-            (None, Some(facts)) => println!("{}\t{facts}", sanitize(id)),
-            (None, None) => println!("{}", sanitize(id)),
+            (Some(what), _) => rawln!("{}\t(demo: {what})", sanitize(id)),
+            (None, Some(facts)) => rawln!("{}\t{facts}", sanitize(id)),
+            (None, None) => rawln!("{}", sanitize(id)),
         }
     }
     for m in &g.configured {
-        println!("{}\t(configured){}", sanitize(m), facts_note(cfg, m).map(|f| format!(" {f}")).unwrap_or_default());
+        rawln!("{}\t(configured){}", sanitize(m), facts_note(cfg, m).map(|f| format!(" {f}")).unwrap_or_default());
     }
     if let Some(e) = &g.error {
         say!("{}", sanitize(e));
@@ -114,24 +114,24 @@ fn print_groups(groups: &[Group], default: Option<&str>, cfg: &Config) -> u8 {
     for g in groups {
         let mark = if default == Some(g.provider.as_str()) { " (default)" } else { "" };
         let url = g.base_url.as_deref().map(|u| format!(" · {u}")).unwrap_or_default();
-        println!("{}{mark}{}", sanitize(&g.provider), sanitize(&url));
+        rawln!("{}{mark}{}", sanitize(&g.provider), sanitize(&url));
         for id in &g.listed {
             match facts_note(cfg, id) {
-                Some(f) => println!("  {}\t{f}", sanitize(id)),
-                None => println!("  {}", sanitize(id)),
+                Some(f) => rawln!("  {}\t{f}", sanitize(id)),
+                None => rawln!("  {}", sanitize(id)),
             }
         }
         for m in &g.configured {
-            println!(
+            rawln!(
                 "  {}\t(configured){}",
                 sanitize(m),
                 facts_note(cfg, m).map(|f| format!(" {f}")).unwrap_or_default()
             );
         }
         if let Some(e) = &g.error {
-            println!("  ! {}", sanitize(e));
+            rawln!("  ! {}", sanitize(e));
         } else if g.listed.is_empty() && g.configured.is_empty() {
-            println!("  (the server listed no models)");
+            rawln!("  (the server listed no models)");
         }
     }
     status(groups)
@@ -147,10 +147,10 @@ fn print_json(groups: &[Group], cfg: &Config) -> u8 {
             if let (Some(obj), Some(facts)) = (line.as_object_mut(), facts_json(cfg, id)) {
                 obj.extend(facts);
             }
-            println!("{line}");
+            rawln!("{line}");
         }
         if let Some(e) = &g.error {
-            println!("{}", json!({"provider": g.provider, "base_url": g.base_url, "error": e}));
+            rawln!("{}", json!({"provider": g.provider, "base_url": g.base_url, "error": e}));
         }
     }
     status(groups)
