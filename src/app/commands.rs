@@ -50,6 +50,8 @@ pub enum Command {
     /// `/compact [instructions]`: summarise the earlier turns with the conversation's model; the
     /// summary is sent in their place from then on (they stay in the transcript and the store).
     Compact(Option<String>),
+    /// `/export html [PATH]`: the conversation as one self-contained page.
+    Export(Option<String>),
 }
 
 /// (command, argument, description) for help and the palette.
@@ -83,6 +85,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "[WHAT TO KEEP]",
         "summarise the earlier turns with this model; the summary is sent in their place (they stay saved)",
     ),
+    ("/export", "html [PATH]", "write this conversation as one self-contained HTML page (no script, images inline)"),
     ("/help", "", "keys and commands"),
 ];
 
@@ -117,6 +120,7 @@ pub fn parse(line: &str) -> Option<Result<Command, String>> {
         "/tools" => Command::Tools(arg),
         "/mouse" => Command::Mouse(arg),
         "/compact" => Command::Compact(arg),
+        "/export" => Command::Export(arg),
         // The rest of the line is the path, spaces and all.
         "/attach" | "/a" => Command::Attach(Some(rest.trim().to_owned()).filter(|r| !r.is_empty())),
         "/unset" => match arg {
@@ -135,6 +139,7 @@ impl State {
         self.dirty = true;
         match cmd {
             Command::Compact(instructions) => self.compact(instructions, false, fx),
+            Command::Export(arg) => self.export_page(arg.as_deref(), fx),
             Command::Model(Some(name)) => {
                 self.target.model.clone_from(&name);
                 self.notice(format!("model: {name}"));
