@@ -321,6 +321,10 @@ impl State {
         for (cmd, _, desc) in COMMANDS.iter().filter(|c| listed.contains(&c.0)) {
             add((*cmd).to_owned(), desc, (*cmd).to_owned());
         }
+        for (name, label) in self.user_command_rows() {
+            // Their prompt usually wants arguments: the palette puts the name in the composer.
+            add(name.clone(), &label, format!("prefill:{name} "));
+        }
         add("copy last reply".into(), "to the clipboard (OSC 52)", "action:copy".into());
         add("regenerate".into(), "the last reply (the old one is kept)", "action:regenerate".into());
         add("edit draft in $EDITOR".into(), "", "action:editor".into());

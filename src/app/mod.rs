@@ -32,6 +32,7 @@ pub mod totals;
 pub mod transcript;
 mod turns;
 mod typing;
+pub mod user_commands;
 
 pub use effect::Effect;
 pub use msg::Msg;

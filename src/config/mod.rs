@@ -4,6 +4,7 @@
 
 pub mod attachments;
 pub mod check;
+pub mod commands;
 pub mod paths;
 pub mod provider;
 pub mod remembered;

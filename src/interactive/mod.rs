@@ -94,6 +94,7 @@ async fn launch(
         }
     };
     let mut state = State::new(TargetInfo::from_target(&target), settings, cfg, theme, &theme_name);
+    load_user_commands(&mut state, &paths);
     state.demo_fallback.clone_from(&target.fallback);
     if let Some(e) = theme_error {
         state.transcript.push_notice(NoticeKind::Error, e);
@@ -441,5 +442,20 @@ async fn terminated(t: &mut Terminate) -> &'static str {
     {
         let _ = t;
         std::future::pending::<&'static str>().await
+    }
+}
+
+/// The user's own slash commands (`<config dir>/commands/`, `.palaver/commands/` in the
+/// workspace), read here so the state gets them as data; what was skipped is said once.
+fn load_user_commands(state: &mut State, paths: &crate::config::Paths) {
+    let root = crate::tools::setup::workspace(&state.cfg, paths)
+        .map(|w| w.root().to_path_buf())
+        .or_else(|_| std::env::current_dir().map_err(|e| e.to_string()))
+        .unwrap_or_default();
+    let (commands, notes) =
+        crate::config::commands::load(&paths.config_dir.join("commands"), &root.join(".palaver").join("commands"));
+    state.mine.commands = commands;
+    for n in notes {
+        state.transcript.push_notice(NoticeKind::Error, format!("commands: {n}"));
     }
 }
