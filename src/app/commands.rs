@@ -52,6 +52,8 @@ pub enum Command {
     Compact(Option<String>),
     /// `/export html [PATH]`: the conversation as one self-contained page.
     Export(Option<String>),
+    /// `/paste-image`: attach the image on the system clipboard.
+    PasteImage,
 }
 
 /// (command, argument, description) for help and the palette.
@@ -85,6 +87,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "[WHAT TO KEEP]",
         "summarise the earlier turns with this model; the summary is sent in their place (they stay saved)",
     ),
+    ("/paste-image", "", "attach the image on the system clipboard (also Ctrl+V)"),
     ("/export", "html [PATH]", "write this conversation as one self-contained HTML page (no script, images inline)"),
     ("/help", "", "keys and commands"),
 ];
@@ -121,6 +124,7 @@ pub fn parse(line: &str) -> Option<Result<Command, String>> {
         "/mouse" => Command::Mouse(arg),
         "/compact" => Command::Compact(arg),
         "/export" => Command::Export(arg),
+        "/paste-image" | "/paste" => Command::PasteImage,
         // The rest of the line is the path, spaces and all.
         "/attach" | "/a" => Command::Attach(Some(rest.trim().to_owned()).filter(|r| !r.is_empty())),
         "/unset" => match arg {
@@ -140,6 +144,7 @@ impl State {
         match cmd {
             Command::Compact(instructions) => self.compact(instructions, false, fx),
             Command::Export(arg) => self.export_page(arg.as_deref(), fx),
+            Command::PasteImage => self.paste_image(fx),
             Command::Model(Some(name)) => {
                 self.target.model.clone_from(&name);
                 self.notice(format!("model: {name}"));

@@ -19,6 +19,7 @@ pub mod keymap;
 mod keys;
 pub mod msg;
 pub mod overlay;
+mod paste_image;
 pub mod persist;
 mod persist_sync;
 mod reopen;

@@ -5,6 +5,7 @@
 
 mod unsaved;
 
+use crate::app::attach::{AttachEffect, AttachMsg};
 use crate::app::compare::runner::ColumnRunner;
 use crate::app::effect::Effect;
 use crate::app::msg::Msg;
@@ -369,6 +370,12 @@ impl Loop {
                     }
                 }
                 Effect::Tools(e) => self.runner.tool_effect(e),
+                Effect::Attach(AttachEffect::PasteImage { cmd, policy }) => {
+                    let tx = self.tx.clone();
+                    tokio::task::spawn_blocking(move || {
+                        let _ = tx.send(Msg::Attach(clipboard_attachment(cmd.as_deref(), &policy)));
+                    });
+                }
                 Effect::Attach(e) => self.runner.attach_effect(e),
             }
         }
@@ -457,5 +464,26 @@ fn load_user_commands(state: &mut State, paths: &crate::config::Paths) {
     state.mine.commands = commands;
     for n in notes {
         state.transcript.push_notice(NoticeKind::Error, format!("commands: {n}"));
+    }
+}
+
+/// The clipboard's image as an attachment (blocking: a clipboard tool runs), through the same
+/// checks as a file: typed from its bytes, within the size limit; anything else is said.
+fn clipboard_attachment(cmd: Option<&[String]>, policy: &crate::config::attachments::AttachmentPolicy) -> AttachMsg {
+    let bytes = match crate::tui::clipboard_image::read(cmd, crate::tui::clipboard_image::WAIT) {
+        Ok(b) => b,
+        Err(e) => return AttachMsg::NoClipboardImage(crate::text::sanitize::sanitize(&e).into_owned()),
+    };
+    let result = crate::engine::attach_load::load("-", Some(bytes), policy).map_err(|e| e.0).and_then(|mut a| {
+        if !a.is_image() {
+            return Err(format!("no image on the clipboard: it holds {}", a.media_type));
+        }
+        let ext = a.media_type.rsplit('/').next().unwrap_or("png").to_owned();
+        a.name = format!("clipboard.{ext}");
+        Ok(a)
+    });
+    match result {
+        Ok(a) => AttachMsg::Loaded { spec: "clipboard".into(), result: Ok(a), paste: None },
+        Err(e) => AttachMsg::NoClipboardImage(e),
     }
 }
