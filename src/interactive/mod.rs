@@ -461,8 +461,17 @@ fn load_user_commands(state: &mut State, paths: &crate::config::Paths) {
         .unwrap_or_default();
     let (commands, notes) =
         crate::config::commands::load(&paths.config_dir.join("commands"), &root.join(".palaver").join("commands"));
+    // A built-in command of the same name wins: said once, and the file is left out.
+    let (shadowed, commands): (Vec<_>, Vec<_>) = commands.into_iter().partition(|c| {
+        let slash = format!("/{}", c.name);
+        crate::app::commands::COMMANDS.iter().any(|(b, _, _)| *b == slash)
+    });
+    let notes = notes
+        .into_iter()
+        .chain(shadowed.iter().map(|c| format!("/{} is built in, so {} is not used", c.name, c.path.display())));
     state.mine.commands = commands;
     for n in notes {
+        let n = crate::text::sanitize::sanitize(&n).into_owned();
         state.transcript.push_notice(NoticeKind::Error, format!("commands: {n}"));
     }
 }
