@@ -2,6 +2,8 @@
 # The HTML report of a prompt-set run, checked in a real headless browser (Chromium): every
 # prompt's answers are in the DOM side by side (same row, left to right, as laid out by the
 # browser), and prompts or answers carrying markup stay text (nothing injected runs).
+# Then a conversation page (`history export ID --format html`) with a tool flow and an image:
+# laid out, its image decoded from the page itself with the network cut off, nothing injected.
 #
 #   tests/report_browser.sh [path/to/palaver]
 #
@@ -71,4 +73,63 @@ for i in $(seq 1 6); do
   check "prompt $i is there" grep -q "Prompt number $i: tell me about item $i" "$WORK/dom.html"
 done
 check "demo-tools answers are in the DOM" grep -q 'data-model="demo-tools"' "$WORK/dom.html"
+# ── The conversation page: demo-tools (a tool flow) then demo-vision with an image ─────────
+CONV="$WORK/conv"; mkdir -p "$CONV"
+BIN="$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")"  # the runs below are in $CONV
+echo 'a file <script>document.title="pwned"</script>' > "$CONV/notes.txt"
+# A 2×2 PNG, written from base64 so the script needs no image tool.
+echo 'iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==' \
+  | base64 -d > "$CONV/shot.png"
+( cd "$CONV" && "$BIN" --demo -m demo-tools --yes \
+    -p 'Files? <script>document.title="pwned"</script> <img src=x onerror="document.title=1">' > /dev/null \
+  && "$BIN" --continue -m demo-vision -a shot.png -p 'and this picture?' > /dev/null )
+ID="$("$BIN" history list | awk '{print $1; exit}')"
+"$BIN" history export "$ID" --format html > "$WORK/page.html"
+# The page as written, plus our checker: the page's CSP is kept except that inline script is
+# allowed, so the checker runs — and so would anything injected, which is what is tested.
+sed -e "s#content=\"default-src 'none'; img-src data:; style-src 'unsafe-inline'\"#content=\"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'\"#" \
+    -e 's#</body></html>##' "$WORK/page.html" > "$WORK/page-check.html"
+cat >> "$WORK/page-check.html" <<'EOF'
+<script>
+window.addEventListener("load", function () {
+  var b = document.body, problems = [];
+  var arts = document.querySelectorAll("article.msg");
+  arts.forEach(function (a) {
+    var r = a.getBoundingClientRect();
+    if (r.width < 300 || r.height < 10) problems.push(a.id + " is " + r.width + "x" + r.height);
+  });
+  for (var i = 1; i < arts.length; i++) {
+    if (arts[i].getBoundingClientRect().top < arts[i - 1].getBoundingClientRect().bottom - 1) problems.push(arts[i].id + " overlaps");
+  }
+  var imgs = Array.prototype.slice.call(document.images);
+  var decoded = imgs.filter(function (im) { return im.complete && im.naturalWidth > 0 && im.src.indexOf("data:image/") === 0; });
+  b.setAttribute("data-articles", String(arts.length));
+  b.setAttribute("data-tools", String(document.querySelectorAll("details.tool").length));
+  b.setAttribute("data-images", imgs.length + "/" + decoded.length);
+  b.setAttribute("data-scripts", String(document.scripts.length));
+  b.setAttribute("data-title", document.title);
+  b.setAttribute("data-resources", String(performance.getEntriesByType("resource").length));
+  b.setAttribute("data-layout", problems.length ? "broken: " + problems.join("; ") : "stacked");
+});
+</script></body></html>
+EOF
+PROFILE="$(mktemp -d)"
+# --proxy-server to a closed port: the page must open with no network at all.
+"$CHROME" --headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update \
+  --no-first-run --user-data-dir="$PROFILE" --proxy-server=127.0.0.1:9 --window-size=1200,900 \
+  --dump-dom "file://$WORK/page-check.html" > "$WORK/page-dom.html" 2> "$WORK/chrome2.log" \
+  || { cat "$WORK/chrome2.log" >&2; rm -rf "$PROFILE"; exit 1; }
+rm -rf "$PROFILE"
+body="$(grep -o '<body[^>]*>' "$WORK/page-dom.html" | head -1)"
+echo "page body: $body"
+check "the conversation page's messages are laid out one under another" grep -q 'data-layout="stacked"' <<<"$body"
+check "the page has its tool calls folded" grep -Eq 'data-tools="[1-9]' <<<"$body"
+check "the attached image is the page's only image and decodes offline" grep -q 'data-images="1/1"' <<<"$body"
+check "no script but the checker's ran on the page (nothing injected)" grep -q 'data-scripts="1"' <<<"$body"
+check "the page fetched nothing" grep -q 'data-resources="0"' <<<"$body"
+check "the page's title was not changed by injected markup" grep -q 'data-title="Files? ' <<<"$body"
+check "the hostile prompt is shown as text on the page" \
+  grep -q '&lt;img src=x onerror="document.title=1"&gt;' "$WORK/page-dom.html"
+check "the page keeps its content security policy as written" \
+  grep -q "content=\"default-src 'none'; img-src data:; style-src 'unsafe-inline'\"" "$WORK/page.html"
 exit $fail

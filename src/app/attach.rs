@@ -22,6 +22,8 @@ pub enum AttachMsg {
     Opened(std::path::PathBuf),
     /// The system viewer could not show the image: why, and where the file is.
     OpenFailed(String),
+    /// `/paste-image` found no image on the clipboard: why.
+    NoClipboardImage(String),
     /// A file that holds secrets (by name or content) was read but not attached: `why` says
     /// what it holds; attaching the same path again sends it.
     Secret { spec: String, why: String, paste: Option<String> },
@@ -46,6 +48,9 @@ pub enum AttachEffect {
     Complete { typed: String },
     /// Open an image in the system viewer (`xdg-open`, `open`), never waiting for it.
     Open(ImageSource),
+    /// Read an image from the system clipboard (with `cmd` when configured); the interactive
+    /// loop runs it (the clipboard is the terminal's side) and answers with `AttachMsg::Loaded`.
+    PasteImage { cmd: Option<Vec<String>>, policy: AttachmentPolicy },
 }
 
 /// The command prefix completion works on.
@@ -177,6 +182,7 @@ impl State {
                     Err(e) => self.flash_error(e),
                 }
             }
+            AttachMsg::NoClipboardImage(why) => self.flash_error(why),
             // A paste that is not a readable file was text after all.
             AttachMsg::Loaded { result: Err(_), paste: Some(text), .. } => self.composer.paste(&text),
             AttachMsg::Loaded { spec, result: Err(e), paste: None } => {

@@ -50,6 +50,10 @@ pub enum Command {
     /// `/compact [instructions]`: summarise the earlier turns with the conversation's model; the
     /// summary is sent in their place from then on (they stay in the transcript and the store).
     Compact(Option<String>),
+    /// `/export html [PATH]`: the conversation as one self-contained page.
+    Export(Option<String>),
+    /// `/paste-image`: attach the image on the system clipboard.
+    PasteImage,
 }
 
 /// (command, argument, description) for help and the palette.
@@ -83,6 +87,8 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "[WHAT TO KEEP]",
         "summarise the earlier turns with this model; the summary is sent in their place (they stay saved)",
     ),
+    ("/paste-image", "", "attach the image on the system clipboard (also Ctrl+V)"),
+    ("/export", "html [PATH]", "write this conversation as one self-contained HTML page (no script, images inline)"),
     ("/help", "", "keys and commands"),
 ];
 
@@ -117,6 +123,8 @@ pub fn parse(line: &str) -> Option<Result<Command, String>> {
         "/tools" => Command::Tools(arg),
         "/mouse" => Command::Mouse(arg),
         "/compact" => Command::Compact(arg),
+        "/export" => Command::Export(arg),
+        "/paste-image" | "/paste" => Command::PasteImage,
         // The rest of the line is the path, spaces and all.
         "/attach" | "/a" => Command::Attach(Some(rest.trim().to_owned()).filter(|r| !r.is_empty())),
         "/unset" => match arg {
@@ -135,6 +143,8 @@ impl State {
         self.dirty = true;
         match cmd {
             Command::Compact(instructions) => self.compact(instructions, false, fx),
+            Command::Export(arg) => self.export_page(arg.as_deref(), fx),
+            Command::PasteImage => self.paste_image(fx),
             Command::Model(Some(name)) => {
                 self.target.model.clone_from(&name);
                 self.notice(format!("model: {name}"));
@@ -315,6 +325,10 @@ impl State {
         let listed = ["/panels", "/mouse", "/clear", "/new", "/history", "/help"];
         for (cmd, _, desc) in COMMANDS.iter().filter(|c| listed.contains(&c.0)) {
             add((*cmd).to_owned(), desc, (*cmd).to_owned());
+        }
+        for (name, label) in self.user_command_rows() {
+            // Their prompt usually wants arguments: the palette puts the name in the composer.
+            add(name.clone(), &label, format!("prefill:{name} "));
         }
         add("copy last reply".into(), "to the clipboard (OSC 52)", "action:copy".into());
         add("regenerate".into(), "the last reply (the old one is kept)", "action:regenerate".into());

@@ -70,6 +70,8 @@ pub enum Action {
     Detach,
     /// Composer: complete the path of `/attach PATH`.
     CompletePath,
+    /// Composer: attach the image on the system clipboard (as `/paste-image`).
+    PasteImage,
     /// Transcript: open the selected message's image in the system viewer.
     OpenImage,
     /// Older prompt from history (on an empty composer).
@@ -166,6 +168,13 @@ const TABLE: &[(Action, &str, Context, &str, &str)] = &[
     (Action::OpenPaste, "open_paste", Context::Composer, "alt+v", "open a big paste (shown as a chip) in the draft"),
     (Action::Detach, "detach", Context::Composer, "alt+x", "remove the newest attachment chip"),
     (Action::CompletePath, "complete_path", Context::Composer, "tab", "/attach: complete the path"),
+    (
+        Action::PasteImage,
+        "paste_image",
+        Context::Composer,
+        "ctrl+v",
+        "attach the image on the clipboard (/paste-image)",
+    ),
     (Action::HistoryPrev, "history_prev", Context::Composer, "up", "older prompt (empty composer)"),
     (Action::HistoryNext, "history_next", Context::Composer, "down", "newer prompt"),
     (Action::Select, "select", Context::Composer, "alt+up ctrl+up", "select messages"),

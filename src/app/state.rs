@@ -211,6 +211,8 @@ pub struct State {
     pub auto_declined: bool,
     /// The draft warned about as over the window: sending it again sends it.
     pub overflow_ok: Option<String>,
+    /// The user's own slash commands (see `user_commands.rs`).
+    pub mine: super::user_commands::Mine,
 }
 
 impl State {
@@ -264,6 +266,7 @@ impl State {
             held: None,
             auto_declined: false,
             overflow_ok: None,
+            mine: super::user_commands::Mine::default(),
         };
         for p in problems {
             s.transcript.push_notice(NoticeKind::Error, format!("config.toml: {p}"));

@@ -86,6 +86,8 @@ pub enum ToolMsg {
     FileRead { owner: Owner, id: u64, index: usize, content: Result<Option<String>, String> },
     /// The flow export was written (its path), or why not.
     Exported(Result<String, String>),
+    /// The conversation page was written (its path) or not (why).
+    PageExported(Result<String, String>),
 }
 
 /// What the tool loop asks the runner to do.
@@ -109,6 +111,9 @@ pub enum ToolEffect {
     CopyCurl { provider: String, api: Api, body: Value },
     /// Write the flow of a turn as JSON into the data directory; answer with `ToolMsg::Exported`.
     Export { json: Value },
+    /// Write the conversation as an HTML page (into `<data dir>/exports/` unless a path is
+    /// given); answer with `ToolMsg::PageExported`.
+    ExportPage { export: Box<crate::store::export::Export>, path: Option<String> },
 }
 
 /// The calls of one reply being settled.
@@ -340,6 +345,10 @@ impl State {
             ToolMsg::Exported(r) => match r {
                 Ok(path) => self.flash(format!("flow exported to {path}")),
                 Err(e) => self.flash_error(format!("cannot export the flow: {e}")),
+            },
+            ToolMsg::PageExported(r) => match r {
+                Ok(path) => self.flash(format!("exported to {path}")),
+                Err(e) => self.flash_error(format!("cannot export the page: {e}")),
             },
         }
     }

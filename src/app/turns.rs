@@ -20,11 +20,19 @@ impl State {
                 return;
             }
             Some(Err(e)) => {
-                self.flash_error(e);
+                if !self.run_user_command(&text, fx) {
+                    self.flash_error(e);
+                }
                 return;
             }
             None => {}
         }
+        self.end_one_turn();
+        self.send_prompt(text, fx);
+    }
+
+    /// Sends `text` as the next prompt (`//` keeps a leading slash).
+    pub(crate) fn send_prompt(&mut self, text: String, fx: &mut Vec<Effect>) {
         if self.live.is_some() || self.tools.busy() {
             self.flash("a reply is still streaming: Esc cancels it");
             return;
@@ -68,9 +76,9 @@ impl State {
     /// Starts a reply to the conversation as it stands.
     pub(crate) fn start_reply(&mut self, draft: Option<SentDraft>, fx: &mut Vec<Effect>) {
         let messages = self.transcript.messages_for_request();
-        let body = build_body(self.target.api, &messages, &self.request_options());
+        let body = build_body(self.target.api, &messages, &self.with_one_turn(self.request_options()));
         let mut m = Message::assistant_pending();
-        m.model = Some(self.target.model.clone());
+        m.model = Some(self.turn_model());
         m.provider = Some(self.target.provider.clone());
         m.api = Some(self.target.api.name().to_owned());
         m.base_url.clone_from(&self.target.base_url);

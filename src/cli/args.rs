@@ -361,11 +361,12 @@ pub enum HistoryAction {
         /// A conversation's or a compare's ID (as `history list` prints it), or a unique prefix
         id: String,
     },
-    /// Export a conversation: Markdown (readable) or JSON (complete, reloadable with `import`)
+    /// Export a conversation: Markdown (readable), JSON (complete, reloadable with `import`) or HTML (a page)
     Export {
         /// A conversation's or a compare's ID (as `history list` prints it), or a unique prefix
         id: String,
-        /// md: a readable transcript; json: everything, reloadable with `history import`
+        /// md: a readable transcript; json: everything, reloadable with `history import`;
+        /// html: one self-contained page (no script, loads nothing), images inline
         #[arg(long, value_enum, default_value = "md")]
         format: ExportFormat,
     },
@@ -403,4 +404,5 @@ pub enum HistoryAction {
 pub enum ExportFormat {
     Md,
     Json,
+    Html,
 }

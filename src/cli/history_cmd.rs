@@ -267,6 +267,17 @@ fn export_entry(store: &StoreHandle, entry: &EntryRef, format: ExportFormat) -> 
                 export::export(store, id)?.ok_or_else(|| StoreError::Format(format!("conversation {id} vanished")))?;
             json_text(&e)?
         }
+        // One page that loads nothing: the images travel inside it as data URIs.
+        (EntryRef::Conversation(id), ExportFormat::Html) => {
+            let e =
+                export::export(store, id)?.ok_or_else(|| StoreError::Format(format!("conversation {id} vanished")))?;
+            crate::store::export_html::to_html(&e)
+        }
+        (EntryRef::Compare(group), ExportFormat::Html) => {
+            let e = export::export_compare(store, group)?
+                .ok_or_else(|| StoreError::Format(format!("compare {group} vanished")))?;
+            crate::store::export_html::compare_to_html(&e.title, &e.columns)
+        }
         (EntryRef::Compare(group), ExportFormat::Md) => compare_markdown(store, group)?,
         (EntryRef::Compare(group), ExportFormat::Json) => {
             let e = export::export_compare(store, group)?

@@ -6,6 +6,7 @@ pub mod attachments;
 pub mod catalogue;
 pub mod catalogue_import;
 pub mod check;
+pub mod commands;
 pub mod paths;
 pub mod presets;
 pub mod provider;
@@ -121,6 +122,9 @@ pub struct Config {
     /// The summarisation prompt `/compact` and `--compact` send (default
     /// [`DEFAULT_COMPACT_PROMPT`]).
     pub compact_prompt: Option<String>,
+    /// The command `/paste-image` (Ctrl+V) reads a clipboard image from, its PNG on stdout
+    /// (default: `wl-paste`, `xclip`, `pngpaste` or `osascript`, whichever the session has).
+    pub clipboard_image_cmd: Option<Vec<String>>,
     /// Whether a `config.toml` was actually read.
     #[serde(skip)]
     pub loaded_from: Option<std::path::PathBuf>,

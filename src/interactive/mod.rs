@@ -5,6 +5,7 @@
 
 mod unsaved;
 
+use crate::app::attach::{AttachEffect, AttachMsg};
 use crate::app::compare::runner::ColumnRunner;
 use crate::app::effect::Effect;
 use crate::app::msg::Msg;
@@ -94,6 +95,7 @@ async fn launch(
         }
     };
     let mut state = State::new(TargetInfo::from_target(&target), settings, cfg, theme, &theme_name);
+    load_user_commands(&mut state, &paths);
     state.demo_fallback.clone_from(&target.fallback);
     if let Some(e) = theme_error {
         state.transcript.push_notice(NoticeKind::Error, e);
@@ -368,6 +370,12 @@ impl Loop {
                     }
                 }
                 Effect::Tools(e) => self.runner.tool_effect(e),
+                Effect::Attach(AttachEffect::PasteImage { cmd, policy }) => {
+                    let tx = self.tx.clone();
+                    tokio::task::spawn_blocking(move || {
+                        let _ = tx.send(Msg::Attach(clipboard_attachment(cmd.as_deref(), &policy)));
+                    });
+                }
                 Effect::Attach(e) => self.runner.attach_effect(e),
             }
         }
@@ -441,5 +449,50 @@ async fn terminated(t: &mut Terminate) -> &'static str {
     {
         let _ = t;
         std::future::pending::<&'static str>().await
+    }
+}
+
+/// The user's own slash commands (`<config dir>/commands/`, `.palaver/commands/` in the
+/// workspace), read here so the state gets them as data; what was skipped is said once.
+fn load_user_commands(state: &mut State, paths: &crate::config::Paths) {
+    let root = crate::tools::setup::workspace(&state.cfg, paths)
+        .map(|w| w.root().to_path_buf())
+        .or_else(|_| std::env::current_dir().map_err(|e| e.to_string()))
+        .unwrap_or_default();
+    let (commands, notes) =
+        crate::config::commands::load(&paths.config_dir.join("commands"), &root.join(".palaver").join("commands"));
+    // A built-in command of the same name wins: said once, and the file is left out.
+    let (shadowed, commands): (Vec<_>, Vec<_>) = commands.into_iter().partition(|c| {
+        let slash = format!("/{}", c.name);
+        crate::app::commands::COMMANDS.iter().any(|(b, _, _)| *b == slash)
+    });
+    let notes = notes
+        .into_iter()
+        .chain(shadowed.iter().map(|c| format!("/{} is built in, so {} is not used", c.name, c.path.display())));
+    state.mine.commands = commands;
+    for n in notes {
+        let n = crate::text::sanitize::sanitize(&n).into_owned();
+        state.transcript.push_notice(NoticeKind::Error, format!("commands: {n}"));
+    }
+}
+
+/// The clipboard's image as an attachment (blocking: a clipboard tool runs), through the same
+/// checks as a file: typed from its bytes, within the size limit; anything else is said.
+fn clipboard_attachment(cmd: Option<&[String]>, policy: &crate::config::attachments::AttachmentPolicy) -> AttachMsg {
+    let bytes = match crate::tui::clipboard_image::read(cmd, crate::tui::clipboard_image::WAIT) {
+        Ok(b) => b,
+        Err(e) => return AttachMsg::NoClipboardImage(crate::text::sanitize::sanitize(&e).into_owned()),
+    };
+    let result = crate::engine::attach_load::load("-", Some(bytes), policy).map_err(|e| e.0).and_then(|mut a| {
+        if !a.is_image() {
+            return Err(format!("no image on the clipboard: it holds {}", a.media_type));
+        }
+        let ext = a.media_type.rsplit('/').next().unwrap_or("png").to_owned();
+        a.name = format!("clipboard.{ext}");
+        Ok(a)
+    });
+    match result {
+        Ok(a) => AttachMsg::Loaded { spec: "clipboard".into(), result: Ok(a), paste: None },
+        Err(e) => AttachMsg::NoClipboardImage(e),
     }
 }

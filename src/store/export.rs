@@ -218,7 +218,7 @@ fn pretty(args: &str) -> String {
         .unwrap_or_else(|| args.to_owned())
 }
 
-fn usage_line(m: &Message) -> Option<String> {
+pub(crate) fn usage_line(m: &Message) -> Option<String> {
     let mut parts = Vec::new();
     if let Some(r) = m.main().finish_reason.as_deref() {
         parts.push(format!("finish: {r}"));

@@ -15,6 +15,8 @@ pub mod blobs;
 mod continued;
 pub mod entries;
 pub mod export;
+pub mod export_html;
+pub mod export_html_md;
 pub mod fit;
 pub mod ids;
 pub mod import;

@@ -2,6 +2,7 @@
 //! the frame scheduler, the external editor and the OSC 52 clipboard.
 
 pub mod clipboard;
+pub mod clipboard_image;
 pub mod editor;
 pub mod frame;
 pub mod graphics;

@@ -121,6 +121,13 @@ fn help(f: &mut Frame, state: &State, scroll: u16) {
         row(&mut lines, &usage, desc);
     }
     row(&mut lines, "//text", "send a message that starts with a slash");
+    if !state.mine.commands.is_empty() {
+        lines.push(Line::default());
+        lines.push(heading("Your commands (commands/*.md; $ARGUMENTS is what follows)"));
+        for (name, label) in state.user_command_rows() {
+            row(&mut lines, &crate::ui::sanitize::sanitize(&name), &crate::ui::sanitize::sanitize(&label));
+        }
+    }
     lines.push(Line::default());
     lines.extend(super::wrap::plain(
         "Keys are set in config.toml under [keys], e.g. palette = \"ctrl+k\".",

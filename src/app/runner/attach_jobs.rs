@@ -28,6 +28,8 @@ impl Runner {
                     let (draft, candidates) = complete(&typed);
                     AttachMsg::Completed { typed, draft, candidates }
                 }
+                // The interactive loop reads the clipboard itself (it is the terminal's side).
+                AttachEffect::PasteImage { .. } => return,
                 AttachEffect::Open(source) => match open(source) {
                     Ok(path) => AttachMsg::Opened(path),
                     Err(e) => AttachMsg::OpenFailed(e),

@@ -72,6 +72,12 @@ impl Runner {
                     let _ = tx.send(Msg::Tools(ToolMsg::Exported(export(&json))));
                 });
             }
+            ToolEffect::ExportPage { export, path } => {
+                let tx = self.tx.clone();
+                tokio::task::spawn_blocking(move || {
+                    let _ = tx.send(Msg::Tools(ToolMsg::PageExported(export_page(*export, path))));
+                });
+            }
             // The loop handles these itself: they need the terminal.
             ToolEffect::EditArgs(_) | ToolEffect::CopyCurl { .. } => {}
         }
@@ -115,6 +121,22 @@ fn read_for_diff(path: &str) -> Result<Option<String>, String> {
         Ok(_) => {}
     }
     std::fs::read(path).map(|b| Some(String::from_utf8_lossy(&b).into_owned())).map_err(|e| e.to_string())
+}
+
+/// Writes the conversation page to `path`, or into `<data dir>/exports/`; returns its path.
+fn export_page(export: crate::store::export::Export, path: Option<String>) -> Result<String, String> {
+    let id = export.id.clone();
+    let html = crate::store::export_html::to_html(&export.with_blobs());
+    let path = match path {
+        Some(p) => std::path::PathBuf::from(p),
+        None => {
+            let dir = crate::config::Paths::from_env().data_dir.join("exports");
+            std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            dir.join(format!("conversation-{id}-{}.html", crate::store::ids::now_ms()))
+        }
+    };
+    std::fs::write(&path, html).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(path.display().to_string())
 }
 
 /// Writes a flow export into `<data dir>/flows/`; returns its path.

@@ -1,0 +1,182 @@
+//! The user's own slash commands in the chat screen (loaded by the interactive layer from
+//! `config::commands` and handed over as data): running one sends its filled-in prompt with its
+//! front matter's model, system prompt, tool mode and schema for that one turn. A workspace
+//! command that would turn tools on says so and runs only when sent a second time.
+
+use super::effect::Effect;
+use super::state::State;
+use crate::api::Api;
+use crate::config::commands::{CommandSource, UserCommand, expand};
+use crate::engine::tool_loop::ToolMode;
+use serde_json::{Value, json};
+use std::collections::HashSet;
+
+/// The commands and what one of them set for the turn it started.
+#[derive(Debug, Clone, Default)]
+pub struct Mine {
+    /// Sorted by name (from `config::commands::load`).
+    pub commands: Vec<UserCommand>,
+    /// What the running turn was started with; cleared when the next prompt is sent.
+    pub turn: Option<OneTurn>,
+    /// Workspace commands with tools the user has confirmed this session.
+    pub trusted: HashSet<String>,
+    /// The workspace command whose warning is showing: sending it again runs it.
+    pub warned: Option<String>,
+}
+
+/// One turn's settings from a command's front matter.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OneTurn {
+    pub model: Option<String>,
+    pub system: Option<String>,
+    pub response_format: Option<Value>,
+    /// The tool mode to put back when the turn is over.
+    pub restore_tools: Option<ToolMode>,
+}
+
+impl Mine {
+    /// The command named `name` (without the slash).
+    #[must_use]
+    pub fn find(&self, name: &str) -> Option<&UserCommand> {
+        self.commands.iter().find(|c| c.name == name)
+    }
+}
+
+/// The shape a schema takes in each API.
+fn response_format(api: Api, schema: Value) -> Value {
+    match api {
+        Api::Chat => json!({"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}}),
+        Api::Responses => json!({"type": "json_schema", "name": "answer", "schema": schema}),
+    }
+}
+
+impl State {
+    /// Runs `text` if it names one of the user's commands; `false` when it does not.
+    pub(crate) fn run_user_command(&mut self, text: &str, fx: &mut Vec<Effect>) -> bool {
+        let line = text.trim();
+        let (head, args) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+        let Some(cmd) = head.strip_prefix('/').and_then(|n| self.mine.find(n)).cloned() else { return false };
+        if self.live.is_some() || self.tools.busy() {
+            self.flash("a reply is still streaming: Esc cancels it");
+            return true;
+        }
+        if cmd.source == CommandSource::Workspace && cmd.turns_tools_on() && !self.mine.trusted.contains(&cmd.name) {
+            if self.mine.warned.as_deref() != Some(cmd.name.as_str()) {
+                self.mine.warned = Some(cmd.name.clone());
+                let path = crate::text::sanitize::sanitize(&cmd.path.display().to_string()).into_owned();
+                let mode = crate::text::sanitize::sanitize(cmd.tools.as_deref().unwrap_or("")).into_owned();
+                // The warning first: the path may be long, and the status line cuts at the right.
+                self.flash_error(format!(
+                    "workspace command /{} turns tools on ({mode}): Enter again runs it · {path}",
+                    cmd.name
+                ));
+                return true;
+            }
+            self.mine.trusted.insert(cmd.name.clone());
+        }
+        self.mine.warned = None;
+        let prompt = expand(&cmd.body, args);
+        if prompt.is_empty() {
+            self.flash_error(format!("/{} has an empty prompt", cmd.name));
+            return true;
+        }
+        let schema = match cmd.schema.as_deref().map(serde_json::from_str::<Value>) {
+            None => None,
+            Some(Ok(v)) => Some(response_format(self.target.api, v)),
+            Some(Err(e)) => {
+                self.flash_error(format!("/{}: its schema is not JSON ({e})", cmd.name));
+                return true;
+            }
+        };
+        let tools = match cmd.tools.as_deref().map(|t| (t, ToolMode::parse(t))) {
+            None => None,
+            Some((_, Some(mode))) => Some(mode),
+            Some((t, None)) => {
+                let t = crate::text::sanitize::sanitize(t).into_owned();
+                self.flash_error(format!("/{}: tools must be auto, ask or none, not {t}", cmd.name));
+                return true;
+            }
+        };
+        self.end_one_turn();
+        let restore_tools = tools.map(|mode| std::mem::replace(&mut self.tools.flags.mode, mode));
+        self.mine.turn = Some(OneTurn {
+            model: cmd.model.clone(),
+            system: cmd.system.clone(),
+            response_format: schema,
+            restore_tools,
+        });
+        self.composer.remember(text);
+        // A prompt that starts with a slash is sent as text, not run as a command.
+        let prompt = if prompt.starts_with('/') { format!("/{prompt}") } else { prompt };
+        self.composer.set_text(&prompt);
+        self.send_prompt(prompt, fx);
+        true
+    }
+
+    /// Puts back what a command set for its turn (called before the next prompt is sent).
+    pub(crate) fn end_one_turn(&mut self) {
+        if let Some(t) = self.mine.turn.take() {
+            if let Some(mode) = t.restore_tools {
+                self.tools.flags.mode = mode;
+            }
+        }
+    }
+
+    /// The model the next request goes to: a command's for its turn, else the chat's.
+    #[must_use]
+    pub fn turn_model(&self) -> String {
+        self.mine.turn.as_ref().and_then(|t| t.model.clone()).unwrap_or_else(|| self.target.model.clone())
+    }
+
+    /// The request options with what a command set for its turn.
+    pub(crate) fn with_one_turn(
+        &self,
+        mut o: crate::engine::request::RequestOptions,
+    ) -> crate::engine::request::RequestOptions {
+        if let Some(t) = &self.mine.turn {
+            if let Some(m) = &t.model {
+                o.model.clone_from(m);
+            }
+            if let Some(s) = &t.system {
+                o.system = Some(s.clone());
+            }
+            if let Some(rf) = &t.response_format {
+                o.response_format = Some(rf.clone());
+            }
+        }
+        o
+    }
+
+    /// Tab on `/na`: completes a command name (built in or the user's), or lists the
+    /// candidates with their descriptions; false when the draft is not a bare `/name`.
+    pub(crate) fn complete_command_name(&mut self) -> bool {
+        let typed = self.composer.text();
+        if !typed.starts_with('/') || typed.starts_with("//") || typed.contains(char::is_whitespace) {
+            return false;
+        }
+        let builtin = super::commands::COMMANDS.iter().map(|(c, _, d)| ((*c).to_owned(), (*d).to_owned()));
+        let found: Vec<(String, String)> =
+            builtin.chain(self.user_command_rows()).filter(|(c, _)| c.starts_with(&typed)).collect();
+        match found.as_slice() {
+            [] => self.flash(format!("no command starts with {typed}")),
+            [(one, _)] => self.composer.set_text(&format!("{one} ")),
+            many => {
+                let shown: Vec<String> = many.iter().map(|(c, d)| format!("{c} ({d})")).collect();
+                self.flash(shown.join(" · "));
+            }
+        }
+        true
+    }
+
+    /// The user's commands as palette rows.
+    #[must_use]
+    pub fn user_command_rows(&self) -> Vec<(String, String)> {
+        // Someone else's file: its description is untrusted text for the terminal.
+        let clean = |t: String| crate::text::sanitize::sanitize(&t).into_owned();
+        self.mine.commands.iter().map(|c| (format!("/{}", c.name), clean(c.label()))).collect()
+    }
+}
+
+#[cfg(test)]
+#[path = "user_commands_tests.rs"]
+mod tests;
