@@ -18,7 +18,7 @@ fn server(mode: &str) -> McpServer {
     if !mode.is_empty() {
         command.push(mode.to_owned());
     }
-    McpServer { command, env: BTreeMap::new() }
+    McpServer { command, env: BTreeMap::new(), ..McpServer::default() }
 }
 
 fn args(v: Value) -> Map<String, Value> {
@@ -112,13 +112,17 @@ async fn a_server_dying_during_a_call_is_an_error_output() {
 
 #[tokio::test]
 async fn a_command_that_does_not_exist_is_an_error() {
-    let cfg = McpServer { command: vec!["palaver-nonexistent-binary".into(), "--flag".into()], env: BTreeMap::new() };
+    let cfg = McpServer {
+        command: vec!["palaver-nonexistent-binary".into(), "--flag".into()],
+        env: BTreeMap::new(),
+        ..McpServer::default()
+    };
     let err = McpClient::start("ghost", &cfg).await.unwrap_err();
     assert!(err.contains("`palaver-nonexistent-binary`"), "{err}");
     assert!(err.contains("No such file or directory"), "{err}");
     assert!(!err.contains("os error"), "{err}");
 
-    let empty = McpServer { command: vec![], env: BTreeMap::new() };
+    let empty = McpServer { command: vec![], env: BTreeMap::new(), ..McpServer::default() };
     let err = McpClient::start("empty", &empty).await.unwrap_err();
     assert!(err.contains("empty"), "{err}");
 }
@@ -135,7 +139,7 @@ async fn a_server_that_exits_at_once_is_an_error_within_the_timeout() {
 
 #[tokio::test]
 async fn a_program_that_is_not_an_mcp_server_is_an_error() {
-    let cfg = McpServer { command: vec!["true".into()], env: BTreeMap::new() };
+    let cfg = McpServer { command: vec!["true".into()], env: BTreeMap::new(), ..McpServer::default() };
     let err = McpClient::start("true", &cfg).await.unwrap_err();
     assert!(err.contains("`true`"), "{err}");
 }
@@ -199,7 +203,7 @@ async fn a_failing_server_is_a_notice_and_the_other_tools_stay() {
     servers.insert("good".to_owned(), server(""));
     servers.insert(
         "missing".to_owned(),
-        McpServer { command: vec!["palaver-no-such-server".into()], env: BTreeMap::new() },
+        McpServer { command: vec!["palaver-no-such-server".into()], env: BTreeMap::new(), ..McpServer::default() },
     );
     let mut r = Registry::builtins();
     let notices = r.add_mcp_servers(&McpConfig { servers }).await;

@@ -1,4 +1,4 @@
-//! MCP servers over stdio, through the `rmcp` client.
+//! MCP servers over stdio or streamable HTTP (`mcp_http`), through the `rmcp` client.
 //!
 //! Each configured server is started as a child process in its own process group, with its
 //! stdin and stdout carrying newline-delimited JSON-RPC and its stderr captured (never shown on
@@ -9,7 +9,9 @@
 
 use super::mcp_cap::{CappedLines, MCP_MESSAGE_BYTES, MCP_TOOLS, Overflow};
 use super::{Approval, ToolOutput, ToolSource, ToolSpec};
+use crate::api::redact::Redactor;
 use crate::config::McpServer;
+use crate::config::mcp_server::Transport;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ContentBlock, Implementation,
     PaginatedRequestParams, ProtocolVersion, ResourceContents, Tool,
@@ -40,35 +42,62 @@ const MAX_NAME: usize = 64;
 pub struct McpClient {
     /// The server's name in `config.toml`.
     name: String,
-    /// The command, for messages.
-    program: String,
+    /// How the server is reached.
+    link: Link,
     /// Tool names offered to the model that differ from the server's names → the server's names.
     aliases: HashMap<String, String>,
     service: RunningService<RoleClient, ClientConfig>,
+    /// Set when a message passed [`MCP_MESSAGE_BYTES`]: the connection is closed, for that reason.
+    over: Overflow,
+    /// A remote server's secrets (its token, secret headers), kept out of what it sends back.
+    redact: Redactor,
+}
+
+/// How a client reaches its server.
+enum Link {
+    /// A child process.
+    Stdio(Box<StdioLink>),
+    /// A remote server; the URL without credentials.
+    Http(String),
+}
+
+/// A stdio server's process.
+struct StdioLink {
+    /// The command, for messages.
+    program: String,
     /// Spawned with `kill_on_drop`: dropping the client kills the server.
     child: Mutex<Child>,
     stderr: StderrTail,
     /// The server's process group, ended with the client or on an exiting Ctrl+C.
     _group: super::process::Group,
-    /// Set when a message passed [`MCP_MESSAGE_BYTES`]: the connection is closed, for that reason.
-    over: Overflow,
+}
+
+/// What a successful start hands to [`McpClient::start_within`].
+type Started = (RunningService<RoleClient, ClientConfig>, Vec<Tool>, Link, Overflow, Redactor);
+
+fn client_info() -> ClientConfig {
+    ClientConfig::new(ClientCapabilities::default(), Implementation::new("palaver", env!("CARGO_PKG_VERSION")))
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
 }
 
 impl std::fmt::Debug for McpClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let pid = self.child.lock().unwrap_or_else(PoisonError::into_inner).id();
-        f.debug_struct("McpClient")
-            .field("name", &self.name)
-            .field("program", &self.program)
-            .field("pid", &pid)
-            .field("closed", &self.service.is_closed())
-            .finish_non_exhaustive()
+        let mut d = f.debug_struct("McpClient");
+        d.field("name", &self.name);
+        match &self.link {
+            Link::Stdio(s) => {
+                let pid = s.child.lock().unwrap_or_else(PoisonError::into_inner).id();
+                d.field("program", &s.program).field("pid", &pid)
+            }
+            Link::Http(url) => d.field("url", url),
+        };
+        d.field("closed", &self.service.is_closed()).finish_non_exhaustive()
     }
 }
 
 impl McpClient {
-    /// Starts `cfg.command` as a child process speaking MCP over stdio, initialises the session
-    /// and lists all the server's tools.
+    /// Starts `cfg.command` as a child process speaking MCP over stdio, or connects to
+    /// `cfg.url` over streamable HTTP, initialises the session and lists all the server's tools.
     ///
     /// # Errors
     /// A readable message naming the command and the cause when the command is empty or cannot
@@ -79,6 +108,34 @@ impl McpClient {
     }
 
     async fn start_within(name: &str, cfg: &McpServer, limit: Duration) -> Result<(Self, Vec<ToolSpec>), String> {
+        let (service, tools, link, over, redact) = match &cfg.url {
+            Some(url) => {
+                if let Some(problem) = cfg.problems(name).into_iter().next() {
+                    return Err(problem);
+                }
+                Self::start_http(cfg, url, limit).await?
+            }
+            None => Self::start_stdio(cfg, limit).await?,
+        };
+        let mut aliases = HashMap::new();
+        let mut taken = HashSet::new();
+        let specs = tools
+            .into_iter()
+            .map(|tool| {
+                let spec = spec(name, tool);
+                let offered = unique_name(&sanitize(&spec.name), &taken);
+                taken.insert(offered.clone());
+                if offered != spec.name {
+                    aliases.insert(offered.clone(), spec.name.clone());
+                }
+                ToolSpec { name: offered, ..spec }
+            })
+            .collect();
+        Ok((Self { name: name.to_owned(), link, aliases, service, over, redact }, specs))
+    }
+
+    /// Starts `cfg.command` as a child process, initialises the session and lists its tools.
+    async fn start_stdio(cfg: &McpServer, limit: Duration) -> Result<Started, String> {
         let Some((program, args)) = cfg.command.split_first() else {
             return Err("the command is empty".to_owned());
         };
@@ -107,11 +164,9 @@ impl McpClient {
         let over = Overflow::default();
         let stdout = CappedLines::new(stdout, MCP_MESSAGE_BYTES, over.clone());
 
-        let info =
-            ClientConfig::new(ClientCapabilities::default(), Implementation::new("palaver", env!("CARGO_PKG_VERSION")))
-                .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
         let handshake = async {
-            let service = info.serve((stdout, stdin)).await.map_err(|e| format!("the MCP handshake failed: {e}"))?;
+            let service =
+                client_info().serve((stdout, stdin)).await.map_err(|e| format!("the MCP handshake failed: {e}"))?;
             let tools = list_tools(&service, &over).await?;
             Ok::<_, String>((service, tools))
         };
@@ -131,46 +186,52 @@ impl McpClient {
                 return Err(msg);
             }
         };
+        let link = StdioLink { program: program.clone(), child: Mutex::new(child), stderr, _group: group };
+        Ok((service, tools, Link::Stdio(Box::new(link)), over, Redactor::default()))
+    }
 
-        let mut aliases = HashMap::new();
-        let mut taken = HashSet::new();
-        let specs = tools
-            .into_iter()
-            .map(|tool| {
-                let spec = spec(name, tool);
-                let offered = unique_name(&sanitize(&spec.name), &taken);
-                taken.insert(offered.clone());
-                if offered != spec.name {
-                    aliases.insert(offered.clone(), spec.name.clone());
-                }
-                ToolSpec { name: offered, ..spec }
-            })
-            .collect();
-        let client = Self {
-            name: name.to_owned(),
-            program: program.clone(),
-            aliases,
-            service,
-            child: Mutex::new(child),
-            stderr,
-            _group: group,
-            over,
+    /// Connects to a remote server over streamable HTTP, initialises the session and lists its tools.
+    async fn start_http(cfg: &McpServer, url: &str, limit: Duration) -> Result<Started, String> {
+        let remote = super::mcp_http::remote(cfg, url, None)?;
+        let (redact, shown) = (remote.redact, remote.shown);
+        let over = Overflow::default();
+        let handshake = async {
+            let service = client_info()
+                .serve(remote.transport)
+                .await
+                .map_err(|e| format!("the MCP handshake failed: {}", plain(&e)))?;
+            let tools = list_tools(&service, &over).await?;
+            Ok::<_, String>((service, tools))
         };
-        Ok((client, specs))
+        match tokio::time::timeout(limit, handshake).await {
+            Ok(Ok((service, tools))) => Ok((service, tools, Link::Http(shown), over, redact)),
+            Ok(Err(cause)) => {
+                let hint = if cause.contains("401") || cause.contains("Auth required") {
+                    "; the server wants credentials: set bearer_token_env (or headers) in its [mcp.servers] table"
+                } else {
+                    ""
+                };
+                Err(redact.text(&format!("{shown}: {cause}{hint}")).into_owned())
+            }
+            Err(_) => Err(format!("{shown} did not finish starting within {} s", limit.as_secs_f32())),
+        }
     }
 
     /// Calls a tool. Never panics: every failure is an error output naming the server.
     pub async fn call(&self, tool: &str, args: Map<String, Value>) -> ToolOutput {
         let remote = self.aliases.get(tool).map_or(tool, String::as_str);
-        let out = self.call_remote(remote, args).await;
-        match self.over.reason() {
+        let mut out = self.call_remote(remote, args).await;
+        if let Some(why) = self.over.reason().filter(|_| out.is_error) {
             // The connection was cut at the limit: that is what the user and the model learn.
-            Some(why) if out.is_error => {
-                let _ = self.child.lock().unwrap_or_else(PoisonError::into_inner).start_kill();
-                ToolOutput::error(format!("MCP server `{}` cannot run `{remote}`: {why}", self.name))
+            if let Link::Stdio(s) = &self.link {
+                let _ = s.child.lock().unwrap_or_else(PoisonError::into_inner).start_kill();
             }
-            _ => out,
+            return ToolOutput::error(format!("MCP server `{}` cannot run `{remote}`: {why}", self.name));
         }
+        if !self.redact.is_empty() {
+            out.text = self.redact.text(&out.text).into_owned();
+        }
+        out
     }
 
     async fn call_remote(&self, remote: &str, args: Map<String, Value>) -> ToolOutput {
@@ -188,11 +249,16 @@ impl McpClient {
                 ToolOutput::error(format!("MCP server `{}` refused `{remote}`: {}", self.name, e.message))
             }
             Err(e @ (ServiceError::TransportClosed | ServiceError::TransportSend(_))) => ToolOutput::error(format!(
-                "MCP server `{}` failed to run `{remote}` ({e}): {}",
+                "MCP server `{}` failed to run `{remote}` ({}): {}",
                 self.name,
+                self.redact.text(&plain(&e)),
                 self.gone(Duration::from_millis(300)).await
             )),
-            Err(e) => ToolOutput::error(format!("MCP server `{}` failed to run `{remote}`: {e}", self.name)),
+            Err(e) => ToolOutput::error(format!(
+                "MCP server `{}` failed to run `{remote}`: {}",
+                self.name,
+                self.redact.text(&plain(&e))
+            )),
         }
     }
 
@@ -202,24 +268,52 @@ impl McpClient {
         &self.name
     }
 
+    /// How the server is reached.
+    #[must_use]
+    pub fn transport(&self) -> Transport {
+        match self.link {
+            Link::Stdio(_) => Transport::Stdio,
+            Link::Http(_) => Transport::Http,
+        }
+    }
+
+    /// The command or the URL (without credentials), for messages and listings.
+    #[must_use]
+    pub fn target(&self) -> &str {
+        match &self.link {
+            Link::Stdio(s) => &s.program,
+            Link::Http(url) => url,
+        }
+    }
+
+    /// Whether the connection is still open.
+    #[must_use]
+    pub fn is_open(&self) -> bool {
+        !self.service.peer().is_transport_closed()
+    }
+
     /// Why the connection is gone: how the child ended (waiting up to `wait` for it to be
-    /// reaped) and the end of its stderr.
+    /// reaped) and the end of its stderr; for a remote server, that it stopped answering.
     async fn gone(&self, wait: Duration) -> String {
+        let s = match &self.link {
+            Link::Stdio(s) => s,
+            Link::Http(url) => return format!("the server at {url} stopped answering (its session is closed)"),
+        };
         let deadline = tokio::time::Instant::now() + wait;
         loop {
-            let state = self.child.lock().unwrap_or_else(PoisonError::into_inner).try_wait();
+            let state = s.child.lock().unwrap_or_else(PoisonError::into_inner).try_wait();
             let reason = match state {
-                Ok(Some(status)) => format!("`{}` has exited ({status})", self.program),
-                Err(e) => format!("the state of `{}` is unknown ({})", self.program, io_message(&e)),
+                Ok(Some(status)) => format!("`{}` has exited ({status})", s.program),
+                Err(e) => format!("the state of `{}` is unknown ({})", s.program, io_message(&e)),
                 Ok(None) if tokio::time::Instant::now() >= deadline => {
-                    format!("`{}` closed the connection", self.program)
+                    format!("`{}` closed the connection", s.program)
                 }
                 Ok(None) => {
                     tokio::time::sleep(Duration::from_millis(20)).await;
                     continue;
                 }
             };
-            return format!("{reason}{}", self.stderr.suffix());
+            return format!("{reason}{}", s.stderr.suffix());
         }
     }
 }
@@ -233,7 +327,7 @@ async fn list_tools(service: &RunningService<RoleClient, ClientConfig>, over: &O
         let page = service
             .list_tools(Some(PaginatedRequestParams::default().with_cursor(cursor)))
             .await
-            .map_err(|e| format!("listing its tools failed: {e}"))?;
+            .map_err(|e| format!("listing its tools failed: {}", plain(&e)))?;
         tools.extend(page.tools);
         if tools.len() > MCP_TOOLS {
             let why = format!("it lists more than {MCP_TOOLS} tools, the limit for one MCP server (MCP_TOOLS)");
@@ -309,6 +403,16 @@ impl StderrTail {
             joined
         };
         format!("; stderr: {shown}")
+    }
+}
+
+/// An rmcp error without the transport's Rust type name (`Transport [rmcp::…<…>] error: `),
+/// which says nothing to a user.
+fn plain(e: &impl std::fmt::Display) -> String {
+    let text = e.to_string();
+    match (text.find("Transport ["), text.find("] error: ")) {
+        (Some(start), Some(end)) if start < end => format!("{}{}", &text[..start], &text[end + 9..]),
+        _ => text,
     }
 }
 
@@ -432,7 +536,7 @@ mod tests {
         if !mode.is_empty() {
             command.push(mode.to_owned());
         }
-        McpServer { command, env: BTreeMap::new() }
+        McpServer { command, env: BTreeMap::new(), ..McpServer::default() }
     }
 
     #[tokio::test]

@@ -8,6 +8,7 @@ mod files;
 pub mod items;
 pub mod mcp;
 pub mod mcp_cap;
+pub mod mcp_http;
 pub mod process;
 pub mod regular;
 pub mod sandbox;
