@@ -170,3 +170,25 @@ async fn a_server_that_is_not_there_is_a_quick_error_naming_the_url() {
     eprintln!("{err}");
     assert!(started.elapsed() < Duration::from_secs(15), "{:?}", started.elapsed());
 }
+
+#[path = "mcp_server/everything.rs"]
+mod everything;
+
+#[tokio::test]
+async fn server_everything_over_streamable_http_lists_and_runs_its_tools() {
+    let Some(server) = everything::start() else { return };
+    let cfg = McpServer { url: Some(server.url.clone()), ..McpServer::default() };
+    let (client, specs) = McpClient::start("everything", &cfg).await.unwrap();
+    assert_eq!(client.transport(), Transport::Http);
+    let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+    assert!(names.contains(&"echo") && names.contains(&"get-sum"), "{names:?}");
+    let out = client.call("echo", args(json!({"message": "over the wire"}))).await;
+    assert!(!out.is_error, "{out:?}");
+    assert!(out.text.contains("over the wire"), "{}", out.text);
+    let out = client.call("get-sum", args(json!({"a": 2, "b": 40}))).await;
+    assert!(out.text.contains("42"), "{}", out.text);
+    // A refusal by the server is an error output, and the session goes on.
+    let out = client.call("get-sum", args(json!({"a": "x"}))).await;
+    assert!(out.is_error, "{out:?}");
+    assert!(!client.call("echo", args(json!({"message": "still here"}))).await.is_error);
+}
