@@ -90,7 +90,9 @@ pub async fn run(cli: Cli) -> u8 {
                     return usage("give -p PROMPT or --prompts FILE, not both");
                 }
                 let registry = build_registry(&cfg, &paths).await;
-                return compare_set::run(g, &cfg, &paths, &registry, ca).await;
+                let code = compare_set::run(g, &cfg, &paths, &registry, ca).await;
+                registry.close_mcp().await;
+                return code;
             }
             if !ca.report.is_empty() || ca.concurrency.is_some() || ca.min_pass.is_some() || ca.retry_failed {
                 return usage(
@@ -136,7 +138,9 @@ pub async fn run(cli: Cli) -> u8 {
             }
             let prompt = headless::prompt_text(g.prompt.as_deref(), stdin);
             let registry = build_registry(&cfg, &paths).await;
-            compare::run(g, &cfg, &registry, &prompt).await
+            let code = compare::run(g, &cfg, &registry, &prompt).await;
+            registry.close_mcp().await;
+            code
         }
         Some(Command::Replay { file }) => {
             let api =
@@ -207,7 +211,9 @@ pub async fn run(cli: Cli) -> u8 {
                 }
             }
             let registry = build_registry(&cfg, &paths).await;
-            headless::run_prompt(&flags, &t, &registry, user).await
+            let code = headless::run_prompt(&flags, &t, &registry, user).await;
+            registry.close_mcp().await;
+            code
         }
     }
 }

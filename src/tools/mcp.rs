@@ -16,7 +16,7 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ContentBlock, Implementation,
     PaginatedRequestParams, ProtocolVersion, ResourceContents, Tool,
 };
-use rmcp::service::RunningService;
+use rmcp::service::{Peer, RunningService};
 use rmcp::{RoleClient, ServiceError, ServiceExt};
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
@@ -28,6 +28,9 @@ use tokio::process::{Child, Command};
 
 /// How long spawning, the handshake and listing the tools may take together.
 pub const START_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// How long closing a session may take at exit (a remote server's `DELETE`).
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// How much of the child's stderr is kept (its end).
 const STDERR_KEEP: usize = 4096;
@@ -46,7 +49,11 @@ pub struct McpClient {
     link: Link,
     /// Tool names offered to the model that differ from the server's names → the server's names.
     aliases: HashMap<String, String>,
-    service: RunningService<RoleClient, ClientConfig>,
+    /// The session's handle for requests.
+    peer: Peer<RoleClient>,
+    /// The running session, taken by [`McpClient::close`] (dropping it ends the session
+    /// without waiting, so a remote server's `DELETE` may not be sent).
+    service: tokio::sync::Mutex<Option<RunningService<RoleClient, ClientConfig>>>,
     /// Set when a message passed [`MCP_MESSAGE_BYTES`]: the connection is closed, for that reason.
     over: Overflow,
     /// A remote server's secrets (its token, secret headers), kept out of what it sends back.
@@ -59,6 +66,15 @@ enum Link {
     Stdio(Box<StdioLink>),
     /// A remote server; the URL without credentials.
     Http(String),
+}
+
+impl Link {
+    fn transport(&self) -> Transport {
+        match self {
+            Self::Stdio(_) => Transport::Stdio,
+            Self::Http(_) => Transport::Http,
+        }
+    }
 }
 
 /// A stdio server's process.
@@ -91,7 +107,7 @@ impl std::fmt::Debug for McpClient {
             }
             Link::Http(url) => d.field("url", url),
         };
-        d.field("closed", &self.service.is_closed()).finish_non_exhaustive()
+        d.field("closed", &self.peer.is_transport_closed()).finish_non_exhaustive()
     }
 }
 
@@ -117,12 +133,13 @@ impl McpClient {
             }
             None => Self::start_stdio(cfg, limit).await?,
         };
+        let via = link.transport();
         let mut aliases = HashMap::new();
         let mut taken = HashSet::new();
         let specs = tools
             .into_iter()
             .map(|tool| {
-                let spec = spec(name, tool);
+                let spec = spec(name, via, tool);
                 let offered = unique_name(&sanitize(&spec.name), &taken);
                 taken.insert(offered.clone());
                 if offered != spec.name {
@@ -131,7 +148,9 @@ impl McpClient {
                 ToolSpec { name: offered, ..spec }
             })
             .collect();
-        Ok((Self { name: name.to_owned(), link, aliases, service, over, redact }, specs))
+        let peer = service.peer().clone();
+        let service = tokio::sync::Mutex::new(Some(service));
+        Ok((Self { name: name.to_owned(), link, aliases, peer, service, over, redact }, specs))
     }
 
     /// Starts `cfg.command` as a child process, initialises the session and lists its tools.
@@ -235,7 +254,7 @@ impl McpClient {
     }
 
     async fn call_remote(&self, remote: &str, args: Map<String, Value>) -> ToolOutput {
-        if self.service.peer().is_transport_closed() {
+        if self.peer.is_transport_closed() {
             return ToolOutput::error(format!(
                 "MCP server `{}` cannot run `{remote}`: {}",
                 self.name,
@@ -243,7 +262,7 @@ impl McpClient {
             ));
         }
         let params = CallToolRequestParams::new(remote.to_owned()).with_arguments(args);
-        match self.service.call_tool(params).await {
+        match self.peer.call_tool(params).await {
             Ok(result) => output(result),
             Err(ServiceError::McpError(e)) => {
                 ToolOutput::error(format!("MCP server `{}` refused `{remote}`: {}", self.name, e.message))
@@ -268,13 +287,19 @@ impl McpClient {
         &self.name
     }
 
+    /// Ends the session and waits (up to [`CLOSE_TIMEOUT`]) for its end: a remote server gets
+    /// the `DELETE` of its session, which a process exiting without this would not send.
+    pub async fn close(&self) {
+        let taken = self.service.lock().await.take();
+        if let Some(mut service) = taken {
+            let _ = service.close_with_timeout(CLOSE_TIMEOUT).await;
+        }
+    }
+
     /// How the server is reached.
     #[must_use]
     pub fn transport(&self) -> Transport {
-        match self.link {
-            Link::Stdio(_) => Transport::Stdio,
-            Link::Http(_) => Transport::Http,
-        }
+        self.link.transport()
     }
 
     /// The command or the URL (without credentials), for messages and listings.
@@ -289,7 +314,7 @@ impl McpClient {
     /// Whether the connection is still open.
     #[must_use]
     pub fn is_open(&self) -> bool {
-        !self.service.peer().is_transport_closed()
+        !self.peer.is_transport_closed()
     }
 
     /// Why the connection is gone: how the child ended (waiting up to `wait` for it to be
@@ -426,13 +451,13 @@ fn io_message(e: &std::io::Error) -> String {
 }
 
 /// The spec of one of the server's tools (under the server's name for it).
-fn spec(server: &str, tool: Tool) -> ToolSpec {
+fn spec(server: &str, via: Transport, tool: Tool) -> ToolSpec {
     let read_only = tool.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true);
     ToolSpec {
         name: tool.name.into_owned(),
         description: tool.description.map(std::borrow::Cow::into_owned).unwrap_or_default(),
         parameters: Value::Object(Arc::unwrap_or_clone(tool.input_schema)),
-        source: ToolSource::Mcp(server.to_owned()),
+        source: ToolSource::Mcp(server.to_owned(), via),
         approval: if read_only { Approval::Never } else { Approval::Ask },
     }
 }

@@ -29,8 +29,8 @@ pub use workspace::{PathCheck, PathNeed, Verdict, Workspace};
 pub enum ToolSource {
     Builtin,
     User,
-    /// An MCP server, by its name in `config.toml`.
-    Mcp(String),
+    /// An MCP server, by its name in `config.toml`, and how it is reached.
+    Mcp(String, crate::config::mcp_server::Transport),
 }
 
 /// When a tool needs the user's approval.
@@ -200,6 +200,20 @@ impl Registry {
             }
         }
         notices
+    }
+
+    /// Ends the sessions of every MCP server, waiting briefly for each (a remote server's
+    /// session is deleted); the clients stay, answering later calls with an error.
+    pub async fn close_mcp(&self) {
+        let mut seen: Vec<&Arc<mcp::McpClient>> = Vec::new();
+        for runner in self.runners.values() {
+            if let Runner::Mcp(client, _) = runner {
+                if !seen.iter().any(|c| Arc::ptr_eq(c, client)) {
+                    seen.push(client);
+                    client.close().await;
+                }
+            }
+        }
     }
 
     #[must_use]
