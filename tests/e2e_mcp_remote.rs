@@ -98,3 +98,58 @@ fn the_chat_screen_runs_a_tool_of_server_everything_and_names_the_server_and_tra
     let tool = tool_message(&model, 1);
     assert!(tool["content"].as_str().unwrap().contains("42"), "{tool}");
 }
+
+#[test]
+fn mcp_list_and_mcp_tools_say_what_each_server_offers_and_which_failed() {
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let script = format!("{}/tests/mcp_server/http_server.py", env!("CARGO_MANIFEST_DIR"));
+    let mut mcp = Command::new("python3")
+        .args([script.as_str(), "json", log.path().to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(mcp.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let url = format!("http://127.0.0.1:{}/mcp", line.trim().strip_prefix("port ").unwrap());
+    let home = tempfile::tempdir().unwrap();
+    let gone = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://127.0.0.1:{}/mcp", l.local_addr().unwrap().port())
+    };
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!(
+            "[mcp.servers.remote]\nurl = \"{url}\"\nbearer_token_env = \"PATH\"\n[mcp.servers.gone]\nurl = \"{gone}\"\n"
+        ),
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_palaver")).args(args).env("PALAVER_HOME", home.path()).output().unwrap()
+    };
+    let out = run(&["mcp", "list", "--json"]);
+    let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "one server failed: {rows}");
+    let gone_row = &rows[0];
+    assert_eq!(gone_row["name"], "gone");
+    assert!(gone_row["state"].as_str().unwrap().starts_with(&format!("failed: {gone}")), "{gone_row}");
+    let remote = &rows[1];
+    assert_eq!(remote["transport"], "streamable HTTP");
+    assert_eq!(remote["state"], "ready");
+    assert_eq!(remote["tools"], 3);
+    assert_eq!(remote["prompts"], Value::Null, "the scripted server offers no prompts");
+    assert_eq!(remote["auth"], "bearer token from PATH");
+
+    let out = run(&["mcp", "tools", "remote"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.starts_with(&format!("remote (streamable HTTP, {url}): 3 tools")), "{text}");
+    assert!(text.contains("  echo  [read-only]  Echoes its arguments as JSON."), "{text}");
+    let out = run(&["mcp", "tools", "remot"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("did you mean `remote`?"));
+    let _ = mcp.kill();
+    let _ = mcp.wait();
+    // Each session palaver opened was closed with a DELETE.
+    let seen = std::fs::read_to_string(log.path()).unwrap();
+    assert_eq!(seen.matches("POST initialize").count(), seen.matches("DELETE /mcp").count(), "{seen}");
+}

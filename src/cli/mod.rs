@@ -33,6 +33,7 @@ pub mod exit;
 pub mod headless;
 pub mod history;
 pub mod interrupt;
+pub mod mcp_cmd;
 pub mod models;
 pub mod reasoning_out;
 pub mod render;
@@ -148,6 +149,8 @@ pub async fn run(cli: Cli) -> u8 {
             headless::replay(g, file, api)
         }
         Some(Command::Models) => models::run(g, &cfg).await,
+        Some(Command::Mcp { action: args::McpAction::List }) => mcp_cmd::list(&cfg, g.json).await,
+        Some(Command::Mcp { action: args::McpAction::Tools { name } }) => mcp_cmd::tools(&cfg, name, g.json).await,
         None => {
             if g.prompt.is_none() && std::io::stdin().is_terminal() {
                 if let Err(code) = screen_possible() {

@@ -296,6 +296,45 @@ impl McpClient {
         }
     }
 
+    /// How many prompts and resources the server offers (`None`: it does not offer that kind),
+    /// counted over their pages up to [`MCP_TOOLS`] of each.
+    ///
+    /// # Errors
+    /// When listing either fails.
+    pub async fn inventory(&self) -> Result<(Option<usize>, Option<usize>), String> {
+        let caps = self.peer.peer_info().map(|i| i.capabilities.clone()).unwrap_or_default();
+        let fail = |e: ServiceError| self.redact.text(&plain(&e)).into_owned();
+        let mut prompts = None;
+        if caps.prompts.is_some() {
+            let (mut n, mut cursor) = (0, None);
+            loop {
+                let page = self.peer.list_prompts(Some(PaginatedRequestParams::default().with_cursor(cursor))).await;
+                let page = page.map_err(fail)?;
+                n += page.prompts.len();
+                cursor = page.next_cursor.filter(|_| n <= MCP_TOOLS);
+                if cursor.is_none() {
+                    break;
+                }
+            }
+            prompts = Some(n);
+        }
+        let mut resources = None;
+        if caps.resources.is_some() {
+            let (mut n, mut cursor) = (0, None);
+            loop {
+                let page = self.peer.list_resources(Some(PaginatedRequestParams::default().with_cursor(cursor))).await;
+                let page = page.map_err(fail)?;
+                n += page.resources.len();
+                cursor = page.next_cursor.filter(|_| n <= MCP_TOOLS);
+                if cursor.is_none() {
+                    break;
+                }
+            }
+            resources = Some(n);
+        }
+        Ok((prompts, resources))
+    }
+
     /// How the server is reached.
     #[must_use]
     pub fn transport(&self) -> Transport {
