@@ -97,6 +97,10 @@ fn the_chat_screen_runs_a_tool_of_server_everything_and_names_the_server_and_tra
     assert!(s.contains("42"), "the result is on the card: {s}");
     let tool = tool_message(&model, 1);
     assert!(tool["content"].as_str().unwrap().contains("42"), "{tool}");
+    // The inspector's step for the call names the server and the transport too.
+    t.keys(&["F3"]);
+    let s = t.wait_for("the inspector", |s| s.contains("Flow inspector"));
+    assert!(s.contains("everything (HTTP) · "), "{s}");
 }
 
 #[test]

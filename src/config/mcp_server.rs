@@ -24,6 +24,17 @@ impl Transport {
     }
 }
 
+impl Transport {
+    /// The word where room is short (the inspector's step list).
+    #[must_use]
+    pub fn short(self) -> &'static str {
+        match self {
+            Self::Stdio => "stdio",
+            Self::Http => "HTTP",
+        }
+    }
+}
+
 impl McpServer {
     /// The transport this table asks for (`url` wins for the label; [`Self::problems`] says
     /// when both are set).
