@@ -157,3 +157,33 @@ fn mcp_list_and_mcp_tools_say_what_each_server_offers_and_which_failed() {
     let seen = std::fs::read_to_string(log.path()).unwrap();
     assert_eq!(seen.matches("POST initialize").count(), seen.matches("DELETE /mcp").count(), "{seen}");
 }
+
+#[test]
+fn quitting_the_chat_screen_deletes_the_remote_session() {
+    if !tmux_available() {
+        return;
+    }
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let script = format!("{}/tests/mcp_server/http_server.py", env!("CARGO_MANIFEST_DIR"));
+    let mut mcp = Command::new("python3")
+        .args([script.as_str(), "json", log.path().to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(mcp.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let url = format!("http://127.0.0.1:{}/mcp", line.trim().strip_prefix("port ").unwrap());
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), format!("[mcp.servers.remote]\nurl = \"{url}\"\n")).unwrap();
+    let t = Tmux::launch("--demo --tools auto").home(home.path()).start();
+    t.wait_for("the server's tools", |s| s.contains("tools ready"));
+    assert!(!std::fs::read_to_string(log.path()).unwrap().contains("DELETE"));
+    t.quit();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !std::fs::read_to_string(log.path()).unwrap().contains("DELETE /mcp") {
+        assert!(std::time::Instant::now() < deadline, "no DELETE after quitting");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = mcp.kill();
+    let _ = mcp.wait();
+}
