@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use palaver::config::mcp_server::Transport;
 use palaver::config::{McpConfig, McpServer};
 use palaver::tools::mcp::McpClient;
 use palaver::tools::{Approval, Registry, ToolSource};
@@ -39,7 +40,7 @@ async fn start_lists_all_tools_with_schemas_and_approval() {
     let echo = get("echo");
     assert_eq!(echo.description, "Echoes its arguments as JSON.");
     assert_eq!(echo.parameters["properties"]["x"], json!({"type": "integer"}));
-    assert_eq!(echo.source, ToolSource::Mcp("test".into()));
+    assert_eq!(echo.source, ToolSource::Mcp("test".into(), Transport::Stdio));
     assert_eq!(echo.approval, Approval::Never, "readOnlyHint: true");
 
     let write = get("write_note");
@@ -173,12 +174,12 @@ async fn the_registry_adds_mcp_tools_and_runs_them() {
     assert!(notices.is_empty(), "{notices:?}");
 
     let echo = r.get("echo").expect("echo is registered");
-    assert_eq!(echo.source, ToolSource::Mcp("test".into()));
+    assert_eq!(echo.source, ToolSource::Mcp("test".into(), Transport::Stdio));
     assert_eq!(echo.approval, Approval::Never);
     assert_eq!(r.specs().len(), builtin_count + 8);
     // A clash with a built-in keeps the built-in and prefixes the server's tool.
     assert_eq!(r.get("current_time").unwrap().source, ToolSource::Builtin);
-    assert_eq!(r.get("test__current_time").unwrap().source, ToolSource::Mcp("test".into()));
+    assert_eq!(r.get("test__current_time").unwrap().source, ToolSource::Mcp("test".into(), Transport::Stdio));
 
     let t = Duration::from_secs(5);
     let out = r.execute("echo", "{\"x\":1}", t).await;
@@ -207,7 +208,7 @@ async fn a_failing_server_is_a_notice_and_the_other_tools_stay() {
     assert!(notices.iter().any(|n| n.contains("`broken`") && n.contains("exit status: 3")), "{notices:?}");
     assert!(notices.iter().any(|n| n.contains("`missing`") && n.contains("No such file")), "{notices:?}");
     assert!(r.get("read_file").is_some(), "built-ins stay");
-    assert_eq!(r.get("echo").unwrap().source, ToolSource::Mcp("good".into()));
+    assert_eq!(r.get("echo").unwrap().source, ToolSource::Mcp("good".into(), Transport::Stdio));
     assert!(!r.execute("echo", "{\"x\":1}", Duration::from_secs(5)).await.is_error);
 }
 

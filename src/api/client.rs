@@ -87,7 +87,8 @@ impl fmt::Display for CrossOriginRedirect {
 
 impl std::error::Error for CrossOriginRedirect {}
 
-fn same_origin_redirects() -> reqwest::redirect::Policy {
+/// Redirects followed within the origin of the first request only (also for remote MCP servers).
+pub fn same_origin_redirects() -> reqwest::redirect::Policy {
     reqwest::redirect::Policy::custom(|attempt| {
         let first = attempt.previous().first().map(reqwest::Url::origin);
         if first.is_some_and(|o| o != attempt.url().origin()) {

@@ -203,14 +203,14 @@ pub fn steps(state: &State) -> Vec<Step> {
                 title: "you".to_owned(),
                 detail: first_line(m.text(), 60),
             }),
-            Role::Assistant => assistant_steps(&src, m, &mut out),
+            Role::Assistant => assistant_steps(&src, &state.tools.set.0, m, &mut out),
             Role::Tool | Role::System => {}
         }
     }
     out
 }
 
-fn assistant_steps(src: &Source<'_>, m: &Message, out: &mut Vec<Step>) {
+fn assistant_steps(src: &Source<'_>, tools: &crate::tools::Registry, m: &Message, out: &mut Vec<Step>) {
     let step = |kind, title: String, detail: String| Step { kind, id: m.id, call: None, title, detail };
     let detail = match src.request(m.id) {
         Some(r) => {
@@ -254,12 +254,19 @@ fn assistant_steps(src: &Source<'_>, m: &Message, out: &mut Vec<Step>) {
     for (i, c) in main.tool_calls.iter().enumerate() {
         let (mark, _) = c.status.mark();
         let size = c.output.as_ref().map_or_else(String::new, |o| format!(" · {}", crate::text::fmt::size(o.len())));
+        // A call to an MCP server's tool names the server and how it is reached.
+        let via = match crate::engine::tool_loop::spec_for(tools, c).map(|s| s.source) {
+            Some(crate::tools::ToolSource::Mcp(server, t)) => {
+                format!("{} ({}) · ", crate::tools::clip(&server, 20), t.short())
+            }
+            _ => String::new(),
+        };
         out.push(Step {
             kind: StepKind::Tool,
             id: m.id,
             call: Some(i),
             title: format!("⚙ {} {mark}", crate::tools::clip(&c.name, 32)),
-            detail: format!("{}{size}", ms(c.duration_ms)),
+            detail: format!("{via}{}{size}", ms(c.duration_ms)),
         });
     }
 }

@@ -184,6 +184,24 @@ pub enum Command {
         #[command(subcommand)]
         action: Option<ConfigAction>,
     },
+    /// The MCP servers of config.toml: `mcp list` (each server's transport, state, tools,
+    /// prompts, resources, auth), `mcp tools NAME`
+    Mcp {
+        #[command(subcommand)]
+        action: McpAction,
+    },
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum McpAction {
+    /// Start (or connect to) every configured server and say what each offers; exit 1 when one
+    /// fails
+    List,
+    /// The tools one server offers the model, with whether each asks first
+    Tools {
+        /// The server's name in [mcp.servers.NAME]
+        name: String,
+    },
 }
 
 /// `palaver compare`'s own flags (the models, the system prompt, `--json`… are global).
@@ -292,6 +310,7 @@ const APPLIES: &[(&str, &[&str])] = &[
     ("providers", &["json"]),
     ("catalogue", &["json"]),
     ("config", &["provider", "base_url", "api_key_env", "api", "model", "demo"]),
+    ("mcp", &["json"]),
 ];
 
 /// The command line with help that names palaver's files and environment, and subcommand help

@@ -106,6 +106,9 @@ pub fn check(g: &Global, cfg: &Config, paths: &Paths) -> Vec<String> {
             out.push(format!("[providers.{name}] api must be \"chat\" or \"responses\""));
         }
     }
+    for (name, server) in &cfg.mcp.servers {
+        out.extend(server.problems(name));
+    }
     let (_, key_problems) = crate::app::keymap::KeyMap::from_config(&cfg.keys);
     out.extend(key_problems);
     if let Some(p) = cfg.auto_compact_problem() {

@@ -54,6 +54,7 @@ pub mod exit;
 pub mod headless;
 pub mod history;
 pub mod interrupt;
+pub mod mcp_cmd;
 pub mod models;
 pub mod reasoning_out;
 pub mod render;
@@ -115,7 +116,9 @@ pub async fn run(cli: Cli) -> u8 {
                     return usage("give -p PROMPT or --prompts FILE, not both");
                 }
                 let registry = build_registry(&cfg, &paths).await;
-                return compare_set::run(g, &cfg, &paths, &registry, ca).await;
+                let code = compare_set::run(g, &cfg, &paths, &registry, ca).await;
+                registry.close_mcp().await;
+                return code;
             }
             if !ca.report.is_empty() || ca.concurrency.is_some() || ca.min_pass.is_some() || ca.retry_failed {
                 return usage(
@@ -161,7 +164,9 @@ pub async fn run(cli: Cli) -> u8 {
             }
             let prompt = headless::prompt_text(g.prompt.as_deref(), stdin);
             let registry = build_registry(&cfg, &paths).await;
-            compare::run(g, &cfg, &registry, &prompt).await
+            let code = compare::run(g, &cfg, &registry, &prompt).await;
+            registry.close_mcp().await;
+            code
         }
         Some(Command::Replay { file }) => {
             let api =
@@ -171,6 +176,8 @@ pub async fn run(cli: Cli) -> u8 {
         Some(Command::Models) => models::run(g, &cfg).await,
         Some(Command::Providers) => catalogue_cmd::providers(g.json, &cfg),
         Some(Command::Catalogue { action }) => catalogue_cmd::run(action, g.json, &cfg, &paths).await,
+        Some(Command::Mcp { action: args::McpAction::List }) => mcp_cmd::list(&cfg, g.json).await,
+        Some(Command::Mcp { action: args::McpAction::Tools { name } }) => mcp_cmd::tools(&cfg, name, g.json).await,
         None => {
             if g.prompt.is_none() && std::io::stdin().is_terminal() {
                 if let Err(code) = screen_possible() {
@@ -239,7 +246,9 @@ pub async fn run(cli: Cli) -> u8 {
                 }
             }
             let registry = build_registry(&cfg, &paths).await;
-            headless::run_prompt(&flags, &t, &cfg, &registry, user).await
+            let code = headless::run_prompt(&flags, &t, &cfg, &registry, user).await;
+            registry.close_mcp().await;
+            code
         }
     }
 }

@@ -65,7 +65,7 @@ const MODEL: &[&str] = &["context_window", "max_output", "price", "catalogue_mod
 const PRICE: &[&str] = &["input", "cached_input", "output", "cache_write", "reasoning"];
 const USER_TOOL: &[&str] = &["name", "description", "command", "parameters", "approval", "timeout_secs", "sandbox"];
 const MCP: &[&str] = &["servers"];
-const MCP_SERVER: &[&str] = &["command", "env", "max_message_bytes", "max_tools"];
+const MCP_SERVER: &[&str] = &["command", "env", "max_message_bytes", "max_tools", "url", "headers", "bearer_token_env"];
 
 /// A key palaver does not read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -255,6 +255,13 @@ mod tests {
                 "line 17: unknown key `mcp.servers.files.something_else` (ignored)",
             ]
         );
+    }
+
+    #[test]
+    fn a_remote_mcp_servers_keys_are_known() {
+        let text = "[mcp.servers.r]\nurl = \"http://127.0.0.1:1/mcp\"\nbearer_token_env = \"T\"\nheaders = { X-A = \"b\" }\nbearer_token = \"x\"\n";
+        let found: Vec<String> = unknown_keys(text).iter().map(ToString::to_string).collect();
+        assert_eq!(found, ["line 5: unknown key `mcp.servers.r.bearer_token` (did you mean `bearer_token_env`?)"]);
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub mod catalogue;
 pub mod catalogue_import;
 pub mod check;
 pub mod commands;
+pub mod mcp_server;
 pub mod paths;
 pub mod presets;
 pub mod provider;
@@ -75,6 +76,8 @@ pub struct UserTool {
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 pub struct McpServer {
+    /// A stdio server: the program and its arguments (empty for a remote server).
+    #[serde(default)]
     pub command: Vec<String>,
     #[serde(default)]
     pub env: BTreeMap<String, String>,
@@ -85,6 +88,16 @@ pub struct McpServer {
     /// Tools this server may list; unset: `MCP_TOOLS` (1000).
     #[serde(default)]
     pub max_tools: Option<usize>,
+    /// A remote server over streamable HTTP (`http://…/mcp`), instead of `command`.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// Headers sent with every request to a remote server.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// The environment variable holding a bearer token for a remote server (never the token
+    /// itself: a config file is shared and backed up).
+    #[serde(default)]
+    pub bearer_token_env: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]

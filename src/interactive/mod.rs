@@ -157,6 +157,8 @@ async fn launch(
     if let Some(input) = app.input.take() {
         input.stop().await;
     }
+    // MCP sessions end before the process does: a remote server gets its session's DELETE.
+    app.state.tools.set.0.close_mcp().await;
     // A reply is never lost quietly: what could not be saved is offered once the screen closes.
     let store = app.store.handle();
     let saved = unsaved::flush(store.clone()).await;

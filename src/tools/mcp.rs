@@ -1,4 +1,4 @@
-//! MCP servers over stdio, through the `rmcp` client.
+//! MCP servers over stdio or streamable HTTP (`mcp_http`), through the `rmcp` client.
 //!
 //! Each configured server is started as a child process in its own process group, with its
 //! stdin and stdout carrying newline-delimited JSON-RPC and its stderr captured (never shown on
@@ -9,12 +9,14 @@
 
 use super::mcp_cap::{CappedLines, MCP_MESSAGE_BYTES, MCP_TOOLS, Overflow};
 use super::{Approval, ToolOutput, ToolSource, ToolSpec};
+use crate::api::redact::Redactor;
 use crate::config::McpServer;
+use crate::config::mcp_server::Transport;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ContentBlock, Implementation,
     PaginatedRequestParams, ProtocolVersion, ResourceContents, Tool,
 };
-use rmcp::service::RunningService;
+use rmcp::service::{Peer, RunningService};
 use rmcp::{RoleClient, ServiceError, ServiceExt};
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
@@ -26,6 +28,9 @@ use tokio::process::{Child, Command};
 
 /// How long spawning, the handshake and listing the tools may take together.
 pub const START_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// How long closing a session may take at exit (a remote server's `DELETE`).
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// How much of the child's stderr is kept (its end).
 const STDERR_KEEP: usize = 4096;
@@ -40,35 +45,75 @@ const MAX_NAME: usize = 64;
 pub struct McpClient {
     /// The server's name in `config.toml`.
     name: String,
-    /// The command, for messages.
-    program: String,
+    /// How the server is reached.
+    link: Link,
     /// Tool names offered to the model that differ from the server's names → the server's names.
     aliases: HashMap<String, String>,
-    service: RunningService<RoleClient, ClientConfig>,
+    /// The session's handle for requests.
+    peer: Peer<RoleClient>,
+    /// The running session, taken by [`McpClient::close`] (dropping it ends the session
+    /// without waiting, so a remote server's `DELETE` may not be sent).
+    service: tokio::sync::Mutex<Option<RunningService<RoleClient, ClientConfig>>>,
+    /// Set when a message passed [`MCP_MESSAGE_BYTES`]: the connection is closed, for that reason.
+    over: Overflow,
+    /// A remote server's secrets (its token, secret headers), kept out of what it sends back.
+    redact: Redactor,
+}
+
+/// How a client reaches its server.
+enum Link {
+    /// A child process.
+    Stdio(Box<StdioLink>),
+    /// A remote server; the URL without credentials.
+    Http(String),
+}
+
+impl Link {
+    fn transport(&self) -> Transport {
+        match self {
+            Self::Stdio(_) => Transport::Stdio,
+            Self::Http(_) => Transport::Http,
+        }
+    }
+}
+
+/// A stdio server's process.
+struct StdioLink {
+    /// The command, for messages.
+    program: String,
     /// Spawned with `kill_on_drop`: dropping the client kills the server.
     child: Mutex<Child>,
     stderr: StderrTail,
     /// The server's process group, ended with the client or on an exiting Ctrl+C.
     _group: super::process::Group,
-    /// Set when a message passed the server's message limit: the connection is closed, for that reason.
-    over: Overflow,
+}
+
+/// What a successful start hands to [`McpClient::start_within`].
+type Started = (RunningService<RoleClient, ClientConfig>, Vec<Tool>, Link, Overflow, Redactor);
+
+fn client_info() -> ClientConfig {
+    ClientConfig::new(ClientCapabilities::default(), Implementation::new("palaver", env!("CARGO_PKG_VERSION")))
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
 }
 
 impl std::fmt::Debug for McpClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let pid = self.child.lock().unwrap_or_else(PoisonError::into_inner).id();
-        f.debug_struct("McpClient")
-            .field("name", &self.name)
-            .field("program", &self.program)
-            .field("pid", &pid)
-            .field("closed", &self.service.is_closed())
-            .finish_non_exhaustive()
+        let mut d = f.debug_struct("McpClient");
+        d.field("name", &self.name);
+        match &self.link {
+            Link::Stdio(s) => {
+                let pid = s.child.lock().unwrap_or_else(PoisonError::into_inner).id();
+                d.field("program", &s.program).field("pid", &pid)
+            }
+            Link::Http(url) => d.field("url", url),
+        };
+        d.field("closed", &self.peer.is_transport_closed()).finish_non_exhaustive()
     }
 }
 
 impl McpClient {
-    /// Starts `cfg.command` as a child process speaking MCP over stdio, initialises the session
-    /// and lists all the server's tools.
+    /// Starts `cfg.command` as a child process speaking MCP over stdio, or connects to
+    /// `cfg.url` over streamable HTTP, initialises the session and lists all the server's tools.
     ///
     /// # Errors
     /// A readable message naming the command and the cause when the command is empty or cannot
@@ -79,6 +124,37 @@ impl McpClient {
     }
 
     async fn start_within(name: &str, cfg: &McpServer, limit: Duration) -> Result<(Self, Vec<ToolSpec>), String> {
+        let (service, tools, link, over, redact) = match &cfg.url {
+            Some(url) => {
+                if let Some(problem) = cfg.problems(name).into_iter().next() {
+                    return Err(problem);
+                }
+                Self::start_http(cfg, url, limit).await?
+            }
+            None => Self::start_stdio(cfg, limit).await?,
+        };
+        let via = link.transport();
+        let mut aliases = HashMap::new();
+        let mut taken = HashSet::new();
+        let specs = tools
+            .into_iter()
+            .map(|tool| {
+                let spec = spec(name, via, tool);
+                let offered = unique_name(&sanitize(&spec.name), &taken);
+                taken.insert(offered.clone());
+                if offered != spec.name {
+                    aliases.insert(offered.clone(), spec.name.clone());
+                }
+                ToolSpec { name: offered, ..spec }
+            })
+            .collect();
+        let peer = service.peer().clone();
+        let service = tokio::sync::Mutex::new(Some(service));
+        Ok((Self { name: name.to_owned(), link, aliases, peer, service, over, redact }, specs))
+    }
+
+    /// Starts `cfg.command` as a child process, initialises the session and lists its tools.
+    async fn start_stdio(cfg: &McpServer, limit: Duration) -> Result<Started, String> {
         let Some((program, args)) = cfg.command.split_first() else {
             return Err("the command is empty".to_owned());
         };
@@ -108,11 +184,9 @@ impl McpClient {
         let max_message = cfg.max_message_bytes.unwrap_or(MCP_MESSAGE_BYTES);
         let stdout = CappedLines::new(stdout, max_message, over.clone());
 
-        let info =
-            ClientConfig::new(ClientCapabilities::default(), Implementation::new("palaver", env!("CARGO_PKG_VERSION")))
-                .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
         let handshake = async {
-            let service = info.serve((stdout, stdin)).await.map_err(|e| format!("the MCP handshake failed: {e}"))?;
+            let service =
+                client_info().serve((stdout, stdin)).await.map_err(|e| format!("the MCP handshake failed: {e}"))?;
             let tools = list_tools(&service, &over, cfg.max_tools.unwrap_or(MCP_TOOLS)).await?;
             Ok::<_, String>((service, tools))
         };
@@ -132,50 +206,56 @@ impl McpClient {
                 return Err(msg);
             }
         };
+        let link = StdioLink { program: program.clone(), child: Mutex::new(child), stderr, _group: group };
+        Ok((service, tools, Link::Stdio(Box::new(link)), over, Redactor::default()))
+    }
 
-        let mut aliases = HashMap::new();
-        let mut taken = HashSet::new();
-        let specs = tools
-            .into_iter()
-            .map(|tool| {
-                let spec = spec(name, tool);
-                let offered = unique_name(&sanitize(&spec.name), &taken);
-                taken.insert(offered.clone());
-                if offered != spec.name {
-                    aliases.insert(offered.clone(), spec.name.clone());
-                }
-                ToolSpec { name: offered, ..spec }
-            })
-            .collect();
-        let client = Self {
-            name: name.to_owned(),
-            program: program.clone(),
-            aliases,
-            service,
-            child: Mutex::new(child),
-            stderr,
-            _group: group,
-            over,
+    /// Connects to a remote server over streamable HTTP, initialises the session and lists its tools.
+    async fn start_http(cfg: &McpServer, url: &str, limit: Duration) -> Result<Started, String> {
+        let remote = super::mcp_http::remote(cfg, url, None)?;
+        let (redact, shown) = (remote.redact, remote.shown);
+        let over = Overflow::default();
+        let handshake = async {
+            let service = client_info()
+                .serve(remote.transport)
+                .await
+                .map_err(|e| format!("the MCP handshake failed: {}", plain(&e)))?;
+            let tools = list_tools(&service, &over, cfg.max_tools.unwrap_or(MCP_TOOLS)).await?;
+            Ok::<_, String>((service, tools))
         };
-        Ok((client, specs))
+        match tokio::time::timeout(limit, handshake).await {
+            Ok(Ok((service, tools))) => Ok((service, tools, Link::Http(shown), over, redact)),
+            Ok(Err(cause)) => {
+                let hint = if cause.contains("401") || cause.contains("Auth required") {
+                    "; the server wants credentials: set bearer_token_env (or headers) in its [mcp.servers] table"
+                } else {
+                    ""
+                };
+                Err(redact.text(&format!("{shown}: {cause}{hint}")).into_owned())
+            }
+            Err(_) => Err(format!("{shown} did not finish starting within {} s", limit.as_secs_f32())),
+        }
     }
 
     /// Calls a tool. Never panics: every failure is an error output naming the server.
     pub async fn call(&self, tool: &str, args: Map<String, Value>) -> ToolOutput {
         let remote = self.aliases.get(tool).map_or(tool, String::as_str);
-        let out = self.call_remote(remote, args).await;
-        match self.over.reason() {
+        let mut out = self.call_remote(remote, args).await;
+        if let Some(why) = self.over.reason().filter(|_| out.is_error) {
             // The connection was cut at the limit: that is what the user and the model learn.
-            Some(why) if out.is_error => {
-                let _ = self.child.lock().unwrap_or_else(PoisonError::into_inner).start_kill();
-                ToolOutput::error(format!("MCP server `{}` cannot run `{remote}`: {why}", self.name))
+            if let Link::Stdio(s) = &self.link {
+                let _ = s.child.lock().unwrap_or_else(PoisonError::into_inner).start_kill();
             }
-            _ => out,
+            return ToolOutput::error(format!("MCP server `{}` cannot run `{remote}`: {why}", self.name));
         }
+        if !self.redact.is_empty() {
+            out.text = self.redact.text(&out.text).into_owned();
+        }
+        out
     }
 
     async fn call_remote(&self, remote: &str, args: Map<String, Value>) -> ToolOutput {
-        if self.service.peer().is_transport_closed() {
+        if self.peer.is_transport_closed() {
             return ToolOutput::error(format!(
                 "MCP server `{}` cannot run `{remote}`: {}",
                 self.name,
@@ -183,17 +263,22 @@ impl McpClient {
             ));
         }
         let params = CallToolRequestParams::new(remote.to_owned()).with_arguments(args);
-        match self.service.call_tool(params).await {
+        match self.peer.call_tool(params).await {
             Ok(result) => output(result),
             Err(ServiceError::McpError(e)) => {
                 ToolOutput::error(format!("MCP server `{}` refused `{remote}`: {}", self.name, e.message))
             }
             Err(e @ (ServiceError::TransportClosed | ServiceError::TransportSend(_))) => ToolOutput::error(format!(
-                "MCP server `{}` failed to run `{remote}` ({e}): {}",
+                "MCP server `{}` failed to run `{remote}` ({}): {}",
                 self.name,
+                self.redact.text(&plain(&e)),
                 self.gone(Duration::from_millis(300)).await
             )),
-            Err(e) => ToolOutput::error(format!("MCP server `{}` failed to run `{remote}`: {e}", self.name)),
+            Err(e) => ToolOutput::error(format!(
+                "MCP server `{}` failed to run `{remote}`: {}",
+                self.name,
+                self.redact.text(&plain(&e))
+            )),
         }
     }
 
@@ -203,24 +288,97 @@ impl McpClient {
         &self.name
     }
 
+    /// Ends the session and waits (up to [`CLOSE_TIMEOUT`]) for its end: a remote server gets
+    /// the `DELETE` of its session, which a process exiting without this would not send.
+    pub async fn close(&self) {
+        let taken = self.service.lock().await.take();
+        if let Some(mut service) = taken {
+            let _ = service.close_with_timeout(CLOSE_TIMEOUT).await;
+        }
+    }
+
+    /// How many prompts and resources the server offers (`None`: it does not offer that kind),
+    /// counted over their pages up to [`MCP_TOOLS`] of each.
+    ///
+    /// # Errors
+    /// When listing either fails.
+    pub async fn inventory(&self) -> Result<(Option<usize>, Option<usize>), String> {
+        let caps = self.peer.peer_info().map(|i| i.capabilities.clone()).unwrap_or_default();
+        let fail = |e: ServiceError| self.redact.text(&plain(&e)).into_owned();
+        let mut prompts = None;
+        if caps.prompts.is_some() {
+            let (mut n, mut cursor) = (0, None);
+            loop {
+                let page = self.peer.list_prompts(Some(PaginatedRequestParams::default().with_cursor(cursor))).await;
+                let page = page.map_err(fail)?;
+                n += page.prompts.len();
+                cursor = page.next_cursor.filter(|_| n <= MCP_TOOLS);
+                if cursor.is_none() {
+                    break;
+                }
+            }
+            prompts = Some(n);
+        }
+        let mut resources = None;
+        if caps.resources.is_some() {
+            let (mut n, mut cursor) = (0, None);
+            loop {
+                let page = self.peer.list_resources(Some(PaginatedRequestParams::default().with_cursor(cursor))).await;
+                let page = page.map_err(fail)?;
+                n += page.resources.len();
+                cursor = page.next_cursor.filter(|_| n <= MCP_TOOLS);
+                if cursor.is_none() {
+                    break;
+                }
+            }
+            resources = Some(n);
+        }
+        Ok((prompts, resources))
+    }
+
+    /// How the server is reached.
+    #[must_use]
+    pub fn transport(&self) -> Transport {
+        self.link.transport()
+    }
+
+    /// The command or the URL (without credentials), for messages and listings.
+    #[must_use]
+    pub fn target(&self) -> &str {
+        match &self.link {
+            Link::Stdio(s) => &s.program,
+            Link::Http(url) => url,
+        }
+    }
+
+    /// Whether the connection is still open.
+    #[must_use]
+    pub fn is_open(&self) -> bool {
+        !self.peer.is_transport_closed()
+    }
+
     /// Why the connection is gone: how the child ended (waiting up to `wait` for it to be
-    /// reaped) and the end of its stderr.
+    /// reaped) and the end of its stderr; for a remote server, that it stopped answering.
     async fn gone(&self, wait: Duration) -> String {
+        let s = match &self.link {
+            Link::Stdio(s) => s,
+            Link::Http(url) => return format!("the server at {url} stopped answering (its session is closed)"),
+        };
         let deadline = tokio::time::Instant::now() + wait;
         loop {
-            let state = self.child.lock().unwrap_or_else(PoisonError::into_inner).try_wait();
+            let state = s.child.lock().unwrap_or_else(PoisonError::into_inner).try_wait();
             let reason = match state {
-                Ok(Some(status)) => format!("`{}` has exited ({status})", self.program),
-                Err(e) => format!("the state of `{}` is unknown ({})", self.program, io_message(&e)),
+                Ok(Some(status)) => format!("`{}` has exited ({status})", s.program),
+                Err(e) => format!("the state of `{}` is unknown ({})", s.program, io_message(&e)),
                 Ok(None) if tokio::time::Instant::now() >= deadline => {
-                    format!("`{}` closed the connection", self.program)
+                    format!("`{}` closed the connection", s.program)
                 }
                 Ok(None) => {
                     tokio::time::sleep(Duration::from_millis(20)).await;
                     continue;
                 }
             };
-            return format!("{reason}{}", self.stderr.suffix());
+            return format!("{reason}{}", s.stderr.suffix());
         }
     }
 }
@@ -239,7 +397,7 @@ async fn list_tools(
         let page = service
             .list_tools(Some(PaginatedRequestParams::default().with_cursor(cursor)))
             .await
-            .map_err(|e| format!("listing its tools failed: {e}"))?;
+            .map_err(|e| format!("listing its tools failed: {}", plain(&e)))?;
         tools.extend(page.tools);
         if tools.len() > max_tools {
             let why = format!(
@@ -321,6 +479,16 @@ impl StderrTail {
     }
 }
 
+/// An rmcp error without the transport's Rust type name (`Transport [rmcp::…<…>] error: `),
+/// which says nothing to a user.
+fn plain(e: &impl std::fmt::Display) -> String {
+    let text = e.to_string();
+    match (text.find("Transport ["), text.find("] error: ")) {
+        (Some(start), Some(end)) if start < end => format!("{}{}", &text[..start], &text[end + 9..]),
+        _ => text,
+    }
+}
+
 /// An I/O error without the "(os error N)" tail.
 fn io_message(e: &std::io::Error) -> String {
     let text = e.to_string();
@@ -331,13 +499,13 @@ fn io_message(e: &std::io::Error) -> String {
 }
 
 /// The spec of one of the server's tools (under the server's name for it).
-fn spec(server: &str, tool: Tool) -> ToolSpec {
+fn spec(server: &str, via: Transport, tool: Tool) -> ToolSpec {
     let read_only = tool.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true);
     ToolSpec {
         name: tool.name.into_owned(),
         description: tool.description.map(std::borrow::Cow::into_owned).unwrap_or_default(),
         parameters: Value::Object(Arc::unwrap_or_clone(tool.input_schema)),
-        source: ToolSource::Mcp(server.to_owned()),
+        source: ToolSource::Mcp(server.to_owned(), via),
         approval: if read_only { Approval::Never } else { Approval::Ask },
     }
 }
@@ -440,7 +608,9 @@ mod tests {
         if !mode.is_empty() {
             command.push(mode.to_owned());
         }
-        McpServer { command, ..McpServer::default() }
+            let service =
+                client_info().serve((stdout, stdin)).await.map_err(|e| format!("the MCP handshake failed: {e}"))?;
+            let tools = list_tools(&service, &over, cfg.max_tools.unwrap_or(MCP_TOOLS)).await?;
     }
 
     #[tokio::test]

@@ -8,6 +8,7 @@ mod files;
 pub mod items;
 pub mod mcp;
 pub mod mcp_cap;
+pub mod mcp_http;
 pub mod process;
 pub mod regular;
 pub mod sandbox;
@@ -30,8 +31,8 @@ pub use workspace::{PathCheck, PathNeed, Verdict, Workspace};
 pub enum ToolSource {
     Builtin,
     User,
-    /// An MCP server, by its name in `config.toml`.
-    Mcp(String),
+    /// An MCP server, by its name in `config.toml`, and how it is reached.
+    Mcp(String, crate::config::mcp_server::Transport),
 }
 
 /// When a tool needs the user's approval.
@@ -220,6 +221,20 @@ impl Registry {
             }
         }
         notices
+    }
+
+    /// Ends the sessions of every MCP server, waiting briefly for each (a remote server's
+    /// session is deleted); the clients stay, answering later calls with an error.
+    pub async fn close_mcp(&self) {
+        let mut seen: Vec<&Arc<mcp::McpClient>> = Vec::new();
+        for runner in self.runners.values() {
+            if let Runner::Mcp(client, _) = runner {
+                if !seen.iter().any(|c| Arc::ptr_eq(c, client)) {
+                    seen.push(client);
+                    client.close().await;
+                }
+            }
+        }
     }
 
     #[must_use]

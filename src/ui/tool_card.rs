@@ -194,9 +194,12 @@ fn card(m: &Message, index: usize, call: &ToolCall, state: &State, cols: usize, 
     let status_span = Span::styled(status, theme.style(role));
     let (inline, body) = arguments(call, state, cols, open);
     let mut head = vec![name_span];
-    if let Some(a) =
-        inline.filter(|a| wrap::width(&name) + wrap::width(a) + wrap::width(&status_span.content) + 6 <= cols)
-    {
+    let via = mcp_via(state, call);
+    if let Some(v) = &via {
+        head.push(Span::styled(v.clone(), theme.style(R::Dim)));
+    }
+    let used = wrap::width(&name) + via.as_deref().map_or(0, wrap::width) + wrap::width(&status_span.content) + 6;
+    if let Some(a) = inline.filter(|a| used + wrap::width(a) <= cols) {
         head.push(Span::styled(format!(" {a}"), theme.style(R::Dim)));
         head.push(Span::raw("  "));
         head.push(status_span);
@@ -210,6 +213,14 @@ fn card(m: &Message, index: usize, call: &ToolCall, state: &State, cols: usize, 
     out.extend(barred(body, cols, theme));
     out.extend(output(call, state, cols, open));
     out
+}
+
+/// For a call to an MCP server's tool, ` · SERVER · TRANSPORT`: where the call ran.
+fn mcp_via(state: &State, call: &ToolCall) -> Option<String> {
+    match crate::engine::tool_loop::spec_for(&state.tools.set.0, call)?.source {
+        crate::tools::ToolSource::Mcp(server, via) => Some(format!(" · {} · {}", sanitize(&server), via.label())),
+        _ => None,
+    }
 }
 
 /// The card's title: the tool, or what kind of request it is.

@@ -1,0 +1,189 @@
+//! End to end: the real binary with a remote MCP server over streamable HTTP on 127.0.0.1 —
+//! headless `--tools auto` against the scripted Python server, and the chat screen in tmux
+//! against `@modelcontextprotocol/server-everything` (skipped, loudly, without node).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+#[path = "mcp_server/everything.rs"]
+mod everything;
+mod scripted;
+
+use common::tmux::{Tmux, tmux_available};
+use scripted::{Reply, Server};
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+fn chat_call(id: &str, name: &str, args: &str) -> String {
+    let first = serde_json::json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":id,"type":"function","function":{"name":name,"arguments":""}}]}}]});
+    let rest =
+        serde_json::json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":args}}]}}]});
+    format!(
+        "data: {first}\n\ndata: {rest}\n\ndata: {{\"choices\":[{{\"index\":0,\"delta\":{{}},\"finish_reason\":\"tool_calls\"}}]}}\n\ndata: [DONE]\n\n"
+    )
+}
+
+const CHAT_TEXT: &str = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"The remote tool answered.\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+
+/// The tool message palaver sent back in request `i`.
+fn tool_message(server: &Server, i: usize) -> Value {
+    let body: Value = serde_json::from_str(&server.requests()[i].body).unwrap();
+    body["messages"].as_array().unwrap().iter().find(|m| m["role"] == "tool").cloned().unwrap()
+}
+
+#[test]
+fn headless_tools_auto_runs_a_remote_tool_in_a_scripted_turn() {
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let script = format!("{}/tests/mcp_server/http_server.py", env!("CARGO_MANIFEST_DIR"));
+    let mut mcp = Command::new("python3")
+        .args([script.as_str(), "sse", log.path().to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(mcp.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let url = format!("http://127.0.0.1:{}/mcp", line.trim().strip_prefix("port ").unwrap());
+
+    let model = Server::start(vec![
+        Reply::sse(&chat_call("call_r", "echo", r#"{"text":"from the model"}"#)),
+        Reply::sse(CHAT_TEXT),
+    ]);
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), format!("[mcp.servers.remote]\nurl = \"{url}\"\n")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_palaver"))
+        .args(["--base-url", &model.base_url, "-m", "m", "-p", "use the tool", "--json", "--tools", "auto"])
+        .env("PALAVER_HOME", home.path())
+        .env("OPENAI_API_KEY", "sk-test-0123456789")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let _ = mcp.kill();
+    let _ = mcp.wait();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("The remote tool answered."), "{stdout}");
+    // The model was offered the remote tool, and its result went back to the model.
+    let first: Value = serde_json::from_str(&model.requests()[0].body).unwrap();
+    assert!(first["tools"].as_array().unwrap().iter().any(|t| t["function"]["name"] == "echo"), "{first}");
+    let tool = tool_message(&model, 1);
+    assert_eq!(tool["tool_call_id"], "call_r");
+    assert_eq!(tool["content"], r#"{"text": "from the model"}"#);
+    // The call went over HTTP, and the session was deleted when palaver exited.
+    let seen = std::fs::read_to_string(log.path()).unwrap();
+    assert!(seen.contains("POST tools/call"), "{seen}");
+    assert!(seen.contains("DELETE /mcp"), "{seen}");
+}
+
+#[test]
+fn the_chat_screen_runs_a_tool_of_server_everything_and_names_the_server_and_transport() {
+    if !tmux_available() {
+        return;
+    }
+    let Some(mcp) = everything::start() else { return };
+    let model =
+        Server::start(vec![Reply::sse(&chat_call("call_e", "get-sum", r#"{"a":19,"b":23}"#)), Reply::sse(CHAT_TEXT)]);
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), format!("[mcp.servers.everything]\nurl = \"{}\"\n", mcp.url))
+        .unwrap();
+    let t = Tmux::launch(&format!("--base-url {} --model scripted --tools auto --yes", model.base_url))
+        .home(home.path())
+        .start();
+    t.wait_for("the server's tools", |s| s.contains("tools ready"));
+    t.send("add them up");
+    let s = t.wait_for("the model's answer after the tool", |s| s.contains("The remote tool answered."));
+    assert!(s.contains("⚙ get-sum · everything · streamable HTTP"), "{s}");
+    assert!(s.contains("✓ done"), "{s}");
+    assert!(s.contains("42"), "the result is on the card: {s}");
+    let tool = tool_message(&model, 1);
+    assert!(tool["content"].as_str().unwrap().contains("42"), "{tool}");
+    // The inspector's step for the call names the server and the transport too.
+    t.keys(&["F3"]);
+    let s = t.wait_for("the inspector", |s| s.contains("Flow inspector"));
+    assert!(s.contains("everything (HTTP) · "), "{s}");
+}
+
+#[test]
+fn mcp_list_and_mcp_tools_say_what_each_server_offers_and_which_failed() {
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let script = format!("{}/tests/mcp_server/http_server.py", env!("CARGO_MANIFEST_DIR"));
+    let mut mcp = Command::new("python3")
+        .args([script.as_str(), "json", log.path().to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(mcp.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let url = format!("http://127.0.0.1:{}/mcp", line.trim().strip_prefix("port ").unwrap());
+    let home = tempfile::tempdir().unwrap();
+    let gone = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://127.0.0.1:{}/mcp", l.local_addr().unwrap().port())
+    };
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!(
+            "[mcp.servers.remote]\nurl = \"{url}\"\nbearer_token_env = \"PATH\"\n[mcp.servers.gone]\nurl = \"{gone}\"\n"
+        ),
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_palaver")).args(args).env("PALAVER_HOME", home.path()).output().unwrap()
+    };
+    let out = run(&["mcp", "list", "--json"]);
+    let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "one server failed: {rows}");
+    let gone_row = &rows[0];
+    assert_eq!(gone_row["name"], "gone");
+    assert!(gone_row["state"].as_str().unwrap().starts_with(&format!("failed: {gone}")), "{gone_row}");
+    let remote = &rows[1];
+    assert_eq!(remote["transport"], "streamable HTTP");
+    assert_eq!(remote["state"], "ready");
+    assert_eq!(remote["tools"], 3);
+    assert_eq!(remote["prompts"], Value::Null, "the scripted server offers no prompts");
+    assert_eq!(remote["auth"], "bearer token from PATH");
+
+    let out = run(&["mcp", "tools", "remote"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.starts_with(&format!("remote (streamable HTTP, {url}): 3 tools")), "{text}");
+    assert!(text.contains("  echo  [read-only]  Echoes its arguments as JSON."), "{text}");
+    let out = run(&["mcp", "tools", "remot"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("did you mean `remote`?"));
+    let _ = mcp.kill();
+    let _ = mcp.wait();
+    // Each session palaver opened was closed with a DELETE.
+    let seen = std::fs::read_to_string(log.path()).unwrap();
+    assert_eq!(seen.matches("POST initialize").count(), seen.matches("DELETE /mcp").count(), "{seen}");
+}
+
+#[test]
+fn quitting_the_chat_screen_deletes_the_remote_session() {
+    if !tmux_available() {
+        return;
+    }
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let script = format!("{}/tests/mcp_server/http_server.py", env!("CARGO_MANIFEST_DIR"));
+    let mut mcp = Command::new("python3")
+        .args([script.as_str(), "json", log.path().to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(mcp.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let url = format!("http://127.0.0.1:{}/mcp", line.trim().strip_prefix("port ").unwrap());
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), format!("[mcp.servers.remote]\nurl = \"{url}\"\n")).unwrap();
+    let t = Tmux::launch("--demo --tools auto").home(home.path()).start();
+    t.wait_for("the server's tools", |s| s.contains("tools ready"));
+    assert!(!std::fs::read_to_string(log.path()).unwrap().contains("DELETE"));
+    t.quit();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !std::fs::read_to_string(log.path()).unwrap().contains("DELETE /mcp") {
+        assert!(std::time::Instant::now() < deadline, "no DELETE after quitting");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = mcp.kill();
+    let _ = mcp.wait();
+}

@@ -1,0 +1,194 @@
+//! The MCP client against remote servers over streamable HTTP: a scripted Python server
+//! (`tests/mcp_server/http_server.py`) with faults (an expired session, a cut stream, results
+//! of 10 and 20 MB, a token required), and `@modelcontextprotocol/server-everything` from npm
+//! when Node is installed.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use palaver::config::McpServer;
+use palaver::config::mcp_server::Transport;
+use palaver::tools::mcp::McpClient;
+use serde_json::{Map, Value, json};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// A running scripted server; killed when dropped.
+struct Scripted {
+    child: Child,
+    url: String,
+    log: tempfile::NamedTempFile,
+}
+
+impl Drop for Scripted {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Scripted {
+    fn start(mode: &str) -> Self {
+        Self::start_with(mode, &[])
+    }
+
+    fn start_with(mode: &str, env: &[(&str, &str)]) -> Self {
+        let log = tempfile::NamedTempFile::new().unwrap();
+        let script = format!("{}/tests/mcp_server/http_server.py", env!("CARGO_MANIFEST_DIR"));
+        let mut child = Command::new("python3")
+            .args([script.as_str(), mode, log.path().to_str().unwrap()])
+            .envs(env.iter().copied())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let port = line.trim().strip_prefix("port ").unwrap().to_owned();
+        Self { child, url: format!("http://127.0.0.1:{port}/mcp"), log }
+    }
+
+    fn config(&self) -> McpServer {
+        McpServer { url: Some(self.url.clone()), ..McpServer::default() }
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.log.path()).unwrap()
+    }
+}
+
+fn args(v: Value) -> Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        other => panic!("not an object: {other}"),
+    }
+}
+
+async fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    for _ in 0..100 {
+        if done() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+#[tokio::test]
+async fn json_responses_list_and_call_tools_and_the_session_is_deleted_on_close() {
+    let server = Scripted::start("json");
+    let mut cfg = server.config();
+    cfg.headers.insert("X-Team".into(), "platform".into());
+    let (client, specs) = McpClient::start("remote", &cfg).await.unwrap();
+    assert_eq!(client.transport(), Transport::Http);
+    assert_eq!(client.target(), server.url);
+    let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["echo", "big", "leak"]);
+    let out = client.call("echo", args(json!({"text": "hi"}))).await;
+    assert_eq!(out.text, r#"{"text": "hi"}"#, "{out:?}");
+    // The session id rides on every request after initialize, with the static header.
+    let log = server.log();
+    let call = log.lines().find(|l| l.starts_with("POST tools/call")).unwrap();
+    let session = call.split(' ').nth(2).unwrap();
+    assert!(session.len() == 32, "{log}");
+    assert!(call.ends_with(" - platform"), "{call}");
+    drop(client);
+    wait_for("the DELETE of the session", || server.log().contains(&format!("DELETE /mcp {session}"))).await;
+}
+
+#[tokio::test]
+async fn sse_responses_carry_the_result() {
+    let server = Scripted::start("sse");
+    let (client, _) = McpClient::start("remote", &server.config()).await.unwrap();
+    let out = client.call("echo", args(json!({"text": "streamed"}))).await;
+    assert!(!out.is_error, "{out:?}");
+    assert_eq!(out.text, r#"{"text": "streamed"}"#);
+}
+
+#[tokio::test]
+async fn an_expired_session_is_started_again_and_the_call_sent_again() {
+    let server = Scripted::start("expire");
+    let (client, _) = McpClient::start("remote", &server.config()).await.unwrap();
+    let out = client.call("echo", args(json!({"text": "again"}))).await;
+    assert_eq!(out.text, r#"{"text": "again"}"#, "{out:?}");
+    let log = server.log();
+    assert_eq!(log.matches("POST initialize").count(), 2, "a second session: {log}");
+}
+
+#[tokio::test]
+async fn a_stream_cut_mid_response_is_an_error_output_not_a_hang() {
+    let server = Scripted::start("cut");
+    let (client, _) = McpClient::start("remote", &server.config()).await.unwrap();
+    let out = tokio::time::timeout(Duration::from_secs(20), client.call("echo", Map::new())).await;
+    let out = out.expect("the call ends");
+    assert!(out.is_error, "{out:?}");
+    assert!(out.text.contains("MCP server `remote`"), "{}", out.text);
+    assert!(!out.text.contains("rmcp::"), "no Rust type names: {}", out.text);
+}
+
+#[tokio::test]
+async fn a_10_mb_result_arrives_and_a_20_mb_one_is_refused() {
+    let server = Scripted::start("big");
+    let (client, _) = McpClient::start("remote", &server.config()).await.unwrap();
+    let out = client.call("big", Map::new()).await;
+    assert!(!out.is_error, "{}", &out.text[..out.text.len().min(300)]);
+    assert_eq!(out.text.len(), 10 * 1024 * 1024);
+
+    let server = Scripted::start("huge");
+    let (client, _) = McpClient::start("remote", &server.config()).await.unwrap();
+    let out = tokio::time::timeout(Duration::from_secs(20), client.call("big", Map::new())).await.unwrap();
+    assert!(out.is_error, "{}", &out.text[..out.text.len().min(300)]);
+    assert!(out.text.len() < 2000 && out.text.contains("exceeded the maximum size"), "{}", out.text);
+}
+
+#[tokio::test]
+async fn the_bearer_token_comes_from_its_variable_and_is_redacted_from_results() {
+    // A variable every test process has (setting one would need `unsafe`): PATH, long enough
+    // to count as a secret.
+    let token = std::env::var("PATH").unwrap();
+    assert!(token.len() >= 8);
+    let server = Scripted::start_with("token", &[("MCP_TEST_TOKEN", token.as_str())]);
+    let denied = McpClient::start("remote", &server.config()).await.unwrap_err();
+    assert!(denied.contains(&server.url) && denied.contains("401") && denied.contains("bearer_token_env"), "{denied}");
+
+    let cfg = McpServer { bearer_token_env: Some("PATH".into()), ..server.config() };
+    let (client, _) = McpClient::start("remote", &cfg).await.unwrap();
+    let out = client.call("leak", Map::new()).await;
+    assert_eq!(out.text, "you sent: Bearer [redacted]");
+    assert!(server.log().contains(&format!("Bearer {token}")), "the server got it");
+}
+
+#[tokio::test]
+async fn a_server_that_is_not_there_is_a_quick_error_naming_the_url() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://127.0.0.1:{}/mcp", listener.local_addr().unwrap().port());
+    drop(listener);
+    let cfg = McpServer { url: Some(url.clone()), ..McpServer::default() };
+    let started = std::time::Instant::now();
+    let err = McpClient::start("gone", &cfg).await.unwrap_err();
+    assert!(err.starts_with(&url), "{err}");
+    assert!(!err.contains("rmcp::"), "no Rust type names: {err}");
+    eprintln!("{err}");
+    assert!(started.elapsed() < Duration::from_secs(15), "{:?}", started.elapsed());
+}
+
+#[path = "mcp_server/everything.rs"]
+mod everything;
+
+#[tokio::test]
+async fn server_everything_over_streamable_http_lists_and_runs_its_tools() {
+    let Some(server) = everything::start() else { return };
+    let cfg = McpServer { url: Some(server.url.clone()), ..McpServer::default() };
+    let (client, specs) = McpClient::start("everything", &cfg).await.unwrap();
+    assert_eq!(client.transport(), Transport::Http);
+    let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+    assert!(names.contains(&"echo") && names.contains(&"get-sum"), "{names:?}");
+    let out = client.call("echo", args(json!({"message": "over the wire"}))).await;
+    assert!(!out.is_error, "{out:?}");
+    assert!(out.text.contains("over the wire"), "{}", out.text);
+    let out = client.call("get-sum", args(json!({"a": 2, "b": 40}))).await;
+    assert!(out.text.contains("42"), "{}", out.text);
+    // A refusal by the server is an error output, and the session goes on.
+    let out = client.call("get-sum", args(json!({"a": "x"}))).await;
+    assert!(out.is_error, "{out:?}");
+    assert!(!client.call("echo", args(json!({"message": "still here"}))).await.is_error);
+}
