@@ -371,3 +371,19 @@ fn a_reply_served_by_another_model_names_both() {
     assert!(screen.contains("asked demo · served demo-2024-07-18"), "{screen}");
     insta::assert_snapshot!("served_model_80x24", screen);
 }
+
+#[test]
+fn queued_messages_under_the_transcript() {
+    let mut sim = Sim::new();
+    let id = sim.send("tell me a long story");
+    sim.text(id, "Once upon a time, in a terminal far away, ");
+    sim.typed("and then summarise it in one line");
+    sim.key(KeyCode::Enter, KeyModifiers::NONE);
+    sim.typed("a second question, queued behind the first");
+    sim.key(KeyCode::Enter, KeyModifiers::NONE);
+    sim.typed("still typing");
+    let screen = sim.render(80, 24);
+    assert!(screen.contains("queued (2)"), "{screen}");
+    assert!(screen.contains("Enter queues"), "{screen}");
+    sim.snap_all("queued");
+}

@@ -233,8 +233,14 @@ impl State {
                 let text = self.composer.text();
                 if !text.trim().is_empty() || !self.attachments.is_empty() {
                     self.submit(text, fx);
+                } else if !self.queue.is_empty() && !self.turn_running() {
+                    // Enter on an empty draft lets a held queue go.
+                    self.queue.held = false;
                 }
             }
+            Some(Action::SendNow) if self.send_now(fx) => {}
+            Some(Action::Unqueue) if self.drop_queued() => {}
+            Some(Action::HistoryPrev) if self.unqueue_to_composer() => {}
             Some(Action::Newline) => self.composer.newline(),
             Some(Action::Editor) => fx.push(Effect::OpenEditor(self.composer.text())),
             Some(Action::LineStart) => self.composer.line_start(),

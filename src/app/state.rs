@@ -211,6 +211,10 @@ pub struct State {
     pub auto_declined: bool,
     /// The draft warned about as over the window: sending it again sends it.
     pub overflow_ok: Option<String>,
+    /// Messages typed while a turn ran, waiting to go out (see `queue.rs`).
+    pub queue: super::queue::Queue,
+    /// Whether the terminal has focus (focus events; assumed until one says otherwise).
+    pub focused: bool,
 }
 
 impl State {
@@ -264,6 +268,8 @@ impl State {
             held: None,
             auto_declined: false,
             overflow_ok: None,
+            queue: super::queue::Queue::default(),
+            focused: true,
         };
         for p in problems {
             s.transcript.push_notice(NoticeKind::Error, format!("config.toml: {p}"));
@@ -281,6 +287,7 @@ impl State {
     pub fn apply(&mut self, msg: Msg) -> Vec<Effect> {
         let mut fx = Vec::new();
         self.dirty = false;
+        let watch = self.watch();
         match msg {
             Msg::Key(k) => {
                 self.dirty = true;
@@ -351,7 +358,10 @@ impl State {
                 self.copied(&c);
             }
             Msg::Tools(m) => self.on_tools_msg(m, &mut fx),
+            Msg::Focus(focused) => self.focused = focused,
         }
+        self.notify_changes(watch, &mut fx);
+        self.drain_queue(&mut fx);
         self.stale_flash();
         self.persist_sync(&mut fx);
         self.flow.record(&fx);

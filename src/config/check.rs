@@ -12,6 +12,8 @@ pub const TOP: &[&str] = &[
     "mouse",
     "auto_compact",
     "compact_prompt",
+    "notify",
+    "notify_command",
     "providers",
     "models",
     "tools",

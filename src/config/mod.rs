@@ -4,6 +4,7 @@
 
 pub mod attachments;
 pub mod check;
+pub mod notify;
 pub mod paths;
 pub mod provider;
 pub mod remembered;
@@ -92,6 +93,10 @@ pub struct Config {
     /// The summarisation prompt `/compact` and `--compact` send (default
     /// [`DEFAULT_COMPACT_PROMPT`]).
     pub compact_prompt: Option<String>,
+    /// How the chat screen notifies while its terminal is not focused (default `auto`).
+    pub notify: Option<notify::NotifyMode>,
+    /// The program (and its first arguments) `notify = "command"` runs; the text goes last.
+    pub notify_command: Option<Vec<String>>,
     /// Whether a `config.toml` was actually read.
     #[serde(skip)]
     pub loaded_from: Option<std::path::PathBuf>,
