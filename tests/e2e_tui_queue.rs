@@ -73,3 +73,28 @@ fn send_now_stops_the_reply_and_sends_the_typed_message() {
     assert!(s.contains("cancelled"), "the first reply was stopped: {s}");
     assert!(!s.contains("queued ("), "nothing left queued: {s}");
 }
+
+/// Issue 29 item 1, in the same file to share its build: `/vim`, then vim motions edit a draft
+/// and Enter sends what they left.
+#[test]
+fn vim_keys_edit_a_draft_that_enter_then_sends() {
+    if !tmux_available() {
+        return;
+    }
+    let t = Tmux::launch("--demo").keys_one_at_a_time().start();
+    t.wait_ready();
+    t.send("/vim");
+    t.wait_for("vim on", |s| s.contains("INSERT"));
+    t.type_text("say hello there world");
+    t.keys(&["Escape"]);
+    t.wait_for("normal mode", |s| s.contains("NORMAL"));
+    // b to "world", daw deletes it; 0 w to "hello", ciw replaces it, Esc, then . on "there".
+    t.type_text("bdaw0wciwgoodbye");
+    t.keys(&["Escape"]);
+    t.type_text("w.");
+    t.wait_for("the edited draft", |s| s.contains("say goodbye goodbye"));
+    t.type_text("u");
+    t.wait_for("undo", |s| s.contains("say goodbye there"));
+    t.keys(&["Enter"]);
+    t.wait_for("the answer to the edited draft", |s| s.contains("you said: “say goodbye there”"));
+}

@@ -387,3 +387,17 @@ fn queued_messages_under_the_transcript() {
     assert!(screen.contains("Enter queues"), "{screen}");
     sim.snap_all("queued");
 }
+
+#[test]
+fn vim_mode_indicator_in_the_status_bar() {
+    let mut sim = Sim::new();
+    sim.typed("/vim");
+    sim.key(KeyCode::Enter, KeyModifiers::NONE);
+    sim.typed("a draft edited with vim keys");
+    assert!(sim.render(80, 24).lines().last().unwrap().starts_with(" INSERT"));
+    sim.key(KeyCode::Esc, KeyModifiers::NONE);
+    sim.typed("bb2d");
+    let screen = sim.render(80, 24);
+    assert!(screen.lines().last().unwrap().starts_with(" NORMAL 2d"), "{screen}");
+    insta::assert_snapshot!("vim_normal_pending_80x24", screen);
+}

@@ -33,6 +33,9 @@ pub mod totals;
 pub mod transcript;
 mod turns;
 mod typing;
+pub mod vim;
+mod vim_keys;
+mod vim_motion;
 
 pub use effect::Effect;
 pub use msg::Msg;

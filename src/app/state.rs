@@ -215,6 +215,8 @@ pub struct State {
     pub queue: super::queue::Queue,
     /// Whether the terminal has focus (focus events; assumed until one says otherwise).
     pub focused: bool,
+    /// Vim keys in the composer, when on (`vim_mode`, `/vim`; see `vim.rs`).
+    pub vim: Option<super::vim::Vim>,
 }
 
 impl State {
@@ -270,6 +272,7 @@ impl State {
             overflow_ok: None,
             queue: super::queue::Queue::default(),
             focused: true,
+            vim: None,
         };
         for p in problems {
             s.transcript.push_notice(NoticeKind::Error, format!("config.toml: {p}"));
@@ -278,6 +281,9 @@ impl State {
             s.transcript.push_notice(NoticeKind::Error, w);
         }
         s.mouse = s.cfg.mouse.unwrap_or(true);
+        if s.cfg.vim_mode == Some(true) {
+            s.vim = Some(super::vim::Vim::new(super::vim::Mode::Insert));
+        }
         s.restyle_composer();
         s.recount_context();
         s

@@ -13,6 +13,7 @@ pub const TOP: &[&str] = &[
     "auto_compact",
     "compact_prompt",
     "notify",
+    "vim_mode",
     "notify_command",
     "providers",
     "models",

@@ -93,6 +93,8 @@ pub struct Config {
     /// The summarisation prompt `/compact` and `--compact` send (default
     /// [`DEFAULT_COMPACT_PROMPT`]).
     pub compact_prompt: Option<String>,
+    /// Vim keys in the composer from the start (`/vim` switches while it runs).
+    pub vim_mode: Option<bool>,
     /// How the chat screen notifies while its terminal is not focused (default `auto`).
     pub notify: Option<notify::NotifyMode>,
     /// The program (and its first arguments) `notify = "command"` runs; the text goes last.
