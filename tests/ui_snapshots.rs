@@ -371,3 +371,33 @@ fn a_reply_served_by_another_model_names_both() {
     assert!(screen.contains("asked demo · served demo-2024-07-18"), "{screen}");
     insta::assert_snapshot!("served_model_80x24", screen);
 }
+
+#[test]
+fn queued_messages_under_the_transcript() {
+    let mut sim = Sim::new();
+    let id = sim.send("tell me a long story");
+    sim.text(id, "Once upon a time, in a terminal far away, ");
+    sim.typed("and then summarise it in one line");
+    sim.key(KeyCode::Enter, KeyModifiers::NONE);
+    sim.typed("a second question, queued behind the first");
+    sim.key(KeyCode::Enter, KeyModifiers::NONE);
+    sim.typed("still typing");
+    let screen = sim.render(80, 24);
+    assert!(screen.contains("queued (2)"), "{screen}");
+    assert!(screen.contains("Enter queues"), "{screen}");
+    sim.snap_all("queued");
+}
+
+#[test]
+fn vim_mode_indicator_in_the_status_bar() {
+    let mut sim = Sim::new();
+    sim.typed("/vim");
+    sim.key(KeyCode::Enter, KeyModifiers::NONE);
+    sim.typed("a draft edited with vim keys");
+    assert!(sim.render(80, 24).lines().last().unwrap().starts_with(" INSERT"));
+    sim.key(KeyCode::Esc, KeyModifiers::NONE);
+    sim.typed("bb2d");
+    let screen = sim.render(80, 24);
+    assert!(screen.lines().last().unwrap().starts_with(" NORMAL 2d"), "{screen}");
+    insta::assert_snapshot!("vim_normal_pending_80x24", screen);
+}

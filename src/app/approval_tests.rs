@@ -384,3 +384,33 @@ fn denying_a_held_output_tells_the_model_it_was_kept_back() {
     assert_eq!(status(&s, id), ToolStatus::Denied);
     assert!(out.starts_with("The tool ran, but the user did not send its output") && !out.contains("MIIE"), "{out}");
 }
+
+/// Issue 29 item 4: a call waiting for approval while the terminal is not focused notifies once.
+#[test]
+fn an_approval_waiting_in_an_unfocused_terminal_notifies() {
+    let mut s = state_with(Registry::builtins());
+    s.apply(Msg::Focus(false));
+    typed(&mut s, "do it");
+    key(&mut s, KeyCode::Enter);
+    let id = s.live.as_ref().map(|l| l.id).unwrap_or_default();
+    let call = StreamEvent::ToolCall(Box::new(CallFragment {
+        choice: 0,
+        slot: 0,
+        id: Some("call_0".into()),
+        name: Some("write_file".into()),
+        arguments: r#"{"path":"notes.txt","content":"hi"}"#.into(),
+        extra: None,
+        kind: None,
+        index: None,
+    }));
+    let events = vec![call, StreamEvent::Finish { choice: 0, reason: "tool_calls".into() }, StreamEvent::End];
+    let chunk = WireEvent::Chunk { frames_skipped: 0, frames: vec![], events, at_ms: 10 };
+    let mut fx = s.apply(Msg::Wire { id, event: Box::new(chunk), now_ms: 110 });
+    fx.extend(s.apply(Msg::Wire { id, event: Box::new(WireEvent::Closed { at_ms: 20 }), now_ms: 120 }));
+    assert!(modal(&s), "the call asks");
+    let notes: Vec<&Effect> = fx.iter().filter(|e| matches!(e, Effect::Notify(_))).collect();
+    assert_eq!(notes, [&Effect::Notify("a tool call waits for your approval".into())]);
+    // A tick while it still waits says nothing more.
+    let fx = s.apply(Msg::Tick { now_ms: 200 });
+    assert!(!fx.iter().any(|e| matches!(e, Effect::Notify(_))));
+}

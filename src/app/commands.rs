@@ -47,6 +47,8 @@ pub enum Command {
     /// `/mouse [on|off]`: capture the mouse (wheel, clicks) or leave it to the terminal's own
     /// selection; alone it switches.
     Mouse(Option<String>),
+    /// `/vim`: vim keys in the composer on or off.
+    Vim,
     /// `/compact [instructions]`: summarise the earlier turns with the conversation's model; the
     /// summary is sent in their place from then on (they stay in the transcript and the store).
     Compact(Option<String>),
@@ -81,6 +83,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "offer tools to the model: auto runs read-only ones, ask asks for every call, none offers none",
     ),
     ("/attach", "PATH|URL", "attach a file or image to the next message (Tab completes the path; alt+x removes)"),
+    ("/vim", "", "vim keys in the composer (normal, insert, visual) on or off"),
     ("/mouse", "on|off", "capture the mouse (wheel, clicks) or leave it to the terminal, so text can be selected"),
     (
         "/compact",
@@ -122,6 +125,7 @@ pub fn parse(line: &str) -> Option<Result<Command, String>> {
         },
         "/tools" => Command::Tools(arg),
         "/mouse" => Command::Mouse(arg),
+        "/vim" => Command::Vim,
         "/compact" => Command::Compact(arg),
         "/export" => Command::Export(arg),
         "/paste-image" | "/paste" => Command::PasteImage,
@@ -212,6 +216,7 @@ impl State {
             },
             Command::Attach(spec) => self.attach_command(spec, fx),
             Command::Mouse(arg) => self.mouse_command(arg.as_deref(), fx),
+            Command::Vim => self.toggle_vim(),
             Command::Unset(key) => {
                 if crate::engine::request::unset_option(&mut self.target.request_extra, &key) {
                     self.notice(format!("request option {key} removed"));

@@ -33,4 +33,6 @@ pub enum Effect {
     Persist(super::persist::PersistOp),
     /// Read a file to attach, complete a path, or open an image (see `attach.rs`).
     Attach(super::attach::AttachEffect),
+    /// Tell a user in another window (sanitised text): as `notify` in config.toml says.
+    Notify(String),
 }

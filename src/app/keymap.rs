@@ -74,6 +74,10 @@ pub enum Action {
     PasteImage,
     /// Transcript: open the selected message's image in the system viewer.
     OpenImage,
+    /// Composer: stop the running turn and send the queued message (and the draft) now.
+    SendNow,
+    /// Composer: remove the newest queued message.
+    Unqueue,
     /// Older prompt from history (on an empty composer).
     HistoryPrev,
     /// Newer prompt from history.
@@ -175,7 +179,15 @@ const TABLE: &[(Action, &str, Context, &str, &str)] = &[
         "ctrl+v",
         "attach the image on the clipboard (/paste-image)",
     ),
-    (Action::HistoryPrev, "history_prev", Context::Composer, "up", "older prompt (empty composer)"),
+    (Action::SendNow, "send_now", Context::Composer, "ctrl+s", "stop the turn, send the queued message now"),
+    (Action::Unqueue, "unqueue", Context::Composer, "alt+d", "remove the newest queued message"),
+    (
+        Action::HistoryPrev,
+        "history_prev",
+        Context::Composer,
+        "up",
+        "queued message back, else older prompt (empty draft)",
+    ),
     (Action::HistoryNext, "history_next", Context::Composer, "down", "newer prompt"),
     (Action::Select, "select", Context::Composer, "alt+up ctrl+up", "select messages"),
     (Action::SelectPrev, "select_prev", Context::Transcript, "up k alt+up ctrl+up", "previous message"),

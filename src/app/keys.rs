@@ -34,6 +34,9 @@ impl State {
             self.ask_quit(armed);
             return;
         }
+        if !modal && self.focus == Focus::Composer && !self.compare.is_active() && self.vim_key(key) {
+            return;
+        }
         if !modal && self.compare_key(&key, fx) {
             return;
         }
@@ -233,8 +236,14 @@ impl State {
                 let text = self.composer.text();
                 if !text.trim().is_empty() || !self.attachments.is_empty() {
                     self.submit(text, fx);
+                } else if !self.queue.is_empty() && !self.turn_running() {
+                    // Enter on an empty draft lets a held queue go.
+                    self.queue.held = false;
                 }
             }
+            Some(Action::SendNow) if self.send_now(fx) => {}
+            Some(Action::Unqueue) if self.drop_queued() => {}
+            Some(Action::HistoryPrev) if self.unqueue_to_composer() => {}
             Some(Action::Newline) => self.composer.newline(),
             Some(Action::Editor) => fx.push(Effect::OpenEditor(self.composer.text())),
             Some(Action::LineStart) => self.composer.line_start(),

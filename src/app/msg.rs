@@ -42,6 +42,8 @@ pub enum Msg {
     Store(super::persist::StoreMsg),
     /// A copy to the clipboard was tried (see `Copied`).
     Copied(Copied),
+    /// The terminal gained (true) or lost (false) focus.
+    Focus(bool),
     /// The process was told to end (SIGTERM, or SIGHUP when its terminal went away): quit now,
     /// saving what is on screen at once, the partial reply included and stopped for that
     /// signal (its name: "SIGTERM", "SIGHUP").

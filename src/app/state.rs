@@ -213,6 +213,12 @@ pub struct State {
     pub overflow_ok: Option<String>,
     /// The user's own slash commands (see `user_commands.rs`).
     pub mine: super::user_commands::Mine,
+    /// Messages typed while a turn ran, waiting to go out (see `queue.rs`).
+    pub queue: super::queue::Queue,
+    /// Whether the terminal has focus (focus events; assumed until one says otherwise).
+    pub focused: bool,
+    /// Vim keys in the composer, when on (`vim_mode`, `/vim`; see `vim.rs`).
+    pub vim: Option<super::vim::Vim>,
 }
 
 impl State {
@@ -267,6 +273,9 @@ impl State {
             auto_declined: false,
             overflow_ok: None,
             mine: super::user_commands::Mine::default(),
+            queue: super::queue::Queue::default(),
+            focused: true,
+            vim: None,
         };
         for p in problems {
             s.transcript.push_notice(NoticeKind::Error, format!("config.toml: {p}"));
@@ -275,6 +284,9 @@ impl State {
             s.transcript.push_notice(NoticeKind::Error, w);
         }
         s.mouse = s.cfg.mouse.unwrap_or(true);
+        if s.cfg.vim_mode == Some(true) {
+            s.vim = Some(super::vim::Vim::new(super::vim::Mode::Insert));
+        }
         s.restyle_composer();
         s.recount_context();
         s
@@ -284,6 +296,7 @@ impl State {
     pub fn apply(&mut self, msg: Msg) -> Vec<Effect> {
         let mut fx = Vec::new();
         self.dirty = false;
+        let watch = self.watch();
         match msg {
             Msg::Key(k) => {
                 self.dirty = true;
@@ -354,7 +367,10 @@ impl State {
                 self.copied(&c);
             }
             Msg::Tools(m) => self.on_tools_msg(m, &mut fx),
+            Msg::Focus(focused) => self.focused = focused,
         }
+        self.notify_changes(watch, &mut fx);
+        self.drain_queue(&mut fx);
         self.stale_flash();
         self.persist_sync(&mut fx);
         self.flow.record(&fx);

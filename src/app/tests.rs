@@ -127,12 +127,13 @@ fn failed_request_keeps_the_draft_and_drops_the_turn() {
 }
 
 #[test]
-fn enter_while_streaming_keeps_the_draft() {
+fn enter_while_streaming_queues_the_draft() {
     let mut s = test_state();
     started(&send(&mut s, "first"));
     let fx = send(&mut s, "second");
-    assert!(fx.is_empty());
-    assert_eq!(s.composer.text(), "second");
+    assert!(fx.is_empty(), "nothing goes out while the reply streams");
+    assert!(s.composer.is_empty());
+    assert_eq!(s.queue.items.iter().map(|q| q.text.as_str()).collect::<Vec<_>>(), ["second"]);
 }
 
 #[test]

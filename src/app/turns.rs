@@ -33,8 +33,8 @@ impl State {
 
     /// Sends `text` as the next prompt (`//` keeps a leading slash).
     pub(crate) fn send_prompt(&mut self, text: String, fx: &mut Vec<Effect>) {
-        if self.live.is_some() || self.tools.busy() {
-            self.flash("a reply is still streaming: Esc cancels it");
+        if self.queues_prompt() {
+            self.enqueue(text);
             return;
         }
         // Limits and the provider's policy, before anything is sent; the draft and chips stay.
@@ -118,6 +118,8 @@ impl State {
 
     /// Cancels the reply in flight, keeping what arrived.
     pub(crate) fn cancel_live(&mut self, fx: &mut Vec<Effect>) {
+        // What was queued waits: the user stopped this turn and decides what goes next.
+        self.queue.held = true;
         self.cancel_tools(fx);
         let Some(live) = self.live.take() else { return };
         let elapsed = live.started_ms.map_or(0, |s| self.now_ms.saturating_sub(s));
@@ -168,6 +170,8 @@ impl State {
         if !failed {
             return;
         }
+        // Nothing queued goes out on top of a failure: the user decides (Enter sends it).
+        self.queue.held = true;
         let what = m.error.as_ref().map_or_else(|| "the request failed".to_owned(), |e| e.message.clone());
         let what = crate::text::sanitize::sanitize(&what).into_owned();
         match live.draft {

@@ -114,6 +114,9 @@ pub fn check(g: &Global, cfg: &Config, paths: &Paths) -> Vec<String> {
     if let Some(p) = cfg.auto_compact_problem() {
         out.push(p);
     }
+    if let Some(p) = cfg.notify_problem() {
+        out.push(p);
+    }
     if let Some(theme) = &cfg.theme {
         if let Err(e) = crate::ui::theme::Theme::load(theme, Some(&paths.themes_dir()), false) {
             out.push(format!("theme {theme}: {e}"));

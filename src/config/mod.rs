@@ -8,6 +8,7 @@ pub mod catalogue_import;
 pub mod check;
 pub mod commands;
 pub mod mcp_server;
+pub mod notify;
 pub mod paths;
 pub mod presets;
 pub mod provider;
@@ -138,6 +139,12 @@ pub struct Config {
     /// The command `/paste-image` (Ctrl+V) reads a clipboard image from, its PNG on stdout
     /// (default: `wl-paste`, `xclip`, `pngpaste` or `osascript`, whichever the session has).
     pub clipboard_image_cmd: Option<Vec<String>>,
+    /// Vim keys in the composer from the start (`/vim` switches while it runs).
+    pub vim_mode: Option<bool>,
+    /// How the chat screen notifies while its terminal is not focused (default `auto`).
+    pub notify: Option<notify::NotifyMode>,
+    /// The program (and its first arguments) `notify = "command"` runs; the text goes last.
+    pub notify_command: Option<Vec<String>>,
     /// Whether a `config.toml` was actually read.
     #[serde(skip)]
     pub loaded_from: Option<std::path::PathBuf>,

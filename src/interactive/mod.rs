@@ -34,6 +34,7 @@ fn to_msg(ev: TermEvent) -> Msg {
         TermEvent::Mouse(m) => Msg::Mouse(m),
         TermEvent::Paste(s) => Msg::Paste(s),
         TermEvent::Resize { width, height } => Msg::Resize { width, height },
+        TermEvent::Focus(focused) => Msg::Focus(focused),
     }
 }
 
@@ -306,6 +307,25 @@ impl Loop {
         Ok(())
     }
 
+    /// Writes a notification as `notify` in config.toml says (the app said when).
+    fn notify(&mut self, text: &str) {
+        use crate::config::notify::NotifyMode;
+        let mode = self.state.cfg.notify_mode();
+        if mode == NotifyMode::Command {
+            let command = self.state.cfg.notify_command.clone().unwrap_or_default();
+            if let Err(e) = crate::tui::notify::run_command(&command, text) {
+                let text = format!("notify_command: {e}");
+                let _ = self.tx.send(Msg::Store(crate::app::persist::StoreMsg::Notice { error: true, text }));
+            }
+            return;
+        }
+        let seq = crate::tui::notify::sequence(mode, text, &crate::tui::notify::TermKind::from_env());
+        if !seq.is_empty() {
+            // A terminal that cannot be written to fails the next draw loudly.
+            let _ = self.guard.write_raw(seq.as_bytes());
+        }
+    }
+
     /// Applies a message and carries out its effects (and theirs, breadth first).
     async fn apply(&mut self, msg: Msg) {
         let mut queue: VecDeque<Effect> = self.state.apply(msg).into();
@@ -379,6 +399,7 @@ impl Loop {
                     });
                 }
                 Effect::Attach(e) => self.runner.attach_effect(e),
+                Effect::Notify(text) => self.notify(&text),
             }
         }
     }

@@ -19,6 +19,8 @@ pub enum TermEvent {
         width: u16,
         height: u16,
     },
+    /// The terminal gained (true) or lost (false) focus.
+    Focus(bool),
 }
 
 /// A running input task.
@@ -39,6 +41,8 @@ impl Input {
                     Event::Mouse(m) => TermEvent::Mouse(m),
                     Event::Paste(s) => TermEvent::Paste(s),
                     Event::Resize(width, height) => TermEvent::Resize { width, height },
+                    Event::FocusGained => TermEvent::Focus(true),
+                    Event::FocusLost => TermEvent::Focus(false),
                     _ => continue,
                 };
                 if tx.send(wrap(ev)).is_err() {

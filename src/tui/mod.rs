@@ -7,5 +7,6 @@ pub mod editor;
 pub mod frame;
 pub mod graphics;
 pub mod input;
+pub mod notify;
 pub mod osc52;
 pub mod terminal;

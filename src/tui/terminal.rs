@@ -3,8 +3,8 @@
 //! on error and on panic. Draws are wrapped in synchronized updates so a frame never tears.
 
 use crossterm::event::{
-    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, KeyboardEnhancementFlags,
-    PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+    DisableBracketedPaste, DisableFocusChange, DisableMouseCapture, EnableBracketedPaste, EnableFocusChange,
+    EnableMouseCapture, KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
 };
 use crossterm::terminal::{
     BeginSynchronizedUpdate, EndSynchronizedUpdate, EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode,
@@ -135,7 +135,8 @@ fn enter_modes() -> io::Result<()> {
     enable_raw_mode()?;
     ACTIVE.store(true, Ordering::SeqCst);
     let mut out = io::stdout();
-    let mut entered = execute!(out, EnterAlternateScreen, EnableBracketedPaste, cursor::Hide);
+    // Focus reporting: notifications are only for a window the user is not looking at.
+    let mut entered = execute!(out, EnterAlternateScreen, EnableBracketedPaste, EnableFocusChange, cursor::Hide);
     if entered.is_ok() && MOUSE.load(Ordering::SeqCst) {
         entered = execute!(out, EnableMouseCapture);
     }
@@ -165,7 +166,14 @@ pub fn restore() -> io::Result<()> {
     if KITTY.swap(false, Ordering::SeqCst) {
         let _ = execute!(out, PopKeyboardEnhancementFlags);
     }
-    let left = execute!(out, DisableBracketedPaste, DisableMouseCapture, LeaveAlternateScreen, cursor::Show);
+    let left = execute!(
+        out,
+        DisableBracketedPaste,
+        DisableFocusChange,
+        DisableMouseCapture,
+        LeaveAlternateScreen,
+        cursor::Show
+    );
     let raw = disable_raw_mode();
     for text in STASHED.lock().unwrap_or_else(PoisonError::into_inner).drain(..) {
         eprintln!("palaver: a background task failed: {text}");

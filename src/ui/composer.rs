@@ -48,6 +48,12 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State) {
     // "Keep typing" only where typing really lands here.
     let typing = if state.typing_reaches_composer() { " · you can keep typing" } else { "" };
     let cancel = state.keymap.hint(Action::Cancel);
+    // With a draft typed during a turn, say what Enter does with it.
+    let typing = if state.turn_running() && !state.composer.is_empty() && !typing.is_empty() {
+        format!(" · Enter queues · {} sends now", state.keymap.hint(Action::SendNow))
+    } else {
+        typing.to_owned()
+    };
     let title = if state.editing.is_some() {
         " editing an earlier message · Enter resends (old branch kept) · Esc cancels ".to_owned()
     } else if state.tools.approval.is_some() {

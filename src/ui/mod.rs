@@ -13,6 +13,7 @@ pub mod composer;
 pub mod conversations;
 pub mod overlays;
 pub mod panels;
+pub mod queue;
 pub mod safety;
 pub mod status;
 pub mod stream_code;
@@ -90,7 +91,9 @@ pub fn draw(f: &mut Frame, state: &State, cache: &mut RenderCache) -> ViewReport
         return ViewReport::default();
     }
     let a = areas(f.area(), state);
-    let mut report = transcript::draw(f, a.transcript, state, cache);
+    let (transcript_area, queue_area) = queue::split(a.transcript, state);
+    let mut report = transcript::draw(f, transcript_area, state, cache);
+    queue::draw(f, queue_area, state);
     if let Some(p) = a.panels {
         panels::draw(f, p, state);
     }

@@ -25,6 +25,9 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State) {
         Some(m) => left.extend(reply_state(state, m)),
         None => left.push(Span::styled(" ready", bar)),
     }
+    if let Some(vim) = &state.vim {
+        left.insert(0, vim_span(state, vim));
+    }
     // What the next request offers: a model must never get tools unnoticed (only a flash that
     // needs the whole line hides it, for its few seconds).
     left.push(tools_span(state));
@@ -161,4 +164,17 @@ fn reply_state(state: &State, m: &Message) -> Vec<Span<'static>> {
         metric(fmt::duration(e));
     }
     out
+}
+
+/// The vim mode indicator (with a half-typed command), first on the bar.
+fn vim_span(state: &State, vim: &crate::app::vim::Vim) -> Span<'static> {
+    use crate::app::vim::Mode;
+    let mode = match vim.mode {
+        Mode::Normal => "NORMAL",
+        Mode::Insert => "INSERT",
+        Mode::Visual => "VISUAL",
+    };
+    let pending = vim.pending();
+    let text = if pending.is_empty() { format!(" {mode} ·") } else { format!(" {mode} {pending} ·") };
+    Span::styled(text, state.theme.style(R::Accent).add_modifier(ratatui::style::Modifier::BOLD))
 }
