@@ -149,3 +149,23 @@ fn slash_commands_still_run_during_a_reply() {
     send(&mut s, "/panels");
     assert!(s.queue.is_empty(), "a command runs at once, it is not queued");
 }
+
+#[test]
+fn a_users_command_typed_during_a_turn_waits_and_takes_its_model_when_it_goes() {
+    let mut s = test_state();
+    let cmd = "---\nmodel: demo-reasoning\n---\nReview $ARGUMENTS";
+    s.mine.commands = vec![crate::config::commands::parse(
+        "review",
+        cmd,
+        crate::config::commands::CommandSource::User,
+        std::path::PathBuf::from("review.md"),
+    )];
+    let chat_model = s.target.model.clone();
+    let (first, _) = started(&send(&mut s, "one")).unwrap();
+    assert!(started(&send(&mut s, "/review a.rs")).is_none(), "queued, not run mid-turn");
+    assert_eq!(s.queue.items.len(), 1);
+    assert_eq!(s.turn_model(), chat_model, "the running turn keeps the chat's model");
+    let (_, body) = started(&finish(&mut s, first)).expect("the queued command goes out when the turn ends");
+    assert_eq!(body["model"], "demo-reasoning");
+    assert_eq!(last_prompt(&body), "Review a.rs");
+}

@@ -56,8 +56,10 @@ impl State {
         let line = text.trim();
         let (head, args) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
         let Some(cmd) = head.strip_prefix('/').and_then(|n| self.mine.find(n)).cloned() else { return false };
-        if self.live.is_some() || self.tools.busy() {
-            self.flash("a reply is still streaming: Esc cancels it");
+        // While a turn runs the command waits in the queue as typed; it is expanded, and its
+        // one-turn settings taken, when it goes out (never mid-way through the running turn).
+        if self.queues_prompt() {
+            self.enqueue(text.to_owned());
             return true;
         }
         if cmd.source == CommandSource::Workspace && cmd.turns_tools_on() && !self.mine.trusted.contains(&cmd.name) {

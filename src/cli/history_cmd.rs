@@ -201,12 +201,7 @@ fn show_compare(store: &StoreHandle, group: &str) -> Result<u8, StoreError> {
 /// sanitised since it goes straight to the terminal.
 fn transcript_message(out: &mut String, m: &Message) {
     let main = m.main();
-    let who = match m.role() {
-        Role::User => "you".to_owned(),
-        Role::System => "system".to_owned(),
-        Role::Tool => format!("tool result {}", m.tool_call_id.as_deref().unwrap_or("?")),
-        Role::Assistant => m.model.clone().unwrap_or_else(|| "assistant".into()),
-    };
+    let who = crate::store::export_html::speaker(m);
     let status = if m.status == MessageStatus::Complete {
         String::new()
     } else {

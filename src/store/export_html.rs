@@ -126,13 +126,20 @@ fn branches(out: &mut String, e: &Export, list: &[ExportBranch]) {
     out.push_str("</ul></section>\n");
 }
 
-fn who(m: &Message) -> String {
-    let base = match m.role() {
+/// Who wrote a message, as a transcript names them: "you", "system", "tool result ID", or the
+/// reply's model. One wording for the page and for `history show`.
+#[must_use]
+pub fn speaker(m: &Message) -> String {
+    match m.role() {
         Role::User => "you".to_owned(),
         Role::System => "system".to_owned(),
         Role::Tool => format!("tool result {}", m.tool_call_id.as_deref().unwrap_or("?")),
         Role::Assistant => m.model.clone().unwrap_or_else(|| "assistant".into()),
-    };
+    }
+}
+
+fn who(m: &Message) -> String {
+    let base = speaker(m);
     let status = if m.status == MessageStatus::Complete {
         String::new()
     } else {

@@ -12,23 +12,7 @@ use syntect::parsing::SyntaxSet;
 /// Blocks larger than this are left plain: highlighting is regex-driven and can be slow.
 const MAX_HIGHLIGHT_BYTES: usize = 200_000;
 
-/// Escapes text for HTML content and attribute values; control characters become U+FFFD.
-#[must_use]
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + s.len() / 8);
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c if c.is_control() && c != '\n' && c != '\t' => out.push('\u{FFFD}'),
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use crate::text::html::escape;
 
 /// A link target that may be followed from the page: web and mail addresses only.
 fn safe_href(url: &str) -> Option<String> {

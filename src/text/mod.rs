@@ -1,8 +1,9 @@
 //! Text helpers every layer above may need and none of them draws with: sanitising text for a
-//! terminal, formatting numbers, durations and sizes, pretty JSON, and finding code blocks in
+//! terminal or an HTML page, formatting numbers, durations and sizes, pretty JSON, and finding code blocks in
 //! markdown. No palaver module below this one; pure functions only.
 
 pub mod code;
 pub mod fmt;
+pub mod html;
 pub mod sanitize;
 pub mod secrets;

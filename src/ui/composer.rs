@@ -48,8 +48,10 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State) {
     // "Keep typing" only where typing really lands here.
     let typing = if state.typing_reaches_composer() { " · you can keep typing" } else { "" };
     let cancel = state.keymap.hint(Action::Cancel);
-    // With a draft typed during a turn, say what Enter does with it.
-    let typing = if state.turn_running() && !state.composer.is_empty() && !typing.is_empty() {
+    // With a draft typed during a turn, say what Enter does with it (not while a tool call
+    // asks: Enter belongs to its choices then, and a sentence's Enter decides nothing).
+    let queues = state.turn_running() && state.tools.approval.is_none();
+    let typing = if queues && !state.composer.is_empty() && !typing.is_empty() {
         format!(" · Enter queues · {} sends now", state.keymap.hint(Action::SendNow))
     } else {
         typing.to_owned()

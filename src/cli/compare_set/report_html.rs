@@ -9,24 +9,7 @@ use crate::engine::diff::{Change, words};
 use crate::store::runs::{CellRow, PromptRow, RunSummary};
 use std::io::Write;
 
-/// Escapes text for HTML content and attribute values.
-#[must_use]
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + s.len() / 8);
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            // Control characters other than newline and tab have no business in a page.
-            c if c.is_control() && c != '\n' && c != '\t' => out.push('\u{FFFD}'),
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use crate::text::html::escape;
 
 const STYLE: &str = "
 :root { color-scheme: light dark; --line: #8884; --dim: #888; --ins: #2a63; --del: #d333; --best: #2a6; }
