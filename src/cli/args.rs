@@ -125,6 +125,11 @@ pub struct Global {
     /// never: the raw text, as written to a file or a pipe)
     #[arg(long, value_enum, global = true, value_name = "WHEN")]
     pub render: Option<RenderArg>,
+    /// Structured output: the answer must follow this JSON schema, given as a file, inline JSON
+    /// or a short form ('name, age int, tags [str]: the tags'); checked on arrival (exit 3 when
+    /// it does not follow it)
+    #[arg(long, global = true, value_name = "FILE|JSON|SHORT")]
+    pub schema: Option<String>,
     /// Reopen the last conversation
     #[arg(long = "continue", global = true)]
     pub continue_last: bool,

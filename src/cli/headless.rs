@@ -43,6 +43,10 @@ pub struct Printer {
     retry_hook: Option<RetryHook>,
     /// Keys the run adds to the result line (`conversation_id`, `continued`).
     result_keys: serde_json::Map<String, serde_json::Value>,
+    /// `--schema`: the answer is not streamed as text but printed once, as JSON, when checked.
+    structured: bool,
+    /// The check of the answer against `--schema`, set before [`Printer::finish`].
+    verdict: Option<crate::engine::structured::Verdict>,
 }
 
 /// See [`Printer::on_retry`].
@@ -60,7 +64,24 @@ impl Printer {
             safety: std::collections::HashMap::new(),
             retry_hook: None,
             result_keys: serde_json::Map::new(),
+            structured: false,
+            verdict: None,
         }
+    }
+
+    /// `--schema`: the answer is printed once, as the JSON it holds, after it is checked.
+    #[must_use]
+    pub fn structured(mut self, on: bool) -> Self {
+        self.structured = on;
+        if on {
+            self.render = None;
+        }
+        self
+    }
+
+    /// The check of the answer against the schema, for the result line and stdout.
+    pub fn set_verdict(&mut self, verdict: Option<crate::engine::structured::Verdict>) {
+        self.verdict = verdict;
     }
 
     /// Reports retries to `hook` instead of stderr.
@@ -130,6 +151,8 @@ impl Printer {
             return;
         }
         match ev {
+            // With a schema, stdout is the JSON alone, printed once it is checked.
+            StreamEvent::Text { .. } | StreamEvent::Refusal { .. } if self.structured => {}
             StreamEvent::Text { choice: 0, delta } | StreamEvent::Refusal { choice: 0, delta } => {
                 self.end_reasoning();
                 match &mut self.render {
@@ -225,6 +248,11 @@ impl Printer {
                     obj.insert("attachments".into(), serde_json::Value::Array(out.attachments.clone()));
                 }
                 obj.extend(self.result_keys.clone());
+                if self.structured {
+                    let v = self.verdict.as_ref();
+                    obj.insert("output_json".into(), v.and_then(|v| v.value.clone()).unwrap_or_default());
+                    obj.insert("schema".into(), v.map_or(serde_json::Value::Null, |v| serde_json::json!(v)));
+                }
             }
             self.line(&r.to_string());
         } else if let Some(r) = &mut self.render {
@@ -239,6 +267,15 @@ impl Printer {
             });
             let footer = super::render::footer(&label, usage.as_ref(), Some(r.elapsed_ms()), mark.as_deref(), styled);
             eprintln!("{footer}");
+        } else if self.structured {
+            // The JSON as the model wrote it (not re-serialised: its key order stays), else
+            // whatever it said instead.
+            let text = self.verdict.as_ref().and_then(|v| v.text.clone());
+            let text = text
+                .unwrap_or_else(|| if main.content.is_empty() { main.refusal.clone() } else { main.content.clone() });
+            if !text.is_empty() {
+                self.line(&text);
+            }
         } else {
             if !main.content.is_empty() || !main.refusal.is_empty() {
                 self.line("");
@@ -256,6 +293,9 @@ impl Printer {
         if let Some(e) = &msg.error {
             let status = e.status.map(|s| format!("HTTP {s}: ")).unwrap_or_default();
             say!("{}", sanitize(&format!("{} error: {status}{}", e.kind, e.message)));
+        }
+        if let Some(why) = self.verdict.as_ref().and_then(crate::engine::structured::Verdict::first_error) {
+            say!("the answer does not follow the schema {why}");
         }
     }
 }
@@ -293,6 +333,8 @@ pub fn settings(g: &Global, t: &Target) -> TurnSettings {
         tools: t.tool_mode(g.tools.map(Into::into)),
         yes: g.yes,
         detail: g.detail.map(|d| format!("{d:?}").to_lowercase()),
+        // Checked before anything started (`cli::run`): a schema that fails here was refused there.
+        schema: g.schema.as_deref().and_then(|s| super::schema_arg::resolve(s).ok()),
     }
 }
 
@@ -327,7 +369,9 @@ pub async fn run_prompt(g: &Global, t: &Target, registry: &Registry, user: Messa
         Ok(v) => v,
         Err(code) => return code,
     };
-    let mut printer = Printer::new(g.json).rendering(super::render::for_stdout(g.render, g.json));
+    let schema = settings(g, t).schema;
+    let mut printer =
+        Printer::new(g.json).rendering(super::render::for_stdout(g.render, g.json)).structured(schema.is_some());
     printer.result_key("conversation_id", serde_json::json!(rec.conversation_id()));
     if let Some(c) = &t.continued {
         printer.result_key("continued", c.json());
@@ -339,9 +383,18 @@ pub async fn run_prompt(g: &Global, t: &Target, registry: &Registry, user: Messa
     if out.stored == Some(false) {
         say!("this conversation was not stored (see above); --continue will not find this turn");
     }
+    // Only a reply that arrived whole is checked: an error or Ctrl+C already has its status.
+    let whole = out.msg.error.is_none() && out.account.stop != Some(TurnStop::Cancelled);
+    let verdict = schema.filter(|_| whole).map(|s| s.check(&out.msg.main().content));
+    let invalid = verdict.as_ref().is_some_and(|v| !v.valid);
+    printer.set_verdict(verdict);
     printer.finish(t.api.name(), &t.provider, &t.model, &out);
     printer.flush();
-    if out.account.stop == Some(TurnStop::Cancelled) { EXIT_INTERRUPTED } else { exit_status(&out.msg) }
+    match (out.account.stop == Some(TurnStop::Cancelled), exit_status(&out.msg)) {
+        (true, _) => EXIT_INTERRUPTED,
+        (false, EXIT_OK) if invalid => super::exit::EXIT_CHECKS,
+        (false, code) => code,
+    }
 }
 
 /// Runs a turn on `history` (which ends with the user's message), driving the turn engine as a

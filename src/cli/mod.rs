@@ -37,6 +37,7 @@ pub mod models;
 pub mod reasoning_out;
 pub mod render;
 pub mod result;
+pub mod schema_arg;
 pub mod stopped;
 pub mod target;
 pub mod wrap_stream;
@@ -75,6 +76,10 @@ pub async fn run(cli: Cli) -> u8 {
     }
     // A workspace that does not exist is a usage error before anything starts.
     if let Err(e) = crate::tools::setup::workspace(&cfg, &paths) {
+        return usage(&e);
+    }
+    // A schema that cannot be read or does not compile is a usage error before anything is sent.
+    if let Some(Err(e)) = g.schema.as_deref().map(schema_arg::resolve) {
         return usage(&e);
     }
     match &cli.command {

@@ -28,6 +28,7 @@ pub const PROVIDER: &[&str] = &[
     "limits",
     "sandbox",
     "sandbox_network",
+    "structured_outputs",
 ];
 const ATTACHMENTS: &[&str] = &["images", "files", "max_file_mb", "max_request_mb"];
 const LIMITS: &[&str] = &[

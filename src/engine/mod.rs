@@ -16,6 +16,8 @@ pub mod images;
 pub mod metrics;
 pub mod request;
 pub mod sendback;
+pub mod structured;
+pub mod structured_short;
 pub mod target;
 pub mod tool_loop;
 pub mod turn;

@@ -1,0 +1,150 @@
+//! End to end: `--schema` headless, against a scripted server on 127.0.0.1 (what is sent, an
+//! answer that breaks the schema: its path named, exit 3) and against the embedded demo (an
+//! answer that follows it).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod scripted;
+
+use scripted::{Reply, Server};
+use serde_json::{Value, json};
+use std::process::{Command, Output};
+
+fn palaver_in(home: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_palaver"))
+        .args(args)
+        .env("PALAVER_HOME", home)
+        .env("OPENAI_API_KEY", "sk-test")
+        .env_remove("OPENAI_BASE_URL")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn palaver(args: &[&str]) -> Output {
+    let home = tempfile::tempdir().unwrap();
+    palaver_in(home.path(), args)
+}
+
+fn result_of(out: &Output) -> Value {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let last = stdout.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let v: Value = serde_json::from_str(last).unwrap_or(Value::Null);
+    assert_eq!(v["type"], "result", "no result line: {stdout}\nstderr: {}", String::from_utf8_lossy(&out.stderr));
+    v
+}
+
+/// A chat stream whose whole answer is `text`.
+fn chat_answer(text: &str) -> String {
+    let delta = json!({"id": "c", "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": null}]});
+    format!(
+        "data: {delta}\n\ndata: {{\"id\":\"c\",\"choices\":[{{\"index\":0,\"delta\":{{}},\"finish_reason\":\"stop\"}}]}}\n\ndata: [DONE]\n\n"
+    )
+}
+
+fn responses_answer(text: &str) -> String {
+    let delta = json!({"type": "response.output_text.delta", "delta": text});
+    format!(
+        "event: response.output_text.delta\ndata: {delta}\n\nevent: response.completed\ndata: {{\"type\":\"response.completed\",\"response\":{{\"status\":\"completed\"}}}}\n\n"
+    )
+}
+
+#[test]
+fn an_answer_that_breaks_the_schema_names_the_path_and_exits_3() {
+    let s = Server::start(vec![Reply::sse(&chat_answer(r#"{"name": "Ada", "age": "old"}"#))]);
+    let out = palaver(&["--base-url", &s.base_url, "-m", "m", "-p", "a person", "--schema", "name, age int", "--json"]);
+    assert_eq!(out.status.code(), Some(3), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let r = result_of(&out);
+    assert_eq!(r["schema"]["valid"], false);
+    assert_eq!(r["schema"]["errors"][0]["path"], "/age");
+    assert_eq!(r["output_json"], json!({"name": "Ada", "age": "old"}));
+    assert_eq!(r["finish_reason"], "stop", "the contract's fields stay as they were");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("does not follow the schema at /age"), "{stderr}");
+    // What was asked: strict json_schema with every field required.
+    let body: Value = serde_json::from_str(&s.requests()[0].body).unwrap();
+    let rf = &body["response_format"];
+    assert_eq!(rf["type"], "json_schema");
+    assert_eq!(rf["json_schema"]["strict"], true);
+    assert_eq!(rf["json_schema"]["schema"]["required"], json!(["name", "age"]));
+    assert_eq!(rf["json_schema"]["schema"]["properties"]["age"]["type"], "integer");
+}
+
+#[test]
+fn prose_instead_of_json_is_invalid_at_the_root() {
+    let s = Server::start(vec![Reply::sse(&chat_answer("Ada is a person."))]);
+    let out = palaver(&["--base-url", &s.base_url, "-m", "m", "-p", "a person", "--schema", "name"]);
+    assert_eq!(out.status.code(), Some(3));
+    // Stdout still says what came, so nothing is lost.
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "Ada is a person.");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("at (root): the answer is not JSON"));
+}
+
+#[test]
+fn a_valid_answer_prints_the_json_alone_on_responses_too() {
+    let s = Server::start(vec![Reply::sse(&responses_answer(r#"{"city":"Lisbon","tags":["sea"]}"#))]);
+    let out = palaver(&[
+        "--base-url",
+        &s.base_url,
+        "--api",
+        "responses",
+        "-m",
+        "m",
+        "-p",
+        "a city",
+        "--schema",
+        r#"{"type":"object","properties":{"city":{"type":"string"},"tags":{"type":"array","items":{"type":"string"}}},"required":["city","tags"],"additionalProperties":false}"#,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "{\"city\":\"Lisbon\",\"tags\":[\"sea\"]}\n");
+    let body: Value = serde_json::from_str(&s.requests()[0].body).unwrap();
+    let f = &body["text"]["format"];
+    assert_eq!((&f["type"], &f["name"], &f["strict"]), (&json!("json_schema"), &json!("answer"), &json!(true)));
+    assert_eq!(f["schema"]["required"], json!(["city", "tags"]));
+}
+
+#[test]
+fn a_json_object_only_profile_gets_json_object_and_the_schema_in_the_prompt() {
+    let s = Server::start(vec![Reply::sse(&chat_answer(r#"{"name":"Ada"}"#))]);
+    let home = tempfile::tempdir().unwrap();
+    let cfg = format!(
+        "default_provider = \"p\"\n[providers.p]\nbase_url = \"{}\"\nstructured_outputs = \"json_object\"\nmodels = [\"m\"]\n",
+        s.base_url
+    );
+    std::fs::write(home.path().join("config.toml"), cfg).unwrap();
+    let out = palaver_in(home.path(), &["-p", "a person", "--schema", "name", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(result_of(&out)["schema"], json!({"valid": true, "errors": []}));
+    let body: Value = serde_json::from_str(&s.requests()[0].body).unwrap();
+    assert_eq!(body["response_format"], json!({"type": "json_object"}));
+    let system = body["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("JSON schema") && system.contains("\"required\":[\"name\"]"), "{system}");
+}
+
+#[test]
+fn a_schema_that_does_not_compile_is_a_usage_error_before_sending() {
+    let out = palaver(&["--base-url", "http://127.0.0.1:9/v1", "-p", "x", "--schema", r#"{"type": 12}"#]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("does not compile"));
+}
+
+#[test]
+fn the_demo_answers_a_schema_on_both_apis_streaming_and_not() {
+    for extra in [
+        &["--api", "chat"][..],
+        &["--api", "responses"],
+        &["--api", "chat", "--no-stream"],
+        &["--api", "responses", "--no-stream"],
+    ] {
+        let mut args = vec!["--demo", "-p", "a person", "--schema", "name, age int"];
+        args.extend_from_slice(extra);
+        let out = palaver(&args);
+        assert_eq!(out.status.code(), Some(0), "{extra:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v, json!({"name": "Ada Lovelace", "age": 36}), "{extra:?}");
+        args.push("--json");
+        let r = result_of(&palaver(&args));
+        assert_eq!(r["schema"], json!({"valid": true, "errors": []}), "{extra:?}");
+        assert_eq!(r["output_json"]["age"], 36);
+    }
+}
