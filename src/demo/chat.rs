@@ -48,11 +48,10 @@ pub fn stream(ctx: &Ctx, req: &Request, script: &Script) -> Vec<Frame> {
     let pace = script.pace;
     let mut frames = Vec::new();
     if let Some(prompt_filter) = &script.prompt_filter {
-        // Azure announces the prompt verdict first, in a chunk with empty envelope fields.
-        let first = json!({
-            "choices": [], "created": 0, "id": "", "model": "", "object": "",
-            "prompt_filter_results": prompt_filter,
-        });
+        // Azure announces the prompt verdict first, in a chunk with no choices. Azure leaves its
+        // envelope fields empty; the demo fills them, so the SDKs' strict chunk type takes it.
+        let mut first = chunks.envelope(json!([]));
+        first["prompt_filter_results"] = prompt_filter.clone();
         frames.push(Frame::data(Duration::ZERO, &first));
     }
     let opening = if script.tool_calls.is_empty() { json!("") } else { Value::Null };
