@@ -148,3 +148,31 @@ fn the_demo_answers_a_schema_on_both_apis_streaming_and_not() {
         assert_eq!(r["output_json"]["age"], 36);
     }
 }
+
+#[test]
+fn logprobs_are_asked_for_and_the_result_line_carries_them() {
+    for api in ["chat", "responses"] {
+        let r = result_of(&palaver(&["--demo", "--api", api, "-p", "hi", "--logprobs", "3", "--json"]));
+        let tokens = r["logprobs"].as_array().unwrap();
+        let joined: String = tokens.iter().map(|t| t["token"].as_str().unwrap()).collect();
+        assert_eq!(joined, r["text"].as_str().unwrap(), "{api}: the tokens make the text");
+        assert!(
+            tokens.iter().all(|t| t["top"].as_array().unwrap().len() == 3 && t["logprob"].as_f64().unwrap() <= 0.0)
+        );
+        let stats = &r["logprob_stats"];
+        assert_eq!(stats["tokens"].as_u64(), Some(tokens.len() as u64));
+        let mean = stats["mean_logprob"].as_f64().unwrap();
+        assert!((stats["perplexity"].as_f64().unwrap() - (-mean).exp()).abs() < 1e-9);
+    }
+    // Not asked for, not there: the result line is the §2 one.
+    let r = result_of(&palaver(&["--demo", "-p", "hi", "--json"]));
+    assert!(r.get("logprobs").is_none() && r.get("logprob_stats").is_none() && r.get("schema").is_none());
+    // What goes on the wire.
+    let s = Server::start(vec![Reply::sse(&chat_answer("Hi")), Reply::sse(&responses_answer("Hi"))]);
+    palaver(&["--base-url", &s.base_url, "-m", "m", "-p", "x", "--logprobs", "4"]);
+    palaver(&["--base-url", &s.base_url, "--api", "responses", "-m", "m", "-p", "x", "--logprobs"]);
+    let bodies: Vec<Value> = s.requests().iter().map(|r| serde_json::from_str(&r.body).unwrap()).collect();
+    assert_eq!((&bodies[0]["logprobs"], &bodies[0]["top_logprobs"]), (&json!(true), &json!(4)));
+    assert_eq!(bodies[1]["include"], json!(["message.output_text.logprobs"]));
+    assert!(bodies[1].get("top_logprobs").is_none());
+}

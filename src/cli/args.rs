@@ -130,6 +130,10 @@ pub struct Global {
     /// it does not follow it)
     #[arg(long, global = true, value_name = "FILE|JSON|SHORT")]
     pub schema: Option<String>,
+    /// Ask for token log probabilities, and N alternatives per token (0–20; none when N is left out)
+    #[arg(long, global = true, value_name = "N", num_args = 0..=1, default_missing_value = "0",
+        value_parser = clap::value_parser!(u8).range(0..=20))]
+    pub logprobs: Option<u8>,
     /// Reopen the last conversation
     #[arg(long = "continue", global = true)]
     pub continue_last: bool,

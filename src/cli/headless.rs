@@ -248,6 +248,12 @@ impl Printer {
                     obj.insert("attachments".into(), serde_json::Value::Array(out.attachments.clone()));
                 }
                 obj.extend(self.result_keys.clone());
+                let tokens = crate::engine::logprobs::tokens(&main.logprobs);
+                if !tokens.is_empty() {
+                    // Added only when sent: the §2 fields stay exactly as they are.
+                    obj.insert("logprobs".into(), serde_json::json!(tokens));
+                    obj.insert("logprob_stats".into(), serde_json::json!(crate::engine::logprobs::stats(&tokens)));
+                }
                 if self.structured {
                     let v = self.verdict.as_ref();
                     obj.insert("output_json".into(), v.and_then(|v| v.value.clone()).unwrap_or_default());
@@ -335,6 +341,7 @@ pub fn settings(g: &Global, t: &Target) -> TurnSettings {
         detail: g.detail.map(|d| format!("{d:?}").to_lowercase()),
         // Checked before anything started (`cli::run`): a schema that fails here was refused there.
         schema: g.schema.as_deref().and_then(|s| super::schema_arg::resolve(s).ok()),
+        logprobs: g.logprobs,
     }
 }
 

@@ -35,14 +35,14 @@ pub fn entries<'a>(pieces: impl IntoIterator<Item = &'a str>, top: u32) -> Vec<V
     pieces.into_iter().enumerate().map(|(i, t)| entry(t, i, top)).collect()
 }
 
-/// Mostly sure, now and then not: a cube of a hash spread over 0 … −4.
+/// Mostly sure, now and then not: a hash, to the fourth power, spread over 0 … −3.
 fn logprob(text: &str, index: usize) -> f64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ index as u64;
     for b in text.bytes() {
         h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
     }
     let x = (h % 1000) as f64 / 1000.0;
-    round(-4.0 * x * x * x)
+    round(-3.0 * x * x * x * x)
 }
 
 fn round(x: f64) -> f64 {
@@ -58,7 +58,7 @@ mod tests {
         let e = entry("Hello", 3, 5);
         assert_eq!(e, entry("Hello", 3, 5));
         let lp = e["logprob"].as_f64().unwrap();
-        assert!((-4.0..=0.0).contains(&lp));
+        assert!((-3.0..=0.0).contains(&lp));
         let tops = e["top_logprobs"].as_array().unwrap();
         assert_eq!(tops.len(), 5);
         assert!(tops.iter().any(|t| t["token"] == "Hello" && t["logprob"] == lp));

@@ -13,6 +13,7 @@ pub mod attachment;
 pub mod diff;
 pub mod evals;
 pub mod images;
+pub mod logprobs;
 pub mod metrics;
 pub mod request;
 pub mod sendback;

@@ -160,6 +160,8 @@ pub struct TurnSettings {
     pub detail: Option<String>,
     /// `--schema` / `/schema`: the schema the answer must follow.
     pub schema: Option<super::structured::Structured>,
+    /// `--logprobs [N]` / `/logprobs [N]`: token log probabilities, N alternatives per token.
+    pub logprobs: Option<u8>,
 }
 
 impl TurnSettings {
@@ -177,6 +179,7 @@ impl TurnSettings {
             stream: self.stream,
             system,
             response_format: self.schema.as_ref().map(|s| s.format(target.api, target.json_object_only)),
+            logprobs: self.logprobs,
             temperature: self.temperature,
             max_tokens: self.max_tokens,
             reasoning_effort: self.reasoning_effort.clone(),
