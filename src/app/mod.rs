@@ -18,6 +18,7 @@ pub mod msg;
 pub mod overlay;
 pub mod persist;
 mod persist_sync;
+mod probs;
 mod reopen;
 pub mod runner;
 mod scroll;

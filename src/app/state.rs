@@ -431,6 +431,7 @@ impl State {
             detail: self.settings.detail.clone(),
             tools: self.tools.definitions(),
             send_image_data: self.target.attachments.images == crate::config::attachments::ImagesSetting::Yes,
+            logprobs: self.settings.logprobs,
             ..RequestOptions::default()
         }
     }

@@ -12,6 +12,7 @@ pub mod composer;
 pub mod conversations;
 pub mod overlays;
 pub mod panels;
+pub mod probs;
 pub mod safety;
 pub mod status;
 pub mod stream_code;
