@@ -176,3 +176,88 @@ fn logprobs_are_asked_for_and_the_result_line_carries_them() {
     assert_eq!(bodies[1]["include"], json!(["message.output_text.logprobs"]));
     assert!(bodies[1].get("top_logprobs").is_none());
 }
+
+#[test]
+fn saved_schemas_are_listed_shown_and_used_by_name() {
+    let home = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| palaver_in(home.path(), args);
+    assert!(String::from_utf8_lossy(&run(&["schemas"]).stdout).contains("no saved schemas yet"));
+    let out = run(&["schemas", "save", "person", "name, age int, tags [str]"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&run(&["schemas"]).stdout).contains("person  age (integer), name, tags (array)"));
+    let shown: Value = serde_json::from_slice(&run(&["schemas", "show", "person"]).stdout).unwrap();
+    assert_eq!(shown["required"], json!(["name", "age", "tags"]));
+    let out = run(&["--demo", "-p", "a person", "--schema", "person", "--json"]);
+    let r = result_of(&out);
+    assert_eq!(r["schema"]["valid"], true);
+    assert_eq!(r["output_json"]["tags"].as_array().map(Vec::len), Some(2));
+    assert_eq!(run(&["schemas", "save", "bad name", "x"]).status.code(), Some(2));
+    assert_eq!(run(&["schemas", "save", "broken", "{\"type\": 3}"]).status.code(), Some(2));
+    assert_eq!(run(&["schemas", "rm", "person"]).status.code(), Some(0));
+    assert_eq!(run(&["schemas", "show", "person"]).status.code(), Some(2));
+}
+
+#[test]
+fn compare_checks_every_column_and_a_failing_one_exits_3() {
+    let out = palaver(&[
+        "--demo",
+        "compare",
+        "-m",
+        "demo",
+        "-m",
+        "demo-reasoning",
+        "-p",
+        "a person",
+        "--schema",
+        "name, age int",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).matches("[✓ follows the schema]").count(), 2);
+    // A server whose answer breaks the schema: that column says where, the run exits 3.
+    let s = Server::start_fn(|_| Reply::sse(&chat_answer(r#"{"name": 7, "age": 1}"#)));
+    let out = palaver(&[
+        "--base-url",
+        &s.base_url,
+        "compare",
+        "-m",
+        "a",
+        "-m",
+        "b",
+        "-p",
+        "x",
+        "--schema",
+        "name, age int",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<Value> =
+        String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let results: Vec<&Value> = lines.iter().filter(|l| l["type"] == "result").collect();
+    assert_eq!(results.len(), 2);
+    assert!(results.iter().all(|r| r["schema"]["valid"] == false && r["schema"]["errors"][0]["path"] == "/name"));
+}
+
+#[test]
+fn a_prompt_sets_schema_is_sent_and_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = dir.path().join("set.jsonl");
+    std::fs::write(
+        &set,
+        "{\"prompt\":\"a person\",\"id\":\"p\",\"schema\":\"name, age int\"}\n{\"prompt\":\"free\",\"id\":\"f\"}\n",
+    )
+    .unwrap();
+    let s = Server::start_fn(|seen| {
+        let body: Value = serde_json::from_str(&seen.body).unwrap_or_default();
+        // Only the line with a schema asks for one; it gets an answer that breaks it.
+        match body.get("response_format") {
+            Some(_) => Reply::sse(&chat_answer(r#"{"name": "Ada"}"#)),
+            None => Reply::sse(&chat_answer("free text")),
+        }
+    });
+    let out = palaver(&["--base-url", &s.base_url, "compare", "-m", "m", "--prompts", set.to_str().unwrap(), "--json"]);
+    assert_eq!(out.status.code(), Some(3), "a failed check: {}", String::from_utf8_lossy(&out.stderr));
+    let bodies: Vec<Value> = s.requests().iter().map(|r| serde_json::from_str(&r.body).unwrap()).collect();
+    assert_eq!(bodies.iter().filter(|b| b.get("response_format").is_some()).count(), 1);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("json_schema"), "the check is in the cells: {stdout}");
+}

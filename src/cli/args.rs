@@ -175,6 +175,11 @@ pub enum Command {
         #[command(subcommand)]
         action: HistoryAction,
     },
+    /// Saved schemas for --schema NAME: list them; save NAME FILE|JSON|SHORT; show NAME; rm NAME
+    Schemas {
+        #[command(subcommand)]
+        action: Option<SchemasAction>,
+    },
     /// The configuration in effect; `config init` writes a template, `config check` checks it
     ///
     /// Shows the paths, providers, models and the next run's provider, model and key, each with
@@ -183,6 +188,17 @@ pub enum Command {
         #[command(subcommand)]
         action: Option<ConfigAction>,
     },
+}
+
+/// `palaver schemas …`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum SchemasAction {
+    /// Check a schema (a file, inline JSON, or a short form) and keep it under NAME
+    Save { name: String, schema: String },
+    /// Print a saved schema
+    Show { name: String },
+    /// Remove a saved schema
+    Rm { name: String },
 }
 
 /// `palaver compare`'s own flags (the models, the system prompt, `--json`… are global).

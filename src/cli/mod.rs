@@ -38,6 +38,7 @@ pub mod reasoning_out;
 pub mod render;
 pub mod result;
 pub mod schema_arg;
+pub mod schemas_cmd;
 pub mod stopped;
 pub mod target;
 pub mod wrap_stream;
@@ -85,6 +86,7 @@ pub async fn run(cli: Cli) -> u8 {
     match &cli.command {
         Some(Command::ServeDemo { addr }) => serve_demo(addr).await,
         Some(Command::Config { action }) => config_cmd::run(*action, g, &cfg, &paths),
+        Some(Command::Schemas { action }) => schemas_cmd::run(action.as_ref(), &paths),
         Some(Command::History { action }) => history::run(action, g.json, &paths),
         Some(Command::Compare(ca)) => {
             if let Some(action) = &ca.action {

@@ -1,6 +1,7 @@
-//! `--schema FILE|JSON|SHORT`: where the schema comes from. Inline JSON when the text starts
-//! with `{`; a file when one is there by that name; otherwise the short form
-//! (`'name, age int, tags [str]: the tags'`). The schema itself lives in `engine::structured`.
+//! `--schema FILE|JSON|SHORT|NAME`: where the schema comes from. Inline JSON when the text
+//! starts with `{`; a file when one is there by that name; a schema saved with `palaver schemas
+//! save NAME`; otherwise the short form (`'name, age int, tags [str]: the tags'`). The schema
+//! itself lives in `engine::structured`.
 
 use crate::engine::structured::Structured;
 use std::path::Path;
@@ -15,10 +16,13 @@ pub fn resolve(spec: &str) -> Result<Structured, String> {
     if trimmed.starts_with('{') {
         return Structured::from_text(trimmed, None).map_err(|e| format!("--schema: {e}"));
     }
-    let path = Path::new(trimmed);
+    let saved = super::schemas_cmd::saved(&crate::config::Paths::from_env(), trimmed);
+    let path =
+        if Path::new(trimmed).is_file() { Path::new(trimmed) } else { saved.as_deref().unwrap_or(Path::new(trimmed)) };
     if !trimmed.contains(',') && path.is_file() {
         let text = std::fs::read_to_string(path).map_err(|e| format!("--schema: cannot read {trimmed}: {e}"))?;
         let stem = path.file_stem().and_then(|s| s.to_str());
+        let trimmed = path.to_str().unwrap_or(trimmed);
         let mut s = Structured::from_text(&text, stem).map_err(|e| format!("--schema {trimmed}: {e}"))?;
         // A file holding an OpenAI `json_schema` wrapper ({"name","schema","strict"}) is taken as it is meant.
         if let Some(inner) = s.schema.get("schema").filter(|v| v.is_object()).cloned() {
