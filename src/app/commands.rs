@@ -49,6 +49,8 @@ pub enum Command {
     Mouse(Option<String>),
     /// `/logprobs [N|off]`: token log probabilities on the next replies, N alternatives each.
     Logprobs(Option<String>),
+    /// `/schema JSON|SHORT|off`: the schema the next answers must follow; alone, the current one.
+    Schema(Option<String>),
 }
 
 /// (command, argument, description) for help and the palette.
@@ -78,6 +80,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("/attach", "PATH|URL", "attach a file or image to the next message (Tab completes the path; alt+x removes)"),
     ("/mouse", "on|off", "capture the mouse (wheel, clicks) or leave it to the terminal, so text can be selected"),
     ("/logprobs", "N|off", "token probabilities on the next replies, N alternatives (p on a reply: its heatmap)"),
+    ("/schema", "JSON|SHORT|off", "answers must follow a JSON schema ('name, age int, tags [str]'); each is checked"),
     ("/help", "", "keys and commands"),
 ];
 
@@ -112,6 +115,7 @@ pub fn parse(line: &str) -> Option<Result<Command, String>> {
         "/tools" => Command::Tools(arg),
         "/mouse" => Command::Mouse(arg),
         "/logprobs" => Command::Logprobs(arg),
+        "/schema" => Command::Schema(arg),
         // The rest of the line is the path, spaces and all.
         "/attach" | "/a" => Command::Attach(Some(rest.trim().to_owned()).filter(|r| !r.is_empty())),
         "/unset" => match arg {
@@ -197,6 +201,7 @@ impl State {
             Command::Attach(spec) => self.attach_command(spec, fx),
             Command::Mouse(arg) => self.mouse_command(arg.as_deref(), fx),
             Command::Logprobs(arg) => self.logprobs_command(arg.as_deref()),
+            Command::Schema(arg) => self.schema_command(arg.as_deref()),
             Command::Unset(key) => {
                 if crate::engine::request::unset_option(&mut self.target.request_extra, &key) {
                     self.notice(format!("request option {key} removed"));

@@ -21,6 +21,7 @@ mod persist_sync;
 mod probs;
 mod reopen;
 pub mod runner;
+mod schema;
 mod scroll;
 pub mod state;
 pub mod storage;

@@ -142,6 +142,7 @@ impl State {
         let Some(m) = self.transcript.message(live.id) else { return };
         let failed = matches!(m.status, MessageStatus::Failed | MessageStatus::Interrupted);
         if !failed {
+            self.schema_verdict(live.id);
             return;
         }
         let what = m.error.as_ref().map_or_else(|| "the request failed".to_owned(), |e| e.message.clone());
