@@ -261,3 +261,13 @@ fn a_prompt_sets_schema_is_sent_and_checked() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("json_schema"), "the check is in the cells: {stdout}");
 }
+
+#[test]
+fn history_export_keeps_the_token_probabilities() {
+    let home = tempfile::tempdir().unwrap();
+    let out = palaver_in(home.path(), &["--demo", "-p", "hi", "--logprobs", "2", "--json"]);
+    let id = result_of(&out)["conversation_id"].as_str().unwrap().to_owned();
+    let export = palaver_in(home.path(), &["history", "export", &id, "--format", "json"]);
+    let text = String::from_utf8_lossy(&export.stdout);
+    assert!(text.contains("\"top_logprobs\""), "{}", &text[..text.len().min(2000)]);
+}

@@ -74,3 +74,16 @@ fn a_reply_without_logprobs_says_how_to_ask_and_the_command_turns_them_on() {
     assert_eq!(alternative_rows(&s).len(), 2, "{s}");
     t.quit();
 }
+
+#[test]
+fn compare_columns_show_their_logprob_and_perplexity_side_by_side() {
+    if !tmux_available() {
+        return;
+    }
+    let t = Tmux::start("compare -m demo -m demo-reasoning --logprobs 2");
+    t.wait_for("the compare screen", |s| s.contains("message to 2 models"));
+    t.send("hello");
+    let s = t.wait_for("both answers", |s| s.contains("✓ 2 done"));
+    assert_eq!(s.matches("ppl ").count(), 2, "{s}");
+    t.quit();
+}
