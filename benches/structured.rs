@@ -2,6 +2,8 @@
 //! answer against its schema (target < 5 ms), and drawing the heatmap of a 4,000-token answer
 //! at 120×40 (target: well inside the 16 ms frame budget).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use palaver::api::Api;
