@@ -27,7 +27,7 @@ fn answer() -> (Structured, String) {
             "properties": {"name": {"type": "string", "minLength": 1}, "age": {"type": "integer", "minimum": 0},
                 "email": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}},
                 "score": {"type": "number", "minimum": 0, "maximum": 1}}}}}});
-    let people: Vec<Value> = (0..800)
+    let people: Vec<Value> = (0..1_000)
         .map(|i| {
             json!({"name": format!("Person number {i}"), "age": i % 90, "email": format!("p{i}@example.com"),
             "tags": ["alpha", "beta", format!("t{i}")], "score": (i % 100) as f64 / 100.0})
