@@ -38,20 +38,37 @@ pub struct Stats {
     pub perplexity: f64,
 }
 
-/// The tokens in `chunks` (each as the reducer kept it from one event), in order.
+/// Every token entry in `chunks` (each as the reducer kept it from one event), in order.
+fn entries(chunks: &[Value]) -> impl Iterator<Item = &Value> {
+    // Chat puts the list under `content`; Responses sends the list itself.
+    chunks.iter().flat_map(|c| c.get("content").unwrap_or(c).as_array().into_iter().flatten())
+}
+
+/// The tokens in `chunks`, with their alternatives, in order.
 #[must_use]
 pub fn tokens(chunks: &[Value]) -> Vec<Token> {
-    let mut out = Vec::new();
-    for chunk in chunks {
-        // Chat puts the list under `content`; Responses sends the list itself.
-        let list = chunk.get("content").unwrap_or(chunk);
-        for e in list.as_array().into_iter().flatten() {
-            if let Some(t) = token(e) {
-                out.push(t);
-            }
-        }
-    }
-    out
+    entries(chunks).filter_map(token).collect()
+}
+
+/// Each token's text and log probability, borrowed (what a heatmap lays out every frame).
+#[must_use]
+pub fn light(chunks: &[Value]) -> Vec<(&str, f64)> {
+    entries(chunks).filter_map(|e| Some((e.get("token")?.as_str()?, e.get("logprob")?.as_f64()?))).collect()
+}
+
+/// Token `i` with its alternatives.
+#[must_use]
+pub fn token_at(chunks: &[Value], i: usize) -> Option<Token> {
+    entries(chunks).filter_map(token).nth(i)
+}
+
+/// [`stats`] without building the tokens (the usage panel asks every frame).
+#[must_use]
+pub fn stats_of(chunks: &[Value]) -> Option<Stats> {
+    let (n, sum) = entries(chunks)
+        .filter_map(|e| e.get("token").and(e.get("logprob")?.as_f64()))
+        .fold((0usize, 0.0), |(n, s), lp| (n + 1, s + lp));
+    (n > 0).then(|| Stats { tokens: n, mean_logprob: sum / n as f64, perplexity: (-(sum / n as f64)).exp() })
 }
 
 fn token(e: &Value) -> Option<Token> {
@@ -96,5 +113,9 @@ mod tests {
         assert!((s.perplexity - 1f64.exp()).abs() < 1e-9);
         assert!((t[1].prob() - (-1.5f64).exp()).abs() < 1e-12);
         assert_eq!(stats(&[]), None);
+        let chunks = [json!({"content": [{"token": "a", "logprob": -1.0}]}), json!([{"token": "b", "logprob": -3.0}])];
+        assert_eq!(light(&chunks), [("a", -1.0), ("b", -3.0)]);
+        assert_eq!(stats_of(&chunks), stats(&tokens(&chunks)));
+        assert_eq!(token_at(&chunks, 1).map(|t| t.token), Some("b".to_owned()));
     }
 }

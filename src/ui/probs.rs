@@ -6,7 +6,7 @@
 use super::sanitize::sanitize;
 use super::theme::Role as R;
 use crate::app::State;
-use crate::engine::logprobs::{Token, stats, tokens};
+use crate::engine::logprobs::{Token, light, stats_of, token_at};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -21,9 +21,11 @@ pub fn draw(f: &mut Frame, state: &State, id: u64, cursor: usize) {
     let theme = &state.theme;
     let screen = f.area();
     let area = Rect { height: screen.height.saturating_sub(1).max(1.min(screen.height)), ..screen };
-    let toks = state.transcript.message(id).map(|m| tokens(&m.main().logprobs)).unwrap_or_default();
+    let Some(chunks) = state.transcript.message(id).map(|m| &m.main().logprobs) else { return };
+    // Every frame: the tokens' text and probability borrowed, the cursor's alternatives alone built.
+    let toks = light(chunks);
     let cursor = cursor.min(toks.len().saturating_sub(1));
-    let title = match stats(&toks) {
+    let title = match stats_of(chunks) {
         Some(s) => format!(
             " Token probabilities · {} tokens · mean logprob {:.2} · perplexity {:.2} ",
             s.tokens, s.mean_logprob, s.perplexity
@@ -54,7 +56,9 @@ pub fn draw(f: &mut Frame, state: &State, id: u64, cursor: usize) {
     let top = cursor_line.saturating_sub(rows / 2).min(lines.len().saturating_sub(rows));
     let shown: Vec<Line<'static>> = lines.into_iter().skip(top).take(rows).collect();
     f.render_widget(Paragraph::new(shown), map);
-    f.render_widget(Paragraph::new(details(state, &toks[cursor], usize::from(detail.width))), detail);
+    if let Some(t) = token_at(chunks, cursor) {
+        f.render_widget(Paragraph::new(details(state, &t, usize::from(detail.width))), detail);
+    }
 }
 
 /// How sure the model was, in four ranks: 0 (≥ 90 %) … 3 (< 30 %).
@@ -81,16 +85,17 @@ fn rank_style(state: &State, rank: usize) -> Style {
 }
 
 /// The tokens laid out in `width` columns; returns the lines and the line of the cursor.
-fn heatmap(state: &State, toks: &[Token], cursor: usize, width: usize) -> (Vec<Line<'static>>, usize) {
+fn heatmap(state: &State, toks: &[(&str, f64)], cursor: usize, width: usize) -> (Vec<Line<'static>>, usize) {
     let mut lines: Vec<Line<'static>> = Vec::new();
     let mut cur: Vec<Span<'static>> = Vec::new();
     let mut used = 0;
     let mut cursor_line = 0;
     let cursor_style = state.theme.style(R::Selection).add_modifier(Modifier::BOLD);
-    for (i, t) in toks.iter().enumerate() {
-        let text = sanitize(&t.token).into_owned();
+    for (i, &(token, logprob)) in toks.iter().enumerate() {
+        let text = sanitize(token);
+        let p = logprob.exp().clamp(0.0, 1.0);
         let (style, open, close) =
-            if i == cursor { (cursor_style, "⟦", "⟧") } else { (rank_style(state, rank(t.prob())), "", "") };
+            if i == cursor { (cursor_style, "⟦", "⟧") } else { (rank_style(state, rank(p)), "", "") };
         let mut pieces = text.split('\n').peekable();
         let mut first = true;
         while let Some(piece) = pieces.next() {

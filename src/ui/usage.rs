@@ -76,7 +76,7 @@ fn speed(state: &State, m: &Message, cols: usize) -> Vec<Line<'static>> {
         out.push(row("gen", &format!("{approx}{tps:.0} tok/s"), cols, &state.theme));
     }
     // With `--logprobs`: how sure the model was of this answer, over all its tokens.
-    if let Some(s) = crate::engine::logprobs::stats(&crate::engine::logprobs::tokens(&m.main().logprobs)) {
+    if let Some(s) = crate::engine::logprobs::stats_of(&m.main().logprobs) {
         out.push(row("mean logprob", &format!("{:.2}", s.mean_logprob), cols, &state.theme));
         out.push(row("perplexity", &format!("{:.2}", s.perplexity), cols, &state.theme));
     }

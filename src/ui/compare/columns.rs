@@ -158,8 +158,8 @@ pub fn header_lines(state: &State, cmp: &Compare, i: usize, width: usize) -> Vec
         chips.push((fmt::money(c), dim));
     }
     // With `--logprobs`: how sure each model was, side by side.
-    let lp = col.last_reply().map(|m| crate::engine::logprobs::tokens(&m.main().logprobs));
-    if let Some(s) = lp.as_deref().and_then(crate::engine::logprobs::stats).filter(|_| !hidden) {
+    let lp = col.last_reply().and_then(|m| crate::engine::logprobs::stats_of(&m.main().logprobs));
+    if let Some(s) = lp.filter(|_| !hidden) {
         chips.push((format!("logprob {:.2} · ppl {:.2}", s.mean_logprob, s.perplexity), dim));
     }
     if m.tool_calls > 0 {
