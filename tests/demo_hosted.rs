@@ -7,9 +7,10 @@ use palaver::demo::{self, DemoServer, MODELS};
 use serde_json::{Value, json};
 use std::process::{Command, Output};
 
-/// The first reply's output items, in order.
-const FIRST_TURN: [&str; 6] =
-    ["web_search_call", "message", "code_interpreter_call", "mcp_call", "mcp_approval_request", "demo_future_item"];
+/// The first reply's output items, in order: only types OpenAI defines (the item from the
+/// future is demo-future's).
+const FIRST_TURN: [&str; 5] =
+    ["web_search_call", "message", "code_interpreter_call", "mcp_call", "mcp_approval_request"];
 
 /// The reply after the client approved the MCP request.
 const APPROVED_TURN: [&str; 2] = ["mcp_call", "message"];
@@ -95,7 +96,7 @@ async fn first_reply_streams_every_hosted_item_with_its_events() {
     let mcp = item_events("response.mcp_call");
     assert_eq!(mcp.first(), Some(&"response.mcp_call.in_progress"));
     assert_eq!(&mcp[mcp.len() - 2..], ["response.mcp_call_arguments.done", "response.mcp_call.completed"]);
-    assert_eq!(item_events("response.demo_future_item."), ["response.demo_future_item.pinged"]);
+    assert!(item_events("response.demo_future_item.").is_empty(), "demo-hosted sends only what OpenAI sends");
     let mut open: Option<(u64, String)> = None;
     for e in &events {
         match e["type"].as_str().unwrap() {
@@ -168,13 +169,11 @@ async fn first_reply_streams_every_hosted_item_with_its_events() {
     assert!(serde_json::from_str::<Value>(&args).is_ok());
     assert!(call["server_label"].is_string() && call["name"].is_string() && call["output"].is_string());
 
-    // The approval request, and an item type from the future.
+    // The approval request.
     let ask = done[4];
     assert!(ask["id"].as_str().unwrap().starts_with("mcpr_"));
     assert!(ask["server_label"].is_string() && ask["name"].is_string());
     assert!(serde_json::from_str::<Value>(ask["arguments"].as_str().unwrap()).is_ok());
-    assert_eq!(done[5]["status"], "completed");
-    assert!(done[5]["payload"].is_object());
 
     // Full usage on the terminal event, whose output is the same list.
     let completed = &events.last().unwrap()["response"];
@@ -337,8 +336,7 @@ fn headless_json_streams_items_and_their_updates() {
         updates.iter().filter(|u| u["delta"].is_string()).filter_map(|u| u["field"].as_str()).collect();
     assert!(grown.contains(&"code") && grown.contains(&"arguments"), "{grown:?}");
     assert!(of_type(&lines, "annotation").len() >= 2);
-    let unknown: Vec<&str> = of_type(&lines, "unknown_event").iter().filter_map(|u| u["event"].as_str()).collect();
-    assert!(unknown.contains(&"response.demo_future_item.pinged"), "{unknown:?}");
+    assert!(of_type(&lines, "unknown_event").is_empty(), "demo-hosted sends only event types OpenAI defines");
 
     let result = lines.last().unwrap();
     assert_eq!(result["api"], "responses");
@@ -364,7 +362,45 @@ fn headless_json_result_lists_every_item_of_the_first_reply() {
     let result = lines.last().unwrap();
     assert_eq!(item_types(&result["items"]), FIRST_TURN);
     assert_eq!(result["items"][0]["action"]["type"], "search");
-    assert_eq!(result["items"][5]["payload"]["version"], 2);
     assert!(result["text"].as_str().unwrap().contains("I searched the web"));
     assert!(result["annotations"].as_array().unwrap().len() >= 2);
+}
+
+#[tokio::test]
+async fn demo_future_sends_an_item_and_an_event_no_api_defines() {
+    let server = demo::spawn_local().await.unwrap();
+    let body = json!({ "model": "demo-future", "stream": true, "input": "hello" });
+    let events = events(&server, &body).await;
+    let done: Vec<&Value> =
+        events.iter().filter(|e| e["type"] == "response.output_item.done").map(|e| &e["item"]).collect();
+    let types: Vec<&str> = done.iter().map(|i| i["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["message", "demo_future_item"]);
+    assert_eq!(done[1]["status"], "completed");
+    assert!(done[1]["payload"].is_object());
+    assert!(kinds(&events).contains(&"response.demo_future_item.pinged"));
+    let resp = post(
+        &server,
+        "chat/completions",
+        &json!({ "model": "demo-future", "messages": [{"role": "user", "content": "hi"}] }),
+    )
+    .await;
+    let chat: Value = resp.json().await.unwrap();
+    assert!(chat["choices"][0]["message"]["content"].as_str().unwrap().contains("Responses API"));
+}
+
+#[test]
+fn demo_future_headless_keeps_the_unknown_event_and_item() {
+    let home = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_palaver"))
+        .args(["--demo", "--api", "responses", "-m", "demo-future", "-p", "hi", "--json"])
+        .env("PALAVER_HOME", home.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<Value> = stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let unknown: Vec<&str> = of_type(&lines, "unknown_event").iter().filter_map(|u| u["event"].as_str()).collect();
+    assert!(unknown.contains(&"response.demo_future_item.pinged"), "{unknown:?}");
+    let result = lines.last().unwrap();
+    assert_eq!(item_types(&result["items"]), ["message", "demo_future_item"]);
+    assert_eq!(result["items"][1]["payload"]["version"], 2);
 }

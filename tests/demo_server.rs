@@ -103,13 +103,13 @@ fn strings(items: &[&str]) -> Vec<String> {
 }
 
 #[tokio::test]
-async fn models_lists_the_eight_models() -> TestResult {
+async fn models_lists_the_nine_models() -> TestResult {
     let server = demo::spawn_local().await?;
     let body: Value = reqwest::get(format!("{}/models", server.base_url)).await?.json().await?;
     let ids: Vec<&str> = body["data"].as_array().ok_or("no data")?.iter().filter_map(|m| m["id"].as_str()).collect();
     let expected: Vec<&str> = MODELS.iter().map(|(id, _)| *id).collect();
     assert_eq!(ids, expected);
-    assert_eq!(ids.len(), 8);
+    assert_eq!(ids.len(), 9);
     Ok(())
 }
 

@@ -138,7 +138,7 @@ fn demo_hosted_shows_item_cards_and_the_mcp_approval_round_trip() {
     let s = t.wait_for("the code interpreter card", |s| s.contains("◆ code interpreter"));
     assert!(s.contains("statistics"), "{s}");
     t.keys(&["PageDown"]);
-    t.wait_for("the unknown item card", |s| s.contains("demo_future_item"));
+    t.wait_for("the MCP call card", |s| s.contains("◆ MCP call"));
 }
 
 #[test]

@@ -325,6 +325,11 @@ pub fn map_full_response(body: &Value) -> Vec<StreamEvent> {
                     match part.get("type").and_then(Value::as_str) {
                         Some("output_text") => {
                             out.push(StreamEvent::Text { choice: 0, delta: text("text").into() });
+                            if let Some(lp) =
+                                part.get("logprobs").filter(|v| v.as_array().is_some_and(|a| !a.is_empty()))
+                            {
+                                out.push(StreamEvent::Logprobs { choice: 0, value: lp.clone() });
+                            }
                             for a in part.get("annotations").and_then(Value::as_array).into_iter().flatten() {
                                 out.push(StreamEvent::Annotation { choice: 0, value: a.clone() });
                             }

@@ -56,6 +56,10 @@ pub enum Command {
     Export(Option<String>),
     /// `/paste-image`: attach the image on the system clipboard.
     PasteImage,
+    /// `/logprobs [N|off]`: token log probabilities on the next replies, N alternatives each.
+    Logprobs(Option<String>),
+    /// `/schema JSON|SHORT|off`: the schema the next answers must follow; alone, the current one.
+    Schema(Option<String>),
 }
 
 /// (command, argument, description) for help and the palette.
@@ -92,6 +96,8 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ),
     ("/paste-image", "", "attach the image on the system clipboard (also Ctrl+V)"),
     ("/export", "html [PATH]", "write this conversation as one self-contained HTML page (no script, images inline)"),
+    ("/logprobs", "N|off", "token probabilities on the next replies, N alternatives (p on a reply: its heatmap)"),
+    ("/schema", "JSON|SHORT|off", "answers must follow a JSON schema ('name, age int, tags [str]'); each is checked"),
     ("/help", "", "keys and commands"),
 ];
 
@@ -129,6 +135,8 @@ pub fn parse(line: &str) -> Option<Result<Command, String>> {
         "/compact" => Command::Compact(arg),
         "/export" => Command::Export(arg),
         "/paste-image" | "/paste" => Command::PasteImage,
+        "/logprobs" => Command::Logprobs(arg),
+        "/schema" => Command::Schema(arg),
         // The rest of the line is the path, spaces and all.
         "/attach" | "/a" => Command::Attach(Some(rest.trim().to_owned()).filter(|r| !r.is_empty())),
         "/unset" => match arg {
@@ -217,6 +225,8 @@ impl State {
             Command::Attach(spec) => self.attach_command(spec, fx),
             Command::Mouse(arg) => self.mouse_command(arg.as_deref(), fx),
             Command::Vim => self.toggle_vim(),
+            Command::Logprobs(arg) => self.logprobs_command(arg.as_deref()),
+            Command::Schema(arg) => self.schema_command(arg.as_deref()),
             Command::Unset(key) => {
                 if crate::engine::request::unset_option(&mut self.target.request_extra, &key) {
                     self.notice(format!("request option {key} removed"));

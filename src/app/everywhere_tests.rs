@@ -257,6 +257,7 @@ fn seen(s: &State) -> Seen {
                 Overlay::Inspector => format!("inspector {} {}", s.flow.selected, s.flow.scroll),
                 Overlay::Approval => format!("approval {}", s.tools.approval.as_ref().map_or(0, |a| a.scroll)),
                 Overlay::Conversations(l) => format!("list {}", l.selected),
+                Overlay::Probs { cursor, .. } => format!("probs {cursor}"),
             })
             .collect();
         let cols = s.compare.active.as_ref().map(|c| c.columns.iter().map(|c| c.scroll).collect::<Vec<_>>());

@@ -110,6 +110,8 @@ pub enum Action {
     Inspector,
     /// Expand or fold the selected message's tool outputs and item cards.
     ToggleOutput,
+    /// The selected message's token-probability heatmap (`--logprobs`, `/logprobs`).
+    Probabilities,
     /// Compare: from the composer, put the keys on the columns.
     CompareColumns,
     /// Compare: focus the next column (with the diff open: the next pair).
@@ -203,6 +205,13 @@ const TABLE: &[(Action, &str, Context, &str, &str)] = &[
     (Action::Leave, "leave", Context::Transcript, "esc tab i", "back to the composer"),
     (Action::OpenImage, "open_image", Context::Transcript, "v", "open the message's image in the system viewer"),
     (Action::ToggleOutput, "toggle_output", Context::Transcript, "enter o", "expand or fold tool outputs and cards"),
+    (
+        Action::Probabilities,
+        "probabilities",
+        Context::Transcript,
+        "p",
+        "token probabilities: heatmap, ←→ tokens, n unsure",
+    ),
     (Action::Inspector, "inspector", Context::Global, "f3 ctrl+t", "flow inspector: this turn's requests"),
     (Action::CompareNext, "compare_next", Context::Compare, "tab right l", "next column (diff: next pair)"),
     (Action::ComparePrev, "compare_prev", Context::Compare, "shift+tab left h", "previous column"),

@@ -97,6 +97,7 @@ impl State {
                 return own && self.conversations_key(key, fx);
             }
             Overlay::Approval | Overlay::Inspector => return false,
+            Overlay::Probs { .. } => return self.probs_key(key),
         };
         match outcome {
             PickOutcome::Consumed => true,
@@ -111,7 +112,11 @@ impl State {
                         let idx: usize = value.parse().unwrap_or(0);
                         self.copy_code(id, Some(idx), fx);
                     }
-                    Overlay::Help { .. } | Overlay::Conversations(_) | Overlay::Approval | Overlay::Inspector => {}
+                    Overlay::Help { .. }
+                    | Overlay::Conversations(_)
+                    | Overlay::Approval
+                    | Overlay::Inspector
+                    | Overlay::Probs { .. } => {}
                 }
                 true
             }
@@ -300,6 +305,7 @@ impl State {
             Some(Action::Leave) => self.leave_selection(),
             Some(Action::ToggleOutput) => self.toggle_tool_output(),
             Some(Action::OpenImage) => self.open_image(fx),
+            Some(Action::Probabilities) => self.open_probs(),
             _ => {
                 // Typing a character goes back to the composer with it.
                 let plain = !key.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);

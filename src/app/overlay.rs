@@ -123,6 +123,8 @@ pub enum Overlay {
     Inspector,
     /// Stored conversations and message search (see `conversations.rs`).
     Conversations(Box<super::conversations::ConversationList>),
+    /// The token-probability heatmap of message `id`, the cursor on token `cursor` (`probs.rs`).
+    Probs { id: u64, cursor: usize },
 }
 
 impl Overlay {
@@ -137,6 +139,7 @@ impl Overlay {
             Self::Approval => "Approve tool call",
             Self::Inspector => "Flow inspector",
             Self::Conversations(_) => "Conversations",
+            Self::Probs { .. } => "Token probabilities",
         }
     }
 }

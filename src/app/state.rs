@@ -476,6 +476,9 @@ impl State {
             detail: self.settings.detail.clone(),
             tools: self.tools.definitions(),
             send_image_data: self.target.attachments.images == crate::config::attachments::ImagesSetting::Yes,
+            logprobs: self.settings.logprobs,
+            // The profile's `json_object` fallback is the headless runner's; the chat asks for the schema.
+            response_format: self.settings.schema.as_ref().map(|s| s.format(self.target.api, false)),
             ..RequestOptions::default()
         }
     }

@@ -168,6 +168,7 @@ impl State {
         let Some(m) = self.transcript.message(live.id) else { return };
         let failed = matches!(m.status, MessageStatus::Failed | MessageStatus::Interrupted);
         if !failed {
+            self.schema_verdict(live.id);
             return;
         }
         // Nothing queued goes out on top of a failure: the user decides (Enter sends it).

@@ -125,6 +125,15 @@ pub struct Global {
     /// never: the raw text, as written to a file or a pipe)
     #[arg(long, value_enum, global = true, value_name = "WHEN")]
     pub render: Option<RenderArg>,
+    /// Structured output: the answer must follow this JSON schema, given as a file, inline JSON
+    /// or a short form ('name, age int, tags [str]: the tags'); checked on arrival (exit 3 when
+    /// it does not follow it)
+    #[arg(long, global = true, value_name = "FILE|JSON|SHORT")]
+    pub schema: Option<String>,
+    /// Ask for token log probabilities, and N alternatives per token (0–20; none when N is left out)
+    #[arg(long, global = true, value_name = "N", num_args = 0..=1, default_missing_value = "0",
+        value_parser = clap::value_parser!(u8).range(0..=20))]
+    pub logprobs: Option<u8>,
     /// Reopen the last conversation
     #[arg(long = "continue", global = true)]
     pub continue_last: bool,
@@ -176,6 +185,11 @@ pub enum Command {
         #[command(subcommand)]
         action: CatalogueAction,
     },
+    /// Saved schemas for --schema NAME: list them; save NAME FILE|JSON|SHORT; show NAME; rm NAME
+    Schemas {
+        #[command(subcommand)]
+        action: Option<SchemasAction>,
+    },
     /// The configuration in effect; `config init` writes a template, `config check` checks it
     ///
     /// Shows the paths, providers, models and the next run's provider, model and key, each with
@@ -202,6 +216,17 @@ pub enum McpAction {
         /// The server's name in [mcp.servers.NAME]
         name: String,
     },
+}
+
+/// `palaver schemas …`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum SchemasAction {
+    /// Check a schema (a file, inline JSON, or a short form) and keep it under NAME
+    Save { name: String, schema: String },
+    /// Print a saved schema
+    Show { name: String },
+    /// Remove a saved schema
+    Rm { name: String },
 }
 
 /// `palaver compare`'s own flags (the models, the system prompt, `--json`… are global).

@@ -68,6 +68,17 @@ pub async fn run(g: &Global, cfg: &Config, registry: &Registry, prompt: &str) ->
         .zip(&targets)
         .map(|(o, t)| o.as_ref().and_then(|o| o.msg.meta.model.clone()).filter(|m| *m != t.model))
         .collect();
+    // `--schema`: each column's answer checked against it (`None` for a column that failed).
+    let schema = targets.first().and_then(|t| super::headless::settings(g, t).schema);
+    let verdicts: Vec<Option<crate::engine::structured::Verdict>> = outcomes
+        .iter()
+        .map(|o| {
+            o.as_ref()
+                .filter(|o| o.msg.error.is_none())
+                .zip(schema.as_ref())
+                .map(|(o, s)| s.check(&o.msg.main().content))
+        })
+        .collect();
     let mut out = std::io::stdout().lock();
     if g.json {
         for (i, (o, t)) in outcomes.iter().zip(&targets).enumerate() {
@@ -79,6 +90,10 @@ pub async fn run(g: &Global, cfg: &Config, registry: &Registry, prompt: &str) ->
                     let asked = [crate::engine::Message::user(prompt)];
                     let context = super::compacting::context_json(&asked, &o.msg, g.system.as_deref(), window);
                     obj.insert("context".into(), context);
+                    if let Some(v) = &verdicts[i] {
+                        obj.insert("output_json".into(), v.value.clone().unwrap_or_default());
+                        obj.insert("schema".into(), json!(v));
+                    }
                     if let Some(n) = o.notice.clone().or_else(|| stop_notice(o)) {
                         obj.insert("notice".into(), json!(n));
                     }
@@ -88,7 +103,7 @@ pub async fn run(g: &Global, cfg: &Config, registry: &Registry, prompt: &str) ->
         }
         let _ = writeln!(out, "{}", summary(&targets, &metrics, &group));
     } else {
-        for (o, t) in outcomes.iter().zip(&targets) {
+        for ((o, t), v) in outcomes.iter().zip(&targets).zip(&verdicts) {
             let served = o.as_ref().and_then(|o| o.msg.meta.model.as_deref());
             let label = crate::engine::target::model_label(Some(&t.model), served);
             let head = crate::text::sanitize::sanitize(&format!("── {label} ({}) ──", t.provider)).into_owned();
@@ -100,6 +115,16 @@ pub async fn run(g: &Global, cfg: &Config, registry: &Registry, prompt: &str) ->
                         let _ = writeln!(out, "[error: {}]", e.message);
                     } else if let Some(s) = Stopped::of(&o.msg) {
                         let _ = writeln!(out, "[{}]", s.short());
+                    }
+                    match v.as_ref().map(|v| (v.valid, v.first_error())) {
+                        Some((true, _)) => {
+                            let _ = writeln!(out, "[✓ follows the schema]");
+                        }
+                        Some((false, why)) => {
+                            let why = crate::text::sanitize::sanitize(&why.unwrap_or_default()).into_owned();
+                            let _ = writeln!(out, "[✗ does not follow the schema {why}]");
+                        }
+                        None => {}
                     }
                 }
                 None => {
@@ -117,7 +142,10 @@ pub async fn run(g: &Global, cfg: &Config, registry: &Registry, prompt: &str) ->
             say!("{}: {}", crate::text::sanitize::sanitize(&t.model), crate::text::sanitize::sanitize(&n));
         }
     }
-    exit_status(&outcomes)
+    match exit_status(&outcomes) {
+        EXIT_OK if verdicts.iter().flatten().any(|v| !v.valid) => super::exit::EXIT_CHECKS,
+        code => code,
+    }
 }
 
 /// What stopped a column's reply short, when its turn has no notice of its own.

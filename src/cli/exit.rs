@@ -9,7 +9,7 @@ pub const EXIT_USAGE: u8 = 2;
 /// The user interrupted it (Ctrl+C).
 pub const EXIT_INTERRUPTED: u8 = 130;
 /// A prompt set ran, but a model passed fewer `expect` checks than `--min-pass` asks (every
-/// check by default).
+/// check by default); or an answer does not follow `--schema`.
 pub const EXIT_CHECKS: u8 = 3;
 /// The provider's content filter stopped the reply (`finish_reason: content_filter`).
 pub const EXIT_FILTERED: u8 = 4;

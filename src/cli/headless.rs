@@ -45,6 +45,10 @@ pub struct Printer {
     result_keys: serde_json::Map<String, serde_json::Value>,
     /// The configuration whose prices (else the catalogue's) give the turn's cost.
     pricing: Option<std::sync::Arc<crate::config::Config>>,
+    /// `--schema`: the answer is not streamed as text but printed once, as JSON, when checked.
+    structured: bool,
+    /// The check of the answer against `--schema`, set before [`Printer::finish`].
+    verdict: Option<crate::engine::structured::Verdict>,
 }
 
 /// See [`Printer::on_retry`].
@@ -63,6 +67,8 @@ impl Printer {
             retry_hook: None,
             result_keys: serde_json::Map::new(),
             pricing: None,
+            structured: false,
+            verdict: None,
         }
     }
 
@@ -84,6 +90,21 @@ impl Printer {
             return None;
         }
         crate::engine::metrics::priced(cfg, model, out.msg.meta.model.as_deref(), &view)
+    }
+
+    /// `--schema`: the answer is printed once, as the JSON it holds, after it is checked.
+    #[must_use]
+    pub fn structured(mut self, on: bool) -> Self {
+        self.structured = on;
+        if on {
+            self.render = None;
+        }
+        self
+    }
+
+    /// The check of the answer against the schema, for the result line and stdout.
+    pub fn set_verdict(&mut self, verdict: Option<crate::engine::structured::Verdict>) {
+        self.verdict = verdict;
     }
 
     /// Reports retries to `hook` instead of stderr.
@@ -153,6 +174,8 @@ impl Printer {
             return;
         }
         match ev {
+            // With a schema, stdout is the JSON alone, printed once it is checked.
+            StreamEvent::Text { .. } | StreamEvent::Refusal { .. } if self.structured => {}
             StreamEvent::Text { choice: 0, delta } | StreamEvent::Refusal { choice: 0, delta } => {
                 self.end_reasoning();
                 match &mut self.render {
@@ -254,6 +277,17 @@ impl Printer {
                     obj.insert("attachments".into(), serde_json::Value::Array(out.attachments.clone()));
                 }
                 obj.extend(self.result_keys.clone());
+                let tokens = crate::engine::logprobs::tokens(&main.logprobs);
+                if !tokens.is_empty() {
+                    // Added only when sent: the §2 fields stay exactly as they are.
+                    obj.insert("logprobs".into(), serde_json::json!(tokens));
+                    obj.insert("logprob_stats".into(), serde_json::json!(crate::engine::logprobs::stats(&tokens)));
+                }
+                if self.structured {
+                    let v = self.verdict.as_ref();
+                    obj.insert("output_json".into(), v.and_then(|v| v.value.clone()).unwrap_or_default());
+                    obj.insert("schema".into(), v.map_or(serde_json::Value::Null, |v| serde_json::json!(v)));
+                }
             }
             self.line(&r.to_string());
         } else if let Some(r) = &mut self.render {
@@ -274,6 +308,15 @@ impl Printer {
                 None => footer,
             };
             eprintln!("{footer}");
+        } else if self.structured {
+            // The JSON as the model wrote it (not re-serialised: its key order stays), else
+            // whatever it said instead.
+            let text = self.verdict.as_ref().and_then(|v| v.text.clone());
+            let text = text
+                .unwrap_or_else(|| if main.content.is_empty() { main.refusal.clone() } else { main.content.clone() });
+            if !text.is_empty() {
+                self.line(&text);
+            }
         } else {
             if !main.content.is_empty() || !main.refusal.is_empty() {
                 self.line("");
@@ -292,6 +335,9 @@ impl Printer {
         if let Some(e) = msg.error.as_ref().filter(|_| msg.status != MessageStatus::Cancelled) {
             let status = e.status.map(|s| format!("HTTP {s}: ")).unwrap_or_default();
             say!("{}", sanitize(&format!("{} error: {status}{}", e.kind, e.message)));
+        }
+        if let Some(why) = self.verdict.as_ref().and_then(crate::engine::structured::Verdict::first_error) {
+            say!("the answer does not follow the schema {why}");
         }
     }
 }
@@ -329,6 +375,9 @@ pub fn settings(g: &Global, t: &Target) -> TurnSettings {
         tools: t.tool_mode(g.tools.map(Into::into)),
         yes: g.yes,
         detail: g.detail.map(|d| format!("{d:?}").to_lowercase()),
+        // Checked before anything started (`cli::run`): a schema that fails here was refused there.
+        schema: g.schema.as_deref().and_then(|s| super::schema_arg::resolve(s).ok()),
+        logprobs: g.logprobs,
     }
 }
 
@@ -367,7 +416,9 @@ pub async fn run_prompt(g: &Global, t: &Target, cfg: &crate::config::Config, reg
         Ok(v) => v,
         Err(code) => return code,
     };
-    let mut printer = Printer::new(g.json).rendering(super::render::for_stdout(g.render, g.json));
+    let schema = settings(g, t).schema;
+    let mut printer =
+        Printer::new(g.json).rendering(super::render::for_stdout(g.render, g.json)).structured(schema.is_some());
     printer.pricing(cfg);
     printer.result_key("conversation_id", serde_json::json!(rec.conversation_id()));
     if let Some(c) = &t.continued {
@@ -391,9 +442,18 @@ pub async fn run_prompt(g: &Global, t: &Target, cfg: &crate::config::Config, reg
     if out.stored == Some(false) {
         say!("this conversation was not stored (see above); --continue will not find this turn");
     }
+    // Only a reply that arrived whole is checked: an error or Ctrl+C already has its status.
+    let whole = out.msg.error.is_none() && out.account.stop != Some(TurnStop::Cancelled);
+    let verdict = schema.filter(|_| whole).map(|s| s.check(&out.msg.main().content));
+    let invalid = verdict.as_ref().is_some_and(|v| !v.valid);
+    printer.set_verdict(verdict);
     printer.finish(t.api.name(), &t.provider, &t.model, &out);
     printer.flush();
-    if out.account.stop == Some(TurnStop::Cancelled) { EXIT_INTERRUPTED } else { exit_status(&out.msg) }
+    match (out.account.stop == Some(TurnStop::Cancelled), exit_status(&out.msg)) {
+        (true, _) => EXIT_INTERRUPTED,
+        (false, EXIT_OK) if invalid => super::exit::EXIT_CHECKS,
+        (false, code) => code,
+    }
 }
 
 /// Ends a run whose compaction failed: the failed summary's result line, the prompt not sent.

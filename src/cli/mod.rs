@@ -59,6 +59,8 @@ pub mod models;
 pub mod reasoning_out;
 pub mod render;
 pub mod result;
+pub mod schema_arg;
+pub mod schemas_cmd;
 pub mod stopped;
 pub mod target;
 pub mod wrap_stream;
@@ -103,9 +105,14 @@ pub async fn run(cli: Cli) -> u8 {
     if let Err(e) = crate::tools::setup::workspace(&cfg, &paths) {
         return usage(&e);
     }
+    // A schema that cannot be read or does not compile is a usage error before anything is sent.
+    if let Some(Err(e)) = g.schema.as_deref().map(schema_arg::resolve) {
+        return usage(&e);
+    }
     match &cli.command {
         Some(Command::ServeDemo { addr }) => serve_demo(addr).await,
         Some(Command::Config { action }) => config_cmd::run(*action, g, &cfg, &paths),
+        Some(Command::Schemas { action }) => schemas_cmd::run(action.as_ref(), &paths),
         Some(Command::History { action }) => history::run(action, g.json, &paths),
         Some(Command::Compare(ca)) => {
             if let Some(action) = &ca.action {

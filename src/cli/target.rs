@@ -168,6 +168,7 @@ pub async fn build(g: &Global, cfg: &Config, source: Source) -> Result<Target, U
         fallback,
         continued: None,
         sandbox: crate::tools::sandbox::Policy::configured(profile.sandbox, profile.sandbox_network),
+        json_object_only: profile.structured_outputs == Some(crate::config::provider::StructuredOutputs::JsonObject),
     })
 }
 

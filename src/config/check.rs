@@ -46,6 +46,7 @@ pub const PROVIDER: &[&str] = &[
     "sandbox_network",
     "catalogue_model",
     "key_optional",
+    "structured_outputs",
 ];
 const ATTACHMENTS: &[&str] = &["images", "files", "max_file_mb", "max_request_mb"];
 const LIMITS: &[&str] = &[

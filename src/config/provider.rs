@@ -61,6 +61,20 @@ pub struct ProviderProfile {
     /// A local server's preset: no key is needed, so an unset `api_key_env` is no error.
     #[serde(default)]
     pub key_optional: bool,
+    /// How `--schema` is asked for: `json_schema` (default, strict) or `json_object` for
+    /// providers that take only "answer in JSON" (the schema then goes in the system prompt).
+    pub structured_outputs: Option<StructuredOutputs>,
+}
+
+/// `structured_outputs = "json_schema" | "json_object"` in a profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StructuredOutputs {
+    /// `response_format`/`text.format` of type `json_schema`, strict.
+    #[default]
+    JsonSchema,
+    /// Only `{"type": "json_object"}`.
+    JsonObject,
 }
 
 /// `sandbox = "workspace-write" | "read-only" | "off"` in a profile or a `[[tools]]` entry:

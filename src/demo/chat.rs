@@ -48,11 +48,10 @@ pub fn stream(ctx: &Ctx, req: &Request, script: &Script) -> Vec<Frame> {
     let pace = script.pace;
     let mut frames = Vec::new();
     if let Some(prompt_filter) = &script.prompt_filter {
-        // Azure announces the prompt verdict first, in a chunk with empty envelope fields.
-        let first = json!({
-            "choices": [], "created": 0, "id": "", "model": "", "object": "",
-            "prompt_filter_results": prompt_filter,
-        });
+        // Azure announces the prompt verdict first, in a chunk with no choices. Azure leaves its
+        // envelope fields empty; the demo fills them, so the SDKs' strict chunk type takes it.
+        let mut first = chunks.envelope(json!([]));
+        first["prompt_filter_results"] = prompt_filter.clone();
         frames.push(Frame::data(Duration::ZERO, &first));
     }
     let opening = if script.tool_calls.is_empty() { json!("") } else { Value::Null };
@@ -63,9 +62,14 @@ pub fn stream(ctx: &Ctx, req: &Request, script: &Script) -> Vec<Frame> {
         let delta = json!({ "content": null, "reasoning_content": piece });
         frames.push(Frame::data(pace, &chunks.choice(delta, None, None)));
     }
-    for piece in &script.text {
+    for (i, piece) in script.text.iter().enumerate() {
         let delta = json!({ "content": piece.text });
-        frames.push(Frame::data(pace, &chunks.choice(delta, piece.filter.as_ref(), None)));
+        let mut chunk = chunks.choice(delta, piece.filter.as_ref(), None);
+        if let Some(top) = req.logprobs {
+            let entry = super::logprobs::entry(&piece.text, i, top);
+            chunk["choices"][0]["logprobs"] = json!({ "content": [entry], "refusal": null });
+        }
+        frames.push(Frame::data(pace, &chunk));
     }
     for (index, call) in script.tool_calls.iter().enumerate() {
         let head = json!({ "tool_calls": [{
@@ -95,7 +99,7 @@ pub fn stream(ctx: &Ctx, req: &Request, script: &Script) -> Vec<Frame> {
     frames
 }
 
-pub fn completion(ctx: &Ctx, script: &Script) -> Value {
+pub fn completion(ctx: &Ctx, req: &Request, script: &Script) -> Value {
     let text = script.text();
     let content = if text.is_empty() && !script.tool_calls.is_empty() { Value::Null } else { json!(text) };
     let mut message = json!({ "role": "assistant", "content": content, "refusal": null, "annotations": [] });
@@ -116,8 +120,12 @@ pub fn completion(ctx: &Ctx, script: &Script) -> Value {
     if !script.reasoning.is_empty() {
         message["reasoning_content"] = json!(script.reasoning_text());
     }
+    let logprobs = req.logprobs.map_or(Value::Null, |top| {
+        let content = super::logprobs::entries(script.text.iter().map(|p| p.text.as_str()), top);
+        json!({ "content": content, "refusal": null })
+    });
     let mut choice = json!({
-        "index": 0, "message": message, "logprobs": null,
+        "index": 0, "message": message, "logprobs": logprobs,
         "finish_reason": script.ending.finish_reason(),
     });
     if script.azure() {

@@ -1,6 +1,7 @@
-//! demo-hosted: what a Responses API model with hosted tools streams. The first reply is a web
-//! search, a message citing it, a code interpreter run, an MCP call, an MCP approval request and
-//! an item type no client knows yet (with an event type nobody knows). When a later request
+//! demo-hosted: what a Responses API model with hosted tools streams, as OpenAI sends it. The
+//! first reply is a web search, a message citing it, a code interpreter run, an MCP call and an
+//! MCP approval request. demo-future answers with a message and an item type no client knows yet
+//! (with an event type nobody knows), for forward compatibility. When a later request
 //! answers the approval with an `mcp_approval_response` item, the reply is the approved MCP call,
 //! or a message saying the call was not made.
 
@@ -15,6 +16,16 @@ use super::script::{self, PACE, split_arguments, split_words};
 use super::sse::Frame;
 
 pub const MODEL: &str = "demo-hosted";
+/// The model whose reply holds an item and an event type from the future.
+pub const FUTURE: &str = "demo-future";
+
+/// Whether the Responses API reply of `model` is built here.
+pub fn serves(model: &str) -> bool {
+    model == MODEL || model == FUTURE
+}
+
+/// demo-future's message, before the item no client knows.
+const FUTURE_TEXT: &str = "The next output item has a type no API defines yet, and it is announced by an event type nobody knows. A client should keep both and show the item as a generic card, never drop it.";
 
 /// The pretend MCP server and its two tools: one that reads (runs without asking) and one that
 /// writes (the provider asks the user first).
@@ -88,10 +99,18 @@ fn response(ctx: &Ctx, req: &Request, status: &str, output: Vec<Value>, usage: V
 
 /// Emits the reply's items and returns them with the usage.
 fn emit_output(events: &mut Events, ctx: &Ctx, req: &Request) -> (Vec<Value>, Value) {
-    let mut out = Output { events, ctx, items: Vec::new(), spoken: String::new() };
+    // Asked for a schema, every message of the reply is the document that follows it.
+    let mut json_script = script::Script::plain(req, "x", PACE);
+    super::structured::apply(req, &mut json_script);
+    let document = (req.format != super::request::Format::Text).then(|| json_script.text());
+    let mut out = Output { events, ctx, items: Vec::new(), spoken: String::new(), document, logprobs: req.logprobs };
     match req.approval_answers.last() {
         Some(answer) => out.answered(req, answer),
         None if !req.tool_results.is_empty() => out.unexpected_outputs(req),
+        None if req.model == FUTURE => {
+            out.message(&Cited::plain(&format!("{}{FUTURE_TEXT}", script::preface(req))));
+            out.future_item();
+        }
         None => out.first_turn(req),
     }
     let mut usage = script::usage(req, script::tokens(&out.spoken) + HIDDEN_REASONING, HIDDEN_REASONING);
@@ -107,6 +126,10 @@ struct Output<'a> {
     items: Vec<Value>,
     /// Everything the "model" wrote (text, code, arguments), for the token count.
     spoken: String,
+    /// The JSON document a `text.format` schema asks for: every message says it instead.
+    document: Option<String>,
+    /// Token log probabilities asked for, with this many alternatives.
+    logprobs: Option<u32>,
 }
 
 impl Output<'_> {
@@ -121,7 +144,6 @@ impl Output<'_> {
         let call = Call { id: self.id("mcp"), name: READ_TOOL, arguments: READ_ARGUMENTS, approval_request_id: None };
         self.mcp_call(&call, READ_OUTPUT);
         self.approval_request();
-        self.future_item();
     }
 
     /// The reaction to an `mcp_approval_response`: the call runs, or a message says it did not.
@@ -212,19 +234,26 @@ impl Output<'_> {
     }
 
     fn message(&mut self, cited: &Cited) {
+        let doc = self.document.as_deref().map(Cited::plain);
+        let cited = doc.as_ref().unwrap_or(cited);
+        let pieces = split_words(&cited.text, 2);
+        let logprobs: Vec<Value> = match self.logprobs {
+            Some(top) => super::logprobs::entries(pieces.iter().map(String::as_str), top),
+            None => Vec::new(),
+        };
         let id = self.id("msg");
         let item = |status: &str, content: Value| json!({ "id": id, "type": "message", "role": "assistant", "status": status, "content": content });
-        let part = |text: &str, annotations: &[Value]| json!({ "type": "output_text", "text": text, "annotations": annotations, "logprobs": [] });
+        let part = |text: &str, annotations: &[Value], logprobs: &[Value]| json!({ "type": "output_text", "text": text, "annotations": annotations, "logprobs": logprobs });
         self.added(&item("in_progress", json!([])));
         let mut at = self.at(&id);
         at["content_index"] = json!(0);
-        self.events.push(false, "response.content_part.added", with(&at, "part", part("", &[])));
+        self.events.push(false, "response.content_part.added", with(&at, "part", part("", &[], &[])));
         let mut written = 0;
         let mut announced = 0;
-        for piece in split_words(&cited.text, 2) {
+        for (i, piece) in pieces.iter().enumerate() {
             written += piece.chars().count();
             let mut delta = with(&at, "delta", json!(piece));
-            delta["logprobs"] = json!([]);
+            delta["logprobs"] = json!(logprobs.get(i).map_or_else(Vec::new, |e| vec![e.clone()]));
             self.events.push(true, "response.output_text.delta", delta);
             // A citation is announced as soon as the text it covers has streamed.
             while let Some(annotation) = cited.annotations.get(announced) {
@@ -238,9 +267,9 @@ impl Output<'_> {
             }
         }
         let mut done = with(&at, "text", json!(cited.text));
-        done["logprobs"] = json!([]);
+        done["logprobs"] = json!(logprobs);
         self.events.push(false, "response.output_text.done", done);
-        let full = part(&cited.text, &cited.annotations);
+        let full = part(&cited.text, &cited.annotations, &logprobs);
         self.events.push(false, "response.content_part.done", with(&at, "part", full.clone()));
         self.done(item("completed", json!([full])));
         self.spoken.push_str(&cited.text);

@@ -4,10 +4,12 @@ mod chat;
 mod errors;
 mod filters;
 mod hosted;
+mod logprobs;
 mod request;
 mod responses;
 mod script;
 mod sse;
+mod structured;
 mod texts;
 mod vision;
 
@@ -38,6 +40,7 @@ pub const MODELS: &[(&str, &str)] = &[
     ("demo-error", "Alternates 429 rate limits with a stream that fails midway"),
     ("demo-vision", "Describes each image and file it receives: type, pixel size, pages, bytes and SHA-256"),
     ("demo-hosted", "Responses API: web search with citations, code interpreter, MCP calls and an approval request"),
+    ("demo-future", "Responses API: an output item and an event type no API defines yet (forward compatibility)"),
 ];
 
 /// Fixed so `/v1/models` is deterministic.
@@ -142,14 +145,15 @@ fn handle(state: &DemoState, api: Api, body: &[u8]) -> Response {
             return errors::server_error();
         }
     }
-    let script = script::build(&req);
+    let mut script = script::build(&req);
+    structured::apply(&req, &mut script);
     let created = SystemTime::now().duration_since(UNIX_EPOCH).map(|since| since.as_secs()).unwrap_or(0);
     let ctx = Ctx { n, created, model: req.model.clone() };
     match (api, req.stream) {
-        (Api::Responses, true) if req.model == hosted::MODEL => sse::response(hosted::stream(&ctx, &req), n),
-        (Api::Responses, false) if req.model == hosted::MODEL => sse::json(hosted::object(&ctx, &req), n),
+        (Api::Responses, true) if hosted::serves(&req.model) => sse::response(hosted::stream(&ctx, &req), n),
+        (Api::Responses, false) if hosted::serves(&req.model) => sse::json(hosted::object(&ctx, &req), n),
         (Api::Chat, true) => sse::response(chat::stream(&ctx, &req, &script), n),
-        (Api::Chat, false) => sse::json(chat::completion(&ctx, &script), n),
+        (Api::Chat, false) => sse::json(chat::completion(&ctx, &req, &script), n),
         (Api::Responses, true) => sse::response(responses::stream(&ctx, &req, &script), n),
         (Api::Responses, false) => sse::json(responses::object(&ctx, &req, &script), n),
     }

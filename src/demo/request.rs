@@ -62,6 +62,56 @@ pub struct Request {
     /// Echoed back in Responses objects, as OpenAI does.
     pub tools: Value,
     pub instructions: Value,
+    /// Chat `response_format` / Responses `text.format`: what shape the answer must take.
+    pub format: Format,
+    /// Responses `text`, echoed back as sent (`{"format": {"type": "text"}}` when unset).
+    pub text: Value,
+    /// Token log probabilities asked for, with this many alternatives per token.
+    pub logprobs: Option<u32>,
+}
+
+/// The answer's shape, as the request asks for it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Format {
+    /// Free text (the default).
+    #[default]
+    Text,
+    /// Any JSON object.
+    JsonObject,
+    /// A JSON document following `schema`.
+    Schema(Value),
+}
+
+/// The shape asked for: Chat's `response_format` (`json_schema` nests the schema under
+/// `json_schema`), Responses' `text.format` (flat).
+fn format_of(api: Api, obj: &Map<String, Value>) -> Format {
+    let f = match api {
+        Api::Chat => obj.get("response_format"),
+        Api::Responses => obj.get("text").and_then(|t| t.get("format")),
+    };
+    let Some(f) = f else { return Format::Text };
+    match f.get("type").and_then(Value::as_str) {
+        Some("json_object") => Format::JsonObject,
+        Some("json_schema") => {
+            let holder = if api == Api::Chat { f.get("json_schema") } else { Some(f) };
+            holder.and_then(|h| h.get("schema")).cloned().map_or(Format::JsonObject, Format::Schema)
+        }
+        _ => Format::Text,
+    }
+}
+
+/// Chat: `logprobs: true` (+ `top_logprobs`); Responses: `include` naming
+/// `message.output_text.logprobs`, or `top_logprobs` alone.
+fn logprobs_of(api: Api, obj: &Map<String, Value>) -> Option<u32> {
+    let top = obj.get("top_logprobs").and_then(Value::as_u64).map(|n| n.min(20) as u32);
+    let asked = match api {
+        Api::Chat => obj.get("logprobs").and_then(Value::as_bool) == Some(true),
+        Api::Responses => {
+            let include = obj.get("include").and_then(Value::as_array);
+            include.into_iter().flatten().any(|i| i == "message.output_text.logprobs") || top.is_some_and(|n| n > 0)
+        }
+    };
+    asked.then(|| top.unwrap_or(0))
 }
 
 /// Why a body was rejected; becomes a 400 with an OpenAI error body.
@@ -152,6 +202,9 @@ pub fn parse(api: Api, body: &[u8]) -> Result<Request, BadRequest> {
         approval_answers: conversation.approval_answers,
         tools: obj.get("tools").cloned().unwrap_or(Value::Array(Vec::new())),
         instructions: obj.get("instructions").cloned().unwrap_or(Value::Null),
+        format: format_of(api, &obj),
+        text: obj.get("text").cloned().unwrap_or_else(|| serde_json::json!({"format": {"type": "text"}})),
+        logprobs: logprobs_of(api, &obj),
     })
 }
 

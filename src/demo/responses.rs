@@ -80,12 +80,16 @@ fn emit_output(events: &mut Events, ctx: &Ctx, req: &Request, script: &Script) -
             "output_index": index,
             "item": { "id": item_id, "type": "message", "role": "assistant", "status": "in_progress", "content": [] },
         }));
-        let part = |text: &str| json!({ "type": "output_text", "text": text, "annotations": [] });
+        let logprobs: Vec<Value> = match req.logprobs {
+            Some(top) => super::logprobs::entries(script.text.iter().map(|p| p.text.as_str()), top),
+            None => Vec::new(),
+        };
+        let part = |text: &str, logprobs: &[Value]| json!({ "type": "output_text", "text": text, "annotations": [], "logprobs": logprobs });
         let at = json!({ "item_id": item_id, "output_index": index, "content_index": 0 });
-        events.push(false, "response.content_part.added", with(&at, "part", part("")));
-        for piece in &script.text {
+        events.push(false, "response.content_part.added", with(&at, "part", part("", &[])));
+        for (i, piece) in script.text.iter().enumerate() {
             let mut delta = with(&at, "delta", json!(piece.text));
-            delta["logprobs"] = json!([]);
+            delta["logprobs"] = json!(logprobs.get(i).map_or_else(Vec::new, |e| vec![e.clone()]));
             events.push(true, "response.output_text.delta", delta);
         }
         if script.ending == Ending::ServerError {
@@ -93,12 +97,14 @@ fn emit_output(events: &mut Events, ctx: &Ctx, req: &Request, script: &Script) -
             return None;
         }
         let text = script.text();
-        events.push(false, "response.output_text.done", with(&at, "text", json!(text)));
-        events.push(false, "response.content_part.done", with(&at, "part", part(&text)));
+        let mut done = with(&at, "text", json!(text));
+        done["logprobs"] = json!(logprobs);
+        events.push(false, "response.output_text.done", done);
+        events.push(false, "response.content_part.done", with(&at, "part", part(&text, &logprobs)));
         let status = if script.ending == Ending::ContentFilter { "incomplete" } else { "completed" };
         let item = json!({
             "id": item_id, "type": "message", "role": "assistant", "status": status,
-            "content": [part(&text)],
+            "content": [part(&text, &logprobs)],
         });
         events.push(false, "response.output_item.done", json!({ "output_index": index, "item": item }));
         output.push(item);
@@ -193,7 +199,7 @@ pub(super) fn envelope(ctx: &Ctx, req: &Request, status: &str, output: Vec<Value
         "reasoning": { "effort": null, "summary": null },
         "store": false,
         "temperature": 1.0,
-        "text": { "format": { "type": "text" } },
+        "text": req.text,
         "tool_choice": "auto",
         "tools": req.tools,
         "top_p": 1.0,

@@ -75,10 +75,15 @@ impl Usage {
         })
     }
 
+    /// Tokens of this prompt written to the cache for later requests (what was not read from it).
+    fn cache_write(&self) -> u64 {
+        if self.cached > 0 { self.prompt - self.cached } else { 0 }
+    }
+
     pub fn responses_json(&self) -> Value {
         json!({
             "input_tokens": self.prompt,
-            "input_tokens_details": { "cached_tokens": self.cached },
+            "input_tokens_details": { "cached_tokens": self.cached, "cache_write_tokens": self.cache_write() },
             "output_tokens": self.completion,
             "output_tokens_details": { "reasoning_tokens": self.reasoning },
             "total_tokens": self.prompt + self.completion,
@@ -147,6 +152,7 @@ pub fn build(req: &Request) -> Script {
         super::vision::MODEL => super::vision::script(req),
         // Its real answer is Responses output items (see `hosted`); Chat Completions gets this.
         "demo-hosted" => Script::plain(req, &format!("{}{}", preface(req), texts::HOSTED_ON_CHAT), PACE),
+        "demo-future" => Script::plain(req, &format!("{}{}", preface(req), texts::FUTURE_ON_CHAT), PACE),
         _ => demo(req),
     }
 }

@@ -78,3 +78,5 @@ pub const SAFETY_PHRASES: &[(&str, &str)] = &[
 ];
 
 pub const HOSTED_ON_CHAT: &str = "`demo-hosted` is a **Responses API** model: its web search, code interpreter run, MCP calls and approval request are Responses output items, which Chat Completions has no way to carry.\n\nSwitch with `/api responses` (or start palaver with `--api responses`) and ask again.";
+
+pub const FUTURE_ON_CHAT: &str = "`demo-future` is a **Responses API** model: its reply holds an output item and an event type that no API defines yet, to show that a client keeps what it does not know. Chat Completions has no place for either.\n\nSwitch with `/api responses` (or start palaver with `--api responses`) and ask again.";

@@ -31,6 +31,8 @@ pub struct RequestOptions {
     /// Whether image bytes may be sent: a tool's images go back to the model only then (a
     /// profile with `images = "no"` or `"url-only"` gets the tool's text alone).
     pub send_image_data: bool,
+    /// `--logprobs [N]`: token log probabilities, with N alternatives per token (0: none).
+    pub logprobs: Option<u8>,
 }
 
 /// Sets a request option by dotted key (`reasoning.summary`, `text.verbosity`, `metadata.run`):
@@ -102,6 +104,12 @@ fn chat_body(messages: &[Message], opts: &RequestOptions) -> Value {
     }
     if let Some(rf) = &opts.response_format {
         b.insert("response_format".into(), rf.clone());
+    }
+    if let Some(n) = opts.logprobs {
+        b.insert("logprobs".into(), json!(true));
+        if n > 0 {
+            b.insert("top_logprobs".into(), json!(n));
+        }
     }
     Value::Object(b)
 }
@@ -258,6 +266,16 @@ fn responses_body(messages: &[Message], opts: &RequestOptions) -> Value {
     if let Some(rf) = &opts.response_format {
         b.insert("text".into(), json!({"format": rf}));
     }
+    if let Some(n) = opts.logprobs {
+        // Responses sends them only when `include` names them.
+        let include = b.entry("include").or_insert_with(|| json!([]));
+        if let Some(list) = include.as_array_mut() {
+            list.push(json!("message.output_text.logprobs"));
+        }
+        if n > 0 {
+            b.insert("top_logprobs".into(), json!(n));
+        }
+    }
     Value::Object(b)
 }
 
@@ -345,6 +363,24 @@ mod tests {
         // Chat tool messages take text only.
         let c = build_body(Api::Chat, &msgs, &opts);
         assert_eq!(c["messages"][2]["content"], "[image]");
+    }
+
+    #[test]
+    fn logprobs_are_asked_for_each_apis_way() {
+        let msgs = vec![Message::user("hi")];
+        let opts = RequestOptions {
+            model: "m".into(),
+            logprobs: Some(5),
+            reasoning_effort: Some("low".into()),
+            ..Default::default()
+        };
+        let c = build_body(Api::Chat, &msgs, &opts);
+        assert_eq!((&c["logprobs"], &c["top_logprobs"]), (&json!(true), &json!(5)));
+        let r = build_body(Api::Responses, &msgs, &opts);
+        assert_eq!(r["include"], json!(["reasoning.encrypted_content", "message.output_text.logprobs"]));
+        assert_eq!(r["top_logprobs"], 5);
+        let none = build_body(Api::Chat, &msgs, &RequestOptions { logprobs: Some(0), ..opts });
+        assert!(none.get("top_logprobs").is_none() && none["logprobs"] == true);
     }
 
     #[test]

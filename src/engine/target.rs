@@ -33,6 +33,9 @@ pub struct Target {
     pub continued: Option<Continued>,
     /// The profile's `sandbox` and `sandbox_network`: the OS sandbox commands run in.
     pub sandbox: crate::tools::sandbox::Policy,
+    /// The profile's `structured_outputs = "json_object"`: the provider takes no schema, so
+    /// `--schema` asks for JSON and carries the schema in the system prompt.
+    pub json_object_only: bool,
 }
 
 impl Target {
@@ -155,16 +158,28 @@ pub struct TurnSettings {
     pub yes: bool,
     /// `--detail`: how closely the model looks at attached images (`auto`, `low`, `high`).
     pub detail: Option<String>,
+    /// `--schema` / `/schema`: the schema the answer must follow.
+    pub schema: Option<super::structured::Structured>,
+    /// `--logprobs [N]` / `/logprobs [N]`: token log probabilities, N alternatives per token.
+    pub logprobs: Option<u8>,
 }
 
 impl TurnSettings {
     /// The request options for `model` on `target`.
     #[must_use]
     pub fn request_options(&self, target: &Target, model: &str) -> RequestOptions {
+        let mut system = self.system.clone();
+        if let Some(s) = self.schema.as_ref().filter(|_| target.json_object_only) {
+            // `json_object` alone says nothing of the shape: the schema goes in the prompt.
+            let line = s.instruction();
+            system = Some(system.map_or_else(|| line.clone(), |sys| format!("{sys}\n\n{line}")));
+        }
         RequestOptions {
             model: model.to_owned(),
             stream: self.stream,
-            system: self.system.clone(),
+            system,
+            response_format: self.schema.as_ref().map(|s| s.format(target.api, target.json_object_only)),
+            logprobs: self.logprobs,
             temperature: self.temperature,
             max_tokens: self.max_tokens,
             reasoning_effort: self.reasoning_effort.clone(),

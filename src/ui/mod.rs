@@ -14,6 +14,7 @@ pub mod conversations;
 pub mod overlays;
 pub mod panels;
 pub mod queue;
+pub mod probs;
 pub mod safety;
 pub mod status;
 pub mod stream_code;

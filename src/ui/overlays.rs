@@ -31,6 +31,7 @@ pub fn draw(f: &mut Frame, state: &State) {
             Overlay::Conversations(list) => super::conversations::draw(f, state, list),
             Overlay::Approval => super::approval::draw(f, state),
             Overlay::Inspector => super::inspector::draw(f, state),
+            Overlay::Probs { id, cursor } => super::probs::draw(f, state, *id, *cursor),
         }
     }
 }

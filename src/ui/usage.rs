@@ -75,6 +75,11 @@ fn speed(state: &State, m: &Message, cols: usize) -> Vec<Line<'static>> {
         let approx = if r.tps_estimated { "~" } else { "" };
         out.push(row("gen", &format!("{approx}{tps:.0} tok/s"), cols, &state.theme));
     }
+    // With `--logprobs`: how sure the model was of this answer, over all its tokens.
+    if let Some(s) = crate::engine::logprobs::stats_of(&m.main().logprobs) {
+        out.push(row("mean logprob", &format!("{:.2}", s.mean_logprob), cols, &state.theme));
+        out.push(row("perplexity", &format!("{:.2}", s.perplexity), cols, &state.theme));
+    }
     out
 }
 

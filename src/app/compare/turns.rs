@@ -178,6 +178,7 @@ impl State {
             // The same tools as the chat: each column runs its own tool loop.
             tools: self.tools.definitions(),
             send_image_data: c.target.attachments.images == crate::config::attachments::ImagesSetting::Yes,
+            logprobs: self.settings.logprobs,
             ..RequestOptions::default()
         }
     }

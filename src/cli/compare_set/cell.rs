@@ -69,6 +69,10 @@ pub async fn run(job: CellJob<'_>) -> Option<CellRow> {
     if job.prompt.system.is_some() {
         g.system.clone_from(&job.prompt.system);
     }
+    // A `schema` check (the line's `"schema"`, or `--schema`) asks the provider for it too.
+    if let Some(schema) = job.expect.and_then(|e| e.send.as_ref()) {
+        g.schema = Some(schema.to_string());
+    }
     let mut history = vec![user];
     let mut rec = Recorder::off();
     let mut printer = Printer::quiet(false).on_retry(job.retry.clone());

@@ -253,6 +253,11 @@ async fn start(
     attach_rules::check(&mut items, &folder, ca.allow_attach_outside)
         .map_err(|e| usage(&format!("{}: {e}", crate::text::sanitize::sanitize(&source))))?;
     let targets = resolve_columns(g, cfg, &g.model).await.map_err(|e| usage(&e.0))?;
+    let schema = match g.schema.as_deref().map(crate::cli::schema_arg::resolve) {
+        Some(Ok(s)) => Some(s.schema),
+        Some(Err(e)) => return Err(usage(&e)),
+        None => None,
+    };
     let models: Vec<RunModel> = g
         .model
         .iter()
@@ -268,7 +273,11 @@ async fn start(
             prompt: p.prompt,
             system: p.system,
             attach: p.attach,
-            expect: p.expect_raw,
+            // `--schema` is every prompt's schema: sent, and a check of the report.
+            expect: match &schema {
+                Some(s) => Some(crate::engine::evals::prompts::with_schema(p.expect_raw, s.clone())),
+                None => p.expect_raw,
+            },
         })
         .collect();
     let id = store

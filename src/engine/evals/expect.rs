@@ -1,7 +1,8 @@
 //! A prompt's `expect`: checks on the answer's text. A string is "contains"; an object may
 //! hold `contains` (a string or a list, all must appear), `not_contains`, `regex`, `json: true`
-//! (the answer is JSON), `json_schema` (the answer is JSON valid against the schema); a list
-//! holds several such checks. Every check must pass. The JSON of the answer is its whole text,
+//! (the answer is JSON), `json_schema` (the answer is JSON valid against the schema), `schema`
+//! (the same check, and the schema is also sent as the structured-output format: a prompt line's
+//! `"schema"` and `--schema` become this); a list holds several such checks. Every check must pass. The JSON of the answer is its whole text,
 //! else the first fenced code block (models like to fence JSON).
 
 use serde::Serialize;
@@ -33,6 +34,8 @@ impl PartialEq for Check {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Expect {
     pub checks: Vec<Check>,
+    /// The schema of a `schema` check: the request asks for answers that follow it.
+    pub send: Option<Value>,
 }
 
 /// The outcome of one check on one answer.
@@ -52,11 +55,12 @@ impl Expect {
     /// An unknown check, a value of the wrong type, a regex or schema that does not compile.
     pub fn compile(v: &Value) -> Result<Self, String> {
         let mut checks = Vec::new();
-        add(v, &mut checks)?;
+        let mut send = None;
+        add(v, &mut checks, &mut send)?;
         if checks.is_empty() {
             return Err("no check in it".into());
         }
-        Ok(Self { checks })
+        Ok(Self { checks, send })
     }
 
     /// Runs every check on `answer`.
@@ -79,12 +83,12 @@ fn strings(v: &Value, what: &str) -> Result<Vec<String>, String> {
     }
 }
 
-fn add(v: &Value, out: &mut Vec<Check>) -> Result<(), String> {
+fn add(v: &Value, out: &mut Vec<Check>, send: &mut Option<Value>) -> Result<(), String> {
     match v {
         Value::String(s) => out.push(Check::Contains(s.clone())),
         Value::Array(a) => {
             for x in a {
-                add(x, out)?;
+                add(x, out, send)?;
             }
         }
         Value::Object(o) => {
@@ -106,13 +110,16 @@ fn add(v: &Value, out: &mut Vec<Check>) -> Result<(), String> {
                         Value::Bool(false) => {}
                         _ => return Err("`json` takes true".into()),
                     },
-                    "json_schema" => {
-                        jsonschema::validator_for(x).map_err(|e| format!("json_schema does not compile: {e}"))?;
+                    "json_schema" | "schema" => {
+                        jsonschema::validator_for(x).map_err(|e| format!("{k} does not compile: {e}"))?;
                         out.push(Check::Schema(Box::new(x.clone())));
+                        if k == "schema" {
+                            *send = Some(x.clone());
+                        }
                     }
                     _ => {
                         return Err(format!(
-                            "unknown check `{k}` (known: contains, not_contains, regex, json, json_schema)"
+                            "unknown check `{k}` (known: contains, not_contains, regex, json, json_schema, schema)"
                         ));
                     }
                 }
@@ -201,6 +208,11 @@ mod tests {
         let bad = Expect::compile(&schema).unwrap().run("{\"a\": \"x\"}");
         assert!(!bad[0].pass && bad[0].detail.as_deref().is_some_and(|d| d.contains("/a")), "{bad:?}");
         assert_eq!(run(json!(["x", {"regex": "y$"}]), "xy"), [true, true]);
+        // `schema` checks the same way, and is the one that is sent.
+        let sent = Expect::compile(&json!(["x", {"schema": {"type": "object"}}])).unwrap();
+        assert_eq!(sent.send, Some(json!({"type": "object"})));
+        assert_eq!(sent.run("{}").iter().map(|r| r.pass).collect::<Vec<_>>(), [false, true]);
+        assert_eq!(Expect::compile(&schema).unwrap().send, None);
     }
 
     #[test]

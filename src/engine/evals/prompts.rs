@@ -32,7 +32,21 @@ pub struct PromptError {
     pub message: String,
 }
 
-const KEYS: &[&str] = &["prompt", "system", "id", "attach", "expect"];
+const KEYS: &[&str] = &["prompt", "system", "id", "attach", "expect", "schema"];
+
+/// `expect` with a `schema` check added: the answer must follow `schema`, which is also sent.
+#[must_use]
+pub fn with_schema(expect: Option<Value>, schema: Value) -> Value {
+    let check = serde_json::json!({"schema": schema});
+    match expect {
+        None => check,
+        Some(Value::Array(mut a)) => {
+            a.push(check);
+            Value::Array(a)
+        }
+        Some(other) => Value::Array(vec![other, check]),
+    }
+}
 
 /// Parses a prompt set.
 ///
@@ -109,7 +123,19 @@ fn json_line(line: usize, l: &str) -> Result<PromptItem, PromptError> {
             .collect::<Result<_, _>>()?,
         Some(_) => return Err(err("`attach` must be a path or a list of paths".into())),
     };
-    let expect_raw = obj.get("expect").filter(|v| !v.is_null()).cloned();
+    let mut expect_raw = obj.get("expect").filter(|v| !v.is_null()).cloned();
+    // `"schema"`: a JSON schema, or `--schema`'s inline JSON or short form. It is sent with the
+    // prompt and checked like an expect, so it is kept (and resumed) as one.
+    match obj.get("schema") {
+        None | Some(Value::Null) => {}
+        Some(v @ Value::Object(_)) => expect_raw = Some(with_schema(expect_raw, v.clone())),
+        Some(Value::String(text)) => {
+            let s = crate::engine::structured::Structured::from_text(text, None)
+                .map_err(|e| err(format!("schema: {e}")))?;
+            expect_raw = Some(with_schema(expect_raw, s.schema));
+        }
+        Some(_) => return Err(err("`schema` must be a JSON schema or a short form such as \"name, age int\"".into())),
+    }
     let expect = match &expect_raw {
         Some(v) => Some(Expect::compile(v).map_err(|e| err(format!("expect: {e}")))?),
         None => None,
@@ -156,5 +182,19 @@ mod tests {
         assert!(e.message.contains("twice"), "{e}");
         assert!(parse("\n\n").is_err());
         assert!(parse("{\"system\":\"s\"}").unwrap_err().message.contains("no `prompt`"));
+    }
+
+    #[test]
+    fn a_lines_schema_becomes_a_sent_schema_check() {
+        let set = parse(
+            "{\"prompt\":\"a\",\"schema\":\"name, age int\",\"expect\":\"Ada\"}\n{\"prompt\":\"b\",\"schema\":{\"type\":\"object\"}}\n",
+        )
+        .unwrap();
+        let first = set[0].expect.as_ref().unwrap();
+        assert_eq!(first.checks.len(), 2, "the expect and the schema");
+        assert_eq!(first.send.as_ref().unwrap()["required"], serde_json::json!(["name", "age"]));
+        assert_eq!(set[1].expect_raw, Some(serde_json::json!({"schema": {"type": "object"}})));
+        assert!(parse("{\"prompt\":\"a\",\"schema\":\"age integr\"}").unwrap_err().message.starts_with("schema:"));
+        assert!(parse("{\"prompt\":\"a\",\"schema\":3}").is_err());
     }
 }

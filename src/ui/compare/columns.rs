@@ -157,6 +157,11 @@ pub fn header_lines(state: &State, cmp: &Compare, i: usize, width: usize) -> Vec
     if let Some(c) = r.cost.filter(|_| !hidden) {
         chips.push((crate::engine::metrics::money_label(c, r.cost_estimated), dim));
     }
+    // With `--logprobs`: how sure each model was, side by side.
+    let lp = col.last_reply().and_then(|m| crate::engine::logprobs::stats_of(&m.main().logprobs));
+    if let Some(s) = lp.filter(|_| !hidden) {
+        chips.push((format!("logprob {:.2} · ppl {:.2}", s.mean_logprob, s.perplexity), dim));
+    }
     if m.tool_calls > 0 {
         let s = if m.tool_calls == 1 { "" } else { "s" };
         chips.push((format!("⚙ {} tool call{s}", m.tool_calls), theme.style(R::Tool)));
