@@ -17,6 +17,7 @@ pub mod inspector;
 mod interleave;
 pub mod keymap;
 mod keys;
+pub mod mcp_prompts;
 pub mod msg;
 mod notify;
 pub mod overlay;

@@ -89,6 +89,31 @@ IMAGES_TOOL = {
 }
 
 
+# Prompts (prompts/list, prompts/get): `greet` has a required argument and an optional one.
+PROMPTS = [
+    {
+        "name": "greet",
+        "description": "Greets someone\x1b[31m politely.",
+        "arguments": [
+            {"name": "who", "description": "whom to greet", "required": True},
+            {"name": "mood", "description": "how"},
+        ],
+    },
+    {"name": "plain", "description": "A prompt without arguments."},
+]
+
+
+def get_prompt(name, args):
+    if name == "greet":
+        if "who" not in args:
+            return None
+        text_ = "Please greet %s in a %s way." % (args["who"], args.get("mood", "plain"))
+        return {"description": "a greeting", "messages": [{"role": "user", "content": {"type": "text", "text": text_}}]}
+    if name == "plain":
+        return {"messages": [{"role": "user", "content": {"type": "text", "text": "A plain prompt from the server."}}]}
+    return None
+
+
 def send(msg):
     sys.stdout.write(json.dumps(msg) + "\n")
     sys.stdout.flush()
@@ -164,7 +189,7 @@ def main():
                 id_,
                 {
                     "protocolVersion": "2025-06-18",
-                    "capabilities": {"tools": {}},
+                    "capabilities": {"tools": {}, "prompts": {}},
                     "serverInfo": {"name": "palaver-test-server", "version": "0.1.0"},
                 },
             )
@@ -181,6 +206,14 @@ def main():
                 result(id_, {"tools": PAGE_2 + ([IMAGES_TOOL] if MODE == "--images" else [])})
             else:
                 result(id_, {"tools": PAGE_1, "nextCursor": "page2"})
+        elif method == "prompts/list":
+            result(id_, {"prompts": PROMPTS})
+        elif method == "prompts/get":
+            res = get_prompt(params.get("name"), params.get("arguments") or {})
+            if res is None:
+                error(id_, -32602, "Invalid prompt or arguments: " + str(params.get("name")))
+            else:
+                result(id_, res)
         elif method == "tools/call":
             if MODE == "--crash-on-call":
                 sys.exit(1)

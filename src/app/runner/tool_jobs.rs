@@ -35,6 +35,17 @@ impl Runner {
                 });
                 self.tool_tasks.insert((owner, id, index), task.abort_handle());
             }
+            ToolEffect::GetPrompt { set, server, prompt, args } => {
+                let tx = self.tx.clone();
+                tokio::spawn(async move {
+                    let client = set.0.mcp_clients().iter().find(|c| c.name() == server).cloned();
+                    let got = match client {
+                        Some(c) => c.get_prompt(&prompt, args).await,
+                        None => Err(format!("MCP server `{server}` is not running")),
+                    };
+                    let _ = tx.send(Msg::Tools(ToolMsg::Prompt(got)));
+                });
+            }
             ToolEffect::Cancel { owner, id } => {
                 // Aborting drops the future, and with it any child process (spawned kill_on_drop).
                 self.tool_tasks.retain(|&(o, msg, _), h| {
