@@ -160,6 +160,9 @@ impl State {
     #[must_use]
     pub fn mcp_prompt_rows(&self) -> Vec<(String, String)> {
         let mut rows = Vec::new();
+        if self.tools.set.0.mcp_clients().iter().any(|c| !c.resources().is_empty()) {
+            rows.push(("/resource".to_owned(), "list MCP resources; /resource URI attaches one".to_owned()));
+        }
         for c in self.tools.set.0.mcp_clients() {
             for p in c.prompts() {
                 let args: Vec<String> =
@@ -174,7 +177,7 @@ impl State {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn greet() -> PromptInfo {
@@ -221,7 +224,7 @@ mod tests {
     }
 
     /// A state whose tools include the scripted test server as `t`.
-    async fn with_test_server() -> State {
+    pub(crate) async fn with_test_server() -> State {
         let script = format!("{}/tests/mcp_server/server.py", env!("CARGO_MANIFEST_DIR"));
         let server = crate::config::McpServer { command: vec!["python3".into(), script], ..Default::default() };
         let mut cfg = crate::config::McpConfig::default();
@@ -237,7 +240,8 @@ mod tests {
     async fn a_prompt_command_asks_the_server_then_sends_its_text() {
         let mut s = with_test_server().await;
         let rows = s.mcp_prompt_rows();
-        assert_eq!(rows[0], ("/mcp:t:greet".to_owned(), "Greets someone politely. who [mood]".to_owned()));
+        assert_eq!(rows[0].0, "/resource", "the server lists resources");
+        assert_eq!(rows[1], ("/mcp:t:greet".to_owned(), "Greets someone politely. who [mood]".to_owned()));
         let mut fx = Vec::new();
         s.submit("/mcp:t:greet mood=warm".into(), &mut fx);
         assert!(fx.is_empty());

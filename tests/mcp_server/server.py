@@ -114,6 +114,21 @@ def get_prompt(name, args):
     return None
 
 
+# Resources (resources/list, resources/read): a text note and a 1x1 PNG.
+RESOURCES = [
+    {"uri": "test://notes.txt", "name": "notes", "mimeType": "text/plain"},
+    {"uri": "test://dot.png", "name": "dot", "mimeType": "image/png"},
+]
+
+
+def read_resource(uri):
+    if uri == "test://notes.txt":
+        return {"contents": [{"uri": uri, "mimeType": "text/plain", "text": "The secret word is pineapple."}]}
+    if uri == "test://dot.png":
+        return {"contents": [{"uri": uri, "mimeType": "image/png", "blob": PNG_1X1}]}
+    return None
+
+
 def send(msg):
     sys.stdout.write(json.dumps(msg) + "\n")
     sys.stdout.flush()
@@ -189,7 +204,7 @@ def main():
                 id_,
                 {
                     "protocolVersion": "2025-06-18",
-                    "capabilities": {"tools": {}, "prompts": {}},
+                    "capabilities": {"tools": {}, "prompts": {}, "resources": {}},
                     "serverInfo": {"name": "palaver-test-server", "version": "0.1.0"},
                 },
             )
@@ -212,6 +227,14 @@ def main():
             res = get_prompt(params.get("name"), params.get("arguments") or {})
             if res is None:
                 error(id_, -32602, "Invalid prompt or arguments: " + str(params.get("name")))
+            else:
+                result(id_, res)
+        elif method == "resources/list":
+            result(id_, {"resources": RESOURCES})
+        elif method == "resources/read":
+            res = read_resource(params.get("uri"))
+            if res is None:
+                error(id_, -32002, "Resource not found: " + str(params.get("uri")))
             else:
                 result(id_, res)
         elif method == "tools/call":
