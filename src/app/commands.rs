@@ -341,7 +341,7 @@ impl State {
         for (cmd, _, desc) in COMMANDS.iter().filter(|c| listed.contains(&c.0)) {
             add((*cmd).to_owned(), desc, (*cmd).to_owned());
         }
-        for (name, label) in self.user_command_rows() {
+        for (name, label) in self.user_command_rows().into_iter().chain(self.mcp_prompt_rows()) {
             // Their prompt usually wants arguments: the palette puts the name in the composer.
             add(name.clone(), &label, format!("prefill:{name} "));
         }

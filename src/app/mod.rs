@@ -17,6 +17,8 @@ pub mod inspector;
 mod interleave;
 pub mod keymap;
 mod keys;
+pub mod mcp_prompts;
+mod mcp_resources;
 pub mod msg;
 mod notify;
 pub mod overlay;

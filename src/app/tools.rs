@@ -88,6 +88,10 @@ pub enum ToolMsg {
     Exported(Result<String, String>),
     /// The conversation page was written (its path) or not (why).
     PageExported(Result<String, String>),
+    /// An MCP prompt asked for with `ToolEffect::GetPrompt` arrived, or why not.
+    Prompt(Result<crate::tools::mcp::prompts::PromptText, String>),
+    /// An MCP request (reading a resource) failed: why, from the server (unsanitised).
+    McpFailed(String),
 }
 
 /// What the tool loop asks the runner to do.
@@ -99,6 +103,11 @@ pub enum ToolEffect {
     /// Run call `index` of message `id` of `owner`, reaching the `approved` paths outside the
     /// workspace and no other; answer with `ToolMsg::Done`.
     Run { owner: Owner, id: u64, index: usize, call: ToolCall, set: ToolSet, approved: Vec<std::path::PathBuf> },
+    /// Get MCP prompt `prompt` of `server` in `set` with `args`; answer with `ToolMsg::Prompt`.
+    GetPrompt { set: ToolSet, server: String, prompt: String, args: serde_json::Map<String, Value> },
+    /// Read resource `uri` of `server` in `set`; each content arrives as `AttachMsg::Loaded`
+    /// (a chip named `name`), a failure as `ToolMsg::McpFailed`.
+    ReadResource { set: ToolSet, server: String, uri: String, name: String },
     /// Stop the running calls of message `id` of `owner` (their tasks are dropped).
     Cancel { owner: Owner, id: u64 },
     /// Save the generated images among these output items; answer with `ToolMsg::ImagesSaved`.
@@ -350,6 +359,8 @@ impl State {
                 Ok(path) => self.flash(format!("exported to {path}")),
                 Err(e) => self.flash_error(format!("cannot export the page: {e}")),
             },
+            ToolMsg::Prompt(got) => self.on_prompt_got(got, fx),
+            ToolMsg::McpFailed(why) => self.flash_error(crate::text::sanitize::sanitize(&why).into_owned()),
         }
     }
 

@@ -20,7 +20,8 @@ impl State {
                 return;
             }
             Some(Err(e)) => {
-                if !self.run_user_command(&text, fx) {
+                if !self.run_user_command(&text, fx) && !self.run_mcp_prompt(&text, fx) && !self.run_resource(&text, fx)
+                {
                     self.flash_error(e);
                 }
                 return;

@@ -157,8 +157,11 @@ impl State {
             return false;
         }
         let builtin = super::commands::COMMANDS.iter().map(|(c, _, d)| ((*c).to_owned(), (*d).to_owned()));
-        let found: Vec<(String, String)> =
-            builtin.chain(self.user_command_rows()).filter(|(c, _)| c.starts_with(&typed)).collect();
+        let found: Vec<(String, String)> = builtin
+            .chain(self.user_command_rows())
+            .chain(self.mcp_prompt_rows())
+            .filter(|(c, _)| c.starts_with(&typed))
+            .collect();
         match found.as_slice() {
             [] => self.flash(format!("no command starts with {typed}")),
             [(one, _)] => self.composer.set_text(&format!("{one} ")),

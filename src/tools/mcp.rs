@@ -58,7 +58,17 @@ pub struct McpClient {
     over: Overflow,
     /// A remote server's secrets (its token, secret headers), kept out of what it sends back.
     redact: Redactor,
+    /// The prompts it listed at its start.
+    prompts: Vec<prompts::PromptInfo>,
+    /// The resources it listed at its start.
+    resources: Vec<resources::ResourceInfo>,
 }
+
+#[path = "mcp_resources.rs"]
+pub mod resources;
+
+#[path = "mcp_prompts.rs"]
+pub mod prompts;
 
 /// How a client reaches its server.
 enum Link {
@@ -149,8 +159,10 @@ impl McpClient {
             })
             .collect();
         let peer = service.peer().clone();
+        let prompts = Self::list_prompts(&peer).await;
+        let resources = Self::list_resources(&peer).await;
         let service = tokio::sync::Mutex::new(Some(service));
-        Ok((Self { name: name.to_owned(), link, aliases, peer, service, over, redact }, specs))
+        Ok((Self { name: name.to_owned(), link, aliases, peer, service, over, redact, prompts, resources }, specs))
     }
 
     /// Starts `cfg.command` as a child process, initialises the session and lists its tools.

@@ -159,6 +159,8 @@ pub struct Registry {
     workspace: Workspace,
     /// Longest output one call keeps (`limits.tool_output_bytes`); 0 means the default.
     output_limit: usize,
+    /// Every started MCP server, those without tools too (their prompts are offered).
+    mcp: Vec<Arc<mcp::McpClient>>,
 }
 
 impl std::fmt::Debug for Registry {
@@ -208,6 +210,7 @@ impl Registry {
             match mcp::McpClient::start(name, server).await {
                 Ok((client, specs)) => {
                     let client = Arc::new(client);
+                    self.mcp.push(client.clone());
                     for spec in specs {
                         let remote = spec.name.clone();
                         let mut spec = spec;
@@ -235,6 +238,12 @@ impl Registry {
                 }
             }
         }
+    }
+
+    /// The started MCP servers.
+    #[must_use]
+    pub fn mcp_clients(&self) -> &[Arc<mcp::McpClient>] {
+        &self.mcp
     }
 
     #[must_use]

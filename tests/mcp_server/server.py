@@ -89,6 +89,46 @@ IMAGES_TOOL = {
 }
 
 
+# Prompts (prompts/list, prompts/get): `greet` has a required argument and an optional one.
+PROMPTS = [
+    {
+        "name": "greet",
+        "description": "Greets someone\x1b[31m politely.",
+        "arguments": [
+            {"name": "who", "description": "whom to greet", "required": True},
+            {"name": "mood", "description": "how"},
+        ],
+    },
+    {"name": "plain", "description": "A prompt without arguments."},
+]
+
+
+def get_prompt(name, args):
+    if name == "greet":
+        if "who" not in args:
+            return None
+        text_ = "Please greet %s in a %s way." % (args["who"], args.get("mood", "plain"))
+        return {"description": "a greeting", "messages": [{"role": "user", "content": {"type": "text", "text": text_}}]}
+    if name == "plain":
+        return {"messages": [{"role": "user", "content": {"type": "text", "text": "A plain prompt from the server."}}]}
+    return None
+
+
+# Resources (resources/list, resources/read): a text note and a 1x1 PNG.
+RESOURCES = [
+    {"uri": "test://notes.txt", "name": "notes", "mimeType": "text/plain"},
+    {"uri": "test://dot.png", "name": "dot", "mimeType": "image/png"},
+]
+
+
+def read_resource(uri):
+    if uri == "test://notes.txt":
+        return {"contents": [{"uri": uri, "mimeType": "text/plain", "text": "The secret word is pineapple."}]}
+    if uri == "test://dot.png":
+        return {"contents": [{"uri": uri, "mimeType": "image/png", "blob": PNG_1X1}]}
+    return None
+
+
 def send(msg):
     sys.stdout.write(json.dumps(msg) + "\n")
     sys.stdout.flush()
@@ -164,7 +204,7 @@ def main():
                 id_,
                 {
                     "protocolVersion": "2025-06-18",
-                    "capabilities": {"tools": {}},
+                    "capabilities": {"tools": {}, "prompts": {}, "resources": {}},
                     "serverInfo": {"name": "palaver-test-server", "version": "0.1.0"},
                 },
             )
@@ -181,6 +221,22 @@ def main():
                 result(id_, {"tools": PAGE_2 + ([IMAGES_TOOL] if MODE == "--images" else [])})
             else:
                 result(id_, {"tools": PAGE_1, "nextCursor": "page2"})
+        elif method == "prompts/list":
+            result(id_, {"prompts": PROMPTS})
+        elif method == "prompts/get":
+            res = get_prompt(params.get("name"), params.get("arguments") or {})
+            if res is None:
+                error(id_, -32602, "Invalid prompt or arguments: " + str(params.get("name")))
+            else:
+                result(id_, res)
+        elif method == "resources/list":
+            result(id_, {"resources": RESOURCES})
+        elif method == "resources/read":
+            res = read_resource(params.get("uri"))
+            if res is None:
+                error(id_, -32002, "Resource not found: " + str(params.get("uri")))
+            else:
+                result(id_, res)
         elif method == "tools/call":
             if MODE == "--crash-on-call":
                 sys.exit(1)

@@ -35,6 +35,43 @@ impl Runner {
                 });
                 self.tool_tasks.insert((owner, id, index), task.abort_handle());
             }
+            ToolEffect::GetPrompt { set, server, prompt, args } => {
+                let tx = self.tx.clone();
+                tokio::spawn(async move {
+                    let client = set.0.mcp_clients().iter().find(|c| c.name() == server).cloned();
+                    let got = match client {
+                        Some(c) => c.get_prompt(&prompt, args).await,
+                        None => Err(format!("MCP server `{server}` is not running")),
+                    };
+                    let _ = tx.send(Msg::Tools(ToolMsg::Prompt(got)));
+                });
+            }
+            ToolEffect::ReadResource { set, server, uri, name } => {
+                let tx = self.tx.clone();
+                tokio::spawn(async move {
+                    let client = set.0.mcp_clients().iter().find(|c| c.name() == server).cloned();
+                    let read = match client {
+                        Some(c) => c.read_resource(&uri, &name).await,
+                        None => Err(format!("MCP server `{server}` is not running")),
+                    };
+                    let parts = match read {
+                        Ok(parts) => parts,
+                        Err(e) => return drop(tx.send(Msg::Tools(ToolMsg::McpFailed(e)))),
+                    };
+                    for p in parts {
+                        // Through the attachment path: its limits, its chip.
+                        let msg = match crate::engine::attachment::Attachment::from_bytes(&p.name, p.bytes) {
+                            Ok(a) => Msg::Attach(crate::app::attach::AttachMsg::Loaded {
+                                spec: uri.clone(),
+                                result: Ok(a),
+                                paste: None,
+                            }),
+                            Err(e) => Msg::Tools(ToolMsg::McpFailed(e.0)),
+                        };
+                        let _ = tx.send(msg);
+                    }
+                });
+            }
             ToolEffect::Cancel { owner, id } => {
                 // Aborting drops the future, and with it any child process (spawned kill_on_drop).
                 self.tool_tasks.retain(|&(o, msg, _), h| {
