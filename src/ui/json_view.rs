@@ -26,7 +26,7 @@ pub fn lines(view: &JsonView, folded: bool, cols: usize, theme: &Theme) -> Vec<L
     print(&view.value, &Ctx { indent: 0, prefix: String::new(), suffix: "", depth: 0, folded }, "", &mut printed);
     let marked = view.error.as_ref().and_then(|(path, _)| marked_line(&printed, path));
     let hint = if folded { "json · folded · select, Enter to unfold" } else { "json · select, Enter to fold" };
-    let mut out = vec![Line::from(Span::styled(hint, theme.style(R::Dim)))];
+    let mut out = wrap::plain(hint, cols, theme.style(R::Dim));
     let (base, width) = (code_base(theme), cols.saturating_sub(GUTTER).max(1));
     let too_big = printed.len() > MAX_LINES || printed.iter().any(|(t, _)| line_too_long(t));
     let mut hl = if theme.no_color() || too_big { None } else { LineHighlighter::new("json", theme.syntax_theme()) };
@@ -155,6 +155,20 @@ mod tests {
         assert!(t.contains(&"  \"one\": […] 1 item,".to_owned()), "{t:?}");
         assert!(t.contains(&"  \"home\": {…},".to_owned()), "{t:?}");
         assert!(!t.iter().any(|l| l.contains("London")), "{t:?}");
+    }
+
+    #[test]
+    fn with_colour_the_json_is_highlighted_as_a_code_block_is() {
+        let theme = Theme::load("dark", None, false).unwrap();
+        let view = JsonView { value: json!({"name": "Ada", "age": 36}), error: None };
+        let rows = lines(&view, false, 80, &theme);
+        let age = rows.iter().find(|l| l.to_string().contains("\"age\"")).unwrap();
+        let colours: std::collections::HashSet<_> =
+            age.spans.iter().filter(|s| !s.content.trim().is_empty()).map(|s| s.style.fg).collect();
+        assert!(colours.len() >= 2, "key and number tinted apart: {age:?}");
+        // Rows never outgrow the width, the gutter included.
+        let narrow = lines(&JsonView { value: json!({"k": "x".repeat(50)}), error: None }, false, 20, &theme);
+        assert!(narrow.iter().all(|l| l.width() <= 20), "{narrow:?}");
     }
 
     #[test]
