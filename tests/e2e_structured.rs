@@ -259,7 +259,13 @@ fn a_prompt_sets_schema_is_sent_and_checked() {
     let bodies: Vec<Value> = s.requests().iter().map(|r| serde_json::from_str(&r.body).unwrap()).collect();
     assert_eq!(bodies.iter().filter(|b| b.get("response_format").is_some()).count(), 1);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("json_schema"), "the check is in the cells: {stdout}");
+    let lines: Vec<Value> = stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let kinds: Vec<&Value> =
+        lines.iter().filter_map(|l| l["checks"].as_array()).flatten().map(|c| &c["kind"]).collect();
+    assert_eq!(kinds, [&json!("schema")], "the check is in the cells, named `schema`: {stdout}");
+    let summary = lines.iter().find(|l| l["type"] == "summary").expect("a summary line");
+    let m = &summary["models"][0];
+    assert_eq!((&m["schema_checked"], &m["schema_valid"]), (&json!(1), &json!(0)), "{summary}");
 }
 
 #[test]

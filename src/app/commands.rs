@@ -248,6 +248,7 @@ impl State {
         self.selected = None;
         self.editing = None;
         self.reasoning_open.clear();
+        self.json_views.clear();
         self.recount();
         self.scroll_bottom();
     }

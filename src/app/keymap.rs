@@ -204,7 +204,13 @@ const TABLE: &[(Action, &str, Context, &str, &str)] = &[
     (Action::BranchNext, "branch_next", Context::Transcript, "]", "next version"),
     (Action::Leave, "leave", Context::Transcript, "esc tab i", "back to the composer"),
     (Action::OpenImage, "open_image", Context::Transcript, "v", "open the message's image in the system viewer"),
-    (Action::ToggleOutput, "toggle_output", Context::Transcript, "enter o", "expand or fold tool outputs and cards"),
+    (
+        Action::ToggleOutput,
+        "toggle_output",
+        Context::Transcript,
+        "enter o",
+        "expand or fold tool outputs and cards, a JSON answer's nested levels",
+    ),
     (
         Action::Probabilities,
         "probabilities",

@@ -303,7 +303,12 @@ impl State {
             Some(Action::BranchPrev) => self.switch_branch(false),
             Some(Action::BranchNext) => self.switch_branch(true),
             Some(Action::Leave) => self.leave_selection(),
-            Some(Action::ToggleOutput) => self.toggle_tool_output(),
+            Some(Action::ToggleOutput) => {
+                // On an answer shown as JSON, the same key folds its nested levels.
+                if !self.toggle_json_fold() {
+                    self.toggle_tool_output();
+                }
+            }
             Some(Action::OpenImage) => self.open_image(fx),
             Some(Action::Probabilities) => self.open_probs(),
             _ => {

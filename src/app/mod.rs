@@ -29,7 +29,7 @@ mod probs;
 pub mod queue;
 mod reopen;
 pub mod runner;
-mod schema;
+pub mod schema;
 mod scroll;
 pub mod state;
 pub mod storage;

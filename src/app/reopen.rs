@@ -127,6 +127,7 @@ impl State {
         self.selected = None;
         self.editing = None;
         self.reasoning_open.clear();
+        self.json_views.clear();
         self.focus = super::state::Focus::Composer;
         let n = active.messages.len();
         let versions = match others.len() {

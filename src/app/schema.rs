@@ -1,10 +1,59 @@
 //! Structured outputs on the chat screen: `/schema JSON|SHORT|off` sets the schema the next
 //! replies must follow (sent as `response_format` / `text.format`, as `--schema` does), and each
-//! finished reply is checked: a line under it says ✓ or names the failing path.
+//! finished reply is checked: a line under it says ✓ or names the failing path. An answer
+//! that parsed as JSON is kept here as a value, which the chat screen draws as highlighted,
+//! foldable JSON (`ui::json_view`) with the failing value's line marked.
 
 use super::state::State;
 use super::transcript::NoticeKind;
 use crate::engine::structured::Structured;
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+
+/// An answer checked against a schema, as JSON.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JsonView {
+    pub value: Value,
+    /// The first error: the failing value's JSON pointer (`""` the whole answer) and why.
+    pub error: Option<(String, String)>,
+}
+
+/// The answers shown as JSON, by message id, and which of them the user folded.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct JsonViews {
+    views: HashMap<u64, JsonView>,
+    folded: HashSet<u64>,
+}
+
+impl JsonViews {
+    /// Message `id`'s JSON view, if its answer is shown as JSON.
+    #[must_use]
+    pub fn get(&self, id: u64) -> Option<&JsonView> {
+        self.views.get(&id)
+    }
+
+    /// Whether message `id`'s nested levels are folded.
+    #[must_use]
+    pub fn folded(&self, id: u64) -> bool {
+        self.folded.contains(&id)
+    }
+
+    /// What the render cache keys a message's body on: 0 plain, 1 JSON, 2 JSON folded.
+    #[must_use]
+    pub fn salt(&self, id: u64) -> u8 {
+        match (self.views.contains_key(&id), self.folded(id)) {
+            (false, _) => 0,
+            (true, false) => 1,
+            (true, true) => 2,
+        }
+    }
+
+    /// Forgets every view (the transcript was cleared or replaced).
+    pub fn clear(&mut self) {
+        self.views.clear();
+        self.folded.clear();
+    }
+}
 
 impl State {
     /// `/schema JSON|SHORT|off`; alone, says which schema is in use.
@@ -41,11 +90,26 @@ impl State {
             return;
         }
         let v = schema.check(&m.main().content);
+        if let Some(value) = v.value.clone() {
+            let error = v.errors.first().map(|e| (e.path.clone(), e.message.clone()));
+            self.json_views.views.insert(id, JsonView { value, error });
+        }
         let (kind, text) = match v.first_error() {
             None => (NoticeKind::Info, "✓ the answer follows the schema".to_owned()),
             Some(why) => (NoticeKind::Error, format!("✗ the answer does not follow the schema {why}")),
         };
         self.transcript.push_notice(kind, crate::text::sanitize::sanitize(&text).into_owned());
+    }
+
+    /// Folds or unfolds the nested levels of the selected answer, when it is shown as JSON;
+    /// false when it is not (the key then does what it does elsewhere).
+    pub(crate) fn toggle_json_fold(&mut self) -> bool {
+        let Some(id) = self.selected.filter(|id| self.json_views.views.contains_key(id)) else { return false };
+        if !self.json_views.folded.remove(&id) {
+            self.json_views.folded.insert(id);
+        }
+        self.dirty = true;
+        true
     }
 }
 
@@ -106,9 +170,30 @@ mod tests {
             last_notice(&s)
         );
         s.schema_command(Some("off"));
+        let before = s.transcript.cells.len();
         let body = send_and_answer(&mut s, "free");
         assert!(body.get("response_format").is_none());
         s.schema_command(Some("age integr"));
         assert!(s.flash.as_ref().is_some_and(|f| f.error && f.text.contains("integr")));
+        let free = s.transcript.cells[before..].iter().find_map(Cell::message).map(|m| m.id).unwrap();
+        assert_eq!(s.json_views.salt(free), 0, "a free answer is not shown as JSON");
+    }
+
+    #[test]
+    fn a_checked_answer_is_kept_as_json_and_enter_folds_it() {
+        let mut s = crate::app::test_state();
+        s.schema_command(Some("name, age int"));
+        send_and_answer(&mut s, r#"{"name": "Ada", "age": "old"}"#);
+        let id = s.transcript.cells.iter().rev().find_map(Cell::message).map(|m| m.id).unwrap();
+        let view = s.json_views.get(id).expect("a JSON view");
+        assert_eq!(view.value["name"], "Ada");
+        assert_eq!(view.error.as_ref().map(|e| e.0.as_str()), Some("/age"));
+        assert_eq!(s.json_views.salt(id), 1);
+        s.apply(Msg::Key(KeyEvent::new(KeyCode::Up, KeyModifiers::ALT)));
+        assert_eq!(s.selected, Some(id));
+        s.apply(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
+        assert!(s.json_views.folded(id) && s.json_views.salt(id) == 2);
+        s.apply(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
+        assert_eq!(s.json_views.salt(id), 1, "Enter again unfolds");
     }
 }

@@ -169,6 +169,8 @@ pub struct State {
     pub size: (u16, u16),
     /// Messages whose reasoning the user opened.
     pub reasoning_open: HashSet<u64>,
+    /// Answers checked against a schema that parsed as JSON, shown as JSON (`app::schema`).
+    pub json_views: super::schema::JsonViews,
     /// The provider's model list, once fetched.
     pub fetched_models: Option<Vec<String>>,
     /// The user message being edited (its tail becomes a branch when the edit is sent).
@@ -252,6 +254,7 @@ impl State {
             panels: None,
             size: (80, 24),
             reasoning_open: HashSet::new(),
+            json_views: super::schema::JsonViews::default(),
             fetched_models: None,
             editing: None,
             totals: super::totals::Totals::default(),

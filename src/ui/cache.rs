@@ -44,9 +44,9 @@ impl Incremental {
 /// One cell's rendered body.
 #[derive(Debug, Default)]
 pub struct CachedCell {
-    /// (revision, reasoning expanded, tool-card salt, folded behind a compaction) the body was
-    /// built for.
-    key: Option<(u64, bool, u64, bool)>,
+    /// (revision, reasoning expanded, tool-card salt, folded behind a compaction, shown as JSON
+    /// and folded: `JsonViews::salt`) the body was built for.
+    key: Option<(u64, bool, u64, bool, u8)>,
     /// The draw that last asked for this cell (for the budget's eviction).
     used: u64,
     /// Whether a header line is drawn above the body (messages yes, notices no).
@@ -133,7 +133,8 @@ impl RenderCache {
         let expanded = cell.message().is_some_and(|m| state.reasoning_expanded(m));
         let owner = crate::app::tools::Owner::Chat;
         let folded = state.folded(index);
-        let key = Some((cell.revision(), expanded, super::tool_card::salt(state, owner, cell), folded));
+        let json = state.json_views.salt(cell.id());
+        let key = Some((cell.revision(), expanded, super::tool_card::salt(state, owner, cell), folded, json));
         let entry = self.cells.entry(cell.id()).or_default();
         entry.used = self.draws;
         if entry.key != key {

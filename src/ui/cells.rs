@@ -138,9 +138,15 @@ fn assistant(entry: &mut CachedCell, m: &Message, state: &State, cols: usize, ow
     }
     entry.pre = pre;
 
+    // An answer checked against a schema is drawn as JSON, once it has finished.
+    let json = state.json_views.get(m.id).filter(|_| !live);
+    if let Some(view) = json {
+        entry.pre.extend(super::json_view::lines(view, state.json_views.folded(m.id), cols, theme));
+        entry.md.clear();
+    }
     // Complete lines are markdown; the line still arriving stays plain until it completes.
     let content = &main.content;
-    let committed = entry.md.update(content, live, cols, theme);
+    let committed = if json.is_some() { content.len() } else { entry.md.update(content, live, cols, theme) };
     let tail = &content[committed..];
     if live && !tail.is_empty() {
         let (width, cursor) = (cols.saturating_sub(1).max(1), Span::styled("▌", theme.style(R::Accent)));

@@ -3,6 +3,7 @@
 pub mod highlight;
 pub mod images;
 pub mod images_draw;
+pub mod json_view;
 pub mod markdown;
 
 pub mod cache;

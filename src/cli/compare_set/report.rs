@@ -197,6 +197,11 @@ pub fn meta_line(c: &CellRow) -> String {
         let passed = checks.iter().filter(|r| r.get("pass").and_then(serde_json::Value::as_bool) == Some(true)).count();
         parts.push(format!("checks {passed}/{}", checks.len()));
     }
+    match super::summary::schema_verdict(c.checks.as_ref()) {
+        Some(true) => parts.push("schema valid".into()),
+        Some(false) => parts.push("schema invalid".into()),
+        None => {}
+    }
     parts.join(" · ")
 }
 
@@ -213,5 +218,43 @@ mod tests {
         assert_eq!(md_cell("<img src=x onerror=alert(1)>&amp;"), "&lt;img src=x onerror=alert(1)&gt;&amp;amp;");
         assert_eq!(md_cell("</td></tr>\r\n<script>"), "&lt;/td&gt;&lt;/tr&gt;  &lt;script&gt;");
         assert!(format_of(Path::new("r.HTML")).is_ok() && format_of(Path::new("r.txt")).is_err());
+    }
+
+    #[test]
+    fn the_markdown_report_gives_schema_validity_a_row_and_a_mark() {
+        let mut s = super::super::summary::tests::sample();
+        (s.models[0].schema_checked, s.models[0].schema_valid) = (3, 3);
+        (s.models[1].schema_checked, s.models[1].schema_valid) = (3, 2);
+        let run = RunSummary { id: "run-1".into(), prompts: 3, status: "finished".into(), ..test_run() };
+        let mut out = Vec::new();
+        markdown_head(&mut out, &run, &s).unwrap();
+        let md = String::from_utf8(out).unwrap();
+        assert!(md.contains("| schema valid | **3/3** ★ | 2/3 |"), "{md}");
+        let checks = serde_json::json!([{"kind": "contains", "pass": true}, {"kind": "schema", "pass": false}]);
+        let cell = CellRow { ok: true, checks: Some(checks), ..CellRow::default() };
+        assert_eq!(meta_line(&cell), "ok · checks 1/2 · schema invalid");
+        insta::assert_snapshot!(md);
+    }
+
+    fn test_run() -> RunSummary {
+        RunSummary {
+            id: String::new(),
+            created_at: 0,
+            updated_at: 0,
+            models: ["demo", "demo-reasoning"]
+                .iter()
+                .map(|m| crate::store::runs::RunModel {
+                    spec: (*m).into(),
+                    model: (*m).into(),
+                    provider: "demo".into(),
+                })
+                .collect(),
+            settings: serde_json::Value::Null,
+            source: "set.jsonl".into(),
+            prompts: 0,
+            status: String::new(),
+            cells_ok: 0,
+            cells_failed: 0,
+        }
     }
 }

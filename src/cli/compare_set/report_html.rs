@@ -185,4 +185,27 @@ mod tests {
         assert!(html.contains("&lt;/pre&gt;&lt;script&gt;"));
         insta::assert_snapshot!(html);
     }
+
+    #[test]
+    fn the_summary_table_has_a_schema_valid_row() {
+        let mut s = super::super::summary::tests::sample();
+        (s.models[0].schema_checked, s.models[0].schema_valid) = (3, 3);
+        (s.models[1].schema_checked, s.models[1].schema_valid) = (3, 0);
+        let run = RunSummary {
+            id: "run-1".into(),
+            created_at: 0,
+            updated_at: 0,
+            models: vec![],
+            settings: serde_json::Value::Null,
+            source: "x".into(),
+            prompts: 3,
+            status: "finished".into(),
+            cells_ok: 6,
+            cells_failed: 0,
+        };
+        let mut out = Vec::new();
+        head(&mut out, &run, &s).unwrap();
+        let html = String::from_utf8(out).unwrap();
+        assert!(html.contains("<tr><td>schema valid</td><td class=\"best\">3/3 ★</td><td>0/3</td></tr>"), "{html}");
+    }
 }

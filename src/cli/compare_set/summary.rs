@@ -34,6 +34,9 @@ pub struct ModelSummary {
     pub checked: u64,
     pub passed: u64,
     pub pass_rate: Option<f64>,
+    /// Cells checked against a schema, and those whose answer followed it.
+    pub schema_checked: u64,
+    pub schema_valid: u64,
 }
 
 /// A run's summary.
@@ -104,6 +107,10 @@ pub fn compute(store: &RunStore, run: &RunSummary, cfg: &crate::config::Config) 
             });
             m.passed += u64::from(pass);
         }
+        if let Some(valid) = schema_verdict(f.checks.as_ref()) {
+            m.schema_checked += 1;
+            m.schema_valid += u64::from(valid);
+        }
     })?;
     for (m, a) in models.iter_mut().zip(&mut acc) {
         m.ttft_p50_ms = percentile(&mut a.ttft, 50.0);
@@ -122,6 +129,20 @@ pub fn compute(store: &RunStore, run: &RunSummary, cfg: &crate::config::Config) 
     }
     let total = u64::from(run.prompts) * n as u64;
     Ok(Summary { run: run.id.clone(), prompts: run.prompts, cells, missing: total.saturating_sub(cells), models })
+}
+
+/// Whether a cell's answer followed its schema; `None` when it had no schema check. Runs
+/// stored before the check was named `schema` call it `json_schema`.
+#[must_use]
+pub fn schema_verdict(checks: Option<&serde_json::Value>) -> Option<bool> {
+    let found = checks?
+        .as_array()?
+        .iter()
+        .filter(|r| matches!(r.get("kind").and_then(serde_json::Value::as_str), Some("schema" | "json_schema")));
+    found.fold(None, |acc, r| {
+        let pass = r.get("pass").and_then(serde_json::Value::as_bool) == Some(true);
+        Some(acc.unwrap_or(true) && pass)
+    })
 }
 
 /// A row of the table: its label, each model's figure, and which way is better (`None`: not
@@ -176,6 +197,25 @@ fn rows(s: &Summary) -> Vec<Row> {
                 .iter()
                 .map(|m| {
                     m.pass_rate.map_or_else(|| "-".into(), |r| format!("{}/{} {:.0}%", m.passed, m.checked, r * 100.0))
+                })
+                .collect(),
+            lower_is_better: Some(false),
+        });
+    }
+    // Schema validity is its own row: a model can follow the schema and still fail a
+    // `contains`, and that is a different finding.
+    if ms.iter().any(|m| m.schema_checked > 0) {
+        out.push(Row {
+            label: "schema valid",
+            values: ms
+                .iter()
+                .map(|m| (m.schema_checked > 0).then(|| m.schema_valid as f64 / m.schema_checked as f64))
+                .collect(),
+            shown: ms
+                .iter()
+                .map(|m| match m.schema_checked {
+                    0 => "-".to_owned(),
+                    n => format!("{}/{n}", m.schema_valid),
                 })
                 .collect(),
             lower_is_better: Some(false),
@@ -255,7 +295,7 @@ pub fn report_rows(s: &Summary) -> Vec<(&'static str, Vec<String>, Vec<usize>)> 
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     pub(crate) fn sample() -> Summary {
@@ -279,6 +319,8 @@ mod tests {
             checked: 4,
             passed: pass.map_or(0, |p| (p * 4.0) as u64),
             pass_rate: pass,
+            schema_checked: 0,
+            schema_valid: 0,
         };
         Summary {
             run: "run-x".into(),
@@ -298,6 +340,32 @@ mod tests {
         insta::assert_snapshot!(t);
         let tps = t.lines().find(|l| l.starts_with("tok/s p50")).unwrap();
         assert!(!tps.contains('*'), "a tie is not marked: {tps}");
+    }
+
+    #[test]
+    fn schema_validity_is_a_row_of_its_own() {
+        assert!(!table(&sample()).contains("schema valid"), "no schema, no row");
+        let mut s = sample();
+        (s.models[0].schema_checked, s.models[0].schema_valid) = (3, 3);
+        (s.models[1].schema_checked, s.models[1].schema_valid) = (3, 1);
+        let t = table(&s);
+        let row = t.lines().find(|l| l.starts_with("schema valid")).unwrap();
+        assert!(row.contains("3/3*") && row.contains("1/3 "), "{row}");
+        let rows = report_rows(&s);
+        let (_, shown, best) = rows.iter().find(|r| r.0 == "schema valid").unwrap();
+        assert_eq!((shown.clone(), best.clone()), (vec!["3/3".to_owned(), "1/3".to_owned()], vec![0]));
+    }
+
+    #[test]
+    fn a_cells_schema_verdict_reads_either_name() {
+        let v = |j: serde_json::Value| schema_verdict(Some(&j));
+        assert_eq!(v(serde_json::json!([{"kind": "contains", "pass": false}])), None);
+        assert_eq!(
+            v(serde_json::json!([{"kind": "contains", "pass": false}, {"kind": "schema", "pass": true}])),
+            Some(true)
+        );
+        assert_eq!(v(serde_json::json!([{"kind": "json_schema", "pass": false}])), Some(false));
+        assert_eq!(schema_verdict(None), None);
     }
 
     #[test]

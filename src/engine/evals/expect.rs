@@ -172,11 +172,11 @@ impl Check {
                 ("json", pass, (!pass).then(|| "the answer is not JSON".to_owned()))
             }
             Self::Schema(schema) => match (answer_json(answer), jsonschema::validator_for(schema)) {
-                (None, _) => ("json_schema", false, Some("the answer is not JSON".to_owned())),
-                (Some(_), Err(e)) => ("json_schema", false, Some(format!("the schema does not compile: {e}"))),
+                (None, _) => ("schema", false, Some("the answer is not JSON".to_owned())),
+                (Some(_), Err(e)) => ("schema", false, Some(format!("the schema does not compile: {e}"))),
                 (Some(v), Ok(validator)) => {
                     let first = validator.iter_errors(&v).next().map(|e| format!("{} at {}", e, e.instance_path()));
-                    ("json_schema", first.is_none(), first.map(|d| clip(&d)))
+                    ("schema", first.is_none(), first.map(|d| clip(&d)))
                 }
             },
         };
@@ -207,6 +207,8 @@ mod tests {
         assert_eq!(run(schema.clone(), "{\"a\": 1}"), [true]);
         let bad = Expect::compile(&schema).unwrap().run("{\"a\": \"x\"}");
         assert!(!bad[0].pass && bad[0].detail.as_deref().is_some_and(|d| d.contains("/a")), "{bad:?}");
+        // Either spelling is reported under the one name the reports give it.
+        assert_eq!(bad[0].kind, "schema");
         assert_eq!(run(json!(["x", {"regex": "y$"}]), "xy"), [true, true]);
         // `schema` checks the same way, and is the one that is sent.
         let sent = Expect::compile(&json!(["x", {"schema": {"type": "object"}}])).unwrap();
