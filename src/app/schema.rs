@@ -96,7 +96,7 @@ impl State {
         }
         let (kind, text) = match v.first_error() {
             None => (NoticeKind::Info, "✓ the answer follows the schema".to_owned()),
-            Some(why) => (NoticeKind::Error, format!("✗ the answer does not follow the schema {why}")),
+            Some(why) => (NoticeKind::Error, format!("the answer does not follow the schema {why}")),
         };
         self.transcript.push_notice(kind, crate::text::sanitize::sanitize(&text).into_owned());
     }
@@ -165,7 +165,7 @@ mod tests {
         assert_eq!(last_notice(&s), "✓ the answer follows the schema");
         send_and_answer(&mut s, r#"{"name": "Ada", "age": "old"}"#);
         assert!(
-            last_notice(&s).starts_with("✗ the answer does not follow the schema at /age: "),
+            last_notice(&s).starts_with("the answer does not follow the schema at /age: "),
             "{}",
             last_notice(&s)
         );
