@@ -111,7 +111,19 @@ fn a_long_flash_takes_the_whole_status_line_instead_of_being_cut() {
     let screen = screen::text(&screen::settle(&mut s, 110, 30, &mut RenderCache::default()));
     let status = screen.lines().last().unwrap();
     assert!(status.contains(&format!("exported to {path}")), "the whole path is shown:\n{screen}");
+    // One that needs the line hides the state for its few seconds, and where requests go does
+    // not take the state's place (the tools setting is what must never go unnoticed).
+    for c in "/vim".chars() {
+        s.apply(Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)));
+    }
+    s.apply(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
+    s.flash("queued: it goes out when this turn ends · Ctrl+S sends it now");
+    let screen = screen::text(&screen::settle(&mut s, 110, 30, &mut RenderCache::default()));
+    let status = screen.lines().last().unwrap();
+    assert!(status.starts_with(" INSERT ·"), "the vim mode stays: {screen}");
+    assert!(status.ends_with("Ctrl+S sends it now") && !status.contains("llama ·"), "{screen}");
     // A short flash still leaves the metrics and the context meter beside it.
+    s.apply(Msg::Key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE)));
     s.flash("copied");
     let screen = screen::text(&screen::settle(&mut s, 110, 30, &mut RenderCache::default()));
     let status = screen.lines().last().unwrap();

@@ -47,6 +47,8 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State) {
         left.push(meter);
     }
     let left_w: usize = left.iter().map(|s| super::wrap::width(&s.content)).sum();
+    // A flash that took the line leaves no room for where requests go either.
+    let mut took_line = false;
     let right = match &state.flash {
         Some(flash) => {
             let role = if flash.error { R::StatusError } else { R::Accent };
@@ -57,6 +59,7 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State) {
             // `{text} ` and at least one space before it.
             if width <= left_w + 24 || super::wrap::width(&text) + left_w + 2 > width {
                 left.truncate(usize::from(state.vim.is_some()));
+                took_line = true;
             }
             let kept: usize = left.iter().map(|s| super::wrap::width(&s.content)).sum();
             let text = ellipsize(&text, width.saturating_sub(kept + 2));
@@ -84,7 +87,7 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State) {
     );
     let w = |spans: &[Span<'_>]| -> usize { spans.iter().map(|s| super::wrap::width(&s.content)).sum() };
     let right_w = super::wrap::width(&right.content);
-    if !left.is_empty() && w(&left) + super::wrap::width(&target.content) + right_w < width {
+    if !left.is_empty() && !took_line && w(&left) + super::wrap::width(&target.content) + right_w < width {
         left.push(target);
     }
     let left_w = w(&left);
