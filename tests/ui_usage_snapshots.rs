@@ -96,3 +96,36 @@ fn catalogue_prices_show_as_estimates() {
     assert!(screen.contains("cost                   ~$0.00168"), "{screen}");
     snap_all(&mut s, "usage_catalogue_estimate");
 }
+
+/// A flash too long for the room beside the reply's metrics takes the whole status line for
+/// its few seconds, as the status bar promises, rather than losing its end: `/export html`
+/// names the file it wrote, and a cut path is no use.
+#[test]
+fn a_long_flash_takes_the_whole_status_line_instead_of_being_cut() {
+    let body = "data: {\"id\":\"c\",\"model\":\"gpt-4o-mini\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Teal.\"},\"finish_reason\":\"stop\"}]}\n\n\
+        data: {\"id\":\"c\",\"model\":\"gpt-4o-mini\",\"choices\":[],\"usage\":{\"prompt_tokens\":12000,\"completion_tokens\":800,\"total_tokens\":12800}}\n\n\
+        data: [DONE]\n\n";
+    let mut s = replay_body(state_for(Api::Chat, "gpt-4o-mini"), Api::Chat, body.as_bytes());
+    let path = "/home/someone/.local/share/palaver/exports/conversation-20261126-161622-ff30-1795709812695.html";
+    s.flash(format!("exported to {path}"));
+    let screen = screen::text(&screen::settle(&mut s, 110, 30, &mut RenderCache::default()));
+    let status = screen.lines().last().unwrap();
+    assert!(status.contains(&format!("exported to {path}")), "the whole path is shown:\n{screen}");
+    // One that needs the line hides the state for its few seconds, and where requests go does
+    // not take the state's place (the tools setting is what must never go unnoticed).
+    for c in "/vim".chars() {
+        s.apply(Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)));
+    }
+    s.apply(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
+    s.flash("queued: it goes out when this turn ends · Ctrl+S sends it now");
+    let screen = screen::text(&screen::settle(&mut s, 110, 30, &mut RenderCache::default()));
+    let status = screen.lines().last().unwrap();
+    assert!(status.starts_with(" INSERT ·"), "the vim mode stays: {screen}");
+    assert!(status.ends_with("Ctrl+S sends it now") && !status.contains("llama ·"), "{screen}");
+    // A short flash still leaves the metrics and the context meter beside it.
+    s.apply(Msg::Key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE)));
+    s.flash("copied");
+    let screen = screen::text(&screen::settle(&mut s, 110, 30, &mut RenderCache::default()));
+    let status = screen.lines().last().unwrap();
+    assert!(status.contains("copied") && status.contains("✓ done") && status.contains("ctx"), "{screen}");
+}

@@ -16,9 +16,7 @@ impl State {
         let arg = arg.unwrap_or("html").trim();
         let (format, path) = arg.split_once(char::is_whitespace).unwrap_or((arg, ""));
         if format != "html" {
-            self.flash_error(format!(
-                "/export html [PATH] writes a page; {format} is `palaver history export ID --format md|json`"
-            ));
+            self.flash_error(not_html(format, self.persist.id.as_deref()));
             return;
         }
         let messages: Vec<_> = self
@@ -57,6 +55,18 @@ impl State {
     }
 }
 
+/// Why `/export FORMAT` did nothing: Markdown and JSON are `history export`'s (named with this
+/// conversation's id when it is saved), anything else is no format palaver writes.
+fn not_html(format: &str, id: Option<&str>) -> String {
+    match format {
+        "md" | "json" => {
+            let id = id.unwrap_or("ID");
+            format!("/export writes html only; for {format}: palaver history export {id} --format {format}")
+        }
+        _ => format!("/export html [PATH] writes the conversation as a page; `{format}` is not a format it knows"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::app::effect::Effect;
@@ -82,6 +92,12 @@ mod tests {
         fx.clear();
         s.export_page(Some("pdf"), &mut fx);
         assert!(fx.is_empty());
-        assert!(s.flash.as_ref().is_some_and(|f| f.error && f.text.contains("history export")));
+        // pdf is no format at all: not one `history export` writes either.
+        let flash = s.flash.as_ref().map(|f| f.text.clone()).unwrap_or_default();
+        assert!(flash.contains("`pdf` is not a format") && !flash.contains("history export"), "{flash}");
+        s.export_page(Some("md"), &mut fx);
+        assert!(fx.is_empty());
+        let flash = s.flash.as_ref().map(|f| f.text.clone()).unwrap_or_default();
+        assert!(flash.ends_with("palaver history export ID --format md"), "{flash}");
     }
 }

@@ -157,7 +157,13 @@ impl State {
         self.quit_armed = true;
         let again = self.keymap.hint(Action::Interrupt);
         let eof = self.keymap.hint(Action::Eof);
-        self.flash(format!("quit? {again} again or {eof} quits · any other key stays"));
+        // Queued messages live only in this session: quitting drops them, so the question says so.
+        let unsent = match self.queue.items.len() {
+            0 => String::new(),
+            1 => "1 queued message is not sent · ".to_owned(),
+            n => format!("{n} queued messages are not sent · "),
+        };
+        self.flash(format!("quit? {unsent}{again} again or {eof} quits · any other key stays"));
     }
 
     /// Runs a global action; false when it does not apply now and the key should fall through.

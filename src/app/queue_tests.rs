@@ -169,3 +169,22 @@ fn a_users_command_typed_during_a_turn_waits_and_takes_its_model_when_it_goes() 
     assert_eq!(body["model"], "demo-reasoning");
     assert_eq!(last_prompt(&body), "Review a.rs");
 }
+
+#[test]
+fn the_quit_question_names_queued_messages_that_would_not_be_sent() {
+    let mut s = test_state();
+    send(&mut s, "one");
+    send(&mut s, "two");
+    s.apply(key(KeyCode::Esc));
+    assert!(s.queue.held && s.queue.items.len() == 1);
+    let ctrl_c = || Msg::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
+    s.apply(ctrl_c());
+    let flash = s.flash.as_ref().map(|f| f.text.clone()).unwrap_or_default();
+    assert!(flash.starts_with("quit? 1 queued message is not sent · "), "{flash}");
+    assert!(!s.quit, "it only asks");
+    // Nothing queued: the question as before.
+    let mut s = test_state();
+    s.apply(ctrl_c());
+    let flash = s.flash.as_ref().map(|f| f.text.clone()).unwrap_or_default();
+    assert!(flash.starts_with("quit? ") && !flash.contains("queued"), "{flash}");
+}

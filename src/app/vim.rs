@@ -241,6 +241,11 @@ impl Vim {
         }
         if plain(&key).is_none() {
             self.pending.clear();
+            // The chat screen takes the key (Enter sends and empties the draft): a selection
+            // would outlive its text, and typing after it would go to visual-mode commands.
+            if self.mode == Mode::Visual {
+                self.mode = Mode::Normal;
+            }
             return Outcome::Pass;
         }
         self.pending.push(key);

@@ -125,4 +125,20 @@ mod tests {
         let fx = press(&mut s, KeyCode::Esc);
         assert!(fx.iter().any(|e| matches!(e, crate::app::Effect::CancelRequest { .. })), "in normal mode Esc cancels");
     }
+
+    #[test]
+    fn enter_in_visual_mode_sends_and_leaves_visual_mode() {
+        let mut s = test_state();
+        s.vim = Some(crate::app::vim::Vim::new(Mode::Insert));
+        typed(&mut s, "question");
+        press(&mut s, KeyCode::Esc);
+        typed(&mut s, "0v");
+        assert_eq!(s.vim.as_ref().map(|v| v.mode), Some(Mode::Visual));
+        let fx = press(&mut s, KeyCode::Enter);
+        assert!(fx.iter().any(|e| matches!(e, crate::app::Effect::StartRequest { .. })), "Enter sends");
+        // The draft is gone; the next keys are normal mode's: `i` types again.
+        assert_eq!(s.vim.as_ref().map(|v| v.mode), Some(Mode::Normal));
+        typed(&mut s, "ihello");
+        assert_eq!(s.composer.text(), "hello");
+    }
 }

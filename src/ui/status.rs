@@ -47,15 +47,22 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State) {
         left.push(meter);
     }
     let left_w: usize = left.iter().map(|s| super::wrap::width(&s.content)).sum();
+    // A flash that took the line leaves no room for where requests go either.
+    let mut took_line = false;
     let right = match &state.flash {
         Some(flash) => {
             let role = if flash.error { R::StatusError } else { R::Accent };
-            // A flash matters more than the metrics: it takes the whole line if it needs it.
-            let room = if width > left_w + 24 { width - left_w - 2 } else { width.saturating_sub(1) };
-            let text = ellipsize(&super::sanitize::sanitize(&flash.text), room);
-            if super::wrap::width(&text) + left_w + 1 > width {
-                left.clear();
+            // A flash matters more than the metrics: it takes the whole line if it needs it (a
+            // cut flash loses its end: the path `/export html` wrote, the key that undoes). Only
+            // the vim mode stays, first, as the keys typed next depend on it.
+            let text = super::sanitize::sanitize(&flash.text);
+            // `{text} ` and at least one space before it.
+            if width <= left_w + 24 || super::wrap::width(&text) + left_w + 2 > width {
+                left.truncate(usize::from(state.vim.is_some()));
+                took_line = true;
             }
+            let kept: usize = left.iter().map(|s| super::wrap::width(&s.content)).sum();
+            let text = ellipsize(&text, width.saturating_sub(kept + 2));
             Span::styled(format!("{text} "), theme.style(role))
         }
         None => {
@@ -80,7 +87,7 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State) {
     );
     let w = |spans: &[Span<'_>]| -> usize { spans.iter().map(|s| super::wrap::width(&s.content)).sum() };
     let right_w = super::wrap::width(&right.content);
-    if !left.is_empty() && w(&left) + super::wrap::width(&target.content) + right_w < width {
+    if !left.is_empty() && !took_line && w(&left) + super::wrap::width(&target.content) + right_w < width {
         left.push(target);
     }
     let left_w = w(&left);

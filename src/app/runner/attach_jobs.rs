@@ -41,7 +41,7 @@ impl Runner {
 }
 
 /// `~/x` as the user meant it.
-fn expand_home(spec: &str) -> String {
+pub(super) fn expand_home(spec: &str) -> String {
     match (spec.strip_prefix("~/"), std::env::var_os("HOME")) {
         (Some(rest), Some(home)) => format!("{}/{rest}", home.to_string_lossy()),
         _ => spec.to_owned(),

@@ -164,16 +164,33 @@ fn read_for_diff(path: &str) -> Result<Option<String>, String> {
 fn export_page(export: crate::store::export::Export, path: Option<String>) -> Result<String, String> {
     let id = export.id.clone();
     let html = crate::store::export_html::to_html(&export.with_blobs());
-    let path = match path {
-        Some(p) => std::path::PathBuf::from(p),
+    let name = format!("conversation-{id}-{}.html", crate::store::ids::now_ms());
+    let path = match path.map(|p| std::path::PathBuf::from(super::attach_jobs::expand_home(&p))) {
+        // A folder the user named gets the page under its usual name.
+        Some(dir) if dir.is_dir() => dir.join(name),
+        Some(p) => p,
         None => {
             let dir = crate::config::Paths::from_env().data_dir.join("exports");
             std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-            dir.join(format!("conversation-{id}-{}.html", crate::store::ids::now_ms()))
+            dir.join(name)
         }
     };
+    refuse_to_clobber(&path)?;
     std::fs::write(&path, html).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(path.display().to_string())
+}
+
+/// A file already at `path` is replaced only when it is a page palaver wrote (exporting again
+/// to the same name): `/export html notes.md` must not wipe the user's notes.
+fn refuse_to_clobber(path: &std::path::Path) -> Result<(), String> {
+    use std::io::Read as _;
+    let Ok(file) = std::fs::File::open(path) else { return Ok(()) };
+    let mut head = Vec::new();
+    let _ = file.take(1024).read_to_end(&mut head);
+    if String::from_utf8_lossy(&head).contains(crate::store::export_html::CSP) {
+        return Ok(());
+    }
+    Err(format!("{} exists and is not a page palaver wrote; name another file", path.display()))
 }
 
 /// Writes a flow export into `<data dir>/flows/`; returns its path.
@@ -186,4 +203,55 @@ fn export(json: &serde_json::Value) -> Result<String, String> {
         .and_then(|()| std::fs::write(&path, text))
         .map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(path.display().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::export_page;
+    use crate::store::export::{Export, FORMAT, VERSION};
+
+    fn page() -> Export {
+        Export {
+            format: FORMAT.into(),
+            version: VERSION,
+            id: "c1".into(),
+            title: "t".into(),
+            model: None,
+            provider: None,
+            api: None,
+            created_at: String::new(),
+            updated_at: String::new(),
+            compare_group: None,
+            compare_column: None,
+            active_branch: 0,
+            messages: Vec::new(),
+            branches: Vec::new(),
+            attachments: std::collections::BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn export_html_does_not_wipe_a_file_that_is_not_its_page() {
+        let dir = tempfile::tempdir().unwrap();
+        let notes = dir.path().join("notes.md");
+        std::fs::write(&notes, "my notes").unwrap();
+        let err = export_page(page(), Some(notes.display().to_string())).unwrap_err();
+        assert!(err.contains("exists and is not a page palaver wrote"), "{err}");
+        assert_eq!(std::fs::read_to_string(&notes).unwrap(), "my notes");
+        // A page palaver wrote is replaced: exporting again to the same name works.
+        let chat = dir.path().join("chat.html");
+        let target = Some(chat.display().to_string());
+        assert_eq!(export_page(page(), target.clone()).unwrap(), chat.display().to_string());
+        assert_eq!(export_page(page(), target).unwrap(), chat.display().to_string());
+    }
+
+    #[test]
+    fn export_html_into_a_folder_writes_the_page_inside_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let written = export_page(page(), Some(dir.path().display().to_string())).unwrap();
+        let written = std::path::Path::new(&written);
+        assert_eq!(written.parent(), Some(dir.path()));
+        assert!(std::fs::read_to_string(written).unwrap().contains(crate::store::export_html::CSP));
+    }
 }
