@@ -164,11 +164,7 @@ mod tests {
         assert_eq!(body["response_format"]["json_schema"]["schema"]["required"], serde_json::json!(["name", "age"]));
         assert_eq!(last_notice(&s), "✓ the answer follows the schema");
         send_and_answer(&mut s, r#"{"name": "Ada", "age": "old"}"#);
-        assert!(
-            last_notice(&s).starts_with("the answer does not follow the schema at /age: "),
-            "{}",
-            last_notice(&s)
-        );
+        assert!(last_notice(&s).starts_with("the answer does not follow the schema at /age: "), "{}", last_notice(&s));
         s.schema_command(Some("off"));
         let before = s.transcript.cells.len();
         let body = send_and_answer(&mut s, "free");
