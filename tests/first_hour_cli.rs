@@ -235,3 +235,14 @@ fn a_closed_pipe_on_stdout_ends_listings_quietly() {
         assert_eq!(o.status.code(), Some(0), "{args:?}: {}", err(&o));
     }
 }
+
+/// `--provider groq` with no config file and no key: the message names the built-in preset,
+/// not a `[providers.groq]` table the user never wrote.
+#[test]
+fn a_presets_missing_key_names_the_preset() {
+    let home = home_with("");
+    let o = palaver(home.path(), &["--provider", "groq", "-p", "hi"], &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    assert!(err(&o).contains("built-in `groq` preset") && err(&o).contains("GROQ_API_KEY"), "{}", err(&o));
+    assert!(!err(&o).contains("[providers.groq]"), "{}", err(&o));
+}

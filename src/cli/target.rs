@@ -201,7 +201,16 @@ fn profile_and_key(
         match (&g.api_key_env, &profile.api_key_env) {
             (Some(var), _) => key_must_be_set(var, "--api-key-env")?,
             (None, Some(_)) if profile.key_optional => {}
-            (None, Some(var)) => key_must_be_set(var, &format!("[providers.{name}] api_key_env"))?,
+            (None, Some(var)) => {
+                // A preset taken with no profile of that name: the user never wrote that table.
+                let preset = crate::config::presets::get(name).is_some_and(|p| p.profile == profile);
+                let named_by = if preset {
+                    format!("the built-in `{name}` preset (palaver providers)")
+                } else {
+                    format!("[providers.{name}] api_key_env")
+                };
+                key_must_be_set(var, &named_by)?;
+            }
             (None, None) => {}
         }
     }
