@@ -204,19 +204,8 @@ async fn fetch(url: &str) -> Result<String, String> {
 
 /// Today's date (UTC) as `YYYY-MM-DD`, for a converted catalogue's header.
 fn today() -> String {
-    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let days = i64::try_from(secs / 86_400).unwrap_or(0);
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}")
+    let c = crate::store::ids::Civil::from_ms(crate::store::ids::now_ms());
+    format!("{:04}-{:02}-{:02}", c.year, c.month, c.day)
 }
 
 /// `palaver providers`: every preset, one a line, its name the first word.

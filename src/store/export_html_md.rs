@@ -5,9 +5,6 @@
 
 use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use std::fmt::Write as _;
-use std::sync::OnceLock;
-use syntect::highlighting::ThemeSet;
-use syntect::parsing::SyntaxSet;
 
 /// Blocks larger than this are left plain: highlighting is regex-driven and can be slow.
 const MAX_HIGHLIGHT_BYTES: usize = 200_000;
@@ -20,15 +17,7 @@ fn safe_href(url: &str) -> Option<String> {
     ["http://", "https://", "mailto:"].iter().any(|p| lower.starts_with(p)).then(|| escape(url.trim()))
 }
 
-fn syntaxes() -> &'static SyntaxSet {
-    static SET: OnceLock<SyntaxSet> = OnceLock::new();
-    SET.get_or_init(SyntaxSet::load_defaults_newlines)
-}
-
-fn themes() -> &'static ThemeSet {
-    static SET: OnceLock<ThemeSet> = OnceLock::new();
-    SET.get_or_init(ThemeSet::load_defaults)
-}
+use crate::text::syntax::{syntaxes, themes};
 
 /// A code block: highlighted with inline styles when its language is known and it is small
 /// enough, else escaped plain text. syntect escapes the code itself.

@@ -7,3 +7,4 @@ pub mod fmt;
 pub mod html;
 pub mod sanitize;
 pub mod secrets;
+pub mod syntax;

@@ -10,9 +10,8 @@
 
 pub use crate::text::code::lang_token;
 use ratatui::style::{Color, Modifier, Style};
-use std::sync::OnceLock;
-use syntect::highlighting::{FontStyle, HighlightIterator, HighlightState, Highlighter, ThemeSet};
-use syntect::parsing::{ParseState, ScopeStack, SyntaxReference, SyntaxSet};
+use syntect::highlighting::{FontStyle, HighlightIterator, HighlightState, Highlighter};
+use syntect::parsing::{ParseState, ScopeStack, SyntaxReference};
 use syntect::util::LinesWithEndings;
 
 /// Blocks with more lines than this are not highlighted.
@@ -23,15 +22,7 @@ pub const MAX_LINE_CHARS: usize = 1_000;
 /// One highlighted line: styled pieces, no trailing newline.
 pub type HighlightedLine = Vec<(Style, String)>;
 
-fn syntaxes() -> &'static SyntaxSet {
-    static SET: OnceLock<SyntaxSet> = OnceLock::new();
-    SET.get_or_init(SyntaxSet::load_defaults_newlines)
-}
-
-fn themes() -> &'static ThemeSet {
-    static SET: OnceLock<ThemeSet> = OnceLock::new();
-    SET.get_or_init(ThemeSet::load_defaults)
-}
+use crate::text::syntax::{syntaxes, themes};
 
 /// Names people write after a fence that the bundled syntaxes know under another token.
 fn alias(lang: &str) -> &str {
