@@ -60,6 +60,10 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State) {
             if width <= left_w + 24 || super::wrap::width(&text) + left_w + 2 > width {
                 left.truncate(usize::from(state.vim.is_some()));
                 took_line = true;
+                // The failure mark the metrics carried stays with an error that replaced them.
+                if flash.error {
+                    left.push(Span::styled(" ✗ ", theme.style(R::StatusError)));
+                }
             }
             let kept: usize = left.iter().map(|s| super::wrap::width(&s.content)).sum();
             let text = ellipsize(&text, width.saturating_sub(kept + 2));
