@@ -73,35 +73,10 @@ MADE = []  # every temporary directory a case made, removed at exit (images make
 
 # ---------------------------------------------------------------- scripted HTTP server
 
-def chat_chunk(delta=None, finish=None, tool_calls=None):
-    d = {}
-    if delta is not None:
-        d["content"] = delta
-    if tool_calls is not None:
-        d["tool_calls"] = tool_calls
-    c = {"id": "x", "object": "chat.completion.chunk", "model": "m", "choices": [{"index": 0, "delta": d, "finish_reason": finish}]}
-    return ("data: " + json.dumps(c) + "\n\n").encode()
-
-
-def read_request(conn):
-    data = b""
-    while b"\r\n\r\n" not in data:
-        got = conn.recv(65536)
-        if not got:
-            return None, b""
-        data += got
-    head, _, body = data.partition(b"\r\n\r\n")
-    length = 0
-    for line in head.split(b"\r\n")[1:]:
-        k, _, v = line.partition(b":")
-        if k.strip().lower() == b"content-length":
-            length = int(v.strip())
-    while len(body) < length:
-        got = conn.recv(1 << 20)
-        if not got:
-            break
-        body += got
-    return head.decode("latin-1"), body
+# The request reader and the chat chunk of the hostile servers of issue 13 (server.py, beside
+# this file), so both benches parse and speak the wire the same way.
+sys.path.insert(0, HERE)
+from server import chunk as chat_chunk, read_request  # noqa: E402
 
 
 def head(conn, status="200 OK", ctype="text/event-stream", extra=""):
