@@ -43,7 +43,8 @@ fn centered(area: Rect, w: u16, h: u16) -> Rect {
     Rect { x: area.x + (area.width - w) / 2, y: area.y + (area.height - h) / 2, width: w, height: h }
 }
 
-fn frame_block(state: &State, title: &str, hint: &str) -> Block<'static> {
+/// An overlay's frame: the focused border, `title` at the top and `hint` at the bottom right.
+pub(super) fn frame_block(state: &State, title: &str, hint: &str) -> Block<'static> {
     let theme = &state.theme;
     Block::bordered()
         .border_style(theme.style(R::BorderFocused))

@@ -11,14 +11,13 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Clear, Paragraph};
+use ratatui::widgets::{Clear, Paragraph};
 use unicode_width::UnicodeWidthStr;
 
 /// Rows under the heatmap: a rule, the token, up to five alternatives, the legend.
 const DETAIL_ROWS: u16 = 8;
 
 pub fn draw(f: &mut Frame, state: &State, id: u64, cursor: usize) {
-    let theme = &state.theme;
     let screen = f.area();
     let area = Rect { height: screen.height.saturating_sub(1).max(1.min(screen.height)), ..screen };
     let Some(chunks) = state.transcript.message(id).map(|m| &m.main().logprobs) else { return };
@@ -37,11 +36,7 @@ pub fn draw(f: &mut Frame, state: &State, id: u64, cursor: usize) {
     } else {
         " ←→ · n · Esc "
     };
-    let block = Block::bordered()
-        .border_style(theme.style(R::BorderFocused))
-        .title(Span::styled(title, theme.style(R::Title).add_modifier(Modifier::BOLD)))
-        .title_bottom(Line::from(Span::styled(hint, theme.style(R::Dim))).right_aligned())
-        .style(theme.style(R::Base));
+    let block = super::overlays::frame_block(state, title.trim(), hint.trim());
     let inner = block.inner(area);
     f.render_widget(Clear, area);
     f.render_widget(block, area);
