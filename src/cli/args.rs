@@ -199,7 +199,7 @@ pub enum Command {
         action: Option<ConfigAction>,
     },
     /// The MCP servers of config.toml: `mcp list` (each server's transport, state, tools,
-    /// prompts, resources, auth), `mcp tools NAME`
+    /// prompts, resources, auth), `mcp tools NAME`, `mcp login NAME`, `mcp logout NAME`
     Mcp {
         #[command(subcommand)]
         action: McpAction,
@@ -213,6 +213,17 @@ pub enum McpAction {
     List,
     /// The tools one server offers the model, with whether each asks first
     Tools {
+        /// The server's name in [mcp.servers.NAME]
+        name: String,
+    },
+    /// Log in to a remote server with OAuth: the authorization URL is printed (and opened in a
+    /// browser where there is one); the tokens are kept in the data directory
+    Login {
+        /// The server's name in [mcp.servers.NAME]
+        name: String,
+    },
+    /// Forget a remote server's OAuth tokens (revoked first where the server can)
+    Logout {
         /// The server's name in [mcp.servers.NAME]
         name: String,
     },

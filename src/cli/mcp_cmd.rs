@@ -9,8 +9,11 @@ use crate::text::sanitize::sanitize;
 use crate::tools::mcp::McpClient;
 use serde_json::{Value, json};
 
-/// How a server authenticates, as the config says (never the secret itself).
-fn auth(server: &McpServer) -> String {
+/// How a server authenticates, as the config and the stored OAuth tokens say (never the secret).
+fn auth(name: &str, server: &McpServer) -> String {
+    if let Some(state) = super::mcp_login::oauth_state(name, server) {
+        return state;
+    }
     match (&server.bearer_token_env, server.headers.keys().any(|k| crate::api::redact::is_secret_header(k))) {
         (Some(var), _) => format!("bearer token from {var}"),
         (None, true) => "secret header".to_owned(),
@@ -32,7 +35,6 @@ async fn row(name: &str, server: &McpServer) -> Value {
         "name": name,
         "transport": server.transport().label(),
         "target": sanitize(&target(server)),
-        "auth": auth(server),
     });
     match McpClient::start(name, server).await {
         Ok((client, specs)) => {
@@ -47,7 +49,15 @@ async fn row(name: &str, server: &McpServer) -> Value {
             }
             client.close().await;
         }
+        Err(e) if e == crate::tools::mcp_oauth_client::needs_login(name) => {
+            v["state"] = json!(sanitize(&e));
+            v["auth"] = json!("oauth: needs login");
+        }
         Err(e) => v["state"] = json!(format!("failed: {}", sanitize(&e))),
+    }
+    // After the start, which may have refreshed the token.
+    if v["auth"].is_null() {
+        v["auth"] = json!(auth(name, server));
     }
     v
 }

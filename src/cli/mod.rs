@@ -55,6 +55,7 @@ pub mod headless;
 pub mod history;
 pub mod interrupt;
 pub mod mcp_cmd;
+pub mod mcp_login;
 pub mod models;
 pub mod reasoning_out;
 pub mod render;
@@ -185,6 +186,8 @@ pub async fn run(cli: Cli) -> u8 {
         Some(Command::Catalogue { action }) => catalogue_cmd::run(action, g.json, &cfg, &paths).await,
         Some(Command::Mcp { action: args::McpAction::List }) => mcp_cmd::list(&cfg, g.json).await,
         Some(Command::Mcp { action: args::McpAction::Tools { name } }) => mcp_cmd::tools(&cfg, name, g.json).await,
+        Some(Command::Mcp { action: args::McpAction::Login { name } }) => mcp_login::login(&cfg, name).await,
+        Some(Command::Mcp { action: args::McpAction::Logout { name } }) => mcp_login::logout(&cfg, name).await,
         None => {
             if g.prompt.is_none() && std::io::stdin().is_terminal() {
                 if let Err(code) = screen_possible() {

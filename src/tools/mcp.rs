@@ -139,7 +139,7 @@ impl McpClient {
                 if let Some(problem) = cfg.problems(name).into_iter().next() {
                     return Err(problem);
                 }
-                Self::start_http(cfg, url, limit).await?
+                Self::start_http(name, cfg, url, limit).await?
             }
             None => Self::start_stdio(cfg, limit).await?,
         };
@@ -223,8 +223,14 @@ impl McpClient {
     }
 
     /// Connects to a remote server over streamable HTTP, initialises the session and lists its tools.
-    async fn start_http(cfg: &McpServer, url: &str, limit: Duration) -> Result<Started, String> {
-        let remote = super::mcp_http::remote(cfg, url, None)?;
+    async fn start_http(name: &str, cfg: &McpServer, url: &str, limit: Duration) -> Result<Started, String> {
+        let oauth = if super::mcp_oauth_client::may_use_oauth(cfg) {
+            let data_dir = crate::config::Paths::from_env().data_dir;
+            super::mcp_oauth_client::OAuthSession::open(name, url, data_dir)?
+        } else {
+            None
+        };
+        let remote = super::mcp_http::remote(cfg, url, None, oauth)?;
         let (redact, shown) = (remote.redact, remote.shown);
         let over = Overflow::default();
         let handshake = async {
@@ -238,7 +244,14 @@ impl McpClient {
         match tokio::time::timeout(limit, handshake).await {
             Ok(Ok((service, tools))) => Ok((service, tools, Link::Http(shown), over, redact)),
             Ok(Err(cause)) => {
-                let hint = if cause.contains("401") || cause.contains("Auth required") {
+                let refused = cause.contains("401")
+                    || cause.contains("Auth required")
+                    || cause.contains("authorization required");
+                if refused && super::mcp_oauth_client::may_use_oauth(cfg) {
+                    // A login (or a new one) is what it takes: `palaver mcp login` runs the OAuth flow.
+                    return Err(super::mcp_oauth_client::needs_login(name));
+                }
+                let hint = if refused {
                     "; the server wants credentials: set bearer_token_env (or headers) in its [mcp.servers] table"
                 } else {
                     ""

@@ -10,12 +10,14 @@
 //! redacted from what the server sends back.
 
 use super::mcp_cap::MCP_MESSAGE_BYTES;
+use super::mcp_oauth_client::{AuthedHttp, OAuthSession};
 use crate::api::redact::{Redactor, is_secret_header, storable_url};
 use crate::config::McpServer;
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How long opening the TCP (and TLS) connection to a remote server may take.
@@ -23,17 +25,23 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The transport to one remote server, with the redactor of its secrets.
 pub(super) struct Remote {
-    pub transport: StreamableHttpClientTransport<reqwest::Client>,
+    pub transport: StreamableHttpClientTransport<AuthedHttp>,
     pub redact: Redactor,
     /// The URL without credentials, for messages.
     pub shown: String,
 }
 
-/// Builds the transport for `url`, with the table's headers and the token from its variable.
+/// Builds the transport for `url`, with the table's headers and the token from its variable,
+/// or the stored OAuth tokens of `oauth` (refreshed as they expire).
 ///
 /// # Errors
 /// When the token's variable is not set, a header is not valid HTTP, or TLS cannot start.
-pub(super) fn remote(cfg: &McpServer, url: &str, token: Option<String>) -> Result<Remote, String> {
+pub(super) fn remote(
+    cfg: &McpServer,
+    url: &str,
+    token: Option<String>,
+    oauth: Option<Arc<OAuthSession>>,
+) -> Result<Remote, String> {
     let shown = storable_url(url);
     let mut secrets = Vec::new();
     let mut headers = HashMap::new();
@@ -55,6 +63,7 @@ pub(super) fn remote(cfg: &McpServer, url: &str, token: Option<String>) -> Resul
         (None, None) => None,
     };
     secrets.extend(token.clone());
+    secrets.extend(oauth.iter().flat_map(|o| o.secrets.clone()));
     secrets.extend(crate::api::redact::url_password(url));
     let client = reqwest::Client::builder()
         .connect_timeout(CONNECT_TIMEOUT)
@@ -68,7 +77,7 @@ pub(super) fn remote(cfg: &McpServer, url: &str, token: Option<String>) -> Resul
         config = config.auth_header(token);
     }
     Ok(Remote {
-        transport: StreamableHttpClientTransport::with_client(client, config),
+        transport: StreamableHttpClientTransport::with_client(AuthedHttp { inner: client, oauth }, config),
         redact: Redactor::new(secrets),
         shown,
     })
@@ -81,9 +90,9 @@ mod tests {
     #[tokio::test]
     async fn the_token_comes_from_its_variable_only() {
         let cfg = McpServer { bearer_token_env: Some("PALAVER_TEST_NO_SUCH_TOKEN_VAR".into()), ..McpServer::default() };
-        let err = remote(&cfg, "http://127.0.0.1:1/mcp", None).err().unwrap_or_default();
+        let err = remote(&cfg, "http://127.0.0.1:1/mcp", None, None).err().unwrap_or_default();
         assert_eq!(err, "bearer_token_env names PALAVER_TEST_NO_SUCH_TOKEN_VAR, which is not set");
-        let r = remote(&cfg, "http://u:hunter2hunter2@127.0.0.1:1/mcp", Some("tok-secret-123".into())).ok();
+        let r = remote(&cfg, "http://u:hunter2hunter2@127.0.0.1:1/mcp", Some("tok-secret-123".into()), None).ok();
         let r = r.map(|r| (r.redact.text("a tok-secret-123 hunter2hunter2").into_owned(), r.shown));
         assert_eq!(r, Some(("a [redacted] [redacted]".to_owned(), "http://127.0.0.1:1/mcp".to_owned())));
     }
@@ -94,11 +103,11 @@ mod tests {
             headers: [("X-Api-Key".into(), "key-0123456789".into()), ("X-Team".into(), "platform-team".into())].into(),
             ..McpServer::default()
         };
-        let r = remote(&cfg, "http://127.0.0.1:1/mcp", None)
+        let r = remote(&cfg, "http://127.0.0.1:1/mcp", None, None)
             .ok()
             .map(|r| r.redact.text("key-0123456789 platform-team").into_owned());
         assert_eq!(r.as_deref(), Some("[redacted] platform-team"));
         let bad = McpServer { headers: [("a b".into(), "v".into())].into(), ..McpServer::default() };
-        assert!(remote(&bad, "http://h/mcp", None).err().is_some_and(|e| e.contains("`a b`")));
+        assert!(remote(&bad, "http://h/mcp", None, None).err().is_some_and(|e| e.contains("`a b`")));
     }
 }
