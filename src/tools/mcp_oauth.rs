@@ -301,6 +301,7 @@ async fn grant(http: &reqwest::Client, base: &Stored, form: &[(&str, &str)]) -> 
         // A server that does not rotate the refresh token keeps the old one valid.
         refresh_token: v["refresh_token"].as_str().map(str::to_owned).or_else(|| base.refresh_token.clone()),
         expires_at: v["expires_in"].as_u64().map(|s| now() + s),
+        obtained_at: Some(now()),
         scope: v["scope"].as_str().map(str::to_owned).or_else(|| base.scope.clone()),
         ..base.clone()
     })

@@ -33,6 +33,9 @@ pub struct Stored {
     pub expires_at: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
+    /// When the access token was issued (seconds since the Unix epoch), for its lifetime.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub obtained_at: Option<u64>,
 }
 
 /// Never the secrets: a `{:?}` in a log or an error must not carry a token.
@@ -64,10 +67,14 @@ impl Stored {
         Some(at - i64::try_from(now()).unwrap_or(i64::MAX))
     }
 
-    /// Whether the access token is expired or expires within `margin` seconds.
+    /// Whether the access token is expired or expires within `margin` seconds, or within a
+    /// quarter of its lifetime when that is shorter (a token that lives 8 s is not refreshed
+    /// on every request).
     #[must_use]
     pub fn is_expiring(&self, margin: i64) -> bool {
-        self.expires_in().is_some_and(|left| left <= margin)
+        let lifetime = self.expires_at.zip(self.obtained_at).map(|(e, o)| e.saturating_sub(o));
+        let quarter = lifetime.and_then(|l| i64::try_from(l / 4).ok()).unwrap_or(margin);
+        self.expires_in().is_some_and(|left| left <= margin.min(quarter))
     }
 }
 
@@ -216,5 +223,9 @@ mod tests {
         assert!(!sample().is_expiring(30));
         assert!(sample().is_expiring(200));
         assert!(!Stored { expires_at: None, ..sample() }.is_expiring(1000));
+        // A short-lived token is refreshed in the last quarter of its life, not always.
+        let short = Stored { obtained_at: Some(now()), expires_at: Some(now() + 8), ..sample() };
+        assert!(!short.is_expiring(30));
+        assert!(Stored { obtained_at: Some(now() - 7), expires_at: Some(now() + 1), ..sample() }.is_expiring(30));
     }
 }

@@ -18,6 +18,7 @@ import uvicorn
 from mcp.server.auth.provider import AccessToken, TokenVerifier
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.fastmcp import FastMCP
+from mcp.types import ToolAnnotations
 
 AS_URL = sys.argv[1]
 
@@ -55,7 +56,8 @@ def main():
         log_level="WARNING",
     )
 
-    @mcp.tool()
+    # Read-only, so headless `--tools auto` runs it without asking.
+    @mcp.tool(annotations=ToolAnnotations(readOnlyHint=True))
     def whisper(text: str) -> str:
         """Repeats the text, for callers with a valid token only."""
         return f"the protected server heard: {text}"
