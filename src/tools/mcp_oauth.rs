@@ -178,6 +178,14 @@ async fn authorization_server(http: &reqwest::Client, issuer: &Url) -> Result<Au
         let Some(v) = get_metadata(http, &c).await? else { continue };
         let server: AuthServer = serde_json::from_value(v)
             .map_err(|e| format!("{c}: the authorization server metadata is not usable: {e}"))?;
+        let endpoints = [Some(&server.authorization_endpoint), Some(&server.token_endpoint)];
+        let more = [server.registration_endpoint.as_ref(), server.revocation_endpoint.as_ref()];
+        if let Some(bad) = endpoints.into_iter().chain(more).flatten().find(|e| !secure_endpoint(e)) {
+            let bad = crate::text::sanitize::sanitize(bad);
+            return Err(format!(
+                "{c}: the endpoint {bad} is neither https nor on this machine; palaver will not send a code or token there"
+            ));
+        }
         if !server.code_challenge_methods_supported.iter().any(|m| m == "S256") {
             return Err(format!(
                 "{c}: the authorization server does not offer PKCE with S256; palaver will not log in without it"
@@ -186,6 +194,20 @@ async fn authorization_server(http: &reqwest::Client, issuer: &Url) -> Result<Au
         return Ok(server);
     }
     Err(format!("no authorization server metadata for {issuer}"))
+}
+
+/// Whether codes and tokens may be sent to `url`: https, or plain http to this machine only
+/// (OAuth 2.1 §1.5; the loopback is how local servers and the tests run).
+fn secure_endpoint(url: &str) -> bool {
+    let Ok(u) = Url::parse(url) else { return false };
+    match u.scheme() {
+        "https" => true,
+        "http" => {
+            let host = u.host_str().unwrap_or("").trim_start_matches('[').trim_end_matches(']');
+            host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+        }
+        _ => false,
+    }
 }
 
 /// Random bytes, base64url without padding.
@@ -396,6 +418,68 @@ mod tests {
         let tenant = Url::parse("https://as.example/t1").unwrap();
         assert_eq!(server_candidates(&tenant).len(), 5);
         assert_eq!(server_candidates(&tenant)[4], "https://as.example/t1/.well-known/openid-configuration");
+    }
+
+    /// A server on 127.0.0.1 with `/.well-known/oauth-protected-resource` (at the root only)
+    /// and authorization server metadata `meta` at the OAuth well-known URL.
+    async fn metadata_server(meta: Value) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let resource = serde_json::json!({
+            "resource": format!("{base}/mcp"), "authorization_servers": [format!("{base}/")], "scopes_supported": ["a", "b"]
+        });
+        let app = axum::Router::new()
+            .route(
+                "/.well-known/oauth-protected-resource",
+                axum::routing::get(move || async move { axum::Json(resource) }),
+            )
+            .route(
+                "/.well-known/oauth-authorization-server",
+                axum::routing::get(move || async move { axum::Json(meta) }),
+            );
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        base
+    }
+
+    #[tokio::test]
+    async fn discovery_falls_back_to_the_root_well_known_and_checks_the_server() {
+        let good = serde_json::json!({"issuer": "x", "authorization_endpoint": "https://as/authorize",
+            "token_endpoint": "https://as/token", "code_challenge_methods_supported": ["plain", "S256"]});
+        let base = metadata_server(good).await;
+        let d = discover(&http().unwrap(), &format!("{base}/mcp"), None).await.unwrap();
+        assert_eq!(d.resource, format!("{base}/mcp"));
+        assert_eq!(d.scope.as_deref(), Some("a b"));
+        assert_eq!(d.server.token_endpoint, "https://as/token");
+        // The challenge's scope wins over the metadata's.
+        let d = discover(&http().unwrap(), &format!("{base}/mcp"), Some("Bearer scope=\"c\"")).await.unwrap();
+        assert_eq!(d.scope.as_deref(), Some("c"));
+
+        let plain = serde_json::json!({"authorization_endpoint": "https://as/a", "token_endpoint": "https://as/t",
+            "code_challenge_methods_supported": ["plain"]});
+        let base = metadata_server(plain).await;
+        let e = discover(&http().unwrap(), &format!("{base}/mcp"), None).await.unwrap_err();
+        assert!(e.contains("does not offer PKCE with S256"), "{e}");
+
+        let cleartext = serde_json::json!({"authorization_endpoint": "https://as/a", "token_endpoint": "http://as.example/t",
+            "code_challenge_methods_supported": ["S256"]});
+        let base = metadata_server(cleartext).await;
+        let e = discover(&http().unwrap(), &format!("{base}/mcp"), None).await.unwrap_err();
+        assert!(e.contains("http://as.example/t is neither https nor on this machine"), "{e}");
+
+        let e = discover(&http().unwrap(), "http://127.0.0.1:9/mcp", None).await.unwrap_err();
+        assert!(e.starts_with("http://127.0.0.1:9/.well-known/oauth-protected-resource/mcp: "), "{e}");
+    }
+
+    #[test]
+    fn codes_and_tokens_go_to_https_or_this_machine_only() {
+        assert!(secure_endpoint("https://as.example/token"));
+        assert!(secure_endpoint("http://127.0.0.1:9/token"));
+        assert!(secure_endpoint("http://[::1]:9/token"));
+        assert!(secure_endpoint("http://localhost/token"));
+        assert!(!secure_endpoint("http://as.example/token"));
+        assert!(!secure_endpoint("http://10.0.0.1/token"));
+        assert!(!secure_endpoint("javascript:alert(1)"));
+        assert!(!secure_endpoint("not a url"));
     }
 
     #[test]
