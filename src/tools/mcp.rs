@@ -230,6 +230,7 @@ impl McpClient {
         } else {
             None
         };
+        let logged_in = oauth.is_some();
         let remote = super::mcp_http::remote(cfg, url, None, oauth)?;
         let (redact, shown) = (remote.redact, remote.shown);
         let over = Overflow::default();
@@ -247,8 +248,11 @@ impl McpClient {
                 let refused = cause.contains("401")
                     || cause.contains("Auth required")
                     || cause.contains("authorization required");
-                if refused && super::mcp_oauth_client::may_use_oauth(cfg) {
-                    // A login (or a new one) is what it takes: `palaver mcp login` runs the OAuth flow.
+                // A 401 with a `WWW-Authenticate` challenge ("Auth required") asks for OAuth, and so
+                // does a refusal of stored tokens that could not be refreshed: a login (or a new
+                // one) is what it takes. A bare 401 gets the hint about the config's credentials.
+                let challenged = cause.contains("Auth required") || logged_in;
+                if refused && challenged && super::mcp_oauth_client::may_use_oauth(cfg) {
                     return Err(super::mcp_oauth_client::needs_login(name));
                 }
                 let hint = if refused {
