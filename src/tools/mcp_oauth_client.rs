@@ -86,7 +86,20 @@ impl OAuthSession {
     }
 
     async fn refresh(&self, s: &mut Stored) -> Result<(), String> {
-        let fresh = oauth::refresh(&self.http, s).await.map_err(|e| format!("{} ({e})", needs_login(&self.name)))?;
+        // Another palaver (a second window, a headless run) may have refreshed meanwhile, and a
+        // rotating server has then spent the refresh token held here: take the file's.
+        let mut base = s.clone();
+        if let Ok(Some(disk)) = store::load(&self.data_dir, &self.name, &s.server_url) {
+            if disk.access_token != s.access_token {
+                if !disk.is_expiring(EXPIRY_MARGIN) {
+                    *s = disk;
+                    return Ok(());
+                }
+                base = disk;
+            }
+        }
+        let fresh =
+            oauth::refresh(&self.http, &base).await.map_err(|e| format!("{} ({e})", needs_login(&self.name)))?;
         store::save(&self.data_dir, &self.name, &fresh)?;
         *s = fresh;
         Ok(())
@@ -215,5 +228,47 @@ impl StreamableHttpClient for AuthedHttp {
             )
         })
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stored(token: &str, expires_at: u64) -> Stored {
+        Stored {
+            server_url: "http://127.0.0.1:9/mcp".into(),
+            // Nothing listens there: a refresh that reached the network would fail.
+            token_endpoint: "http://127.0.0.1:9/token".into(),
+            access_token: token.into(),
+            refresh_token: Some("rt".into()),
+            expires_at: Some(expires_at),
+            ..Stored::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn tokens_another_process_refreshed_are_taken_from_the_file() {
+        let home = tempfile::tempdir().unwrap();
+        let now = store::now();
+        store::save(home.path(), "s", &stored("old", now.saturating_sub(5))).unwrap();
+        let session = OAuthSession::open("s", "http://127.0.0.1:9/mcp", home.path().to_owned()).unwrap().unwrap();
+        store::save(home.path(), "s", &stored("new", now + 3600)).unwrap();
+        assert_eq!(session.token().await.unwrap(), "new");
+        assert_eq!(session.after_refusal("old").await.unwrap(), "new", "already refreshed: no second refresh");
+    }
+
+    #[tokio::test]
+    async fn a_failed_refresh_means_needs_login() {
+        let home = tempfile::tempdir().unwrap();
+        store::save(home.path(), "s", &stored("old", 1)).unwrap();
+        let session = OAuthSession::open("s", "http://127.0.0.1:9/mcp", home.path().to_owned()).unwrap().unwrap();
+        let e = session.token().await.unwrap_err();
+        assert!(e.starts_with("s needs login: run `palaver mcp login s` (the token request failed"), "{e}");
+        assert!(OAuthSession::open("s", "http://other/mcp", home.path().to_owned()).unwrap().is_none());
+        let cfg = crate::config::McpServer { url: Some("http://h/mcp".into()), ..Default::default() };
+        assert!(may_use_oauth(&cfg));
+        let own = crate::config::McpServer { headers: [("authorization".into(), "x".into())].into(), ..cfg };
+        assert!(!may_use_oauth(&own));
     }
 }
