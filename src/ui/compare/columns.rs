@@ -39,8 +39,8 @@ pub struct ColumnCache {
 
 #[derive(Debug, Default)]
 struct Entry {
-    /// (revision, reasoning expanded, tool-card salt) the cell was built for.
-    key: Option<(u64, bool, u64)>,
+    /// (revision, reasoning expanded, tool-card salt, reasoning hidden) the cell was built for.
+    key: Option<(u64, bool, u64, bool)>,
     cell: CachedCell,
 }
 
@@ -55,11 +55,23 @@ impl ColumnCache {
         let cell = cmp.columns.get(column)?.transcript.cells.get(index)?;
         let expanded = cell.message().is_some_and(|m| state.reasoning_expanded(m));
         let owner = cmp.owner(column);
+        // In an arena before the vote a reasoning block would give its model away (only some
+        // models think aloud, and how long they do is telling): the cell is built without it,
+        // leaving no trace, and with it once the vote reveals the names.
+        let hide = cmp.hidden() && cell.message().is_some_and(|m| m.choices.iter().any(|c| !c.reasoning.is_empty()));
         // The salt moves while the column's tools run, so their elapsed times count up.
-        let want = Some((cell.revision(), expanded, crate::ui::tool_card::salt(state, owner, cell)));
+        let want = Some((cell.revision(), expanded, crate::ui::tool_card::salt(state, owner, cell), hide));
         let entry = self.cells.entry(cell.id()).or_default();
         if entry.key != want {
-            cells::build(&mut entry.cell, cell, state, cols, owner);
+            if hide {
+                let mut bare = cell.clone();
+                if let Cell::Message(m) = &mut bare {
+                    m.choices.iter_mut().for_each(|c| c.reasoning.clear());
+                }
+                cells::build(&mut entry.cell, &bare, state, cols, owner);
+            } else {
+                cells::build(&mut entry.cell, cell, state, cols, owner);
+            }
             drop_chat_hints(&mut entry.cell);
             entry.key = want;
             self.builds += 1;
