@@ -145,7 +145,11 @@ pub fn prompt(out: &mut impl Write, run: &RunSummary, p: &PromptRow, cells: &[Ce
                 escape(&c.reasoning)
             )?;
         }
-        writeln!(out, "<div class=\"md\">{}</div>", crate::store::export_html_md::render(&c.text))?;
+        writeln!(
+            out,
+            "<div class=\"md\">{}</div>",
+            crate::store::export_html_md::render_with(&c.text, crate::store::export_html_md::Links::Web)
+        )?;
         if let (Some(first), true) = (first, i > 0) {
             write!(
                 out,
@@ -273,7 +277,7 @@ mod tests {
             html.contains("&lt;script&gt;alert(1)") && html.contains("&lt;img src=x onerror=alert(2)&gt;"),
             "{html}"
         );
-        assert!(html.contains("<a href=\"https://example.com/a\" rel=\"noreferrer\">web</a>"), "{html}");
+        assert!(html.contains("<a href=\"https://example.com/a\" rel=\"noopener noreferrer\">web</a>"), "{html}");
         assert!(!html.contains("href=\"javascript:"), "no javascript: link: {html}");
         assert!(html.contains("<a>click</a>"), "the link is text without a target: {html}");
         assert!(!html.contains('\u{1b}'), "no terminal escape: {html}");
