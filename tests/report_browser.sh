@@ -3,7 +3,8 @@
 # prompt's answers are in the DOM side by side (same row, left to right, as laid out by the
 # browser), rendered from markdown; prompts or answers carrying markup, a javascript: link or a
 # terminal escape stay inert text (nothing injected runs, nothing is fetched); the filters by
-# model, by failing check (CSS alone) and by text (the page's one hashed script) work.
+# model, by failing check (CSS alone, checked again with the page's script removed) and by text
+# (the page's one script, allowed by its hash) work.
 # Then a conversation page (`history export ID --format html`) with a tool flow and an image:
 # laid out, its image decoded from the page itself with the network cut off, nothing injected.
 #
@@ -125,6 +126,23 @@ done
 check "demo-tools answers are in the DOM" grep -q 'data-model="demo-tools"' "$WORK/dom.html"
 check "the report's policy allows one script by its hash and nothing inline" \
   grep -Eq "content=\"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-[A-Za-z0-9+/=]{44}'; base-uri 'none'; form-action 'none'\"" "$WORK/r.html"
+# The same page without its script (as a reader with JavaScript off sees it; the checker still
+# runs, to click and measure): the model and failing-check filters are CSS alone and still
+# work, and the text box stays hidden.
+sed -e "s#script-src '\(sha256-[^']*\)'#script-src '$HASH'#" -e 's#<script>(function(){var q=.*</script>##' \
+  -e 's#</body></html>##' "$WORK/r.html" > "$WORK/nojs.html"
+{ printf '<script>%s</script></body></html>\n' "$(cat "$WORK/checker.js")"; } >> "$WORK/nojs.html"
+PROFILE="$(mktemp -d)"
+"$CHROME" --headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update \
+  --no-first-run --user-data-dir="$PROFILE" --proxy-server=127.0.0.1:9 --window-size=1400,1000 \
+  --dump-dom "file://$WORK/nojs.html" > "$WORK/nojs-dom.html" 2> "$WORK/chrome-nojs.log" || { cat "$WORK/chrome-nojs.log" >&2; rm -rf "$PROFILE"; exit 1; }
+rm -rf "$PROFILE"
+body="$(grep -o '<body[^>]*>' "$WORK/nojs-dom.html" | head -1)"
+echo "without the page's script: $body"
+check "without the page's script only the checker ran" grep -q 'data-scripts="1"' <<<"$body"
+check "without script the model filter still works" grep -q 'data-filter-model="10 all demo-reasoning"' <<<"$body"
+check "without script the failing-check filter still works" grep -q 'data-filter-check="item-5,item-6"' <<<"$body"
+check "without script the text box stays hidden" grep -q 'data-q-hidden="true"' <<<"$body"
 # ── The conversation page: demo-tools (a tool flow) then demo-vision with an image ─────────
 CONV="$WORK/conv"; mkdir -p "$CONV"
 BIN="$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")"  # the runs below are in $CONV

@@ -272,7 +272,8 @@ pub enum CompareAction {
         /// The run's ID (as `compare runs` prints it) or a unique prefix
         run: String,
     },
-    /// Each model's arena record: votes, win rate and a Bradley–Terry rating with a 95% interval
+    /// Each model's arena record: votes, win rate and a Bradley–Terry rating with a 95% interval,
+    /// raw and with style control (answer length and markdown held equal, as LMArena does)
     Stats,
 }
 
