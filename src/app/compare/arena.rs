@@ -10,7 +10,7 @@ use super::{CompareEffect, MAX_COLUMNS};
 use crate::app::effect::Effect;
 use crate::app::state::{Focus, State, TargetInfo};
 use crate::engine::evals::stats::Rng;
-use crate::engine::evals::style::style_of;
+use crate::engine::evals::style::{Style, style_of};
 use crate::engine::message::Role;
 use crate::store::runs::VoteRow;
 
@@ -115,6 +115,20 @@ pub fn pairs(n: usize) -> Vec<(usize, usize)> {
 /// The store key of pair `k` of battle `round`: each pair is a vote row of its own.
 fn pair_battle(generation: u64, round: u64, k: usize) -> (u64, u64) {
     (generation, round * 8 + k as u64)
+}
+
+/// The style of everything a column answered in this battle (a follow-up's answer counts too,
+/// as LMArena sums a conversation's assistant tokens).
+fn battle_style(col: &super::Column) -> Style {
+    let answers: Vec<&str> = col
+        .transcript
+        .cells
+        .iter()
+        .filter_map(crate::app::transcript::Cell::message)
+        .filter(|m| m.role() == Role::Assistant)
+        .map(crate::engine::Message::text)
+        .collect();
+    style_of(&answers.join("\n\n"), None)
 }
 
 /// "two hidden models, A and B" / "3 hidden models, A B C".
@@ -293,7 +307,7 @@ impl State {
         arena.revealed = true;
         arena.bar = VoteBar::default();
         let n = cmp.columns.len();
-        let style = |i: usize| cmp.columns.get(i).and_then(super::Column::last_reply).map(|m| style_of(m.text(), None));
+        let style = |i: usize| cmp.columns.get(i).map(battle_style);
         for (k, (i, j)) in pairs(n).into_iter().enumerate() {
             let (a, b) = (&cmp.columns[i].target, &cmp.columns[j].target);
             let row = vote.pair_winner(i, j).map(|winner| VoteRow {

@@ -262,6 +262,10 @@ fn taking_back_a_three_model_vote_forgets_every_pair() {
     let cast = votes(&key(&mut s, KeyCode::Enter));
     assert_eq!(cast.len(), 3, "a tie of three is three tied pairs");
     assert!(cast.iter().all(|(_, r)| r.as_ref().is_some_and(|r| r.winner == "tie")));
+    // Each row carries both answers' style ("answer": six bytes, two tokens estimated).
+    assert!(cast.iter().all(|(_, r)| {
+        r.as_ref().is_some_and(|r| r.style_a.is_some_and(|s| s.tokens == 2) && r.style_b.is_some_and(|s| s.tokens == 2))
+    }));
     key(&mut s, KeyCode::Tab);
     let back = votes(&key(&mut s, KeyCode::Char('u')));
     let keys: Vec<(u64, u64)> = cast.iter().map(|(k, _)| *k).collect();
