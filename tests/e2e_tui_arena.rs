@@ -1,7 +1,8 @@
 //! End to end in tmux against the embedded demo provider: the blind arena (`palaver compare
 //! --arena -m demo -m demo-reasoning`: names and numbers hidden, a sentence typed as the vote
 //! bar appears goes to the composer and votes nothing, a deliberate vote, changed, taken back
-//! and cast again, names shown, `compare stats` counting only the final votes) and compare from here (a chat of two turns, `m` on the first prompt, another
+//! and cast again, names shown, `compare stats` counting only the final votes), a battle of
+//! three models whose reasoning stays hidden until the vote, and compare from here (a chat of two turns, `m` on the first prompt, another
 //! model answers it beside the chat's answer, keeping it continues the chat on a branch that
 //! the history keeps beside the old one), and a prompt set's progress bar on a terminal. Skips
 //! (and says so) when tmux is not installed.
@@ -83,6 +84,46 @@ fn the_blind_arena_hides_names_takes_a_vote_and_counts_it() {
     assert!(rows.iter().all(|r| r["votes"] == 2 && r["rating_low"].as_f64() <= r["rating_high"].as_f64()));
     // Both bad and a tie: nobody won.
     assert_eq!(rows.iter().map(|r| r["wins"].as_u64().unwrap()).sum::<u64>(), 0, "{json}");
+}
+
+#[test]
+fn a_three_model_battle_keeps_reasoning_hidden_until_the_vote() {
+    if !tmux_available() {
+        return;
+    }
+    let t = Tmux::launch("compare --arena -m demo -m demo-reasoning -m demo-hosted")
+        .size(150, 40)
+        .keys_one_at_a_time()
+        .start();
+    t.wait_for("the arena", |s| s.contains("message to 3 models"));
+    t.type_text("Which is best?");
+    t.keys(&["Enter"]);
+    let s = t.wait_for("three answers and the vote bar", |s| s.contains("✓ 3 done") && s.contains("Tab to vote"));
+    let titles = s.lines().next().unwrap_or("").to_owned();
+    assert!(titles.contains(" A ") && titles.contains(" B ") && titles.contains(" C "), "{s}");
+    assert!(!titles.contains("demo"), "no name before the vote: {s}");
+    // demo-reasoning thinks before it answers: not a trace of it shows before the vote.
+    assert!(!s.contains("▸ reasoning") && !s.contains("▾ reasoning") && !s.contains("reasoning ·"), "{s}");
+    assert!(s.contains("c C better") && s.contains("n all bad"), "an option for each column: {s}");
+    // C is the best: Tab to the bar, its letter, Enter.
+    t.keys(&["Tab", "c", "Enter"]);
+    let s = t.wait_for("the names after the vote", |s| s.contains("voted C is better"));
+    assert!(s.contains("▸ reasoning"), "the reasoning block shows once the vote is cast: {s}");
+    assert!(s.lines().next().unwrap_or("").contains("demo-reasoning"), "{s}");
+    t.keys(&["C-q"]);
+    t.wait_for("the shell after palaver", |s| s.contains("EXITED-0"));
+
+    // One vote of three models: the pairs it decides, C over A and C over B, each with the
+    // answers' style (too few for style control, which says so).
+    let stats = palaver(t.home(), &["compare", "stats"]);
+    assert!(stats.contains("2 votes"), "{stats}");
+    assert!(stats.contains("styled: not fitted — 2 votes carry the answers' style"), "{stats}");
+    let json = palaver(t.home(), &["compare", "stats", "--json"]);
+    let rows: Vec<serde_json::Value> = json.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    assert_eq!(rows.len(), 3, "{json}");
+    assert_eq!(rows.iter().filter(|r| r["wins"] == 2 && r["votes"] == 2).count(), 1, "C won both: {json}");
+    assert_eq!(rows.iter().filter(|r| r["losses"] == 1 && r["votes"] == 1).count(), 2, "{json}");
+    assert!(rows.iter().all(|r| r["styled_votes"] == 2), "{json}");
 }
 
 #[test]

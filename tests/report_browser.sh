@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The HTML report of a prompt-set run, checked in a real headless browser (Chromium): every
 # prompt's answers are in the DOM side by side (same row, left to right, as laid out by the
-# browser), and prompts or answers carrying markup stay text (nothing injected runs).
+# browser), rendered from markdown; prompts or answers carrying markup, a javascript: link or a
+# terminal escape stay inert text (nothing injected runs, nothing is fetched); the filters by
+# model, by failing check (CSS alone, checked again with the page's script removed) and by text
+# (the page's one script, allowed by its hash) work.
 # Then a conversation page (`history export ID --format html`) with a tool flow and an image:
 # laid out, its image decoded from the page itself with the network cut off, nothing injected.
 #
@@ -19,41 +22,78 @@ fi
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 export PALAVER_HOME="$WORK/home"
-{
-  for i in $(seq 1 6); do echo "Prompt number $i: tell me about item $i"; done
-  echo 'Hostile <script>document.title="pwned"</script> and <img src=x onerror="document.title=1">'
-} > "$WORK/prompts.txt"
-"$BIN" compare --demo -m demo -m demo-reasoning -m demo-tools --prompts "$WORK/prompts.txt" \
-  --concurrency 8 --report "$WORK/r.html" > "$WORK/stdout.txt"
+# A prompt set: items 1–4 pass their check, 5–6 fail a regex; then hostile prompts, which the
+# demo quotes into its answers (markup, a javascript: link, a terminal escape).
+python3 - "$WORK/prompts.jsonl" <<'PY'
+import json, sys
+with open(sys.argv[1], "w") as f:
+    for i in range(1, 7):
+        expect = "you said" if i <= 4 else {"regex": "^NEVER$"}
+        f.write(json.dumps({"id": f"item-{i}", "prompt": f"Prompt number {i}: tell me about item {i}", "expect": expect}) + "\n")
+    for p in ['Hostile <script>document.title="pwned"</script> and <img src=x onerror="document.title=1">',
+              '<img src=x onerror="document.title=1">', '[click me](javascript:document.title=2)',
+              'ansi \x1b[31mred\x1b[0m text']:
+        f.write(json.dumps({"prompt": p}) + "\n")
+PY
+# Exit 3 (items 5–6 fail their check) is expected; the report is what is checked.
+"$BIN" compare --demo -m demo -m demo-reasoning -m demo-tools --prompts "$WORK/prompts.jsonl" \
+  --concurrency 8 --report "$WORK/r.html" > "$WORK/stdout.txt" || [ $? -eq 3 ]
 
-# The report plus one script of ours at the end: it measures where the browser put each answer.
-sed 's#</body></html>##' "$WORK/r.html" > "$WORK/check.html"
-cat >> "$WORK/check.html" <<'EOF'
-<script>
+# The report plus one script of ours at the end: it measures where the browser put each answer,
+# then works the filters as a reader would (clicking their labels, typing in the text box).
+# The page's policy allows its own script by hash; the checker's hash is added to it, so
+# anything injected still cannot run.
+cat > "$WORK/checker.js" <<'JS'
 (function () {
-  var problems = [];
+  var problems = [], b = document.body;
+  var shown = function (el) { return getComputedStyle(el).display !== "none" && el.getClientRects().length > 0; };
+  var visible = function (sel) { return Array.prototype.filter.call(document.querySelectorAll(sel), shown); };
   var sections = document.querySelectorAll("section.prompt");
   sections.forEach(function (s) {
     var cols = s.querySelectorAll(".answers > article");
     if (cols.length !== 3) problems.push(s.id + ": " + cols.length + " answers");
     for (var i = 1; i < cols.length; i++) {
-      var a = cols[i - 1].getBoundingClientRect(), b = cols[i].getBoundingClientRect();
-      if (Math.abs(a.top - b.top) > 1 || !(b.left >= a.right - 1)) problems.push(s.id + ": answer " + i + " not beside the one before");
+      var a = cols[i - 1].getBoundingClientRect(), c = cols[i].getBoundingClientRect();
+      if (Math.abs(a.top - c.top) > 1 || !(c.left >= a.right - 1)) problems.push(s.id + ": answer " + i + " not beside the one before");
     }
   });
-  document.body.setAttribute("data-sections", String(sections.length));
-  document.body.setAttribute("data-scripts", String(document.scripts.length));
-  document.body.setAttribute("data-images", String(document.images.length));
-  document.body.setAttribute("data-title", document.title);
-  document.body.setAttribute("data-layout", problems.length ? "broken: " + problems.join("; ") : "side-by-side");
+  b.setAttribute("data-sections", String(sections.length));
+  b.setAttribute("data-scripts", String(document.scripts.length));
+  b.setAttribute("data-images", String(document.images.length));
+  b.setAttribute("data-title", document.title);
+  b.setAttribute("data-layout", problems.length ? "broken: " + problems.join("; ") : "side-by-side");
+  b.setAttribute("data-tables", String(document.querySelectorAll(".md table").length));
+  b.setAttribute("data-code", String(document.querySelectorAll(".md pre.code span[style]").length > 0));
+  b.setAttribute("data-js-links", String(document.querySelectorAll("a[href]:not([href^='http'])").length));
+  b.setAttribute("data-esc", String(b.textContent.indexOf("\u001b") >= 0));
+  b.setAttribute("data-resources", String(performance.getEntriesByType("resource").length));
+  // By model: only demo-reasoning's answers, one a prompt.
+  document.querySelector("label[for=fm-1]").click();
+  var m = visible("article.answer");
+  var only = m.every(function (a) { return a.getAttribute("data-model") === "demo-reasoning"; });
+  b.setAttribute("data-filter-model", m.length + (only ? " all demo-reasoning" : " mixed"));
+  document.querySelector("label[for=fm-all]").click();
+  b.setAttribute("data-filter-model-reset", String(visible("article.answer").length));
+  // By failing check: only the prompts whose regex failed.
+  document.querySelector("label[for=fc-regex]").click();
+  b.setAttribute("data-filter-check", visible("section.prompt").map(function (s) { return s.getAttribute("data-prompt"); }).join(","));
+  document.querySelector("label[for=fc-all]").click();
+  // By text: the page's own script (allowed by its hash) shows the box and filters.
+  var q = document.getElementById("q");
+  b.setAttribute("data-q-hidden", String(q.hidden));
+  q.value = "ITEM 3";
+  q.dispatchEvent(new Event("input"));
+  b.setAttribute("data-filter-text", visible("section.prompt").map(function (s) { return s.getAttribute("data-prompt"); }).join(","));
 })();
-</script></body></html>
-EOF
+JS
+HASH="sha256-$(printf '%s' "$(cat "$WORK/checker.js")" | openssl dgst -sha256 -binary | base64)"
+sed -e "s#script-src '\(sha256-[^']*\)'#script-src '\1' '$HASH'#" -e 's#</body></html>##' "$WORK/r.html" > "$WORK/check.html"
+{ printf '<script>%s</script></body></html>\n' "$(cat "$WORK/checker.js")"; } >> "$WORK/check.html"
 
 PROFILE="$(mktemp -d)"
 "$CHROME" --headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update \
-  --no-first-run --user-data-dir="$PROFILE" --window-size=1400,1000 --dump-dom "file://$WORK/check.html" \
-  > "$WORK/dom.html" 2> "$WORK/chrome.log" || { cat "$WORK/chrome.log" >&2; rm -rf "$PROFILE"; exit 1; }
+  --no-first-run --user-data-dir="$PROFILE" --proxy-server=127.0.0.1:9 --window-size=1400,1000 \
+  --dump-dom "file://$WORK/check.html" > "$WORK/dom.html" 2> "$WORK/chrome.log" || { cat "$WORK/chrome.log" >&2; rm -rf "$PROFILE"; exit 1; }
 rm -rf "$PROFILE"
 
 fail=0
@@ -64,15 +104,45 @@ check() { # description, command…
 body="$(grep -o '<body[^>]*>' "$WORK/dom.html" | head -1)"
 echo "body: $body"
 check "the browser laid every prompt's three answers side by side" grep -q 'data-layout="side-by-side"' <<<"$body"
-check "all 7 prompts are in the DOM" grep -q 'data-sections="7"' <<<"$body"
-check "no script but the checker's ran (nothing injected)" grep -q 'data-scripts="1"' <<<"$body"
+check "all 10 prompts are in the DOM" grep -q 'data-sections="10"' <<<"$body"
+check "no script but the page's and the checker's ran (nothing injected)" grep -q 'data-scripts="2"' <<<"$body"
 check "no image element was made from model or prompt text" grep -q 'data-images="0"' <<<"$body"
 check "the title was not changed by injected markup" grep -q 'data-title="palaver compare run-' <<<"$body"
+check "the report fetched nothing" grep -q 'data-resources="0"' <<<"$body"
+check "answers are rendered markdown: tables" grep -Eq 'data-tables="[1-9]' <<<"$body"
+check "answers are rendered markdown: highlighted code" grep -q 'data-code="true"' <<<"$body"
+check "no link goes anywhere but the web (the javascript: one has no target)" grep -q 'data-js-links="0"' <<<"$body"
+check "no terminal escape reached the page" grep -q 'data-esc="false"' <<<"$body"
+check "the model filter shows one model's answers, one a prompt" grep -q 'data-filter-model="10 all demo-reasoning"' <<<"$body"
+check "the model filter back on all shows every answer" grep -q 'data-filter-model-reset="30"' <<<"$body"
+check "the failing-check filter shows only the prompts whose regex failed" grep -q 'data-filter-check="item-5,item-6"' <<<"$body"
+check "the page's hashed script ran under its policy (the text box shows)" grep -q 'data-q-hidden="false"' <<<"$body"
+check "the text filter keeps only the prompt with that text" grep -q 'data-filter-text="item-3"' <<<"$body"
 check "the hostile prompt is shown as text" grep -q '&lt;script&gt;document.title="pwned"&lt;/script&gt;' "$WORK/dom.html"
+check "the javascript: link is text" grep -q '<a>click me</a>' "$WORK/dom.html"
 for i in $(seq 1 6); do
   check "prompt $i is there" grep -q "Prompt number $i: tell me about item $i" "$WORK/dom.html"
 done
 check "demo-tools answers are in the DOM" grep -q 'data-model="demo-tools"' "$WORK/dom.html"
+check "the report's policy allows one script by its hash and nothing inline" \
+  grep -Eq "content=\"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-[A-Za-z0-9+/=]{44}'; base-uri 'none'; form-action 'none'\"" "$WORK/r.html"
+# The same page without its script (as a reader with JavaScript off sees it; the checker still
+# runs, to click and measure): the model and failing-check filters are CSS alone and still
+# work, and the text box stays hidden.
+sed -e "s#script-src '\(sha256-[^']*\)'#script-src '$HASH'#" -e 's#<script>(function(){var q=.*</script>##' \
+  -e 's#</body></html>##' "$WORK/r.html" > "$WORK/nojs.html"
+{ printf '<script>%s</script></body></html>\n' "$(cat "$WORK/checker.js")"; } >> "$WORK/nojs.html"
+PROFILE="$(mktemp -d)"
+"$CHROME" --headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update \
+  --no-first-run --user-data-dir="$PROFILE" --proxy-server=127.0.0.1:9 --window-size=1400,1000 \
+  --dump-dom "file://$WORK/nojs.html" > "$WORK/nojs-dom.html" 2> "$WORK/chrome-nojs.log" || { cat "$WORK/chrome-nojs.log" >&2; rm -rf "$PROFILE"; exit 1; }
+rm -rf "$PROFILE"
+body="$(grep -o '<body[^>]*>' "$WORK/nojs-dom.html" | head -1)"
+echo "without the page's script: $body"
+check "without the page's script only the checker ran" grep -q 'data-scripts="1"' <<<"$body"
+check "without script the model filter still works" grep -q 'data-filter-model="10 all demo-reasoning"' <<<"$body"
+check "without script the failing-check filter still works" grep -q 'data-filter-check="item-5,item-6"' <<<"$body"
+check "without script the text box stays hidden" grep -q 'data-q-hidden="true"' <<<"$body"
 # ── The conversation page: demo-tools (a tool flow) then demo-vision with an image ─────────
 CONV="$WORK/conv"; mkdir -p "$CONV"
 BIN="$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")"  # the runs below are in $CONV

@@ -302,7 +302,7 @@ fn a_reply_is_indexed_once_when_it_stops_streaming() {
     // A file at the version before, with a reply still streaming when palaver stopped.
     {
         let mut c = rusqlite::Connection::open(&path).unwrap();
-        schema::migrate_to(&mut c, schema::SCHEMA_VERSION - 1).unwrap();
+        schema::migrate_to(&mut c, schema::VERSION_INDEX_FINISHED - 1).unwrap();
     }
     let (store, _) = open(dir.path());
     let id = conversation(&store, "live");
@@ -332,7 +332,7 @@ fn a_reply_is_indexed_once_when_it_stops_streaming() {
     let old = dir.path().join("old.sqlite3");
     {
         let mut c = rusqlite::Connection::open(&old).unwrap();
-        schema::migrate_to(&mut c, schema::SCHEMA_VERSION - 1).unwrap();
+        schema::migrate_to(&mut c, schema::VERSION_INDEX_FINISHED - 1).unwrap();
         c.execute_batch(
             "INSERT INTO conversations (id, title, created_at, updated_at) VALUES ('c', '', 1, 1);
              INSERT INTO messages (conversation_id, position, role, content, status, writer, body, created_at, updated_at)

@@ -274,3 +274,69 @@ fn compare_from_here_forks_the_chat_and_keeping_a_column_branches() {
         sim.s.transcript.cells.iter().position(|c| c.message().is_some_and(|m| m.role() == Role::Assistant)).unwrap();
     assert_eq!(sim.s.transcript.versions_at(at), 1, "the old answer (and the turn after it) is kept as a version");
 }
+
+/// A column's answer with a reasoning block before it.
+fn column_answer_with_reasoning(sim: &mut Sim, column: usize, reasoning: &str, text: &str) {
+    let &(generation, column, id) = sim.live.iter().find(|l| l.1 == column).unwrap();
+    sim.now += 100;
+    let events = vec![
+        StreamEvent::Reasoning { choice: 0, delta: reasoning.into() },
+        StreamEvent::Text { choice: 0, delta: text.into() },
+        StreamEvent::Finish { choice: 0, reason: "stop".into() },
+        StreamEvent::End,
+    ];
+    for event in
+        [WireEvent::Chunk { frames: vec![], frames_skipped: 0, events, at_ms: 100 }, WireEvent::Closed { at_ms: 300 }]
+    {
+        sim.s.apply(Msg::Compare(CompareMsg::Wire { generation, column, id, event: Box::new(event), now_ms: sim.now }));
+    }
+}
+
+#[test]
+fn a_three_model_arena_hides_reasoning_until_the_vote_and_stores_the_pairs_it_decides() {
+    let mut sim = Sim::new();
+    sim.s.open_arena(vec![target("demo"), target("demo-reasoning"), target("demo-tools")], 7).unwrap();
+    let order: Vec<String> =
+        sim.s.compare.active.as_ref().unwrap().columns.iter().map(|c| c.target.model.clone()).collect();
+    let thinker = order.iter().position(|m| m == "demo-reasoning").unwrap();
+    sim.typed("Which is best?");
+    sim.enter();
+    assert_eq!(sim.live.len(), 3, "all three are asked");
+    for c in 0..3 {
+        if c == thinker {
+            column_answer_with_reasoning(&mut sim, c, "Let me weigh PRIVATE-THOUGHTS first.", "An answer.");
+        } else {
+            sim.column_answer(c, "An answer.");
+        }
+    }
+    let screen = sim.render(120, 30);
+    for hidden in ["PRIVATE-THOUGHTS", "reasoning", "demo-reasoning", "demo-tools"] {
+        assert!(!screen.contains(hidden), "{hidden:?} shows before the vote:\n{screen}");
+    }
+    assert!(screen.contains("C better") && screen.contains("all bad"), "one option a column:\n{screen}");
+    insta::assert_snapshot!("arena_three_before_vote_120x30", screen);
+
+    // C is best: it beat A and beat B; A and B are not compared.
+    sim.key(KeyCode::Tab, KeyModifiers::NONE);
+    sim.key(KeyCode::Char('c'), KeyModifiers::NONE);
+    let fx = sim.key(KeyCode::Enter, KeyModifiers::NONE);
+    let rows: Vec<Option<(String, String, String)>> = fx
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Compare(CompareEffect::Vote { row, .. }) => {
+                Some(row.as_ref().map(|v| (v.model_a.clone(), v.model_b.clone(), v.winner.clone())))
+            }
+            _ => None,
+        })
+        .collect();
+    let pair = |i: usize, j: usize, w: &str| Some((order[i].clone(), order[j].clone(), w.to_owned()));
+    assert_eq!(rows, [None, pair(0, 2, "b"), pair(1, 2, "b")], "pairs (A,B) (A,C) (B,C)");
+    let styled = fx.iter().any(|e| {
+        matches!(e, Effect::Compare(CompareEffect::Vote { row: Some(v), .. }) if v.style_a.is_some() && v.style_b.is_some())
+    });
+    assert!(styled, "each row carries both answers' style");
+    let screen = sim.render(120, 30);
+    assert!(screen.contains("▸ reasoning"), "the reasoning block shows after the vote:\n{screen}");
+    assert!(screen.contains("demo-reasoning") && screen.contains("demo-tools"), "{screen}");
+    insta::assert_snapshot!("arena_three_after_vote_120x30", screen);
+}

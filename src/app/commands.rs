@@ -33,7 +33,7 @@ pub enum Command {
     Compare(Vec<String>),
     /// `/here A [B C]`: compare from the selected (or last) turn: other models answer its prompt.
     Here(Vec<String>),
-    /// `/arena A B`: a blind battle of two models, then a vote.
+    /// `/arena A B [C D]`: a blind battle of two to four models, then a vote.
     Arena(Vec<String>),
     /// `/set KEY VALUE` sets a request option by dotted key (`reasoning.summary auto`); `/set`
     /// alone lists them.
@@ -74,7 +74,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("/history", "", "list, search and open saved conversations"),
     ("/compare", "A B [C D]", "compare 2–4 models side by side (provider/model too); /compare off leaves"),
     ("/here", "A [B C]", "compare from here: other models answer the selected (or last) prompt beside this answer"),
-    ("/arena", "A B", "blind arena: two hidden models answer, you vote (a · b · t · n), then names show"),
+    ("/arena", "A B [C D]", "blind arena: 2–4 hidden models answer, you vote (a · b · … · t · n), then names show"),
     (
         "/set",
         "KEY VALUE",

@@ -263,8 +263,8 @@ pub struct CompareArgs {
     /// With --resume: run the run's failed cells again too (a 429 quota, a server that was down)
     #[arg(long)]
     pub retry_failed: bool,
-    /// The blind arena: two models answer each prompt under the names A and B in random
-    /// order; vote with a (A better), b (B better), t (tie), n (both bad); names show after
+    /// The blind arena: two to four models answer each prompt under the names A, B, … in random
+    /// order; vote with a/b/c/d (that one better), t (tie), n (all bad); names show after
     #[arg(long)]
     pub arena: bool,
     /// Let a prompt set attach files outside its own folder, or files that hold secrets
@@ -283,7 +283,8 @@ pub enum CompareAction {
         /// The run's ID (as `compare runs` prints it) or a unique prefix
         run: String,
     },
-    /// Each model's arena record: votes, win rate and a Bradley–Terry rating with a 95% interval
+    /// Each model's arena record: votes, win rate and a Bradley–Terry rating with a 95% interval,
+    /// raw and with style control (answer length and markdown held equal, as LMArena does)
     Stats,
 }
 

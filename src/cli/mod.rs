@@ -137,8 +137,10 @@ pub async fn run(cli: Cli) -> u8 {
                 if let Err(code) = screen_possible() {
                     return code;
                 }
-                if g.model.len() != 2 || g.prompt.is_some() {
-                    return usage("the arena takes exactly two models and no -p: palaver compare --arena -m A -m B");
+                if !(2..=4).contains(&g.model.len()) || g.prompt.is_some() {
+                    return usage(
+                        "the arena takes two to four models and no -p: palaver compare --arena -m A -m B [-m C -m D]",
+                    );
                 }
                 let targets = match target::resolve_columns(g, &cfg, &g.model).await {
                     Ok(t) => t,

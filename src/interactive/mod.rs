@@ -58,7 +58,7 @@ pub async fn run_compare(columns: Vec<Target>, cfg: Config, paths: Paths, settin
     launch(first, cfg, paths, settings, Reopen::default(), columns, false).await
 }
 
-/// The blind arena on two targets (`palaver compare --arena -m A -m B`).
+/// The blind arena on two to four targets (`palaver compare --arena -m A -m B [-m C -m D]`).
 pub async fn run_arena(columns: Vec<Target>, cfg: Config, paths: Paths, settings: TurnSettings) -> u8 {
     let Some(first) = columns.first().cloned() else { return 2 };
     launch(first, cfg, paths, settings, Reopen::default(), columns, true).await

@@ -11,10 +11,28 @@ const MAX_HIGHLIGHT_BYTES: usize = 200_000;
 
 pub use crate::text::html::escape;
 
-/// A link target that may be followed from the page: web and mail addresses only.
-fn safe_href(url: &str) -> Option<String> {
+/// Which link targets a page keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Links {
+    /// Web and mail addresses (the conversation page).
+    WebAndMail,
+    /// Web addresses only (the compare report).
+    Web,
+}
+
+impl Links {
+    fn schemes(self) -> &'static [&'static str] {
+        match self {
+            Self::WebAndMail => &["http://", "https://", "mailto:"],
+            Self::Web => &["http://", "https://"],
+        }
+    }
+}
+
+/// A link target that may be followed from the page: the allowed schemes only.
+fn safe_href(url: &str, links: Links) -> Option<String> {
     let lower = url.trim().to_ascii_lowercase();
-    ["http://", "https://", "mailto:"].iter().any(|p| lower.starts_with(p)).then(|| escape(url.trim()))
+    links.schemes().iter().any(|p| lower.starts_with(p)).then(|| escape(url.trim()))
 }
 
 use crate::text::syntax::{syntaxes, themes};
@@ -39,6 +57,12 @@ pub fn code_block(lang: &str, code: &str) -> String {
 /// Renders markdown to HTML in which only the tags written here exist.
 #[must_use]
 pub fn render(md: &str) -> String {
+    render_with(md, Links::WebAndMail)
+}
+
+/// As `render`, keeping only the link targets `links` allows.
+#[must_use]
+pub fn render_with(md: &str, links: Links) -> String {
     let mut out = String::with_capacity(md.len() * 3 / 2);
     let mut code: Option<(String, String)> = None;
     // Inside an image: its alt text is collected and shown as text with the link.
@@ -60,7 +84,7 @@ pub fn render(md: &str) -> String {
             match ev {
                 Event::End(TagEnd::Image) => {
                     let (url, alt) = image.take().unwrap_or_default();
-                    image_link(&mut out, &url, &alt);
+                    image_link(&mut out, &url, &alt, links);
                 }
                 Event::Text(t) | Event::Code(t) => alt.push_str(&t),
                 _ => {}
@@ -76,7 +100,7 @@ pub fn render(md: &str) -> String {
                 code = Some((lang, String::new()));
             }
             Event::Start(Tag::Image { dest_url, .. }) => image = Some((dest_url.to_string(), String::new())),
-            Event::Start(tag) => start(&mut out, &tag),
+            Event::Start(tag) => start(&mut out, &tag, links),
             Event::End(tag) => end(&mut out, tag),
             Event::Text(t) => out.push_str(&escape(&t)),
             Event::Code(t) => {
@@ -106,11 +130,15 @@ pub fn render(md: &str) -> String {
 }
 
 /// An image the markdown points at: the page loads nothing, so it is a link with its alt text.
-fn image_link(out: &mut String, url: &str, alt: &str) {
+fn image_link(out: &mut String, url: &str, alt: &str, links: Links) {
     let label = if alt.is_empty() { "image" } else { alt };
-    match safe_href(url) {
+    match safe_href(url, links) {
         Some(href) => {
-            let _ = write!(out, "<a class=\"image-link\" href=\"{href}\" rel=\"noreferrer\">🖼 {}</a>", escape(label));
+            let _ = write!(
+                out,
+                "<a class=\"image-link\" href=\"{href}\" rel=\"noopener noreferrer\">🖼 {}</a>",
+                escape(label)
+            );
         }
         None => {
             let _ = write!(out, "🖼 {}", escape(label));
@@ -118,7 +146,7 @@ fn image_link(out: &mut String, url: &str, alt: &str) {
     }
 }
 
-fn start(out: &mut String, tag: &Tag<'_>) {
+fn start(out: &mut String, tag: &Tag<'_>, links: Links) {
     let s: String = match tag {
         Tag::Paragraph => "<p>".into(),
         Tag::Heading { level, .. } => format!("<h{}>", heading(*level)),
@@ -129,8 +157,8 @@ fn start(out: &mut String, tag: &Tag<'_>) {
         Tag::Emphasis => "<em>".into(),
         Tag::Strong => "<strong>".into(),
         Tag::Strikethrough => "<del>".into(),
-        Tag::Link { dest_url, .. } => match safe_href(dest_url) {
-            Some(href) => format!("<a href=\"{href}\" rel=\"noreferrer\">"),
+        Tag::Link { dest_url, .. } => match safe_href(dest_url, links) {
+            Some(href) => format!("<a href=\"{href}\" rel=\"noopener noreferrer\">"),
             None => "<a>".into(),
         },
         Tag::Table(_) => "<table>".into(),
@@ -194,7 +222,13 @@ mod tests {
     fn links_keep_only_web_targets_and_images_load_nothing() {
         let html = render("[a](javascript:alert(1)) [b](https://example.com/?q=\"x\") ![cat](https://e.com/c.png)");
         assert!(!html.contains("javascript:"), "{html}");
-        assert!(html.contains("<a href=\"https://example.com/?q=&quot;x&quot;\""), "{html}");
+        assert!(
+            html.contains("<a href=\"https://example.com/?q=&quot;x&quot;\" rel=\"noopener noreferrer\">"),
+            "{html}"
+        );
+        let mail = "[m](mailto:a@b.c)";
+        assert!(render(mail).contains("href=\"mailto:a@b.c\""));
+        assert!(render_with(mail, Links::Web).contains("<a>m</a>"), "the report keeps web targets only");
         assert!(!html.contains("<img"), "{html}");
         assert!(html.contains("🖼 cat"), "{html}");
     }

@@ -8,6 +8,7 @@
 
 use super::StoreError;
 use super::ids::{new_id, now_ms};
+use crate::engine::evals::style::Style;
 use rusqlite::{Connection, params};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -78,6 +79,13 @@ CREATE TABLE arena_votes (
     winner     TEXT NOT NULL,                 -- a|b|tie|bad
     prompt     TEXT NOT NULL DEFAULT ''
 );
+";
+
+/// The style of both answers of an arena vote (JSON of `engine::evals::style::Style`), so
+/// `compare stats` can control ratings for length and markdown. Older votes have none.
+pub const MIGRATION_VOTE_STYLE: &str = r"
+ALTER TABLE arena_votes ADD COLUMN style_a TEXT;
+ALTER TABLE arena_votes ADD COLUMN style_b TEXT;
 ";
 
 /// One model of a run, in column order.
@@ -152,6 +160,9 @@ pub struct VoteRow {
     /// `a`, `b`, `tie` or `bad` (both bad).
     pub winner: String,
     pub prompt: String,
+    /// The style of A's and B's answers (`None` on votes stored before it was kept).
+    pub style_a: Option<Style>,
+    pub style_b: Option<Style>,
 }
 
 /// A change to the arena votes. An arena vote can be changed or taken back until the next
@@ -474,14 +485,29 @@ fn write_batch(conn: &Connection, cmds: &[Cmd]) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// A vote's style as stored: JSON, or NULL when unknown.
+fn style_json(s: Option<Style>) -> Option<String> {
+    s.and_then(|s| serde_json::to_string(&s).ok())
+}
+
 /// One change to the arena votes; returns the row id it concerns.
 fn write_vote(tx: &rusqlite::Transaction<'_>, w: &VoteWrite, now: i64) -> rusqlite::Result<i64> {
     match w {
         VoteWrite::Insert(v) => {
             tx.execute(
-                "INSERT INTO arena_votes (created_at, model_a, provider_a, model_b, provider_b, winner, prompt)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![now, v.model_a, v.provider_a, v.model_b, v.provider_b, v.winner, v.prompt],
+                "INSERT INTO arena_votes (created_at, model_a, provider_a, model_b, provider_b, winner, prompt,
+                 style_a, style_b) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![
+                    now,
+                    v.model_a,
+                    v.provider_a,
+                    v.model_b,
+                    v.provider_b,
+                    v.winner,
+                    v.prompt,
+                    style_json(v.style_a),
+                    style_json(v.style_b)
+                ],
             )?;
             Ok(tx.last_insert_rowid())
         }
@@ -489,8 +515,18 @@ fn write_vote(tx: &rusqlite::Transaction<'_>, w: &VoteWrite, now: i64) -> rusqli
             // The vote keeps its place (stats replay votes in row order); only what it says changes.
             tx.execute(
                 "UPDATE arena_votes SET model_a = ?2, provider_a = ?3, model_b = ?4, provider_b = ?5, winner = ?6,
-                 prompt = ?7 WHERE id = ?1",
-                params![id, v.model_a, v.provider_a, v.model_b, v.provider_b, v.winner, v.prompt],
+                 prompt = ?7, style_a = ?8, style_b = ?9 WHERE id = ?1",
+                params![
+                    id,
+                    v.model_a,
+                    v.provider_a,
+                    v.model_b,
+                    v.provider_b,
+                    v.winner,
+                    v.prompt,
+                    style_json(v.style_a),
+                    style_json(v.style_b)
+                ],
             )?;
             Ok(*id)
         }

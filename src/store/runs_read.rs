@@ -224,18 +224,24 @@ impl RunStore {
     /// A database error.
     pub fn votes(&self) -> Result<Vec<VoteRow>, StoreError> {
         self.read(|c| {
-            c.prepare("SELECT model_a, provider_a, model_b, provider_b, winner, prompt FROM arena_votes ORDER BY id")?
-                .query_map([], |r| {
-                    Ok(VoteRow {
-                        model_a: r.get(0)?,
-                        provider_a: r.get(1)?,
-                        model_b: r.get(2)?,
-                        provider_b: r.get(3)?,
-                        winner: r.get(4)?,
-                        prompt: r.get(5)?,
-                    })
-                })?
-                .collect()
+            c.prepare(
+                "SELECT model_a, provider_a, model_b, provider_b, winner, prompt, style_a, style_b FROM arena_votes
+                 ORDER BY id",
+            )?
+            .query_map([], |r| {
+                Ok(VoteRow {
+                    model_a: r.get(0)?,
+                    provider_a: r.get(1)?,
+                    model_b: r.get(2)?,
+                    provider_b: r.get(3)?,
+                    winner: r.get(4)?,
+                    prompt: r.get(5)?,
+                    // A style that does not parse is as good as none: the vote still counts raw.
+                    style_a: r.get::<_, Option<String>>(6)?.and_then(|s| serde_json::from_str(&s).ok()),
+                    style_b: r.get::<_, Option<String>>(7)?.and_then(|s| serde_json::from_str(&s).ok()),
+                })
+            })?
+            .collect()
         })
     }
 

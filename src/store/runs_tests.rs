@@ -11,6 +11,8 @@ fn row(a: &str, b: &str, winner: &str) -> VoteRow {
         provider_b: "demo".into(),
         winner: winner.into(),
         prompt: "which?".into(),
+        style_a: None,
+        style_b: None,
     }
 }
 
@@ -63,4 +65,22 @@ fn a_running_run_whose_process_let_go_of_its_lock_is_stopped() {
     store.set_status(&id, "finished");
     store.flush().unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(status(&store).as_deref(), Some("finished"));
+}
+
+#[test]
+fn a_votes_answer_style_is_stored_and_read_back() {
+    use crate::engine::evals::style::Style;
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let store = RunStore::open(&dir.path().join("palaver.db")).unwrap_or_else(|e| panic!("{e}"));
+    let styled = VoteRow {
+        style_a: Some(Style { tokens: 120, headers: 2, lists: 5, bold: 1 }),
+        style_b: Some(Style { tokens: 30, ..Style::default() }),
+        ..row("x", "y", "a")
+    };
+    let id = store.write_vote(VoteWrite::Insert(row("x", "y", "b"))).unwrap_or_else(|e| panic!("{e}"));
+    store.write_vote(VoteWrite::Replace(id, styled.clone())).unwrap_or_else(|e| panic!("{e}"));
+    store.write_vote(VoteWrite::Insert(row("y", "x", "tie"))).unwrap_or_else(|e| panic!("{e}"));
+    let votes = store.votes().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(votes[0], styled, "a changed vote carries its new style");
+    assert_eq!((votes[1].style_a, votes[1].style_b), (None, None));
 }

@@ -7,8 +7,16 @@ use rusqlite::{Connection, TransactionBehavior};
 use std::time::Duration;
 
 /// Migration `i` (0-based) brings a file from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] =
-    &[MIGRATION_1, super::blobs::MIGRATION_ATTACHMENTS, super::runs::MIGRATION_RUNS, MIGRATION_INDEX_FINISHED];
+const MIGRATIONS: &[&str] = &[
+    MIGRATION_1,
+    super::blobs::MIGRATION_ATTACHMENTS,
+    super::runs::MIGRATION_RUNS,
+    MIGRATION_INDEX_FINISHED,
+    super::runs::MIGRATION_VOTE_STYLE,
+];
+
+/// The version at which the search index holds finished messages only (tests build files just before it).
+pub const VERSION_INDEX_FINISHED: u32 = 4;
 
 /// The version this build writes.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

@@ -1,6 +1,7 @@
-//! The blind arena: a compare of two models shown as A and B in random order. Once both have
-//! answered, a vote bar comes up (A better · B better · tie · both bad); the keys stay on the
-//! composer, so text typed then is a follow-up for both. A vote is deliberate: Tab to the bar,
+//! The blind arena: a compare of two to four models shown as A, B, … in random order. Once all
+//! have answered, a vote bar comes up (A better · B better · … · tie · both/all bad); the keys
+//! stay on the composer, so text typed then is a follow-up for all. Reasoning blocks stay
+//! hidden until the vote (a reasoning model would give itself away; `ui::compare::columns`). A vote is deliberate: Tab to the bar,
 //! an option highlighted with the arrows (or its letter) and Enter right after (`vote.rs`).
 //! Then the names are shown and the vote is stored; it can be changed or taken back until the
 //! next prompt starts a new battle: fresh conversations, a new random order, names hidden again.
@@ -9,21 +10,44 @@ use super::{CompareEffect, MAX_COLUMNS};
 use crate::app::effect::Effect;
 use crate::app::state::{Focus, State, TargetInfo};
 use crate::engine::evals::stats::Rng;
+use crate::engine::evals::style::{Style, style_of};
 use crate::engine::message::Role;
 use crate::store::runs::VoteRow;
 
-/// A vote.
+/// A vote: one of the columns was best, or all tied, or all were bad.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Vote {
     A,
     B,
+    C,
+    D,
     Tie,
     BothBad,
 }
 
+/// Most models in one battle.
+pub const MAX_ARENA: usize = 4;
+
 impl Vote {
-    /// The options of the vote bar, in order.
-    pub const ALL: [Self; 4] = [Self::A, Self::B, Self::Tie, Self::BothBad];
+    /// The options of the vote bar for a battle of `n` models, in order.
+    #[must_use]
+    pub fn options(n: usize) -> Vec<Self> {
+        let mut v = [Self::A, Self::B, Self::C, Self::D][..n.clamp(2, MAX_ARENA)].to_vec();
+        v.extend([Self::Tie, Self::BothBad]);
+        v
+    }
+
+    /// The column it names best, if any.
+    #[must_use]
+    pub fn best(self) -> Option<usize> {
+        match self {
+            Self::A => Some(0),
+            Self::B => Some(1),
+            Self::C => Some(2),
+            Self::D => Some(3),
+            Self::Tie | Self::BothBad => None,
+        }
+    }
 
     /// The letter that highlights it on the vote bar.
     #[must_use]
@@ -31,42 +55,89 @@ impl Vote {
         match self {
             Self::A => 'a',
             Self::B => 'b',
+            Self::C => 'c',
+            Self::D => 'd',
             Self::Tie => 't',
             Self::BothBad => 'n',
         }
     }
 
-    /// Its name on the vote bar.
+    /// Its name on the vote bar of a battle of `n` models.
     #[must_use]
-    pub fn label(self) -> &'static str {
+    pub fn label(self, n: usize) -> &'static str {
         match self {
             Self::A => "A better",
             Self::B => "B better",
+            Self::C => "C better",
+            Self::D => "D better",
             Self::Tie => "tie",
+            Self::BothBad if n > 2 => "all bad",
             Self::BothBad => "both bad",
         }
     }
 
-    /// As stored: `a`, `b`, `tie`, `bad`.
+    /// In a sentence, for a battle of `n` models.
     #[must_use]
-    pub fn code(self) -> &'static str {
-        match self {
-            Self::A => "a",
-            Self::B => "b",
-            Self::Tie => "tie",
-            Self::BothBad => "bad",
-        }
-    }
-
-    #[must_use]
-    pub fn describe(self) -> &'static str {
+    pub fn describe(self, n: usize) -> &'static str {
         match self {
             Self::A => "A is better",
             Self::B => "B is better",
+            Self::C => "C is better",
+            Self::D => "D is better",
             Self::Tie => "a tie",
+            Self::BothBad if n > 2 => "all bad",
             Self::BothBad => "both bad",
         }
     }
+
+    /// What it says of the pair of columns `i` < `j`, as stored (`a`: `i` won, `b`: `j` won,
+    /// `tie`, `bad`); `None` when it says nothing of them (a third column was best).
+    #[must_use]
+    pub fn pair_winner(self, i: usize, j: usize) -> Option<&'static str> {
+        match (self, self.best()) {
+            (Self::Tie, _) => Some("tie"),
+            (Self::BothBad, _) => Some("bad"),
+            (_, Some(w)) if w == i => Some("a"),
+            (_, Some(w)) if w == j => Some("b"),
+            _ => None,
+        }
+    }
+}
+
+/// The pairs of columns of a battle of `n` models, in a fixed order: the ratings see a battle
+/// of several models as the pairs the vote decides (the best one beat each of the others; a
+/// tie or "all bad" ties every pair).
+#[must_use]
+pub fn pairs(n: usize) -> Vec<(usize, usize)> {
+    (0..n).flat_map(|i| (i + 1..n).map(move |j| (i, j))).collect()
+}
+
+/// The store key of pair `k` of battle `round`: each pair is a vote row of its own.
+fn pair_battle(generation: u64, round: u64, k: usize) -> (u64, u64) {
+    (generation, round * 8 + k as u64)
+}
+
+/// The style of everything a column answered in this battle (a follow-up's answer counts too,
+/// as LMArena sums a conversation's assistant tokens).
+fn battle_style(col: &super::Column) -> Style {
+    let answers: Vec<&str> = col
+        .transcript
+        .cells
+        .iter()
+        .filter_map(crate::app::transcript::Cell::message)
+        .filter(|m| m.role() == Role::Assistant)
+        .map(crate::engine::Message::text)
+        .collect();
+    style_of(&answers.join("\n\n"), None)
+}
+
+/// "two hidden models, A and B" / "3 hidden models, A B C".
+fn hidden_models(n: usize) -> String {
+    if n == 2 {
+        return "two hidden models, A and B".to_owned();
+    }
+    let letters: Vec<String> = (0..n).map(letter).collect();
+    format!("{n} hidden models, {}", letters.join(" "))
 }
 
 /// The arena's state within a compare.
@@ -107,14 +178,15 @@ pub fn letter(i: usize) -> String {
 }
 
 impl State {
-    /// Opens the arena on two targets, in an order drawn from `seed`.
+    /// Opens the arena on two to four targets, in an order drawn from `seed`.
     ///
     /// # Errors
-    /// As `open_compare`; and an arena takes exactly two models.
+    /// As `open_compare`; and an arena takes two to four models.
     pub fn open_arena(&mut self, mut targets: Vec<TargetInfo>, seed: u64) -> Result<(), String> {
-        if targets.len() != 2 {
-            return Err(format!("the arena takes two models, got {}", targets.len()));
+        if !(2..=MAX_ARENA).contains(&targets.len()) {
+            return Err(format!("the arena takes two to four models, got {}", targets.len()));
         }
+        let n = targets.len();
         Rng::new(seed).shuffle(&mut targets);
         self.open_compare(targets)?;
         if let Some(cmp) = self.compare.active.as_mut() {
@@ -128,7 +200,7 @@ impl State {
                 bar: VoteBar::default(),
             });
         }
-        self.flash("arena: two hidden models, A and B; ask something, then vote");
+        self.flash(format!("arena: {}; ask something, then vote", hidden_models(n)));
         Ok(())
     }
 
@@ -160,7 +232,8 @@ impl State {
         arena.bar = VoteBar::default();
         if new_battle {
             // The last flash named the models: it goes with the battle it was about.
-            self.flash("new battle: two hidden models, A and B");
+            let n = self.compare.active.as_ref().map_or(2, |c| c.columns.len());
+            self.flash(format!("new battle: {}", hidden_models(n)));
         }
     }
 
@@ -184,7 +257,11 @@ impl State {
         }
         arena.awaiting = true;
         if arena.vote.is_none() {
-            self.flash(format!("both answered: {tab} to the vote bar, or keep asking both"));
+            let msg = match cmp.columns.len() {
+                2 => format!("both answered: {tab} to the vote bar, or keep asking both"),
+                _ => format!("all answered: {tab} to the vote bar, or keep asking them all"),
+            };
+            self.flash(msg);
         }
         self.dirty = true;
     }
@@ -220,7 +297,8 @@ impl State {
         }
     }
 
-    /// Casts (or changes) this battle's vote: the names are shown and the store holds it.
+    /// Casts (or changes) this battle's vote: the names are shown and the store holds it, as
+    /// one row for each pair of columns the vote decides.
     pub(crate) fn arena_vote(&mut self, vote: Vote, fx: &mut Vec<Effect>) {
         let Some(cmp) = self.compare.active.as_mut() else { return };
         let generation = cmp.generation;
@@ -228,25 +306,31 @@ impl State {
         let before = arena.vote.replace(vote);
         arena.revealed = true;
         arena.bar = VoteBar::default();
-        let battle = (generation, arena.round);
-        let (Some(a), Some(b)) = (cmp.columns.first(), cmp.columns.get(1)) else { return };
-        let row = VoteRow {
-            model_a: a.target.model.clone(),
-            provider_a: a.target.provider.clone(),
-            model_b: b.target.model.clone(),
-            provider_b: b.target.provider.clone(),
-            winner: vote.code().to_owned(),
-            prompt: arena.prompt.clone(),
-        };
+        let n = cmp.columns.len();
+        let style = |i: usize| cmp.columns.get(i).map(battle_style);
+        for (k, (i, j)) in pairs(n).into_iter().enumerate() {
+            let (a, b) = (&cmp.columns[i].target, &cmp.columns[j].target);
+            let row = vote.pair_winner(i, j).map(|winner| VoteRow {
+                model_a: a.model.clone(),
+                provider_a: a.provider.clone(),
+                model_b: b.model.clone(),
+                provider_b: b.provider.clone(),
+                winner: winner.to_owned(),
+                prompt: arena.prompt.clone(),
+                style_a: style(i),
+                style_b: style(j),
+            });
+            fx.push(Effect::Compare(CompareEffect::Vote { battle: pair_battle(generation, arena.round, k), row }));
+        }
+        let names: Vec<String> =
+            cmp.columns.iter().enumerate().map(|(i, c)| format!("{} was {}", letter(i), c.target.model)).collect();
         let what = if before.is_some() { "vote changed to" } else { "voted" };
         let tab = self.keymap.hint(crate::app::keymap::Action::CompareColumns);
         let msg = format!(
-            "{what} {}: A was {}, B was {} · {tab} then u takes it back · next prompt: new battle",
-            vote.describe(),
-            row.model_a,
-            row.model_b
+            "{what} {}: {} · {tab} then u takes it back · next prompt: new battle",
+            vote.describe(n),
+            names.join(", ")
         );
-        fx.push(Effect::Compare(CompareEffect::Vote { battle, row: Some(row) }));
         self.focus = Focus::Composer;
         self.flash(msg);
         self.dirty = true;
@@ -257,10 +341,15 @@ impl State {
     pub(crate) fn arena_undo(&mut self, fx: &mut Vec<Effect>) -> bool {
         let Some(cmp) = self.compare.active.as_mut() else { return false };
         let generation = cmp.generation;
+        let n = cmp.columns.len();
         let Some(arena) = cmp.arena.as_mut().filter(|a| a.vote.is_some()) else { return false };
         arena.vote = None;
-        let battle = (generation, arena.round);
-        fx.push(Effect::Compare(CompareEffect::Vote { battle, row: None }));
+        for k in 0..pairs(n).len() {
+            fx.push(Effect::Compare(CompareEffect::Vote {
+                battle: pair_battle(generation, arena.round, k),
+                row: None,
+            }));
+        }
         self.flash("vote taken back (the names stay shown) · vote again, or the next prompt starts a new battle");
         self.dirty = true;
         true

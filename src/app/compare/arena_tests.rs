@@ -218,3 +218,56 @@ fn the_inspector_waits_for_the_vote() {
     key(&mut s, KeyCode::F(3));
     assert!(matches!(s.overlays.last(), Some(crate::app::overlay::Overlay::Inspector)));
 }
+
+#[test]
+fn a_vote_among_several_decides_the_pairs_it_names() {
+    use super::{Vote, pairs};
+    assert_eq!(pairs(2), [(0, 1)]);
+    assert_eq!(pairs(4).len(), 6);
+    assert_eq!(Vote::options(3).iter().map(|v| v.letter()).collect::<String>(), "abctn");
+    assert_eq!(Vote::options(9).len(), 6, "at most four columns");
+    // B best of three: B beat A (pair 0,1: "b") and B beat C (pair 1,2: "a"); A and C untouched.
+    let decided: Vec<Option<&str>> = pairs(3).into_iter().map(|(i, j)| Vote::B.pair_winner(i, j)).collect();
+    assert_eq!(decided, [Some("b"), None, Some("a")]);
+    assert!(pairs(3).into_iter().all(|(i, j)| Vote::Tie.pair_winner(i, j) == Some("tie")));
+    assert!(pairs(3).into_iter().all(|(i, j)| Vote::BothBad.pair_winner(i, j) == Some("bad")));
+    assert_eq!((Vote::BothBad.label(2), Vote::BothBad.label(3)), ("both bad", "all bad"));
+}
+
+#[test]
+fn taking_back_a_three_model_vote_forgets_every_pair() {
+    let mut s = test_state();
+    let targets = ["demo", "demo-reasoning", "demo-tools"]
+        .iter()
+        .map(|m| TargetInfo::new("demo", *m, crate::api::Api::Chat))
+        .collect();
+    s.open_arena(targets, 3).unwrap_or_else(|e| panic!("{e}"));
+    typed(&mut s, "q");
+    let started = starts(&key(&mut s, KeyCode::Enter));
+    assert_eq!(started.len(), 3);
+    for &(generation, column, id) in &started {
+        let events = vec![
+            StreamEvent::Text { choice: 0, delta: "answer".into() },
+            StreamEvent::Finish { choice: 0, reason: "stop".into() },
+            StreamEvent::End,
+        ];
+        for event in
+            [WireEvent::Chunk { frames_skipped: 0, frames: vec![], events, at_ms: 10 }, WireEvent::Closed { at_ms: 20 }]
+        {
+            s.apply(Msg::Compare(CompareMsg::Wire { generation, column, id, event: Box::new(event), now_ms: 300 }));
+        }
+    }
+    key(&mut s, KeyCode::Tab);
+    typed(&mut s, "t");
+    let cast = votes(&key(&mut s, KeyCode::Enter));
+    assert_eq!(cast.len(), 3, "a tie of three is three tied pairs");
+    assert!(cast.iter().all(|(_, r)| r.as_ref().is_some_and(|r| r.winner == "tie")));
+    // Each row carries both answers' style ("answer": six bytes, two tokens estimated).
+    assert!(cast.iter().all(|(_, r)| {
+        r.as_ref().is_some_and(|r| r.style_a.is_some_and(|s| s.tokens == 2) && r.style_b.is_some_and(|s| s.tokens == 2))
+    }));
+    key(&mut s, KeyCode::Tab);
+    let back = votes(&key(&mut s, KeyCode::Char('u')));
+    let keys: Vec<(u64, u64)> = cast.iter().map(|(k, _)| *k).collect();
+    assert_eq!(back, keys.iter().map(|k| (*k, None)).collect::<Vec<_>>(), "each pair's row is taken back");
+}

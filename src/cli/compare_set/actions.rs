@@ -3,9 +3,9 @@
 
 use super::super::args::{CompareAction, CompareArgs, Global};
 use super::super::exit::{EXIT_OK, EXIT_USAGE};
-use super::{json, open_store_to_read, report, summary};
+use super::{json, open_store_to_read, ratings, report, summary};
 use crate::config::Paths;
-use crate::engine::evals::rating::{Game, Outcome, Standing, standings};
+use crate::engine::evals::rating::{Game, Outcome, standings};
 use crate::store::runs::{RunStore, VoteRow};
 use std::io::Write;
 
@@ -138,45 +138,6 @@ pub fn games(votes: &[VoteRow]) -> (Vec<String>, Vec<Game>) {
     (names, games)
 }
 
-/// Votes a model needs before its interval says much: with fewer, a bootstrap over a handful of
-/// battles swings by hundreds of points and its ordering is mostly chance.
-pub const MIN_VOTES: u64 = 10;
-
-/// The standings table, best rating first; a model with too few votes has its interval marked.
-#[must_use]
-pub fn stats_table(names: &[String], s: &[Standing]) -> String {
-    let mut order: Vec<usize> = (0..names.len()).collect();
-    order.sort_by(|&a, &b| s[b].rating.total_cmp(&s[a].rating));
-    let w = names.iter().map(|n| crate::text::sanitize::sanitize(n).chars().count()).max().unwrap_or(5).max(5);
-    let mut out = format!(
-        "{:<w$}  {:>6}  {:>5}  {:>6}  {:>5}  {:>8}  {:>8}  {:>15}\n",
-        "model", "votes", "wins", "losses", "ties", "win rate", "rating", "95% interval"
-    );
-    for i in order {
-        let x = &s[i];
-        let rate = x.win_rate.map_or_else(|| "-".into(), |r| format!("{:.0}%", r * 100.0));
-        out.push_str(&format!(
-            "{:<w$}  {:>6}  {:>5}  {:>6}  {:>5}  {:>8}  {:>8.0}  {:>15}\n",
-            crate::text::sanitize::sanitize(&names[i]),
-            x.games,
-            x.wins,
-            x.losses,
-            x.ties + x.both_bad,
-            rate,
-            x.rating,
-            format!("{:.0} – {:.0}{}", x.low, x.high, if x.games < MIN_VOTES { " *" } else { "" })
-        ));
-    }
-    let few: Vec<&str> = names.iter().zip(s).filter(|(_, x)| x.games < MIN_VOTES).map(|(n, _)| n.as_str()).collect();
-    if !few.is_empty() {
-        out.push_str(&format!(
-            "* fewer than {MIN_VOTES} votes ({}): the interval is too wide to mean anything yet; keep voting\n",
-            few.join(", ")
-        ));
-    }
-    out
-}
-
 fn stats(store: &RunStore, json_out: bool) -> u8 {
     let votes = match store.votes() {
         Ok(v) => v,
@@ -187,12 +148,30 @@ fn stats(store: &RunStore, json_out: bool) -> u8 {
     };
     let (names, g) = games(&votes);
     let s = standings(names.len(), &g, BOOTSTRAP_ROUNDS);
+    let styled_votes = ratings::styled_games(&votes, &g);
+    let styled = ratings::style_control(names.len(), &styled_votes);
     let mut out = std::io::stdout().lock();
     if json_out {
-        for (n, x) in names.iter().zip(&s) {
-            let line = serde_json::json!({"model": n, "votes": x.games, "wins": x.wins, "losses": x.losses,
+        let coefs = styled.as_ref().map(|st| {
+            let pairs = crate::engine::evals::style::FEATURES.iter().enumerate().map(|(k, f)| {
+                (
+                    (*f).to_owned(),
+                    serde_json::json!({"coef": st.fit.coefs[k], "low": st.coef_low[k], "high": st.coef_high[k]}),
+                )
+            });
+            serde_json::Value::Object(pairs.collect())
+        });
+        for (i, (n, x)) in names.iter().zip(&s).enumerate() {
+            let mut line = serde_json::json!({"model": n, "votes": x.games, "wins": x.wins, "losses": x.losses,
                 "ties": x.ties, "both_bad": x.both_bad, "win_rate": x.win_rate, "rating": x.rating,
-                "rating_low": x.low, "rating_high": x.high, "enough_votes": x.games >= MIN_VOTES});
+                "rating_low": x.low, "rating_high": x.high, "enough_votes": x.games >= ratings::MIN_VOTES,
+                "styled_votes": styled_votes.len()});
+            if let (Some(st), Some(obj)) = (&styled, line.as_object_mut()) {
+                obj.insert("styled_rating".into(), st.fit.ratings[i].into());
+                obj.insert("styled_low".into(), st.low[i].into());
+                obj.insert("styled_high".into(), st.high[i].into());
+                obj.insert("style_coefficients".into(), coefs.clone().unwrap_or_default());
+            }
             let _ = writeln!(out, "{line}");
         }
     } else if votes.is_empty() {
@@ -201,31 +180,21 @@ fn stats(store: &RunStore, json_out: bool) -> u8 {
             "no arena votes yet: palaver compare --arena -m A -m B, then Tab to the vote bar and Enter on your choice after each battle"
         );
     } else {
-        let _ = write!(out, "{}", stats_table(&names, &s));
+        let _ = write!(out, "{}", ratings::table(&names, &s, styled.as_ref(), styled_votes.len()));
         let _ = writeln!(
             out,
             "{} vote{} · Bradley–Terry rating on the Elo scale (mean 1000), 95% bootstrap interval; ties and both-bad count half",
             votes.len(),
             if votes.len() == 1 { "" } else { "s" }
         );
+        if styled.is_some() {
+            let _ = writeln!(
+                out,
+                "styled: the same fitted with answer length and markdown (headers, lists, bold) held equal, as LMArena's \
+                 style control ({} rounds of bootstrap, seeded)",
+                ratings::STYLED_ROUNDS
+            );
+        }
     }
     EXIT_OK
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn too_few_votes_are_said_to_be_too_few() {
-        let names = vec!["alpha".to_owned(), "beta".to_owned()];
-        let few: Vec<Game> = (0..3).map(|_| Game { a: 0, b: 1, outcome: Outcome::AWins }).collect();
-        let table = stats_table(&names, &standings(2, &few, 50));
-        assert!(table.contains("* fewer than 10 votes (alpha, beta)"), "{table}");
-        let many: Vec<Game> = (0..24)
-            .map(|i| Game { a: 0, b: 1, outcome: if i % 3 == 0 { Outcome::BWins } else { Outcome::AWins } })
-            .collect();
-        let table = stats_table(&names, &standings(2, &many, 50));
-        assert!(!table.contains('*'), "{table}");
-    }
 }

@@ -53,7 +53,14 @@ pub fn write(path: &Path, store: &RunStore, run: &RunSummary, summary: &Summary)
             }
         }
         Format::Html => {
-            super::report_html::head(&mut out, run, summary).map_err(io)?;
+            // The kinds of check that failed anywhere, for the filter bar at the top: one pass
+            // over the cells before the page (still one prompt's cells at a time).
+            let mut failing = Vec::new();
+            for p in &prompts {
+                let cells = store.prompt_cells(&run.id, p.idx).map_err(|e| e.to_string())?;
+                failing.extend(super::report_filter::failed_kinds(&cells));
+            }
+            super::report_html::head(&mut out, run, summary, &failing).map_err(io)?;
             for p in &prompts {
                 let cells = store.prompt_cells(&run.id, p.idx).map_err(|e| e.to_string())?;
                 super::report_html::prompt(&mut out, run, p, &cells).map_err(io)?;
@@ -146,12 +153,27 @@ fn markdown_prompt(out: &mut impl Write, run: &RunSummary, p: &PromptRow, cells:
     let f = fence(&p.prompt);
     writeln!(out, "{f}text\n{}\n{f}\n", p.prompt)?;
     let first = cells.iter().find(|c| c.model_idx == 0);
+    // The prompt at a glance: one row a model, each linking to its full answer below.
+    writeln!(out, "| model | result | answer |\n|---|---|---|")?;
+    for (i, m) in run.models.iter().enumerate() {
+        match cells.iter().find(|c| c.model_idx as usize == i) {
+            Some(c) => writeln!(
+                out,
+                "| {} | {} | [full answer](#{}) |",
+                md_cell(&m.model),
+                md_cell(&meta_line(c)),
+                cell_anchor(p.idx, i)
+            )?,
+            None => writeln!(out, "| {} | not run yet | |", md_cell(&m.model))?,
+        }
+    }
+    writeln!(out)?;
     for (i, m) in run.models.iter().enumerate() {
         let Some(c) = cells.iter().find(|c| c.model_idx as usize == i) else {
             writeln!(out, "#### {}\n\n_not run yet_\n", md_cell(&m.model))?;
             continue;
         };
-        writeln!(out, "#### {}\n", md_cell(&m.model))?;
+        writeln!(out, "<a id=\"{}\"></a>\n\n#### {}\n", cell_anchor(p.idx, i), md_cell(&m.model))?;
         writeln!(out, "{}\n", md_cell(&meta_line(c)))?;
         if let Some(e) = c.error.as_ref().and_then(|e| e.get("message")).and_then(|m| m.as_str()) {
             writeln!(out, "> error: {}\n", md_cell(e))?;
@@ -169,6 +191,12 @@ fn markdown_prompt(out: &mut impl Write, run: &RunSummary, p: &PromptRow, cells:
         }
     }
     Ok(())
+}
+
+/// The anchor of a cell's full answer in the Markdown report (ids are digits only).
+#[must_use]
+pub fn cell_anchor(prompt_idx: u32, model_idx: usize) -> String {
+    format!("cell-{prompt_idx}-{model_idx}")
 }
 
 /// A cell's figures in one line: status, ttft, duration, tokens, finish, checks.
@@ -234,6 +262,21 @@ mod tests {
         let cell = CellRow { ok: true, checks: Some(checks), ..CellRow::default() };
         assert_eq!(meta_line(&cell), "ok · checks 1/2 · schema invalid");
         insta::assert_snapshot!(md);
+    }
+
+    #[test]
+    fn each_cell_links_its_full_answer() {
+        let run = test_run();
+        let p = PromptRow { idx: 3, id: "q<3>".into(), prompt: "hi".into(), ..PromptRow::default() };
+        let cell = CellRow { model_idx: 1, ok: true, text: "<script>x</script> answer".into(), ..CellRow::default() };
+        let mut out = Vec::new();
+        markdown_prompt(&mut out, &run, &p, &[cell]).unwrap();
+        let md = String::from_utf8(out).unwrap();
+        assert!(md.contains("| demo-reasoning | ok | [full answer](#cell-3-1) |"), "{md}");
+        assert!(md.contains("| demo | not run yet | |"), "{md}");
+        assert!(md.contains("<a id=\"cell-3-1\"></a>\n\n#### demo-reasoning"), "{md}");
+        assert!(md.contains("```text\n<script>x</script> answer\n```"), "the answer sits in a fence: {md}");
+        assert_eq!(md.matches("](#cell-").count(), 1);
     }
 
     fn test_run() -> RunSummary {

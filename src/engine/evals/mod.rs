@@ -5,4 +5,6 @@
 pub mod expect;
 pub mod prompts;
 pub mod rating;
+pub mod rating_style;
 pub mod stats;
+pub mod style;

@@ -39,8 +39,8 @@ pub struct ColumnCache {
 
 #[derive(Debug, Default)]
 struct Entry {
-    /// (revision, reasoning expanded, tool-card salt) the cell was built for.
-    key: Option<(u64, bool, u64)>,
+    /// (revision, reasoning expanded, tool-card salt, reasoning hidden) the cell was built for.
+    key: Option<(u64, bool, u64, bool)>,
     cell: CachedCell,
 }
 
@@ -55,11 +55,24 @@ impl ColumnCache {
         let cell = cmp.columns.get(column)?.transcript.cells.get(index)?;
         let expanded = cell.message().is_some_and(|m| state.reasoning_expanded(m));
         let owner = cmp.owner(column);
+        // In an arena before the vote a reasoning block would give its model away (only some
+        // models think aloud, and how long they do is telling): the cell is built without it,
+        // leaving no trace, and with it once the vote reveals the names.
+        let hide = cmp.hidden() && cell.message().is_some_and(thinks);
         // The salt moves while the column's tools run, so their elapsed times count up.
-        let want = Some((cell.revision(), expanded, crate::ui::tool_card::salt(state, owner, cell)));
+        let want = Some((cell.revision(), expanded, crate::ui::tool_card::salt(state, owner, cell), hide));
         let entry = self.cells.entry(cell.id()).or_default();
         if entry.key != want {
-            cells::build(&mut entry.cell, cell, state, cols, owner);
+            if hide {
+                let mut bare = cell.clone();
+                if let Cell::Message(m) = &mut bare {
+                    m.choices.iter_mut().for_each(|c| c.reasoning.clear());
+                    m.items.retain(|i| !is_reasoning_item(i));
+                }
+                cells::build(&mut entry.cell, &bare, state, cols, owner);
+            } else {
+                cells::build(&mut entry.cell, cell, state, cols, owner);
+            }
             drop_chat_hints(&mut entry.cell);
             entry.key = want;
             self.builds += 1;
@@ -74,6 +87,15 @@ impl ColumnCache {
             self.cells.retain(|id, _| live.contains(id));
         }
     }
+}
+
+/// Whether a reply holds reasoning: its text, or (Responses API) reasoning items, encrypted or not.
+fn thinks(m: &Message) -> bool {
+    m.choices.iter().any(|c| !c.reasoning.is_empty()) || m.items.iter().any(is_reasoning_item)
+}
+
+fn is_reasoning_item(item: &serde_json::Value) -> bool {
+    item.get("type").and_then(serde_json::Value::as_str) == Some("reasoning")
 }
 
 /// The chat's hints for collapsed reasoning and folded tool output name keys that act on a
@@ -393,4 +415,22 @@ fn body_view(f: &mut Frame, body: Rect, state: &State, cmp: &Compare, i: usize, 
         f.buffer_mut().set_string(body.x + body.width - w, bottom - 1, text, style);
     }
     ColumnView { column: i, lines: total, top, turns, ..ColumnView::default() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasoning_text_or_items_count_as_thinking() {
+        let mut m = Message::with_text(Role::Assistant, "answer");
+        assert!(!thinks(&m));
+        m.items.push(serde_json::json!({"type": "message"}));
+        assert!(!thinks(&m));
+        m.items.push(serde_json::json!({"type": "reasoning", "encrypted_content": "gAAA"}));
+        assert!(thinks(&m), "an encrypted reasoning item would show its marker");
+        let mut t = Message::with_text(Role::Assistant, "answer");
+        t.main_mut().reasoning = "hmm".into();
+        assert!(thinks(&t));
+    }
 }

@@ -139,7 +139,11 @@ fn draw_composer(f: &mut Frame, area: Rect, state: &State, cmp: &Compare) {
         let s = if tooling == 1 { "" } else { "s" };
         format!(" tools running in {tooling} column{s} · {} cancels all{typing} ", k(Action::Cancel))
     } else if let Some(a) = voting {
-        let next = if a.vote.is_some() || a.revealed { "starts a new battle" } else { "asks both again" };
+        let next = match (a.vote.is_some() || a.revealed, cmp.columns.len()) {
+            (true, _) => "starts a new battle",
+            (false, 2) => "asks both again",
+            (false, _) => "asks them all again",
+        };
         format!(" message · Enter {next} · {} to the vote bar ", k(Action::CompareColumns))
     } else {
         format!(

@@ -1,5 +1,5 @@
-//! The arena's vote bar, one row above the composer once both columns have answered: the four
-//! options with their letters, the highlighted one marked, the vote cast ticked, and the keys
+//! The arena's vote bar, one row above the composer once every column has answered: the
+//! options (one "better" per column, tie, both/all bad) with their letters, the highlighted one marked, the vote cast ticked, and the keys
 //! that act on it now.
 
 use crate::app::State;
@@ -21,7 +21,8 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State, cmp: &Compare) {
     let focused = state.vote_bar_focused();
     let title = if focused { R::Accent } else { R::Heading };
     let mut spans = vec![Span::styled(" Vote ", theme.style(title).add_modifier(Modifier::BOLD))];
-    for (i, v) in Vote::ALL.iter().enumerate() {
+    let n = cmp.columns.len();
+    for (i, v) in Vote::options(n).iter().enumerate() {
         let on = focused && arena.bar.highlight == Some(i);
         let cast = arena.vote == Some(*v);
         let mark = if on {
@@ -34,7 +35,7 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State, cmp: &Compare) {
         let mut option = vec![
             Span::styled(format!(" {mark} "), theme.style(if cast { R::Success } else { R::Accent })),
             Span::styled(v.letter().to_string(), theme.style(R::Accent).add_modifier(Modifier::BOLD)),
-            Span::styled(format!(" {} ", v.label()), theme.style(if cast { R::Success } else { R::Base })),
+            Span::styled(format!(" {} ", v.label(n)), theme.style(if cast { R::Success } else { R::Base })),
         ];
         if on {
             for s in &mut option {
@@ -43,7 +44,7 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State, cmp: &Compare) {
         }
         spans.extend(option);
     }
-    let (long, short) = hint(state, arena, focused);
+    let (long, short) = hint(state, arena, focused, n);
     let used: usize = spans.iter().map(|s| wrap::width(&s.content)).sum();
     let width = usize::from(area.width);
     // The hint goes right, the long one where it fits; the options are never cut.
@@ -59,7 +60,7 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State, cmp: &Compare) {
 }
 
 /// The keys that act on the bar now: in full, and short for a narrow screen.
-fn hint(state: &State, arena: &crate::app::compare::arena::Arena, focused: bool) -> (String, String) {
+fn hint(state: &State, arena: &crate::app::compare::arena::Arena, focused: bool, n: usize) -> (String, String) {
     let tab = state.keymap.hint(Action::CompareColumns);
     let back = state.keymap.hint(Action::CompareLeave);
     match (focused, arena.vote, arena.bar.pending) {
@@ -68,10 +69,14 @@ fn hint(state: &State, arena: &crate::app::compare::arena::Arena, focused: bool)
             (format!("←→ and Enter change it · u takes it back · {back} back"), "u undo · ←→ Enter".to_owned())
         }
         (true, None, None) => {
-            (format!("←→ choose · Enter votes · a b t n then Enter · {back} back"), "←→ then Enter".to_owned())
+            let letters: Vec<String> = Vote::options(n).iter().map(|v| v.letter().to_string()).collect();
+            (
+                format!("←→ choose · Enter votes · {} then Enter · {back} back", letters.join(" ")),
+                "←→ then Enter".to_owned(),
+            )
         }
         (false, Some(v), _) => {
-            (format!("voted {} · {tab} to change or take it back", v.describe()), format!("{tab}: change, undo"))
+            (format!("voted {} · {tab} to change or take it back", v.describe(n)), format!("{tab}: change, undo"))
         }
         (false, None, _) => (format!("{tab} to vote"), format!("{tab} to vote")),
     }

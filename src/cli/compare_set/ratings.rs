@@ -1,0 +1,188 @@
+//! `compare stats`, the figures: each model's record and Bradley–Terry rating from the arena's
+//! votes, raw and with style control (answer length, markdown headers, lists, bold held equal,
+//! as LMArena does), each with a seeded bootstrap interval, and the style coefficients. Few
+//! votes are said to be few rather than shown with precision they do not have.
+
+use crate::engine::evals::rating::{Game, Standing};
+use crate::engine::evals::rating_style::{K, StyledGame, StyledStandings, styled_standings};
+use crate::engine::evals::style::FEATURES;
+use crate::store::runs::VoteRow;
+use crate::text::sanitize::sanitize;
+
+/// Votes a model needs before its interval says much: with fewer, a bootstrap over a handful of
+/// battles swings by hundreds of points and its ordering is mostly chance.
+pub const MIN_VOTES: u64 = 10;
+
+/// Votes with the answers' style needed before style control is fitted: it has four more
+/// coefficients to estimate than the raw rating, and with fewer votes they are noise.
+pub const MIN_STYLED_VOTES: usize = 30;
+
+/// Bootstrap resamples behind the style-controlled intervals (each a Newton fit).
+pub const STYLED_ROUNDS: usize = 200;
+
+/// The seed of the style-controlled bootstrap: the same votes always give the same figures.
+const SEED: u64 = 0x5717_1E5E;
+
+/// The votes that carry both answers' style, as games between the models of `games`' list
+/// (the same indices: `games` and `votes` are in the same order).
+#[must_use]
+pub fn styled_games(votes: &[VoteRow], games: &[Game]) -> Vec<StyledGame> {
+    votes
+        .iter()
+        .zip(games)
+        .filter_map(|(v, g)| {
+            let (style_a, style_b) = (v.style_a?, v.style_b?);
+            Some(StyledGame { a: g.a, b: g.b, outcome: g.outcome, style_a, style_b })
+        })
+        .collect()
+}
+
+/// Style control over `styled` votes, or `None` when there are too few for it to mean anything.
+#[must_use]
+pub fn style_control(n: usize, styled: &[StyledGame]) -> Option<StyledStandings> {
+    (styled.len() >= MIN_STYLED_VOTES).then(|| styled_standings(n, styled, STYLED_ROUNDS, SEED ^ styled.len() as u64))
+}
+
+/// The standings table, best raw rating first, with the style-controlled columns beside (or a
+/// dash, and a line saying why); then the style coefficients.
+#[must_use]
+pub fn table(names: &[String], s: &[Standing], styled: Option<&StyledStandings>, styled_votes: usize) -> String {
+    let mut order: Vec<usize> = (0..names.len()).collect();
+    order.sort_by(|&a, &b| s[b].rating.total_cmp(&s[a].rating));
+    let w = names.iter().map(|n| sanitize(n).chars().count()).max().unwrap_or(5).max(5);
+    let mut out = format!(
+        "{:<w$}  {:>6}  {:>5}  {:>6}  {:>5}  {:>8}  {:>6}  {:>15}  {:>6}  {:>15}\n",
+        "model", "votes", "wins", "losses", "ties", "win rate", "rating", "95% interval", "styled", "95% interval"
+    );
+    for i in order {
+        let x = &s[i];
+        let rate = x.win_rate.map_or_else(|| "-".into(), |r| format!("{:.0}%", r * 100.0));
+        let few = if x.games < MIN_VOTES { " *" } else { "" };
+        let (sr, si) = match styled {
+            Some(st) => (format!("{:.0}", st.fit.ratings[i]), format!("{:.0} – {:.0}{few}", st.low[i], st.high[i])),
+            None => ("-".to_owned(), "-".to_owned()),
+        };
+        out.push_str(&format!(
+            "{:<w$}  {:>6}  {:>5}  {:>6}  {:>5}  {:>8}  {:>6.0}  {:>15}  {:>6}  {:>15}\n",
+            sanitize(&names[i]),
+            x.games,
+            x.wins,
+            x.losses,
+            x.ties + x.both_bad,
+            rate,
+            x.rating,
+            format!("{:.0} – {:.0}{few}", x.low, x.high),
+            sr,
+            si
+        ));
+    }
+    let few: Vec<String> =
+        names.iter().zip(s).filter(|(_, x)| x.games < MIN_VOTES).map(|(n, _)| sanitize(n).into_owned()).collect();
+    if !few.is_empty() {
+        out.push_str(&format!(
+            "* fewer than {MIN_VOTES} votes ({}): the interval is too wide to mean anything yet; keep voting\n",
+            few.join(", ")
+        ));
+    }
+    match styled {
+        Some(st) => out.push_str(&coefficients(st)),
+        None => out.push_str(&format!(
+            "styled: not fitted — {styled_votes} vote{} carr{} the answers' style (votes from before palaver kept it \
+             have none); style control needs {MIN_STYLED_VOTES}\n",
+            if styled_votes == 1 { "" } else { "s" },
+            if styled_votes == 1 { "ies" } else { "y" }
+        )),
+    }
+    out
+}
+
+/// The style coefficients with their intervals, one line.
+fn coefficients(st: &StyledStandings) -> String {
+    let parts: Vec<String> = (0..K)
+        .map(|k| {
+            // A covariate that never varied in these votes has nothing to say: no figure for it.
+            if [st.fit.coefs[k], st.coef_low[k], st.coef_high[k]].iter().all(|c| c.abs() < 1e-9) {
+                return format!("{} – (never varied)", FEATURES[k]);
+            }
+            format!("{} {:+.2} ({:+.2} – {:+.2})", FEATURES[k], st.fit.coefs[k], st.coef_low[k], st.coef_high[k])
+        })
+        .collect();
+    format!(
+        "style coefficients (log-odds per SD of the normalised difference; > 0: voters prefer more): {}\n",
+        parts.join(" · ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::evals::rating::{Outcome, standings};
+    use crate::engine::evals::stats::Rng;
+    use crate::engine::evals::style::Style;
+
+    #[test]
+    fn too_few_votes_are_said_to_be_too_few() {
+        let names = vec!["alpha".to_owned(), "beta".to_owned()];
+        let few: Vec<Game> = (0..3).map(|_| Game { a: 0, b: 1, outcome: Outcome::AWins }).collect();
+        let table = table(&names, &standings(2, &few, 50), None, 3);
+        assert!(table.contains("* fewer than 10 votes (alpha, beta)"), "{table}");
+        assert!(table.contains("styled: not fitted — 3 votes carry the answers' style"), "{table}");
+        let many: Vec<Game> = (0..24)
+            .map(|i| Game { a: 0, b: 1, outcome: if i % 3 == 0 { Outcome::BWins } else { Outcome::AWins } })
+            .collect();
+        let t = super::table(&names, &standings(2, &many, 50), None, 0);
+        assert!(!t.contains('*'), "{t}");
+    }
+
+    /// 90 votes among three models where voters reward length and `long` writes long answers.
+    fn planted() -> (Vec<String>, Vec<VoteRow>) {
+        let names = ["long", "short", "plain"];
+        let mut rng = Rng::new(11);
+        let votes = (0..90)
+            .map(|i| {
+                let (a, b) = [(0, 1), (1, 2), (2, 0)][i % 3];
+                let len = |m: usize, rng: &mut Rng| (if m == 0 { 500 } else { 150 } + rng.below(500)) as u64;
+                let (la, lb) = (len(a, &mut rng), len(b, &mut rng));
+                let winner = match (la > lb, rng.below(5)) {
+                    (_, 0) => "tie",
+                    (true, _) => "a",
+                    (false, _) => "b",
+                };
+                let style = |t: u64, lists: u64| Some(Style { tokens: t, headers: 1, lists, bold: 2 });
+                VoteRow {
+                    model_a: names[a].into(),
+                    provider_a: "demo".into(),
+                    model_b: names[b].into(),
+                    provider_b: "demo".into(),
+                    winner: winner.into(),
+                    prompt: String::new(),
+                    style_a: style(la, rng.below(4) as u64),
+                    style_b: style(lb, rng.below(4) as u64),
+                }
+            })
+            .collect();
+        (names.iter().map(|n| format!("demo/{n}")).collect(), votes)
+    }
+
+    #[test]
+    fn stats_show_raw_and_style_controlled_ratings_and_the_coefficients() {
+        let (_, votes) = planted();
+        let (names, games) = super::super::actions::games(&votes);
+        let styled = styled_games(&votes, &games);
+        assert_eq!(styled.len(), 90);
+        let st = style_control(names.len(), &styled).unwrap_or_else(|| panic!("enough votes"));
+        let raw = standings(names.len(), &games, 200);
+        let long = names.iter().position(|n| n == "demo/long").unwrap_or_else(|| panic!("{names:?}"));
+        let mean_other = |r: &[f64]| (r.iter().sum::<f64>() - r[long]) / 2.0;
+        let raw_r: Vec<f64> = raw.iter().map(|x| x.rating).collect();
+        assert!(
+            st.fit.ratings[long] - mean_other(&st.fit.ratings) < raw_r[long] - mean_other(&raw_r) - 50.0,
+            "style control takes the length bonus off: {raw_r:?} → {:?}",
+            st.fit.ratings
+        );
+        assert!(st.fit.coefs[0] > 0.0, "{:?}", st.fit.coefs);
+        let out = table(&names, &raw, Some(&st), styled.len());
+        assert!(out.contains("styled") && out.contains("style coefficients") && out.contains("length +"), "{out}");
+        insta::assert_snapshot!(out);
+    }
+}
