@@ -8,6 +8,8 @@
 
 pub mod actions;
 mod attach_rules;
+mod batch;
+mod batch_cells;
 mod cell;
 pub mod json;
 pub mod progress;
@@ -142,7 +144,26 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
         progress: progress.clone(),
         json: g.json,
     });
-    let work = scheduler::run(shared, todo, concurrency);
+    let is_batch = run.settings.get("batch").is_some_and(|b| !b.is_null());
+    if is_batch {
+        if let Err(code) = batch_api_check(&shared.targets) {
+            return code;
+        }
+    }
+    let job = is_batch.then(|| batch_job(&shared, &g));
+    let work = async move {
+        if let Some(job) = job {
+            let ended = batch::run(job, &todo).await;
+            if ended == batch::Ended::Interrupted {
+                say!(
+                    "the batches keep running at the provider; gather them with: palaver compare --resume {}",
+                    shared.run
+                );
+            }
+        } else {
+            scheduler::run(shared, todo, concurrency).await;
+        }
+    };
     if std::io::stderr().is_terminal() {
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let bar = progress.clone();
@@ -187,6 +208,9 @@ fn finish(
     } else {
         let _ = writeln!(out, "run {}", run.id);
         let _ = write!(out, "{}", summary::table(&summary));
+        if let Some(note) = batch_note(&run.settings) {
+            let _ = writeln!(out, "{note}");
+        }
     }
     let _ = out.flush();
     let mut status = status;
@@ -210,6 +234,48 @@ fn finish(
         say!("{} cells were not stored; run them with: palaver compare --resume {}", summary.missing, run.id);
     }
     status
+}
+
+/// Refuses (exit 2, before anything is sent) a batch run with a model whose provider has no
+/// batch API, naming each.
+fn batch_api_check(targets: &[crate::engine::target::Target]) -> Result<(), u8> {
+    let missing = batch::without_batch_api(targets);
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(usage(&format!(
+        "--batch: no batch API for {} (a provider's profile says `batch = true` when it has one)",
+        missing.join(", ")
+    )))
+}
+
+/// What a batch run needs, from the run's shared state.
+fn batch_job(shared: &scheduler::Shared, g: &Global) -> Arc<batch::BatchJob> {
+    Arc::new(batch::BatchJob {
+        cfg: shared.cfg.clone(),
+        targets: shared.targets.clone(),
+        settings: shared.targets.iter().map(|t| super::headless::settings(g, t)).collect(),
+        prompts: shared.prompts.clone(),
+        expects: shared.expects.clone(),
+        store: shared.store.clone(),
+        run: shared.run.clone(),
+        progress: shared.progress.clone(),
+        json: shared.json,
+        verbose: !shared.json && !std::io::stderr().is_terminal(),
+    })
+}
+
+/// The summary's note on a batch run's prices: `costs at the batch price (batch −50%)`.
+fn batch_note(settings: &serde_json::Value) -> Option<String> {
+    let discounts = settings.pointer("/batch/discounts")?.as_array()?;
+    let mut shown: Vec<String> = Vec::new();
+    for d in discounts.iter().filter_map(serde_json::Value::as_f64) {
+        let label = format!("batch −{}%", (d * 100.0).round());
+        if !shown.contains(&label) {
+            shown.push(label);
+        }
+    }
+    (!shown.is_empty()).then(|| format!("costs at the batch price ({})", shown.join(", ")))
 }
 
 /// The exit status for a summary: 130 interrupted, 1 a cell failed or missing, 3 checks below
@@ -253,6 +319,9 @@ async fn start(
     attach_rules::check(&mut items, &folder, ca.allow_attach_outside)
         .map_err(|e| usage(&format!("{}: {e}", crate::text::sanitize::sanitize(&source))))?;
     let targets = resolve_columns(g, cfg, &g.model).await.map_err(|e| usage(&e.0))?;
+    if ca.batch {
+        batch_api_check(&targets)?;
+    }
     let schema = match g.schema.as_deref().map(crate::cli::schema_arg::resolve) {
         Some(Ok(s)) => Some(s.schema),
         Some(Err(e)) => return Err(usage(&e)),
@@ -280,8 +349,14 @@ async fn start(
             },
         })
         .collect();
+    let mut kept = settings::of(g);
+    if ca.batch {
+        // A batch run resumes as one: its cells wait in the provider's batches.
+        let discounts: Vec<f64> = targets.iter().map(|t| t.batch.map_or(0.0, |b| b.discount)).collect();
+        kept["batch"] = serde_json::json!({ "discounts": discounts });
+    }
     let id = store
-        .create_run(&models, &settings::of(g), &source, rows.clone())
+        .create_run(&models, &kept, &source, rows.clone())
         .map_err(|e| usage(&format!("cannot store the run: {e}")))?;
     let run = store.run(&id).ok().flatten().ok_or_else(|| usage("the new run is not in the store"))?;
     if !g.json && std::io::stderr().is_terminal() {
