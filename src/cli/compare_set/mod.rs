@@ -8,12 +8,11 @@
 
 pub mod actions;
 mod attach_rules;
-mod cell;
 pub mod json;
+mod observer;
 pub mod progress;
 pub mod report;
 pub mod report_html;
-pub mod scheduler;
 pub mod settings;
 pub mod summary;
 
@@ -23,6 +22,7 @@ use super::target::resolve_columns;
 use crate::config::{Config, Paths};
 use crate::engine::evals::expect::Expect;
 use crate::engine::evals::prompts;
+use crate::runs::scheduler;
 use crate::store::runs::{PromptRow, RunModel, RunStore, RunSummary};
 use crate::tools::Registry;
 use std::io::{IsTerminal, Read, Write};
@@ -130,17 +130,19 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
     super::interrupt::install();
     let progress = Arc::new(progress::Progress::new(total, done.len() as u64));
     store.set_status(&run.id, "running");
+    let settings = targets.iter().map(|t| super::headless::settings(&g, t)).collect();
     let shared = Arc::new(scheduler::Shared {
-        g: g.clone(),
         cfg: cfg.clone(),
         targets,
+        settings,
+        schema_of: |s| super::schema_arg::resolve(s).ok(),
         registry: registry.clone(),
         prompts: prompt_rows,
         expects,
         store: store.clone(),
         run: run.id.clone(),
-        progress: progress.clone(),
-        json: g.json,
+        observer: Arc::new(observer::Observer { progress: progress.clone(), json: g.json }),
+        stop: super::interrupt::stop(),
     });
     let work = scheduler::run(shared, todo, concurrency);
     if std::io::stderr().is_terminal() {
