@@ -8,14 +8,11 @@
 
 pub mod actions;
 mod attach_rules;
-mod batch;
-mod batch_cells;
-mod cell;
 pub mod json;
+mod observer;
 pub mod progress;
 pub mod report;
 pub mod report_html;
-pub mod scheduler;
 pub mod settings;
 pub mod summary;
 
@@ -25,6 +22,7 @@ use super::target::resolve_columns;
 use crate::config::{Config, Paths};
 use crate::engine::evals::expect::Expect;
 use crate::engine::evals::prompts;
+use crate::runs::{batch, scheduler};
 use crate::store::runs::{PromptRow, RunModel, RunStore, RunSummary};
 use crate::tools::Registry;
 use std::io::{IsTerminal, Read, Write};
@@ -132,17 +130,19 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
     super::interrupt::install();
     let progress = Arc::new(progress::Progress::new(total, done.len() as u64));
     store.set_status(&run.id, "running");
+    let settings = targets.iter().map(|t| super::headless::settings(&g, t)).collect();
     let shared = Arc::new(scheduler::Shared {
-        g: g.clone(),
         cfg: cfg.clone(),
         targets,
+        settings,
+        schema_of: |s| super::schema_arg::resolve(s).ok(),
         registry: registry.clone(),
         prompts: prompt_rows,
         expects,
         store: store.clone(),
         run: run.id.clone(),
-        progress: progress.clone(),
-        json: g.json,
+        observer: Arc::new(observer::Observer { progress: progress.clone(), json: g.json }),
+        stop: super::interrupt::stop(),
     });
     let is_batch = run.settings.get("batch").is_some_and(|b| !b.is_null());
     if is_batch {
@@ -150,15 +150,12 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
             return code;
         }
     }
-    let job = is_batch.then(|| batch_job(&shared, &g));
     let work = async move {
-        if let Some(job) = job {
-            let ended = batch::run(job, &todo).await;
+        if is_batch {
+            let run_id = shared.run.clone();
+            let ended = batch::run(shared, &todo).await;
             if ended == batch::Ended::Interrupted {
-                say!(
-                    "the batches keep running at the provider; gather them with: palaver compare --resume {}",
-                    shared.run
-                );
+                say!("the batches keep running at the provider; gather them with: palaver compare --resume {}", run_id);
             }
         } else {
             scheduler::run(shared, todo, concurrency).await;
@@ -247,22 +244,6 @@ fn batch_api_check(targets: &[crate::engine::target::Target]) -> Result<(), u8> 
         "--batch: no batch API for {} (a provider's profile says `batch = true` when it has one)",
         missing.join(", ")
     )))
-}
-
-/// What a batch run needs, from the run's shared state.
-fn batch_job(shared: &scheduler::Shared, g: &Global) -> Arc<batch::BatchJob> {
-    Arc::new(batch::BatchJob {
-        cfg: shared.cfg.clone(),
-        targets: shared.targets.clone(),
-        settings: shared.targets.iter().map(|t| super::headless::settings(g, t)).collect(),
-        prompts: shared.prompts.clone(),
-        expects: shared.expects.clone(),
-        store: shared.store.clone(),
-        run: shared.run.clone(),
-        progress: shared.progress.clone(),
-        json: shared.json,
-        verbose: !shared.json && !std::io::stderr().is_terminal(),
-    })
 }
 
 /// The summary's note on a batch run's prices: `costs at the batch price (batch −50%)`.

@@ -9,12 +9,9 @@
 //! missing; when it ends, cells it did not answer are stored as failed with why.
 
 use super::batch_cells::{self, CellFacts, cell_id, parse_cell_id};
-use super::progress::Progress;
+use super::scheduler::Shared;
 use crate::api::batch::{Backoff, BatchClient, BatchError, BatchInfo, endpoint_path, input_line};
-use crate::config::Config;
-use crate::engine::evals::expect::Expect;
-use crate::engine::target::{Target, TurnSettings};
-use crate::store::runs::{PromptRow, RunStore};
+use crate::engine::target::Target;
 use crate::store::runs_batches::BatchRow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, Write};
@@ -42,23 +39,6 @@ impl Drop for TempFile {
 /// Most requests one batch takes (OpenAI's limit).
 pub const MAX_LINES: usize = 50_000;
 
-/// Everything a batch run needs.
-pub struct BatchJob {
-    pub cfg: Config,
-    pub targets: Vec<Target>,
-    /// The run's request settings, per model.
-    pub settings: Vec<TurnSettings>,
-    pub prompts: Vec<PromptRow>,
-    pub expects: Vec<Option<Expect>>,
-    pub store: Arc<RunStore>,
-    pub run: String,
-    pub progress: Arc<Progress>,
-    /// `--json`: one line per stored cell on stdout.
-    pub json: bool,
-    /// Status changes on stderr (when no progress bar draws).
-    pub verbose: bool,
-}
-
 /// The models whose provider has no batch API, by position and name: such a run is refused.
 #[must_use]
 pub fn without_batch_api(targets: &[Target]) -> Vec<String> {
@@ -75,7 +55,7 @@ pub enum Ended {
 }
 
 /// Runs `todo` (cells as (position in `prompts`, model index)) through the batch APIs.
-pub async fn run(job: Arc<BatchJob>, todo: &[(usize, usize)]) -> Ended {
+pub async fn run(job: Arc<Shared>, todo: &[(usize, usize)]) -> Ended {
     // Per model, its missing cells by position in `prompts`.
     let mut pending: BTreeMap<usize, BTreeSet<usize>> = BTreeMap::new();
     for &(p, m) in todo {
@@ -85,7 +65,7 @@ pub async fn run(job: Arc<BatchJob>, todo: &[(usize, usize)]) -> Ended {
     for b in job.store.batches(&job.run).unwrap_or_default().into_iter().filter(|b| !b.gathered) {
         active.insert(b.model_idx as usize, b);
     }
-    let mut stop = super::super::interrupt::stop();
+    let mut stop = job.stop.clone();
     let mut backoff = Backoff::new(Duration::from_millis(500), Duration::from_secs(30));
     let mut clients: BTreeMap<usize, BatchClient> = BTreeMap::new();
     loop {
@@ -98,7 +78,7 @@ pub async fn run(job: Arc<BatchJob>, todo: &[(usize, usize)]) -> Ended {
                 Ok(row) => {
                     active.insert(m, row);
                 }
-                Err(e) => say!("{}: the batch could not be sent: {e}", job.targets[m].model),
+                Err(e) => job.observer.notice(&format!("{}: the batch could not be sent: {e}", job.targets[m].model)),
             }
         }
         // A model whose batch could not be sent has no batch in flight: its cells stay missing.
@@ -124,14 +104,14 @@ pub async fn run(job: Arc<BatchJob>, todo: &[(usize, usize)]) -> Ended {
     }
 }
 
-fn client(job: &BatchJob, clients: &mut BTreeMap<usize, BatchClient>, m: usize) -> Option<BatchClient> {
+fn client(job: &Shared, clients: &mut BTreeMap<usize, BatchClient>, m: usize) -> Option<BatchClient> {
     if let Some(c) = clients.get(&m) {
         return Some(c.clone());
     }
     match BatchClient::new(&job.targets[m].endpoint) {
         Ok(c) => Some(clients.entry(m).or_insert(c).clone()),
         Err(e) => {
-            say!("{}: cannot start the HTTP client: {e}", job.targets[m].provider);
+            job.observer.notice(&format!("{}: cannot start the HTTP client: {e}", job.targets[m].provider));
             None
         }
     }
@@ -140,7 +120,7 @@ fn client(job: &BatchJob, clients: &mut BTreeMap<usize, BatchClient>, m: usize) 
 /// Writes model `m`'s cells as a JSON Lines file, uploads it, creates the batch and stores its
 /// id before anything else happens.
 async fn submit(
-    job: &Arc<BatchJob>,
+    job: &Arc<Shared>,
     client: &BatchClient,
     m: usize,
     cells: &BTreeSet<usize>,
@@ -174,18 +154,16 @@ async fn submit(
         ..BatchRow::default()
     };
     if let Err(e) = job.store.save_batch(&job.run, &row) {
-        say!("batch {} could not be stored ({e}); a restart cannot pick it up", info.id);
+        job.observer.notice(&format!("batch {} could not be stored ({e}); a restart cannot pick it up", info.id));
     }
-    if job.verbose {
-        errln!("batch {} for {}: {} requests, {}", info.id, t.model, row.cells, info.status);
-    }
+    job.observer.notice(&format!("batch {} for {}: {} requests, {}", info.id, t.model, row.cells, info.status));
     Ok(row)
 }
 
 /// Writes the lines of model `m`'s cells to `path`; returns the cells that could not be
 /// built, with why.
 fn write_lines(
-    job: &BatchJob,
+    job: &Shared,
     m: usize,
     cells: &[usize],
     path: &std::path::Path,
@@ -198,7 +176,7 @@ fn write_lines(
     let mut sent = 0;
     for &p in cells {
         let prompt = &job.prompts[p];
-        match batch_cells::request_body(t, &job.settings[m], prompt, job.expects[p].as_ref()) {
+        match batch_cells::request_body(t, &job.settings[m], job.schema_of, prompt, job.expects[p].as_ref()) {
             Ok(body) => {
                 let id = cell_id(prompt.idx, u32::try_from(m).unwrap_or(u32::MAX));
                 writeln!(out, "{}", input_line(&id, url, &body)).map_err(|e| e.to_string())?;
@@ -216,20 +194,21 @@ fn write_lines(
 
 /// Polls one batch, keeps its state in the store, and gathers it once it has ended; true when
 /// it is done with (gathered, or gone).
-async fn poll(job: &Arc<BatchJob>, client: &BatchClient, row: &mut BatchRow, pending: &mut BTreeSet<usize>) -> bool {
+async fn poll(job: &Arc<Shared>, client: &BatchClient, row: &mut BatchRow, pending: &mut BTreeSet<usize>) -> bool {
     let m = row.model_idx as usize;
     let info = match client.retrieve(&row.batch_id).await {
         Ok(info) => info,
         Err(BatchError { status: Some(404), .. }) => {
             // The provider does not know it (the embedded demo restarted): send the cells again.
-            say!("batch {} is unknown to the provider; its cells are sent again", row.batch_id);
+            job.observer
+                .notice(&format!("batch {} is unknown to the provider; its cells are sent again", row.batch_id));
             row.status = "lost".into();
             row.gathered = true;
             let _ = job.store.save_batch(&job.run, row);
             return true;
         }
         Err(e) => {
-            say!("batch {}: {e} (polling again)", row.batch_id);
+            job.observer.notice(&format!("batch {}: {e} (polling again)", row.batch_id));
             return false;
         }
     };
@@ -237,8 +216,8 @@ async fn poll(job: &Arc<BatchJob>, client: &BatchClient, row: &mut BatchRow, pen
     row.status.clone_from(&info.status);
     row.completed = info.completed;
     row.failed = info.failed;
-    if changed && job.verbose {
-        errln!("batch {} for {}: {}", row.batch_id, job.targets[m].model, info.progress());
+    if changed {
+        job.observer.notice(&format!("batch {} for {}: {}", row.batch_id, job.targets[m].model, info.progress()));
     }
     if !info.is_terminal() {
         let _ = job.store.save_batch(&job.run, row);
@@ -252,7 +231,7 @@ async fn poll(job: &Arc<BatchJob>, client: &BatchClient, row: &mut BatchRow, pen
             true
         }
         Err(e) => {
-            say!("batch {}: its results could not be read: {e} (trying again)", row.batch_id);
+            job.observer.notice(&format!("batch {}: its results could not be read: {e} (trying again)", row.batch_id));
             false
         }
     }
@@ -261,7 +240,7 @@ async fn poll(job: &Arc<BatchJob>, client: &BatchClient, row: &mut BatchRow, pen
 /// Downloads an ended batch's output and error files and stores a cell per line; cells it
 /// left unanswered are stored failed, saying how the batch ended.
 async fn gather(
-    job: &Arc<BatchJob>,
+    job: &Arc<Shared>,
     client: &BatchClient,
     info: &BatchInfo,
     m: usize,
@@ -290,7 +269,7 @@ async fn gather(
 
 /// Reads a result file a line at a time, storing each line's cell once; returns the cells stored.
 fn read_results(
-    job: &BatchJob,
+    job: &Shared,
     m: usize,
     by_idx: &BTreeMap<u32, usize>,
     path: &std::path::Path,
@@ -312,7 +291,7 @@ fn read_results(
     Ok(stored)
 }
 
-fn facts(job: &BatchJob, p: usize, m: usize) -> CellFacts<'_> {
+fn facts(job: &Shared, p: usize, m: usize) -> CellFacts<'_> {
     CellFacts {
         cfg: &job.cfg,
         target: &job.targets[m],
@@ -323,14 +302,8 @@ fn facts(job: &BatchJob, p: usize, m: usize) -> CellFacts<'_> {
     }
 }
 
-/// Stores a finished cell (and prints its `--json` line).
-fn store(job: &BatchJob, row: crate::store::runs::CellRow, p: usize) {
-    job.progress.finished(row.ok);
-    if job.json {
-        let line = super::json::cell_line(&job.run, &job.prompts[p], &row);
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{line}");
-        let _ = out.flush();
-    }
+/// Stores a finished cell (the observer counts it and prints its `--json` line).
+fn store(job: &Shared, row: crate::store::runs::CellRow, p: usize) {
+    job.observer.finished(&job.run, &job.prompts[p], &row);
     job.store.save_cell(&job.run, row);
 }

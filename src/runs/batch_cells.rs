@@ -3,6 +3,7 @@
 //! an output or error line becomes, priced at the batch discount. Sending, polling and storing
 //! are in `batch.rs`.
 
+use super::cell::SchemaOf;
 use crate::api::Api;
 use crate::api::batch::BatchError;
 use crate::config::Config;
@@ -37,6 +38,7 @@ pub fn parse_cell_id(id: &str) -> Option<(u32, u32)> {
 pub fn request_body(
     t: &Target,
     settings: &TurnSettings,
+    schema_of: SchemaOf,
     prompt: &PromptRow,
     expect: Option<&Expect>,
 ) -> Result<Value, String> {
@@ -49,7 +51,7 @@ pub fn request_body(
         settings.system.clone_from(&prompt.system);
     }
     if let Some(schema) = expect.and_then(|e| e.send.as_ref()) {
-        settings.schema = crate::cli::schema_arg::resolve(&schema.to_string()).ok();
+        settings.schema = schema_of(&schema.to_string());
     }
     let mut opts = settings.request_options(t, &t.model);
     opts.stream = false;
@@ -182,7 +184,7 @@ mod tests {
         let t = target();
         let settings = TurnSettings { system: Some("run-wide".into()), stream: true, ..TurnSettings::default() };
         let prompt = PromptRow { idx: 0, prompt: "hi".into(), system: Some("mine".into()), ..PromptRow::default() };
-        let body = request_body(&t, &settings, &prompt, None).unwrap();
+        let body = request_body(&t, &settings, |_| None, &prompt, None).unwrap();
         assert_eq!(body["model"], "demo");
         assert_ne!(body["stream"], true);
         assert!(body.get("tools").is_none());
