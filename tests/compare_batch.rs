@@ -75,9 +75,11 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// The run's stored cells as (prompt_idx, model_idx, ok, cost, error message), and how many
-/// rows each cell has.
-fn cells(home: &Path) -> Vec<(i64, i64, bool, Option<f64>, Option<String>)> {
+/// A stored cell: prompt index, model index, ok, cost, error message.
+type Cell = (i64, i64, bool, Option<f64>, Option<String>);
+
+/// The run's stored cells, one row each.
+fn cells(home: &Path) -> Vec<Cell> {
     let db = rusqlite::Connection::open(home.join("palaver.sqlite3")).unwrap();
     let mut st = db
         .prepare(

@@ -36,6 +36,9 @@ impl Drop for TempFile {
     }
 }
 
+/// Rows stored between waits for the store's writer while a result file is read.
+const FLUSH_EVERY: usize = 512;
+
 /// Most requests one batch takes (OpenAI's limit).
 pub const MAX_LINES: usize = 50_000;
 
@@ -287,6 +290,11 @@ fn read_results(
         }
         let row = batch_cells::row_of(&facts(job, p, m), result.outcome.as_ref());
         store(job, row, p);
+        // The store's writer takes rows slower than a file is read: waiting for it now and
+        // then keeps the rows queued for it (and so memory) bounded, whatever the batch's size.
+        if stored.len() % FLUSH_EVERY == 0 {
+            let _ = job.store.flush();
+        }
     }
     Ok(stored)
 }
