@@ -3,11 +3,15 @@
 //! once with the batch discount in its cost; lines that fail stored as failed cells with the
 //! provider's message; a kill -9 during polling and a `--resume` that polls the same batches
 //! (the server sees no second batch) and finishes; Ctrl+C leaves the batches running; a
-//! provider without a batch API is exit 2 before anything is sent.
+//! provider without a batch API is exit 2 before anything is sent; Azure's variant (api-key,
+//! api-version, bare endpoint paths, deployment names) against a scripted server.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use serde_json::Value;
+mod scripted;
+
+use scripted::{Reply, Seen, Server};
+use serde_json::{Value, json};
 use std::io::BufRead;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
@@ -225,4 +229,79 @@ fn the_embedded_demo_provider_has_a_batch_api_too() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let lines: Vec<Value> = text(&out.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
     assert_eq!(lines.iter().filter(|l| l["type"] == "cell" && l["ok"] == true).count(), 2, "{lines:?}");
+}
+
+/// An Azure-like batch API: files and batches under the v1 base URL, every request answered
+/// only with the key in `api-key` and the `api-version` query.
+fn azure(seen: &Seen) -> Reply {
+    let line = &seen.request_line;
+    if !seen.headers.to_ascii_lowercase().contains("api-key: az-secret") || !line.contains("api-version=2024-10-21") {
+        return Reply::json(401, r#"{"error":{"message":"no key or no api-version"}}"#);
+    }
+    let batch = |status: &str| {
+        json!({"id": "batch_az", "object": "batch", "status": status, "output_file_id": "file-out",
+            "request_counts": {"total": 2, "completed": 2, "failed": 0}})
+        .to_string()
+    };
+    let answer = |id: &str, text: &str| {
+        json!({"custom_id": id, "response": {"status_code": 200, "body": {"object": "chat.completion",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 4, "completion_tokens": 2, "total_tokens": 6}}}, "error": null})
+        .to_string()
+    };
+    if line.starts_with("POST /v1/files") {
+        Reply::json(200, r#"{"id":"file-in","object":"file","purpose":"batch"}"#)
+    } else if line.starts_with("POST /v1/batches") {
+        Reply::json(200, &batch("validating"))
+    } else if line.starts_with("GET /v1/batches/batch_az") {
+        Reply::json(200, &batch("completed"))
+    } else if line.starts_with("GET /v1/files/file-out/content") {
+        Reply::json(200, &format!("{}\n{}\n", answer("p1-m0", "second"), answer("p0-m0", "first")))
+    } else {
+        Reply::json(404, r#"{"error":{"message":"no such route"}}"#)
+    }
+}
+
+#[test]
+fn azures_batch_api_gets_its_key_header_api_version_bare_paths_and_deployment_names() {
+    let server = Server::start_fn(azure);
+    let home = tempfile::tempdir().unwrap();
+    let config = format!(
+        "[providers.az]\nbase_url = \"{}\"\nauth = \"api-key\"\napi_key_env = \"AZ_KEY\"\n\
+         query = {{ \"api-version\" = \"2024-10-21\" }}\nbatch = true\n",
+        server.base_url
+    );
+    std::fs::write(home.path().join("config.toml"), config).unwrap();
+    std::fs::write(home.path().join("set.txt"), "one\ntwo\n").unwrap();
+    let out =
+        palaver(home.path(), &["--provider", "az", "compare", "--prompts", "set.txt", "-m", "prod-chat", "--batch"])
+            .env("AZ_KEY", "az-secret")
+            .output()
+            .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let seen = server.requests();
+    let upload = seen.iter().find(|s| s.request_line.starts_with("POST /v1/files")).unwrap();
+    assert!(upload.headers.to_ascii_lowercase().contains("multipart/form-data; boundary="), "{}", upload.headers);
+    let lines: Vec<Value> = upload.body.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    assert_eq!(lines.len(), 2, "{}", upload.body);
+    for (i, l) in lines.iter().enumerate() {
+        assert_eq!(l["custom_id"], format!("p{i}-m0"));
+        assert_eq!(l["url"], "/chat/completions", "Azure's lines name the bare path");
+        assert_eq!(l["body"]["model"], "prod-chat", "the deployment is the model");
+    }
+    let create = seen.iter().find(|s| s.request_line.starts_with("POST /v1/batches")).unwrap();
+    let create: Value = serde_json::from_str(&create.body).unwrap();
+    assert_eq!(
+        (create["endpoint"].as_str(), create["completion_window"].as_str()),
+        (Some("/chat/completions"), Some("24h"))
+    );
+    let db = rusqlite::Connection::open(home.path().join("palaver.sqlite3")).unwrap();
+    let texts: Vec<String> = db
+        .prepare("SELECT text FROM compare_cells ORDER BY prompt_idx")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(texts, ["first", "second"], "lines are matched by custom_id, not by order");
 }
