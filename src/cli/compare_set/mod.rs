@@ -152,24 +152,25 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
     }
     let work = async move {
         if is_batch {
-            let run_id = shared.run.clone();
-            let ended = batch::run(shared, &todo).await;
-            if ended == batch::Ended::Interrupted {
-                say!("the batches keep running at the provider; gather them with: palaver compare --resume {}", run_id);
-            }
+            Some(batch::run(shared, &todo).await)
         } else {
             scheduler::run(shared, todo, concurrency).await;
+            None
         }
     };
-    if std::io::stderr().is_terminal() {
+    let ended = if std::io::stderr().is_terminal() {
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let bar = progress.clone();
         let drawer = tokio::spawn(async move { bar.draw_until(async { drop(rx.await) }).await });
-        work.await;
+        let ended = work.await;
         let _ = tx.send(());
         let _ = drawer.await;
+        ended
     } else {
-        work.await;
+        work.await
+    };
+    if ended == Some(batch::Ended::Interrupted) {
+        say!("the batches keep running at the provider; gather them with: palaver compare --resume {}", run.id);
     }
     let interrupted = super::interrupt::stop().is_set();
     if let Err(e) = store.flush() {

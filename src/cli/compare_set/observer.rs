@@ -36,6 +36,11 @@ impl CellObserver for Observer {
     }
 
     fn notice(&self, text: &str) {
+        // The progress bar holds the terminal's last line without a newline: clear it first
+        // so the notice starts a line of its own (the bar is drawn again below it).
+        if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+            eprint!("\r\x1b[2K");
+        }
         crate::cli::headless::notice(text);
     }
 }
