@@ -51,6 +51,7 @@ impl Files {
     fn dir(&self) -> Result<&Path, String> {
         self.dir
             .get_or_init(|| {
+                sweep_stale(&std::env::temp_dir());
                 let n = FOLDERS.fetch_add(1, Ordering::Relaxed);
                 let dir = std::env::temp_dir().join(format!("palaver-demo-{}-{n}", std::process::id()));
                 std::fs::create_dir_all(&dir).map(|()| dir).map_err(|e| e.to_string())
@@ -85,6 +86,27 @@ impl Files {
     pub fn path(&self, id: &str) -> Option<PathBuf> {
         let dir = self.dir().ok()?;
         self.map().contains_key(id).then(|| dir.join(id))
+    }
+}
+
+/// Removes the folders of demo servers that are gone: one stopped by a signal or `kill -9`
+/// never ran its `Drop`, and a batch bench leaves hundreds of megabytes. Only on Linux, where
+/// `/proc` says which processes are alive.
+fn sweep_stale(tmp: &Path) {
+    if !cfg!(target_os = "linux") {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(tmp) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix("palaver-demo-")).and_then(|r| r.split('-').next())
+        else {
+            continue;
+        };
+        let alive = pid.parse::<u32>().is_ok_and(|p| Path::new("/proc").join(p.to_string()).exists());
+        if pid.parse::<u32>().is_ok() && !alive {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
     }
 }
 
@@ -158,4 +180,26 @@ pub async fn content(State(state): State<Arc<DemoState>>, UrlPath(id): UrlPath<S
 pub fn no_such_file(id: &str) -> Response {
     let body = errors::body(&format!("No such File object: {id}"), "invalid_request_error", Some("id"), None);
     (StatusCode::NOT_FOUND, axum::Json(body)).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn folders_of_servers_that_are_gone_are_swept_and_live_ones_kept() {
+        let tmp = std::env::temp_dir().join(format!("palaver-sweep-test-{}", std::process::id()));
+        let dead = tmp.join("palaver-demo-999999999-0");
+        let live = tmp.join(format!("palaver-demo-{}-7", std::process::id()));
+        let other = tmp.join("palaver-demo-notapid-0");
+        for d in [&dead, &live, &other] {
+            std::fs::create_dir_all(d).unwrap();
+            std::fs::write(d.join("file-demo000001"), "x").unwrap();
+        }
+        sweep_stale(&tmp);
+        assert!(!dead.exists());
+        assert!(live.exists() && other.exists());
+        std::fs::remove_dir_all(&tmp).unwrap();
+    }
 }
