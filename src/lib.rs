@@ -9,6 +9,7 @@ pub mod demo;
 pub mod engine;
 pub mod fuzzing;
 pub mod interactive;
+pub mod runs;
 pub mod store;
 pub mod text;
 pub mod tools;

@@ -15,6 +15,7 @@ const LAYERS: &[&str] = &[
     "tools",       // the registry, built-in tools in a workspace, user tools, MCP
     "engine",      // the conversation model, reducer, request builder, turn engine
     "store",       // SQLite
+    "runs",        // the headless turn loop, its recorder, prompt-set cells and their scheduler
     "app",         // interactive state, messages, effects (no terminal, no drawing)
     "ui",          // pure drawing from &State
     "tui",         // the terminal: guard, input, frame limiter, editor, clipboard

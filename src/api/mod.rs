@@ -1,6 +1,7 @@
 //! Everything that touches HTTP and nothing that draws: wire types, SSE framing, the two
 //! mappers into one domain `StreamEvent`, provider errors, retries, the client.
 
+pub mod batch;
 pub mod chat_fast;
 pub mod chat_mapper;
 pub mod client;

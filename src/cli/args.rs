@@ -271,6 +271,10 @@ pub struct CompareArgs {
     /// (by name or by content); without it such a line is refused and nothing is sent
     #[arg(long)]
     pub allow_attach_outside: bool,
+    /// Send each model's cells through its provider's batch API (files + batches: slower, at
+    /// the batch discount); the provider's profile must say `batch = true`
+    #[arg(long)]
+    pub batch: bool,
 }
 
 /// `palaver compare runs | show RUN | stats`.

@@ -221,7 +221,8 @@ pub fn providers(json: bool, cfg: &Config) -> u8 {
                 json!({"name": p.name, "about": p.about, "base_url": url, "api_key_env": key,
                     "key_optional": prof.key_optional, "auth": prof.auth.as_deref().unwrap_or("bearer"),
                     "api": prof.api().name(), "default_model": prof.default_model, "headers": prof.headers,
-                    "include_usage": prof.include_usage.unwrap_or(true), "note": p.note, "configured": own})
+                    "include_usage": prof.include_usage.unwrap_or(true), "note": p.note, "configured": own,
+                    "batch": prof.batch_terms().map(|t| json!({"discount": t.discount}))})
             );
             continue;
         }
@@ -271,6 +272,12 @@ pub fn preset_template(p: &presets::Preset) -> String {
     if let Some(u) = prof.include_usage {
         s.push_str(&format!("include_usage = {u}\n"));
     }
+    if let Some(terms) = prof.batch_terms() {
+        s.push_str(&format!(
+            "batch = true                  # compare --batch: its batch API\nbatch_discount = {}\n",
+            terms.discount
+        ));
+    }
     if let Some(n) = &p.note {
         s.push_str(&format!("# {n}\n"));
     }
@@ -300,6 +307,7 @@ mod tests {
             assert_eq!(got.headers, p.profile.headers);
             assert_eq!(got.include_usage, p.profile.include_usage);
             assert_eq!(got.key_optional, p.profile.key_optional);
+            assert_eq!(got.batch_terms(), p.profile.batch_terms(), "{}", p.name);
             assert_eq!(cfg.default_provider.as_deref(), Some(p.name.as_str()));
             assert!(crate::config::check::unknown_keys(&text).is_empty(), "{}", p.name);
         }

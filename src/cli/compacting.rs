@@ -3,13 +3,14 @@
 //! a warning on stderr before a request that will not fit the window, and the result line's
 //! `context`.
 
-use super::headless::{Printer, stream_reply};
-use super::history::Recorder;
+use super::headless::Printer;
 use super::target::Target;
 use crate::config::Config;
 use crate::engine::compact::{self, Compaction};
 use crate::engine::message::Message;
 use crate::engine::request::{RequestOptions, build_body};
+use crate::runs::recorder::Recorder;
+use crate::runs::turn::stream_reply;
 use serde_json::{Value, json};
 
 /// Summarises `history` (the reopened turns, then the prompt) with `opts` (the turn's request
@@ -44,7 +45,7 @@ pub async fn compact_first(
     opts.tools.clear();
     let body = build_body(t.api, &request, &opts);
     let mut quiet = Printer::quiet(json);
-    let (mut summary, _) = stream_reply(http, t, body, json, &mut quiet, rec, pos).await;
+    let (mut summary, _) = stream_reply(http, t, body, &mut quiet, rec, pos, super::interrupt::stop()).await;
     summary.compaction = Some(Compaction { turns, tokens_before, auto: false, instructions: None });
     rec.done(pos, &summary);
     let ok = compact::effective(&summary);

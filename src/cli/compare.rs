@@ -6,8 +6,7 @@
 
 use super::args::Global;
 use super::exit::{EXIT_FILTERED, EXIT_OK, EXIT_PROVIDER, EXIT_USAGE};
-use super::headless::{Printer, TurnOutcome, run_turn};
-use super::history::Recorder;
+use super::headless::Printer;
 use super::result::result_line;
 use super::stopped::Stopped;
 use super::target::{Target, resolve_columns};
@@ -15,6 +14,8 @@ use crate::api::client::endpoint_client;
 use crate::config::Config;
 use crate::engine::metrics::{ReplyMetrics, best};
 use crate::engine::turn_engine::TurnStop;
+use crate::runs::recorder::Recorder;
+use crate::runs::turn::{Turn, TurnOutcome, run_turn};
 use crate::tools::Registry;
 use serde_json::{Value, json};
 use std::io::Write;
@@ -37,7 +38,7 @@ pub async fn run(g: &Global, cfg: &Config, registry: &Registry, prompt: &str) ->
     }
     // Ctrl+C stops every column (each keeps and stores what arrived); a second one exits.
     super::interrupt::install();
-    let store = Recorder::open_store();
+    let store = Recorder::open_store(&super::headless::notice);
     let group = crate::store::StoreHandle::new_compare_group();
     let columns = targets.iter().enumerate().map(|(i, t)| {
         let store = store.clone();
@@ -46,7 +47,11 @@ pub async fn run(g: &Global, cfg: &Config, registry: &Registry, prompt: &str) ->
             let (mut rec, mut history) = Recorder::column(store, t, prompt, &group, i as u32);
             let mut printer = Printer::quiet(g.json);
             let out = match endpoint_client(&t.endpoint) {
-                Ok(http) => Some(run_turn(g, t, registry, &http, &mut history, &mut rec, &mut printer).await),
+                Ok(http) => {
+                    let settings = super::headless::settings(g, t);
+                    let turn = Turn { target: t, settings, registry, http: &http, stop: super::interrupt::stop() };
+                    Some(run_turn(&turn, &mut history, &mut rec, &mut printer).await)
+                }
                 Err(e) => {
                     say!("{}: cannot start the HTTP client: {e}", t.model);
                     None

@@ -3,26 +3,23 @@
 
 use super::args::Global;
 use super::exit::{EXIT_INTERRUPTED, EXIT_OK, EXIT_PROVIDER, EXIT_USAGE};
-use super::history::Recorder;
 use super::result::{event_line, result_line};
 use super::stopped::Stopped;
 use super::target::Target;
-use crate::api::client::{WireEvent, endpoint_client};
+use crate::api::client::endpoint_client;
 use crate::api::event::StreamEvent;
 use crate::api::{Api, Mapper, sse};
 use crate::config::theme::Role;
 use crate::engine::message::{Message, MessageStatus, ToolCall, ToolStatus};
 use crate::engine::reducer::{self, Ending};
-use crate::engine::request::build_body;
 use crate::engine::target::TurnSettings;
-use crate::engine::tool_loop::{DEFAULT_STEP_LIMIT, DEFAULT_TOOL_TIMEOUT, run_calls_until};
-use crate::engine::turn::{apply_wire, spawn_request};
-use crate::engine::turn_engine::{Decision, Next, TurnAccount, TurnPolicy, TurnStop, answers, offered, settle_unrun};
+use crate::engine::turn_engine::{TurnAccount, TurnStop};
+use crate::runs::recorder::{Recorder, Refused, Reopen};
+use crate::runs::turn::{Turn, run_turn};
 use crate::text::sanitize::sanitize;
 use crate::tools::Registry;
 use ratatui::style::Modifier;
 use std::io::{IsTerminal, Write};
-use std::time::Instant;
 
 /// Where output goes: plain text or JSON Lines.
 pub struct Printer {
@@ -51,8 +48,8 @@ pub struct Printer {
     verdict: Option<crate::engine::structured::Verdict>,
 }
 
-/// See [`Printer::on_retry`].
-pub type RetryHook = std::sync::Arc<dyn Fn(u32, u64) + Send + Sync>;
+pub use crate::runs::sink::RetryHook;
+pub use crate::runs::turn::TurnOutcome;
 
 impl Printer {
     #[must_use]
@@ -342,6 +339,46 @@ impl Printer {
     }
 }
 
+/// The turn loop's notes go to stderr as palaver's own lines.
+impl crate::runs::sink::TurnSink for Printer {
+    fn event(&mut self, ev: &StreamEvent) {
+        Printer::event(self, ev);
+    }
+
+    fn tool_result(&mut self, call: &ToolCall) {
+        Printer::tool_result(self, call);
+    }
+
+    /// A retry is told to the hook when there is one, else said on stderr (and, with `--json`,
+    /// as a `retry` line).
+    fn retry(&mut self, attempt: u32, wait_ms: u64, reason: &str) {
+        if let Some(hook) = &self.retry_hook {
+            hook(attempt, wait_ms);
+            return;
+        }
+        say!("{}; retry {attempt} in {:.1} s", sanitize(reason), wait_ms as f64 / 1000.0);
+        if self.json {
+            self.line(
+                &serde_json::json!({"type": "retry", "attempt": attempt, "wait_ms": wait_ms, "reason": reason})
+                    .to_string(),
+            );
+        }
+    }
+
+    fn notice(&mut self, text: &str) {
+        notice(text);
+    }
+
+    fn flush(&mut self) {
+        Printer::flush(self);
+    }
+}
+
+/// A note for the user on stderr (what `runs` reports through its `say` callbacks).
+pub fn notice(text: &str) {
+    say!("{text}");
+}
+
 /// The exit status for a finished reply: 4 when the content filter stopped it (DESIGN.md §2).
 #[must_use]
 pub fn exit_status(msg: &Message) -> u8 {
@@ -381,21 +418,6 @@ pub fn settings(g: &Global, t: &Target) -> TurnSettings {
     }
 }
 
-/// What a turn produced: the final reply, every tool call of the turn in order, a notice when
-/// the loop was cut short, and the turn's account (requests, rounds, usage, how it stopped).
-#[derive(Debug, Clone)]
-pub struct TurnOutcome {
-    pub msg: Message,
-    pub calls: Vec<ToolCall>,
-    pub notice: Option<String>,
-    pub account: TurnAccount,
-    /// Whether the conversation reached the store (`None`: not a stored run). The result line
-    /// says `"stored": false` when it did not, so a script knows `--continue` will not find it.
-    pub stored: Option<bool>,
-    /// What was attached to the prompt (`--json` lists it: name, type, bytes, hash, size).
-    pub attachments: Vec<serde_json::Value>,
-}
-
 /// Runs one prompt headless, through the tool loop; returns the exit status.
 pub async fn run_prompt(g: &Global, t: &Target, cfg: &crate::config::Config, registry: &Registry, user: Message) -> u8 {
     super::interrupt::install();
@@ -412,9 +434,12 @@ pub async fn run_prompt(g: &Global, t: &Target, cfg: &crate::config::Config, reg
     };
     let sent: Vec<serde_json::Value> =
         user.attachments.iter().map(crate::engine::attachment::Attachment::summary_json).collect();
-    let (mut rec, mut history) = match Recorder::begin(g, t, user).await {
+    let stop = super::interrupt::stop();
+    let reopen = Reopen { continue_last: g.continue_last, resume: g.resume.clone() };
+    let (mut rec, mut history) = match Recorder::begin(&reopen, t, user, &stop, &notice).await {
         Ok(v) => v,
-        Err(code) => return code,
+        Err(Refused::Usage) => return EXIT_USAGE,
+        Err(Refused::Interrupted) => return EXIT_INTERRUPTED,
     };
     let schema = settings(g, t).schema;
     let mut printer =
@@ -434,7 +459,8 @@ pub async fn run_prompt(g: &Global, t: &Target, cfg: &crate::config::Config, reg
     }
     let window = cfg.model_facts(&t.model).and_then(|f| f.context_window).filter(|w| *w > 0);
     super::compacting::warn_overflow(&history, g.system.as_deref(), window);
-    let mut out = run_turn(g, t, registry, &http, &mut history, &mut rec, &mut printer).await;
+    let turn = Turn { target: t, settings: settings(g, t), registry, http: &http, stop };
+    let mut out = run_turn(&turn, &mut history, &mut rec, &mut printer).await;
     printer.result_key("context", super::compacting::context_json(&history, &out.msg, g.system.as_deref(), window));
     out.attachments = sent;
     // On disk before the result line, which says whether it got there.
@@ -472,183 +498,6 @@ fn out_of_compaction(t: &Target, rec: &mut Recorder, printer: &mut Printer, fail
     };
     printer.finish(t.api.name(), &t.provider, &t.model, &out);
     printer.flush();
-}
-
-/// Runs a turn on `history` (which ends with the user's message), driving the turn engine as a
-/// plain loop: stream a reply, let the engine decide its calls, run the approved ones, answer
-/// them, ask again, until the engine says the turn is over. `history` grows with every
-/// message; each is saved as it goes.
-pub async fn run_turn(
-    g: &Global,
-    t: &Target,
-    registry: &Registry,
-    http: &reqwest::Client,
-    history: &mut Vec<Message>,
-    rec: &mut Recorder,
-    printer: &mut Printer,
-) -> TurnOutcome {
-    let settings = settings(g, t);
-    let policy = TurnPolicy { mode: settings.tools, yes: g.yes, step_limit: DEFAULT_STEP_LIMIT, interactive: false };
-    let mut opts = settings.request_options(t, &t.model);
-    opts.tools = offered(policy.mode, registry);
-    let limits = t.endpoint.limits;
-    let mut registry = registry.clone();
-    registry.set_output_limit(limits.tool_output_bytes);
-    registry.set_sandbox(t.sandbox.clone());
-    // Where the sandbox cannot be had, say so before any command runs, never silently.
-    if policy.mode != crate::engine::tool_loop::ToolMode::Off {
-        if let Some(n) = crate::tools::sandbox::notice_once(&t.sandbox) {
-            eprintln!("palaver: {}", sanitize(&n));
-        }
-    }
-    let registry = &registry;
-    let mut account = TurnAccount::default();
-    let mut all_calls: Vec<ToolCall> = Vec::new();
-    let mut stop = super::interrupt::stop();
-    loop {
-        let body = build_body(t.api, history, &opts);
-        let (mut msg, _) = stream_reply(http, t, body, g.json, printer, rec, history.len()).await;
-        let data_dir = crate::config::Paths::from_env().data_dir;
-        let (saved, notices) = crate::engine::images::save_generated_images(&mut msg, &data_dir);
-        for n in notices {
-            say!("{}", sanitize(&n));
-        }
-        dropped_images_notice(&msg);
-        let decisions = match account.after_reply(&policy, &mut msg, registry, &|_| false) {
-            Next::Stop { notice, stop } => {
-                let notice = match stop {
-                    TurnStop::Cancelled => Some(match super::interrupt::ended_by() {
-                        Some(signal) => format!("stopped by {signal}; what arrived is kept"),
-                        None => "stopped by the user (Ctrl+C); what arrived is kept".to_owned(),
-                    }),
-                    _ => notice,
-                };
-                if saved > 0 || !msg.main().tool_calls.is_empty() {
-                    rec.save_all(history.len(), std::slice::from_ref(&msg));
-                }
-                all_calls.extend(msg.main().tool_calls.iter().cloned());
-                return TurnOutcome { msg, calls: all_calls, notice, account, stored: None, attachments: Vec::new() };
-            }
-            Next::Settle(d) => d,
-        };
-        let runnable: Vec<usize> = (0..decisions.len()).filter(|&i| decisions[i] == Decision::Run).collect();
-        let mut calls = msg.main().tool_calls.clone();
-        let mut to_run: Vec<ToolCall> = runnable.iter().map(|&i| calls[i].clone()).collect();
-        // Ctrl+C drops the running calls (their process groups end) and ends the turn.
-        let round = limits.round_tool_output_bytes;
-        // The images the calls return share the reply's image limits with what it generated.
-        let images = &mut crate::engine::images::reply_image_budget(limits, &msg, None);
-        let finished = run_calls_until(registry, &mut to_run, DEFAULT_TOOL_TIMEOUT, round, images, stop.fired()).await;
-        for (&i, done) in runnable.iter().zip(to_run) {
-            calls[i] = done;
-        }
-        msg.main_mut().tool_calls = calls;
-        if !finished || stop.is_set() {
-            // Every call is answered, so the stored conversation continues (`--continue`).
-            settle_unrun(&mut msg, ToolStatus::Failed, "The user stopped this call (Ctrl+C) before it finished.");
-            let first = history.len();
-            let answers = answers(&msg);
-            all_calls.extend(msg.main().tool_calls.iter().cloned());
-            history.push(msg.clone());
-            history.extend(answers);
-            rec.save_all(first, &history[first..]);
-            account.cancel();
-            let notice = Some("stopped by the user (Ctrl+C) while tools ran; what finished is kept".to_owned());
-            return TurnOutcome { msg, calls: all_calls, notice, account, stored: None, attachments: Vec::new() };
-        }
-        let first = history.len();
-        for call in &msg.main().tool_calls {
-            printer.tool_result(call);
-        }
-        let answers = answers(&msg);
-        all_calls.extend(msg.main().tool_calls.iter().cloned());
-        history.push(msg);
-        history.extend(answers);
-        rec.save_all(first, &history[first..]);
-    }
-}
-
-/// Streams one reply, printing as it goes. Returns the message and whether the user interrupted.
-pub(super) async fn stream_reply(
-    http: &reqwest::Client,
-    t: &Target,
-    body: serde_json::Value,
-    json: bool,
-    printer: &mut Printer,
-    rec: &mut Recorder,
-    pos: usize,
-) -> (Message, bool) {
-    let mut msg = Message::assistant_pending();
-    (msg.model, msg.provider, msg.api) = (Some(t.model.clone()), Some(t.provider.clone()), Some(t.api.name().into()));
-    msg.base_url = t.storable_base_url();
-    msg.timing.started_at_ms = crate::store::ids::now_ms();
-    let start = Instant::now();
-    let mut rx = spawn_request(http.clone(), t.endpoint.clone(), t.api, body);
-    let mut interrupted = false;
-    // The run's one Ctrl+C listener (see `interrupt`): heard while events are handled, during
-    // a retry wait and before the first byte alike.
-    let mut stop = super::interrupt::stop();
-    // One checkpoint timer, moved only when the save it waits for moves (arming a new one
-    // after every read was a timer insert and removal per read).
-    let mut checkpoint = std::pin::pin!(tokio::time::sleep(std::time::Duration::ZERO));
-    let handle = |ev: WireEvent, msg: &mut Message, printer: &mut Printer| {
-        if let (WireEvent::Retrying { attempt, wait_ms, .. }, Some(hook)) = (&ev, &printer.retry_hook) {
-            hook(*attempt, *wait_ms);
-        } else if let WireEvent::Retrying { attempt, wait_ms, reason } = &ev {
-            say!("{}; retry {attempt} in {:.1} s", sanitize(reason), *wait_ms as f64 / 1000.0);
-            if json {
-                printer.line(
-                    &serde_json::json!({"type": "retry", "attempt": attempt, "wait_ms": wait_ms, "reason": reason})
-                        .to_string(),
-                );
-            }
-        }
-        let now = start.elapsed().as_millis() as u64;
-        apply_wire(msg, ev, now, &mut |e| printer.event(e))
-    };
-    loop {
-        if rec.is_dirty() {
-            let due = tokio::time::Instant::from_std(rec.save_due());
-            if checkpoint.deadline() != due {
-                checkpoint.as_mut().reset(due);
-            }
-        }
-        tokio::select! {
-            biased;
-            () = stop.fired() => {
-                interrupted = true;
-                break;
-            }
-            ev = rx.recv() => {
-                let Some(ev) = ev else { break };
-                let mut done = handle(ev, &mut msg, printer);
-                // Whatever else already arrived goes out with it: one write per burst, not per delta.
-                while !done {
-                    let Ok(ev) = rx.try_recv() else { break };
-                    done = handle(ev, &mut msg, printer);
-                }
-                printer.flush();
-                rec.streaming(pos, &mut msg);
-                if done {
-                    break;
-                }
-            }
-            // A reply that stopped changing is still saved within the pacing interval.
-            () = &mut checkpoint, if rec.is_dirty() => rec.streaming(pos, &mut msg),
-        }
-    }
-    drop(rx);
-    let now = start.elapsed().as_millis() as u64;
-    if interrupted {
-        reducer::finish(&mut msg, Ending::Cancelled, now);
-        if let Some(signal) = super::interrupt::ended_by() {
-            msg.error = Some(reducer::signal_reason(signal));
-        }
-    } else if msg.is_live() {
-        reducer::finish(&mut msg, Ending::Eof, now);
-    }
-    rec.done(pos, &msg);
-    (msg, interrupted)
 }
 
 /// `palaver replay FILE`: feeds a recorded body through the engine and prints as `-p` does.
@@ -695,13 +544,4 @@ pub fn guess_api(body: &[u8]) -> Api {
     let head = &body[..body.len().min(4096)];
     let text = String::from_utf8_lossy(head);
     if text.contains("\"type\":\"response.") || text.contains("event: response.") { Api::Responses } else { Api::Chat }
-}
-
-/// Says on stderr how many generated images the reply's image limits dropped, and why.
-fn dropped_images_notice(msg: &Message) {
-    let mut why = msg.item_notes.values().filter_map(|n| n.get("dropped").and_then(serde_json::Value::as_str));
-    if let Some(first) = why.next() {
-        let n = 1 + why.count();
-        eprintln!("palaver: {n} generated image{} not kept: {}", if n == 1 { "" } else { "s" }, sanitize(first));
-    }
 }

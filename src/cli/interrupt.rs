@@ -92,33 +92,10 @@ pub fn ended_by() -> Option<&'static str> {
     }
 }
 
-/// The run's view of Ctrl+C: never set when no listener was installed (tests, compare
-/// columns driven by another loop).
-#[derive(Clone)]
-pub struct Stop(Option<watch::Receiver<bool>>);
+pub use crate::runs::stop::Stop;
 
 /// The handle for the current run.
 #[must_use]
 pub fn stop() -> Stop {
-    Stop(FLAG.get().cloned())
-}
-
-impl Stop {
-    /// Whether the user pressed Ctrl+C.
-    #[must_use]
-    pub fn is_set(&self) -> bool {
-        self.0.as_ref().is_some_and(|rx| *rx.borrow())
-    }
-
-    /// Resolves once the user has pressed Ctrl+C (at once if they already have).
-    pub async fn fired(&mut self) {
-        match self.0.as_mut() {
-            Some(rx) => {
-                if rx.wait_for(|set| *set).await.is_err() {
-                    std::future::pending::<()>().await;
-                }
-            }
-            None => std::future::pending::<()>().await,
-        }
-    }
+    Stop::new(FLAG.get().cloned(), ended_by)
 }

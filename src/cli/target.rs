@@ -85,15 +85,7 @@ pub async fn build(g: &Global, cfg: &Config, source: Source) -> Result<Target, U
                 demo::spawn_local().await.map_err(|e| UsageError(format!("cannot start the demo provider: {e}")))?;
             let url = server.base_url.clone();
             let server = Some(std::sync::Arc::new(server));
-            (
-                "demo".to_owned(),
-                ProviderProfile::default(),
-                url,
-                Secret::default(),
-                server,
-                fallback,
-                KeySource::Unknown,
-            )
+            ("demo".to_owned(), ProviderProfile::demo(), url, Secret::default(), server, fallback, KeySource::Unknown)
         }
         Source::Url { url, profile: profile_name, name } => {
             let profile = profile_name.as_ref().and_then(|n| cfg.providers.get(n)).cloned().unwrap_or_default();
@@ -169,6 +161,7 @@ pub async fn build(g: &Global, cfg: &Config, source: Source) -> Result<Target, U
         continued: None,
         sandbox: crate::tools::sandbox::Policy::configured(profile.sandbox, profile.sandbox_network),
         json_object_only: profile.structured_outputs == Some(crate::config::provider::StructuredOutputs::JsonObject),
+        batch: profile.batch_terms(),
     })
 }
 

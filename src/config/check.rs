@@ -47,6 +47,8 @@ pub const PROVIDER: &[&str] = &[
     "catalogue_model",
     "key_optional",
     "structured_outputs",
+    "batch",
+    "batch_discount",
 ];
 const ATTACHMENTS: &[&str] = &["images", "files", "max_file_mb", "max_request_mb"];
 const LIMITS: &[&str] = &[

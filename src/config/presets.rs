@@ -105,5 +105,10 @@ mod tests {
         assert!(!get("groq").unwrap().profile.key_optional);
         assert_eq!(get("mistral").unwrap().profile.include_usage, Some(false));
         assert!(get("nope").is_none());
+        // The providers with a batch API, at half price; the rest have none.
+        for name in ["openai", "azure", "groq", "together", "mistral"] {
+            assert_eq!(get(name).unwrap().profile.batch_terms().map(|t| t.discount), Some(0.5), "{name}");
+        }
+        assert_eq!(get("openrouter").unwrap().profile.batch_terms(), None);
     }
 }

@@ -64,7 +64,21 @@ pub struct ProviderProfile {
     /// How `--schema` is asked for: `json_schema` (default, strict) or `json_object` for
     /// providers that take only "answer in JSON" (the schema then goes in the system prompt).
     pub structured_outputs: Option<StructuredOutputs>,
+    /// The provider has OpenAI's batch API (`/files` + `/batches`): `compare --batch` may use it.
+    pub batch: Option<bool>,
+    /// The batch API's discount off the listed prices, a share (0.5 = half price; default 0.5).
+    pub batch_discount: Option<f64>,
 }
+
+/// What a provider's batch API costs, when it has one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BatchTerms {
+    /// Share taken off the listed prices (0.5: half price).
+    pub discount: f64,
+}
+
+/// Discount a batch API gets unless its profile says otherwise (OpenAI's, Azure's, Groq's…).
+pub const DEFAULT_BATCH_DISCOUNT: f64 = 0.5;
 
 /// `structured_outputs = "json_schema" | "json_object"` in a profile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
@@ -125,6 +139,19 @@ impl ProviderProfile {
     #[must_use]
     pub fn api(&self) -> Api {
         self.api.as_deref().and_then(Api::parse).unwrap_or_default()
+    }
+
+    /// The batch API this profile says its provider has, and its discount.
+    #[must_use]
+    pub fn batch_terms(&self) -> Option<BatchTerms> {
+        let discount = self.batch_discount.unwrap_or(DEFAULT_BATCH_DISCOUNT).clamp(0.0, 1.0);
+        (self.batch == Some(true)).then_some(BatchTerms { discount })
+    }
+
+    /// The embedded demo provider's profile: it serves the batch API too.
+    #[must_use]
+    pub fn demo() -> Self {
+        Self { batch: Some(true), ..Self::default() }
     }
 
     /// How long `api_key_cmd` may run.

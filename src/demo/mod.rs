@@ -1,10 +1,14 @@
 //! The embedded demo provider: an OpenAI-compatible HTTP server with scripted models, its routes and lifecycle.
 
+mod batch_run;
+mod batches;
 mod chat;
 mod errors;
+mod files;
 mod filters;
 mod hosted;
 mod logprobs;
+mod multipart;
 mod request;
 mod responses;
 mod script;
@@ -89,6 +93,12 @@ pub fn router() -> Router {
         .route("/v1/responses", post(create_response))
         .route("/v1/models", get(list_models))
         .route("/v1/models/{id}", get(retrieve_model))
+        .route("/v1/files", post(files::upload))
+        .route("/v1/files/{id}", get(files::retrieve))
+        .route("/v1/files/{id}/content", get(files::content))
+        .route("/v1/batches", post(batches::create).get(batches::list))
+        .route("/v1/batches/{id}", get(batches::retrieve))
+        .route("/v1/batches/{id}/cancel", post(batches::cancel))
         .fallback(unknown_route)
         // Long conversations with tool output easily pass axum's 2 MB default.
         .layer(DefaultBodyLimit::max(64 * 1024 * 1024))
@@ -100,6 +110,16 @@ struct DemoState {
     requests: AtomicU64,
     /// demo-error alternates failure kinds per request, so it needs its own count.
     error_requests: AtomicU64,
+    /// Uploaded files and batch outputs (on disk, in a folder of this server's).
+    files: files::Files,
+    batches: batches::Batches,
+    /// Batch lines answered, for their ids.
+    batch_lines: AtomicU64,
+}
+
+/// Seconds since the epoch (0 on a clock before it).
+fn now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|since| since.as_secs()).unwrap_or(0)
 }
 
 /// What every rendering of one reply shares: its number, timestamp and model.
@@ -157,6 +177,31 @@ fn handle(state: &DemoState, api: Api, body: &[u8]) -> Response {
         (Api::Responses, true) => sse::response(responses::stream(&ctx, &req, &script), n),
         (Api::Responses, false) => sse::json(responses::object(&ctx, &req, &script), n),
     }
+}
+
+/// One non-streaming reply, as a batch line gets it: the body, or the HTTP status and error
+/// body the endpoint would have answered with.
+fn answer(state: &DemoState, api: Api, body: &[u8]) -> Result<serde_json::Value, (u16, serde_json::Value)> {
+    let mut req = request::parse(api, body)
+        .map_err(|bad| (400, errors::body(&bad.message, "invalid_request_error", bad.param, None)))?;
+    req.stream = false;
+    if !MODELS.iter().any(|(id, _)| *id == req.model) {
+        let message = format!("The model `{}` does not exist", req.model);
+        return Err((404, errors::body(&message, "invalid_request_error", Some("model"), Some("model_not_found"))));
+    }
+    let n = state.requests.fetch_add(1, Ordering::Relaxed) + 1;
+    if req.model == "demo-error" {
+        // No stream to break in a batch: demo-error's lines fail as its non-streamed requests do.
+        return Err((500, errors::server_error_body()));
+    }
+    let mut script = script::build(&req);
+    structured::apply(&req, &mut script);
+    let ctx = Ctx { n, created: now(), model: req.model.clone() };
+    Ok(match api {
+        Api::Responses if hosted::serves(&req.model) => hosted::object(&ctx, &req),
+        Api::Chat => chat::completion(&ctx, &req, &script),
+        Api::Responses => responses::object(&ctx, &req, &script),
+    })
 }
 
 fn model_json(id: &str) -> serde_json::Value {

@@ -36,6 +36,8 @@ pub struct Target {
     /// The profile's `structured_outputs = "json_object"`: the provider takes no schema, so
     /// `--schema` asks for JSON and carries the schema in the system prompt.
     pub json_object_only: bool,
+    /// The profile's batch API (`batch = true`) and its discount: `compare --batch` needs one.
+    pub batch: Option<crate::config::provider::BatchTerms>,
 }
 
 impl Target {

@@ -27,6 +27,7 @@ pub mod others;
 pub mod read;
 mod read_only;
 pub mod runs;
+pub mod runs_batches;
 mod runs_read;
 pub mod schema;
 pub mod writer;

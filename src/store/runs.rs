@@ -187,6 +187,8 @@ enum Cmd {
     },
     Cell(String, Box<CellRow>),
     Status(String, String),
+    /// A batch of the run (`compare --batch`), inserted or updated.
+    Batch(String, super::runs_batches::BatchRow),
     /// A vote change, answered with its row id once committed (or why it failed).
     Vote(VoteWrite, Sender<Result<i64, String>>),
     Flush(Sender<Result<(), String>>),
@@ -225,6 +227,7 @@ impl RunStore {
         let mut conn = Connection::open(path)?;
         super::schema::configure(&conn, BUSY)?;
         super::schema::migrate(&mut conn)?;
+        super::runs_batches::ensure(&conn)?;
         let reader = Connection::open(path)?;
         super::schema::configure(&reader, BUSY)?;
         let (tx, rx) = mpsc::channel();
@@ -297,6 +300,16 @@ impl RunStore {
         if !self.send(Cmd::Cell(run.to_owned(), Box::new(cell))) {
             eprintln!("palaver: the run store stopped; a finished cell was not saved");
         }
+    }
+
+    /// Stores a batch of the run (new, or its new state) and waits until it is on disk: a
+    /// batch id the provider handed out must survive a crash the next moment.
+    ///
+    /// # Errors
+    /// The write failed, or the writer stopped.
+    pub fn save_batch(&self, run: &str, batch: &super::runs_batches::BatchRow) -> Result<(), StoreError> {
+        self.send(Cmd::Batch(run.to_owned(), batch.clone()));
+        self.flush()
     }
 
     /// Sets a run's status (`running`, `finished`, `interrupted`).
@@ -474,6 +487,7 @@ fn write_batch(conn: &Connection, cmds: &[Cmd]) -> rusqlite::Result<()> {
                     params![run, status, now],
                 )?;
             }
+            Cmd::Batch(run, b) => super::runs_batches::write(&tx, run, b, now)?,
             Cmd::Vote(w, reply) => replies.push((reply, write_vote(&tx, w, now)?)),
             Cmd::Flush(_) => {}
         }

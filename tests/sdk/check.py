@@ -161,6 +161,55 @@ def responses_cases(client: openai.OpenAI, model: str) -> None:
     case(f"{model} responses logprobs", logprobs)
 
 
+def batch_cases(client: openai.OpenAI) -> None:
+    """files.create, batches.create/retrieve/list/cancel and files.content, strictly typed."""
+    import io
+    import json
+    import time
+
+    lines = [
+        {"custom_id": f"c{i}", "method": "POST", "url": "/v1/chat/completions",
+         "body": {"model": "demo", "messages": [{"role": "user", "content": text}]}}
+        for i, text in enumerate(["one", "two [batch-fail]", "three"])
+    ]
+    data = "".join(json.dumps(line) + "\n" for line in lines).encode()
+    state = {}
+
+    def upload() -> None:
+        f = client.files.create(file=("in.jsonl", io.BytesIO(data)), purpose="batch")
+        assert f.purpose == "batch" and f.bytes == len(data) and f.filename == "in.jsonl", f
+        assert client.files.retrieve(f.id).id == f.id
+        state["file"] = f.id
+
+    def run() -> None:
+        b = client.batches.create(input_file_id=state["file"], endpoint="/v1/chat/completions",
+                                  completion_window="24h", metadata={"demo_ms": "300"})
+        assert b.status == "validating", b.status
+        for _ in range(200):
+            b = client.batches.retrieve(b.id)
+            if b.status in ("completed", "failed", "expired", "cancelled"):
+                break
+            time.sleep(0.05)
+        assert b.status == "completed", b
+        assert (b.request_counts.total, b.request_counts.completed, b.request_counts.failed) == (3, 2, 1), b
+        out = [json.loads(l) for l in client.files.content(b.output_file_id).text.splitlines()]
+        assert sorted(o["custom_id"] for o in out) == ["c0", "c2"], out
+        assert out[0]["response"]["status_code"] == 200
+        err = [json.loads(l) for l in client.files.content(b.error_file_id).text.splitlines()]
+        assert [e["custom_id"] for e in err] == ["c1"], err
+        assert any(x.id == b.id for x in client.batches.list(limit=5))
+
+    def cancel() -> None:
+        b = client.batches.create(input_file_id=state["file"], endpoint="/v1/responses",
+                                  completion_window="24h", metadata={"demo_ms": "20000"})
+        c = client.batches.cancel(b.id)
+        assert c.status == "cancelling", c.status
+
+    case("files create", upload)
+    case("batches create, retrieve, list, files content", run)
+    case("batches cancel", cancel)
+
+
 def main() -> int:
     binary = sys.argv[1] if len(sys.argv) > 1 else "target/debug/palaver"
     server = subprocess.Popen([binary, "serve-demo"], stdout=subprocess.PIPE, text=True)
@@ -174,6 +223,7 @@ def main() -> int:
         for model in models:
             chat_cases(strict, model)
             responses_cases(lenient if model in FUTURE else strict, model)
+        batch_cases(strict)
     finally:
         server.terminate()
         server.wait(timeout=10)

@@ -37,15 +37,22 @@ fn runs(store: &RunStore, json_out: bool) -> u8 {
     for r in &list {
         let models: Vec<&str> = r.models.iter().map(|m| m.spec.as_str()).collect();
         if json_out {
-            let line = serde_json::json!({"id": r.id, "created_at": crate::store::ids::rfc3339(r.created_at),
+            let mut line = serde_json::json!({"id": r.id, "created_at": crate::store::ids::rfc3339(r.created_at),
                 "status": r.status, "prompts": r.prompts, "models": models, "cells_ok": r.cells_ok,
                 "cells_failed": r.cells_failed, "source": r.source});
+            if let Ok(b) = store.batches(&r.id).map(|b| serde_json::to_value(b).unwrap_or_default()) {
+                if b.as_array().is_some_and(|a| !a.is_empty()) {
+                    line["batches"] = b;
+                }
+            }
             let _ = writeln!(out, "{line}");
         } else {
             let total = u64::from(r.prompts) * r.models.len() as u64;
+            // A batch run ends its line with its batches as the provider last reported them.
+            let batches = store.batch_state(&r.id).map(|b| format!("  {b}")).unwrap_or_default();
             let _ = writeln!(
                 out,
-                "{}  {}  {:<11} {}/{} cells ({} failed)  {}  {}",
+                "{}  {}  {:<11} {}/{} cells ({} failed)  {}  {}{}",
                 r.id,
                 crate::store::ids::short_date(r.created_at),
                 r.status,
@@ -53,7 +60,8 @@ fn runs(store: &RunStore, json_out: bool) -> u8 {
                 total,
                 r.cells_failed,
                 crate::text::sanitize::sanitize(&models.join(" · ")),
-                crate::text::sanitize::sanitize(&r.source)
+                crate::text::sanitize::sanitize(&r.source),
+                crate::text::sanitize::sanitize(&batches)
             );
         }
     }

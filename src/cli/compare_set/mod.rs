@@ -8,14 +8,13 @@
 
 pub mod actions;
 mod attach_rules;
-mod cell;
 pub mod json;
+mod observer;
 pub mod progress;
 pub mod ratings;
 pub mod report;
 pub mod report_filter;
 pub mod report_html;
-pub mod scheduler;
 pub mod settings;
 pub mod summary;
 
@@ -25,6 +24,7 @@ use super::target::resolve_columns;
 use crate::config::{Config, Paths};
 use crate::engine::evals::expect::Expect;
 use crate::engine::evals::prompts;
+use crate::runs::{batch, scheduler};
 use crate::store::runs::{PromptRow, RunModel, RunStore, RunSummary};
 use crate::tools::Registry;
 use std::io::{IsTerminal, Read, Write};
@@ -132,28 +132,47 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
     super::interrupt::install();
     let progress = Arc::new(progress::Progress::new(total, done.len() as u64));
     store.set_status(&run.id, "running");
+    let settings = targets.iter().map(|t| super::headless::settings(&g, t)).collect();
     let shared = Arc::new(scheduler::Shared {
-        g: g.clone(),
         cfg: cfg.clone(),
         targets,
+        settings,
+        schema_of: |s| super::schema_arg::resolve(s).ok(),
         registry: registry.clone(),
         prompts: prompt_rows,
         expects,
         store: store.clone(),
         run: run.id.clone(),
-        progress: progress.clone(),
-        json: g.json,
+        observer: Arc::new(observer::Observer { progress: progress.clone(), json: g.json }),
+        stop: super::interrupt::stop(),
     });
-    let work = scheduler::run(shared, todo, concurrency);
-    if std::io::stderr().is_terminal() {
+    let is_batch = run.settings.get("batch").is_some_and(|b| !b.is_null());
+    if is_batch {
+        if let Err(code) = batch_api_check(&shared.targets) {
+            return code;
+        }
+    }
+    let work = async move {
+        if is_batch {
+            Some(batch::run(shared, &todo).await)
+        } else {
+            scheduler::run(shared, todo, concurrency).await;
+            None
+        }
+    };
+    let ended = if std::io::stderr().is_terminal() {
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let bar = progress.clone();
         let drawer = tokio::spawn(async move { bar.draw_until(async { drop(rx.await) }).await });
-        work.await;
+        let ended = work.await;
         let _ = tx.send(());
         let _ = drawer.await;
+        ended
     } else {
-        work.await;
+        work.await
+    };
+    if ended == Some(batch::Ended::Interrupted) {
+        say!("the batches keep running at the provider; gather them with: palaver compare --resume {}", run.id);
     }
     let interrupted = super::interrupt::stop().is_set();
     if let Err(e) = store.flush() {
@@ -189,6 +208,9 @@ fn finish(
     } else {
         let _ = writeln!(out, "run {}", run.id);
         let _ = write!(out, "{}", summary::table(&summary));
+        if let Some(note) = batch_note(&run.settings) {
+            let _ = writeln!(out, "{note}");
+        }
     }
     let _ = out.flush();
     let mut status = status;
@@ -212,6 +234,32 @@ fn finish(
         say!("{} cells were not stored; run them with: palaver compare --resume {}", summary.missing, run.id);
     }
     status
+}
+
+/// Refuses (exit 2, before anything is sent) a batch run with a model whose provider has no
+/// batch API, naming each.
+fn batch_api_check(targets: &[crate::engine::target::Target]) -> Result<(), u8> {
+    let missing = batch::without_batch_api(targets);
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(usage(&format!(
+        "--batch: no batch API for {} (a provider's profile says `batch = true` when it has one)",
+        missing.join(", ")
+    )))
+}
+
+/// The summary's note on a batch run's prices: `costs at the batch price (batch −50%)`.
+fn batch_note(settings: &serde_json::Value) -> Option<String> {
+    let discounts = settings.pointer("/batch/discounts")?.as_array()?;
+    let mut shown: Vec<String> = Vec::new();
+    for d in discounts.iter().filter_map(serde_json::Value::as_f64) {
+        let label = format!("batch −{}%", (d * 100.0).round());
+        if !shown.contains(&label) {
+            shown.push(label);
+        }
+    }
+    (!shown.is_empty()).then(|| format!("costs at the batch price ({})", shown.join(", ")))
 }
 
 /// The exit status for a summary: 130 interrupted, 1 a cell failed or missing, 3 checks below
@@ -255,6 +303,9 @@ async fn start(
     attach_rules::check(&mut items, &folder, ca.allow_attach_outside)
         .map_err(|e| usage(&format!("{}: {e}", crate::text::sanitize::sanitize(&source))))?;
     let targets = resolve_columns(g, cfg, &g.model).await.map_err(|e| usage(&e.0))?;
+    if ca.batch {
+        batch_api_check(&targets)?;
+    }
     let schema = match g.schema.as_deref().map(crate::cli::schema_arg::resolve) {
         Some(Ok(s)) => Some(s.schema),
         Some(Err(e)) => return Err(usage(&e)),
@@ -282,8 +333,14 @@ async fn start(
             },
         })
         .collect();
+    let mut kept = settings::of(g);
+    if ca.batch {
+        // A batch run resumes as one: its cells wait in the provider's batches.
+        let discounts: Vec<f64> = targets.iter().map(|t| t.batch.map_or(0.0, |b| b.discount)).collect();
+        kept["batch"] = serde_json::json!({ "discounts": discounts });
+    }
     let id = store
-        .create_run(&models, &settings::of(g), &source, rows.clone())
+        .create_run(&models, &kept, &source, rows.clone())
         .map_err(|e| usage(&format!("cannot store the run: {e}")))?;
     let run = store.run(&id).ok().flatten().ok_or_else(|| usage("the new run is not in the store"))?;
     if !g.json && std::io::stderr().is_terminal() {

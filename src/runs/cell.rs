@@ -2,20 +2,26 @@
 //! included), folded into the row the store keeps. The reply itself is dropped once the row is
 //! made: a run never holds more answers than it has cells in flight.
 
-use super::super::args::Global;
-use super::super::headless::{Printer, RetryHook, run_turn};
-use super::super::history::Recorder;
-use super::super::target::Target;
+use super::recorder::Recorder;
+use super::sink::TurnSink;
+use super::stop::Stop;
+use super::turn::{Turn, TurnOutcome, run_turn};
 use crate::config::Config;
 use crate::engine::evals::expect::Expect;
 use crate::engine::message::Message;
 use crate::engine::metrics::{ReplyMetrics, priced};
+use crate::engine::structured::Structured;
+use crate::engine::target::{Target, TurnSettings};
 use crate::engine::turn_engine::TurnStop;
 use crate::engine::usage::UsageView;
 use crate::store::runs::{CellRow, PromptRow};
 use crate::tools::Registry;
 use serde_json::{Value, json};
 use std::time::Instant;
+
+/// How a check's `schema` is read into what the provider is asked for (the command line's
+/// `--schema` reader); `None` when it cannot be.
+pub type SchemaOf = fn(&str) -> Option<Structured>;
 
 /// A cell that could not be sent (an attachment that cannot be read or that this provider
 /// does not take): failed, with the reason, before any request.
@@ -28,22 +34,26 @@ fn failed(mut row: CellRow, message: String) -> CellRow {
 
 /// What one cell needs.
 pub struct CellJob<'a> {
-    pub g: &'a Global,
     pub cfg: &'a Config,
     pub target: &'a Target,
+    /// The run's turn settings for this model (a prompt's `system` and `schema` override them).
+    pub settings: &'a TurnSettings,
+    pub schema_of: SchemaOf,
     pub registry: &'a Registry,
     pub http: &'a reqwest::Client,
     pub prompt: &'a PromptRow,
     pub expect: Option<&'a Expect>,
     pub model_idx: u32,
-    pub retry: RetryHook,
+    /// Where the turn reports (quiet: a cell prints nothing while it runs).
+    pub sink: &'a mut (dyn TurnSink + Send),
+    pub stop: Stop,
 }
 
 /// Runs a cell. `None` when the user stopped it (Ctrl+C): it is left to `--resume`.
 pub async fn run(job: CellJob<'_>) -> Option<CellRow> {
     let t = job.target;
     let started = Instant::now();
-    let mut row = CellRow {
+    let row = CellRow {
         prompt_idx: job.prompt.idx,
         model_idx: job.model_idx,
         model: t.model.clone(),
@@ -65,26 +75,39 @@ pub async fn run(job: CellJob<'_>) -> Option<CellRow> {
             Err(e) => return Some(failed(row, format!("reading the attachments failed: {e}"))),
         }
     }
-    let mut g = job.g.clone();
+    let mut settings = job.settings.clone();
     if job.prompt.system.is_some() {
-        g.system.clone_from(&job.prompt.system);
+        settings.system.clone_from(&job.prompt.system);
     }
     // A `schema` check (the line's `"schema"`, or `--schema`) asks the provider for it too.
     if let Some(schema) = job.expect.and_then(|e| e.send.as_ref()) {
-        g.schema = Some(schema.to_string());
+        settings.schema = (job.schema_of)(&schema.to_string());
     }
     let mut history = vec![user];
     let mut rec = Recorder::off();
-    let mut printer = Printer::quiet(false).on_retry(job.retry.clone());
-    let out = run_turn(&g, t, job.registry, job.http, &mut history, &mut rec, &mut printer).await;
+    let turn = Turn { target: t, settings, registry: job.registry, http: job.http, stop: job.stop };
+    let out = run_turn(&turn, &mut history, &mut rec, job.sink).await;
     if out.account.stop == Some(TurnStop::Cancelled) {
         return None;
     }
+    Some(fold(row, &out, &history, job.cfg, t, job.expect, started))
+}
+
+/// The row of a finished turn: its answer, usage, cost, timings, error and checks.
+fn fold(
+    mut row: CellRow,
+    out: &TurnOutcome,
+    history: &[Message],
+    cfg: &Config,
+    t: &Target,
+    expect: Option<&Expect>,
+    started: Instant,
+) -> CellRow {
     let msg = &out.msg;
     let main = msg.main();
     let usage = if out.account.requests > 0 { out.account.usage() } else { msg.usage.clone() };
     let view = usage.as_ref().map(UsageView::from_raw).unwrap_or_default();
-    let metrics = ReplyMetrics::of(msg, job.cfg, &t.model);
+    let metrics = ReplyMetrics::of(msg, cfg, &t.model);
     row.ok = msg.error.is_none();
     row.text.clone_from(&main.content);
     if !main.refusal.is_empty() && row.text.is_empty() {
@@ -103,7 +126,7 @@ pub async fn run(job: CellJob<'_>) -> Option<CellRow> {
     row.completion_tokens = view.completion;
     // Priced from what the providers sent (the summed `usage` above has the result line's shape).
     let sent = if out.account.requests > 0 { out.account.usage_view().unwrap_or_default() } else { view.clone() };
-    row.cost = priced(job.cfg, &t.model, msg.meta.model.as_deref(), &sent).map(|c| c.0);
+    row.cost = priced(cfg, &t.model, msg.meta.model.as_deref(), &sent).map(|c| c.0);
     row.usage = usage;
     row.finish_reason = Some(main.finish_reason.clone().unwrap_or_else(|| "error".into()));
     row.prompt_filter.clone_from(&msg.prompt_filter);
@@ -117,9 +140,9 @@ pub async fn run(job: CellJob<'_>) -> Option<CellRow> {
     if let Some(e) = &msg.error {
         row.error = Some(json!({"kind": e.kind, "status": e.status, "message": e.message}));
     }
-    if let (Some(expect), true) = (job.expect, row.ok) {
+    if let (Some(expect), true) = (expect, row.ok) {
         row.checks = serde_json::to_value(expect.run(&row.text)).ok();
     }
     row.finished_at = crate::store::ids::now_ms();
-    Some(row)
+    row
 }

@@ -4,18 +4,15 @@
 //! its other workers do not send meanwhile, and the other providers' queues never notice.
 //! Each finished cell goes to the store at once and its row is dropped.
 
-use super::super::args::Global;
-use super::super::headless::RetryHook;
-use super::super::interrupt;
-use super::super::target::Target;
-use super::cell::{self, CellJob};
-use super::progress::Progress;
+use super::cell::{self, CellJob, SchemaOf};
+use super::sink::{RetryHook, TurnSink};
+use super::stop::Stop;
 use crate::config::Config;
 use crate::engine::evals::expect::Expect;
-use crate::store::runs::{PromptRow, RunStore};
+use crate::engine::target::{Target, TurnSettings};
+use crate::store::runs::{CellRow, PromptRow, RunStore};
 use crate::tools::Registry;
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -49,19 +46,33 @@ impl Gate {
     }
 }
 
+/// What the command line is told while cells run (it draws the progress bar, prints `--json`
+/// lines and notices).
+pub trait CellObserver: Send + Sync {
+    /// The quiet sink a cell's turn reports to, its retries told to `retry`.
+    fn sink(&self, retry: RetryHook) -> Box<dyn TurnSink + Send>;
+    /// A provider asked for a retry.
+    fn retried(&self);
+    /// A cell of run `run` finished, just before it is stored.
+    fn finished(&self, run: &str, prompt: &PromptRow, row: &CellRow);
+    /// A note for the user (not sanitised yet).
+    fn notice(&self, text: &str);
+}
+
 /// Everything the workers share.
 pub struct Shared {
-    pub g: Global,
     pub cfg: Config,
     pub targets: Vec<Target>,
+    /// The run's turn settings, one per target.
+    pub settings: Vec<TurnSettings>,
+    pub schema_of: SchemaOf,
     pub registry: Registry,
     pub prompts: Vec<PromptRow>,
     pub expects: Vec<Option<Expect>>,
     pub store: Arc<RunStore>,
     pub run: String,
-    pub progress: Arc<Progress>,
-    /// `--json`: one line per finished cell on stdout.
-    pub json: bool,
+    pub observer: Arc<dyn CellObserver>,
+    pub stop: Stop,
 }
 
 /// One provider's queue: its cells as (position in `prompts`, model index).
@@ -87,7 +98,7 @@ pub async fn run(shared: Arc<Shared>, todo: Vec<(usize, usize)>, concurrency: us
         let http = match crate::api::client::endpoint_client(&t.endpoint) {
             Ok(h) => h,
             Err(e) => {
-                say!("{provider}: cannot start the HTTP client: {e}");
+                shared.observer.notice(&format!("{provider}: cannot start the HTTP client: {e}"));
                 continue;
             }
         };
@@ -103,12 +114,12 @@ pub async fn run(shared: Arc<Shared>, todo: Vec<(usize, usize)>, concurrency: us
 }
 
 async fn worker(shared: Arc<Shared>, queue: Arc<Queue>) {
-    let mut stop = interrupt::stop();
+    let mut stop = shared.stop.clone();
     let gate = queue.gate.clone();
-    let progress = shared.progress.clone();
+    let observer = shared.observer.clone();
     let retry: RetryHook = Arc::new(move |_attempt, wait_ms| {
         gate.pause(Duration::from_millis(wait_ms));
-        progress.retried();
+        observer.retried();
     });
     loop {
         // Ctrl+C is heard during a pause too (a Retry-After can be a minute).
@@ -121,25 +132,22 @@ async fn worker(shared: Arc<Shared>, queue: Arc<Queue>) {
         }
         let i = queue.next.fetch_add(1, Ordering::SeqCst);
         let Some(&(p, m)) = queue.cells.get(i) else { return };
+        let mut sink = shared.observer.sink(retry.clone());
         let job = CellJob {
-            g: &shared.g,
             cfg: &shared.cfg,
             target: &shared.targets[m],
+            settings: &shared.settings[m],
+            schema_of: shared.schema_of,
             registry: &shared.registry,
             http: &queue.http,
             prompt: &shared.prompts[p],
             expect: shared.expects[p].as_ref(),
             model_idx: u32::try_from(m).unwrap_or(u32::MAX),
-            retry: retry.clone(),
+            sink: sink.as_mut(),
+            stop: shared.stop.clone(),
         };
         let Some(row) = cell::run(job).await else { return };
-        shared.progress.finished(row.ok);
-        if shared.json {
-            let line = super::json::cell_line(&shared.run, &shared.prompts[p], &row);
-            let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "{line}");
-            let _ = out.flush();
-        }
+        shared.observer.finished(&shared.run, &shared.prompts[p], &row);
         shared.store.save_cell(&shared.run, row);
     }
 }
