@@ -192,3 +192,69 @@ async fn server_everything_over_streamable_http_lists_and_runs_its_tools() {
     assert!(out.is_error, "{out:?}");
     assert!(!client.call("echo", args(json!({"message": "still here"}))).await.is_error);
 }
+
+/// A progress sink that keeps every report.
+fn collector() -> (
+    palaver::tools::mcp::live::ProgressSink,
+    std::sync::Arc<std::sync::Mutex<Vec<palaver::tools::mcp::live::McpProgress>>>,
+) {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let keep = seen.clone();
+    (std::sync::Arc::new(move |p| keep.lock().unwrap().push(p)), seen)
+}
+
+#[tokio::test]
+async fn progress_reports_reach_the_call_s_sink_in_order() {
+    let server = Scripted::start("slow");
+    let (client, _) = McpClient::start("remote", &server.config()).await.unwrap();
+    let (sink, seen) = collector();
+    let call = client.call("slow", args(json!({"steps": 3})));
+    let out =
+        palaver::tools::mcp::live::with_progress(sink, palaver::tools::mcp::live::for_call("call_7".into(), call))
+            .await;
+    assert_eq!(out.text, "done after 3 steps", "{out:?}");
+    let seen = seen.lock().unwrap().clone();
+    let got: Vec<(String, f64, Option<f64>, String)> =
+        seen.iter().map(|p| (p.call.clone(), p.progress, p.total, p.label())).collect();
+    assert_eq!(
+        got,
+        [
+            ("call_7".to_owned(), 1.0, Some(3.0), "1/3 step 1".to_owned()),
+            ("call_7".to_owned(), 2.0, Some(3.0), "2/3 step 2".to_owned()),
+            ("call_7".to_owned(), 3.0, Some(3.0), "3/3 step 3".to_owned()),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn dropping_a_running_call_sends_notifications_cancelled_with_its_request_id() {
+    let server = Scripted::start("slow");
+    let (client, _) = McpClient::start("remote", &server.config()).await.unwrap();
+    let (sink, seen) = collector();
+    let call = palaver::tools::mcp::live::with_progress(sink, client.call("slow", args(json!({"steps": 50}))));
+    // Stopped after the first report: what Ctrl+C (which aborts the call's task) does.
+    let stopped = tokio::time::timeout(Duration::from_millis(700), call).await;
+    assert!(stopped.is_err(), "the call was still running");
+    assert!(!seen.lock().unwrap().is_empty(), "progress arrived before the cancel");
+    wait_for("the server to hear notifications/cancelled", || server.log().contains("CANCELLED")).await;
+    let log = server.log();
+    let called = log.lines().find_map(|l| l.strip_prefix("CALL ")).unwrap().to_owned();
+    let cancelled = log.lines().find_map(|l| l.strip_prefix("CANCELLED ")).unwrap();
+    assert!(cancelled.starts_with(&format!("{called} palaver stopped the call")), "{log}");
+    // The server stopped its work, and the session goes on.
+    wait_for("the server to stop the call", || server.log().contains(&format!("STOPPED {called}"))).await;
+    assert_eq!(client.call("echo", args(json!({"text": "next"}))).await.text, r#"{"text": "next"}"#);
+}
+
+#[tokio::test]
+async fn server_everything_s_long_running_operation_reports_progress() {
+    let Some(server) = everything::start() else { return };
+    let cfg = McpServer { url: Some(server.url.clone()), ..McpServer::default() };
+    let (client, _) = McpClient::start("everything", &cfg).await.unwrap();
+    let (sink, seen) = collector();
+    let call = client.call("trigger-long-running-operation", args(json!({"duration": 1, "steps": 4})));
+    let out = palaver::tools::mcp::live::with_progress(sink, call).await;
+    assert!(out.text.contains("Long running operation completed"), "{out:?}");
+    let steps: Vec<(f64, Option<f64>)> = seen.lock().unwrap().iter().map(|p| (p.progress, p.total)).collect();
+    assert_eq!(steps, [(1.0, Some(4.0)), (2.0, Some(4.0)), (3.0, Some(4.0)), (4.0, Some(4.0))]);
+}

@@ -211,6 +211,28 @@ fn cards_running_with_elapsed_time() {
     sim.snap_all("cards_running");
 }
 
+#[test]
+fn card_running_with_mcp_progress() {
+    use palaver::tools::mcp::live::McpProgress;
+    let mut sim = Sim::new(Api::Chat, "demo-tools");
+    let id = sim.send("index the repository");
+    sim.call(id, 0, "search_files", r#"{"path":"src","content":"fn main"}"#);
+    sim.end_calls(id);
+    // A server's message is sanitised and kept to one line.
+    let message = Some("indexing \x1b[31msrc/\x1b[0m\nfiles".to_owned());
+    let progress = McpProgress { call: String::new(), progress: 3.0, total: Some(5.0), message };
+    sim.s.apply(Msg::Tools(ToolMsg::Progress { owner: Owner::Chat, id, index: 0, progress }));
+    sim.s.apply(Msg::Tick { now_ms: sim.now + 1200 });
+    sim.snap_all("card_running_progress");
+    // The next report moves it.
+    let progress = McpProgress { call: String::new(), progress: 5.0, total: Some(5.0), message: None };
+    sim.s.apply(Msg::Tools(ToolMsg::Progress { owner: Owner::Chat, id, index: 0, progress }));
+    assert!(sim.render(80, 24).contains("▰▰▰▰▰▰▰▰ 5/5"), "{}", sim.render(80, 24));
+    // Once it is done, the report is gone with the running state.
+    sim.done(id, 0, ToolOutput::ok("3 matches"), 1500);
+    assert!(!sim.render(80, 24).contains("5/5"));
+}
+
 /// A finished loop: one call done with a long output, one failed; the model answered.
 fn finished_loop() -> (Sim, u64) {
     let mut sim = Sim::new(Api::Chat, "demo-tools");

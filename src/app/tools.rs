@@ -11,6 +11,7 @@ use crate::api::Api;
 use crate::engine::message::{Message, ToolCall, ToolStatus};
 use crate::engine::tool_loop::{DEFAULT_STEP_LIMIT, ToolMode};
 use crate::engine::turn_engine::{TurnAccount, offered};
+use crate::tools::mcp::live::McpProgress;
 use crate::tools::workspace::PathNeed;
 use crate::tools::{Registry, ToolOutput};
 use serde_json::Value;
@@ -92,6 +93,8 @@ pub enum ToolMsg {
     Prompt(Result<crate::tools::mcp::prompts::PromptText, String>),
     /// An MCP request (reading a resource) failed: why, from the server (unsanitised).
     McpFailed(String),
+    /// The MCP server running call `index` of message `id` of `owner` reported its progress.
+    Progress { owner: Owner, id: u64, index: usize, progress: McpProgress },
 }
 
 /// What the tool loop asks the runner to do.
@@ -167,6 +170,10 @@ pub struct Tools {
     /// What the command sandbox can do here, probed when the session's tools are set up
     /// (`None` in a bare state: the modal names the mode alone).
     pub sandbox_support: Option<crate::tools::sandbox::Support>,
+    /// The last progress report of each running MCP call, by (owner, message id, call index).
+    pub progress: BTreeMap<(Owner, u64, usize), McpProgress>,
+    /// Counts progress reports: a card showing one is drawn anew when it moves.
+    pub progress_rev: u64,
 }
 
 impl Default for Tools {
@@ -181,11 +188,19 @@ impl Default for Tools {
             open: HashSet::new(),
             approval: None,
             sandbox_support: None,
+            progress: BTreeMap::new(),
+            progress_rev: 0,
         }
     }
 }
 
 impl Tools {
+    /// The last progress report of call `index` of message `id` of `owner`, while it runs.
+    #[must_use]
+    pub fn progress_of(&self, owner: Owner, id: u64, index: usize) -> Option<&McpProgress> {
+        self.progress.get(&(owner, id, index)).filter(|_| self.started(owner, id, index).is_some())
+    }
+
     /// Whether the chat's turn is between requests: calls running or waiting for the user.
     #[must_use]
     pub fn busy(&self) -> bool {
@@ -322,6 +337,7 @@ impl State {
                     self.show_front(fx);
                     return;
                 }
+                self.tools.progress.remove(&(owner, id, index));
                 self.record_output(owner, id, index, output, duration_ms);
                 self.settle(owner, fx);
             }
@@ -361,6 +377,22 @@ impl State {
             },
             ToolMsg::Prompt(got) => self.on_prompt_got(got, fx),
             ToolMsg::McpFailed(why) => self.flash_error(crate::text::sanitize::sanitize(&why).into_owned()),
+            ToolMsg::Progress { owner, id, index, progress } => {
+                if self.tools.started(owner, id, index).is_none() {
+                    // The call ended (or was cancelled) before its report arrived.
+                    return;
+                }
+                // Reports of calls that ended without a `Done` (a cancelled turn) go with this one.
+                let tools = &mut self.tools;
+                let running: Vec<_> = tools.progress.keys().copied().collect();
+                for k in running {
+                    if tools.turn(k.0).is_none_or(|t| t.id != k.1 || !t.running.contains_key(&k.2)) {
+                        tools.progress.remove(&k);
+                    }
+                }
+                tools.progress.insert((owner, id, index), progress);
+                tools.progress_rev += 1;
+            }
         }
     }
 

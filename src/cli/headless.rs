@@ -538,7 +538,15 @@ pub async fn run_turn(
         let round = limits.round_tool_output_bytes;
         // The images the calls return share the reply's image limits with what it generated.
         let images = &mut crate::engine::images::reply_image_budget(limits, &msg, None);
-        let finished = run_calls_until(registry, &mut to_run, DEFAULT_TOOL_TIMEOUT, round, images, stop.fired()).await;
+        let run = run_calls_until(registry, &mut to_run, DEFAULT_TOOL_TIMEOUT, round, images, stop.fired());
+        let finished = if g.json && !printer.quiet {
+            // MCP progress reports become `tool_progress` event lines, between the reply's
+            // lines (flushed first) and the calls' `tool_result` lines.
+            printer.flush();
+            crate::tools::mcp::live::with_progress(std::sync::Arc::new(progress_line), run).await
+        } else {
+            run.await
+        };
         for (&i, done) in runnable.iter().zip(to_run) {
             calls[i] = done;
         }
@@ -566,6 +574,15 @@ pub async fn run_turn(
         history.extend(answers);
         rec.save_all(first, &history[first..]);
     }
+}
+
+/// Prints an MCP call's progress report as a `--json` event line (straight to stdout: it comes
+/// from the MCP client's task while the printer waits for the calls).
+fn progress_line(p: crate::tools::mcp::live::McpProgress) {
+    use std::io::Write as _;
+    let line = serde_json::json!({"type": "tool_progress", "id": p.call, "progress": p.progress,
+        "total": p.total, "message": p.message});
+    let _ = writeln!(std::io::stdout().lock(), "{line}");
 }
 
 /// Streams one reply, printing as it goes. Returns the message and whether the user interrupted.

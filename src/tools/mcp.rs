@@ -53,7 +53,9 @@ pub struct McpClient {
     peer: Peer<RoleClient>,
     /// The running session, taken by [`McpClient::close`] (dropping it ends the session
     /// without waiting, so a remote server's `DELETE` may not be sent).
-    service: tokio::sync::Mutex<Option<RunningService<RoleClient, ClientConfig>>>,
+    service: tokio::sync::Mutex<Option<RunningService<RoleClient, live::Handler>>>,
+    /// The session's handler, which routes the server's progress reports to running calls.
+    handler: live::Handler,
     /// Set when a message passed [`MCP_MESSAGE_BYTES`]: the connection is closed, for that reason.
     over: Overflow,
     /// A remote server's secrets (its token, secret headers), kept out of what it sends back.
@@ -69,6 +71,9 @@ pub mod resources;
 
 #[path = "mcp_prompts.rs"]
 pub mod prompts;
+
+#[path = "mcp_live.rs"]
+pub mod live;
 
 /// How a client reaches its server.
 enum Link {
@@ -99,11 +104,13 @@ struct StdioLink {
 }
 
 /// What a successful start hands to [`McpClient::start_within`].
-type Started = (RunningService<RoleClient, ClientConfig>, Vec<Tool>, Link, Overflow, Redactor);
+type Started = (RunningService<RoleClient, live::Handler>, Vec<Tool>, Link, Overflow, Redactor);
 
-fn client_info() -> ClientConfig {
-    ClientConfig::new(ClientCapabilities::default(), Implementation::new("palaver", env!("CARGO_PKG_VERSION")))
-        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+fn client_info() -> live::Handler {
+    let info =
+        ClientConfig::new(ClientCapabilities::default(), Implementation::new("palaver", env!("CARGO_PKG_VERSION")))
+            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
+    live::Handler::new(info)
 }
 
 impl std::fmt::Debug for McpClient {
@@ -159,10 +166,14 @@ impl McpClient {
             })
             .collect();
         let peer = service.peer().clone();
+        let handler = service.service().clone();
         let prompts = Self::list_prompts(&peer).await;
         let resources = Self::list_resources(&peer).await;
         let service = tokio::sync::Mutex::new(Some(service));
-        Ok((Self { name: name.to_owned(), link, aliases, peer, service, over, redact, prompts, resources }, specs))
+        Ok((
+            Self { name: name.to_owned(), link, aliases, peer, service, handler, over, redact, prompts, resources },
+            specs,
+        ))
     }
 
     /// Starts `cfg.command` as a child process, initialises the session and lists its tools.
@@ -275,7 +286,7 @@ impl McpClient {
             ));
         }
         let params = CallToolRequestParams::new(remote.to_owned()).with_arguments(args);
-        match self.peer.call_tool(params).await {
+        match live::call_tool(&self.peer, &self.handler, params).await {
             Ok(result) => output(result),
             Err(ServiceError::McpError(e)) => {
                 ToolOutput::error(format!("MCP server `{}` refused `{remote}`: {}", self.name, e.message))
@@ -303,6 +314,7 @@ impl McpClient {
     /// Ends the session and waits (up to [`CLOSE_TIMEOUT`]) for its end: a remote server gets
     /// the `DELETE` of its session, which a process exiting without this would not send.
     pub async fn close(&self) {
+        self.handler.cancels_sent(CLOSE_TIMEOUT).await;
         let taken = self.service.lock().await.take();
         if let Some(mut service) = taken {
             let _ = service.close_with_timeout(CLOSE_TIMEOUT).await;
@@ -399,7 +411,7 @@ impl McpClient {
 /// [`MCP_TOOLS`]: a server paging forever would otherwise be listed forever); the refusal is
 /// kept in `over` as the reason.
 async fn list_tools(
-    service: &RunningService<RoleClient, ClientConfig>,
+    service: &RunningService<RoleClient, live::Handler>,
     over: &Overflow,
     max_tools: usize,
 ) -> Result<Vec<Tool>, String> {
