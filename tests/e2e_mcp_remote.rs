@@ -303,3 +303,36 @@ fn the_chat_screen_shows_server_everything_s_progress_and_ctrl_c_cancels_the_cal
     let s = t.wait_for("the card saying cancelled", |s| s.contains("■ cancelled"));
     assert!(step(&s).is_none(), "the progress is gone with the running call: {s}");
 }
+
+#[test]
+fn the_chat_screen_offers_a_server_s_changed_tools_from_the_next_request_and_says_so() {
+    if !tmux_available() {
+        return;
+    }
+    let (mut mcp, url, _log) = scripted_mcp("slow");
+    let model = Server::start(vec![
+        Reply::sse(&chat_call("call_g", "grow", "{}")),
+        Reply::sse(CHAT_TEXT),
+        Reply::sse(CHAT_TEXT),
+    ]);
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), format!("[mcp.servers.remote]\nurl = \"{url}\"\n")).unwrap();
+    let t = Tmux::launch(&format!("--base-url {} --model scripted --tools auto --yes", model.base_url))
+        .home(home.path())
+        .start();
+    t.wait_for("the server's tools", |s| s.contains("tools ready"));
+    t.send("grow a tool");
+    let s = t.wait_for("the notice of the change", |s| s.contains("changed its tools"));
+    assert!(s.contains("MCP server `remote` changed its tools: 6 now, offered from the next request"), "{s}");
+    t.wait_for("the answer", |s| s.contains("The remote tool answered."));
+    t.send("and now?");
+    t.wait_for("the third request", |_| model.requests().len() >= 3);
+    let _ = mcp.kill();
+    let _ = mcp.wait();
+    let offered = |i: usize| -> Vec<String> {
+        let body: Value = serde_json::from_str(&model.requests()[i].body).unwrap();
+        body["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap().to_owned()).collect()
+    };
+    assert!(!offered(0).contains(&"grown".to_owned()), "{:?}", offered(0));
+    assert!(offered(2).contains(&"grown".to_owned()), "{:?}", offered(2));
+}

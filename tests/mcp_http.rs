@@ -258,3 +258,28 @@ async fn server_everything_s_long_running_operation_reports_progress() {
     let steps: Vec<(f64, Option<f64>)> = seen.lock().unwrap().iter().map(|p| (p.progress, p.total)).collect();
     assert_eq!(steps, [(1.0, Some(4.0)), (2.0, Some(4.0)), (3.0, Some(4.0)), (4.0, Some(4.0))]);
 }
+
+#[tokio::test]
+async fn a_tools_list_changed_notification_is_told_and_the_tools_listed_again() {
+    use palaver::tools::mcp::live::ListKind;
+    let server = Scripted::start("slow");
+    let cfg = palaver::config::McpConfig { servers: [("remote".to_owned(), server.config())].into() };
+    let mut registry = palaver::tools::Registry::default();
+    assert!(registry.add_mcp_servers(&cfg).await.is_empty());
+    assert!(registry.get("grown").is_none());
+    let client = registry.mcp_clients()[0].clone();
+    let heard = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let keep = heard.clone();
+    client.on_list_changed(std::sync::Arc::new(move |kind| keep.lock().unwrap().push(kind)));
+    assert_eq!(client.call("grow", Map::new()).await.text, "grown");
+    wait_for("the change to be told", || !heard.lock().unwrap().is_empty()).await;
+    assert_eq!(*heard.lock().unwrap(), [ListKind::Tools]);
+    let listed = client.relist(ListKind::Tools).await.unwrap();
+    assert_eq!(listed.count, 6);
+    registry.replace_mcp_tools("remote", listed.tools.unwrap());
+    let names: Vec<&str> = registry.specs().iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["echo", "big", "leak", "slow", "grow", "grown"]);
+    // The new tool is routed to the server (which has no code behind it).
+    let out = registry.execute("grown", "{}", Duration::from_secs(5)).await;
+    assert!(out.text.starts_with("MCP server `remote` refused `grown`"), "{out:?}");
+}

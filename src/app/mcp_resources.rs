@@ -25,7 +25,10 @@ impl State {
             .0
             .mcp_clients()
             .iter()
-            .flat_map(|c| c.resources().iter().map(|r| (c.name().to_owned(), r.uri.clone(), r.name.clone())))
+            .flat_map(|c| {
+                let listed = c.resources();
+                listed.iter().map(|r| (c.name().to_owned(), r.uri.clone(), r.name.clone())).collect::<Vec<_>>()
+            })
             .collect();
         self.composer.remember(text);
         self.composer.clear();

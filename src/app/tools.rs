@@ -11,7 +11,7 @@ use crate::api::Api;
 use crate::engine::message::{Message, ToolCall, ToolStatus};
 use crate::engine::tool_loop::{DEFAULT_STEP_LIMIT, ToolMode};
 use crate::engine::turn_engine::{TurnAccount, offered};
-use crate::tools::mcp::live::McpProgress;
+use crate::tools::mcp::live::{ListKind, McpProgress, Relisted};
 use crate::tools::workspace::PathNeed;
 use crate::tools::{Registry, ToolOutput};
 use serde_json::Value;
@@ -95,6 +95,10 @@ pub enum ToolMsg {
     McpFailed(String),
     /// The MCP server running call `index` of message `id` of `owner` reported its progress.
     Progress { owner: Owner, id: u64, index: usize, progress: McpProgress },
+    /// MCP server `server` said its `kind` list changed.
+    ListChanged { server: String, kind: ListKind },
+    /// MCP server `server`'s `kind` list, listed again after it changed, or why not.
+    Relisted { server: String, kind: ListKind, result: Result<Relisted, String> },
 }
 
 /// What the tool loop asks the runner to do.
@@ -108,6 +112,8 @@ pub enum ToolEffect {
     Run { owner: Owner, id: u64, index: usize, call: ToolCall, set: ToolSet, approved: Vec<std::path::PathBuf> },
     /// Get MCP prompt `prompt` of `server` in `set` with `args`; answer with `ToolMsg::Prompt`.
     GetPrompt { set: ToolSet, server: String, prompt: String, args: serde_json::Map<String, Value> },
+    /// List `kind` of MCP server `server` in `set` again; answer with `ToolMsg::Relisted`.
+    Relist { set: ToolSet, server: String, kind: ListKind },
     /// Read resource `uri` of `server` in `set`; each content arrives as `AttachMsg::Loaded`
     /// (a chip named `name`), a failure as `ToolMsg::McpFailed`.
     ReadResource { set: ToolSet, server: String, uri: String, name: String },
@@ -289,6 +295,13 @@ pub fn setup(state: &mut State, tx: &tokio::sync::mpsc::UnboundedSender<Msg>) {
     let tx = tx.clone();
     tokio::spawn(async move {
         let notices = registry.add_mcp_servers(&mcp).await;
+        // From now on a server's list changes reach the state, which has them listed again.
+        for client in registry.mcp_clients() {
+            let (tx, server) = (tx.clone(), client.name().to_owned());
+            client.on_list_changed(Arc::new(move |kind| {
+                let _ = tx.send(Msg::Tools(ToolMsg::ListChanged { server: server.clone(), kind }));
+            }));
+        }
         let _ = tx.send(Msg::Tools(ToolMsg::Ready { set: ToolSet(Arc::new(registry)), notices }));
     });
 }
@@ -377,6 +390,10 @@ impl State {
             },
             ToolMsg::Prompt(got) => self.on_prompt_got(got, fx),
             ToolMsg::McpFailed(why) => self.flash_error(crate::text::sanitize::sanitize(&why).into_owned()),
+            ToolMsg::ListChanged { server, kind } => {
+                fx.push(Effect::Tools(ToolEffect::Relist { set: self.tools.set.clone(), server, kind }));
+            }
+            ToolMsg::Relisted { server, kind, result } => self.on_relisted(&server, kind, result),
             ToolMsg::Progress { owner, id, index, progress } => {
                 if self.tools.started(owner, id, index).is_none() {
                     // The call ended (or was cancelled) before its report arrived.
@@ -392,6 +409,32 @@ impl State {
                 }
                 tools.progress.insert((owner, id, index), progress);
                 tools.progress_rev += 1;
+            }
+        }
+    }
+
+    /// Offers what a server listed again from the next request on, and says so in one line.
+    fn on_relisted(&mut self, server: &str, kind: ListKind, result: Result<Relisted, String>) {
+        let shown = crate::text::sanitize::sanitize(server).into_owned();
+        let what = kind.word();
+        match result {
+            Ok(listed) => {
+                if let Some(specs) = listed.tools {
+                    // A new registry, so a call already running keeps the one it started with.
+                    let mut registry = (*self.tools.set.0).clone();
+                    registry.replace_mcp_tools(server, specs);
+                    self.tools.set = ToolSet(Arc::new(registry));
+                }
+                let note = format!(
+                    "MCP server `{shown}` changed its {what}: {} now, offered from the next request",
+                    listed.count
+                );
+                self.transcript.push_notice(NoticeKind::Info, note);
+            }
+            Err(e) => {
+                let why = crate::text::sanitize::sanitize(&e).into_owned();
+                let note = format!("MCP server `{shown}` changed its {what}, but listing them again failed: {why}");
+                self.transcript.push_notice(NoticeKind::Error, note);
             }
         }
     }

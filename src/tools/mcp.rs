@@ -21,7 +21,7 @@ use rmcp::{RoleClient, ServiceError, ServiceExt};
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::process::Stdio;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 use tokio::io::AsyncReadExt;
 use tokio::process::{Child, Command};
@@ -47,8 +47,9 @@ pub struct McpClient {
     name: String,
     /// How the server is reached.
     link: Link,
-    /// Tool names offered to the model that differ from the server's names → the server's names.
-    aliases: HashMap<String, String>,
+    /// Tool names offered to the model that differ from the server's names → the server's names
+    /// (replaced when the server says its tools changed).
+    aliases: RwLock<HashMap<String, String>>,
     /// The session's handle for requests.
     peer: Peer<RoleClient>,
     /// The running session, taken by [`McpClient::close`] (dropping it ends the session
@@ -60,10 +61,12 @@ pub struct McpClient {
     over: Overflow,
     /// A remote server's secrets (its token, secret headers), kept out of what it sends back.
     redact: Redactor,
-    /// The prompts it listed at its start.
-    prompts: Vec<prompts::PromptInfo>,
-    /// The resources it listed at its start.
-    resources: Vec<resources::ResourceInfo>,
+    /// The prompts it listed at its start, or again after it said they changed.
+    prompts: RwLock<Arc<Vec<prompts::PromptInfo>>>,
+    /// The resources it listed at its start, or again after it said they changed.
+    resources: RwLock<Arc<Vec<resources::ResourceInfo>>>,
+    /// Tools it may list (its `max_tools`, else [`MCP_TOOLS`]), for listing them again.
+    max_tools: usize,
 }
 
 #[path = "mcp_resources.rs"]
@@ -150,30 +153,28 @@ impl McpClient {
             }
             None => Self::start_stdio(cfg, limit).await?,
         };
-        let via = link.transport();
-        let mut aliases = HashMap::new();
-        let mut taken = HashSet::new();
-        let specs = tools
-            .into_iter()
-            .map(|tool| {
-                let spec = spec(name, via, tool);
-                let offered = unique_name(&sanitize(&spec.name), &taken);
-                taken.insert(offered.clone());
-                if offered != spec.name {
-                    aliases.insert(offered.clone(), spec.name.clone());
-                }
-                ToolSpec { name: offered, ..spec }
-            })
-            .collect();
+        let (specs, aliases) = offered_specs(name, link.transport(), tools);
         let peer = service.peer().clone();
         let handler = service.service().clone();
-        let prompts = Self::list_prompts(&peer).await;
-        let resources = Self::list_resources(&peer).await;
+        let prompts = RwLock::new(Arc::new(Self::list_prompts(&peer).await));
+        let resources = RwLock::new(Arc::new(Self::list_resources(&peer).await));
+        let aliases = RwLock::new(aliases);
         let service = tokio::sync::Mutex::new(Some(service));
-        Ok((
-            Self { name: name.to_owned(), link, aliases, peer, service, handler, over, redact, prompts, resources },
-            specs,
-        ))
+        let max_tools = cfg.max_tools.unwrap_or(MCP_TOOLS);
+        let client = Self {
+            name: name.to_owned(),
+            link,
+            aliases,
+            peer,
+            service,
+            handler,
+            over,
+            redact,
+            prompts,
+            resources,
+            max_tools,
+        };
+        Ok((client, specs))
     }
 
     /// Starts `cfg.command` as a child process, initialises the session and lists its tools.
@@ -210,7 +211,7 @@ impl McpClient {
         let handshake = async {
             let service =
                 client_info().serve((stdout, stdin)).await.map_err(|e| format!("the MCP handshake failed: {e}"))?;
-            let tools = list_tools(&service, &over, cfg.max_tools.unwrap_or(MCP_TOOLS)).await?;
+            let tools = list_tools(service.peer(), &over, cfg.max_tools.unwrap_or(MCP_TOOLS)).await?;
             Ok::<_, String>((service, tools))
         };
         let (service, tools) = match tokio::time::timeout(limit, handshake).await {
@@ -243,7 +244,7 @@ impl McpClient {
                 .serve(remote.transport)
                 .await
                 .map_err(|e| format!("the MCP handshake failed: {}", plain(&e)))?;
-            let tools = list_tools(&service, &over, cfg.max_tools.unwrap_or(MCP_TOOLS)).await?;
+            let tools = list_tools(service.peer(), &over, cfg.max_tools.unwrap_or(MCP_TOOLS)).await?;
             Ok::<_, String>((service, tools))
         };
         match tokio::time::timeout(limit, handshake).await {
@@ -262,7 +263,8 @@ impl McpClient {
 
     /// Calls a tool. Never panics: every failure is an error output naming the server.
     pub async fn call(&self, tool: &str, args: Map<String, Value>) -> ToolOutput {
-        let remote = self.aliases.get(tool).map_or(tool, String::as_str);
+        let alias = self.aliases.read().unwrap_or_else(PoisonError::into_inner).get(tool).cloned();
+        let remote = alias.as_deref().unwrap_or(tool);
         let mut out = self.call_remote(remote, args).await;
         if let Some(why) = self.over.reason().filter(|_| out.is_error) {
             // The connection was cut at the limit: that is what the user and the model learn.
@@ -407,14 +409,30 @@ impl McpClient {
     }
 }
 
+/// The specs offered to the model for a server's tools (names made acceptable and unique), and
+/// the offered names that differ from the server's → the server's.
+fn offered_specs(name: &str, via: Transport, tools: Vec<Tool>) -> (Vec<ToolSpec>, HashMap<String, String>) {
+    let mut aliases = HashMap::new();
+    let mut taken = HashSet::new();
+    let specs = tools
+        .into_iter()
+        .map(|tool| {
+            let spec = spec(name, via, tool);
+            let offered = unique_name(&sanitize(&spec.name), &taken);
+            taken.insert(offered.clone());
+            if offered != spec.name {
+                aliases.insert(offered.clone(), spec.name.clone());
+            }
+            ToolSpec { name: offered, ..spec }
+        })
+        .collect();
+    (specs, aliases)
+}
+
 /// Every page of the server's tool list, refused past `max_tools` (its `max_tools`, or
 /// [`MCP_TOOLS`]: a server paging forever would otherwise be listed forever); the refusal is
 /// kept in `over` as the reason.
-async fn list_tools(
-    service: &RunningService<RoleClient, live::Handler>,
-    over: &Overflow,
-    max_tools: usize,
-) -> Result<Vec<Tool>, String> {
+async fn list_tools(service: &Peer<RoleClient>, over: &Overflow, max_tools: usize) -> Result<Vec<Tool>, String> {
     let mut tools = Vec::new();
     let mut cursor = None;
     loop {

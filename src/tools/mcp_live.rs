@@ -92,11 +92,13 @@ pub struct Handler {
     /// `notifications/cancelled` being sent: closing the session waits for them, or a run
     /// stopped by Ctrl+C would end the session before the server hears why.
     cancels: Arc<Mutex<Vec<tokio::task::JoinHandle<()>>>>,
+    /// Where the server's list changes go.
+    changes: Arc<Mutex<Changes>>,
 }
 
 impl Handler {
     pub(super) fn new(info: ClientConfig) -> Self {
-        Self { info, routes: Routes::default(), cancels: Arc::default() }
+        Self { info, routes: Routes::default(), cancels: Arc::default(), changes: Arc::default() }
     }
 
     /// Waits (up to `limit`) until every `notifications/cancelled` on its way is sent.
@@ -112,6 +114,18 @@ impl ClientHandler for Handler {
         if let Some((sink, call)) = route {
             sink(McpProgress { call, progress: params.progress, total: params.total, message: params.message });
         }
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.changed(ListKind::Tools);
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.changed(ListKind::Prompts);
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.changed(ListKind::Resources);
     }
 
     fn get_info(&self) -> ClientConfig {
@@ -143,6 +157,105 @@ impl Drop for CancelOnDrop {
         let mut cancels = self.cancels.lock().unwrap_or_else(PoisonError::into_inner);
         cancels.retain(|c| !c.is_finished());
         cancels.push(sending);
+    }
+}
+
+/// A list a server said changed (`notifications/*/list_changed`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListKind {
+    Tools,
+    Prompts,
+    Resources,
+}
+
+impl ListKind {
+    /// The word for messages: "tools", "prompts", "resources".
+    #[must_use]
+    pub fn word(self) -> &'static str {
+        match self {
+            Self::Tools => "tools",
+            Self::Prompts => "prompts",
+            Self::Resources => "resources",
+        }
+    }
+}
+
+/// Where a server's list changes are told.
+pub type ChangeSink = Arc<dyn Fn(ListKind) + Send + Sync>;
+
+/// The change sink, and the changes heard before there was one.
+#[derive(Default)]
+struct Changes {
+    sink: Option<ChangeSink>,
+    pending: Vec<ListKind>,
+}
+
+impl Handler {
+    /// Tells the sink that the server's `kind` list changed, or keeps it until there is one.
+    fn changed(&self, kind: ListKind) {
+        let sink = {
+            let mut c = self.changes.lock().unwrap_or_else(PoisonError::into_inner);
+            if c.sink.is_none() && !c.pending.contains(&kind) {
+                c.pending.push(kind);
+            }
+            c.sink.clone()
+        };
+        if let Some(sink) = sink {
+            sink(kind);
+        }
+    }
+}
+
+/// What listing a changed list again found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Relisted {
+    /// How many there are now.
+    pub count: usize,
+    /// For the tools, their specs as the model is to be offered them.
+    pub tools: Option<Vec<crate::tools::ToolSpec>>,
+}
+
+impl super::McpClient {
+    /// From now on, tells `sink` when the server says one of its lists changed (and at once
+    /// about changes it announced before).
+    pub fn on_list_changed(&self, sink: ChangeSink) {
+        let pending = {
+            let mut c = self.handler.changes.lock().unwrap_or_else(PoisonError::into_inner);
+            c.sink = Some(sink.clone());
+            std::mem::take(&mut c.pending)
+        };
+        for kind in pending {
+            sink(kind);
+        }
+    }
+
+    /// Lists `kind` again (the server said it changed) and keeps what it found.
+    ///
+    /// # Errors
+    /// When the listing fails, or lists more tools than the server may have.
+    pub async fn relist(&self, kind: ListKind) -> Result<Relisted, String> {
+        match kind {
+            ListKind::Tools => {
+                // A fresh overflow: a listing refused here must not close the session.
+                let over = super::Overflow::default();
+                let tools = super::list_tools(&self.peer, &over, self.max_tools).await?;
+                let (specs, aliases) = super::offered_specs(&self.name, self.link.transport(), tools);
+                *self.aliases.write().unwrap_or_else(PoisonError::into_inner) = aliases;
+                Ok(Relisted { count: specs.len(), tools: Some(specs) })
+            }
+            ListKind::Prompts => {
+                let listed = Arc::new(Self::list_prompts(&self.peer).await);
+                let count = listed.len();
+                *self.prompts.write().unwrap_or_else(PoisonError::into_inner) = listed;
+                Ok(Relisted { count, tools: None })
+            }
+            ListKind::Resources => {
+                let listed = Arc::new(Self::list_resources(&self.peer).await);
+                let count = listed.len();
+                *self.resources.write().unwrap_or_else(PoisonError::into_inner) = listed;
+                Ok(Relisted { count, tools: None })
+            }
+        }
     }
 }
 

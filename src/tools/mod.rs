@@ -20,7 +20,7 @@ pub mod user;
 pub mod workspace;
 
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -211,19 +211,35 @@ impl Registry {
                 Ok((client, specs)) => {
                     let client = Arc::new(client);
                     self.mcp.push(client.clone());
-                    for spec in specs {
-                        let remote = spec.name.clone();
-                        let mut spec = spec;
-                        if self.runners.contains_key(&spec.name) {
-                            spec.name = format!("{name}__{}", spec.name);
-                        }
-                        self.add(spec, Runner::Mcp(client.clone(), remote));
-                    }
+                    self.add_mcp_specs(name, &client, specs);
                 }
                 Err(e) => notices.push(format!("MCP server `{name}` did not start: {e}")),
             }
         }
         notices
+    }
+
+    /// Adds the tools of MCP server `name` (a name another tool took gets the server's prefix).
+    fn add_mcp_specs(&mut self, name: &str, client: &Arc<mcp::McpClient>, specs: Vec<ToolSpec>) {
+        for spec in specs {
+            let remote = spec.name.clone();
+            let mut spec = spec;
+            if self.runners.contains_key(&spec.name) {
+                spec.name = format!("{name}__{}", spec.name);
+            }
+            self.add(spec, Runner::Mcp(client.clone(), remote));
+        }
+    }
+
+    /// Offers `specs` as the tools of MCP server `name` in place of those it listed before
+    /// (it said its tools changed). Nothing happens for a server that is not running.
+    pub fn replace_mcp_tools(&mut self, name: &str, specs: Vec<ToolSpec>) {
+        let Some(client) = self.mcp.iter().find(|c| c.name() == name).cloned() else { return };
+        let theirs = |r: &Runner| matches!(r, Runner::Mcp(c, _) if Arc::ptr_eq(c, &client));
+        let gone: HashSet<String> = self.runners.iter().filter(|(_, r)| theirs(r)).map(|(n, _)| n.clone()).collect();
+        self.runners.retain(|n, _| !gone.contains(n));
+        self.specs.retain(|s| !gone.contains(&s.name));
+        self.add_mcp_specs(name, &client, specs);
     }
 
     /// Ends the sessions of every MCP server, waiting briefly for each (a remote server's

@@ -15,7 +15,9 @@ Modes (first argument):
   token     every request must carry `Authorization: Bearer $MCP_TEST_TOKEN`, else 401
   slow      also lists `slow`, which streams a progress report every 0.2 s for `steps` steps
             (with the call's progressToken) before its result, and stops at a
-            notifications/cancelled; the log gets `CALL <id>` and `CANCELLED <requestId> <reason>`
+            notifications/cancelled; the log gets `CALL <id>` and `CANCELLED <requestId> <reason>`;
+            and `grow`, which adds the tool `grown` and says so (notifications/tools/list_changed)
+            in its event stream before its result
 """
 
 import json
@@ -61,8 +63,10 @@ SLOW = {
     "inputSchema": {"type": "object", "properties": {"steps": {"type": "integer"}}},
     "annotations": {"readOnlyHint": True},
 }
+GROW = {"name": "grow", "description": "Adds the tool `grown`.", "inputSchema": {"type": "object"}}
+GROWN = {"name": "grown", "description": "Added by `grow`.", "inputSchema": {"type": "object"}}
 if MODE == "slow":
-    TOOLS.append(SLOW)
+    TOOLS.extend([SLOW, GROW])
 
 
 def log(line):
@@ -180,6 +184,20 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(text(rid, "x" * (size * 1024 * 1024)), {})
         if name == "slow":
             return self.slow(rid, params)
+        if name == "grow":
+            with LOCK:
+                if GROWN not in TOOLS:
+                    TOOLS.append(GROWN)
+            note = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            for m in (note, text(rid, "grown")):
+                self.wfile.write(b"event: message\ndata: " + json.dumps(m).encode() + b"\n\n")
+            self.wfile.flush()
+            return
         if name == "leak":
             return self.send(text(rid, "you sent: " + self.headers.get("Authorization", "-")), {})
         self.send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": "unknown tool"}}, {})

@@ -55,6 +55,17 @@ impl Runner {
                     let _ = tx.send(Msg::Tools(ToolMsg::Prompt(got)));
                 });
             }
+            ToolEffect::Relist { set, server, kind } => {
+                let tx = self.tx.clone();
+                tokio::spawn(async move {
+                    let client = set.0.mcp_clients().iter().find(|c| c.name() == server).cloned();
+                    let result = match client {
+                        Some(c) => c.relist(kind).await,
+                        None => Err(format!("MCP server `{server}` is not running")),
+                    };
+                    let _ = tx.send(Msg::Tools(ToolMsg::Relisted { server, kind, result }));
+                });
+            }
             ToolEffect::ReadResource { set, server, uri, name } => {
                 let tx = self.tx.clone();
                 tokio::spawn(async move {
