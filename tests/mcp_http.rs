@@ -283,3 +283,40 @@ async fn a_tools_list_changed_notification_is_told_and_the_tools_listed_again() 
     let out = registry.execute("grown", "{}", Duration::from_secs(5)).await;
     assert!(out.text.starts_with("MCP server `remote` refused `grown`"), "{out:?}");
 }
+
+#[tokio::test]
+async fn server_everything_s_form_is_declined_with_a_reason_when_no_one_can_answer() {
+    let Some(server) = everything::start() else { return };
+    let cfg = McpServer { url: Some(server.url.clone()), ..McpServer::default() };
+    let (client, _) = McpClient::start("everything", &cfg).await.unwrap();
+    // palaver says it answers forms, so the server offers its elicitation tool (perhaps only
+    // after the handshake, with a list_changed).
+    let listed = client.relist(palaver::tools::mcp::live::ListKind::Tools).await.unwrap();
+    let names: Vec<String> = listed.tools.unwrap().into_iter().map(|s| s.name).collect();
+    assert!(names.iter().any(|n| n == "trigger-elicitation-request"), "{names:?}");
+    let out = client.call("trigger-elicitation-request", Map::new()).await;
+    assert!(out.text.to_lowercase().contains("decline"), "{out:?}");
+}
+
+#[tokio::test]
+async fn a_form_goes_to_the_asker_and_its_answer_back_to_the_server() {
+    use palaver::tools::mcp::elicit::{Answer, FieldKind};
+    let Some(server) = everything::start() else { return };
+    let cfg = McpServer { url: Some(server.url.clone()), ..McpServer::default() };
+    let (client, _) = McpClient::start("everything", &cfg).await.unwrap();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let keep = seen.clone();
+    client.on_elicit(std::sync::Arc::new(move |form, reply| {
+        *keep.lock().unwrap() = Some(form);
+        let mut v = Map::new();
+        v.insert("name".into(), json!("Ada Lovelace"));
+        v.insert("check".into(), json!(true));
+        reply.send(Answer::Accept(v));
+    }));
+    let out = client.call("trigger-elicitation-request", Map::new()).await;
+    let form = seen.lock().unwrap().clone().expect("the asker got the form");
+    assert!(form.message.contains("Please provide inputs"), "{form:?}");
+    let check = form.fields.iter().find(|f| f.name == "check").unwrap();
+    assert_eq!(check.kind, FieldKind::Bool);
+    assert!(out.text.contains("Ada Lovelace"), "the server got the answer: {out:?}");
+}

@@ -535,3 +535,38 @@ fn item_card_image_generation_dropped_at_the_reply_limit() {
     assert!(m.item_notes[&0]["dropped"].as_str().unwrap().contains("images_per_reply = 0"));
     sim.snap_top("item_image_generation_dropped");
 }
+
+#[test]
+fn elicitation_form_modal() {
+    use palaver::tools::mcp::elicit::{Form, Reply, fields};
+    let mut sim = Sim::new(Api::Chat, "demo-tools");
+    sim.s.apply(Msg::Tick { now_ms: sim.now });
+    // server-everything's form, cut down; the server's words are sanitised.
+    let schema = serde_json::json!({"type": "object", "required": ["name"], "properties": {
+        "name": {"type": "string", "title": "Full name", "description": "Your full, legal \u{1b}[31mname\u{1b}[0m"},
+        "check": {"type": "boolean", "title": "Agree to the terms"},
+        "color": {"type": "string", "title": "Colour", "enum": ["r", "g"], "enumNames": ["Red", "Green"]},
+        "age": {"type": "integer", "title": "Age"}
+    }});
+    let form = Form { message: "Please provide inputs for the following fields:".into(), fields: fields(&schema) };
+    let ask = |server: &str, form| ToolMsg::Elicit { server: server.into(), form, reply: Reply::default() };
+    sim.s.apply(Msg::Tools(ask("everything", form)));
+    sim.now += 2000;
+    sim.s.apply(Msg::Tick { now_ms: sim.now });
+    sim.typed("42");
+    sim.key(KeyCode::Tab, KeyModifiers::NONE);
+    sim.key(KeyCode::Char(' '), KeyModifiers::NONE);
+    sim.key(KeyCode::Tab, KeyModifiers::NONE);
+    sim.key(KeyCode::Right, KeyModifiers::NONE);
+    sim.key(KeyCode::Tab, KeyModifiers::NONE);
+    sim.typed("Ada");
+    sim.snap_all("elicitation_form");
+    // Accept with a required field emptied says why; a second form waits behind.
+    for _ in 0..3 {
+        sim.key(KeyCode::Backspace, KeyModifiers::NONE);
+    }
+    sim.key(KeyCode::Tab, KeyModifiers::NONE);
+    sim.key(KeyCode::Enter, KeyModifiers::NONE);
+    sim.s.apply(Msg::Tools(ask("docs", Form { message: "Which page?".into(), fields: Vec::new() })));
+    sim.snap_all("elicitation_form_required");
+}

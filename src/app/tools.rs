@@ -95,6 +95,8 @@ pub enum ToolMsg {
     McpFailed(String),
     /// The MCP server running call `index` of message `id` of `owner` reported its progress.
     Progress { owner: Owner, id: u64, index: usize, progress: McpProgress },
+    /// MCP server `server` asks the user to fill in `form`; the answer goes to `reply`.
+    Elicit { server: String, form: crate::tools::mcp::elicit::Form, reply: crate::tools::mcp::elicit::Reply },
     /// MCP server `server` said its `kind` list changed.
     ListChanged { server: String, kind: ListKind },
     /// MCP server `server`'s `kind` list, listed again after it changed, or why not.
@@ -112,6 +114,8 @@ pub enum ToolEffect {
     Run { owner: Owner, id: u64, index: usize, call: ToolCall, set: ToolSet, approved: Vec<std::path::PathBuf> },
     /// Get MCP prompt `prompt` of `server` in `set` with `args`; answer with `ToolMsg::Prompt`.
     GetPrompt { set: ToolSet, server: String, prompt: String, args: serde_json::Map<String, Value> },
+    /// Send the user's answer to a form back to the server that asked for it.
+    Answer { reply: crate::tools::mcp::elicit::Reply, answer: crate::tools::mcp::elicit::Answer },
     /// List `kind` of MCP server `server` in `set` again; answer with `ToolMsg::Relisted`.
     Relist { set: ToolSet, server: String, kind: ListKind },
     /// Read resource `uri` of `server` in `set`; each content arrives as `AttachMsg::Loaded`
@@ -180,6 +184,8 @@ pub struct Tools {
     pub progress: BTreeMap<(Owner, u64, usize), McpProgress>,
     /// Counts progress reports: a card showing one is drawn anew when it moves.
     pub progress_rev: u64,
+    /// Forms MCP servers asked for, the front one shown (`Overlay::Elicit`).
+    pub forms: VecDeque<super::elicit::ElicitForm>,
 }
 
 impl Default for Tools {
@@ -196,6 +202,7 @@ impl Default for Tools {
             sandbox_support: None,
             progress: BTreeMap::new(),
             progress_rev: 0,
+            forms: VecDeque::new(),
         }
     }
 }
@@ -298,8 +305,13 @@ pub fn setup(state: &mut State, tx: &tokio::sync::mpsc::UnboundedSender<Msg>) {
         // From now on a server's list changes reach the state, which has them listed again.
         for client in registry.mcp_clients() {
             let (tx, server) = (tx.clone(), client.name().to_owned());
+            let (ask_tx, asking) = (tx.clone(), server.clone());
             client.on_list_changed(Arc::new(move |kind| {
                 let _ = tx.send(Msg::Tools(ToolMsg::ListChanged { server: server.clone(), kind }));
+            }));
+            // Its forms open in the chat screen.
+            client.on_elicit(Arc::new(move |form, reply| {
+                let _ = ask_tx.send(Msg::Tools(ToolMsg::Elicit { server: asking.clone(), form, reply }));
             }));
         }
         let _ = tx.send(Msg::Tools(ToolMsg::Ready { set: ToolSet(Arc::new(registry)), notices }));
@@ -394,6 +406,7 @@ impl State {
                 fx.push(Effect::Tools(ToolEffect::Relist { set: self.tools.set.clone(), server, kind }));
             }
             ToolMsg::Relisted { server, kind, result } => self.on_relisted(&server, kind, result),
+            ToolMsg::Elicit { server, form, reply } => self.on_elicit(server, form, reply),
             ToolMsg::Progress { owner, id, index, progress } => {
                 if self.tools.started(owner, id, index).is_none() {
                     // The call ended (or was cancelled) before its report arrived.

@@ -13,8 +13,8 @@ use crate::api::redact::Redactor;
 use crate::config::McpServer;
 use crate::config::mcp_server::Transport;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ContentBlock, Implementation,
-    PaginatedRequestParams, ProtocolVersion, ResourceContents, Tool,
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ContentBlock, ElicitationCapability,
+    FormElicitationCapability, Implementation, PaginatedRequestParams, ProtocolVersion, ResourceContents, Tool,
 };
 use rmcp::service::{Peer, RunningService};
 use rmcp::{RoleClient, ServiceError, ServiceExt};
@@ -78,6 +78,9 @@ pub mod prompts;
 #[path = "mcp_live.rs"]
 pub mod live;
 
+#[path = "mcp_elicit.rs"]
+pub mod elicit;
+
 /// How a client reaches its server.
 enum Link {
     /// A child process.
@@ -109,10 +112,13 @@ struct StdioLink {
 /// What a successful start hands to [`McpClient::start_within`].
 type Started = (RunningService<RoleClient, live::Handler>, Vec<Tool>, Link, Overflow, Redactor);
 
+/// palaver's side of the handshake: it answers forms (elicitation), which the chat screen shows
+/// and headless runs decline.
 fn client_info() -> live::Handler {
-    let info =
-        ClientConfig::new(ClientCapabilities::default(), Implementation::new("palaver", env!("CARGO_PKG_VERSION")))
-            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
+    let mut caps = ClientCapabilities::default();
+    caps.elicitation = Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
+    let info = ClientConfig::new(caps, Implementation::new("palaver", env!("CARGO_PKG_VERSION")))
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
     live::Handler::new(info)
 }
 

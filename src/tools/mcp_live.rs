@@ -94,11 +94,19 @@ pub struct Handler {
     cancels: Arc<Mutex<Vec<tokio::task::JoinHandle<()>>>>,
     /// Where the server's list changes go.
     changes: Arc<Mutex<Changes>>,
+    /// Who answers the server's forms (none: they are declined).
+    pub(super) asker: super::elicit::AskerSlot,
 }
 
 impl Handler {
     pub(super) fn new(info: ClientConfig) -> Self {
-        Self { info, routes: Routes::default(), cancels: Arc::default(), changes: Arc::default() }
+        Self {
+            info,
+            routes: Routes::default(),
+            cancels: Arc::default(),
+            changes: Arc::default(),
+            asker: Arc::default(),
+        }
     }
 
     /// Waits (up to `limit`) until every `notifications/cancelled` on its way is sent.
@@ -114,6 +122,14 @@ impl ClientHandler for Handler {
         if let Some((sink, call)) = route {
             sink(McpProgress { call, progress: params.progress, total: params.total, message: params.message });
         }
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        Ok(super::elicit::answer(&self.asker, request).await)
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {

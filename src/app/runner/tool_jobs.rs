@@ -55,6 +55,7 @@ impl Runner {
                     let _ = tx.send(Msg::Tools(ToolMsg::Prompt(got)));
                 });
             }
+            ToolEffect::Answer { reply, answer } => reply.send(answer),
             ToolEffect::Relist { set, server, kind } => {
                 let tx = self.tx.clone();
                 tokio::spawn(async move {
