@@ -323,7 +323,7 @@ fn the_chat_screen_offers_a_server_s_changed_tools_from_the_next_request_and_say
     t.wait_for("the server's tools", |s| s.contains("tools ready"));
     t.send("grow a tool");
     let s = t.wait_for("the notice of the change", |s| s.contains("changed its tools"));
-    assert!(s.contains("MCP server `remote` changed its tools: 6 now, offered from the next request"), "{s}");
+    assert!(s.contains("MCP server `remote` changed its tools: 7 now, offered from the next request"), "{s}");
     t.wait_for("the answer", |s| s.contains("The remote tool answered."));
     t.send("and now?");
     t.wait_for("the third request", |_| model.requests().len() >= 3);

@@ -299,3 +299,22 @@ async fn images_an_mcp_tool_returns_count_toward_the_reply_s_image_limits() {
     let out = calls[0].output.as_deref().unwrap_or_default();
     assert!(out.contains("[image 2 (image/png): image dropped") && out.contains("item_payload_bytes = 192"), "{out}");
 }
+
+#[tokio::test]
+async fn a_server_that_died_is_no_longer_offered_and_the_others_are() {
+    let cfg = palaver::config::McpConfig {
+        servers: [("crashy".to_owned(), server("--crash-on-call")), ("steady".to_owned(), server(""))].into(),
+    };
+    let mut registry = palaver::tools::Registry::builtins();
+    assert!(registry.add_mcp_servers(&cfg).await.is_empty());
+    let offered = |r: &palaver::tools::Registry| -> Vec<String> {
+        r.definitions().iter().map(|d| d["name"].as_str().unwrap().to_owned()).collect()
+    };
+    // The first server keeps the tools' own names; the second one's are prefixed.
+    assert!(offered(&registry).contains(&"write_note".to_owned()), "{:?}", offered(&registry));
+    let out = registry.execute("write_note", r#"{"note":"x"}"#, Duration::from_secs(10)).await;
+    assert!(out.is_error && out.text.contains("`crashy`"), "{out:?}");
+    let now = offered(&registry);
+    assert!(!now.contains(&"write_note".to_owned()) && !now.contains(&"echo".to_owned()), "{now:?}");
+    assert!(now.contains(&"steady__write_note".to_owned()) && now.contains(&"read_file".to_owned()), "{now:?}");
+}

@@ -275,10 +275,10 @@ async fn a_tools_list_changed_notification_is_told_and_the_tools_listed_again() 
     wait_for("the change to be told", || !heard.lock().unwrap().is_empty()).await;
     assert_eq!(*heard.lock().unwrap(), [ListKind::Tools]);
     let listed = client.relist(ListKind::Tools).await.unwrap();
-    assert_eq!(listed.count, 6);
+    assert_eq!(listed.count, 7);
     registry.replace_mcp_tools("remote", listed.tools.unwrap());
     let names: Vec<&str> = registry.specs().iter().map(|s| s.name.as_str()).collect();
-    assert_eq!(names, ["echo", "big", "leak", "slow", "grow", "grown"]);
+    assert_eq!(names, ["echo", "big", "leak", "slow", "grow", "sample", "grown"]);
     // The new tool is routed to the server (which has no code behind it).
     let out = registry.execute("grown", "{}", Duration::from_secs(5)).await;
     assert!(out.text.starts_with("MCP server `remote` refused `grown`"), "{out:?}");
@@ -319,4 +319,16 @@ async fn a_form_goes_to_the_asker_and_its_answer_back_to_the_server() {
     let check = form.fields.iter().find(|f| f.name == "check").unwrap();
     assert_eq!(check.kind, FieldKind::Bool);
     assert!(out.text.contains("Ada Lovelace"), "the server got the answer: {out:?}");
+}
+
+#[tokio::test]
+async fn a_sampling_request_is_refused_with_a_reason_the_server_can_show() {
+    let server = Scripted::start("slow");
+    let (client, _) = McpClient::start("remote", &server.config()).await.unwrap();
+    let out = client.call("sample", Map::new()).await;
+    let answer: Value = serde_json::from_str(&out.text).unwrap_or_else(|_| panic!("{out:?}"));
+    assert_eq!(answer["id"], "sample-2", "{answer}");
+    assert_eq!(answer["error"]["code"], -1);
+    assert_eq!(answer["error"]["message"], palaver::tools::mcp::live::SAMPLING_REFUSED);
+    assert!(answer.get("result").is_none());
 }

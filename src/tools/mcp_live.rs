@@ -20,6 +20,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// Why palaver sent `notifications/cancelled`.
 pub const CANCEL_REASON: &str = "palaver stopped the call (the user cancelled it, or it timed out)";
 
+/// Why palaver refuses `sampling/createMessage` (the server can show it).
+pub const SAMPLING_REFUSED: &str = "palaver refused this sampling request: it does not let MCP servers use the \
+     conversation's model (sampling is not offered)";
+
 /// One progress report of a running MCP call, as the server sent it (unsanitised).
 #[derive(Debug, Clone, PartialEq)]
 pub struct McpProgress {
@@ -130,6 +134,18 @@ impl ClientHandler for Handler {
         _context: rmcp::service::RequestContext<RoleClient>,
     ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
         Ok(super::elicit::answer(&self.asker, request).await)
+    }
+
+    // Sampling is deprecated upstream (SEP-2577), and servers still ask for it.
+    #[allow(deprecated)]
+    async fn create_message(
+        &self,
+        _params: rmcp::model::CreateMessageRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
+        // A server must not spend the user's model (and money) or read the conversation
+        // unasked: palaver does not offer sampling, and says so to a server that asks anyway.
+        Err(rmcp::ErrorData::new(rmcp::model::ErrorCode(-1), SAMPLING_REFUSED, None))
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {

@@ -272,10 +272,12 @@ impl Registry {
         self.specs.iter().find(|s| s.name == name)
     }
 
-    /// Definitions for the request.
+    /// Definitions for the request: every tool but those of an MCP server whose connection is
+    /// gone (it exited, or stopped answering), so the conversation goes on without them.
     #[must_use]
     pub fn definitions(&self) -> Vec<Value> {
-        self.specs.iter().map(ToolSpec::definition).collect()
+        let gone = |s: &&ToolSpec| matches!(self.runners.get(&s.name), Some(Runner::Mcp(c, _)) if !c.is_open());
+        self.specs.iter().filter(|s| !gone(s)).map(ToolSpec::definition).collect()
     }
 
     /// Confines the built-in tools (and user tools' working directory) to `ws`.

@@ -17,7 +17,8 @@ Modes (first argument):
             (with the call's progressToken) before its result, and stops at a
             notifications/cancelled; the log gets `CALL <id>` and `CANCELLED <requestId> <reason>`;
             and `grow`, which adds the tool `grown` and says so (notifications/tools/list_changed)
-            in its event stream before its result
+            in its event stream before its result; and `sample`, which asks the client for
+            sampling/createMessage in its event stream and returns the client's answer as its text
 """
 
 import json
@@ -34,6 +35,7 @@ LOCK = threading.Lock()
 SESSIONS = {}  # id -> {"calls": n}
 CALLS = [0]  # tools/call requests over all sessions
 CANCELLED = set()  # request ids the client cancelled
+ANSWERS = {}  # id -> the client's response to a request this server sent
 
 TOOLS = [
     {
@@ -65,8 +67,9 @@ SLOW = {
 }
 GROW = {"name": "grow", "description": "Adds the tool `grown`.", "inputSchema": {"type": "object"}}
 GROWN = {"name": "grown", "description": "Added by `grow`.", "inputSchema": {"type": "object"}}
+SAMPLE = {"name": "sample", "description": "Asks the client's model.", "inputSchema": {"type": "object"}}
 if MODE == "slow":
-    TOOLS.extend([SLOW, GROW])
+    TOOLS.extend([SLOW, GROW, SAMPLE])
 
 
 def log(line):
@@ -129,7 +132,12 @@ class Handler(BaseHTTPRequestHandler):
             with LOCK:
                 CANCELLED.add(params.get("requestId"))
             log(f"CANCELLED {params.get('requestId')} {params.get('reason', '-')}")
-        if "id" not in msg:
+        if not method and "id" in msg:
+            # The client's answer to a request of ours.
+            with LOCK:
+                ANSWERS[msg["id"]] = msg
+            log(f"ANSWER {msg['id']}")
+        if "id" not in msg or not method:
             # A notification or a response: accepted.
             self.send_response(202)
             self.send_header("Content-Length", "0")
@@ -184,6 +192,27 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(text(rid, "x" * (size * 1024 * 1024)), {})
         if name == "slow":
             return self.slow(rid, params)
+        if name == "sample":
+            ask = {"jsonrpc": "2.0", "id": f"sample-{rid}", "method": "sampling/createMessage", "params": {
+                "messages": [{"role": "user", "content": {"type": "text", "text": "hello?"}}], "maxTokens": 10}}
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            self.wfile.write(b"event: message\ndata: " + json.dumps(ask).encode() + b"\n\n")
+            self.wfile.flush()
+            answer = None
+            for _ in range(100):
+                with LOCK:
+                    answer = ANSWERS.get(f"sample-{rid}")
+                if answer:
+                    break
+                time.sleep(0.05)
+            reply = text(rid, json.dumps(answer, sort_keys=True))
+            self.wfile.write(b"event: message\ndata: " + json.dumps(reply).encode() + b"\n\n")
+            self.wfile.flush()
+            return
         if name == "grow":
             with LOCK:
                 if GROWN not in TOOLS:
