@@ -318,3 +318,38 @@ async fn a_server_that_died_is_no_longer_offered_and_the_others_are() {
     assert!(!now.contains(&"write_note".to_owned()) && !now.contains(&"echo".to_owned()), "{now:?}");
     assert!(now.contains(&"steady__write_note".to_owned()) && now.contains(&"read_file".to_owned()), "{now:?}");
 }
+
+#[tokio::test]
+async fn tab_after_resource_cycles_the_servers_resource_uris() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use palaver::app::{Msg, State, TargetInfo};
+    fn press(s: &mut State, code: KeyCode) {
+        s.apply(Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+    }
+    let cfg = McpConfig { servers: [("files".to_owned(), server(""))].into() };
+    let mut registry = Registry::builtins();
+    assert!(registry.add_mcp_servers(&cfg).await.is_empty());
+    let theme = palaver::ui::theme::Theme::load("dark", None, true).unwrap();
+    let target = TargetInfo::new("demo", "demo", palaver::api::Api::Chat);
+    let settings = palaver::engine::target::TurnSettings::default();
+    let mut s = State::new(target, settings, palaver::config::Config::default(), theme, "dark");
+    s.tools.set = palaver::app::tools::ToolSet(std::sync::Arc::new(registry));
+    for c in "/resource test://".chars() {
+        press(&mut s, KeyCode::Char(c));
+    }
+    press(&mut s, KeyCode::Tab);
+    assert_eq!(s.composer.text(), "/resource test://notes.txt");
+    press(&mut s, KeyCode::Tab);
+    assert_eq!(s.composer.text(), "/resource test://dot.png");
+    press(&mut s, KeyCode::Tab);
+    assert_eq!(s.composer.text(), "/resource test://notes.txt", "back to the first");
+    // Typing narrows it.
+    for _ in 0.."notes.txt".len() {
+        press(&mut s, KeyCode::Backspace);
+    }
+    press(&mut s, KeyCode::Char('d'));
+    press(&mut s, KeyCode::Tab);
+    assert_eq!(s.composer.text(), "/resource test://dot.png");
+    press(&mut s, KeyCode::Tab);
+    assert_eq!(s.composer.text(), "/resource test://dot.png", "the only one that fits");
+}

@@ -279,6 +279,7 @@ impl State {
             Some(Action::Select) => self.select_step(-1),
             Some(Action::Detach) => self.remove_attachment(),
             Some(Action::CompletePath) if self.complete_attach_path(fx) => {}
+            Some(Action::CompletePath) if self.complete_resource_uri() => {}
             Some(Action::CompletePath) if self.complete_command_name() => {}
             Some(Action::PasteImage) => self.paste_image(fx),
             _ => {

@@ -186,6 +186,9 @@ pub struct Tools {
     pub progress_rev: u64,
     /// Forms MCP servers asked for, the front one shown (`Overlay::Elicit`).
     pub forms: VecDeque<super::elicit::ElicitForm>,
+    /// Tab cycling through resource URIs after `/resource `: what was typed, the candidate
+    /// shown, and the draft that shows it (Tab goes on only while the draft is still that).
+    pub resource_tab: Option<(String, usize, String)>,
 }
 
 impl Default for Tools {
@@ -203,6 +206,7 @@ impl Default for Tools {
             progress: BTreeMap::new(),
             progress_rev: 0,
             forms: VecDeque::new(),
+            resource_tab: None,
         }
     }
 }
