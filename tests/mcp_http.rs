@@ -332,3 +332,22 @@ async fn a_sampling_request_is_refused_with_a_reason_the_server_can_show() {
     assert_eq!(answer["error"]["message"], palaver::tools::mcp::live::SAMPLING_REFUSED);
     assert!(answer.get("result").is_none());
 }
+
+#[tokio::test]
+async fn a_server_speaking_only_the_legacy_http_sse_transport_is_reached_through_it() {
+    let Some(server) = everything::start_in("sse") else { return };
+    let cfg = McpServer { url: Some(server.url.clone()), ..McpServer::default() };
+    let (client, specs) = McpClient::start("old", &cfg).await.unwrap();
+    assert_eq!(client.transport(), Transport::Sse);
+    assert_eq!(client.transport().label(), "HTTP+SSE (legacy)");
+    assert!(specs.iter().any(|s| s.name == "get-sum"), "{specs:?}");
+    assert_eq!(specs[0].source, palaver::tools::ToolSource::Mcp("old".into(), Transport::Sse));
+    let out = client.call("get-sum", args(json!({"a": 2, "b": 40}))).await;
+    assert!(out.text.contains("42"), "{out:?}");
+    // Progress comes over the event stream too.
+    let (sink, seen) = collector();
+    let call = client.call("trigger-long-running-operation", args(json!({"duration": 0.4, "steps": 2})));
+    let out = palaver::tools::mcp::live::with_progress(sink, call).await;
+    assert!(out.text.contains("completed"), "{out:?}");
+    assert_eq!(seen.lock().unwrap().len(), 2);
+}

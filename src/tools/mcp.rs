@@ -81,12 +81,17 @@ pub mod live;
 #[path = "mcp_elicit.rs"]
 pub mod elicit;
 
+#[path = "mcp_sse.rs"]
+mod legacy;
+
 /// How a client reaches its server.
 enum Link {
     /// A child process.
     Stdio(Box<StdioLink>),
     /// A remote server; the URL without credentials.
     Http(String),
+    /// A remote server over the legacy HTTP+SSE transport; the URL without credentials.
+    Sse(String),
 }
 
 impl Link {
@@ -94,6 +99,7 @@ impl Link {
         match self {
             Self::Stdio(_) => Transport::Stdio,
             Self::Http(_) => Transport::Http,
+            Self::Sse(_) => Transport::Sse,
         }
     }
 }
@@ -131,7 +137,7 @@ impl std::fmt::Debug for McpClient {
                 let pid = s.child.lock().unwrap_or_else(PoisonError::into_inner).id();
                 d.field("program", &s.program).field("pid", &pid)
             }
-            Link::Http(url) => d.field("url", url),
+            Link::Http(url) | Link::Sse(url) => d.field("url", url),
         };
         d.field("closed", &self.peer.is_transport_closed()).finish_non_exhaustive()
     }
@@ -255,6 +261,15 @@ impl McpClient {
         };
         match tokio::time::timeout(limit, handshake).await {
             Ok(Ok((service, tools))) => Ok((service, tools, Link::Http(shown), over, redact)),
+            Ok(Err(cause)) if legacy::refused(&cause) => {
+                // Streamable HTTP refused: an older server may speak HTTP+SSE at this URL.
+                match legacy::start(cfg, url, limit).await {
+                    Ok((service, tools, over)) => Ok((service, tools, Link::Sse(shown), over, redact)),
+                    Err(e) => Err(redact
+                        .text(&format!("{shown}: {cause}; the legacy HTTP+SSE transport failed too: {e}"))
+                        .into_owned()),
+                }
+            }
             Ok(Err(cause)) => {
                 let hint = if cause.contains("401") || cause.contains("Auth required") {
                     "; the server wants credentials: set bearer_token_env (or headers) in its [mcp.servers] table"
@@ -379,7 +394,7 @@ impl McpClient {
     pub fn target(&self) -> &str {
         match &self.link {
             Link::Stdio(s) => &s.program,
-            Link::Http(url) => url,
+            Link::Http(url) | Link::Sse(url) => url,
         }
     }
 
@@ -394,7 +409,9 @@ impl McpClient {
     async fn gone(&self, wait: Duration) -> String {
         let s = match &self.link {
             Link::Stdio(s) => s,
-            Link::Http(url) => return format!("the server at {url} stopped answering (its session is closed)"),
+            Link::Http(url) | Link::Sse(url) => {
+                return format!("the server at {url} stopped answering (its session is closed)");
+            }
         };
         let deadline = tokio::time::Instant::now() + wait;
         loop {
