@@ -336,3 +336,36 @@ fn the_chat_screen_offers_a_server_s_changed_tools_from_the_next_request_and_say
     assert!(!offered(0).contains(&"grown".to_owned()), "{:?}", offered(0));
     assert!(offered(2).contains(&"grown".to_owned()), "{:?}", offered(2));
 }
+
+#[test]
+fn the_chat_screen_opens_server_everything_s_form_and_sends_the_answer_back() {
+    if !tmux_available() {
+        return;
+    }
+    let Some(mcp) = everything::start() else { return };
+    let model = Server::start(vec![
+        Reply::sse(&chat_call("call_f", "trigger-elicitation-request", "{}")),
+        Reply::sse(CHAT_TEXT),
+    ]);
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), format!("[mcp.servers.everything]\nurl = \"{}\"\n", mcp.url))
+        .unwrap();
+    let t = Tmux::launch(&format!("--base-url {} --model scripted --tools auto --yes", model.base_url))
+        .home(home.path())
+        .start();
+    t.wait_for("the server's tools", |s| s.contains("tools ready"));
+    t.send("ask me");
+    let s = t.wait_for("the form", |s| s.contains("MCP server everything asks"));
+    assert!(s.contains("Please provide inputs for the following fields:"), "{s}");
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    // Enter in a field moves on and answers nothing.
+    t.keys(&["Enter", "Enter"]);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(t.screen().contains("MCP server everything asks"), "the form is still open");
+    // Back past the first field to the buttons: Cancel, then Decline; Enter declines.
+    t.keys(&["Up", "Up", "Up", "Up", "Enter"]);
+    let s = t.wait_for("the model's answer after the tool", |s| s.contains("The remote tool answered."));
+    assert!(!s.contains("MCP server everything asks"), "{s}");
+    let tool = tool_message(&model, 1);
+    assert!(tool["content"].as_str().unwrap().contains("User declined"), "{tool}");
+}

@@ -570,3 +570,25 @@ fn elicitation_form_modal() {
     sim.s.apply(Msg::Tools(ask("docs", Form { message: "Which page?".into(), fields: Vec::new() })));
     sim.snap_all("elicitation_form_required");
 }
+
+#[test]
+fn elicitation_form_taller_than_the_screen_keeps_the_focus_and_the_buttons_in_view() {
+    use palaver::tools::mcp::elicit::{Form, Reply, fields};
+    let mut sim = Sim::new(Api::Chat, "demo-tools");
+    sim.s.apply(Msg::Tick { now_ms: sim.now });
+    let props: serde_json::Map<String, serde_json::Value> = (10..30)
+        .map(|i| (format!("f{i}"), serde_json::json!({"type": "string", "title": format!("Field {i}")})))
+        .collect();
+    let form = Form { message: "Twenty questions.".into(), fields: fields(&serde_json::json!({"properties": props})) };
+    sim.s.apply(Msg::Tools(ToolMsg::Elicit { server: "quiz".into(), form, reply: Reply::default() }));
+    sim.now += 2000;
+    sim.s.apply(Msg::Tick { now_ms: sim.now });
+    for _ in 0..15 {
+        sim.key(KeyCode::Tab, KeyModifiers::NONE);
+    }
+    sim.typed("fifteen");
+    let screen = sim.render(80, 24);
+    assert!(screen.contains("▸ Field 25  fifteen▌"), "{screen}");
+    assert!(screen.contains("[ Accept ]"), "{screen}");
+    insta::assert_snapshot!("elicitation_form_scrolled_80x24", screen);
+}

@@ -21,7 +21,7 @@ pub fn draw(f: &mut Frame, state: &State) {
     let Some(form) = state.tools.forms.front() else { return };
     let area = super::overlays::centered(f.area(), 76, u16::MAX);
     let inner = usize::from(area.width.saturating_sub(2)).max(1);
-    let lines = body(state, form, inner);
+    let lines = body(state, form, inner, usize::from(area.height.saturating_sub(2)));
     let height = u16::try_from(lines.len() + 2).unwrap_or(u16::MAX).min(area.height);
     let area = super::overlays::centered(f.area(), area.width, height);
     let waiting = state.tools.forms.len() - 1;
@@ -34,20 +34,30 @@ pub fn draw(f: &mut Frame, state: &State) {
     f.render_widget(Paragraph::new(lines).block(super::overlays::frame_block(state, &title, HINT)), area);
 }
 
-fn body(state: &State, form: &ElicitForm, cols: usize) -> Vec<Line<'static>> {
+/// The form's lines within `rows`: the message, the fields (a window around the focused one
+/// when they do not all fit, one line each), the focused field's description, the error and
+/// the buttons — which always show.
+fn body(state: &State, form: &ElicitForm, cols: usize, rows: usize) -> Vec<Line<'static>> {
     let theme = &state.theme;
     let mut out = wrap::plain(&sanitize(&form.message), cols, theme.style(R::Base));
     out.push(Line::default());
-    for (i, field) in form.fields.iter().enumerate() {
-        out.extend(wrap::spans(field_line(state, field, form.focus == i), cols));
-    }
+    let mut tail = Vec::new();
     if let Some(f) = form.fields.get(form.focus).filter(|f| !f.description.trim().is_empty()) {
-        out.extend(wrap::plain(&sanitize(f.description.trim()), cols, theme.style(R::Dim)));
+        tail.extend(wrap::plain(&sanitize(f.description.trim()), cols, theme.style(R::Dim)));
     }
-    out.push(Line::default());
+    tail.push(Line::default());
     if let Some(e) = &form.error {
-        out.extend(wrap::plain(&format!("✗ {}", sanitize(e)), cols, theme.style(R::Error)));
+        tail.extend(wrap::plain(&format!("✗ {}", sanitize(e)), cols, theme.style(R::Error)));
     }
+    let room = rows.saturating_sub(out.len() + tail.len() + 1).max(1);
+    let n = form.fields.len();
+    let start = if n <= room { 0 } else { form.focus.min(n - 1).saturating_sub(room - 1).min(n - room) };
+    for (i, field) in form.fields.iter().enumerate().skip(start).take(room) {
+        let mut line = wrap::spans(field_line(state, field, form.focus == i), cols);
+        line.truncate(1);
+        out.extend(line);
+    }
+    out.extend(tail);
     let mut buttons = Vec::new();
     for (i, b) in BUTTONS.iter().enumerate() {
         let on = form.button() == Some(i);
