@@ -369,3 +369,19 @@ fn the_chat_screen_opens_server_everything_s_form_and_sends_the_answer_back() {
     let tool = tool_message(&model, 1);
     assert!(tool["content"].as_str().unwrap().contains("User declined"), "{tool}");
 }
+
+#[test]
+fn mcp_list_names_the_legacy_transport_a_server_answered_to() {
+    let Some(mcp) = everything::start_in("sse") else { return };
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), format!("[mcp.servers.old]\nurl = \"{}\"\n", mcp.url)).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_palaver"))
+        .args(["mcp", "list", "--json"])
+        .env("PALAVER_HOME", home.path())
+        .output()
+        .unwrap();
+    let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(out.status.success(), "{rows}");
+    assert_eq!(rows[0]["transport"], "HTTP+SSE (legacy)", "{rows}");
+    assert_eq!(rows[0]["state"], "ready", "{rows}");
+}
