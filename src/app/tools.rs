@@ -306,8 +306,11 @@ pub fn setup(state: &mut State, tx: &tokio::sync::mpsc::UnboundedSender<Msg>) {
     let tx = tx.clone();
     tokio::spawn(async move {
         let notices = registry.add_mcp_servers(&mcp).await;
-        // From now on a server's list changes reach the state, which has them listed again.
-        for client in registry.mcp_clients() {
+        let set = ToolSet(Arc::new(registry));
+        let _ = tx.send(Msg::Tools(ToolMsg::Ready { set: set.clone(), notices }));
+        // From now on (after `Ready`, so the state has the servers) a server's list changes
+        // reach the state, which has them listed again; changes heard earlier come at once.
+        for client in set.0.mcp_clients() {
             let (tx, server) = (tx.clone(), client.name().to_owned());
             let (ask_tx, asking) = (tx.clone(), server.clone());
             client.on_list_changed(Arc::new(move |kind| {
@@ -318,7 +321,6 @@ pub fn setup(state: &mut State, tx: &tokio::sync::mpsc::UnboundedSender<Msg>) {
                 let _ = ask_tx.send(Msg::Tools(ToolMsg::Elicit { server: asking.clone(), form, reply }));
             }));
         }
-        let _ = tx.send(Msg::Tools(ToolMsg::Ready { set: ToolSet(Arc::new(registry)), notices }));
     });
 }
 
