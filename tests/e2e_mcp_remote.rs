@@ -385,3 +385,29 @@ fn mcp_list_names_the_legacy_transport_a_server_answered_to() {
     assert_eq!(rows[0]["transport"], "HTTP+SSE (legacy)", "{rows}");
     assert_eq!(rows[0]["state"], "ready", "{rows}");
 }
+
+#[test]
+fn headless_offers_a_server_s_changed_tools_from_the_next_request_and_says_so() {
+    let (mut mcp, url, _log) = scripted_mcp("slow");
+    let model = Server::start(vec![Reply::sse(&chat_call("call_g", "grow", "{}")), Reply::sse(CHAT_TEXT)]);
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), format!("[mcp.servers.remote]\nurl = \"{url}\"\n")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_palaver"))
+        .args(["--base-url", &model.base_url, "-m", "m", "-p", "grow", "--tools", "auto", "--yes"])
+        .env("PALAVER_HOME", home.path())
+        .env("OPENAI_API_KEY", "sk-test-0123456789")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let _ = mcp.kill();
+    let _ = mcp.wait();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("MCP server `remote` changed its tools: 7 now"), "{stderr}");
+    let offered = |i: usize| -> Vec<String> {
+        let body: Value = serde_json::from_str(&model.requests()[i].body).unwrap();
+        body["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap().to_owned()).collect()
+    };
+    assert!(!offered(0).contains(&"grown".to_owned()), "{:?}", offered(0));
+    assert!(offered(1).contains(&"grown".to_owned()), "{:?}", offered(1));
+}

@@ -501,11 +501,15 @@ pub async fn run_turn(
             eprintln!("palaver: {}", sanitize(&n));
         }
     }
-    let registry = &registry;
     let mut account = TurnAccount::default();
     let mut all_calls: Vec<ToolCall> = Vec::new();
     let mut stop = super::interrupt::stop();
     loop {
+        // A server that said its tools changed (during the last round) is listed again.
+        if relist_changed(&mut registry).await && policy.mode != crate::engine::tool_loop::ToolMode::Off {
+            opts.tools = offered(policy.mode, &registry);
+        }
+        let registry = &registry;
         let body = build_body(t.api, history, &opts);
         let (mut msg, _) = stream_reply(http, t, body, g.json, printer, rec, history.len()).await;
         let data_dir = crate::config::Paths::from_env().data_dir;
@@ -574,6 +578,32 @@ pub async fn run_turn(
         history.extend(answers);
         rec.save_all(first, &history[first..]);
     }
+}
+
+/// Lists again the tools of every MCP server that said they changed, saying so on stderr;
+/// whether any did.
+async fn relist_changed(registry: &mut Registry) -> bool {
+    use crate::tools::mcp::live::ListKind;
+    let clients: Vec<_> = registry.mcp_clients().to_vec();
+    let mut changed = false;
+    for client in clients {
+        if !client.take_list_changes().contains(&ListKind::Tools) {
+            continue;
+        }
+        match client.relist(ListKind::Tools).await {
+            Ok(listed) => {
+                say!("MCP server `{}` changed its tools: {} now", sanitize(client.name()), listed.count);
+                registry.replace_mcp_tools(client.name(), listed.tools.unwrap_or_default());
+                changed = true;
+            }
+            Err(e) => say!(
+                "MCP server `{}` changed its tools; listing them failed: {}",
+                sanitize(client.name()),
+                sanitize(&e)
+            ),
+        }
+    }
+    changed
 }
 
 /// Prints an MCP call's progress report as a `--json` event line (straight to stdout: it comes

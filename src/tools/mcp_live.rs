@@ -261,6 +261,11 @@ impl super::McpClient {
         }
     }
 
+    /// The list changes heard while no sink was set (a headless run asks between rounds).
+    pub fn take_list_changes(&self) -> Vec<ListKind> {
+        std::mem::take(&mut self.handler.changes.lock().unwrap_or_else(PoisonError::into_inner).pending)
+    }
+
     /// Lists `kind` again (the server said it changed) and keeps what it found.
     ///
     /// # Errors
