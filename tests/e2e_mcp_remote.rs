@@ -187,3 +187,227 @@ fn quitting_the_chat_screen_deletes_the_remote_session() {
     let _ = mcp.kill();
     let _ = mcp.wait();
 }
+
+/// The scripted HTTP MCP server in `mode`, its URL and its log.
+fn scripted_mcp(mode: &str) -> (std::process::Child, String, tempfile::NamedTempFile) {
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let script = format!("{}/tests/mcp_server/http_server.py", env!("CARGO_MANIFEST_DIR"));
+    let mut mcp = Command::new("python3")
+        .args([script.as_str(), mode, log.path().to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(mcp.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let url = format!("http://127.0.0.1:{}/mcp", line.trim().strip_prefix("port ").unwrap());
+    (mcp, url, log)
+}
+
+#[test]
+fn headless_json_prints_an_mcp_call_s_progress_as_event_lines() {
+    let (mut mcp, url, _log) = scripted_mcp("slow");
+    let model = Server::start(vec![Reply::sse(&chat_call("call_s", "slow", r#"{"steps":3}"#)), Reply::sse(CHAT_TEXT)]);
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), format!("[mcp.servers.remote]\nurl = \"{url}\"\n")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_palaver"))
+        .args(["--base-url", &model.base_url, "-m", "m", "-p", "go slowly", "--json", "--tools", "auto"])
+        .env("PALAVER_HOME", home.path())
+        .env("OPENAI_API_KEY", "sk-test-0123456789")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let _ = mcp.kill();
+    let _ = mcp.wait();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let progress: Vec<&Value> = lines.iter().filter(|l| l["type"] == "tool_progress").collect();
+    assert_eq!(progress.len(), 3, "{stdout}");
+    assert_eq!(
+        progress[2],
+        &serde_json::json!({"type":"tool_progress","id":"call_s","progress":3.0,"total":3.0,"message":"step 3"})
+    );
+    // They come before the call's result, and the result line stays the last line.
+    let result_at = lines.iter().position(|l| l["type"] == "tool_result").unwrap();
+    assert!(lines.iter().position(|l| l["type"] == "tool_progress").unwrap() < result_at, "{stdout}");
+    assert_eq!(lines.last().unwrap()["type"], "result");
+    assert_eq!(lines[result_at]["output"], "done after 3 steps");
+}
+
+#[test]
+fn headless_ctrl_c_during_an_mcp_call_sends_notifications_cancelled() {
+    let (mut mcp, url, log) = scripted_mcp("slow");
+    let model =
+        Server::start(vec![Reply::sse(&chat_call("call_s", "slow", r#"{"steps":100}"#)), Reply::sse(CHAT_TEXT)]);
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), format!("[mcp.servers.remote]\nurl = \"{url}\"\n")).unwrap();
+    let mut palaver = Command::new(env!("CARGO_BIN_EXE_palaver"))
+        .args(["--base-url", &model.base_url, "-m", "m", "-p", "go slowly", "--json", "--tools", "auto"])
+        .env("PALAVER_HOME", home.path())
+        .env("OPENAI_API_KEY", "sk-test-0123456789")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(palaver.stdout.take().unwrap());
+    let mut seen = String::new();
+    // The call is running once its first progress line is out.
+    while !seen.contains("tool_progress") {
+        assert!(stdout.read_line(&mut seen).unwrap() > 0, "palaver ended first: {seen}");
+    }
+    let killed = Command::new("kill").args(["-INT", &palaver.id().to_string()]).status().unwrap();
+    assert!(killed.success());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    let status = palaver.wait().unwrap();
+    let _ = mcp.kill();
+    let _ = mcp.wait();
+    assert_eq!(status.code(), Some(130), "{seen}{rest}");
+    let result: Value = serde_json::from_str(rest.lines().last().unwrap()).unwrap();
+    assert_eq!(result["finish_reason"], "cancelled", "{rest}");
+    let log = std::fs::read_to_string(log.path()).unwrap();
+    let called = log.lines().find_map(|l| l.strip_prefix("CALL ")).unwrap();
+    assert!(log.contains(&format!("CANCELLED {called} palaver stopped the call")), "{log}");
+}
+
+#[test]
+fn the_chat_screen_shows_server_everything_s_progress_and_ctrl_c_cancels_the_call() {
+    if !tmux_available() {
+        return;
+    }
+    let Some(mcp) = everything::start() else { return };
+    let args = r#"{"duration":60,"steps":60}"#;
+    let model = Server::start(vec![
+        Reply::sse(&chat_call("call_l", "trigger-long-running-operation", args)),
+        Reply::sse(CHAT_TEXT),
+    ]);
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), format!("[mcp.servers.everything]\nurl = \"{}\"\n", mcp.url))
+        .unwrap();
+    let t = Tmux::launch(&format!("--base-url {} --model scripted --tools auto --yes", model.base_url))
+        .home(home.path())
+        .start();
+    t.wait_for("the server's tools", |s| s.contains("tools ready"));
+    t.send("take your time");
+    let step = |s: &str| {
+        let at = s.find("/60")?;
+        s[..at].rsplit(' ').next()?.parse::<u32>().ok()
+    };
+    let s = t.wait_for("the first progress report on the card", |s| step(s).is_some());
+    assert!(s.contains("⚙ trigger-long-running-operation · everything · streamable HTTP"), "{s}");
+    let first = step(&s).unwrap();
+    let s = t.wait_for("the progress moving", |s| step(s).is_some_and(|n| n > first));
+    assert!(s.contains("▱▱▱"), "a bar: {s}");
+    t.keys(&["C-c"]);
+    let s = t.wait_for("the card saying cancelled", |s| s.contains("■ cancelled"));
+    assert!(step(&s).is_none(), "the progress is gone with the running call: {s}");
+}
+
+#[test]
+fn the_chat_screen_offers_a_server_s_changed_tools_from_the_next_request_and_says_so() {
+    if !tmux_available() {
+        return;
+    }
+    let (mut mcp, url, _log) = scripted_mcp("slow");
+    let model = Server::start(vec![
+        Reply::sse(&chat_call("call_g", "grow", "{}")),
+        Reply::sse(CHAT_TEXT),
+        Reply::sse(CHAT_TEXT),
+    ]);
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), format!("[mcp.servers.remote]\nurl = \"{url}\"\n")).unwrap();
+    let t = Tmux::launch(&format!("--base-url {} --model scripted --tools auto --yes", model.base_url))
+        .home(home.path())
+        .start();
+    t.wait_for("the server's tools", |s| s.contains("tools ready"));
+    t.send("grow a tool");
+    let s = t.wait_for("the notice of the change", |s| s.contains("changed its tools"));
+    assert!(s.contains("MCP server `remote` changed its tools: 7 now, offered from the next request"), "{s}");
+    t.wait_for("the answer", |s| s.contains("The remote tool answered."));
+    t.send("and now?");
+    t.wait_for("the third request", |_| model.requests().len() >= 3);
+    let _ = mcp.kill();
+    let _ = mcp.wait();
+    let offered = |i: usize| -> Vec<String> {
+        let body: Value = serde_json::from_str(&model.requests()[i].body).unwrap();
+        body["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap().to_owned()).collect()
+    };
+    assert!(!offered(0).contains(&"grown".to_owned()), "{:?}", offered(0));
+    assert!(offered(2).contains(&"grown".to_owned()), "{:?}", offered(2));
+}
+
+#[test]
+fn the_chat_screen_opens_server_everything_s_form_and_sends_the_answer_back() {
+    if !tmux_available() {
+        return;
+    }
+    let Some(mcp) = everything::start() else { return };
+    let model = Server::start(vec![
+        Reply::sse(&chat_call("call_f", "trigger-elicitation-request", "{}")),
+        Reply::sse(CHAT_TEXT),
+    ]);
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), format!("[mcp.servers.everything]\nurl = \"{}\"\n", mcp.url))
+        .unwrap();
+    let t = Tmux::launch(&format!("--base-url {} --model scripted --tools auto --yes", model.base_url))
+        .home(home.path())
+        .start();
+    t.wait_for("the server's tools", |s| s.contains("tools ready"));
+    t.send("ask me");
+    let s = t.wait_for("the form", |s| s.contains("MCP server everything asks"));
+    assert!(s.contains("Please provide inputs for the following fields:"), "{s}");
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    // Enter in a field moves on and answers nothing.
+    t.keys(&["Enter", "Enter"]);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(t.screen().contains("MCP server everything asks"), "the form is still open");
+    // Back past the first field to the buttons: Cancel, then Decline; Enter declines.
+    t.keys(&["Up", "Up", "Up", "Up", "Enter"]);
+    let s = t.wait_for("the model's answer after the tool", |s| s.contains("The remote tool answered."));
+    assert!(!s.contains("MCP server everything asks"), "{s}");
+    let tool = tool_message(&model, 1);
+    assert!(tool["content"].as_str().unwrap().contains("User declined"), "{tool}");
+}
+
+#[test]
+fn mcp_list_names_the_legacy_transport_a_server_answered_to() {
+    let Some(mcp) = everything::start_in("sse") else { return };
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), format!("[mcp.servers.old]\nurl = \"{}\"\n", mcp.url)).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_palaver"))
+        .args(["mcp", "list", "--json"])
+        .env("PALAVER_HOME", home.path())
+        .output()
+        .unwrap();
+    let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(out.status.success(), "{rows}");
+    assert_eq!(rows[0]["transport"], "HTTP+SSE (legacy)", "{rows}");
+    assert_eq!(rows[0]["state"], "ready", "{rows}");
+}
+
+#[test]
+fn headless_offers_a_server_s_changed_tools_from_the_next_request_and_says_so() {
+    let (mut mcp, url, _log) = scripted_mcp("slow");
+    let model = Server::start(vec![Reply::sse(&chat_call("call_g", "grow", "{}")), Reply::sse(CHAT_TEXT)]);
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), format!("[mcp.servers.remote]\nurl = \"{url}\"\n")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_palaver"))
+        .args(["--base-url", &model.base_url, "-m", "m", "-p", "grow", "--tools", "auto", "--yes"])
+        .env("PALAVER_HOME", home.path())
+        .env("OPENAI_API_KEY", "sk-test-0123456789")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let _ = mcp.kill();
+    let _ = mcp.wait();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("MCP server `remote` changed its tools: 7 now"), "{stderr}");
+    let offered = |i: usize| -> Vec<String> {
+        let body: Value = serde_json::from_str(&model.requests()[i].body).unwrap();
+        body["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap().to_owned()).collect()
+    };
+    assert!(!offered(0).contains(&"grown".to_owned()), "{:?}", offered(0));
+    assert!(offered(1).contains(&"grown".to_owned()), "{:?}", offered(1));
+}

@@ -299,3 +299,57 @@ async fn images_an_mcp_tool_returns_count_toward_the_reply_s_image_limits() {
     let out = calls[0].output.as_deref().unwrap_or_default();
     assert!(out.contains("[image 2 (image/png): image dropped") && out.contains("item_payload_bytes = 192"), "{out}");
 }
+
+#[tokio::test]
+async fn a_server_that_died_is_no_longer_offered_and_the_others_are() {
+    let cfg = palaver::config::McpConfig {
+        servers: [("crashy".to_owned(), server("--crash-on-call")), ("steady".to_owned(), server(""))].into(),
+    };
+    let mut registry = palaver::tools::Registry::builtins();
+    assert!(registry.add_mcp_servers(&cfg).await.is_empty());
+    let offered = |r: &palaver::tools::Registry| -> Vec<String> {
+        r.definitions().iter().map(|d| d["name"].as_str().unwrap().to_owned()).collect()
+    };
+    // The first server keeps the tools' own names; the second one's are prefixed.
+    assert!(offered(&registry).contains(&"write_note".to_owned()), "{:?}", offered(&registry));
+    let out = registry.execute("write_note", r#"{"note":"x"}"#, Duration::from_secs(10)).await;
+    assert!(out.is_error && out.text.contains("`crashy`"), "{out:?}");
+    let now = offered(&registry);
+    assert!(!now.contains(&"write_note".to_owned()) && !now.contains(&"echo".to_owned()), "{now:?}");
+    assert!(now.contains(&"steady__write_note".to_owned()) && now.contains(&"read_file".to_owned()), "{now:?}");
+}
+
+#[tokio::test]
+async fn tab_after_resource_cycles_the_servers_resource_uris() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use palaver::app::{Msg, State, TargetInfo};
+    fn press(s: &mut State, code: KeyCode) {
+        s.apply(Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+    }
+    let cfg = McpConfig { servers: [("files".to_owned(), server(""))].into() };
+    let mut registry = Registry::builtins();
+    assert!(registry.add_mcp_servers(&cfg).await.is_empty());
+    let theme = palaver::ui::theme::Theme::load("dark", None, true).unwrap();
+    let target = TargetInfo::new("demo", "demo", palaver::api::Api::Chat);
+    let settings = palaver::engine::target::TurnSettings::default();
+    let mut s = State::new(target, settings, palaver::config::Config::default(), theme, "dark");
+    s.tools.set = palaver::app::tools::ToolSet(std::sync::Arc::new(registry));
+    for c in "/resource test://".chars() {
+        press(&mut s, KeyCode::Char(c));
+    }
+    press(&mut s, KeyCode::Tab);
+    assert_eq!(s.composer.text(), "/resource test://notes.txt");
+    press(&mut s, KeyCode::Tab);
+    assert_eq!(s.composer.text(), "/resource test://dot.png");
+    press(&mut s, KeyCode::Tab);
+    assert_eq!(s.composer.text(), "/resource test://notes.txt", "back to the first");
+    // Typing narrows it.
+    for _ in 0.."notes.txt".len() {
+        press(&mut s, KeyCode::Backspace);
+    }
+    press(&mut s, KeyCode::Char('d'));
+    press(&mut s, KeyCode::Tab);
+    assert_eq!(s.composer.text(), "/resource test://dot.png");
+    press(&mut s, KeyCode::Tab);
+    assert_eq!(s.composer.text(), "/resource test://dot.png", "the only one that fits");
+}

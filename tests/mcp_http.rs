@@ -192,3 +192,162 @@ async fn server_everything_over_streamable_http_lists_and_runs_its_tools() {
     assert!(out.is_error, "{out:?}");
     assert!(!client.call("echo", args(json!({"message": "still here"}))).await.is_error);
 }
+
+/// A progress sink that keeps every report.
+fn collector() -> (
+    palaver::tools::mcp::live::ProgressSink,
+    std::sync::Arc<std::sync::Mutex<Vec<palaver::tools::mcp::live::McpProgress>>>,
+) {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let keep = seen.clone();
+    (std::sync::Arc::new(move |p| keep.lock().unwrap().push(p)), seen)
+}
+
+#[tokio::test]
+async fn progress_reports_reach_the_call_s_sink_in_order() {
+    let server = Scripted::start("slow");
+    let (client, _) = McpClient::start("remote", &server.config()).await.unwrap();
+    let (sink, seen) = collector();
+    let call = client.call("slow", args(json!({"steps": 3})));
+    let out =
+        palaver::tools::mcp::live::with_progress(sink, palaver::tools::mcp::live::for_call("call_7".into(), call))
+            .await;
+    assert_eq!(out.text, "done after 3 steps", "{out:?}");
+    let seen = seen.lock().unwrap().clone();
+    let got: Vec<(String, f64, Option<f64>, String)> =
+        seen.iter().map(|p| (p.call.clone(), p.progress, p.total, p.label())).collect();
+    assert_eq!(
+        got,
+        [
+            ("call_7".to_owned(), 1.0, Some(3.0), "1/3 step 1".to_owned()),
+            ("call_7".to_owned(), 2.0, Some(3.0), "2/3 step 2".to_owned()),
+            ("call_7".to_owned(), 3.0, Some(3.0), "3/3 step 3".to_owned()),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn dropping_a_running_call_sends_notifications_cancelled_with_its_request_id() {
+    let server = Scripted::start("slow");
+    let (client, _) = McpClient::start("remote", &server.config()).await.unwrap();
+    let (sink, seen) = collector();
+    let call = palaver::tools::mcp::live::with_progress(sink, client.call("slow", args(json!({"steps": 50}))));
+    // Stopped after the first report: what Ctrl+C (which aborts the call's task) does.
+    let stopped = tokio::time::timeout(Duration::from_millis(700), call).await;
+    assert!(stopped.is_err(), "the call was still running");
+    assert!(!seen.lock().unwrap().is_empty(), "progress arrived before the cancel");
+    wait_for("the server to hear notifications/cancelled", || server.log().contains("CANCELLED")).await;
+    let log = server.log();
+    let called = log.lines().find_map(|l| l.strip_prefix("CALL ")).unwrap().to_owned();
+    let cancelled = log.lines().find_map(|l| l.strip_prefix("CANCELLED ")).unwrap();
+    assert!(cancelled.starts_with(&format!("{called} palaver stopped the call")), "{log}");
+    // The server stopped its work, and the session goes on.
+    wait_for("the server to stop the call", || server.log().contains(&format!("STOPPED {called}"))).await;
+    assert_eq!(client.call("echo", args(json!({"text": "next"}))).await.text, r#"{"text": "next"}"#);
+}
+
+#[tokio::test]
+async fn server_everything_s_long_running_operation_reports_progress() {
+    let Some(server) = everything::start() else { return };
+    let cfg = McpServer { url: Some(server.url.clone()), ..McpServer::default() };
+    let (client, _) = McpClient::start("everything", &cfg).await.unwrap();
+    let (sink, seen) = collector();
+    let call = client.call("trigger-long-running-operation", args(json!({"duration": 1, "steps": 4})));
+    let out = palaver::tools::mcp::live::with_progress(sink, call).await;
+    assert!(out.text.contains("Long running operation completed"), "{out:?}");
+    let steps: Vec<(f64, Option<f64>)> = seen.lock().unwrap().iter().map(|p| (p.progress, p.total)).collect();
+    assert_eq!(steps, [(1.0, Some(4.0)), (2.0, Some(4.0)), (3.0, Some(4.0)), (4.0, Some(4.0))]);
+}
+
+#[tokio::test]
+async fn a_tools_list_changed_notification_is_told_and_the_tools_listed_again() {
+    use palaver::tools::mcp::live::ListKind;
+    let server = Scripted::start("slow");
+    let cfg = palaver::config::McpConfig { servers: [("remote".to_owned(), server.config())].into() };
+    let mut registry = palaver::tools::Registry::default();
+    assert!(registry.add_mcp_servers(&cfg).await.is_empty());
+    assert!(registry.get("grown").is_none());
+    let client = registry.mcp_clients()[0].clone();
+    let heard = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let keep = heard.clone();
+    client.on_list_changed(std::sync::Arc::new(move |kind| keep.lock().unwrap().push(kind)));
+    assert_eq!(client.call("grow", Map::new()).await.text, "grown");
+    wait_for("the change to be told", || !heard.lock().unwrap().is_empty()).await;
+    assert_eq!(*heard.lock().unwrap(), [ListKind::Tools]);
+    let listed = client.relist(ListKind::Tools).await.unwrap();
+    assert_eq!(listed.count, 7);
+    registry.replace_mcp_tools("remote", listed.tools.unwrap());
+    let names: Vec<&str> = registry.specs().iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["echo", "big", "leak", "slow", "grow", "sample", "grown"]);
+    // The new tool is routed to the server (which has no code behind it).
+    let out = registry.execute("grown", "{}", Duration::from_secs(5)).await;
+    assert!(out.text.starts_with("MCP server `remote` refused `grown`"), "{out:?}");
+}
+
+#[tokio::test]
+async fn server_everything_s_form_is_declined_with_a_reason_when_no_one_can_answer() {
+    let Some(server) = everything::start() else { return };
+    let cfg = McpServer { url: Some(server.url.clone()), ..McpServer::default() };
+    let (client, _) = McpClient::start("everything", &cfg).await.unwrap();
+    // palaver says it answers forms, so the server offers its elicitation tool (perhaps only
+    // after the handshake, with a list_changed).
+    let listed = client.relist(palaver::tools::mcp::live::ListKind::Tools).await.unwrap();
+    let names: Vec<String> = listed.tools.unwrap().into_iter().map(|s| s.name).collect();
+    assert!(names.iter().any(|n| n == "trigger-elicitation-request"), "{names:?}");
+    let out = client.call("trigger-elicitation-request", Map::new()).await;
+    assert!(out.text.to_lowercase().contains("decline"), "{out:?}");
+}
+
+#[tokio::test]
+async fn a_form_goes_to_the_asker_and_its_answer_back_to_the_server() {
+    use palaver::tools::mcp::elicit::{Answer, FieldKind};
+    let Some(server) = everything::start() else { return };
+    let cfg = McpServer { url: Some(server.url.clone()), ..McpServer::default() };
+    let (client, _) = McpClient::start("everything", &cfg).await.unwrap();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let keep = seen.clone();
+    client.on_elicit(std::sync::Arc::new(move |form, reply| {
+        *keep.lock().unwrap() = Some(form);
+        let mut v = Map::new();
+        v.insert("name".into(), json!("Ada Lovelace"));
+        v.insert("check".into(), json!(true));
+        reply.send(Answer::Accept(v));
+    }));
+    let out = client.call("trigger-elicitation-request", Map::new()).await;
+    let form = seen.lock().unwrap().clone().expect("the asker got the form");
+    assert!(form.message.contains("Please provide inputs"), "{form:?}");
+    let check = form.fields.iter().find(|f| f.name == "check").unwrap();
+    assert_eq!(check.kind, FieldKind::Bool);
+    assert!(out.text.contains("Ada Lovelace"), "the server got the answer: {out:?}");
+}
+
+#[tokio::test]
+async fn a_sampling_request_is_refused_with_a_reason_the_server_can_show() {
+    let server = Scripted::start("slow");
+    let (client, _) = McpClient::start("remote", &server.config()).await.unwrap();
+    let out = client.call("sample", Map::new()).await;
+    let answer: Value = serde_json::from_str(&out.text).unwrap_or_else(|_| panic!("{out:?}"));
+    assert_eq!(answer["id"], "sample-2", "{answer}");
+    assert_eq!(answer["error"]["code"], -1);
+    assert_eq!(answer["error"]["message"], palaver::tools::mcp::live::SAMPLING_REFUSED);
+    assert!(answer.get("result").is_none());
+}
+
+#[tokio::test]
+async fn a_server_speaking_only_the_legacy_http_sse_transport_is_reached_through_it() {
+    let Some(server) = everything::start_in("sse") else { return };
+    let cfg = McpServer { url: Some(server.url.clone()), ..McpServer::default() };
+    let (client, specs) = McpClient::start("old", &cfg).await.unwrap();
+    assert_eq!(client.transport(), Transport::Sse);
+    assert_eq!(client.transport().label(), "HTTP+SSE (legacy)");
+    assert!(specs.iter().any(|s| s.name == "get-sum"), "{specs:?}");
+    assert_eq!(specs[0].source, palaver::tools::ToolSource::Mcp("old".into(), Transport::Sse));
+    let out = client.call("get-sum", args(json!({"a": 2, "b": 40}))).await;
+    assert!(out.text.contains("42"), "{out:?}");
+    // Progress comes over the event stream too.
+    let (sink, seen) = collector();
+    let call = client.call("trigger-long-running-operation", args(json!({"duration": 0.4, "steps": 2})));
+    let out = palaver::tools::mcp::live::with_progress(sink, call).await;
+    assert!(out.text.contains("completed"), "{out:?}");
+    assert_eq!(seen.lock().unwrap().len(), 2);
+}

@@ -211,6 +211,28 @@ fn cards_running_with_elapsed_time() {
     sim.snap_all("cards_running");
 }
 
+#[test]
+fn card_running_with_mcp_progress() {
+    use palaver::tools::mcp::live::McpProgress;
+    let mut sim = Sim::new(Api::Chat, "demo-tools");
+    let id = sim.send("index the repository");
+    sim.call(id, 0, "search_files", r#"{"path":"src","content":"fn main"}"#);
+    sim.end_calls(id);
+    // A server's message is sanitised and kept to one line.
+    let message = Some("indexing \x1b[31msrc/\x1b[0m\nfiles".to_owned());
+    let progress = McpProgress { call: String::new(), progress: 3.0, total: Some(5.0), message };
+    sim.s.apply(Msg::Tools(ToolMsg::Progress { owner: Owner::Chat, id, index: 0, progress }));
+    sim.s.apply(Msg::Tick { now_ms: sim.now + 1200 });
+    sim.snap_all("card_running_progress");
+    // The next report moves it.
+    let progress = McpProgress { call: String::new(), progress: 5.0, total: Some(5.0), message: None };
+    sim.s.apply(Msg::Tools(ToolMsg::Progress { owner: Owner::Chat, id, index: 0, progress }));
+    assert!(sim.render(80, 24).contains("▰▰▰▰▰▰▰▰ 5/5"), "{}", sim.render(80, 24));
+    // Once it is done, the report is gone with the running state.
+    sim.done(id, 0, ToolOutput::ok("3 matches"), 1500);
+    assert!(!sim.render(80, 24).contains("5/5"));
+}
+
 /// A finished loop: one call done with a long output, one failed; the model answered.
 fn finished_loop() -> (Sim, u64) {
     let mut sim = Sim::new(Api::Chat, "demo-tools");
@@ -512,4 +534,61 @@ fn item_card_image_generation_dropped_at_the_reply_limit() {
     assert_eq!(m.items[0]["result"], "", "no image kept");
     assert!(m.item_notes[&0]["dropped"].as_str().unwrap().contains("images_per_reply = 0"));
     sim.snap_top("item_image_generation_dropped");
+}
+
+#[test]
+fn elicitation_form_modal() {
+    use palaver::tools::mcp::elicit::{Form, Reply, fields};
+    let mut sim = Sim::new(Api::Chat, "demo-tools");
+    sim.s.apply(Msg::Tick { now_ms: sim.now });
+    // server-everything's form, cut down; the server's words are sanitised.
+    let schema = serde_json::json!({"type": "object", "required": ["name"], "properties": {
+        "name": {"type": "string", "title": "Full name", "description": "Your full, legal \u{1b}[31mname\u{1b}[0m"},
+        "check": {"type": "boolean", "title": "Agree to the terms"},
+        "color": {"type": "string", "title": "Colour", "enum": ["r", "g"], "enumNames": ["Red", "Green"]},
+        "age": {"type": "integer", "title": "Age"}
+    }});
+    let form = Form { message: "Please provide inputs for the following fields:".into(), fields: fields(&schema) };
+    let ask = |server: &str, form| ToolMsg::Elicit { server: server.into(), form, reply: Reply::default() };
+    sim.s.apply(Msg::Tools(ask("everything", form)));
+    sim.now += 2000;
+    sim.s.apply(Msg::Tick { now_ms: sim.now });
+    sim.typed("42");
+    sim.key(KeyCode::Tab, KeyModifiers::NONE);
+    sim.key(KeyCode::Char(' '), KeyModifiers::NONE);
+    sim.key(KeyCode::Tab, KeyModifiers::NONE);
+    sim.key(KeyCode::Right, KeyModifiers::NONE);
+    sim.key(KeyCode::Tab, KeyModifiers::NONE);
+    sim.typed("Ada");
+    sim.snap_all("elicitation_form");
+    // Accept with a required field emptied says why; a second form waits behind.
+    for _ in 0..3 {
+        sim.key(KeyCode::Backspace, KeyModifiers::NONE);
+    }
+    sim.key(KeyCode::Tab, KeyModifiers::NONE);
+    sim.key(KeyCode::Enter, KeyModifiers::NONE);
+    sim.s.apply(Msg::Tools(ask("docs", Form { message: "Which page?".into(), fields: Vec::new() })));
+    sim.snap_all("elicitation_form_required");
+}
+
+#[test]
+fn elicitation_form_taller_than_the_screen_keeps_the_focus_and_the_buttons_in_view() {
+    use palaver::tools::mcp::elicit::{Form, Reply, fields};
+    let mut sim = Sim::new(Api::Chat, "demo-tools");
+    sim.s.apply(Msg::Tick { now_ms: sim.now });
+    let props: serde_json::Map<String, serde_json::Value> = (10..30)
+        .map(|i| (format!("f{i}"), serde_json::json!({"type": "string", "title": format!("Field {i}")})))
+        .collect();
+    let form = Form { message: "Twenty questions.".into(), fields: fields(&serde_json::json!({"properties": props})) };
+    sim.s.apply(Msg::Tools(ToolMsg::Elicit { server: "quiz".into(), form, reply: Reply::default() }));
+    sim.now += 2000;
+    sim.s.apply(Msg::Tick { now_ms: sim.now });
+    for _ in 0..15 {
+        sim.key(KeyCode::Tab, KeyModifiers::NONE);
+    }
+    sim.typed("fifteen");
+    let screen = sim.render(80, 24);
+    assert!(screen.contains("▸ Field 25  fifteen▌"), "{screen}");
+    assert!(screen.contains("[ Accept ]"), "{screen}");
+    insta::assert_snapshot!("elicitation_form_scrolled_80x24", screen);
 }

@@ -258,6 +258,7 @@ fn seen(s: &State) -> Seen {
                 Overlay::Approval => format!("approval {}", s.tools.approval.as_ref().map_or(0, |a| a.scroll)),
                 Overlay::Conversations(l) => format!("list {}", l.selected),
                 Overlay::Probs { cursor, .. } => format!("probs {cursor}"),
+                Overlay::Elicit => "form".to_owned(),
             })
             .collect();
         let cols = s.compare.active.as_ref().map(|c| c.columns.iter().map(|c| c.scroll).collect::<Vec<_>>());

@@ -57,6 +57,9 @@ impl State {
 
     /// Gives the key to the top overlay; true when it used it.
     fn overlay_key(&mut self, key: &KeyEvent, fx: &mut Vec<Effect>) -> bool {
+        if matches!(self.overlays.last(), Some(Overlay::Elicit)) {
+            return self.elicit_key(key, fx);
+        }
         if let Some(used) = self.tools_overlay_key(key, fx) {
             return used;
         }
@@ -96,7 +99,7 @@ impl State {
                 );
                 return own && self.conversations_key(key, fx);
             }
-            Overlay::Approval | Overlay::Inspector => return false,
+            Overlay::Approval | Overlay::Inspector | Overlay::Elicit => return false,
             Overlay::Probs { .. } => return self.probs_key(key),
         };
         match outcome {
@@ -116,6 +119,7 @@ impl State {
                     | Overlay::Conversations(_)
                     | Overlay::Approval
                     | Overlay::Inspector
+                    | Overlay::Elicit
                     | Overlay::Probs { .. } => {}
                 }
                 true
@@ -275,6 +279,7 @@ impl State {
             Some(Action::Select) => self.select_step(-1),
             Some(Action::Detach) => self.remove_attachment(),
             Some(Action::CompletePath) if self.complete_attach_path(fx) => {}
+            Some(Action::CompletePath) if self.complete_resource_uri() => {}
             Some(Action::CompletePath) if self.complete_command_name() => {}
             Some(Action::PasteImage) => self.paste_image(fx),
             _ => {

@@ -107,7 +107,8 @@ impl State {
             self.flash_error(format!("no MCP server is called {}", sanitize(&typed.server)));
             return true;
         };
-        let Some(info) = client.prompts().iter().find(|p| p.name == typed.prompt) else {
+        let prompts = client.prompts();
+        let Some(info) = prompts.iter().find(|p| p.name == typed.prompt) else {
             self.flash_error(format!(
                 "MCP server {} has no prompt {}",
                 sanitize(&typed.server),
@@ -164,7 +165,7 @@ impl State {
             rows.push(("/resource".to_owned(), "list MCP resources; /resource URI attaches one".to_owned()));
         }
         for c in self.tools.set.0.mcp_clients() {
-            for p in c.prompts() {
+            for p in c.prompts().iter() {
                 let args: Vec<String> =
                     p.args.iter().map(|(n, req)| if *req { n.clone() } else { format!("[{n}]") }).collect();
                 let label = format!("{} {}", p.description.lines().next().unwrap_or(""), args.join(" "));

@@ -12,6 +12,41 @@ use crate::text::sanitize::sanitize;
 const RESOURCE: &str = "/resource";
 
 impl State {
+    /// Tab after `/resource `: the first listed URI starting with what is typed, then the next
+    /// one on each Tab (back to the first after the last); false when the draft is not that.
+    pub(crate) fn complete_resource_uri(&mut self) -> bool {
+        let draft = self.composer.text();
+        let Some(typed) = draft.strip_prefix(RESOURCE).and_then(|r| r.strip_prefix(' ')) else { return false };
+        if draft.contains('\n') {
+            return false;
+        }
+        // Going on from the candidate shown last, or starting from what was typed.
+        let (prefix, next) = match self.tools.resource_tab.take() {
+            Some((prefix, at, shown)) if shown == draft => (prefix, at + 1),
+            _ => (typed.trim().to_owned(), 0),
+        };
+        let mut uris: Vec<String> = Vec::new();
+        for c in self.tools.set.0.mcp_clients() {
+            // A URI that needs sanitising for the screen is not put in the draft.
+            let fit = |r: &&crate::tools::mcp::resources::ResourceInfo| {
+                r.uri.starts_with(&prefix) && sanitize(&r.uri) == r.uri.as_str()
+            };
+            uris.extend(c.resources().iter().filter(fit).map(|r| r.uri.clone()));
+        }
+        if uris.is_empty() {
+            self.flash_error(format!("no MCP resource URI starts with {}", sanitize(&prefix)));
+            return true;
+        }
+        let at = next % uris.len();
+        let shown = format!("{RESOURCE} {}", uris[at]);
+        self.composer.set_text(&shown);
+        if uris.len() > 1 {
+            self.flash(format!("resource {} of {} · Tab for the next", at + 1, uris.len()));
+        }
+        self.tools.resource_tab = Some((prefix, at, shown));
+        true
+    }
+
     /// Runs `text` if it is `/resource [URI]`; `false` when it is not.
     pub(crate) fn run_resource(&mut self, text: &str, fx: &mut Vec<Effect>) -> bool {
         let line = text.trim();
@@ -25,7 +60,10 @@ impl State {
             .0
             .mcp_clients()
             .iter()
-            .flat_map(|c| c.resources().iter().map(|r| (c.name().to_owned(), r.uri.clone(), r.name.clone())))
+            .flat_map(|c| {
+                let listed = c.resources();
+                listed.iter().map(|r| (c.name().to_owned(), r.uri.clone(), r.name.clone())).collect::<Vec<_>>()
+            })
             .collect();
         self.composer.remember(text);
         self.composer.clear();

@@ -12,6 +12,7 @@ pub mod composer;
 pub mod conversations;
 mod copying;
 pub mod effect;
+pub mod elicit;
 mod export_page;
 pub mod inspector;
 mod interleave;

@@ -125,6 +125,8 @@ pub enum Overlay {
     Conversations(Box<super::conversations::ConversationList>),
     /// The token-probability heatmap of message `id`, the cursor on token `cursor` (`probs.rs`).
     Probs { id: u64, cursor: usize },
+    /// A form an MCP server asks the user to fill in (state in `State::tools.forms`, `elicit.rs`).
+    Elicit,
 }
 
 impl Overlay {
@@ -140,6 +142,7 @@ impl Overlay {
             Self::Inspector => "Flow inspector",
             Self::Conversations(_) => "Conversations",
             Self::Probs { .. } => "Token probabilities",
+            Self::Elicit => "An MCP server asks",
         }
     }
 }

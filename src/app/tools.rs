@@ -11,6 +11,7 @@ use crate::api::Api;
 use crate::engine::message::{Message, ToolCall, ToolStatus};
 use crate::engine::tool_loop::{DEFAULT_STEP_LIMIT, ToolMode};
 use crate::engine::turn_engine::{TurnAccount, offered};
+use crate::tools::mcp::live::{ListKind, McpProgress, Relisted};
 use crate::tools::workspace::PathNeed;
 use crate::tools::{Registry, ToolOutput};
 use serde_json::Value;
@@ -92,6 +93,14 @@ pub enum ToolMsg {
     Prompt(Result<crate::tools::mcp::prompts::PromptText, String>),
     /// An MCP request (reading a resource) failed: why, from the server (unsanitised).
     McpFailed(String),
+    /// The MCP server running call `index` of message `id` of `owner` reported its progress.
+    Progress { owner: Owner, id: u64, index: usize, progress: McpProgress },
+    /// MCP server `server` asks the user to fill in `form`; the answer goes to `reply`.
+    Elicit { server: String, form: crate::tools::mcp::elicit::Form, reply: crate::tools::mcp::elicit::Reply },
+    /// MCP server `server` said its `kind` list changed.
+    ListChanged { server: String, kind: ListKind },
+    /// MCP server `server`'s `kind` list, listed again after it changed, or why not.
+    Relisted { server: String, kind: ListKind, result: Result<Relisted, String> },
 }
 
 /// What the tool loop asks the runner to do.
@@ -105,6 +114,10 @@ pub enum ToolEffect {
     Run { owner: Owner, id: u64, index: usize, call: ToolCall, set: ToolSet, approved: Vec<std::path::PathBuf> },
     /// Get MCP prompt `prompt` of `server` in `set` with `args`; answer with `ToolMsg::Prompt`.
     GetPrompt { set: ToolSet, server: String, prompt: String, args: serde_json::Map<String, Value> },
+    /// Send the user's answer to a form back to the server that asked for it.
+    Answer { reply: crate::tools::mcp::elicit::Reply, answer: crate::tools::mcp::elicit::Answer },
+    /// List `kind` of MCP server `server` in `set` again; answer with `ToolMsg::Relisted`.
+    Relist { set: ToolSet, server: String, kind: ListKind },
     /// Read resource `uri` of `server` in `set`; each content arrives as `AttachMsg::Loaded`
     /// (a chip named `name`), a failure as `ToolMsg::McpFailed`.
     ReadResource { set: ToolSet, server: String, uri: String, name: String },
@@ -167,6 +180,15 @@ pub struct Tools {
     /// What the command sandbox can do here, probed when the session's tools are set up
     /// (`None` in a bare state: the modal names the mode alone).
     pub sandbox_support: Option<crate::tools::sandbox::Support>,
+    /// The last progress report of each running MCP call, by (owner, message id, call index).
+    pub progress: BTreeMap<(Owner, u64, usize), McpProgress>,
+    /// Counts progress reports: a card showing one is drawn anew when it moves.
+    pub progress_rev: u64,
+    /// Forms MCP servers asked for, the front one shown (`Overlay::Elicit`).
+    pub forms: VecDeque<super::elicit::ElicitForm>,
+    /// Tab cycling through resource URIs after `/resource `: what was typed, the candidate
+    /// shown, and the draft that shows it (Tab goes on only while the draft is still that).
+    pub resource_tab: Option<(String, usize, String)>,
 }
 
 impl Default for Tools {
@@ -181,11 +203,21 @@ impl Default for Tools {
             open: HashSet::new(),
             approval: None,
             sandbox_support: None,
+            progress: BTreeMap::new(),
+            progress_rev: 0,
+            forms: VecDeque::new(),
+            resource_tab: None,
         }
     }
 }
 
 impl Tools {
+    /// The last progress report of call `index` of message `id` of `owner`, while it runs.
+    #[must_use]
+    pub fn progress_of(&self, owner: Owner, id: u64, index: usize) -> Option<&McpProgress> {
+        self.progress.get(&(owner, id, index)).filter(|_| self.started(owner, id, index).is_some())
+    }
+
     /// Whether the chat's turn is between requests: calls running or waiting for the user.
     #[must_use]
     pub fn busy(&self) -> bool {
@@ -274,7 +306,21 @@ pub fn setup(state: &mut State, tx: &tokio::sync::mpsc::UnboundedSender<Msg>) {
     let tx = tx.clone();
     tokio::spawn(async move {
         let notices = registry.add_mcp_servers(&mcp).await;
-        let _ = tx.send(Msg::Tools(ToolMsg::Ready { set: ToolSet(Arc::new(registry)), notices }));
+        let set = ToolSet(Arc::new(registry));
+        let _ = tx.send(Msg::Tools(ToolMsg::Ready { set: set.clone(), notices }));
+        // From now on (after `Ready`, so the state has the servers) a server's list changes
+        // reach the state, which has them listed again; changes heard earlier come at once.
+        for client in set.0.mcp_clients() {
+            let (tx, server) = (tx.clone(), client.name().to_owned());
+            let (ask_tx, asking) = (tx.clone(), server.clone());
+            client.on_list_changed(Arc::new(move |kind| {
+                let _ = tx.send(Msg::Tools(ToolMsg::ListChanged { server: server.clone(), kind }));
+            }));
+            // Its forms open in the chat screen.
+            client.on_elicit(Arc::new(move |form, reply| {
+                let _ = ask_tx.send(Msg::Tools(ToolMsg::Elicit { server: asking.clone(), form, reply }));
+            }));
+        }
     });
 }
 
@@ -322,6 +368,7 @@ impl State {
                     self.show_front(fx);
                     return;
                 }
+                self.tools.progress.remove(&(owner, id, index));
                 self.record_output(owner, id, index, output, duration_ms);
                 self.settle(owner, fx);
             }
@@ -361,6 +408,53 @@ impl State {
             },
             ToolMsg::Prompt(got) => self.on_prompt_got(got, fx),
             ToolMsg::McpFailed(why) => self.flash_error(crate::text::sanitize::sanitize(&why).into_owned()),
+            ToolMsg::ListChanged { server, kind } => {
+                fx.push(Effect::Tools(ToolEffect::Relist { set: self.tools.set.clone(), server, kind }));
+            }
+            ToolMsg::Relisted { server, kind, result } => self.on_relisted(&server, kind, result),
+            ToolMsg::Elicit { server, form, reply } => self.on_elicit(server, form, reply),
+            ToolMsg::Progress { owner, id, index, progress } => {
+                if self.tools.started(owner, id, index).is_none() {
+                    // The call ended (or was cancelled) before its report arrived.
+                    return;
+                }
+                // Reports of calls that ended without a `Done` (a cancelled turn) go with this one.
+                let tools = &mut self.tools;
+                let running: Vec<_> = tools.progress.keys().copied().collect();
+                for k in running {
+                    if tools.turn(k.0).is_none_or(|t| t.id != k.1 || !t.running.contains_key(&k.2)) {
+                        tools.progress.remove(&k);
+                    }
+                }
+                tools.progress.insert((owner, id, index), progress);
+                tools.progress_rev += 1;
+            }
+        }
+    }
+
+    /// Offers what a server listed again from the next request on, and says so in one line.
+    fn on_relisted(&mut self, server: &str, kind: ListKind, result: Result<Relisted, String>) {
+        let shown = crate::text::sanitize::sanitize(server).into_owned();
+        let what = kind.word();
+        match result {
+            Ok(listed) => {
+                if let Some(specs) = listed.tools {
+                    // A new registry, so a call already running keeps the one it started with.
+                    let mut registry = (*self.tools.set.0).clone();
+                    registry.replace_mcp_tools(server, specs);
+                    self.tools.set = ToolSet(Arc::new(registry));
+                }
+                let note = format!(
+                    "MCP server `{shown}` changed its {what}: {} now, offered from the next request",
+                    listed.count
+                );
+                self.transcript.push_notice(NoticeKind::Info, note);
+            }
+            Err(e) => {
+                let why = crate::text::sanitize::sanitize(&e).into_owned();
+                let note = format!("MCP server `{shown}` changed its {what}, but listing them again failed: {why}");
+                self.transcript.push_notice(NoticeKind::Error, note);
+            }
         }
     }
 

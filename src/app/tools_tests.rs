@@ -602,3 +602,40 @@ fn images_tools_return_count_toward_the_reply_s_image_limit() {
     let body = request_body(&fx).unwrap_or_default();
     assert!(body.to_string().contains("images_per_reply = 2"), "{body}");
 }
+
+/// The notices of the transcript, oldest first.
+fn notices(s: &State) -> Vec<String> {
+    s.transcript
+        .cells
+        .iter()
+        .filter_map(|c| match c {
+            crate::app::transcript::Cell::Notice(n) => Some(n.text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_list_change_is_listed_again_and_said_in_one_line_naming_the_server() {
+    use crate::tools::mcp::live::{ListKind, Relisted};
+    let mut s = state();
+    let fx = s.apply(Msg::Tools(ToolMsg::ListChanged { server: "everything".into(), kind: ListKind::Tools }));
+    assert!(
+        matches!(&fx[..], [Effect::Tools(ToolEffect::Relist { server, kind: ListKind::Tools, .. })] if server == "everything"),
+        "{fx:?}"
+    );
+    let result = Ok(Relisted { count: 7, tools: Some(Vec::new()) });
+    let before = s.tools.set.clone();
+    s.apply(Msg::Tools(ToolMsg::Relisted { server: "everything".into(), kind: ListKind::Tools, result }));
+    assert!(s.tools.set != before, "a new registry is offered from the next request");
+    let result = Err("the server \x1b[31mhung up\x1b[0m".to_owned());
+    s.apply(Msg::Tools(ToolMsg::Relisted { server: "docs".into(), kind: ListKind::Prompts, result }));
+    let n = notices(&s);
+    assert_eq!(
+        n[n.len() - 2..],
+        [
+            "MCP server `everything` changed its tools: 7 now, offered from the next request",
+            "MCP server `docs` changed its prompts, but listing them again failed: the server hung up",
+        ]
+    );
+}

@@ -372,6 +372,24 @@ impl crate::runs::sink::TurnSink for Printer {
     fn flush(&mut self) {
         Printer::flush(self);
     }
+
+    /// With `--json`, MCP progress reports become `tool_progress` event lines, between the
+    /// reply's lines (flushed first) and the calls' `tool_result` lines.
+    fn progress_hook(&mut self) -> Option<crate::tools::mcp::live::ProgressSink> {
+        if !self.json || self.quiet {
+            return None;
+        }
+        Printer::flush(self);
+        Some(std::sync::Arc::new(progress_line))
+    }
+}
+
+/// Prints an MCP call's progress report as a `--json` event line (straight to stdout: it comes
+/// from the MCP client's task while the printer waits for the calls).
+fn progress_line(p: crate::tools::mcp::live::McpProgress) {
+    let line = serde_json::json!({"type": "tool_progress", "id": p.call, "progress": p.progress,
+        "total": p.total, "message": p.message});
+    let _ = writeln!(std::io::stdout().lock(), "{line}");
 }
 
 /// A note for the user on stderr (what `runs` reports through its `say` callbacks).

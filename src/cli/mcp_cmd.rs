@@ -38,6 +38,8 @@ async fn row(name: &str, server: &McpServer) -> Value {
     });
     match McpClient::start(name, server).await {
         Ok((client, specs)) => {
+            // What it answered to (a url server may be on the legacy HTTP+SSE transport).
+            v["transport"] = json!(client.transport().label());
             v["tools"] = json!(specs.len());
             match client.inventory().await {
                 Ok((prompts, resources)) => {
@@ -124,7 +126,7 @@ pub async fn tools(cfg: &Config, name: &str, json_out: bool) -> u8 {
         println!("{}", Value::Array(list));
         return EXIT_OK;
     }
-    println!("{name} ({}, {}): {} tools", server.transport().label(), sanitize(&target(server)), specs.len());
+    println!("{name} ({}, {}): {} tools", client.transport().label(), sanitize(&target(server)), specs.len());
     for s in &specs {
         let asks = if s.approval == crate::tools::Approval::Never { "read-only" } else { "asks first" };
         let first = s.description.lines().next().unwrap_or("");

@@ -11,6 +11,9 @@ pub enum Transport {
     Stdio,
     /// Streamable HTTP (the MCP specification's current remote transport).
     Http,
+    /// The legacy HTTP+SSE transport (an event stream and an endpoint to post to), used when a
+    /// server refuses streamable HTTP.
+    Sse,
 }
 
 impl Transport {
@@ -20,6 +23,7 @@ impl Transport {
         match self {
             Self::Stdio => "stdio",
             Self::Http => "streamable HTTP",
+            Self::Sse => "HTTP+SSE (legacy)",
         }
     }
 }
@@ -31,6 +35,7 @@ impl Transport {
         match self {
             Self::Stdio => "stdio",
             Self::Http => "HTTP",
+            Self::Sse => "SSE",
         }
     }
 }

@@ -160,7 +160,8 @@ pub async fn run_calls_until(
             return (i, None);
         }
         let started = Instant::now();
-        let mut out = execute(registry, c, timeout, &[]).await;
+        // Progress reports of an MCP call name the call (headless prints them as events).
+        let mut out = crate::tools::mcp::live::for_call(c.id.clone(), execute(registry, c, timeout, &[])).await;
         let room = round_bytes.saturating_sub(get(spent));
         if out.text.len() > room {
             let mut end = room;

@@ -20,4 +20,9 @@ pub trait TurnSink {
     fn notice(&mut self, text: &str);
     /// The end of a burst of events: whatever is buffered goes out.
     fn flush(&mut self);
+    /// Where the MCP calls of the round about to run report their progress, if this sink
+    /// shows it (the calls run on other tasks, so it is a shared callback, not `&mut self`).
+    fn progress_hook(&mut self) -> Option<crate::tools::mcp::live::ProgressSink> {
+        None
+    }
 }

@@ -79,11 +79,15 @@ pub async fn run_turn<S: TurnSink + ?Sized>(
     sink: &mut S,
 ) -> TurnOutcome {
     let t = turn.target;
-    let (policy, opts, registry) = prepare(turn, sink);
-    let registry = &registry;
+    let (policy, mut opts, mut registry) = prepare(turn, sink);
     let mut account = TurnAccount::default();
     let mut all_calls: Vec<ToolCall> = Vec::new();
     loop {
+        // A server that said its tools changed (during the last round) is listed again.
+        if relist_changed(&mut registry, sink).await && policy.mode != ToolMode::Off {
+            opts.tools = offered(policy.mode, &registry);
+        }
+        let registry = &registry;
         let body = build_body(t.api, history, &opts);
         let (mut msg, _) = stream_reply(turn.http, t, body, sink, rec, history.len(), turn.stop.clone()).await;
         let data_dir = crate::config::Paths::from_env().data_dir;
@@ -109,7 +113,8 @@ pub async fn run_turn<S: TurnSink + ?Sized>(
             }
             Next::Settle(d) => d,
         };
-        if !run_round(turn, registry, &mut msg, &decisions).await {
+        let progress = sink.progress_hook();
+        if !run_round(turn, registry, &mut msg, &decisions, progress).await {
             // Every call is answered, so the stored conversation continues (`--continue`).
             settle_unrun(&mut msg, ToolStatus::Failed, "The user stopped this call (Ctrl+C) before it finished.");
             all_calls.extend(msg.main().tool_calls.iter().cloned());
@@ -128,7 +133,13 @@ pub async fn run_turn<S: TurnSink + ?Sized>(
 
 /// Runs the calls `decisions` approve, in place in `msg`. False when Ctrl+C stopped them:
 /// the running calls are dropped (their process groups end) and the turn ends.
-async fn run_round(turn: &Turn<'_>, registry: &Registry, msg: &mut Message, decisions: &[Decision]) -> bool {
+async fn run_round(
+    turn: &Turn<'_>,
+    registry: &Registry,
+    msg: &mut Message,
+    decisions: &[Decision],
+    progress: Option<crate::tools::mcp::live::ProgressSink>,
+) -> bool {
     let limits = turn.target.endpoint.limits;
     let runnable: Vec<usize> = (0..decisions.len()).filter(|&i| decisions[i] == Decision::Run).collect();
     let mut calls = msg.main().tool_calls.clone();
@@ -137,12 +148,39 @@ async fn run_round(turn: &Turn<'_>, registry: &Registry, msg: &mut Message, deci
     // The images the calls return share the reply's image limits with what it generated.
     let images = &mut crate::engine::images::reply_image_budget(limits, msg, None);
     let mut stop = turn.stop.clone();
-    let finished = run_calls_until(registry, &mut to_run, DEFAULT_TOOL_TIMEOUT, round, images, stop.fired()).await;
+    let run = run_calls_until(registry, &mut to_run, DEFAULT_TOOL_TIMEOUT, round, images, stop.fired());
+    let finished = match progress {
+        Some(hook) => crate::tools::mcp::live::with_progress(hook, run).await,
+        None => run.await,
+    };
     for (&i, done) in runnable.iter().zip(to_run) {
         calls[i] = done;
     }
     msg.main_mut().tool_calls = calls;
     finished && !turn.stop.is_set()
+}
+
+/// Lists again the tools of every MCP server that said they changed, saying so; whether any did.
+async fn relist_changed<S: TurnSink + ?Sized>(registry: &mut Registry, sink: &mut S) -> bool {
+    use crate::tools::mcp::live::ListKind;
+    let clients: Vec<_> = registry.mcp_clients().to_vec();
+    let mut changed = false;
+    for client in clients {
+        if !client.take_list_changes().contains(&ListKind::Tools) {
+            continue;
+        }
+        match client.relist(ListKind::Tools).await {
+            Ok(listed) => {
+                sink.notice(&format!("MCP server `{}` changed its tools: {} now", client.name(), listed.count));
+                registry.replace_mcp_tools(client.name(), listed.tools.unwrap_or_default());
+                changed = true;
+            }
+            Err(e) => {
+                sink.notice(&format!("MCP server `{}` changed its tools; listing them failed: {e}", client.name()))
+            }
+        }
+    }
+    changed
 }
 
 /// Adds a reply and the answers to its calls to `history`, and saves them.

@@ -13,15 +13,15 @@ use crate::api::redact::Redactor;
 use crate::config::McpServer;
 use crate::config::mcp_server::Transport;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ContentBlock, Implementation,
-    PaginatedRequestParams, ProtocolVersion, ResourceContents, Tool,
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ContentBlock, ElicitationCapability,
+    FormElicitationCapability, Implementation, PaginatedRequestParams, ProtocolVersion, ResourceContents, Tool,
 };
 use rmcp::service::{Peer, RunningService};
 use rmcp::{RoleClient, ServiceError, ServiceExt};
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::process::Stdio;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 use tokio::io::AsyncReadExt;
 use tokio::process::{Child, Command};
@@ -47,21 +47,26 @@ pub struct McpClient {
     name: String,
     /// How the server is reached.
     link: Link,
-    /// Tool names offered to the model that differ from the server's names → the server's names.
-    aliases: HashMap<String, String>,
+    /// Tool names offered to the model that differ from the server's names → the server's names
+    /// (replaced when the server says its tools changed).
+    aliases: RwLock<HashMap<String, String>>,
     /// The session's handle for requests.
     peer: Peer<RoleClient>,
     /// The running session, taken by [`McpClient::close`] (dropping it ends the session
     /// without waiting, so a remote server's `DELETE` may not be sent).
-    service: tokio::sync::Mutex<Option<RunningService<RoleClient, ClientConfig>>>,
+    service: tokio::sync::Mutex<Option<RunningService<RoleClient, live::Handler>>>,
+    /// The session's handler, which routes the server's progress reports to running calls.
+    handler: live::Handler,
     /// Set when a message passed [`MCP_MESSAGE_BYTES`]: the connection is closed, for that reason.
     over: Overflow,
     /// A remote server's secrets (its token, secret headers), kept out of what it sends back.
     redact: Redactor,
-    /// The prompts it listed at its start.
-    prompts: Vec<prompts::PromptInfo>,
-    /// The resources it listed at its start.
-    resources: Vec<resources::ResourceInfo>,
+    /// The prompts it listed at its start, or again after it said they changed.
+    prompts: RwLock<Arc<Vec<prompts::PromptInfo>>>,
+    /// The resources it listed at its start, or again after it said they changed.
+    resources: RwLock<Arc<Vec<resources::ResourceInfo>>>,
+    /// Tools it may list (its `max_tools`, else [`MCP_TOOLS`]), for listing them again.
+    max_tools: usize,
 }
 
 #[path = "mcp_resources.rs"]
@@ -70,12 +75,23 @@ pub mod resources;
 #[path = "mcp_prompts.rs"]
 pub mod prompts;
 
+#[path = "mcp_live.rs"]
+pub mod live;
+
+#[path = "mcp_elicit.rs"]
+pub mod elicit;
+
+#[path = "mcp_sse.rs"]
+mod legacy;
+
 /// How a client reaches its server.
 enum Link {
     /// A child process.
     Stdio(Box<StdioLink>),
     /// A remote server; the URL without credentials.
     Http(String),
+    /// A remote server over the legacy HTTP+SSE transport; the URL without credentials.
+    Sse(String),
 }
 
 impl Link {
@@ -83,6 +99,7 @@ impl Link {
         match self {
             Self::Stdio(_) => Transport::Stdio,
             Self::Http(_) => Transport::Http,
+            Self::Sse(_) => Transport::Sse,
         }
     }
 }
@@ -99,11 +116,16 @@ struct StdioLink {
 }
 
 /// What a successful start hands to [`McpClient::start_within`].
-type Started = (RunningService<RoleClient, ClientConfig>, Vec<Tool>, Link, Overflow, Redactor);
+type Started = (RunningService<RoleClient, live::Handler>, Vec<Tool>, Link, Overflow, Redactor);
 
-fn client_info() -> ClientConfig {
-    ClientConfig::new(ClientCapabilities::default(), Implementation::new("palaver", env!("CARGO_PKG_VERSION")))
-        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+/// palaver's side of the handshake: it answers forms (elicitation), which the chat screen shows
+/// and headless runs decline.
+fn client_info() -> live::Handler {
+    let mut caps = ClientCapabilities::default();
+    caps.elicitation = Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
+    let info = ClientConfig::new(caps, Implementation::new("palaver", env!("CARGO_PKG_VERSION")))
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
+    live::Handler::new(info)
 }
 
 impl std::fmt::Debug for McpClient {
@@ -115,7 +137,7 @@ impl std::fmt::Debug for McpClient {
                 let pid = s.child.lock().unwrap_or_else(PoisonError::into_inner).id();
                 d.field("program", &s.program).field("pid", &pid)
             }
-            Link::Http(url) => d.field("url", url),
+            Link::Http(url) | Link::Sse(url) => d.field("url", url),
         };
         d.field("closed", &self.peer.is_transport_closed()).finish_non_exhaustive()
     }
@@ -143,26 +165,28 @@ impl McpClient {
             }
             None => Self::start_stdio(cfg, limit).await?,
         };
-        let via = link.transport();
-        let mut aliases = HashMap::new();
-        let mut taken = HashSet::new();
-        let specs = tools
-            .into_iter()
-            .map(|tool| {
-                let spec = spec(name, via, tool);
-                let offered = unique_name(&sanitize(&spec.name), &taken);
-                taken.insert(offered.clone());
-                if offered != spec.name {
-                    aliases.insert(offered.clone(), spec.name.clone());
-                }
-                ToolSpec { name: offered, ..spec }
-            })
-            .collect();
+        let (specs, aliases) = offered_specs(name, link.transport(), tools);
         let peer = service.peer().clone();
-        let prompts = Self::list_prompts(&peer).await;
-        let resources = Self::list_resources(&peer).await;
+        let handler = service.service().clone();
+        let prompts = RwLock::new(Arc::new(Self::list_prompts(&peer).await));
+        let resources = RwLock::new(Arc::new(Self::list_resources(&peer).await));
+        let aliases = RwLock::new(aliases);
         let service = tokio::sync::Mutex::new(Some(service));
-        Ok((Self { name: name.to_owned(), link, aliases, peer, service, over, redact, prompts, resources }, specs))
+        let max_tools = cfg.max_tools.unwrap_or(MCP_TOOLS);
+        let client = Self {
+            name: name.to_owned(),
+            link,
+            aliases,
+            peer,
+            service,
+            handler,
+            over,
+            redact,
+            prompts,
+            resources,
+            max_tools,
+        };
+        Ok((client, specs))
     }
 
     /// Starts `cfg.command` as a child process, initialises the session and lists its tools.
@@ -199,7 +223,7 @@ impl McpClient {
         let handshake = async {
             let service =
                 client_info().serve((stdout, stdin)).await.map_err(|e| format!("the MCP handshake failed: {e}"))?;
-            let tools = list_tools(&service, &over, cfg.max_tools.unwrap_or(MCP_TOOLS)).await?;
+            let tools = list_tools(service.peer(), &over, cfg.max_tools.unwrap_or(MCP_TOOLS)).await?;
             Ok::<_, String>((service, tools))
         };
         let (service, tools) = match tokio::time::timeout(limit, handshake).await {
@@ -239,11 +263,20 @@ impl McpClient {
                 .serve(remote.transport)
                 .await
                 .map_err(|e| format!("the MCP handshake failed: {}", plain(&e)))?;
-            let tools = list_tools(&service, &over, cfg.max_tools.unwrap_or(MCP_TOOLS)).await?;
+            let tools = list_tools(service.peer(), &over, cfg.max_tools.unwrap_or(MCP_TOOLS)).await?;
             Ok::<_, String>((service, tools))
         };
         match tokio::time::timeout(limit, handshake).await {
             Ok(Ok((service, tools))) => Ok((service, tools, Link::Http(shown), over, redact)),
+            Ok(Err(cause)) if legacy::refused(&cause) => {
+                // Streamable HTTP refused: an older server may speak HTTP+SSE at this URL.
+                match legacy::start(cfg, url, limit).await {
+                    Ok((service, tools, over)) => Ok((service, tools, Link::Sse(shown), over, redact)),
+                    Err(e) => Err(redact
+                        .text(&format!("{shown}: {cause}; the legacy HTTP+SSE transport failed too: {e}"))
+                        .into_owned()),
+                }
+            }
             Ok(Err(cause)) => {
                 let refused = cause.contains("401")
                     || cause.contains("Auth required")
@@ -268,7 +301,8 @@ impl McpClient {
 
     /// Calls a tool. Never panics: every failure is an error output naming the server.
     pub async fn call(&self, tool: &str, args: Map<String, Value>) -> ToolOutput {
-        let remote = self.aliases.get(tool).map_or(tool, String::as_str);
+        let alias = self.aliases.read().unwrap_or_else(PoisonError::into_inner).get(tool).cloned();
+        let remote = alias.as_deref().unwrap_or(tool);
         let mut out = self.call_remote(remote, args).await;
         if let Some(why) = self.over.reason().filter(|_| out.is_error) {
             // The connection was cut at the limit: that is what the user and the model learn.
@@ -292,7 +326,7 @@ impl McpClient {
             ));
         }
         let params = CallToolRequestParams::new(remote.to_owned()).with_arguments(args);
-        match self.peer.call_tool(params).await {
+        match live::call_tool(&self.peer, &self.handler, params).await {
             Ok(result) => output(result),
             Err(ServiceError::McpError(e)) => {
                 ToolOutput::error(format!("MCP server `{}` refused `{remote}`: {}", self.name, e.message))
@@ -320,6 +354,7 @@ impl McpClient {
     /// Ends the session and waits (up to [`CLOSE_TIMEOUT`]) for its end: a remote server gets
     /// the `DELETE` of its session, which a process exiting without this would not send.
     pub async fn close(&self) {
+        self.handler.cancels_sent(CLOSE_TIMEOUT).await;
         let taken = self.service.lock().await.take();
         if let Some(mut service) = taken {
             let _ = service.close_with_timeout(CLOSE_TIMEOUT).await;
@@ -376,7 +411,7 @@ impl McpClient {
     pub fn target(&self) -> &str {
         match &self.link {
             Link::Stdio(s) => &s.program,
-            Link::Http(url) => url,
+            Link::Http(url) | Link::Sse(url) => url,
         }
     }
 
@@ -391,7 +426,9 @@ impl McpClient {
     async fn gone(&self, wait: Duration) -> String {
         let s = match &self.link {
             Link::Stdio(s) => s,
-            Link::Http(url) => return format!("the server at {url} stopped answering (its session is closed)"),
+            Link::Http(url) | Link::Sse(url) => {
+                return format!("the server at {url} stopped answering (its session is closed)");
+            }
         };
         let deadline = tokio::time::Instant::now() + wait;
         loop {
@@ -412,14 +449,30 @@ impl McpClient {
     }
 }
 
+/// The specs offered to the model for a server's tools (names made acceptable and unique), and
+/// the offered names that differ from the server's → the server's.
+fn offered_specs(name: &str, via: Transport, tools: Vec<Tool>) -> (Vec<ToolSpec>, HashMap<String, String>) {
+    let mut aliases = HashMap::new();
+    let mut taken = HashSet::new();
+    let specs = tools
+        .into_iter()
+        .map(|tool| {
+            let spec = spec(name, via, tool);
+            let offered = unique_name(&sanitize(&spec.name), &taken);
+            taken.insert(offered.clone());
+            if offered != spec.name {
+                aliases.insert(offered.clone(), spec.name.clone());
+            }
+            ToolSpec { name: offered, ..spec }
+        })
+        .collect();
+    (specs, aliases)
+}
+
 /// Every page of the server's tool list, refused past `max_tools` (its `max_tools`, or
 /// [`MCP_TOOLS`]: a server paging forever would otherwise be listed forever); the refusal is
 /// kept in `over` as the reason.
-async fn list_tools(
-    service: &RunningService<RoleClient, ClientConfig>,
-    over: &Overflow,
-    max_tools: usize,
-) -> Result<Vec<Tool>, String> {
+async fn list_tools(service: &Peer<RoleClient>, over: &Overflow, max_tools: usize) -> Result<Vec<Tool>, String> {
     let mut tools = Vec::new();
     let mut cursor = None;
     loop {

@@ -1,8 +1,8 @@
 //! Remote MCP servers over streamable HTTP, through rmcp's client transport on palaver's own
 //! reqwest client: JSON and SSE responses, the `Mcp-Session-Id` header, a new session when the
 //! server answers 404 for an expired one, and `DELETE` of the session when the client closes.
-//! rmcp 3 has no client for the legacy HTTP+SSE transport (it was removed upstream), so a server
-//! that only speaks that is reported as not answering streamable HTTP.
+//! rmcp 3 has no client for the legacy HTTP+SSE transport (it was removed upstream): palaver's
+//! own is `mcp_sse.rs`, tried when streamable HTTP is refused with a 4xx.
 //!
 //! The same bounds as a model's server: a connect timeout, redirects only within the origin
 //! (a static header or the token must not follow a redirect elsewhere), one SSE event or JSON

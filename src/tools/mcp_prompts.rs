@@ -75,10 +75,10 @@ impl McpClient {
         tokio::time::timeout(LIST_TIMEOUT, listing).await.unwrap_or_default()
     }
 
-    /// The server's prompts, as listed at its start.
+    /// The server's prompts, as listed at its start (or again when it said they changed).
     #[must_use]
-    pub fn prompts(&self) -> &[PromptInfo] {
-        &self.prompts
+    pub fn prompts(&self) -> std::sync::Arc<Vec<PromptInfo>> {
+        self.prompts.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
     }
 
     /// Gets prompt `name` with `args` (`prompts/get`).
@@ -159,7 +159,8 @@ mod tests {
         let script = format!("{}/tests/mcp_server/server.py", env!("CARGO_MANIFEST_DIR"));
         let cfg = crate::config::McpServer { command: vec!["python3".into(), script], ..Default::default() };
         let (client, _) = McpClient::start("t", &cfg).await.unwrap();
-        let names: Vec<_> = client.prompts().iter().map(|p| p.name.as_str()).collect();
+        let prompts = client.prompts();
+        let names: Vec<_> = prompts.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, ["greet", "plain"]);
         assert_eq!(client.prompts()[0].args, vec![("who".to_owned(), true), ("mood".to_owned(), false)]);
         let args = serde_json::json!({"who": "Ada"}).as_object().cloned().unwrap();

@@ -59,10 +59,10 @@ impl McpClient {
         tokio::time::timeout(LIST_TIMEOUT, listing).await.unwrap_or_default()
     }
 
-    /// The server's resources, as listed at its start.
+    /// The server's resources, as listed at its start (or again when it said they changed).
     #[must_use]
-    pub fn resources(&self) -> &[ResourceInfo] {
-        &self.resources
+    pub fn resources(&self) -> std::sync::Arc<Vec<ResourceInfo>> {
+        self.resources.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
     }
 
     /// Reads resource `uri` (`resources/read`): each content as a part named `name`

@@ -24,7 +24,7 @@ pub mod user;
 pub mod workspace;
 
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -215,19 +215,35 @@ impl Registry {
                 Ok((client, specs)) => {
                     let client = Arc::new(client);
                     self.mcp.push(client.clone());
-                    for spec in specs {
-                        let remote = spec.name.clone();
-                        let mut spec = spec;
-                        if self.runners.contains_key(&spec.name) {
-                            spec.name = format!("{name}__{}", spec.name);
-                        }
-                        self.add(spec, Runner::Mcp(client.clone(), remote));
-                    }
+                    self.add_mcp_specs(name, &client, specs);
                 }
                 Err(e) => notices.push(format!("MCP server `{name}` did not start: {e}")),
             }
         }
         notices
+    }
+
+    /// Adds the tools of MCP server `name` (a name another tool took gets the server's prefix).
+    fn add_mcp_specs(&mut self, name: &str, client: &Arc<mcp::McpClient>, specs: Vec<ToolSpec>) {
+        for spec in specs {
+            let remote = spec.name.clone();
+            let mut spec = spec;
+            if self.runners.contains_key(&spec.name) {
+                spec.name = format!("{name}__{}", spec.name);
+            }
+            self.add(spec, Runner::Mcp(client.clone(), remote));
+        }
+    }
+
+    /// Offers `specs` as the tools of MCP server `name` in place of those it listed before
+    /// (it said its tools changed). Nothing happens for a server that is not running.
+    pub fn replace_mcp_tools(&mut self, name: &str, specs: Vec<ToolSpec>) {
+        let Some(client) = self.mcp.iter().find(|c| c.name() == name).cloned() else { return };
+        let theirs = |r: &Runner| matches!(r, Runner::Mcp(c, _) if Arc::ptr_eq(c, &client));
+        let gone: HashSet<String> = self.runners.iter().filter(|(_, r)| theirs(r)).map(|(n, _)| n.clone()).collect();
+        self.runners.retain(|n, _| !gone.contains(n));
+        self.specs.retain(|s| !gone.contains(&s.name));
+        self.add_mcp_specs(name, &client, specs);
     }
 
     /// Ends the sessions of every MCP server, waiting briefly for each (a remote server's
@@ -260,10 +276,12 @@ impl Registry {
         self.specs.iter().find(|s| s.name == name)
     }
 
-    /// Definitions for the request.
+    /// Definitions for the request: every tool but those of an MCP server whose connection is
+    /// gone (it exited, or stopped answering), so the conversation goes on without them.
     #[must_use]
     pub fn definitions(&self) -> Vec<Value> {
-        self.specs.iter().map(ToolSpec::definition).collect()
+        let gone = |s: &&ToolSpec| matches!(self.runners.get(&s.name), Some(Runner::Mcp(c, _)) if !c.is_open());
+        self.specs.iter().filter(|s| !gone(s)).map(ToolSpec::definition).collect()
     }
 
     /// Confines the built-in tools (and user tools' working directory) to `ws`.

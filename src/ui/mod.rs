@@ -25,6 +25,7 @@ pub mod usage;
 pub mod wrap;
 
 pub mod approval;
+pub mod elicit;
 pub mod inspector;
 pub mod item_card;
 pub mod tool_card;

@@ -32,12 +32,13 @@ pub fn draw(f: &mut Frame, state: &State) {
             Overlay::Approval => super::approval::draw(f, state),
             Overlay::Inspector => super::inspector::draw(f, state),
             Overlay::Probs { id, cursor } => super::probs::draw(f, state, *id, *cursor),
+            Overlay::Elicit => super::elicit::draw(f, state),
         }
     }
 }
 
 /// A centred rectangle at most `w`×`h`.
-fn centered(area: Rect, w: u16, h: u16) -> Rect {
+pub(super) fn centered(area: Rect, w: u16, h: u16) -> Rect {
     let w = w.min(area.width.saturating_sub(2)).max(1.min(area.width));
     let h = h.min(area.height.saturating_sub(2)).max(1.min(area.height));
     Rect { x: area.x + (area.width - w) / 2, y: area.y + (area.height - h) / 2, width: w, height: h }

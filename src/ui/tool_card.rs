@@ -75,6 +75,8 @@ pub fn salt(state: &State, owner: Owner, cell: &Cell) -> u64 {
     }
     if state.tools.turn(owner).is_some_and(|t| t.id == m.id && !t.running.is_empty()) {
         s |= (state.now_ms / 100 + 1) << 1;
+        // A progress report changes the card between two ticks of the clock.
+        s = s.wrapping_add(state.tools.progress_rev.wrapping_mul(0x9E37_79B9_7F4A_7C15));
     }
     s
 }
@@ -177,6 +179,10 @@ fn card(m: &Message, index: usize, call: &ToolCall, state: &State, cols: usize, 
         if let Some(e) = elapsed {
             status.push_str(&format!(" {}", fmt::duration(e)));
         }
+        if let Some(p) = state.tools.progress_of(owner, m.id, index) {
+            // What the MCP server reported: a bar when it knows the total, then its words.
+            status.push_str(&format!(" · {}{}", progress_bar(p.progress, p.total), p.label()));
+        }
     } else if approved_mcp {
         status.push_str(&format!("{mark} {label}"));
     } else {
@@ -221,6 +227,17 @@ fn mcp_via(state: &State, call: &ToolCall) -> Option<String> {
         crate::tools::ToolSource::Mcp(server, via) => Some(format!(" · {} · {}", sanitize(&server), via.label())),
         _ => None,
     }
+}
+
+/// `▰▰▰▱▱ ` for a report with a total (empty without one): eight cells filled in proportion.
+fn progress_bar(progress: f64, total: Option<f64>) -> String {
+    const CELLS: usize = 8;
+    let Some(total) = total.filter(|t| *t > 0.0 && t.is_finite()) else { return String::new() };
+    let ratio = if progress.is_finite() { (progress / total).clamp(0.0, 1.0) } else { 0.0 };
+    // At most CELLS: the ratio is clamped to [0, 1].
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let full = ((ratio * CELLS as f64).round() as usize).min(CELLS);
+    format!("{}{} ", "▰".repeat(full), "▱".repeat(CELLS - full))
 }
 
 /// The card's title: the tool, or what kind of request it is.

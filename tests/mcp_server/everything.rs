@@ -21,6 +21,13 @@ impl Drop for Everything {
 
 /// Starts server-everything in streamableHttp mode on a free port, or says loudly why not.
 pub fn start() -> Option<Everything> {
+    start_in("streamableHttp")
+}
+
+/// Starts server-everything in `mode` (`streamableHttp`: its URL ends in `/mcp`; `sse`, the
+/// legacy transport: in `/sse`), or says loudly why not.
+#[allow(dead_code)] // not every test file that includes this module starts the legacy mode
+pub fn start_in(mode: &str) -> Option<Everything> {
     let root = env!("CARGO_MANIFEST_DIR");
     let install = Command::new("bash").arg(format!("{root}/tests/mcp_server/install_everything.sh")).status();
     let script = format!("{root}/target/mcp-node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
@@ -30,17 +37,22 @@ pub fn start() -> Option<Everything> {
     }
     let port = std::net::TcpListener::bind("127.0.0.1:0").ok()?.local_addr().ok()?.port();
     let mut child = Command::new("node")
-        .args([script.as_str(), "streamableHttp"])
+        .args([script.as_str(), mode])
         .env("PORT", port.to_string())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .ok()?;
-    // It says "listening on port N" on stderr once it is.
+    // It says "listening on port N" (or "is running on port N") on stderr once it is.
     let mut lines = BufReader::new(child.stderr.take()?).lines();
-    let ready = lines.by_ref().take(50).map_while(Result::ok).any(|l| l.contains("listening on port"));
+    let ready = lines
+        .by_ref()
+        .take(50)
+        .map_while(Result::ok)
+        .any(|l| l.contains("listening on port") || l.contains("running on port"));
     assert!(ready, "server-everything did not start listening");
     // Keep draining its stderr so it never blocks on a full pipe.
     std::thread::spawn(move || lines.for_each(drop));
-    Some(Everything { child, url: format!("http://127.0.0.1:{port}/mcp") })
+    let path = if mode == "sse" { "sse" } else { "mcp" };
+    Some(Everything { child, url: format!("http://127.0.0.1:{port}/{path}") })
 }

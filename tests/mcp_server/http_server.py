@@ -13,12 +13,19 @@ Modes (first argument):
   big       the `big` tool returns a 10 MB text result (within palaver's 16 MB limit)
   huge      the `big` tool returns a 20 MB result (past it)
   token     every request must carry `Authorization: Bearer $MCP_TEST_TOKEN`, else 401
+  slow      also lists `slow`, which streams a progress report every 0.2 s for `steps` steps
+            (with the call's progressToken) before its result, and stops at a
+            notifications/cancelled; the log gets `CALL <id>` and `CANCELLED <requestId> <reason>`;
+            and `grow`, which adds the tool `grown` and says so (notifications/tools/list_changed)
+            in its event stream before its result; and `sample`, which asks the client for
+            sampling/createMessage in its event stream and returns the client's answer as its text
 """
 
 import json
 import os
 import sys
 import threading
+import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -27,6 +34,8 @@ LOG = sys.argv[2] if len(sys.argv) > 2 else os.devnull
 LOCK = threading.Lock()
 SESSIONS = {}  # id -> {"calls": n}
 CALLS = [0]  # tools/call requests over all sessions
+CANCELLED = set()  # request ids the client cancelled
+ANSWERS = {}  # id -> the client's response to a request this server sent
 
 TOOLS = [
     {
@@ -48,6 +57,19 @@ TOOLS = [
         "annotations": {"readOnlyHint": True},
     },
 ]
+
+
+SLOW = {
+    "name": "slow",
+    "description": "Reports its progress step by step.",
+    "inputSchema": {"type": "object", "properties": {"steps": {"type": "integer"}}},
+    "annotations": {"readOnlyHint": True},
+}
+GROW = {"name": "grow", "description": "Adds the tool `grown`.", "inputSchema": {"type": "object"}}
+GROWN = {"name": "grown", "description": "Added by `grow`.", "inputSchema": {"type": "object"}}
+SAMPLE = {"name": "sample", "description": "Asks the client's model.", "inputSchema": {"type": "object"}}
+if MODE == "slow":
+    TOOLS.extend([SLOW, GROW, SAMPLE])
 
 
 def log(line):
@@ -105,7 +127,17 @@ class Handler(BaseHTTPRequestHandler):
         log(f"POST {method} {self.session()} {self.headers.get('Authorization', '-')} {self.headers.get('X-Team', '-')}")
         if not self.authorised():
             return
-        if "id" not in msg:
+        if method == "notifications/cancelled":
+            params = msg.get("params") or {}
+            with LOCK:
+                CANCELLED.add(params.get("requestId"))
+            log(f"CANCELLED {params.get('requestId')} {params.get('reason', '-')}")
+        if not method and "id" in msg:
+            # The client's answer to a request of ours.
+            with LOCK:
+                ANSWERS[msg["id"]] = msg
+            log(f"ANSWER {msg['id']}")
+        if "id" not in msg or not method:
             # A notification or a response: accepted.
             self.send_response(202)
             self.send_header("Content-Length", "0")
@@ -158,9 +190,74 @@ class Handler(BaseHTTPRequestHandler):
         if name == "big":
             size = 20 if MODE == "huge" else 10
             return self.send(text(rid, "x" * (size * 1024 * 1024)), {})
+        if name == "slow":
+            return self.slow(rid, params)
+        if name == "sample":
+            ask = {"jsonrpc": "2.0", "id": f"sample-{rid}", "method": "sampling/createMessage", "params": {
+                "messages": [{"role": "user", "content": {"type": "text", "text": "hello?"}}], "maxTokens": 10}}
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            self.wfile.write(b"event: message\ndata: " + json.dumps(ask).encode() + b"\n\n")
+            self.wfile.flush()
+            answer = None
+            for _ in range(100):
+                with LOCK:
+                    answer = ANSWERS.get(f"sample-{rid}")
+                if answer:
+                    break
+                time.sleep(0.05)
+            reply = text(rid, json.dumps(answer, sort_keys=True))
+            self.wfile.write(b"event: message\ndata: " + json.dumps(reply).encode() + b"\n\n")
+            self.wfile.flush()
+            return
+        if name == "grow":
+            with LOCK:
+                if GROWN not in TOOLS:
+                    TOOLS.append(GROWN)
+            note = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            for m in (note, text(rid, "grown")):
+                self.wfile.write(b"event: message\ndata: " + json.dumps(m).encode() + b"\n\n")
+            self.wfile.flush()
+            return
         if name == "leak":
             return self.send(text(rid, "you sent: " + self.headers.get("Authorization", "-")), {})
         self.send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": "unknown tool"}}, {})
+
+    def slow(self, rid, params):
+        log(f"CALL {rid}")
+        token = (params.get("_meta") or {}).get("progressToken")
+        steps = int((params.get("arguments") or {}).get("steps", 5))
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        for i in range(1, steps + 1):
+            time.sleep(0.2)
+            with LOCK:
+                cancelled = rid in CANCELLED
+            if cancelled:
+                log(f"STOPPED {rid} at {i}")
+                return
+            note = {"jsonrpc": "2.0", "method": "notifications/progress",
+                    "params": {"progressToken": token, "progress": i, "total": steps, "message": f"step {i}"}}
+            try:
+                self.wfile.write(b"event: message\ndata: " + json.dumps(note).encode() + b"\n\n")
+                self.wfile.flush()
+            except OSError:
+                log(f"STOPPED {rid} at {i}: the client closed the stream")
+                return
+        body = json.dumps(text(rid, f"done after {steps} steps")).encode()
+        self.wfile.write(b"event: message\ndata: " + body + b"\n\n")
+        self.wfile.flush()
 
     def send(self, reply, headers):
         body = json.dumps(reply).encode()

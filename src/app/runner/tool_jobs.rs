@@ -19,11 +19,20 @@ impl Runner {
             ToolEffect::Run { owner, id, index, call, set, approved } => {
                 self.tool_tasks.retain(|_, h| !h.is_finished());
                 let tx = self.tx.clone();
+                // An MCP server's progress reports go to the call's card.
+                let progress_tx = self.tx.clone();
+                let sink: crate::tools::mcp::live::ProgressSink = std::sync::Arc::new(move |progress| {
+                    let _ = progress_tx.send(Msg::Tools(ToolMsg::Progress { owner, id, index, progress }));
+                });
                 let task = tokio::spawn(async move {
                     use futures_util::FutureExt;
                     let started = Instant::now();
                     // A tool that panics fails its own call; the turn carries on.
-                    let run = std::panic::AssertUnwindSafe(execute(&set.0, &call, DEFAULT_TOOL_TIMEOUT, &approved));
+                    let run = crate::tools::mcp::live::with_progress(
+                        sink,
+                        execute(&set.0, &call, DEFAULT_TOOL_TIMEOUT, &approved),
+                    );
+                    let run = std::panic::AssertUnwindSafe(run);
                     let output = run.catch_unwind().await.unwrap_or_else(|p| {
                         crate::tools::ToolOutput::error(format!(
                             "the tool crashed: {}",
@@ -44,6 +53,18 @@ impl Runner {
                         None => Err(format!("MCP server `{server}` is not running")),
                     };
                     let _ = tx.send(Msg::Tools(ToolMsg::Prompt(got)));
+                });
+            }
+            ToolEffect::Answer { reply, answer } => reply.send(answer),
+            ToolEffect::Relist { set, server, kind } => {
+                let tx = self.tx.clone();
+                tokio::spawn(async move {
+                    let client = set.0.mcp_clients().iter().find(|c| c.name() == server).cloned();
+                    let result = match client {
+                        Some(c) => c.relist(kind).await,
+                        None => Err(format!("MCP server `{server}` is not running")),
+                    };
+                    let _ = tx.send(Msg::Tools(ToolMsg::Relisted { server, kind, result }));
                 });
             }
             ToolEffect::ReadResource { set, server, uri, name } => {
