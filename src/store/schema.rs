@@ -7,8 +7,13 @@ use rusqlite::{Connection, TransactionBehavior};
 use std::time::Duration;
 
 /// Migration `i` (0-based) brings a file from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] =
-    &[MIGRATION_1, super::blobs::MIGRATION_ATTACHMENTS, super::runs::MIGRATION_RUNS, MIGRATION_INDEX_FINISHED];
+const MIGRATIONS: &[&str] = &[
+    MIGRATION_1,
+    super::blobs::MIGRATION_ATTACHMENTS,
+    super::runs::MIGRATION_RUNS,
+    MIGRATION_INDEX_FINISHED,
+    super::runs::MIGRATION_RUN_VARS,
+];
 
 /// The version this build writes.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

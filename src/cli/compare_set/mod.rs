@@ -246,12 +246,17 @@ async fn start(
         )));
     }
     let (text, source) = read_set(path)?;
-    let mut items = prompts::parse(&text).map_err(|e| usage(&format!("{source}: {e}")))?;
-    // `attach` paths are the set's: read from its own folder (a set on stdin: the current one).
+    // `attach` paths and `vars` files are the set's: read from its own folder (a set on
+    // stdin: the current one).
     let folder = match path.parent() {
         Some(p) if path.as_os_str() != "-" && !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => std::path::PathBuf::from("."),
     };
+    let vars_file = |name: &str| {
+        let at = folder.join(name);
+        std::fs::read_to_string(&at).map_err(|e| format!("cannot read the vars file {}: {e}", at.display()))
+    };
+    let mut items = prompts::parse_with(&text, &vars_file).map_err(|e| usage(&format!("{source}: {e}")))?;
     attach_rules::check(&mut items, &folder, ca.allow_attach_outside)
         .map_err(|e| usage(&format!("{}: {e}", crate::text::sanitize::sanitize(&source))))?;
     let targets = resolve_columns(g, cfg, &g.model).await.map_err(|e| usage(&e.0))?;
@@ -275,6 +280,7 @@ async fn start(
             prompt: p.prompt,
             system: p.system,
             attach: p.attach,
+            vars: p.vars,
             // `--schema` is every prompt's schema: sent, and a check of the report.
             expect: match &schema {
                 Some(s) => Some(crate::engine::evals::prompts::with_schema(p.expect_raw, s.clone())),

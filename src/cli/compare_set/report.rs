@@ -145,6 +145,9 @@ fn markdown_prompt(out: &mut impl Write, run: &RunSummary, p: &PromptRow, cells:
     writeln!(out, "### {}\n", md_cell(&p.id))?;
     let f = fence(&p.prompt);
     writeln!(out, "{f}text\n{}\n{f}\n", p.prompt)?;
+    if let Some(vars) = crate::engine::evals::template::vars_line(p.vars.as_ref()) {
+        writeln!(out, "vars: {}\n", md_cell(&vars))?;
+    }
     let first = cells.iter().find(|c| c.model_idx == 0);
     for (i, m) in run.models.iter().enumerate() {
         let Some(c) = cells.iter().find(|c| c.model_idx as usize == i) else {
