@@ -4,6 +4,7 @@
 //! loop itself neither parses flags nor writes to a terminal.
 
 pub mod cell;
+pub mod judge;
 pub mod recorder;
 pub mod scheduler;
 pub mod sink;

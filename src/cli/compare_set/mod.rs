@@ -9,6 +9,7 @@
 pub mod actions;
 mod attach_rules;
 pub mod json;
+pub mod judges;
 mod observer;
 pub mod progress;
 pub mod report;
@@ -118,6 +119,10 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
     // Checks compile again from what the store kept (a resumed run has no file to read).
     let expects: Vec<Option<Expect>> =
         prompt_rows.iter().map(|p| p.expect.as_ref().and_then(|v| Expect::compile(v).ok())).collect();
+    let judges = match judges::prepare(&g, cfg, &expects).await {
+        Ok(j) => j,
+        Err(e) => return usage(&e),
+    };
     let done = match store.done_cells(&run.id, ca.retry_failed) {
         Ok(d) => d,
         Err(e) => return usage(&format!("cannot read run {}: {e}", run.id)),
@@ -143,6 +148,7 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
         run: run.id.clone(),
         observer: Arc::new(observer::Observer { progress: progress.clone(), json: g.json }),
         stop: super::interrupt::stop(),
+        judges,
     });
     let work = scheduler::run(shared, todo, concurrency);
     if std::io::stderr().is_terminal() {

@@ -3,6 +3,7 @@
 //! (`rating`). No I/O beyond the bytes handed in; the runner and the reports live in `cli`.
 
 pub mod expect;
+pub mod judge;
 pub mod prompts;
 pub mod rating;
 pub mod stats;
