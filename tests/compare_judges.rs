@@ -189,3 +189,54 @@ fn the_configured_judge_prompt_replaces_the_built_in_one() {
     let body: Value = serde_json::from_str(&judge.requests()[0].body).unwrap();
     assert_eq!(body["messages"][0]["content"], "MY JUDGE: polite | hello there");
 }
+
+#[test]
+fn select_best_asks_once_per_prompt_and_the_winner_passes() {
+    let judge = Server::start_fn(|_| {
+        let text = r#"{"best": "B", "reason": "more complete"}"#;
+        let delta = serde_json::json!({"choices": [{"index": 0, "delta": {"content": text}}]});
+        let stop = serde_json::json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55}});
+        Reply::sse(&format!("data: {delta}\n\ndata: {stop}\n\ndata: [DONE]\n\n"))
+    });
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), format!("[providers.grader]\nbase_url = \"{}\"\n", judge.base_url))
+        .unwrap();
+    let set = home.path().join("set.jsonl");
+    std::fs::write(
+        &set,
+        "{\"id\":\"q\",\"prompt\":\"Explain tides\",\"expect\":{\"select_best\":\"the clearest\",\"model\":\"grader/g\"}}\n\
+         {\"id\":\"plain\",\"prompt\":\"hi\"}\n",
+    )
+    .unwrap();
+    let args = ["compare", "-m", "demo/demo", "-m", "demo/demo-reasoning", "-m", "demo/demo-tools", "--prompts"];
+    let out = run(home.path(), &[&args[..], &[set.to_str().unwrap(), "--json"]].concat());
+    assert_eq!(out.status.code(), Some(3), "two of three lose: checks below 1.0\n{}", err(&out));
+    let seen = judge.requests();
+    assert_eq!(seen.len(), 1, "one judge call for the prompt, none for the plain one");
+    let body: Value = serde_json::from_str(&seen[0].body).unwrap();
+    let prompt = body["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        prompt.contains("## Criterion\n\nthe clearest") && prompt.contains("## Question\n\nExplain tides"),
+        "{prompt}"
+    );
+    assert!(prompt.contains("### Answer A") && prompt.contains("### Answer B") && prompt.contains("### Answer C"));
+    // The stored cells carry the decision; exactly one passes, and the call is counted once.
+    let id = lines(&out).last().unwrap()["run"].as_str().unwrap().to_owned();
+    let shown = run(home.path(), &["compare", "show", &id, "--json"]);
+    let cells: Vec<Value> = lines(&shown).into_iter().filter(|l| l["prompt_id"] == "q").collect();
+    assert_eq!(cells.len(), 3, "{}", err(&shown));
+    let picks: Vec<&Value> = cells
+        .iter()
+        .map(|c| c["checks"].as_array().unwrap().iter().find(|k| k["kind"] == "select_best").unwrap())
+        .collect();
+    assert_eq!(picks.iter().filter(|k| k["pass"] == true).count(), 1, "{picks:?}");
+    assert!(picks.iter().all(|k| k["detail"] == "best: answer B: more complete"));
+    assert_eq!(picks.iter().filter(|k| k.get("judge").is_some()).count(), 1);
+    let summary = lines(&shown).into_iter().find(|l| l["type"] == "summary").unwrap();
+    let calls: u64 = summary["models"].as_array().unwrap().iter().filter_map(|m| m["judge"]["calls"].as_u64()).sum();
+    assert_eq!(calls, 1);
+    // Resuming asks nothing again.
+    let again = run(home.path(), &["compare", "--resume", &id, "--json"]);
+    assert_eq!(judge.requests().len(), 1, "{}", err(&again));
+}

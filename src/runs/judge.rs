@@ -44,24 +44,26 @@ fn failed(detail: String, usage: Option<serde_json::Value>) -> CheckResult {
     CheckResult { kind: "judge".into(), pass: false, detail: Some(detail), score: None, judge: usage }
 }
 
-/// Grades one answer with `spec`. `None` when the user stopped it (the cell is left to
-/// `--resume`).
-pub async fn grade<S: TurnSink + ?Sized>(g: &Grading<'_>, spec: &JudgeSpec, sink: &mut S) -> Option<CheckResult> {
+/// The judge's answer to `text` (its content, or why it failed) and its call's usage.
+/// `None` when the user stopped it.
+async fn ask<S: TurnSink + ?Sized>(
+    g: &Grading<'_>,
+    spec: &JudgeSpec,
+    text: String,
+    schema: serde_json::Value,
+    sink: &mut S,
+) -> Option<(Result<String, String>, Option<serde_json::Value>)> {
     let key = spec.model.clone().unwrap_or_default();
     let Some((target, http)) = g.judges.models.get(&key) else {
-        return Some(failed(format!("the judge model {key} was not set up"), None));
-    };
-    let template = match &spec.prompt {
-        Some(path) => g.judges.prompts.get(path).map_or(judge::RUBRIC_PROMPT, String::as_str),
-        None => g.judges.default_prompt.as_str(),
+        return Some((Err(format!("the judge model {key} was not set up")), None));
     };
     let settings = TurnSettings {
         stream: true,
-        schema: Structured::new(judge::schema(), Some("judge_grade")).ok(),
+        schema: Structured::new(schema, Some("judge_grade")).ok(),
         ..TurnSettings::default()
     };
     let turn = Turn { target, settings, registry: g.registry, http, stop: g.stop.clone() };
-    let mut history = vec![Message::user(&judge::prompt(template, &spec.rubric, g.question, g.answer))];
+    let mut history = vec![Message::user(&text)];
     let out = run_turn(&turn, &mut history, &mut Recorder::off(), sink).await;
     if out.account.stop == Some(TurnStop::Cancelled) {
         return None;
@@ -74,17 +76,69 @@ pub async fn grade<S: TurnSink + ?Sized>(g: &Grading<'_>, spec: &JudgeSpec, sink
     let cost = priced(g.cfg, &target.model, out.msg.meta.model.as_deref(), &view).map(|c| c.0);
     let usage = json!({"model": target.model, "provider": target.provider, "prompt_tokens": view.prompt,
         "completion_tokens": view.completion, "cost": cost});
-    if let Some(e) = &out.msg.error {
-        return Some(failed(format!("the judge failed: {}", e.message), Some(usage)));
+    let answer = match &out.msg.error {
+        Some(e) => Err(format!("the judge failed: {}", e.message)),
+        None => Ok(out.msg.main().content.clone()),
+    };
+    Some((answer, Some(usage)))
+}
+
+/// The prompt template a check names, else the run's default `fallback`.
+fn template<'a>(g: &'a Grading<'_>, spec: &JudgeSpec, fallback: &'a str) -> &'a str {
+    match &spec.prompt {
+        Some(path) => g.judges.prompts.get(path).map_or(fallback, String::as_str),
+        None => fallback,
     }
-    Some(match judge::parse(&out.msg.main().content) {
+}
+
+/// Grades one answer with `spec`. `None` when the user stopped it (the cell is left to
+/// `--resume`).
+pub async fn grade<S: TurnSink + ?Sized>(g: &Grading<'_>, spec: &JudgeSpec, sink: &mut S) -> Option<CheckResult> {
+    let text = judge::prompt(template(g, spec, &g.judges.default_prompt), &spec.rubric, g.question, g.answer);
+    let (answer, usage) = ask(g, spec, text, judge::schema(), sink).await?;
+    let answer = match answer {
+        Ok(a) => a,
+        Err(why) => return Some(failed(why, usage)),
+    };
+    Some(match judge::parse(&answer) {
         Ok(grade) => CheckResult {
             kind: "judge".into(),
             pass: grade.score + 1e-9 >= spec.threshold,
             detail: Some(format!("score {:.2}: {}", grade.score, grade.reason)),
             score: Some(grade.score),
-            judge: Some(usage),
+            judge: usage,
         },
-        Err(why) => failed(why, Some(usage)),
+        Err(why) => failed(why, usage),
+    })
+}
+
+/// What `select_best` decided over a prompt's answers: the winner (its index in the answers
+/// given), the reason or why there is none, and the judge call's usage.
+pub struct Selection {
+    pub winner: Option<usize>,
+    pub detail: String,
+    pub usage: Option<serde_json::Value>,
+}
+
+/// Asks the judge which of `answers` best meets `spec`'s criterion, shown under letters in an
+/// order shuffled by `seed`, without the models' names. `None` when the user stopped it.
+pub async fn select_best<S: TurnSink + ?Sized>(
+    g: &Grading<'_>,
+    spec: &JudgeSpec,
+    answers: &[&str],
+    seed: u64,
+    sink: &mut S,
+) -> Option<Selection> {
+    let order = judge::shuffle(answers.len(), seed);
+    let shown: Vec<&str> = order.iter().map(|&i| answers[i]).collect();
+    let template = template(g, spec, judge::SELECT_BEST_PROMPT);
+    let text = judge::select_prompt(template, &spec.rubric, g.question, &shown);
+    let (answer, usage) = ask(g, spec, text, judge::select_schema(), sink).await?;
+    let picked = answer.and_then(|a| judge::parse_best(&a, shown.len()));
+    Some(match picked {
+        Ok((i, reason)) => {
+            Selection { winner: Some(order[i]), detail: format!("best: answer {}: {reason}", judge::label(i)), usage }
+        }
+        Err(why) => Selection { winner: None, detail: why, usage },
     })
 }

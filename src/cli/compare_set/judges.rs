@@ -21,7 +21,7 @@ fn read(path: &std::path::Path, what: &str) -> Result<String, String> {
 /// # Errors
 /// A judge model that cannot be resolved, a prompt file that cannot be read.
 pub async fn prepare(g: &Global, cfg: &Config, expects: &[Option<Expect>]) -> Result<Judges, String> {
-    let specs: Vec<_> = expects.iter().flatten().flat_map(Expect::judges).collect();
+    let specs: Vec<_> = expects.iter().flatten().flat_map(Expect::judged).collect();
     let mut judges = Judges::default();
     if specs.is_empty() {
         return Ok(judges);

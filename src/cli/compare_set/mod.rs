@@ -14,6 +14,7 @@ mod observer;
 pub mod progress;
 pub mod report;
 pub mod report_html;
+mod select;
 pub mod settings;
 pub mod summary;
 
@@ -150,7 +151,7 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
         stop: super::interrupt::stop(),
         judges,
     });
-    let work = scheduler::run(shared, todo, concurrency);
+    let work = scheduler::run(shared.clone(), todo, concurrency);
     if std::io::stderr().is_terminal() {
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let bar = progress.clone();
@@ -161,6 +162,8 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
     } else {
         work.await;
     }
+    // `select_best` needs every model's answer to a prompt: it runs once they are in.
+    select::run(&shared).await;
     let interrupted = super::interrupt::stop().is_set();
     if let Err(e) = store.flush() {
         say!("{e}");

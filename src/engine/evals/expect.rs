@@ -24,9 +24,12 @@ pub enum Check {
     MaxLatencyMs(u64),
     /// Graded by a judge model: not run here (see [`Expect::judges`]).
     Judge(Box<JudgeSpec>),
+    /// The judge picks the best of the prompt's answers across the models: run once every
+    /// model has answered (see [`Expect::select_best`]).
+    SelectBest(Box<JudgeSpec>),
 }
 
-/// A `judge` check: the rubric, the judge model (`None`: the run's first model), the score it
+/// A `judge` check (or `select_best`, whose criterion is the rubric): the rubric, the judge model (`None`: the run's first model), the score it
 /// must reach, and a prompt file replacing the built-in one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JudgeSpec {
@@ -53,7 +56,7 @@ impl PartialEq for Check {
             (Self::Schema(a), Self::Schema(b)) => a == b,
             (Self::MaxCost(a), Self::MaxCost(b)) => a == b,
             (Self::MaxLatencyMs(a), Self::MaxLatencyMs(b)) => a == b,
-            (Self::Judge(a), Self::Judge(b)) => a == b,
+            (Self::Judge(a), Self::Judge(b)) | (Self::SelectBest(a), Self::SelectBest(b)) => a == b,
             _ => false,
         }
     }
@@ -117,6 +120,23 @@ impl Expect {
         self.checks.iter().filter_map(|c| c.run(answer, facts)).collect()
     }
 
+    /// The `select_best` check, if any.
+    #[must_use]
+    pub fn select_best(&self) -> Option<&JudgeSpec> {
+        self.checks.iter().find_map(|c| match c {
+            Check::SelectBest(j) => Some(j.as_ref()),
+            _ => None,
+        })
+    }
+
+    /// Every check that calls a judge model (`judge` and `select_best`).
+    pub fn judged(&self) -> impl Iterator<Item = &JudgeSpec> {
+        self.checks.iter().filter_map(|c| match c {
+            Check::Judge(j) | Check::SelectBest(j) => Some(j.as_ref()),
+            _ => None,
+        })
+    }
+
     /// The judge checks, in order.
     pub fn judges(&self) -> impl Iterator<Item = &JudgeSpec> {
         self.checks.iter().filter_map(|c| match c {
@@ -147,7 +167,10 @@ fn add(v: &Value, out: &mut Vec<Check>, send: &mut Option<Value>) -> Result<(), 
                 add(x, out, send)?;
             }
         }
-        Value::Object(o) if o.contains_key("judge") => out.push(Check::Judge(Box::new(judge(o)?))),
+        Value::Object(o) if o.contains_key("judge") => out.push(Check::Judge(Box::new(judge(o, "judge")?))),
+        Value::Object(o) if o.contains_key("select_best") => {
+            out.push(Check::SelectBest(Box::new(judge(o, "select_best")?)));
+        }
         Value::Object(o) => {
             for (k, x) in o {
                 match k.as_str() {
@@ -197,16 +220,19 @@ fn add(v: &Value, out: &mut Vec<Check>, send: &mut Option<Value>) -> Result<(), 
 }
 
 /// A `judge` object: `judge` (the rubric), `model`, `threshold` (0 to 1, default 0.5), `prompt`.
-fn judge(o: &serde_json::Map<String, Value>) -> Result<JudgeSpec, String> {
-    if let Some(k) = o.keys().find(|k| !["judge", "model", "threshold", "prompt"].contains(&k.as_str())) {
-        return Err(format!("a judge takes judge, model, threshold and prompt, not `{k}`"));
+fn judge(o: &serde_json::Map<String, Value>, kind: &str) -> Result<JudgeSpec, String> {
+    let keys: &[&str] =
+        if kind == "judge" { &["judge", "model", "threshold", "prompt"] } else { &[kind, "model", "prompt"] };
+    if let Some(k) = o.keys().find(|k| !keys.contains(&k.as_str())) {
+        return Err(format!("`{kind}` takes {}, not `{k}`", keys.join(", ")));
     }
     let text = |k: &str| match o.get(k) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.clone())),
         Some(_) => Err(format!("the judge's `{k}` must be a non-empty string")),
     };
-    let rubric = text("judge")?.ok_or("`judge` takes the rubric the answer is graded by")?;
+    let rubric =
+        text(kind)?.ok_or_else(|| format!("`{kind}` takes the rubric (or criterion) answers are graded by"))?;
     let threshold = match o.get("threshold") {
         None => 0.5,
         Some(v) => v.as_f64().filter(|t| (0.0..=1.0).contains(t)).ok_or("`threshold` is a score from 0 to 1")?,
@@ -239,7 +265,7 @@ fn clip(s: &str) -> String {
 impl Check {
     fn run(&self, answer: &str, facts: Facts) -> Option<CheckResult> {
         let (kind, pass, detail) = match self {
-            Self::Judge(_) => return None,
+            Self::Judge(_) | Self::SelectBest(_) => return None,
             Self::MaxCost(max) => match facts.cost {
                 Some(c) => ("max_cost", c <= *max, (c > *max).then(|| format!("cost ${c:.6} > ${max}"))),
                 None => ("max_cost", false, Some("no price is known for this model".to_owned())),
@@ -305,6 +331,10 @@ mod tests {
         assert_eq!(Expect::compile(&json!({"judge": "r"})).unwrap().judges().next().unwrap().threshold, 0.5);
         assert!(Expect::compile(&json!({"judge": "r", "threshold": 7})).is_err());
         assert!(Expect::compile(&json!({"judge": "r", "contains": "x"})).unwrap_err().contains("not `contains`"));
+        let e = Expect::compile(&json!([{"select_best": "the clearest", "model": "m"}, {"judge": "r"}])).unwrap();
+        assert_eq!(e.select_best().unwrap().rubric, "the clearest");
+        assert_eq!((e.judges().count(), e.judged().count(), e.run("x").len()), (1, 2, 0));
+        assert!(Expect::compile(&json!({"select_best": "c", "threshold": 0.5})).is_err());
         assert!(Expect::compile(&json!({"judge": ""})).is_err());
         assert!(Expect::compile(&json!({"max_cost": -1})).is_err());
         assert!(Expect::compile(&json!({"max_latency_ms": 1.5})).is_err());

@@ -9,6 +9,69 @@ use serde_json::{Value, json};
 /// The built-in rubric prompt; `{{rubric}}`, `{{prompt}}` and `{{answer}}` are filled in.
 pub const RUBRIC_PROMPT: &str = include_str!("../../../assets/judges/rubric.md");
 
+/// The built-in `select_best` prompt; `{{criterion}}`, `{{prompt}}` and `{{answers}}` are
+/// filled in.
+pub const SELECT_BEST_PROMPT: &str = include_str!("../../../assets/judges/select_best.md");
+
+/// The label of the `i`th answer shown: A, B, C…
+#[must_use]
+pub fn label(i: usize) -> String {
+    let letter = u8::try_from(i % 26).map_or('?', |n| char::from(b'A' + n));
+    if i < 26 { letter.to_string() } else { format!("{letter}{}", i / 26) }
+}
+
+/// A fixed shuffle of `0..n` from `seed`: the order the answers are shown in (so the judge
+/// cannot learn a column's place), the same on every resume.
+#[must_use]
+pub fn shuffle(n: usize, seed: u64) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    let mut x = seed | 1;
+    for i in (1..n).rev() {
+        // xorshift64: small, and good enough to hide an order.
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let j = usize::try_from(x % (i as u64 + 1)).unwrap_or(0);
+        order.swap(i, j);
+    }
+    order
+}
+
+/// The `select_best` prompt: the answers (in the order given) under their labels.
+#[must_use]
+pub fn select_prompt(template: &str, criterion: &str, question: &str, answers: &[&str]) -> String {
+    let listed: Vec<String> =
+        answers.iter().enumerate().map(|(i, a)| format!("### Answer {}\n\n{a}\n", label(i))).collect();
+    let filled = prompt(template, criterion, question, "");
+    filled.replace("{{criterion}}", criterion).replace("{{answers}}", &listed.join("\n"))
+}
+
+/// Reads a `select_best` answer over `n` labelled answers: the index (in the order shown) of
+/// the best and the reason.
+///
+/// # Errors
+/// Why no label could be read from it.
+pub fn parse_best(answer: &str, n: usize) -> Result<(usize, String), String> {
+    let find = |s: &str| {
+        let s = s.trim();
+        let s = if s.to_ascii_lowercase().starts_with("answer ") { s["answer ".len()..].trim() } else { s };
+        (0..n).find(|&i| s.eq_ignore_ascii_case(&label(i)))
+    };
+    if let Some(o) = object_in(answer) {
+        let best = o.get("best").and_then(Value::as_str).ok_or("the judge's answer has no `best` label")?;
+        let i = find(best).ok_or_else(|| format!("the judge picked `{}`, which is no answer's label", clip(best)))?;
+        let reason = o.get("reason").and_then(Value::as_str).unwrap_or("").trim();
+        return Ok((i, if reason.is_empty() { "(no reason given)".to_owned() } else { reason.to_owned() }));
+    }
+    let lower = answer.to_ascii_lowercase();
+    let after = lower.find("answer ").map(|at| &answer[at + "answer ".len()..]);
+    let word = after.and_then(|a| a.split(|c: char| !c.is_ascii_alphanumeric()).next());
+    match word.and_then(find) {
+        Some(i) => Ok((i, clip(answer.trim()))),
+        None => Err(format!("the judge's answer names no answer: {}", clip(answer.trim()))),
+    }
+}
+
 /// What a judge said.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Grade {
@@ -51,6 +114,17 @@ pub fn schema() -> Value {
         "type": "object",
         "properties": {"score": {"type": "number"}, "reason": {"type": "string"}},
         "required": ["score", "reason"],
+        "additionalProperties": false
+    })
+}
+
+/// The JSON schema of a `select_best` answer.
+#[must_use]
+pub fn select_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {"best": {"type": "string"}, "reason": {"type": "string"}},
+        "required": ["best", "reason"],
         "additionalProperties": false
     })
 }
@@ -139,6 +213,24 @@ mod tests {
         let g = parse("Score: 0.4. The answer misses the date.").unwrap();
         assert_eq!(g.score, 0.4);
         assert!(g.reason.contains("misses the date"));
+    }
+
+    #[test]
+    fn select_best_shows_labelled_answers_and_reads_the_pick() {
+        let p = select_prompt("C={{criterion}} Q={{prompt}}\n{{answers}}", "clearest", "why?", &["one", "two"]);
+        assert_eq!(p, "C=clearest Q=why?\n### Answer A\n\none\n\n### Answer B\n\ntwo\n");
+        assert_eq!(parse_best(r#"{"best": "B", "reason": "clearer"}"#, 3).unwrap(), (1, "clearer".into()));
+        assert_eq!(parse_best(r#"{"best": "answer c"}"#, 3).unwrap().0, 2);
+        assert_eq!(parse_best("I pick Answer A, it is short.", 3).unwrap().0, 0);
+        assert!(parse_best(r#"{"best": "Z"}"#, 3).unwrap_err().contains("no answer's label"));
+        assert!(parse_best("none of them", 3).unwrap_err().contains("names no answer"));
+        let order = shuffle(4, 42);
+        let mut sorted = order.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, vec![0, 1, 2, 3]);
+        assert_eq!(order, shuffle(4, 42), "the same seed, the same order");
+        assert!((0..20).any(|s| shuffle(3, s) != vec![0, 1, 2]), "not always the columns' order");
+        assert_eq!((label(0), label(25)), ("A".to_owned(), "Z".to_owned()));
     }
 
     #[test]
