@@ -165,6 +165,9 @@ fn a_judge_that_cannot_be_set_up_is_a_usage_error() {
     let out = run(home.path(), &["compare", "--demo", "-m", "demo", "--prompts", set.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(err(&out).contains("cannot read the judge prompt missing-judge.md"), "{}", err(&out));
+    // Nothing was stored: the judges are set up before the run is.
+    let runs = run(home.path(), &["compare", "runs", "--json"]);
+    assert!(!String::from_utf8_lossy(&runs.stdout).contains("\"run-"), "{}", String::from_utf8_lossy(&runs.stdout));
 }
 
 #[test]

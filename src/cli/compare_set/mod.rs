@@ -94,9 +94,9 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
         Ok(s) => s,
         Err(code) => return code,
     };
-    let (g, run, prompt_rows) = match &g.resume {
+    let (g, run, prompt_rows, ready) = match &g.resume {
         Some(id) => match resume(g, &store, id) {
-            Ok(v) => v,
+            Ok((g, run, rows)) => (g, run, rows, None),
             Err(code) => return code,
         },
         None => match start(g, cfg, &store, ca).await {
@@ -120,9 +120,12 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
     // Checks compile again from what the store kept (a resumed run has no file to read).
     let expects: Vec<Option<Expect>> =
         prompt_rows.iter().map(|p| p.expect.as_ref().and_then(|v| Expect::compile(v).ok())).collect();
-    let judges = match judges::prepare(&g, cfg, &expects).await {
-        Ok(j) => j,
-        Err(e) => return usage(&e),
+    let judges = match ready {
+        Some(j) => j,
+        None => match judges::prepare(&g, cfg, &expects).await {
+            Ok(j) => j,
+            Err(e) => return usage(&e),
+        },
     };
     let done = match store.done_cells(&run.id, ca.retry_failed) {
         Ok(d) => d,
@@ -246,7 +249,7 @@ async fn start(
     cfg: &Config,
     store: &RunStore,
     ca: &CompareArgs,
-) -> Result<(Global, RunSummary, Vec<PromptRow>), u8> {
+) -> Result<(Global, RunSummary, Vec<PromptRow>, Option<crate::runs::judge::Judges>), u8> {
     let Some(path) = &ca.prompts else { return Err(usage("give --prompts FILE (or --resume RUN)")) };
     if g.model.is_empty() || g.model.len() > MAX_MODELS {
         return Err(usage(&format!(
@@ -269,6 +272,10 @@ async fn start(
     attach_rules::check(&mut items, &folder, ca.allow_attach_outside)
         .map_err(|e| usage(&format!("{}: {e}", crate::text::sanitize::sanitize(&source))))?;
     let targets = resolve_columns(g, cfg, &g.model).await.map_err(|e| usage(&e.0))?;
+    // Judges are set up before the run is stored: one that cannot be is a usage error that
+    // leaves nothing behind.
+    let expects: Vec<Option<Expect>> = items.iter().map(|i| i.expect.clone()).collect();
+    let judges = judges::prepare(g, cfg, &expects).await.map_err(|e| usage(&e))?;
     let schema = match g.schema.as_deref().map(crate::cli::schema_arg::resolve) {
         Some(Ok(s)) => Some(s.schema),
         Some(Err(e)) => return Err(usage(&e)),
@@ -304,7 +311,7 @@ async fn start(
     if !g.json && std::io::stderr().is_terminal() {
         say!("run {id}: {} prompts × {} models", run.prompts, run.models.len());
     }
-    Ok((g.clone(), run, rows))
+    Ok((g.clone(), run, rows, Some(judges)))
 }
 
 /// A stored run to finish: its models, settings and prompts come from the store.
