@@ -63,6 +63,8 @@ fn a_templated_set_judged_across_three_demo_models() {
             set.to_str().unwrap(),
             "--report",
             report.to_str().unwrap(),
+            "--report",
+            home.path().join("r.md").to_str().unwrap(),
             "--json",
         ],
     );
@@ -89,6 +91,8 @@ fn a_templated_set_judged_across_three_demo_models() {
     let detail = judge_of(cells[0])["detail"].as_str().unwrap().to_owned();
     assert_eq!(html.matches(&format!("judge {detail}")).count(), 6, "every cell's judge score and reason");
     assert!(html.contains("vars: lang = german · word = hallo"));
+    let md = std::fs::read_to_string(home.path().join("r.md")).unwrap();
+    assert_eq!(md.matches(&format!("> judge: ✓ {detail}")).count(), 6, "{md}");
     let table = run(home.path(), &["compare", "show", summary["run"].as_str().unwrap()]);
     assert!(String::from_utf8_lossy(&table.stdout).contains("judge calls"), "{}", err(&table));
 }

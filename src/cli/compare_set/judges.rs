@@ -53,6 +53,22 @@ pub async fn prepare(g: &Global, cfg: &Config, expects: &[Option<Expect>]) -> Re
     Ok(judges)
 }
 
+/// The judges' verdicts among a cell's `checks` as (kind, "✓ detail" / "✗ detail"), for the
+/// Markdown report (the HTML one shows every check).
+#[must_use]
+pub fn verdicts(checks: Option<&serde_json::Value>) -> Vec<(String, String)> {
+    let all = checks.and_then(|c| c.as_array()).into_iter().flatten();
+    all.filter(|r| r["kind"] == "judge" || r["kind"] == "select_best")
+        .map(|r| {
+            let mark = if r["pass"] == true { "✓" } else { "✗" };
+            (
+                r["kind"].as_str().unwrap_or_default().to_owned(),
+                format!("{mark} {}", r["detail"].as_str().unwrap_or("")),
+            )
+        })
+        .collect()
+}
+
 /// A model's judge calls over a run: counted apart from the model's own tokens and cost.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct JudgeTotals {
@@ -91,5 +107,8 @@ mod tests {
             {"kind": "judge", "judge": {"prompt_tokens": 5, "completion_tokens": 2, "cost": null}}]);
         add(&mut t, Some(&cell));
         assert_eq!(t, Some(JudgeTotals { calls: 2, prompt_tokens: 15, completion_tokens: 5, cost: Some(0.5) }));
+        let shown = verdicts(Some(&json!([{"kind": "contains", "pass": true},
+            {"kind": "judge", "pass": false, "detail": "score 0.20: vague"}])));
+        assert_eq!(shown, vec![("judge".to_owned(), "✗ score 0.20: vague".to_owned())]);
     }
 }

@@ -156,6 +156,9 @@ fn markdown_prompt(out: &mut impl Write, run: &RunSummary, p: &PromptRow, cells:
         };
         writeln!(out, "#### {}\n", md_cell(&m.model))?;
         writeln!(out, "{}\n", md_cell(&meta_line(c)))?;
+        for (kind, detail) in super::judges::verdicts(c.checks.as_ref()) {
+            writeln!(out, "> {kind}: {}\n", md_cell(&detail))?;
+        }
         if let Some(e) = c.error.as_ref().and_then(|e| e.get("message")).and_then(|m| m.as_str()) {
             writeln!(out, "> error: {}\n", md_cell(e))?;
         }
