@@ -133,7 +133,7 @@ pub async fn select_best<S: TurnSink + ?Sized>(
     let shown: Vec<&str> = order.iter().map(|&i| answers[i]).collect();
     let template = template(g, spec, judge::SELECT_BEST_PROMPT);
     let text = judge::select_prompt(template, &spec.rubric, g.question, &shown);
-    let (answer, usage) = ask(g, spec, text, judge::select_schema(), sink).await?;
+    let (answer, usage) = ask(g, spec, text, judge::select_schema(shown.len()), sink).await?;
     let picked = answer.and_then(|a| judge::parse_best(&a, shown.len()));
     Some(match picked {
         Ok((i, reason)) => {

@@ -118,12 +118,13 @@ pub fn schema() -> Value {
     })
 }
 
-/// The JSON schema of a `select_best` answer.
+/// The JSON schema of a `select_best` answer over `n` answers: `best` is one of their labels.
 #[must_use]
-pub fn select_schema() -> Value {
+pub fn select_schema(n: usize) -> Value {
+    let labels: Vec<String> = (0..n).map(label).collect();
     json!({
         "type": "object",
-        "properties": {"best": {"type": "string"}, "reason": {"type": "string"}},
+        "properties": {"best": {"type": "string", "enum": labels}, "reason": {"type": "string"}},
         "required": ["best", "reason"],
         "additionalProperties": false
     })
@@ -231,6 +232,7 @@ mod tests {
         assert_eq!(order, shuffle(4, 42), "the same seed, the same order");
         assert!((0..20).any(|s| shuffle(3, s) != vec![0, 1, 2]), "not always the columns' order");
         assert_eq!((label(0), label(25)), ("A".to_owned(), "Z".to_owned()));
+        assert_eq!(select_schema(2)["properties"]["best"]["enum"], json!(["A", "B"]));
     }
 
     #[test]
