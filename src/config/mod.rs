@@ -136,6 +136,9 @@ pub struct Config {
     /// The summarisation prompt `/compact` and `--compact` send (default
     /// [`DEFAULT_COMPACT_PROMPT`]).
     pub compact_prompt: Option<String>,
+    /// A file whose text replaces the built-in prompt of prompt-set `judge` checks
+    /// (`assets/judges/rubric.md`; a check's own `prompt` wins).
+    pub judge_prompt: Option<std::path::PathBuf>,
     /// The command `/paste-image` (Ctrl+V) reads a clipboard image from, its PNG on stdout
     /// (default: `wl-paste`, `xclip`, `pngpaste` or `osascript`, whichever the session has).
     pub clipboard_image_cmd: Option<Vec<String>>,

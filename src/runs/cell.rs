@@ -2,12 +2,13 @@
 //! included), folded into the row the store keeps. The reply itself is dropped once the row is
 //! made: a run never holds more answers than it has cells in flight.
 
+use super::judge::{Grading, Judges, grade};
 use super::recorder::Recorder;
 use super::sink::TurnSink;
 use super::stop::Stop;
 use super::turn::{Turn, TurnOutcome, run_turn};
 use crate::config::Config;
-use crate::engine::evals::expect::Expect;
+use crate::engine::evals::expect::{Expect, Facts};
 use crate::engine::message::Message;
 use crate::engine::metrics::{ReplyMetrics, priced};
 use crate::engine::structured::Structured;
@@ -47,6 +48,8 @@ pub struct CellJob<'a> {
     /// Where the turn reports (quiet: a cell prints nothing while it runs).
     pub sink: &'a mut (dyn TurnSink + Send),
     pub stop: Stop,
+    /// The judge models and prompts of the run's judge checks.
+    pub judges: &'a Judges,
 }
 
 /// Runs a cell. `None` when the user stopped it (Ctrl+C): it is left to `--resume`.
@@ -85,22 +88,38 @@ pub async fn run(job: CellJob<'_>) -> Option<CellRow> {
     }
     let mut history = vec![user];
     let mut rec = Recorder::off();
-    let turn = Turn { target: t, settings, registry: job.registry, http: job.http, stop: job.stop };
-    let out = run_turn(&turn, &mut history, &mut rec, job.sink).await;
+    let turn = Turn { target: t, settings, registry: job.registry, http: job.http, stop: job.stop.clone() };
+    let out = run_turn(&turn, &mut history, &mut rec, &mut *job.sink).await;
     if out.account.stop == Some(TurnStop::Cancelled) {
         return None;
     }
-    Some(fold(row, &out, &history, job.cfg, t, job.expect, started))
+    let mut row = fold(row, &out, &history, job.cfg, t, started);
+    if let (Some(expect), true) = (job.expect, row.ok) {
+        let mut results = expect.run_with(&row.text, Facts { cost: row.cost, latency_ms: row.total_ms });
+        let grading = Grading {
+            judges: job.judges,
+            cfg: job.cfg,
+            registry: job.registry,
+            question: &job.prompt.prompt,
+            answer: &row.text,
+            stop: job.stop.clone(),
+        };
+        for spec in expect.judges() {
+            results.push(grade(&grading, spec, &mut *job.sink).await?);
+        }
+        row.checks = serde_json::to_value(results).ok();
+    }
+    row.finished_at = crate::store::ids::now_ms();
+    Some(row)
 }
 
-/// The row of a finished turn: its answer, usage, cost, timings, error and checks.
+/// The row of a finished turn: its answer, usage, cost, timings and error.
 fn fold(
     mut row: CellRow,
     out: &TurnOutcome,
     history: &[Message],
     cfg: &Config,
     t: &Target,
-    expect: Option<&Expect>,
     started: Instant,
 ) -> CellRow {
     let msg = &out.msg;
@@ -140,9 +159,5 @@ fn fold(
     if let Some(e) = &msg.error {
         row.error = Some(json!({"kind": e.kind, "status": e.status, "message": e.message}));
     }
-    if let (Some(expect), true) = (expect, row.ok) {
-        row.checks = serde_json::to_value(expect.run(&row.text)).ok();
-    }
-    row.finished_at = crate::store::ids::now_ms();
     row
 }

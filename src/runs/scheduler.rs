@@ -73,6 +73,7 @@ pub struct Shared {
     pub run: String,
     pub observer: Arc<dyn CellObserver>,
     pub stop: Stop,
+    pub judges: super::judge::Judges,
 }
 
 /// One provider's queue: its cells as (position in `prompts`, model index).
@@ -145,6 +146,7 @@ async fn worker(shared: Arc<Shared>, queue: Arc<Queue>) {
             model_idx: u32::try_from(m).unwrap_or(u32::MAX),
             sink: sink.as_mut(),
             stop: shared.stop.clone(),
+            judges: &shared.judges,
         };
         let Some(row) = cell::run(job).await else { return };
         shared.observer.finished(&shared.run, &shared.prompts[p], &row);

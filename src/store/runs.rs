@@ -88,6 +88,11 @@ ALTER TABLE arena_votes ADD COLUMN style_a TEXT;
 ALTER TABLE arena_votes ADD COLUMN style_b TEXT;
 ";
 
+/// A templated prompt's row of variables, kept with the prompt it made (JSON object).
+pub const MIGRATION_RUN_VARS: &str = r"
+ALTER TABLE compare_prompts ADD COLUMN vars TEXT;
+";
+
 /// One model of a run, in column order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunModel {
@@ -106,6 +111,8 @@ pub struct PromptRow {
     pub system: Option<String>,
     pub attach: Vec<String>,
     pub expect: Option<Value>,
+    /// The variables of a templated prompt's row (a JSON object).
+    pub vars: Option<Value>,
 }
 
 /// One finished cell: a prompt answered (or failed) by a model.
@@ -433,13 +440,14 @@ fn write_batch(conn: &Connection, cmds: &[Cmd]) -> rusqlite::Result<()> {
                     params![id, now, models, settings, source, i64::try_from(prompts.len()).unwrap_or(i64::MAX)],
                 )?;
                 let mut st = tx.prepare_cached(
-                    "INSERT INTO compare_prompts (run_id, idx, pid, prompt, system, attach, expect)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    "INSERT INTO compare_prompts (run_id, idx, pid, prompt, system, attach, expect, vars)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 )?;
                 for p in prompts {
                     let attach = (!p.attach.is_empty()).then(|| serde_json::to_string(&p.attach).unwrap_or_default());
                     let expect = p.expect.as_ref().map(Value::to_string);
-                    st.execute(params![id, p.idx, p.id, p.prompt, p.system, attach, expect])?;
+                    let vars = p.vars.as_ref().map(Value::to_string);
+                    st.execute(params![id, p.idx, p.id, p.prompt, p.system, attach, expect, vars])?;
                 }
             }
             Cmd::Cell(run, c) => {

@@ -144,9 +144,12 @@ impl RunStore {
     /// A database error.
     pub fn prompts(&self, run: &str) -> Result<Vec<PromptRow>, StoreError> {
         self.read(|c| {
-            c.prepare(
-                "SELECT idx, pid, prompt, system, attach, expect FROM compare_prompts WHERE run_id = ?1 ORDER BY idx",
-            )?
+            // A file opened read-only may predate the `vars` column (it could not be migrated).
+            let vars = c.prepare("SELECT vars FROM compare_prompts LIMIT 0").is_ok();
+            let cols = if vars { "vars" } else { "NULL" };
+            c.prepare(&format!(
+                "SELECT idx, pid, prompt, system, attach, expect, {cols} FROM compare_prompts WHERE run_id = ?1 ORDER BY idx"
+            ))?
             .query_map(params![run], |r| {
                 let attach: Option<String> = r.get(4)?;
                 Ok(PromptRow {
@@ -156,6 +159,7 @@ impl RunStore {
                     system: r.get(3)?,
                     attach: attach.and_then(|a| serde_json::from_str(&a).ok()).unwrap_or_default(),
                     expect: json(r, 5)?,
+                    vars: json(r, 6)?,
                 })
             })?
             .collect()

@@ -84,3 +84,37 @@ fn a_votes_answer_style_is_stored_and_read_back() {
     assert_eq!(votes[0], styled, "a changed vote carries its new style");
     assert_eq!((votes[1].style_a, votes[1].style_b), (None, None));
 }
+
+#[test]
+fn a_templated_prompts_row_is_kept_and_an_older_file_reads_without_it() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let db = dir.path().join("palaver.db");
+    let store = RunStore::open(&db).unwrap_or_else(|e| panic!("{e}"));
+    let vars = serde_json::json!({"lang": "fr", "n": 2});
+    let rows = vec![
+        super::PromptRow {
+            idx: 0,
+            id: "say.1".into(),
+            prompt: "hi".into(),
+            vars: Some(vars.clone()),
+            ..Default::default()
+        },
+        super::PromptRow { idx: 1, id: "plain".into(), prompt: "x".into(), ..Default::default() },
+    ];
+    let id = store.create_run(&[], &serde_json::Value::Null, "set.jsonl", rows).unwrap_or_else(|e| panic!("{e}"));
+    let back = store.prompts(&id).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((back[0].vars.as_ref(), back[1].vars.as_ref()), (Some(&vars), None));
+    drop(store);
+    // A file from before the column, opened read-only (so not migrated): the prompts still read.
+    let conn = rusqlite::Connection::open(&db).unwrap_or_else(|e| panic!("{e}"));
+    conn.execute_batch("ALTER TABLE compare_prompts DROP COLUMN vars; PRAGMA user_version = 5;")
+        .unwrap_or_else(|e| panic!("{e}"));
+    drop(conn);
+    let old = RunStore::open_read_only(&db).unwrap_or_else(|e| panic!("{e}"));
+    let back = old.prompts(&id).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((back.len(), back[0].vars.as_ref()), (2, None));
+    drop(old);
+    // Opened to write, it is migrated and takes rows again.
+    let again = RunStore::open(&db).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(again.prompts(&id).unwrap_or_else(|e| panic!("{e}"))[0].vars, None);
+}

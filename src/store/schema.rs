@@ -13,6 +13,7 @@ const MIGRATIONS: &[&str] = &[
     super::runs::MIGRATION_RUNS,
     MIGRATION_INDEX_FINISHED,
     super::runs::MIGRATION_VOTE_STYLE,
+    super::runs::MIGRATION_RUN_VARS,
 ];
 
 /// The version at which the search index holds finished messages only (tests build files just before it).

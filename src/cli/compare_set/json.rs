@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 #[must_use]
 pub fn cell_line(run: &str, prompt: &PromptRow, c: &CellRow) -> Value {
     let usage = c.usage.as_ref().map_or(Value::Null, crate::engine::usage::UsageView::result_json);
-    json!({
+    let mut line = json!({
         "type": "cell", "run": run, "prompt_index": c.prompt_idx, "prompt_id": prompt.id,
         "column": c.model_idx, "model": c.model, "provider": c.provider, "ok": c.ok,
         "text": c.text, "reasoning": if c.reasoning.is_empty() { Value::Null } else { json!(c.reasoning) },
@@ -17,7 +17,12 @@ pub fn cell_line(run: &str, prompt: &PromptRow, c: &CellRow) -> Value {
         "usage": usage, "cost": c.cost, "prompt_filter": c.prompt_filter, "content_filter": c.content_filter,
         "safety_flag": c.safety_flag, "ttft_ms": c.ttft_ms, "total_ms": c.total_ms, "tokens_per_s": c.tokens_per_s,
         "checks": c.checks, "error": c.error,
-    })
+    });
+    // Only a templated prompt's cells carry their row: the other lines stay as they were.
+    if let (Some(vars), Some(obj)) = (&prompt.vars, line.as_object_mut()) {
+        obj.insert("vars".into(), vars.clone());
+    }
+    line
 }
 
 /// The summary line.

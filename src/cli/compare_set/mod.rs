@@ -9,12 +9,14 @@
 pub mod actions;
 mod attach_rules;
 pub mod json;
+pub mod judges;
 mod observer;
 pub mod progress;
 pub mod ratings;
 pub mod report;
 pub mod report_filter;
 pub mod report_html;
+mod select;
 pub mod settings;
 pub mod summary;
 
@@ -94,9 +96,9 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
         Ok(s) => s,
         Err(code) => return code,
     };
-    let (g, run, prompt_rows) = match &g.resume {
+    let (g, run, prompt_rows, ready) = match &g.resume {
         Some(id) => match resume(g, &store, id) {
-            Ok(v) => v,
+            Ok((g, run, rows)) => (g, run, rows, None),
             Err(code) => return code,
         },
         None => match start(g, cfg, &store, ca).await {
@@ -120,6 +122,13 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
     // Checks compile again from what the store kept (a resumed run has no file to read).
     let expects: Vec<Option<Expect>> =
         prompt_rows.iter().map(|p| p.expect.as_ref().and_then(|v| Expect::compile(v).ok())).collect();
+    let judges = match ready {
+        Some(j) => j,
+        None => match judges::prepare(&g, cfg, &expects).await {
+            Ok(j) => j,
+            Err(e) => return usage(&e),
+        },
+    };
     let done = match store.done_cells(&run.id, ca.retry_failed) {
         Ok(d) => d,
         Err(e) => return usage(&format!("cannot read run {}: {e}", run.id)),
@@ -145,6 +154,7 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
         run: run.id.clone(),
         observer: Arc::new(observer::Observer { progress: progress.clone(), json: g.json }),
         stop: super::interrupt::stop(),
+        judges,
     });
     let is_batch = run.settings.get("batch").is_some_and(|b| !b.is_null());
     if is_batch {
@@ -152,12 +162,15 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
             return code;
         }
     }
-    let work = async move {
-        if is_batch {
-            Some(batch::run(shared, &todo).await)
-        } else {
-            scheduler::run(shared, todo, concurrency).await;
-            None
+    let work = {
+        let shared = shared.clone();
+        async move {
+            if is_batch {
+                Some(batch::run(shared, &todo).await)
+            } else {
+                scheduler::run(shared, todo, concurrency).await;
+                None
+            }
         }
     };
     let ended = if std::io::stderr().is_terminal() {
@@ -174,6 +187,8 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
     if ended == Some(batch::Ended::Interrupted) {
         say!("the batches keep running at the provider; gather them with: palaver compare --resume {}", run.id);
     }
+    // `select_best` needs every model's answer to a prompt: it runs once they are in.
+    select::run(&shared).await;
     let interrupted = super::interrupt::stop().is_set();
     if let Err(e) = store.flush() {
         say!("{e}");
@@ -285,7 +300,7 @@ async fn start(
     cfg: &Config,
     store: &RunStore,
     ca: &CompareArgs,
-) -> Result<(Global, RunSummary, Vec<PromptRow>), u8> {
+) -> Result<(Global, RunSummary, Vec<PromptRow>, Option<crate::runs::judge::Judges>), u8> {
     let Some(path) = &ca.prompts else { return Err(usage("give --prompts FILE (or --resume RUN)")) };
     if g.model.is_empty() || g.model.len() > MAX_MODELS {
         return Err(usage(&format!(
@@ -294,18 +309,27 @@ async fn start(
         )));
     }
     let (text, source) = read_set(path)?;
-    let mut items = prompts::parse(&text).map_err(|e| usage(&format!("{source}: {e}")))?;
-    // `attach` paths are the set's: read from its own folder (a set on stdin: the current one).
+    // `attach` paths and `vars` files are the set's: read from its own folder (a set on
+    // stdin: the current one).
     let folder = match path.parent() {
         Some(p) if path.as_os_str() != "-" && !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => std::path::PathBuf::from("."),
     };
+    let vars_file = |name: &str| {
+        let at = folder.join(name);
+        std::fs::read_to_string(&at).map_err(|e| format!("cannot read the vars file {}: {e}", at.display()))
+    };
+    let mut items = prompts::parse_with(&text, &vars_file).map_err(|e| usage(&format!("{source}: {e}")))?;
     attach_rules::check(&mut items, &folder, ca.allow_attach_outside)
         .map_err(|e| usage(&format!("{}: {e}", crate::text::sanitize::sanitize(&source))))?;
     let targets = resolve_columns(g, cfg, &g.model).await.map_err(|e| usage(&e.0))?;
     if ca.batch {
         batch_api_check(&targets)?;
     }
+    // Judges are set up before the run is stored: one that cannot be is a usage error that
+    // leaves nothing behind.
+    let expects: Vec<Option<Expect>> = items.iter().map(|i| i.expect.clone()).collect();
+    let judges = judges::prepare(g, cfg, &expects).await.map_err(|e| usage(&e))?;
     let schema = match g.schema.as_deref().map(crate::cli::schema_arg::resolve) {
         Some(Ok(s)) => Some(s.schema),
         Some(Err(e)) => return Err(usage(&e)),
@@ -326,6 +350,7 @@ async fn start(
             prompt: p.prompt,
             system: p.system,
             attach: p.attach,
+            vars: p.vars,
             // `--schema` is every prompt's schema: sent, and a check of the report.
             expect: match &schema {
                 Some(s) => Some(crate::engine::evals::prompts::with_schema(p.expect_raw, s.clone())),
@@ -346,7 +371,7 @@ async fn start(
     if !g.json && std::io::stderr().is_terminal() {
         say!("run {id}: {} prompts × {} models", run.prompts, run.models.len());
     }
-    Ok((g.clone(), run, rows))
+    Ok((g.clone(), run, rows, Some(judges)))
 }
 
 /// A stored run to finish: its models, settings and prompts come from the store.

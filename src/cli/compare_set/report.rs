@@ -152,6 +152,9 @@ fn markdown_prompt(out: &mut impl Write, run: &RunSummary, p: &PromptRow, cells:
     writeln!(out, "### {}\n", md_cell(&p.id))?;
     let f = fence(&p.prompt);
     writeln!(out, "{f}text\n{}\n{f}\n", p.prompt)?;
+    if let Some(vars) = crate::engine::evals::template::vars_line(p.vars.as_ref()) {
+        writeln!(out, "vars: {}\n", md_cell(&vars))?;
+    }
     let first = cells.iter().find(|c| c.model_idx == 0);
     // The prompt at a glance: one row a model, each linking to its full answer below.
     writeln!(out, "| model | result | answer |\n|---|---|---|")?;
@@ -175,6 +178,9 @@ fn markdown_prompt(out: &mut impl Write, run: &RunSummary, p: &PromptRow, cells:
         };
         writeln!(out, "<a id=\"{}\"></a>\n\n#### {}\n", cell_anchor(p.idx, i), md_cell(&m.model))?;
         writeln!(out, "{}\n", md_cell(&meta_line(c)))?;
+        for (kind, detail) in super::judges::verdicts(c.checks.as_ref()) {
+            writeln!(out, "> {kind}: {}\n", md_cell(&detail))?;
+        }
         if let Some(e) = c.error.as_ref().and_then(|e| e.get("message")).and_then(|m| m.as_str()) {
             writeln!(out, "> error: {}\n", md_cell(e))?;
         }

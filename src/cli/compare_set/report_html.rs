@@ -109,6 +109,9 @@ pub fn prompt(out: &mut impl Write, run: &RunSummary, p: &PromptRow, cells: &[Ce
     if let Some(system) = &p.system {
         writeln!(out, "<p class=\"meta\">system: {}</p>", escape(system))?;
     }
+    if let Some(vars) = crate::engine::evals::template::vars_line(p.vars.as_ref()) {
+        writeln!(out, "<p class=\"meta\">vars: {}</p>", escape(&vars))?;
+    }
     writeln!(out, "<pre class=\"prompt-text\">{}</pre>", escape(&p.prompt))?;
     writeln!(out, "<div class=\"answers\" style=\"grid-template-columns: repeat({n}, minmax(0, 1fr))\">")?;
     let first = cells.iter().find(|c| c.model_idx == 0);

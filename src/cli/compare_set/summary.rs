@@ -37,6 +37,9 @@ pub struct ModelSummary {
     /// Cells checked against a schema, and those whose answer followed it.
     pub schema_checked: u64,
     pub schema_valid: u64,
+    /// The judge calls of its cells' checks (their tokens and cost are not in the above).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judge: Option<super::judges::JudgeTotals>,
 }
 
 /// A run's summary.
@@ -107,6 +110,7 @@ pub fn compute(store: &RunStore, run: &RunSummary, cfg: &crate::config::Config) 
             });
             m.passed += u64::from(pass);
         }
+        super::judges::add(&mut m.judge, f.checks.as_ref());
         if let Some(valid) = schema_verdict(f.checks.as_ref()) {
             m.schema_checked += 1;
             m.schema_valid += u64::from(valid);
@@ -189,6 +193,11 @@ fn rows(s: &Summary) -> Vec<Row> {
         num(&|m| Some(m.safety_hits as f64), &int, Some(true), "safety hits"),
         num(&|m| m.answer_chars_p50, &|v| format!("{v:.0} ch"), None, "answer p50"),
     ];
+    if ms.iter().any(|m| m.judge.is_some()) {
+        let judge = |m: &ModelSummary| m.judge.as_ref().and_then(|j| j.cost);
+        out.push(num(&|m| m.judge.as_ref().map(|j| j.calls as f64), &int, None, "judge calls"));
+        out.push(num(&judge, &|c| crate::engine::metrics::money_label(c, false), None, "judge cost"));
+    }
     if ms.iter().any(|m| m.checked > 0) {
         out.push(Row {
             label: "expect passed",
@@ -321,6 +330,7 @@ pub(crate) mod tests {
             pass_rate: pass,
             schema_checked: 0,
             schema_valid: 0,
+            judge: None,
         };
         Summary {
             run: "run-x".into(),

@@ -3,6 +3,10 @@
 //! format is decided by the first non-blank line (a JSON object: JSON Lines). Mistakes are
 //! reported with their line number before anything is sent: a typo'd key, a bad regex, a
 //! schema that does not compile, a duplicate id.
+//!
+//! A JSON Lines line with `vars` is a template: `{{name}}` in its `prompt`, `system`, `attach`,
+//! `id` and `expect` is filled from each row of the table (inline, or a CSV or JSON Lines file
+//! named relative to the set), one prompt per row. Lines without `vars` are taken as they are.
 
 use super::expect::Expect;
 use serde_json::Value;
@@ -22,6 +26,8 @@ pub struct PromptItem {
     /// The `expect` value as given (kept verbatim in the store), and its compiled checks.
     pub expect_raw: Option<Value>,
     pub expect: Option<Expect>,
+    /// The row of a templated line: its variables (an object), stored and shown with the cells.
+    pub vars: Option<Value>,
 }
 
 /// A prompt file that cannot be read as a set.
@@ -32,7 +38,10 @@ pub struct PromptError {
     pub message: String,
 }
 
-const KEYS: &[&str] = &["prompt", "system", "id", "attach", "expect", "schema"];
+const KEYS: &[&str] = &["prompt", "system", "id", "attach", "expect", "schema", "vars"];
+
+/// Reads a `vars` file the set names (relative to the set); `Err` says why it cannot.
+pub type VarsFiles<'a> = &'a dyn Fn(&str) -> Result<String, String>;
 
 /// `expect` with a `schema` check added: the answer must follow `schema`, which is also sent.
 #[must_use]
@@ -48,11 +57,20 @@ pub fn with_schema(expect: Option<Value>, schema: Value) -> Value {
     }
 }
 
-/// Parses a prompt set.
+/// Parses a prompt set whose `vars` cannot name files.
 ///
 /// # Errors
 /// The first line that is not a prompt, with why; or a set with no prompt at all.
 pub fn parse(text: &str) -> Result<Vec<PromptItem>, PromptError> {
+    parse_with(text, &|name| Err(format!("cannot read {name}: this set cannot name files")))
+}
+
+/// Parses a prompt set, reading the `vars` files it names with `files`.
+///
+/// # Errors
+/// The first line that is not a prompt, with why (for a template: the variable, the row and
+/// its file's line); or a set with no prompt at all.
+pub fn parse_with(text: &str, files: VarsFiles<'_>) -> Result<Vec<PromptItem>, PromptError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let lines = || {
         text.lines().enumerate().map(|(i, l)| (i + 1, l.trim_end_matches('\r'))).filter(|(_, l)| !l.trim().is_empty())
@@ -63,10 +81,10 @@ pub fn parse(text: &str) -> Result<Vec<PromptItem>, PromptError> {
     let mut out = Vec::new();
     let mut ids = HashSet::new();
     for (line, l) in lines() {
-        let item = if json_lines {
-            json_line(line, l)?
+        let items = if json_lines {
+            json_line(line, l, files)?
         } else {
-            PromptItem {
+            vec![PromptItem {
                 line,
                 id: line.to_string(),
                 prompt: l.to_owned(),
@@ -74,12 +92,15 @@ pub fn parse(text: &str) -> Result<Vec<PromptItem>, PromptError> {
                 attach: Vec::new(),
                 expect_raw: None,
                 expect: None,
-            }
+                vars: None,
+            }]
         };
-        if !ids.insert(item.id.clone()) {
-            return Err(PromptError { line, message: format!("the id `{}` is used twice", item.id) });
+        for item in items {
+            if !ids.insert(item.id.clone()) {
+                return Err(PromptError { line, message: format!("the id `{}` is used twice", item.id) });
+            }
+            out.push(item);
         }
-        out.push(item);
     }
     if out.is_empty() {
         return Err(PromptError { line: 0, message: "the prompt set is empty".into() });
@@ -87,7 +108,27 @@ pub fn parse(text: &str) -> Result<Vec<PromptItem>, PromptError> {
     Ok(out)
 }
 
-fn json_line(line: usize, l: &str) -> Result<PromptItem, PromptError> {
+/// A JSON Lines line: one prompt, or one per row of its `vars`.
+fn json_line(line: usize, l: &str, files: VarsFiles<'_>) -> Result<Vec<PromptItem>, PromptError> {
+    let err = |message: String| PromptError { line, message };
+    let (item, vars) = fields(line, l)?;
+    let items = match vars {
+        Some(v) => super::template_set::rows(&item, &v, files).map_err(err)?,
+        None => vec![item],
+    };
+    items
+        .into_iter()
+        .map(|mut item| {
+            if let Some(v) = &item.expect_raw {
+                item.expect = Some(Expect::compile(v).map_err(|e| err(format!("expect: {e}")))?);
+            }
+            Ok(item)
+        })
+        .collect()
+}
+
+/// A line's fields, its `expect` not compiled yet, and its `vars` as given.
+fn fields(line: usize, l: &str) -> Result<(PromptItem, Option<Value>), PromptError> {
     let err = |message: String| PromptError { line, message };
     let v: Value = serde_json::from_str(l)
         .map_err(|e| err(format!("not JSON ({e}); a JSON Lines set needs an object on every line")))?;
@@ -136,11 +177,8 @@ fn json_line(line: usize, l: &str) -> Result<PromptItem, PromptError> {
         }
         Some(_) => return Err(err("`schema` must be a JSON schema or a short form such as \"name, age int\"".into())),
     }
-    let expect = match &expect_raw {
-        Some(v) => Some(Expect::compile(v).map_err(|e| err(format!("expect: {e}")))?),
-        None => None,
-    };
-    Ok(PromptItem { line, id, prompt, system, attach, expect_raw, expect })
+    let vars = obj.get("vars").filter(|v| !v.is_null()).cloned();
+    Ok((PromptItem { line, id, prompt, system, attach, expect_raw, expect: None, vars: None }, vars))
 }
 
 #[cfg(test)]

@@ -1,0 +1,67 @@
+//! `select_best` over a run: once every model has answered a prompt, one judge call sees all
+//! its answers (labelled by letter, shuffled, without the models' names) and picks the best.
+//! The result joins each answered cell's checks — the winner's passes — and the call's usage
+//! goes with the first answered cell's entry, so it is counted once. A prompt already decided
+//! (a resumed run) is not asked again; one still missing answers waits for `--resume`.
+
+use crate::cli::headless::Printer;
+use crate::engine::evals::expect::{CheckResult, Expect};
+use crate::runs::judge::{Grading, select_best};
+use crate::runs::scheduler::Shared;
+use crate::store::runs::CellRow;
+
+fn decided(c: &CellRow) -> bool {
+    c.checks.as_ref().and_then(|v| v.as_array()).is_some_and(|a| a.iter().any(|r| r["kind"] == "select_best"))
+}
+
+/// A seed for the order a prompt's answers are shown in: the same on every resume.
+fn seed(run: &str, idx: u32) -> u64 {
+    run.bytes()
+        .chain(idx.to_le_bytes())
+        .fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
+}
+
+/// Runs the `select_best` checks of every prompt every model has answered; stops at Ctrl+C.
+pub async fn run(shared: &Shared) {
+    for (p, expect) in shared.prompts.iter().zip(&shared.expects) {
+        let Some(spec) = expect.as_ref().and_then(Expect::select_best) else { continue };
+        if shared.stop.is_set() {
+            return;
+        }
+        let Ok(mut cells) = shared.store.prompt_cells(&shared.run, p.idx) else { continue };
+        if cells.len() < shared.targets.len() || cells.iter().any(decided) {
+            continue;
+        }
+        let answered: Vec<usize> = (0..cells.len()).filter(|&i| cells[i].ok).collect();
+        if answered.is_empty() {
+            continue;
+        }
+        let answers: Vec<&str> = answered.iter().map(|&i| cells[i].text.as_str()).collect();
+        let grading = Grading {
+            judges: &shared.judges,
+            cfg: &shared.cfg,
+            registry: &shared.registry,
+            question: &p.prompt,
+            answer: "",
+            stop: shared.stop.clone(),
+        };
+        let mut sink = Printer::quiet(false);
+        let Some(sel) = select_best(&grading, spec, &answers, seed(&shared.run, p.idx), &mut sink).await else {
+            return;
+        };
+        for (k, &i) in answered.iter().enumerate() {
+            let result = CheckResult {
+                kind: "select_best".into(),
+                pass: sel.winner == Some(k),
+                detail: Some(sel.detail.clone()),
+                score: None,
+                judge: if k == 0 { sel.usage.clone() } else { None },
+            };
+            let cell = &mut cells[i];
+            let mut checks = cell.checks.take().and_then(|v| v.as_array().cloned()).unwrap_or_default();
+            checks.extend(serde_json::to_value(result).ok());
+            cell.checks = Some(serde_json::Value::Array(checks));
+            shared.store.save_cell(&shared.run, cell.clone());
+        }
+    }
+}

@@ -1,0 +1,249 @@
+//! Judge checks of prompt sets through the binary. The Done-when scenario: a templated set with
+//! a vars file and a rubric judge, against three demo models with the demo as the judge (it
+//! answers the judge's schema like any other); the report shows every judge's score and
+//! reason, and the judge's calls are counted apart. A scripted judge on 127.0.0.1 sees the
+//! documented prompt, and its answers — JSON, prose, nonsense — become scores or failed checks,
+//! never a crash; `max_cost` and `max_latency_ms` are checks on the cell's figures.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod scripted;
+
+use scripted::{Reply, Server};
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn run(home: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_palaver"))
+        .args(args)
+        .env("PALAVER_HOME", home)
+        .env("OPENAI_API_KEY", "sk-test")
+        .env_remove("OPENAI_BASE_URL")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn lines(out: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
+}
+
+fn err(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn judge_of(cell: &Value) -> &Value {
+    cell["checks"].as_array().unwrap().iter().find(|c| c["kind"] == "judge").unwrap()
+}
+
+#[test]
+fn a_templated_set_judged_across_three_demo_models() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("cases.csv"), "lang,word\nfrench,salut\ngerman,hallo\n").unwrap();
+    let set = home.path().join("set.jsonl");
+    std::fs::write(
+        &set,
+        r#"{"id":"say","prompt":"Say {{word}} in {{lang}}","vars":"cases.csv","expect":{"judge":"The answer greets in {{lang}}","model":"demo","threshold":0.2}}"#,
+    )
+    .unwrap();
+    let report = home.path().join("r.html");
+    let out = run(
+        home.path(),
+        &[
+            "compare",
+            "--demo",
+            "-m",
+            "demo",
+            "-m",
+            "demo-reasoning",
+            "-m",
+            "demo-tools",
+            "--prompts",
+            set.to_str().unwrap(),
+            "--report",
+            report.to_str().unwrap(),
+            "--report",
+            home.path().join("r.md").to_str().unwrap(),
+            "--json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", err(&out));
+    let ls = lines(&out);
+    let cells: Vec<&Value> = ls.iter().filter(|l| l["type"] == "cell").collect();
+    assert_eq!(cells.len(), 6);
+    for c in &cells {
+        let j = judge_of(c);
+        let score = j["score"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&score), "{j}");
+        assert_eq!(j["pass"], score >= 0.2);
+        assert!(j["detail"].as_str().unwrap().starts_with(&format!("score {score:.2}: ")), "{j}");
+        // The judge's own call, apart from the model's usage.
+        assert_eq!(j["judge"]["model"], "demo");
+        assert!(j["judge"]["prompt_tokens"].as_u64().unwrap() > 0);
+    }
+    let summary = ls.last().unwrap();
+    for m in summary["models"].as_array().unwrap() {
+        assert_eq!(m["judge"]["calls"], 2, "{m}");
+        assert!(m["judge"]["prompt_tokens"].as_u64().unwrap() > 0, "{m}");
+    }
+    let html = std::fs::read_to_string(&report).unwrap();
+    let detail = judge_of(cells[0])["detail"].as_str().unwrap().to_owned();
+    assert_eq!(html.matches(&format!("judge {detail}")).count(), 6, "every cell's judge score and reason");
+    assert!(html.contains("vars: lang = german · word = hallo"));
+    let md = std::fs::read_to_string(home.path().join("r.md")).unwrap();
+    assert_eq!(md.matches(&format!("> judge: ✓ {detail}")).count(), 6, "{md}");
+    let table = run(home.path(), &["compare", "show", summary["run"].as_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&table.stdout).contains("judge calls"), "{}", err(&table));
+}
+
+#[test]
+fn a_scripted_judge_sees_the_prompt_and_its_answers_are_read_leniently() {
+    let answers =
+        [r#"{"score": 0.9, "reason": "greets warmly"}"#, "Score: 0.3 because it rambles", "I refuse to grade this."];
+    let judge = Server::start_fn(move |seen| {
+        let body: Value = serde_json::from_str(&seen.body).unwrap();
+        let prompt = body["messages"][0]["content"].as_str().unwrap_or_default().to_owned();
+        let i = ["alpha", "beta", "gamma"].iter().position(|w| prompt.contains(&format!("Say {w}"))).unwrap_or(2);
+        let text = answers[i];
+        let delta = serde_json::json!({"choices": [{"index": 0, "delta": {"content": text}}]});
+        let stop = serde_json::json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}});
+        Reply::sse(&format!("data: {delta}\n\ndata: {stop}\n\ndata: [DONE]\n\n"))
+    });
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!(
+            "[providers.grader]\nbase_url = \"{}\"\n\n[models.\"grader-1\"]\nprice = {{ input = 1.0, output = 2.0 }}\n",
+            judge.base_url
+        ),
+    )
+    .unwrap();
+    let set = home.path().join("set.jsonl");
+    std::fs::write(
+        &set,
+        r#"{"id":"{{w}}","prompt":"Say {{w}}","vars":[{"w":"alpha"},{"w":"beta"},{"w":"gamma"}],"expect":[{"judge":"Greets the user","model":"grader/grader-1","threshold":0.5},{"max_latency_ms":600000},{"max_cost":0}]}"#,
+    )
+    .unwrap();
+    let out = run(home.path(), &["compare", "-m", "demo/demo", "--prompts", set.to_str().unwrap(), "--json"]);
+    // A judge below its threshold, one unreadable, and max_cost without a price: checks fail (3).
+    assert_eq!(out.status.code(), Some(3), "{}", err(&out));
+    let ls = lines(&out);
+    let cell = |id: &str| ls.iter().find(|l| l["prompt_id"] == id).unwrap().clone();
+    let (a, b, c) = (cell("alpha"), cell("beta"), cell("gamma"));
+    assert_eq!(
+        (judge_of(&a)["pass"].clone(), judge_of(&a)["detail"].clone()),
+        (Value::Bool(true), "score 0.90: greets warmly".into())
+    );
+    assert_eq!(judge_of(&b)["score"], 0.3);
+    assert_eq!(judge_of(&b)["pass"], false);
+    assert_eq!(judge_of(&c)["pass"], false);
+    assert!(judge_of(&c)["detail"].as_str().unwrap().contains("not a score: I refuse"), "{c}");
+    assert_eq!(judge_of(&c)["score"], Value::Null);
+    // The judge's own tokens and cost (priced from config.toml), apart from the model's.
+    assert_eq!(judge_of(&a)["judge"]["prompt_tokens"], 100);
+    let cost = judge_of(&a)["judge"]["cost"].as_f64().unwrap();
+    assert!((cost - (100.0 * 1.0 + 10.0 * 2.0) / 1e6).abs() < 1e-12, "{cost}");
+    let checks = a["checks"].as_array().unwrap();
+    assert_eq!(checks.iter().find(|k| k["kind"] == "max_latency_ms").unwrap()["pass"], true);
+    assert_eq!(checks.iter().find(|k| k["kind"] == "max_cost").unwrap()["pass"], false, "the demo has no price");
+    let summary = ls.last().unwrap();
+    assert_eq!(summary["models"][0]["judge"]["calls"], 3);
+    assert!((summary["models"][0]["judge"]["cost"].as_f64().unwrap() - 3.0 * cost).abs() < 1e-12);
+    // The judge was sent the documented prompt, with the rubric, the question and the answer.
+    let seen = judge.requests();
+    assert_eq!(seen.len(), 3);
+    let body: Value = serde_json::from_str(&seen[0].body).unwrap();
+    let prompt = body["messages"][0]["content"].as_str().unwrap();
+    assert!(prompt.contains("## Rubric\n\nGreets the user") && prompt.contains("## Question\n\nSay "), "{prompt}");
+    assert!(prompt.contains("you said"), "the demo's answer is in it: {prompt}");
+    assert_eq!(body["response_format"]["type"], "json_schema", "a structured answer is asked for");
+}
+
+#[test]
+fn a_judge_that_cannot_be_set_up_is_a_usage_error() {
+    let home = tempfile::tempdir().unwrap();
+    let set = home.path().join("set.jsonl");
+    std::fs::write(&set, r#"{"prompt":"hi","expect":{"judge":"r","prompt":"missing-judge.md"}}"#).unwrap();
+    let out = run(home.path(), &["compare", "--demo", "-m", "demo", "--prompts", set.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(err(&out).contains("cannot read the judge prompt missing-judge.md"), "{}", err(&out));
+    // Nothing was stored: the judges are set up before the run is.
+    let runs = run(home.path(), &["compare", "runs", "--json"]);
+    assert!(!String::from_utf8_lossy(&runs.stdout).contains("\"run-"), "{}", String::from_utf8_lossy(&runs.stdout));
+}
+
+#[test]
+fn the_configured_judge_prompt_replaces_the_built_in_one() {
+    let judge = Server::start_fn(|_| {
+        let delta = serde_json::json!({"choices": [{"index": 0, "delta": {"content": "{\"score\": 1, \"reason\": \"fine\"}"}}]});
+        let stop = serde_json::json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
+        Reply::sse(&format!("data: {delta}\n\ndata: {stop}\n\ndata: [DONE]\n\n"))
+    });
+    let home = tempfile::tempdir().unwrap();
+    let mine = home.path().join("mine.md");
+    std::fs::write(&mine, "MY JUDGE: {{rubric}} | {{prompt}}").unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!("judge_prompt = \"{}\"\n\n[providers.grader]\nbase_url = \"{}\"\n", mine.display(), judge.base_url),
+    )
+    .unwrap();
+    let set = home.path().join("set.jsonl");
+    std::fs::write(&set, r#"{"prompt":"hello there","expect":{"judge":"polite","model":"grader/g"}}"#).unwrap();
+    let out = run(home.path(), &["compare", "-m", "demo/demo", "--prompts", set.to_str().unwrap(), "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", err(&out));
+    let body: Value = serde_json::from_str(&judge.requests()[0].body).unwrap();
+    assert_eq!(body["messages"][0]["content"], "MY JUDGE: polite | hello there");
+}
+
+#[test]
+fn select_best_asks_once_per_prompt_and_the_winner_passes() {
+    let judge = Server::start_fn(|_| {
+        let text = r#"{"best": "B", "reason": "more complete"}"#;
+        let delta = serde_json::json!({"choices": [{"index": 0, "delta": {"content": text}}]});
+        let stop = serde_json::json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55}});
+        Reply::sse(&format!("data: {delta}\n\ndata: {stop}\n\ndata: [DONE]\n\n"))
+    });
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), format!("[providers.grader]\nbase_url = \"{}\"\n", judge.base_url))
+        .unwrap();
+    let set = home.path().join("set.jsonl");
+    std::fs::write(
+        &set,
+        "{\"id\":\"q\",\"prompt\":\"Explain tides\",\"expect\":{\"select_best\":\"the clearest\",\"model\":\"grader/g\"}}\n\
+         {\"id\":\"plain\",\"prompt\":\"hi\"}\n",
+    )
+    .unwrap();
+    let args = ["compare", "-m", "demo/demo", "-m", "demo/demo-reasoning", "-m", "demo/demo-tools", "--prompts"];
+    let out = run(home.path(), &[&args[..], &[set.to_str().unwrap(), "--json"]].concat());
+    assert_eq!(out.status.code(), Some(3), "two of three lose: checks below 1.0\n{}", err(&out));
+    let seen = judge.requests();
+    assert_eq!(seen.len(), 1, "one judge call for the prompt, none for the plain one");
+    let body: Value = serde_json::from_str(&seen[0].body).unwrap();
+    let prompt = body["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        prompt.contains("## Criterion\n\nthe clearest") && prompt.contains("## Question\n\nExplain tides"),
+        "{prompt}"
+    );
+    assert!(prompt.contains("### Answer A") && prompt.contains("### Answer B") && prompt.contains("### Answer C"));
+    // The stored cells carry the decision; exactly one passes, and the call is counted once.
+    let id = lines(&out).last().unwrap()["run"].as_str().unwrap().to_owned();
+    let shown = run(home.path(), &["compare", "show", &id, "--json"]);
+    let cells: Vec<Value> = lines(&shown).into_iter().filter(|l| l["prompt_id"] == "q").collect();
+    assert_eq!(cells.len(), 3, "{}", err(&shown));
+    let picks: Vec<&Value> = cells
+        .iter()
+        .map(|c| c["checks"].as_array().unwrap().iter().find(|k| k["kind"] == "select_best").unwrap())
+        .collect();
+    assert_eq!(picks.iter().filter(|k| k["pass"] == true).count(), 1, "{picks:?}");
+    assert!(picks.iter().all(|k| k["detail"] == "best: answer B: more complete"));
+    assert_eq!(picks.iter().filter(|k| k.get("judge").is_some()).count(), 1);
+    let summary = lines(&shown).into_iter().find(|l| l["type"] == "summary").unwrap();
+    let calls: u64 = summary["models"].as_array().unwrap().iter().filter_map(|m| m["judge"]["calls"].as_u64()).sum();
+    assert_eq!(calls, 1);
+    // Resuming asks nothing again.
+    let again = run(home.path(), &["compare", "--resume", &id, "--json"]);
+    assert_eq!(judge.requests().len(), 1, "{}", err(&again));
+}
