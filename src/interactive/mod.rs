@@ -280,7 +280,8 @@ impl Loop {
             if !backlog.is_empty() {
                 // A slice of what is queued, then back to the top: keys typed meanwhile, then a
                 // frame if one fell due, then the next slice. The runtime has one thread: the
-                // input task forwards a key only when this loop yields, so each slice does.
+                // input task forwards a key only when this loop yields, so a slice cut short
+                // does (one that emptied the queue goes on to wait for more, as before).
                 let start = Instant::now();
                 while let Some(msg) = backlog.pop_front() {
                     self.apply(msg).await;
@@ -289,7 +290,9 @@ impl Loop {
                     }
                 }
                 log.applied(start.elapsed());
-                tokio::task::yield_now().await;
+                if !backlog.is_empty() {
+                    tokio::task::yield_now().await;
+                }
                 continue;
             }
             next_tick = match (self.state.wants_tick(), next_tick) {
