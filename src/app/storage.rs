@@ -203,7 +203,7 @@ impl Storage {
             }
             PersistOp::Save { conv, branch, position, msg } => {
                 if let Some(id) = self.conv(&conv) {
-                    store.save_message_in(&id, Some(self.branch(branch)), position, &msg);
+                    store.save_owned(&id, Some(self.branch(branch)), position, msg);
                 }
             }
             PersistOp::Fork { conv, parent, branch, position } => {

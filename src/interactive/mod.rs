@@ -3,6 +3,7 @@
 //! `State::apply` for each, the effects carried out, and a frame drawn when something changed
 //! and the frame limiter allows. Idle means asleep: no tick and no draw until a message arrives.
 
+mod frame_log;
 mod unsaved;
 
 use crate::app::attach::{AttachEffect, AttachMsg};
@@ -38,8 +39,12 @@ fn to_msg(ev: TermEvent) -> Msg {
     }
 }
 
-/// Most messages applied between two chances to draw.
+/// Most messages taken from the channel at once.
 const BURST: usize = 1024;
+
+/// Longest the loop applies queued messages before it looks again at keys and at a frame that
+/// fell due: a fast stream's deltas are applied in slices, so they never hold up either.
+const SLICE: Duration = Duration::from_millis(4);
 
 /// Runs the chat screen until the user quits; returns the exit status.
 pub async fn run(target: Target, cfg: Config, paths: Paths, settings: TurnSettings) -> u8 {
@@ -142,11 +147,15 @@ async fn launch(
     let mut cache = RenderCache::default();
     (cache.images.mode, cache.images.font) = crate::tui::graphics::probe(no_color);
     let (images_tx, images_rx) = mpsc::unbounded_channel();
+    // The terminal's events have a channel of their own, read before anything else, so a key
+    // never waits behind the deltas of a fast stream already queued (see `Loop::run`).
+    let (keys_tx, keys_rx) = mpsc::unbounded_channel();
     let mut app = Loop {
         state,
         guard,
         runner,
-        input: Some(Input::spawn(tx.clone(), to_msg)),
+        input: Some(Input::spawn(keys_tx.clone(), to_msg)),
+        keys_tx,
         tx,
         cache,
         store,
@@ -154,7 +163,7 @@ async fn launch(
         images_tx,
         paths: paths.clone(),
     };
-    let status = app.run(rx, images_rx).await;
+    let status = app.run(rx, keys_rx, images_rx).await;
     if let Some(input) = app.input.take() {
         input.stop().await;
     }
@@ -211,6 +220,8 @@ struct Loop {
     guard: TerminalGuard,
     runner: Runner,
     input: Option<Input>,
+    /// Where the input task sends the terminal's events (read first, see `run`).
+    keys_tx: UnboundedSender<Msg>,
     tx: UnboundedSender<Msg>,
     cache: RenderCache,
     /// The history store (writes queue on its thread; reads run on blocking tasks).
@@ -227,16 +238,24 @@ impl Loop {
     async fn run(
         &mut self,
         mut rx: mpsc::UnboundedReceiver<Msg>,
+        mut keys: mpsc::UnboundedReceiver<Msg>,
         mut images: mpsc::UnboundedReceiver<(crate::ui::images::Key, crate::ui::images::Picture)>,
     ) -> u8 {
         let mut frames = FrameLimiter::default();
         let mut burst = Vec::with_capacity(BURST);
+        let mut backlog: VecDeque<Msg> = VecDeque::with_capacity(BURST);
         let mut next_tick: Option<tokio::time::Instant> = None;
         let mut seen = 0;
         // A polite kill (SIGTERM) or a hang-up (SIGHUP) ends the loop like Ctrl+Q, so the guard
         // restores the terminal and the partial reply is saved.
         let mut terminate = terminate_signal();
+        let mut log = frame_log::FrameLog::from_env();
         loop {
+            // Keys first, before the frame: what was typed is in the next frame drawn, however
+            // many deltas are queued (they are applied after it, in bursts between frames).
+            while let Ok(msg) = keys.try_recv() {
+                self.apply(msg).await;
+            }
             if self.state.version != seen {
                 seen = self.state.version;
                 frames.request();
@@ -248,11 +267,33 @@ impl Loop {
                     eprintln!("palaver: cannot draw: {e}");
                     return 1;
                 }
+                if log.on() {
+                    let live = self.state.live.is_some() || self.state.compare.is_live();
+                    log.frame(now, now.elapsed(), live);
+                }
                 frames.drew(now);
                 continue;
             }
             if self.state.quit {
                 return 0;
+            }
+            if !backlog.is_empty() {
+                // A slice of what is queued, then back to the top: keys typed meanwhile, then a
+                // frame if one fell due, then the next slice. The runtime has one thread: the
+                // input task forwards a key only when this loop yields, so a slice cut short
+                // does (one that emptied the queue goes on to wait for more, as before).
+                let start = Instant::now();
+                while let Some(msg) = backlog.pop_front() {
+                    self.apply(msg).await;
+                    if start.elapsed() >= SLICE {
+                        break;
+                    }
+                }
+                log.applied(start.elapsed());
+                if !backlog.is_empty() {
+                    tokio::task::yield_now().await;
+                }
+                continue;
             }
             next_tick = match (self.state.wants_tick(), next_tick) {
                 (false, _) => None,
@@ -261,13 +302,14 @@ impl Loop {
             };
             let deadline = frames.deadline(now).map(tokio::time::Instant::from_std);
             tokio::select! {
+                Some(msg) = keys.recv() => {
+                    self.apply(msg).await;
+                }
                 n = rx.recv_many(&mut burst, BURST) => {
                     if n == 0 {
                         return 0;
                     }
-                    for msg in burst.drain(..) {
-                        self.apply(msg).await;
-                    }
+                    backlog.extend(burst.drain(..));
                 }
                 () = sleep_until(deadline), if deadline.is_some() => {}
                 signal = terminated(&mut terminate) => {
@@ -413,7 +455,7 @@ impl Loop {
         let result =
             tokio::task::spawn_blocking(move || editor::edit(&draft)).await.unwrap_or_else(|e| Err(e.to_string()));
         let resumed = self.guard.resume();
-        self.input = Some(Input::spawn(self.tx.clone(), to_msg));
+        self.input = Some(Input::spawn(self.keys_tx.clone(), to_msg));
         if let Err(e) = resumed {
             return Err(format!("could not take the terminal back: {e}"));
         }

@@ -350,7 +350,13 @@ impl StoreHandle {
 
     /// [`StoreHandle::save_message`] on a given branch.
     pub fn save_message_in(&self, conv: &str, branch: Option<i64>, position: usize, msg: &Message) {
-        self.send(Op::Save { conv: conv.to_owned(), branch, position, msg: Box::new(msg.clone()) });
+        self.save_owned(conv, branch, position, Box::new(msg.clone()));
+    }
+
+    /// [`StoreHandle::save_message_in`] of a copy the caller already made: queued as it is, so a
+    /// long reply's checkpoint is not copied once more on its way to the writer.
+    pub fn save_owned(&self, conv: &str, branch: Option<i64>, position: usize, msg: Box<Message>) {
+        self.send(Op::Save { conv: conv.to_owned(), branch, position, msg });
     }
 
     /// [`StoreHandle::save_message`] for a reply being streamed: the same, but when frames are

@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+"""Opening a big history (issue 31, item 3): a generator for a store of 10,000 conversations and
+about 1,000,000 messages (one of them 10,000 messages long), and the figures of the chat screen
+against it, in a 120x40 pseudo-terminal:
+
+  first frame    `palaver` from exec until its first frame is written (its status bar's
+                 "Ctrl+P"; ratatui skips blank cells, so a text with spaces is no marker)  (50 ms)
+  resume         `palaver --resume ID` of the 10,000-message conversation, from exec until its
+                 last message is on screen (150 ms), and its peak RSS once settled (150 MB)
+  scroll         PgUp many times, then Ctrl+Home to the first message and Ctrl+End back:
+                 every frame's draw (PALAVER_FRAME_LOG) under 16 ms
+  search         Ctrl+L, a query typed; from its last key until the hit is on screen (50 ms)
+
+usage: bigstore.py [PALAVER] [--home DIR] [--rounds N]
+
+The store is written directly with SQLite (Python's sqlite3) into a schema palaver made itself,
+each row a copy of a row palaver saved (so bodies are palaver's own JSON); it is built once into
+the temp directory (a minute or two) and reused. A report: nothing is asserted.
+"""
+import argparse
+import os
+import random
+import signal
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import floor  # noqa: E402
+import latency  # noqa: E402
+
+CONVERSATIONS = 10_000
+PER_CONVERSATION = 100
+BIG = 10_000
+MARK_LAST = "zanzibar-last-words"
+MARK_SEARCH = "quokkaesque"
+
+
+def words():
+    syll = ["ka", "lo", "mi", "ru", "sen", "ta", "vo", "xi", "bre", "dun", "fal", "gor", "hep", "jin", "qua"]
+    vocab = ["the", "rust", "async", "tokio", "error", "zebra", "database", "stream", "model"]
+    vocab += [a + b + c for a in syll for b in syll for c in syll][: 6000 - len(vocab)]
+    weights = [1.0 / (i + 1) for i in range(len(vocab))]
+    rng = random.Random(31)
+
+    def sentence(n):
+        return " ".join(rng.choices(vocab, weights, k=n))
+
+    return sentence
+
+
+def template(palaver, home):
+    """One real conversation saved by palaver itself (headless, against a local stream)."""
+    server = floor.Server(20, True)
+    env = dict(os.environ, PALAVER_HOME=home, OPENAI_API_KEY="sk-bench")
+    url = f"http://127.0.0.1:{server.port}/v1"
+    subprocess.run([palaver, "--base-url", url, "-m", "bench-plain", "-p", "hello"], env=env,
+                   stdout=subprocess.DEVNULL, check=True)
+    server.stop()
+
+
+def build(palaver, home):
+    db_path = os.path.join(home, "palaver.sqlite3")
+    started = time.monotonic()
+    print(f"building {db_path} (once)…", file=sys.stderr)
+    template(palaver, home)
+    db = sqlite3.connect(db_path)
+    db.execute("PRAGMA synchronous = OFF")
+    cols = {t: [r[1] for r in db.execute(f"PRAGMA table_info({t})")] for t in ("conversations", "branches", "messages")}
+    conv_t = dict(zip(cols["conversations"], db.execute("SELECT * FROM conversations").fetchone()))
+    branch_t = dict(zip(cols["branches"], db.execute("SELECT * FROM branches").fetchone()))
+    msg_t = {}
+    for row in db.execute("SELECT * FROM messages ORDER BY position"):
+        r = dict(zip(cols["messages"], row))
+        msg_t[r["role"]] = r
+    db.execute("DELETE FROM messages")
+    db.execute("DELETE FROM branches")
+    db.execute("DELETE FROM conversations")
+
+    def insert(table, row):
+        keys = list(row)
+        db.execute(f"INSERT INTO {table} ({','.join(keys)}) VALUES ({','.join('?' * len(keys))})",
+                   [row[k] for k in keys])
+
+    sentence = words()
+    base = 1_700_000_000_000
+    mid = (CONVERSATIONS // 2)
+    for i in range(CONVERSATIONS):
+        cid = f"20231114-{i:06d}-{i & 0xffff:04x}"
+        t = base + i * 600_000
+        title = "the long one" if i == CONVERSATIONS - 1 else ("a rare word" if i == mid else sentence(6))
+        insert("conversations", dict(conv_t, id=cid, title=title, created_at=t, updated_at=t + 599_000))
+        insert("branches", dict(branch_t, conversation_id=cid, created_at=t))
+        n = BIG if i == CONVERSATIONS - 1 else PER_CONVERSATION
+        rows = []
+        for p in range(n):
+            role = "user" if p % 2 == 0 else "assistant"
+            text = sentence(12) if role == "user" else sentence(40)
+            if i == CONVERSATIONS - 1 and p == n - 1:
+                text += " " + MARK_LAST
+            if i == mid and p == 51:
+                text += " " + MARK_SEARCH
+            r = dict(msg_t[role], conversation_id=cid, position=p, content=text)
+            r.pop("id", None)
+            for k in ("created_at", "updated_at"):
+                if k in r:
+                    r[k] = t + p * 5000
+            rows.append(r)
+        keys = list(rows[0])
+        db.executemany(f"INSERT INTO messages ({','.join(keys)}) VALUES ({','.join('?' * len(keys))})",
+                       [[r[k] for k in keys] for r in rows])
+        if i % 1000 == 999:
+            db.commit()
+            print(f"  {i + 1} conversations", file=sys.stderr)
+    db.commit()
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.close()
+    open(os.path.join(home, "complete"), "w").write("ok")
+    print(f"built in {time.monotonic() - started:.0f} s", file=sys.stderr)
+
+
+def env_for(home):
+    env = dict(os.environ, PALAVER_HOME=home, OPENAI_API_KEY="sk-bench", TERM="xterm-256color")
+    env.pop("NO_COLOR", None)
+    return env
+
+
+def rss_peak_mb(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("palaver", nargs="?", default="target/release/palaver")
+    ap.add_argument("--home", default=os.path.join(tempfile.gettempdir(),
+                                                   f"palaver-bigstore-{CONVERSATIONS}x{PER_CONVERSATION}+{BIG}"))
+    ap.add_argument("--rounds", type=int, default=5)
+    args = ap.parse_args()
+    palaver = os.path.abspath(args.palaver)
+    os.makedirs(args.home, exist_ok=True)
+    if not os.path.exists(os.path.join(args.home, "complete")):
+        for f in os.listdir(args.home):
+            os.unlink(os.path.join(args.home, f))
+        build(palaver, args.home)
+    env = env_for(args.home)
+    big = f"20231114-{CONVERSATIONS - 1:06d}-{(CONVERSATIONS - 1) & 0xffff:04x}"
+    url = "http://127.0.0.1:9/v1"  # never asked: nothing is sent
+    base = [palaver, "--base-url", url, "-m", "bench"]
+
+    first, resume, rss, search, scroll = [], [], [], [], []
+    for _ in range(args.rounds):
+        s = latency.Screen(base, env, watch="Ctrl+P")
+        first.append(s.shown())
+        s.settle(quiet=0.3)
+        # Ctrl+L, then the query; the hit's conversation title is the answer.
+        s.write(b"\x0c")
+        s.settle(quiet=0.3)
+        with s.lock:
+            s.ev.clear()
+            s.seen_at.clear()
+            s.want = (b"a rare word", s.ev, s.seen_at)
+        # The query in one write (as a paste of keys would come): its last key is that write.
+        t_last = time.monotonic()
+        s.write(MARK_SEARCH.encode())
+        search.append(s.seen_at[0] - t_last if s.ev.wait(10) and s.seen_at else None)
+        s.stop()
+
+        s = latency.Screen([*base, "--resume", big], env, watch=MARK_LAST)
+        resume.append(s.shown())
+        s.settle(quiet=0.5)
+        rss.append(rss_peak_mb(s.pid))
+        before = len(s.frames())
+        for _ in range(300):
+            s.write(b"\x1b[5~")
+            time.sleep(0.004)
+        s.write(b"\x1b[1;5H")
+        time.sleep(0.3)
+        s.write(b"\x1b[1;5F")
+        time.sleep(0.3)
+        s.settle(quiet=0.3)
+        scroll.extend(f[1] for f in s.frames()[before:])
+        s.stop()
+
+    def ms(xs):
+        got = [x * 1000 for x in xs if x is not None]
+        missing = len(xs) - len(got)
+        if not got:
+            return "never shown"
+        tail = f"  ({missing} never shown)" if missing else ""
+        return f"median {statistics.median(got):7.1f}  worst {max(got):7.1f}{tail}"
+
+    load = os.getloadavg()
+    print(f"big store: {CONVERSATIONS} conversations, ~{CONVERSATIONS * PER_CONVERSATION + BIG} messages; "
+          f"{args.rounds} rounds; load average {load[0]:.1f}")
+    print(f"  first frame of palaver          {ms(first)} ms   (target 50)")
+    print(f"  --resume of 10,000 messages     {ms(resume)} ms   (target 150)")
+    print(f"  its peak RSS                    median {statistics.median(rss):7.1f}  worst {max(rss):7.1f} MB   (target 150)")
+    print(f"  Ctrl+L search, last key to hit  {ms(search)} ms   (target 50)")
+    sc = sorted(scroll)
+    if sc:
+        print(f"  scrolling (PgUp x300, Ctrl+Home, Ctrl+End): {len(sc)} frames, draw p50 {latency.pct(sc, 50):.2f} "
+              f"p99 {latency.pct(sc, 99):.2f} worst {sc[-1]:.2f} ms   (target 16)")
+    return 0
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    sys.exit(main())
