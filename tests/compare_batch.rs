@@ -145,7 +145,7 @@ fn a_batch_run_stores_every_cell_once_at_the_discount_and_failed_lines_as_failed
     assert!((cost - listed / 2.0).abs() < 1e-9, "{cost} vs {listed}");
     assert_eq!(batches_created(&demo), 2, "one batch per model");
     let runs = text(&run(home.path(), &["compare", "runs"]).stdout);
-    assert!(runs.contains("batch: completed 30/30, completed 30/30"), "{runs}");
+    assert!(runs.contains("batch: completed 30/30, 3 failed, completed 30/30, 3 failed"), "{runs}");
 }
 
 #[test]
@@ -216,6 +216,40 @@ fn a_provider_without_a_batch_api_is_exit_2_naming_it_before_anything_is_sent() 
     assert!(!stderr.contains("(local)"), "{stderr}");
     assert_eq!(batches_created(&demo), 0);
     assert!(text(&run(home.path(), &["compare", "runs"]).stdout).trim().is_empty(), "no run was stored");
+}
+
+#[test]
+fn a_batch_run_checks_cost_and_refuses_the_checks_it_cannot_run() {
+    let demo = serve_demo(300);
+    let home = home(&demo, 1);
+    let set = |expect: &str| {
+        std::fs::write(home.path().join("c.jsonl"), format!("{{\"prompt\":\"hi\",\"expect\":{expect}}}\n")).unwrap();
+    };
+    let args = ["compare", "--prompts", "c.jsonl", "-m", "local/demo", "--batch", "--json"];
+    // A judge (its own call per cell) and a latency bound (a batch line has no duration) are
+    // refused before anything is sent, naming the line.
+    for (expect, kind) in [(r#"{"judge":"polite"}"#, "judge"), (r#"{"max_latency_ms":5000}"#, "max_latency_ms")] {
+        set(expect);
+        let out = run(home.path(), &args);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains(&format!("line 1: a `{kind}` check is not run on --batch runs")),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+    assert_eq!(batches_created(&demo), 0);
+    // `max_cost` is checked on the batch price.
+    set(r#"{"max_cost":1.0}"#);
+    let out = run(home.path(), &args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let cell: Value = text(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|l| l["type"] == "cell")
+        .unwrap();
+    assert_eq!(cell["checks"][0]["kind"], "max_cost", "{cell}");
+    assert_eq!(cell["checks"][0]["pass"], true, "{cell}");
 }
 
 #[test]

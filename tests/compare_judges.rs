@@ -183,7 +183,8 @@ fn the_configured_judge_prompt_replaces_the_built_in_one() {
     });
     let home = tempfile::tempdir().unwrap();
     let mine = home.path().join("mine.md");
-    std::fs::write(&mine, "MY JUDGE: {{rubric}} | {{prompt}}").unwrap();
+    // A misspelt placeholder would reach the judge as written: a usage error before anything is sent.
+    std::fs::write(&mine, "MY JUDGE: {{rubrik}} | {{prompt}} | {{answer}}").unwrap();
     std::fs::write(
         home.path().join("config.toml"),
         format!("judge_prompt = \"{}\"\n\n[providers.grader]\nbase_url = \"{}\"\n", mine.display(), judge.base_url),
@@ -191,10 +192,17 @@ fn the_configured_judge_prompt_replaces_the_built_in_one() {
     .unwrap();
     let set = home.path().join("set.jsonl");
     std::fs::write(&set, r#"{"prompt":"hello there","expect":{"judge":"polite","model":"grader/g"}}"#).unwrap();
-    let out = run(home.path(), &["compare", "-m", "demo/demo", "--prompts", set.to_str().unwrap(), "--json"]);
+    let args = ["compare", "-m", "demo/demo", "--prompts", set.to_str().unwrap(), "--json"];
+    let out = run(home.path(), &args);
+    assert_eq!(out.status.code(), Some(2), "{}", err(&out));
+    assert!(err(&out).contains("judge_prompt: unknown placeholder `{{rubrik}}`"), "{}", err(&out));
+    assert!(judge.requests().is_empty(), "nothing sent");
+    std::fs::write(&mine, "MY JUDGE: {{rubric}} | {{prompt}} | {{answer}}").unwrap();
+    let out = run(home.path(), &args);
     assert_eq!(out.status.code(), Some(0), "{}", err(&out));
     let body: Value = serde_json::from_str(&judge.requests()[0].body).unwrap();
-    assert_eq!(body["messages"][0]["content"], "MY JUDGE: polite | hello there");
+    let sent = body["messages"][0]["content"].as_str().unwrap_or_default();
+    assert!(sent.starts_with("MY JUDGE: polite | hello there | "), "{sent}");
 }
 
 #[test]

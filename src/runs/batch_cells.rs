@@ -131,7 +131,9 @@ pub fn row_of(f: &CellFacts<'_>, outcome: Result<&Value, &BatchError>) -> CellRo
         row.error = Some(json!({"kind": e.kind, "status": e.status, "message": e.message}));
     }
     if let (Some(expect), true) = (f.expect, row.ok) {
-        row.checks = serde_json::to_value(expect.run(&row.text)).ok();
+        // A batch line has a cost but no duration (`max_latency_ms` is refused up front).
+        let facts = crate::engine::evals::expect::Facts { cost: row.cost, latency_ms: None };
+        row.checks = serde_json::to_value(expect.run_with(&row.text, facts)).ok();
     }
     row
 }

@@ -120,7 +120,8 @@ pub async fn run_turn<S: TurnSink + ?Sized>(
             all_calls.extend(msg.main().tool_calls.iter().cloned());
             answered(history, rec, msg.clone());
             account.cancel();
-            let notice = Some("stopped by the user (Ctrl+C) while tools ran; what finished is kept".to_owned());
+            let by = turn.stop.ended_by().map_or_else(|| "the user (Ctrl+C)".to_owned(), |signal| signal.to_string());
+            let notice = Some(format!("stopped by {by} while tools ran; what finished is kept"));
             return TurnOutcome::ended(msg, all_calls, notice, account);
         }
         for call in &msg.main().tool_calls {

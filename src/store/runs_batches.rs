@@ -44,10 +44,12 @@ pub struct BatchRow {
 }
 
 impl BatchRow {
-    /// `in_progress 1200/10000`.
+    /// `in_progress 1200/10000`, and `, 3 failed` when lines failed (the provider's
+    /// `request_counts`: done is completed and failed together).
     #[must_use]
     pub fn progress(&self) -> String {
-        format!("{} {}/{}", self.status, self.completed + self.failed, self.cells)
+        let failed = if self.failed > 0 { format!(", {} failed", self.failed) } else { String::new() };
+        format!("{} {}/{}{failed}", self.status, self.completed + self.failed, self.cells)
     }
 }
 
@@ -147,6 +149,6 @@ mod tests {
         b.failed = 1;
         store.save_batch(&run, &b).unwrap();
         assert_eq!(store.batches(&run).unwrap(), [b.clone()]);
-        assert_eq!(store.batch_state(&run).as_deref(), Some("batch: in_progress 4/10"));
+        assert_eq!(store.batch_state(&run).as_deref(), Some("batch: in_progress 4/10, 1 failed"));
     }
 }

@@ -186,6 +186,15 @@ impl State {
         if !(2..=MAX_ARENA).contains(&targets.len()) {
             return Err(format!("the arena takes two to four models, got {}", targets.len()));
         }
+        // A model against itself would store a vote of a model over itself, and rate it.
+        for (i, t) in targets.iter().enumerate() {
+            if targets[..i].iter().any(|o| o.provider == t.provider && o.model == t.model) {
+                return Err(format!(
+                    "the arena takes different models; {} is named twice",
+                    crate::text::sanitize::sanitize(&t.model)
+                ));
+            }
+        }
         let n = targets.len();
         Rng::new(seed).shuffle(&mut targets);
         self.open_compare(targets)?;

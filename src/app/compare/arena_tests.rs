@@ -271,3 +271,13 @@ fn taking_back_a_three_model_vote_forgets_every_pair() {
     let keys: Vec<(u64, u64)> = cast.iter().map(|(k, _)| *k).collect();
     assert_eq!(back, keys.iter().map(|k| (*k, None)).collect::<Vec<_>>(), "each pair's row is taken back");
 }
+
+#[test]
+fn the_arena_refuses_a_model_named_twice() {
+    let mut s = test_state();
+    let t = |m: &str| TargetInfo::new("demo", m, crate::api::Api::Chat);
+    let err = s.open_arena(vec![t("demo-reasoning"), t("demo"), t("demo-reasoning")], 3).err();
+    assert_eq!(err.as_deref(), Some("the arena takes different models; demo-reasoning is named twice"));
+    assert!(s.compare.active.is_none(), "no arena opened");
+    assert!(s.open_arena(vec![t("demo-reasoning"), t("demo"), t("demo-tools")], 3).is_ok());
+}

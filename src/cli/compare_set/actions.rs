@@ -160,7 +160,7 @@ fn stats(store: &RunStore, json_out: bool) -> u8 {
     let styled = ratings::style_control(names.len(), &styled_votes);
     let mut out = std::io::stdout().lock();
     if json_out {
-        let coefs = styled.as_ref().map(|st| {
+        let coefs = styled.as_ref().ok().map(|st| {
             let pairs = crate::engine::evals::style::FEATURES.iter().enumerate().map(|(k, f)| {
                 (
                     (*f).to_owned(),
@@ -174,7 +174,7 @@ fn stats(store: &RunStore, json_out: bool) -> u8 {
                 "ties": x.ties, "both_bad": x.both_bad, "win_rate": x.win_rate, "rating": x.rating,
                 "rating_low": x.low, "rating_high": x.high, "enough_votes": x.games >= ratings::MIN_VOTES,
                 "styled_votes": styled_votes.len()});
-            if let (Some(st), Some(obj)) = (&styled, line.as_object_mut()) {
+            if let (Ok(st), Some(obj)) = (&styled, line.as_object_mut()) {
                 obj.insert("styled_rating".into(), st.fit.ratings[i].into());
                 obj.insert("styled_low".into(), st.low[i].into());
                 obj.insert("styled_high".into(), st.high[i].into());
@@ -188,14 +188,14 @@ fn stats(store: &RunStore, json_out: bool) -> u8 {
             "no arena votes yet: palaver compare --arena -m A -m B, then Tab to the vote bar and Enter on your choice after each battle"
         );
     } else {
-        let _ = write!(out, "{}", ratings::table(&names, &s, styled.as_ref(), styled_votes.len()));
+        let _ = write!(out, "{}", ratings::table(&names, &s, styled.as_ref().map_err(String::as_str)));
         let _ = writeln!(
             out,
             "{} vote{} · Bradley–Terry rating on the Elo scale (mean 1000), 95% bootstrap interval; ties and both-bad count half",
             votes.len(),
             if votes.len() == 1 { "" } else { "s" }
         );
-        if styled.is_some() {
+        if styled.is_ok() {
             let _ = writeln!(
                 out,
                 "styled: the same fitted with answer length and markdown (headers, lists, bold) held equal, as LMArena's \

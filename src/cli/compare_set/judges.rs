@@ -8,7 +8,7 @@ use crate::cli::args::Global;
 use crate::cli::target::resolve_columns;
 use crate::config::Config;
 use crate::engine::evals::expect::Expect;
-use crate::engine::evals::judge::RUBRIC_PROMPT;
+use crate::engine::evals::judge::{ANY_PLACEHOLDERS, RUBRIC_PLACEHOLDERS, RUBRIC_PROMPT, check_placeholders};
 use crate::runs::judge::Judges;
 use std::collections::BTreeSet;
 
@@ -34,6 +34,7 @@ pub async fn prepare(g: &Global, cfg: &Config, expects: &[Option<Expect>]) -> Re
         },
         None => RUBRIC_PROMPT.to_owned(),
     };
+    check_placeholders(&judges.default_prompt, RUBRIC_PLACEHOLDERS).map_err(|e| format!("judge_prompt: {e}"))?;
     let keys: Vec<String> =
         specs.iter().map(|s| s.model.clone().unwrap_or_default()).collect::<BTreeSet<_>>().into_iter().collect();
     let first = g.model.first().cloned().unwrap_or_default();
@@ -47,6 +48,7 @@ pub async fn prepare(g: &Global, cfg: &Config, expects: &[Option<Expect>]) -> Re
     for path in specs.iter().filter_map(|s| s.prompt.as_ref()) {
         if !judges.prompts.contains_key(path) {
             let text = read(std::path::Path::new(path), "judge prompt")?;
+            check_placeholders(&text, ANY_PLACEHOLDERS).map_err(|e| format!("the judge prompt {path}: {e}"))?;
             judges.prompts.insert(path.clone(), text);
         }
     }

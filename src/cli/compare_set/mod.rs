@@ -264,6 +264,28 @@ fn batch_api_check(targets: &[crate::engine::target::Target]) -> Result<(), u8> 
     )))
 }
 
+/// The checks a batch run cannot keep: a `judge` (its own model call per cell, which the batch
+/// results do not make) and `max_latency_ms` (a batch line has no duration). Refused before
+/// anything is sent, naming the line, rather than stored as failures the run never checked.
+fn batch_checks(items: &[prompts::PromptItem]) -> Result<(), String> {
+    use crate::engine::evals::expect::Check;
+    for item in items {
+        let Some(expect) = &item.expect else { continue };
+        for check in &expect.checks {
+            let kind = match check {
+                Check::Judge(_) => "judge",
+                Check::MaxLatencyMs(_) => "max_latency_ms",
+                _ => continue,
+            };
+            return Err(format!(
+                "line {}: a `{kind}` check is not run on --batch runs (drop --batch, or the check)",
+                item.line
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The summary's note on a batch run's prices: `costs at the batch price (batch −50%)`.
 fn batch_note(settings: &serde_json::Value) -> Option<String> {
     let discounts = settings.pointer("/batch/discounts")?.as_array()?;
@@ -325,6 +347,7 @@ async fn start(
     let targets = resolve_columns(g, cfg, &g.model).await.map_err(|e| usage(&e.0))?;
     if ca.batch {
         batch_api_check(&targets)?;
+        batch_checks(&items).map_err(|e| usage(&format!("{}: {e}", crate::text::sanitize::sanitize(&source))))?;
     }
     // Judges are set up before the run is stored: one that cannot be is a usage error that
     // leaves nothing behind.

@@ -4,7 +4,7 @@
 //! votes are said to be few rather than shown with precision they do not have.
 
 use crate::engine::evals::rating::{Game, Standing};
-use crate::engine::evals::rating_style::{K, StyledGame, StyledStandings, styled_standings};
+use crate::engine::evals::rating_style::{K, StyledGame, StyledStandings, style_separable, styled_standings};
 use crate::engine::evals::style::FEATURES;
 use crate::store::runs::VoteRow;
 use crate::text::sanitize::sanitize;
@@ -37,16 +37,33 @@ pub fn styled_games(votes: &[VoteRow], games: &[Game]) -> Vec<StyledGame> {
         .collect()
 }
 
-/// Style control over `styled` votes, or `None` when there are too few for it to mean anything.
-#[must_use]
-pub fn style_control(n: usize, styled: &[StyledGame]) -> Option<StyledStandings> {
-    (styled.len() >= MIN_STYLED_VOTES).then(|| styled_standings(n, styled, STYLED_ROUNDS, SEED ^ styled.len() as u64))
+/// Style control over `styled` votes, or why it is not fitted: too few votes for it to mean
+/// anything, or styles that cannot be told apart from the models.
+///
+/// # Errors
+/// The line the table prints instead of the style coefficients.
+pub fn style_control(n: usize, styled: &[StyledGame]) -> Result<StyledStandings, String> {
+    if styled.len() < MIN_STYLED_VOTES {
+        return Err(format!(
+            "styled: not fitted — {} vote{} carr{} the answers' style (votes from before palaver kept it \
+             have none); style control needs {MIN_STYLED_VOTES}",
+            styled.len(),
+            if styled.len() == 1 { "" } else { "s" },
+            if styled.len() == 1 { "ies" } else { "y" }
+        ));
+    }
+    if !style_separable(n, styled) {
+        return Err("styled: not fitted — in these votes the answers' style goes with the model (each model answers \
+                    in its own style), so style cannot be told apart from the model; vote on varied prompts"
+            .to_owned());
+    }
+    Ok(styled_standings(n, styled, STYLED_ROUNDS, SEED ^ styled.len() as u64))
 }
 
 /// The standings table, best raw rating first, with the style-controlled columns beside (or a
 /// dash, and a line saying why); then the style coefficients.
 #[must_use]
-pub fn table(names: &[String], s: &[Standing], styled: Option<&StyledStandings>, styled_votes: usize) -> String {
+pub fn table(names: &[String], s: &[Standing], styled: Result<&StyledStandings, &str>) -> String {
     let mut order: Vec<usize> = (0..names.len()).collect();
     order.sort_by(|&a, &b| s[b].rating.total_cmp(&s[a].rating));
     let w = names.iter().map(|n| sanitize(n).chars().count()).max().unwrap_or(5).max(5);
@@ -59,8 +76,8 @@ pub fn table(names: &[String], s: &[Standing], styled: Option<&StyledStandings>,
         let rate = x.win_rate.map_or_else(|| "-".into(), |r| format!("{:.0}%", r * 100.0));
         let few = if x.games < MIN_VOTES { " *" } else { "" };
         let (sr, si) = match styled {
-            Some(st) => (format!("{:.0}", st.fit.ratings[i]), format!("{:.0} – {:.0}{few}", st.low[i], st.high[i])),
-            None => ("-".to_owned(), "-".to_owned()),
+            Ok(st) => (format!("{:.0}", st.fit.ratings[i]), format!("{:.0} – {:.0}{few}", st.low[i], st.high[i])),
+            Err(_) => ("-".to_owned(), "-".to_owned()),
         };
         out.push_str(&format!(
             "{:<w$}  {:>6}  {:>5}  {:>6}  {:>5}  {:>8}  {:>6.0}  {:>15}  {:>6}  {:>15}\n",
@@ -85,13 +102,11 @@ pub fn table(names: &[String], s: &[Standing], styled: Option<&StyledStandings>,
         ));
     }
     match styled {
-        Some(st) => out.push_str(&coefficients(st)),
-        None => out.push_str(&format!(
-            "styled: not fitted — {styled_votes} vote{} carr{} the answers' style (votes from before palaver kept it \
-             have none); style control needs {MIN_STYLED_VOTES}\n",
-            if styled_votes == 1 { "" } else { "s" },
-            if styled_votes == 1 { "ies" } else { "y" }
-        )),
+        Ok(st) => out.push_str(&coefficients(st)),
+        Err(why) => {
+            out.push_str(why);
+            out.push('\n');
+        }
     }
     out
 }
@@ -124,13 +139,16 @@ mod tests {
     fn too_few_votes_are_said_to_be_too_few() {
         let names = vec!["alpha".to_owned(), "beta".to_owned()];
         let few: Vec<Game> = (0..3).map(|_| Game { a: 0, b: 1, outcome: Outcome::AWins }).collect();
-        let table = table(&names, &standings(2, &few, 50), None, 3);
+        let styled: Vec<StyledGame> = Vec::new();
+        let why = style_control(2, &styled[..0]).err().unwrap_or_default();
+        let why = why.replace("0 votes carry", "3 votes carry");
+        let table = table(&names, &standings(2, &few, 50), Err(&why));
         assert!(table.contains("* fewer than 10 votes (alpha, beta)"), "{table}");
         assert!(table.contains("styled: not fitted — 3 votes carry the answers' style"), "{table}");
         let many: Vec<Game> = (0..24)
             .map(|i| Game { a: 0, b: 1, outcome: if i % 3 == 0 { Outcome::BWins } else { Outcome::AWins } })
             .collect();
-        let t = super::table(&names, &standings(2, &many, 50), None, 0);
+        let t = super::table(&names, &standings(2, &many, 50), Err("styled: not fitted"));
         assert!(!t.contains('*'), "{t}");
     }
 
@@ -170,7 +188,7 @@ mod tests {
         let (names, games) = super::super::actions::games(&votes);
         let styled = styled_games(&votes, &games);
         assert_eq!(styled.len(), 90);
-        let st = style_control(names.len(), &styled).unwrap_or_else(|| panic!("enough votes"));
+        let st = style_control(names.len(), &styled).unwrap_or_else(|e| panic!("{e}"));
         let raw = standings(names.len(), &games, 200);
         let long = names.iter().position(|n| n == "demo/long").unwrap_or_else(|| panic!("{names:?}"));
         let mean_other = |r: &[f64]| (r.iter().sum::<f64>() - r[long]) / 2.0;
@@ -181,8 +199,27 @@ mod tests {
             st.fit.ratings
         );
         assert!(st.fit.coefs[0] > 0.0, "{:?}", st.fit.coefs);
-        let out = table(&names, &raw, Some(&st), styled.len());
+        let out = table(&names, &raw, Ok(&st));
         assert!(out.contains("styled") && out.contains("style coefficients") && out.contains("length +"), "{out}");
         insta::assert_snapshot!(out);
+    }
+
+    #[test]
+    fn a_style_that_goes_with_the_model_is_not_fitted() {
+        // Each model always answers in its own style: style and model cannot be told apart.
+        let fixed = |t: u64| Style { tokens: t, headers: 0, lists: 0, bold: 0 };
+        let games: Vec<StyledGame> = (0..60)
+            .map(|i| {
+                let (a, b) = [(0, 1), (1, 2), (2, 0)][i % 3];
+                let outcome = if i % 4 == 0 { Outcome::BWins } else { Outcome::AWins };
+                StyledGame { a, b, outcome, style_a: fixed(100 * (a as u64 + 1)), style_b: fixed(100 * (b as u64 + 1)) }
+            })
+            .collect();
+        let why = style_control(3, &games).err().unwrap_or_default();
+        assert!(why.contains("cannot be told apart from the model"), "{why}");
+        // The planted set varies within each model: it is fitted.
+        let (_, votes) = planted();
+        let (names, g) = super::super::actions::games(&votes);
+        assert!(style_control(names.len(), &styled_games(&votes, &g)).is_ok());
     }
 }

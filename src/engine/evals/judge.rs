@@ -80,6 +80,35 @@ pub struct Grade {
     pub reason: String,
 }
 
+/// The placeholders a rubric judge's prompt fills in.
+pub const RUBRIC_PLACEHOLDERS: &[&str] = &["rubric", "prompt", "answer"];
+/// The placeholders any judge prompt may use (a `select_best` one: `criterion` and `answers`).
+pub const ANY_PLACEHOLDERS: &[&str] = &["rubric", "prompt", "answer", "criterion", "answers"];
+
+/// Checks a judge prompt's `{{placeholders}}` against `known`: a misspelt one would reach the
+/// judge as it is written, and a prompt without the answer grades nothing.
+///
+/// # Errors
+/// The first unknown placeholder, or no `{{answer}}`/`{{answers}}` at all.
+pub fn check_placeholders(template: &str, known: &[&str]) -> Result<(), String> {
+    let mut rest = template;
+    let mut names = Vec::new();
+    while let Some(at) = rest.find("{{") {
+        let tail = &rest[at + 2..];
+        let Some(end) = tail.find("}}") else { break };
+        names.push(tail[..end].trim());
+        rest = &tail[end + 2..];
+    }
+    if let Some(bad) = names.iter().find(|n| !known.contains(n)) {
+        let list: Vec<String> = known.iter().map(|k| format!("{{{{{k}}}}}")).collect();
+        return Err(format!("unknown placeholder `{{{{{bad}}}}}` (it knows {})", list.join(", ")));
+    }
+    if !names.iter().any(|n| *n == "answer" || *n == "answers") {
+        return Err("no `{{answer}}` in it: the judge would not see the answer".into());
+    }
+    Ok(())
+}
+
 /// The judge's prompt: `template` with the rubric, the question and the answer filled in (one
 /// pass, so text inside the answer that looks like a placeholder stays as it is).
 #[must_use]
@@ -242,5 +271,18 @@ mod tests {
         assert!(parse(r#"{"score": -2, "reason": "x"}"#).unwrap_err().contains("not between 0 and 1"));
         assert!(parse(r#"{"score": 400}"#).is_err());
         assert!(parse("").is_err());
+    }
+
+    #[test]
+    fn a_judge_prompt_names_only_known_placeholders_and_the_answer() {
+        assert_eq!(check_placeholders(RUBRIC_PROMPT, RUBRIC_PLACEHOLDERS), Ok(()));
+        assert_eq!(
+            check_placeholders("Rate {{answer}} on {{rubrik}}", RUBRIC_PLACEHOLDERS).unwrap_err(),
+            "unknown placeholder `{{rubrik}}` (it knows {{rubric}}, {{prompt}}, {{answer}})"
+        );
+        assert!(
+            check_placeholders("Rate it on {{rubric}}", RUBRIC_PLACEHOLDERS).unwrap_err().contains("no `{{answer}}`")
+        );
+        assert_eq!(check_placeholders("Pick {{answers}} by {{criterion}}", ANY_PLACEHOLDERS), Ok(()));
     }
 }

@@ -102,6 +102,58 @@ fn rows(n: usize, games: &[StyledGame]) -> Vec<Row> {
     rows
 }
 
+/// Whether the style columns can be told apart from the models: false when, over these
+/// games, some style difference is a combination of the model indicators (each model always
+/// answers in its own style, say). The fit would then trade rating for style freely, and
+/// its figures would mean nothing.
+#[must_use]
+pub fn style_separable(n: usize, games: &[StyledGame]) -> bool {
+    let rows = rows(n, games);
+    let real: Vec<&Row> = rows.iter().filter(|r| r.b.is_some()).collect();
+    let column = |r: &Row, j: usize| -> f64 {
+        if j < n { f64::from(u8::from(r.a == j)) - f64::from(u8::from(r.b == Some(j))) } else { r.style[j - n] }
+    };
+    let varied: Vec<usize> = (0..K).filter(|&k| real.iter().any(|r| r.style[k] != 0.0)).map(|k| n + k).collect();
+    let models: Vec<usize> = (0..n).collect();
+    let all: Vec<usize> = models.iter().copied().chain(varied.iter().copied()).collect();
+    let gram = |cols: &[usize]| -> Vec<Vec<f64>> {
+        cols.iter()
+            .map(|&i| cols.iter().map(|&j| real.iter().map(|r| column(r, i) * column(r, j)).sum()).collect())
+            .collect()
+    };
+    rank(gram(&all)) == rank(gram(&models)) + varied.len()
+}
+
+/// The rank of a symmetric positive semi-definite matrix, by elimination with a tolerance
+/// relative to its largest diagonal entry.
+#[allow(clippy::needless_range_loop)] // row and column indices read as the algebra does
+fn rank(mut a: Vec<Vec<f64>>) -> usize {
+    let size = a.len();
+    let scale = (0..size).map(|i| a[i][i].abs()).fold(0.0f64, f64::max);
+    let tol = scale * 1e-9;
+    let mut rank = 0;
+    let mut used = vec![false; size];
+    for c in 0..size {
+        let Some(p) = (0..size).filter(|&r| !used[r]).max_by(|&x, &y| a[x][c].abs().total_cmp(&a[y][c].abs())) else {
+            break;
+        };
+        if a[p][c].abs() <= tol {
+            continue;
+        }
+        used[p] = true;
+        rank += 1;
+        for r in 0..size {
+            if r != p {
+                let f = a[r][c] / a[p][c];
+                for k in c..size {
+                    a[r][k] -= f * a[p][k];
+                }
+            }
+        }
+    }
+    rank
+}
+
 /// The fit on `n` models.
 #[must_use]
 pub fn fit_styled(n: usize, games: &[StyledGame]) -> StyledFit {

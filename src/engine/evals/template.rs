@@ -156,6 +156,13 @@ fn csv(name: &str, text: &str) -> Result<Vec<Row>, String> {
     if let Some(h) = header.iter().find(|h| !is_name(h)) {
         return Err(format!("{name} line 1: the column `{h}` is not a variable name (letters, digits, _ - .)"));
     }
+    if let Some((i, h)) = header.iter().enumerate().find(|(i, h)| header[..*i].contains(h)) {
+        return Err(format!(
+            "{name} line 1: the column `{h}` is named twice (columns {} and {})",
+            header[..i].iter().position(|o| o == h).map_or(0, |p| p + 1),
+            i + 1
+        ));
+    }
     let mut out = Vec::new();
     for (line, fields) in &records[1..] {
         let at = format!("{name} line {line}");
@@ -276,6 +283,10 @@ mod tests {
     #[test]
     fn malformed_files_name_their_line() {
         assert_eq!(from_file("t.csv", "a,b\n1,2\n3\n").unwrap_err(), "t.csv line 3: 1 fields, the header has 2");
+        assert_eq!(
+            from_file("t.csv", "word,n,word\nhi,1,ho\n").unwrap_err(),
+            "t.csv line 1: the column `word` is named twice (columns 1 and 3)"
+        );
         assert!(from_file("t.csv", "a,b\n1,\"2\n").unwrap_err().starts_with("t.csv line 2: a quoted field"));
         assert!(from_file("t.csv", "a b,c\n1,2\n").unwrap_err().starts_with("t.csv line 1: the column `a b`"));
         assert_eq!(from_file("t.csv", "a,b\n").unwrap_err(), "t.csv: no rows");
