@@ -45,6 +45,9 @@ const BURST: usize = 1024;
 /// Longest the loop applies queued messages before it looks again at keys and at a frame that
 /// fell due: a fast stream's deltas are applied in slices, so they never hold up either.
 const SLICE: Duration = Duration::from_millis(4);
+/// Syntax highlighting one frame may do; code rows past it are drawn plain until later frames
+/// reach them (`ui::hl_budget`), so a long block scrolling into view does not stall a frame.
+const HIGHLIGHT_BUDGET: Duration = Duration::from_millis(4);
 
 /// Runs the chat screen until the user quits; returns the exit status.
 pub async fn run(target: Target, cfg: Config, paths: Paths, settings: TurnSettings) -> u8 {
@@ -262,16 +265,23 @@ impl Loop {
             }
             let now = Instant::now();
             if frames.ready(now) {
-                if let Err(e) = self.draw() {
-                    let _ = self.guard.suspend();
-                    eprintln!("palaver: cannot draw: {e}");
-                    return 1;
-                }
+                let short = match self.draw() {
+                    Ok(short) => short,
+                    Err(e) => {
+                        let _ = self.guard.suspend();
+                        eprintln!("palaver: cannot draw: {e}");
+                        return 1;
+                    }
+                };
                 if log.on() {
                     let live = self.state.live.is_some() || self.state.compare.is_live();
                     log.frame(now, now.elapsed(), live);
                 }
                 frames.drew(now);
+                if short {
+                    // Some code rows were drawn plain: the next frame highlights more of them.
+                    frames.request();
+                }
                 continue;
             }
             if self.state.quit {
@@ -331,10 +341,14 @@ impl Loop {
         }
     }
 
-    fn draw(&mut self) -> std::io::Result<()> {
+    /// Draws a frame; whether its highlighting budget ran short (draw again soon).
+    fn draw(&mut self) -> std::io::Result<bool> {
         let mut report = None;
         let (state, cache) = (&self.state, &mut self.cache);
+        let budget = ui::hl_budget::FrameBudget::time(HIGHLIGHT_BUDGET);
         self.guard.draw(|f| report = Some(ui::draw(f, state, cache)))?;
+        let short = budget.starved();
+        drop(budget);
         if let Some(r) = report {
             self.state.apply(Msg::Viewport(r));
         }
@@ -346,7 +360,7 @@ impl Loop {
                 let _ = tx.send((job.key, picture));
             });
         }
-        Ok(())
+        Ok(short)
     }
 
     /// Writes a notification as `notify` in config.toml says (the app said when).

@@ -11,8 +11,14 @@
 //! complete. The rows are those `markdown::render` gives the same block, with one exception:
 //! when syntect fails on a line (never seen with the bundled syntaxes) the rows from there on
 //! are plain, where the whole-block renderer draws the whole block plain.
+//!
+//! Within a frame's [`FrameBudget`](super::hl_budget::FrameBudget) (the frame loop holds one)
+//! a read highlights lines only until the budget is spent: a row whose line is not reached
+//! yet is drawn plain (the same row breaks, without the colours) and the next frames go on
+//! from where this one stopped, each line still highlighted once.
 
 use super::highlight::{self, LineHighlighter, MAX_LINES, line_too_long};
+use super::hl_budget;
 use super::markdown::{code_base, highlighted_rows, plain_rows, top_line};
 use super::theme::Theme;
 use super::wrap;
@@ -37,8 +43,12 @@ pub struct LazyCode {
     /// First row of each line but the last, and the rows of those lines.
     starts: Vec<usize>,
     settled: Vec<OnceCell<Line<'static>>>,
+    /// Plain stand-ins for settled rows read before the budget reached their line.
+    draft: Vec<OnceCell<Line<'static>>>,
     /// Rows of the last line as if it ended the block (it is read without its newline).
     last: OnceCell<Vec<Line<'static>>>,
+    /// The last line's rows drawn plain, when the budget did not reach it.
+    last_draft: OnceCell<Vec<Line<'static>>>,
     last_rows: usize,
     progress: RefCell<Progress>,
 }
@@ -75,7 +85,9 @@ impl LazyCode {
             lines: Vec::new(),
             starts: Vec::new(),
             settled: Vec::new(),
+            draft: Vec::new(),
             last: OnceCell::new(),
+            last_draft: OnceCell::new(),
             last_rows: 0,
             progress: RefCell::default(),
         };
@@ -99,6 +111,7 @@ impl LazyCode {
             let n = self.lines.len() - 1;
             self.starts.clear();
             self.settled.clear();
+            self.draft.clear();
             for k in 0..n {
                 self.settle(k);
             }
@@ -113,23 +126,37 @@ impl LazyCode {
         match rows_of(&self.lines[k], usize::from(self.width)) {
             Some(n) => self.settled.extend((0..n).map(|_| OnceCell::new())),
             None => {
-                // Rows that may depend on the colours: drawn now (after the lines before).
-                self.catch_up(k);
+                // Rows that may depend on the colours: drawn now (after the lines before),
+                // whatever the budget, as the layout needs them.
+                self.catch_up(k, false);
                 let rows = self.line_rows(k, true);
                 self.settled.extend(rows.into_iter().map(OnceCell::from));
             }
         }
+        self.draft.resize_with(self.settled.len(), OnceCell::new);
     }
 
-    /// Highlights every line before `k` not yet highlighted, in order, keeping their rows.
-    fn catch_up(&self, k: usize) {
+    /// Highlights every line before `k` not yet highlighted, in order, keeping their rows;
+    /// `bounded` stops when the frame's budget is spent. Whether every line before `k` is done
+    /// (or will be drawn plain anyway).
+    fn catch_up(&self, k: usize, bounded: bool) -> bool {
         if self.plain {
-            return;
+            return true;
         }
-        let next = self.progress.borrow().next;
-        for j in next..k {
-            let rows = self.line_rows(j, true);
-            for (cell, row) in self.settled[self.starts[j]..].iter().zip(rows) {
+        loop {
+            let (next, failed) = {
+                let p = self.progress.borrow();
+                (p.next, p.failed)
+            };
+            // After a failure the rest is plain, drawn line by line when read.
+            if failed || next >= k {
+                return true;
+            }
+            if bounded && !hl_budget::allow() {
+                return false;
+            }
+            let rows = hl_budget::charge(|| self.line_rows(next, true));
+            for (cell, row) in self.settled[self.starts[next]..].iter().zip(rows) {
                 let _ = cell.set(row);
             }
         }
@@ -150,18 +177,59 @@ impl LazyCode {
     #[must_use]
     pub fn row(&self, i: usize) -> Option<&Line<'static>> {
         if let Some(cell) = self.settled.get(i) {
-            return Some(cell.get_or_init(|| self.realize(i)));
+            if let Some(row) = cell.get() {
+                return Some(row);
+            }
+            let k = self.line_of(i);
+            // Line `k` too: it is highlighted within the budget like those above it.
+            if self.catch_up(k + 1, true) {
+                return Some(cell.get_or_init(|| self.realize(i)));
+            }
+            return self.draft_row(k, i);
         }
-        let last = self.last.get_or_init(|| self.last_line_rows());
-        last.get(i - self.settled.len())
+        let j = i - self.settled.len();
+        if let Some(last) = self.last.get() {
+            return last.get(j);
+        }
+        match self.last_line_rows(true) {
+            Some(rows) => self.last.get_or_init(|| rows).get(j),
+            None => {
+                let k = self.lines.len() - 1;
+                self.last_draft.get_or_init(|| self.plain_line_rows(k)).get(j)
+            }
+        }
+    }
+
+    /// The line that settled row `i` belongs to.
+    fn line_of(&self, i: usize) -> usize {
+        self.starts.partition_point(|&s| s <= i).saturating_sub(1)
+    }
+
+    /// Settled row `i` of line `k` drawn plain, for a frame whose budget did not reach it.
+    fn draft_row(&self, k: usize, i: usize) -> Option<&Line<'static>> {
+        let cell = self.draft.get(i)?;
+        if cell.get().is_none() {
+            for (r, row) in self.plain_line_rows(k).into_iter().enumerate() {
+                if let Some(c) = self.draft.get(self.starts[k] + r) {
+                    let _ = c.set(row);
+                }
+            }
+        }
+        cell.get()
+    }
+
+    /// The rows of line `k` without colours: the same breaks as highlighted (a line whose
+    /// breaks could differ is highlighted when it arrives, never drafted).
+    fn plain_line_rows(&self, k: usize) -> Vec<Line<'static>> {
+        plain_rows(self.base, usize::from(self.width), &self.lines[k]).into_iter().flat_map(|s| self.fit(s)).collect()
     }
 
     /// Highlights (or draws plain) the line holding settled row `i`, keeping its other rows
     /// and those of the lines before it; returns row `i`.
     fn realize(&self, i: usize) -> Line<'static> {
-        let k = self.starts.partition_point(|&s| s <= i).saturating_sub(1);
+        let k = self.line_of(i);
         // Every line before `k` first, in order: each carries syntect's state to the next.
-        self.catch_up(k);
+        self.catch_up(k, false);
         let rows = self.line_rows(k, true);
         let mut wanted = None;
         for (r, row) in rows.into_iter().enumerate() {
@@ -209,16 +277,19 @@ impl LazyCode {
     }
 
     /// The last line's rows, after every line before it; one plain empty row for a block with
-    /// nothing highlighted at all, as the whole-block renderer draws it.
-    fn last_line_rows(&self) -> Vec<Line<'static>> {
+    /// nothing highlighted at all, as the whole-block renderer draws it. `None` when `bounded`
+    /// and the budget ran out before the lines above it were highlighted.
+    fn last_line_rows(&self, bounded: bool) -> Option<Vec<Line<'static>>> {
         let Some(k) = self.lines.len().checked_sub(1) else {
-            return self.empty_block();
+            return Some(self.empty_block());
         };
         if !self.plain && self.lines[k].is_empty() {
-            return if self.settled.is_empty() { self.empty_block() } else { Vec::new() };
+            return Some(if self.settled.is_empty() { self.empty_block() } else { Vec::new() });
         }
-        self.catch_up(k);
-        self.line_rows(k, false)
+        if !self.catch_up(k, bounded) || (bounded && !hl_budget::allow()) {
+            return None;
+        }
+        Some(hl_budget::charge(|| self.line_rows(k, false)))
     }
 
     fn empty_block(&self) -> Vec<Line<'static>> {
@@ -228,6 +299,7 @@ impl LazyCode {
     /// How many rows the last line takes, and its rows now when that depends on them.
     fn layout_last(&mut self) {
         self.last = OnceCell::new();
+        self.last_draft = OnceCell::new();
         let Some(line) = self.lines.last() else {
             self.last_rows = 1;
             return;
@@ -238,7 +310,7 @@ impl LazyCode {
         } else if let Some(n) = rows_of(line, usize::from(self.width)) {
             n
         } else {
-            let rows = self.last_line_rows();
+            let rows = self.last_line_rows(false).unwrap_or_default();
             let n = rows.len();
             self.last = OnceCell::from(rows);
             n
@@ -260,5 +332,90 @@ fn rows_of(line: &str, width: usize) -> Option<usize> {
         Some(1)
     } else {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ui::hl_budget::FrameBudget;
+
+    /// A long Rust block whose colours depend on the lines before (a comment and a string
+    /// that span lines), with lines that wrap at the width used.
+    fn block(n: usize) -> Vec<String> {
+        (0..n)
+            .map(|i| match i % 7 {
+                0 => format!("fn f{i}(x: u32) -> u32 {{ x + {i} }}"),
+                1 => "/* a comment that goes on".to_owned(),
+                2 => "   over the next line */ let s = \"and a string".to_owned(),
+                3 => "   that spans lines\"; // with a trailing comment long enough to wrap the row".to_owned(),
+                4 => String::new(),
+                5 => format!("    let v{i} = vec![1, 2, 3];"),
+                _ => "}".to_owned(),
+            })
+            .collect()
+    }
+
+    fn code(lines: &[String], theme: &Theme) -> LazyCode {
+        let mut c = LazyCode::new("rust", theme, 40);
+        for l in lines {
+            c.push(l);
+        }
+        c
+    }
+
+    fn rows(c: &LazyCode, range: std::ops::Range<usize>) -> Vec<Line<'static>> {
+        range.map(|i| c.row(i).cloned().unwrap()).collect()
+    }
+
+    #[test]
+    fn a_long_block_is_highlighted_in_bounded_steps_and_ends_as_the_whole_block() {
+        let theme = Theme::load("dark", None, false).unwrap();
+        let lines = block(300);
+        let whole = code(&lines, &theme);
+        let want = rows(&whole, 0..whole.len());
+        let streamed = code(&lines, &theme);
+        assert_eq!(streamed.len(), want.len());
+        // The screen shows the block's last 30 rows, every frame.
+        let screen = want.len() - 30..want.len();
+        let mut frames = 0;
+        loop {
+            frames += 1;
+            let before = streamed.progress.borrow().next;
+            let budget = FrameBudget::lines(40);
+            let got = rows(&streamed, screen.clone());
+            let done = !budget.starved();
+            drop(budget);
+            let after = streamed.progress.borrow().next;
+            assert!(after - before <= 40, "frame {frames} highlighted {} lines", after - before);
+            // Rows not reached yet are the same text, drawn plain.
+            let text = |l: &[Line<'static>]| l.iter().map(ToString::to_string).collect::<Vec<_>>();
+            assert_eq!(text(&got), text(&want[screen.clone()]));
+            if done {
+                assert_eq!(got, want[screen.clone()], "the frame that was not short is highlighted");
+                break;
+            }
+            assert_ne!(got, want[screen.clone()], "a short frame draws some rows plain");
+            assert!(frames < 100, "highlighting makes progress");
+        }
+        assert!(frames >= 300 / 40, "the block took {frames} frames");
+        // Every row, read afterwards without a budget, is the whole block's.
+        assert_eq!(rows(&streamed, 0..streamed.len()), want);
+    }
+
+    #[test]
+    fn a_short_frame_then_more_lines_still_highlights_each_line_once_in_order() {
+        let theme = Theme::load("dark", None, false).unwrap();
+        let lines = block(120);
+        let mut streamed = code(&lines[..60], &theme);
+        {
+            let _budget = FrameBudget::lines(10);
+            let _ = rows(&streamed, streamed.len() - 5..streamed.len());
+        }
+        for l in &lines[60..] {
+            streamed.push(l);
+        }
+        let whole = code(&lines, &theme);
+        assert_eq!(rows(&streamed, 0..streamed.len()), rows(&whole, 0..whole.len()));
     }
 }

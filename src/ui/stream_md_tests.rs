@@ -206,3 +206,33 @@ fn without_colour_the_ruled_code_blocks_stream_as_the_whole_render() {
     assert_eq!(streamed, whole(&text, 60, &theme));
     assert!(plain(streamed.iter().map(ToString::to_string)).iter().any(|l| l.starts_with("── rust ")));
 }
+
+#[test]
+fn a_long_block_drawn_under_a_frame_budget_ends_as_the_whole_render() {
+    use crate::ui::hl_budget::FrameBudget;
+    let theme = Theme::load("dark", None, false).unwrap();
+    let mut text = String::from("Intro.\n\n```rust\n");
+    for i in 0..250 {
+        text.push_str(&format!(
+            "/* {i} */ fn f{i}() -> &'static str {{ \"a string long enough to wrap at forty\" }}\n"
+        ));
+    }
+    // The whole block arrived between two frames.
+    let mut md = StreamingMarkdown::default();
+    md.update(&text, true, 40, &theme);
+    let want = whole(&text, 40, &theme);
+    let screen = md.len() - 24..md.len();
+    let mut frames = 0;
+    loop {
+        frames += 1;
+        let budget = FrameBudget::lines(30);
+        let got: Vec<Line<'static>> = screen.clone().map(|i| md.get(i).cloned().unwrap()).collect();
+        if !budget.starved() {
+            assert_eq!(got, want[screen.clone()]);
+            break;
+        }
+        assert!(frames < 50);
+    }
+    assert!(frames >= 250 / 30, "{frames} frames");
+    assert_eq!(lines(&md), want);
+}
