@@ -17,15 +17,8 @@ pub fn sampler(t: &Target, cfg: &crate::config::Config) -> Sampler {
         let t = t.clone();
         Box::pin(async move {
             let run = sampling::run(&t, max_output, &req).await?;
-            say!("{}", notice(&req.server, &run));
+            say!("{}", sampling::notice(&req.server, &run));
             Ok(run.sampled)
         })
     })
-}
-
-/// `MCP server `NAME` used MODEL for a sampling request (N tokens)`.
-#[must_use]
-pub fn notice(server: &str, run: &sampling::SampleRun) -> String {
-    let tokens = run.tokens().map_or_else(|| "tokens not reported".to_owned(), |n| format!("{n} tokens"));
-    format!("MCP server `{server}` used {} for a sampling request ({tokens})", run.sampled.model)
 }

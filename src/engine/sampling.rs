@@ -8,12 +8,26 @@ use super::message::{Message, Role};
 use super::request::{RequestOptions, build_body};
 use super::target::Target;
 use super::usage::UsageView;
+use crate::api::Api;
 use crate::tools::mcp::sample::{SampleRequest, SampleRole, Sampled};
 use serde_json::Value;
 
-/// The request body of a sampling request on `t`; `max_output` is the model's own limit.
+/// The options a sampling request on `t` starts from: its model, usage asked for as the
+/// profile says, the profile's extra fields.
 #[must_use]
-pub fn body(t: &Target, max_output: Option<u64>, req: &SampleRequest) -> Value {
+pub fn base_options(t: &Target) -> RequestOptions {
+    RequestOptions {
+        model: t.model.clone(),
+        include_usage: t.include_usage,
+        extra: t.request_extra.clone(),
+        ..RequestOptions::default()
+    }
+}
+
+/// The request body of a sampling request on `api` from `base` (see [`base_options`]);
+/// `max_output` is the model's own limit.
+#[must_use]
+pub fn body(api: Api, base: RequestOptions, max_output: Option<u64>, req: &SampleRequest) -> Value {
     let messages: Vec<Message> = req
         .messages
         .iter()
@@ -24,16 +38,14 @@ pub fn body(t: &Target, max_output: Option<u64>, req: &SampleRequest) -> Value {
         .collect();
     let asked = u64::from(req.max_tokens).max(1);
     let opts = RequestOptions {
-        model: t.model.clone(),
         stream: false,
         system: req.system.clone(),
         temperature: req.temperature.map(f64::from),
         max_tokens: Some(max_output.filter(|m| *m > 0).map_or(asked, |m| asked.min(m))),
-        include_usage: t.include_usage,
-        extra: t.request_extra.clone(),
-        ..RequestOptions::default()
+        tools: Vec::new(),
+        ..base
     };
-    build_body(t.api, &messages, &opts)
+    build_body(api, &messages, &opts)
 }
 
 /// What a sampling request cost and answered.
@@ -60,7 +72,19 @@ impl SampleRun {
 pub async fn run(t: &Target, max_output: Option<u64>, req: &SampleRequest) -> Result<SampleRun, String> {
     let http =
         crate::api::client::endpoint_client(&t.endpoint).map_err(|e| format!("cannot start the HTTP client: {e}"))?;
-    let mut rx = super::turn::spawn_request(http, t.endpoint.clone(), t.api, body(t, max_output, req));
+    let rx = super::turn::spawn_request(http, t.endpoint.clone(), t.api, body(t.api, base_options(t), max_output, req));
+    collect(rx, &t.model).await
+}
+
+/// Folds a sampling request's wire events into what it answered; `model` names it when the
+/// provider does not.
+///
+/// # Errors
+/// The request failed (the provider's message, redacted).
+pub async fn collect(
+    mut rx: tokio::sync::mpsc::UnboundedReceiver<crate::api::client::WireEvent>,
+    model: &str,
+) -> Result<SampleRun, String> {
     let mut msg = Message::assistant_pending();
     let start = std::time::Instant::now();
     while let Some(ev) = rx.recv().await {
@@ -75,17 +99,27 @@ pub async fn run(t: &Target, max_output: Option<u64>, req: &SampleRequest) -> Re
     let main = msg.main();
     let sampled = Sampled {
         text: main.content.clone(),
-        model: msg.meta.model.clone().unwrap_or_else(|| t.model.clone()),
+        model: msg.meta.model.clone().unwrap_or_else(|| model.to_owned()),
         finish_reason: main.finish_reason.clone(),
     };
     Ok(SampleRun { sampled, usage: msg.usage.clone() })
 }
 
+/// `MCP server `NAME` used MODEL for a sampling request (N tokens)`.
+#[must_use]
+pub fn notice(server: &str, run: &SampleRun) -> String {
+    let tokens = run.tokens().map_or_else(|| "tokens not reported".to_owned(), |n| format!("{n} tokens"));
+    format!("MCP server `{server}` used {} for a sampling request ({tokens})", run.sampled.model)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::Api;
     use serde_json::json;
+
+    fn body(t: &Target, max_output: Option<u64>, req: &SampleRequest) -> Value {
+        super::body(t.api, base_options(t), max_output, req)
+    }
 
     fn target(api: Api) -> Target {
         let profile = crate::config::ProviderProfile::demo();

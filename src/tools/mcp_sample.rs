@@ -58,6 +58,62 @@ pub type SampleFuture = Pin<Box<dyn Future<Output = Result<Sampled, String>> + S
 /// Runs a sampling request (after asking, where someone can be asked).
 pub type Sampler = Arc<dyn Fn(SampleRequest) -> SampleFuture + Send + Sync>;
 
+/// How long a request waits for the user's approval and the model before it is refused.
+pub const SAMPLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Where a sampling request's answer is sent, until it is.
+type AnswerSlot = Arc<Mutex<Option<tokio::sync::oneshot::Sender<Result<Sampled, String>>>>>;
+
+/// The way back to a waiting sampling request; answered once.
+#[derive(Clone)]
+pub struct SampleReply(AnswerSlot);
+
+impl SampleReply {
+    /// Answers the request (a second answer is dropped).
+    pub fn send(&self, answer: Result<Sampled, String>) {
+        if let Some(tx) = self.0.lock().unwrap_or_else(PoisonError::into_inner).take() {
+            let _ = tx.send(answer);
+        }
+    }
+}
+
+impl SampleReply {
+    /// A reply no request waits for (tests, and a request that could not be asked).
+    #[must_use]
+    pub fn detached() -> Self {
+        Self(Arc::default())
+    }
+}
+
+impl PartialEq for SampleReply {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl std::fmt::Debug for SampleReply {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SampleReply")
+    }
+}
+
+/// A sampler that hands each request to `ask` (the chat screen's modal) and waits for the
+/// answer, up to [`SAMPLE_TIMEOUT`].
+pub fn asking(ask: impl Fn(SampleRequest, SampleReply) + Send + Sync + 'static) -> Sampler {
+    let ask = Arc::new(ask);
+    Arc::new(move |req| {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        ask(req, SampleReply(Arc::new(Mutex::new(Some(tx)))));
+        Box::pin(async move {
+            match tokio::time::timeout(SAMPLE_TIMEOUT, rx).await {
+                Ok(Ok(answer)) => answer,
+                Ok(Err(_)) => Err("palaver refused this sampling request: it was closed without an answer".to_owned()),
+                Err(_) => Err("palaver refused this sampling request: no answer within the time it waits".to_owned()),
+            }
+        })
+    })
+}
+
 /// The sampler of a session, if it has one.
 pub(super) type SamplerSlot = Arc<Mutex<Option<(String, Sampler)>>>;
 
