@@ -383,3 +383,35 @@ async fn a_server_speaking_only_the_legacy_http_sse_transport_is_reached_through
     assert!(out.text.contains("completed"), "{out:?}");
     assert_eq!(seen.lock().unwrap().len(), 2);
 }
+
+/// The tools `client`'s server lists now.
+async fn names(client: &McpClient) -> Vec<String> {
+    let listed = client.relist(palaver::tools::mcp::live::ListKind::Tools).await.unwrap();
+    listed.tools.unwrap().into_iter().map(|s| s.name).collect()
+}
+
+#[tokio::test]
+async fn server_everything_offers_its_sampling_tool_only_to_an_allowed_client_and_gets_the_answer() {
+    use palaver::tools::mcp::sample::{SampleRequest, Sampled};
+    let Some(server) = everything::start() else { return };
+    let cfg = McpServer { url: Some(server.url.clone()), ..McpServer::default() };
+    let (plain, _) = McpClient::start("everything", &cfg).await.unwrap();
+    assert!(!names(&plain).await.iter().any(|n| n == "trigger-sampling-request"), "not offered sampling");
+    let cfg = McpServer { allow_sampling: true, ..cfg };
+    let (client, _) = McpClient::start("everything", &cfg).await.unwrap();
+    assert!(names(&client).await.iter().any(|n| n == "trigger-sampling-request"));
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let keep = seen.clone();
+    client.on_sample(std::sync::Arc::new(move |req: SampleRequest| {
+        *keep.lock().unwrap() = Some(req);
+        Box::pin(async {
+            Ok(Sampled { text: "four".into(), model: "demo".into(), finish_reason: Some("stop".into()) })
+        })
+    }));
+    let out = client.call("trigger-sampling-request", args(json!({"prompt": "2+2?", "maxTokens": 20}))).await;
+    assert!(out.text.contains("\"four\"") && out.text.contains("endTurn"), "{out:?}");
+    let req = seen.lock().unwrap().clone().unwrap();
+    assert_eq!(req.system.as_deref(), Some("You are a helpful test server."));
+    assert_eq!(req.max_tokens, 20);
+    assert!(req.messages[0].1.ends_with("2+2?"), "{req:?}");
+}
