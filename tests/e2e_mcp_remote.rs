@@ -411,3 +411,83 @@ fn headless_offers_a_server_s_changed_tools_from_the_next_request_and_says_so() 
     assert!(!offered(0).contains(&"grown".to_owned()), "{:?}", offered(0));
     assert!(offered(1).contains(&"grown".to_owned()), "{:?}", offered(1));
 }
+
+#[test]
+fn headless_yes_runs_an_allowed_server_s_sampling_request_on_the_run_s_model() {
+    let (mut mcp, url, log) = scripted_mcp("slow");
+    let sampled = r#"{"id":"s1","object":"chat.completion","model":"m-served","choices":[{"index":0,"message":{"role":"assistant","content":"sampled words"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}}"#;
+    let model = Server::start(vec![
+        Reply::sse(&chat_call("call_m", "sample", "{}")),
+        Reply::json(200, sampled),
+        Reply::sse(CHAT_TEXT),
+    ]);
+    let home = tempfile::tempdir().unwrap();
+    let config = format!("[mcp.servers.remote]\nurl = \"{url}\"\nallow_sampling = true\n");
+    std::fs::write(home.path().join("config.toml"), config).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_palaver"))
+        .args(["--base-url", &model.base_url, "-m", "m", "-p", "sample", "--tools", "auto", "--yes"])
+        .env("PALAVER_HOME", home.path())
+        .env("OPENAI_API_KEY", "sk-test-0123456789")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let _ = mcp.kill();
+    let _ = mcp.wait();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("MCP server `remote` used m-served for a sampling request (7 tokens)"), "{stderr}");
+    // The sampling request: not streamed, the server's message and its maxTokens, no tools.
+    let asked: Value = serde_json::from_str(&model.requests()[1].body).unwrap();
+    assert_eq!(asked["stream"], false, "{asked}");
+    assert_eq!(asked["messages"], serde_json::json!([{"role": "user", "content": "hello?"}]), "{asked}");
+    assert_eq!(asked["max_tokens"], 10, "{asked}");
+    assert!(asked.get("tools").is_none(), "{asked}");
+    // The server got the model's text, and its tool returned it to the conversation.
+    let tool = tool_message(&model, 2);
+    let answer: Value = serde_json::from_str(tool["content"].as_str().unwrap()).unwrap();
+    assert_eq!(answer["result"]["content"]["text"], "sampled words", "{answer}");
+    assert_eq!(answer["result"]["model"], "m-served");
+    assert!(std::fs::read_to_string(log.path()).unwrap().contains("CAPS elicitation sampling"));
+}
+
+#[test]
+fn the_chat_screen_asks_before_a_server_samples_and_enter_alone_approves_nothing() {
+    if !tmux_available() {
+        return;
+    }
+    let (mut mcp, url, _log) = scripted_mcp("slow");
+    let sampled = r#"{"id":"s1","object":"chat.completion","model":"m-served","choices":[{"index":0,"message":{"role":"assistant","content":"sampled words"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}}"#;
+    let model = Server::start(vec![
+        Reply::sse(&chat_call("call_m", "sample", "{}")),
+        Reply::json(200, sampled),
+        Reply::sse(CHAT_TEXT),
+    ]);
+    let home = tempfile::tempdir().unwrap();
+    let config = format!("[mcp.servers.remote]\nurl = \"{url}\"\nallow_sampling = true\n");
+    std::fs::write(home.path().join("config.toml"), config).unwrap();
+    let t = Tmux::launch(&format!("--base-url {} --model scripted --tools auto --yes", model.base_url))
+        .home(home.path())
+        .start();
+    t.wait_for("the server's tools", |s| s.contains("tools ready"));
+    t.send("sample");
+    let s = t.wait_for("the sampling modal", |s| s.contains("MCP server remote asks to use the model"));
+    assert!(s.contains("user: hello?") && s.contains("max tokens 10"), "{s}");
+    assert!(s.contains("It would run on") && s.contains("scripted"), "{s}");
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    // Enter with no button focused approves nothing.
+    t.keys(&["Enter"]);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(t.screen().contains("asks to use the model"), "the modal is still open");
+    assert_eq!(model.requests().len(), 1, "nothing was sampled");
+    t.keys(&["Tab", "Enter"]);
+    let s = t.wait_for("the notice", |s| s.contains("for a sampling request"));
+    assert!(s.contains("MCP server `remote` used m-served for a sampling request (7 tokens)"), "{s}");
+    t.wait_for("the model's answer after the tool", |s| s.contains("The remote tool answered."));
+    let _ = mcp.kill();
+    let _ = mcp.wait();
+    let asked: Value = serde_json::from_str(&model.requests()[1].body).unwrap();
+    assert_eq!(asked["stream"], false, "{asked}");
+    assert_eq!(asked["model"], "scripted", "{asked}");
+    let tool = tool_message(&model, 2);
+    assert!(tool["content"].as_str().unwrap().contains("sampled words"), "{tool}");
+}

@@ -331,6 +331,38 @@ async fn a_sampling_request_is_refused_with_a_reason_the_server_can_show() {
     assert_eq!(answer["error"]["code"], -1);
     assert_eq!(answer["error"]["message"], palaver::tools::mcp::live::SAMPLING_REFUSED);
     assert!(answer.get("result").is_none());
+    // Not allowed by its config: sampling was not offered to it.
+    assert!(server.log().contains("CAPS elicitation\n"), "{}", server.log());
+}
+
+#[tokio::test]
+async fn an_allowed_server_is_offered_sampling_and_its_request_reaches_the_sampler() {
+    use palaver::tools::mcp::sample::{NO_SAMPLER_REASON, SampleRequest, Sampled};
+    let server = Scripted::start("slow");
+    let cfg = McpServer { allow_sampling: true, ..server.config() };
+    let (client, _) = McpClient::start("remote", &cfg).await.unwrap();
+    assert!(server.log().contains("CAPS elicitation sampling\n"), "{}", server.log());
+    // No one to approve it (headless without --yes): refused with that reason.
+    let out = client.call("sample", Map::new()).await;
+    let answer: Value = serde_json::from_str(&out.text).unwrap_or_else(|_| panic!("{out:?}"));
+    assert_eq!(answer["error"]["message"], NO_SAMPLER_REASON, "{answer}");
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let keep = seen.clone();
+    client.on_sample(std::sync::Arc::new(move |req: SampleRequest| {
+        *keep.lock().unwrap() = Some(req);
+        Box::pin(async {
+            Ok(Sampled { text: "hi there".into(), model: "m-1".into(), finish_reason: Some("stop".into()) })
+        })
+    }));
+    let out = client.call("sample", Map::new()).await;
+    let answer: Value = serde_json::from_str(&out.text).unwrap_or_else(|_| panic!("{out:?}"));
+    assert_eq!(
+        answer["result"],
+        json!({"model": "m-1", "stopReason": "endTurn", "role": "assistant", "content": {"type": "text", "text": "hi there"}}),
+        "{answer}"
+    );
+    let req = seen.lock().unwrap().clone().unwrap();
+    assert_eq!((req.server.as_str(), req.messages[0].1.as_str(), req.max_tokens), ("remote", "hello?", 10));
 }
 
 #[tokio::test]
@@ -350,4 +382,36 @@ async fn a_server_speaking_only_the_legacy_http_sse_transport_is_reached_through
     let out = palaver::tools::mcp::live::with_progress(sink, call).await;
     assert!(out.text.contains("completed"), "{out:?}");
     assert_eq!(seen.lock().unwrap().len(), 2);
+}
+
+/// The tools `client`'s server lists now.
+async fn names(client: &McpClient) -> Vec<String> {
+    let listed = client.relist(palaver::tools::mcp::live::ListKind::Tools).await.unwrap();
+    listed.tools.unwrap().into_iter().map(|s| s.name).collect()
+}
+
+#[tokio::test]
+async fn server_everything_offers_its_sampling_tool_only_to_an_allowed_client_and_gets_the_answer() {
+    use palaver::tools::mcp::sample::{SampleRequest, Sampled};
+    let Some(server) = everything::start() else { return };
+    let cfg = McpServer { url: Some(server.url.clone()), ..McpServer::default() };
+    let (plain, _) = McpClient::start("everything", &cfg).await.unwrap();
+    assert!(!names(&plain).await.iter().any(|n| n == "trigger-sampling-request"), "not offered sampling");
+    let cfg = McpServer { allow_sampling: true, ..cfg };
+    let (client, _) = McpClient::start("everything", &cfg).await.unwrap();
+    assert!(names(&client).await.iter().any(|n| n == "trigger-sampling-request"));
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let keep = seen.clone();
+    client.on_sample(std::sync::Arc::new(move |req: SampleRequest| {
+        *keep.lock().unwrap() = Some(req);
+        Box::pin(async {
+            Ok(Sampled { text: "four".into(), model: "demo".into(), finish_reason: Some("stop".into()) })
+        })
+    }));
+    let out = client.call("trigger-sampling-request", args(json!({"prompt": "2+2?", "maxTokens": 20}))).await;
+    assert!(out.text.contains("\"four\"") && out.text.contains("endTurn"), "{out:?}");
+    let req = seen.lock().unwrap().clone().unwrap();
+    assert_eq!(req.system.as_deref(), Some("You are a helpful test server."));
+    assert_eq!(req.max_tokens, 20);
+    assert!(req.messages[0].1.ends_with("2+2?"), "{req:?}");
 }

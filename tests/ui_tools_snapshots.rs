@@ -592,3 +592,27 @@ fn elicitation_form_taller_than_the_screen_keeps_the_focus_and_the_buttons_in_vi
     assert!(screen.contains("[ Accept ]"), "{screen}");
     insta::assert_snapshot!("elicitation_form_scrolled_80x24", screen);
 }
+
+#[test]
+fn sampling_modal_names_the_server_what_it_asks_and_what_it_would_run_on() {
+    use palaver::tools::mcp::sample::{SampleReply, SampleRequest, SampleRole};
+    let mut sim = Sim::new(Api::Chat, "demo-tools");
+    sim.s.apply(Msg::Tick { now_ms: sim.now });
+    // server-everything's sampling tool, with a hostile escape in its words (sanitised).
+    let request = SampleRequest {
+        server: "every\u{1b}[31mthing".into(),
+        messages: vec![
+            (SampleRole::User, "Resource sampleLLM context: \u{1b}[2Jwhat is 2+2?".into()),
+            (SampleRole::Assistant, "Let me think.\n[an image part, not sent]".into()),
+        ],
+        system: Some("You are a helpful test server.".into()),
+        max_tokens: 100,
+        temperature: None,
+        hints: vec!["claude-3-sonnet".into(), "gpt-4o".into()],
+    };
+    sim.s.apply(Msg::Tools(ToolMsg::Sample { request, reply: SampleReply::detached() }));
+    sim.now += 2000;
+    sim.s.apply(Msg::Tick { now_ms: sim.now });
+    sim.key(KeyCode::Tab, KeyModifiers::NONE);
+    sim.snap_all("sampling_modal");
+}

@@ -259,6 +259,7 @@ fn seen(s: &State) -> Seen {
                 Overlay::Conversations(l) => format!("list {}", l.selected),
                 Overlay::Probs { cursor, .. } => format!("probs {cursor}"),
                 Overlay::Elicit => "form".to_owned(),
+                Overlay::Sample => "sample".to_owned(),
             })
             .collect();
         let cols = s.compare.active.as_ref().map(|c| c.columns.iter().map(|c| c.scroll).collect::<Vec<_>>());

@@ -60,6 +60,9 @@ impl State {
         if matches!(self.overlays.last(), Some(Overlay::Elicit)) {
             return self.elicit_key(key, fx);
         }
+        if matches!(self.overlays.last(), Some(Overlay::Sample)) {
+            return self.sample_key(key, fx);
+        }
         if let Some(used) = self.tools_overlay_key(key, fx) {
             return used;
         }
@@ -99,7 +102,7 @@ impl State {
                 );
                 return own && self.conversations_key(key, fx);
             }
-            Overlay::Approval | Overlay::Inspector | Overlay::Elicit => return false,
+            Overlay::Approval | Overlay::Inspector | Overlay::Elicit | Overlay::Sample => return false,
             Overlay::Probs { .. } => return self.probs_key(key),
         };
         match outcome {
@@ -120,6 +123,7 @@ impl State {
                     | Overlay::Approval
                     | Overlay::Inspector
                     | Overlay::Elicit
+                    | Overlay::Sample
                     | Overlay::Probs { .. } => {}
                 }
                 true

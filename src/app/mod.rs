@@ -30,6 +30,7 @@ mod probs;
 pub mod queue;
 mod reopen;
 pub mod runner;
+pub mod sample;
 pub mod schema;
 mod scroll;
 pub mod state;

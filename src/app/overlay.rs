@@ -127,6 +127,8 @@ pub enum Overlay {
     Probs { id: u64, cursor: usize },
     /// A form an MCP server asks the user to fill in (state in `State::tools.forms`, `elicit.rs`).
     Elicit,
+    /// An MCP server asks to use the model (state in `State::tools.samples`, `sample.rs`).
+    Sample,
 }
 
 impl Overlay {
@@ -143,6 +145,7 @@ impl Overlay {
             Self::Conversations(_) => "Conversations",
             Self::Probs { .. } => "Token probabilities",
             Self::Elicit => "An MCP server asks",
+            Self::Sample => "An MCP server asks to use the model",
         }
     }
 }

@@ -97,6 +97,11 @@ pub enum ToolMsg {
     Progress { owner: Owner, id: u64, index: usize, progress: McpProgress },
     /// MCP server `server` asks the user to fill in `form`; the answer goes to `reply`.
     Elicit { server: String, form: crate::tools::mcp::elicit::Form, reply: crate::tools::mcp::elicit::Reply },
+    /// An MCP server allowed to sample asks to use the model; the answer goes to `reply`.
+    Sample { request: crate::tools::mcp::sample::SampleRequest, reply: crate::tools::mcp::sample::SampleReply },
+    /// The sampling request of `server` the user approved ran (what it answered and cost), or
+    /// why not.
+    Sampled { server: String, result: Result<crate::engine::sampling::SampleRun, String> },
     /// MCP server `server` said its `kind` list changed.
     ListChanged { server: String, kind: ListKind },
     /// MCP server `server`'s `kind` list, listed again after it changed, or why not.
@@ -116,6 +121,15 @@ pub enum ToolEffect {
     GetPrompt { set: ToolSet, server: String, prompt: String, args: serde_json::Map<String, Value> },
     /// Send the user's answer to a form back to the server that asked for it.
     Answer { reply: crate::tools::mcp::elicit::Reply, answer: crate::tools::mcp::elicit::Answer },
+    /// Run a sampling request the user approved: `body` to the current endpoint on `api`
+    /// (`model` names it when the provider does not); the reply goes to `reply`, and
+    /// `ToolMsg::Sampled` tells the state.
+    Sample { server: String, api: Api, model: String, body: Value, reply: crate::tools::mcp::sample::SampleReply },
+    /// Answer a sampling request without running it (the user declined).
+    SampleAnswer {
+        reply: crate::tools::mcp::sample::SampleReply,
+        answer: Result<crate::tools::mcp::sample::Sampled, String>,
+    },
     /// List `kind` of MCP server `server` in `set` again; answer with `ToolMsg::Relisted`.
     Relist { set: ToolSet, server: String, kind: ListKind },
     /// Read resource `uri` of `server` in `set`; each content arrives as `AttachMsg::Loaded`
@@ -186,6 +200,8 @@ pub struct Tools {
     pub progress_rev: u64,
     /// Forms MCP servers asked for, the front one shown (`Overlay::Elicit`).
     pub forms: VecDeque<super::elicit::ElicitForm>,
+    /// Sampling requests waiting for the user, the front one shown (`Overlay::Sample`).
+    pub samples: VecDeque<super::sample::SampleAsk>,
     /// Tab cycling through resource URIs after `/resource `: what was typed, the candidate
     /// shown, and the draft that shows it (Tab goes on only while the draft is still that).
     pub resource_tab: Option<(String, usize, String)>,
@@ -206,6 +222,7 @@ impl Default for Tools {
             progress: BTreeMap::new(),
             progress_rev: 0,
             forms: VecDeque::new(),
+            samples: VecDeque::new(),
             resource_tab: None,
         }
     }
@@ -311,7 +328,7 @@ pub fn setup(state: &mut State, tx: &tokio::sync::mpsc::UnboundedSender<Msg>) {
         // From now on (after `Ready`, so the state has the servers) a server's list changes
         // reach the state, which has them listed again; changes heard earlier come at once.
         for client in set.0.mcp_clients() {
-            let (tx, server) = (tx.clone(), client.name().to_owned());
+            let (sample_tx, tx, server) = (tx.clone(), tx.clone(), client.name().to_owned());
             let (ask_tx, asking) = (tx.clone(), server.clone());
             client.on_list_changed(Arc::new(move |kind| {
                 let _ = tx.send(Msg::Tools(ToolMsg::ListChanged { server: server.clone(), kind }));
@@ -319,6 +336,10 @@ pub fn setup(state: &mut State, tx: &tokio::sync::mpsc::UnboundedSender<Msg>) {
             // Its forms open in the chat screen.
             client.on_elicit(Arc::new(move |form, reply| {
                 let _ = ask_tx.send(Msg::Tools(ToolMsg::Elicit { server: asking.clone(), form, reply }));
+            }));
+            // Its sampling requests (if its config allows them) open the sampling modal.
+            client.on_sample(crate::tools::mcp::sample::asking(move |request, reply| {
+                let _ = sample_tx.send(Msg::Tools(ToolMsg::Sample { request, reply }));
             }));
         }
     });
@@ -413,6 +434,8 @@ impl State {
             }
             ToolMsg::Relisted { server, kind, result } => self.on_relisted(&server, kind, result),
             ToolMsg::Elicit { server, form, reply } => self.on_elicit(server, form, reply),
+            ToolMsg::Sample { request, reply } => self.on_sample(request, reply),
+            ToolMsg::Sampled { server, result } => self.on_sampled(&server, result),
             ToolMsg::Progress { owner, id, index, progress } => {
                 if self.tools.started(owner, id, index).is_none() {
                     // The call ended (or was cancelled) before its report arrived.

@@ -52,6 +52,7 @@ pub mod config_cmd;
 pub mod continued;
 pub mod exit;
 pub mod headless;
+pub mod headless_sampler;
 pub mod history;
 pub mod interrupt;
 pub mod mcp_cmd;
@@ -258,6 +259,9 @@ pub async fn run(cli: Cli) -> u8 {
                 }
             }
             let registry = build_registry(&cfg, &paths).await;
+            if g.yes {
+                registry.on_mcp_sample(&headless_sampler::sampler(&t, &cfg));
+            }
             let code = headless::run_prompt(&flags, &t, &cfg, &registry, user).await;
             registry.close_mcp().await;
             code

@@ -99,6 +99,10 @@ pub struct McpServer {
     /// itself: a config file is shared and backed up).
     #[serde(default)]
     pub bearer_token_env: Option<String>,
+    /// The server may ask to use the conversation's model (`sampling/createMessage`): only then
+    /// is sampling offered to it, and each request still needs the user's approval (or `--yes`).
+    #[serde(default)]
+    pub allow_sampling: bool,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]

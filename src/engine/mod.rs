@@ -18,6 +18,7 @@ pub mod images;
 pub mod logprobs;
 pub mod metrics;
 pub mod request;
+pub mod sampling;
 pub mod save_pace;
 pub mod sendback;
 pub mod structured;

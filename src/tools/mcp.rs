@@ -81,6 +81,9 @@ pub mod live;
 #[path = "mcp_elicit.rs"]
 pub mod elicit;
 
+#[path = "mcp_sample.rs"]
+pub mod sample;
+
 #[path = "mcp_sse.rs"]
 mod legacy;
 
@@ -119,13 +122,18 @@ struct StdioLink {
 type Started = (RunningService<RoleClient, live::Handler>, Vec<Tool>, Link, Overflow, Redactor);
 
 /// palaver's side of the handshake: it answers forms (elicitation), which the chat screen shows
-/// and headless runs decline.
-fn client_info() -> live::Handler {
+/// and headless runs decline, and offers sampling only to a server allowed it (`allow_sampling`).
+fn client_info(allow_sampling: bool) -> live::Handler {
     let mut caps = ClientCapabilities::default();
     caps.elicitation = Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
+    if allow_sampling {
+        #[allow(deprecated)] // Sampling is deprecated upstream (SEP-2577), and servers still ask for it.
+        let sampling = rmcp::model::SamplingCapability::default();
+        caps.sampling = Some(sampling);
+    }
     let info = ClientConfig::new(caps, Implementation::new("palaver", env!("CARGO_PKG_VERSION")))
         .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
-    live::Handler::new(info)
+    live::Handler::new(info, allow_sampling)
 }
 
 impl std::fmt::Debug for McpClient {
@@ -221,8 +229,10 @@ impl McpClient {
         let stdout = CappedLines::new(stdout, max_message, over.clone());
 
         let handshake = async {
-            let service =
-                client_info().serve((stdout, stdin)).await.map_err(|e| format!("the MCP handshake failed: {e}"))?;
+            let service = client_info(cfg.allow_sampling)
+                .serve((stdout, stdin))
+                .await
+                .map_err(|e| format!("the MCP handshake failed: {e}"))?;
             let tools = list_tools(service.peer(), &over, cfg.max_tools.unwrap_or(MCP_TOOLS)).await?;
             Ok::<_, String>((service, tools))
         };
@@ -259,7 +269,7 @@ impl McpClient {
         let (redact, shown) = (remote.redact, remote.shown);
         let over = Overflow::default();
         let handshake = async {
-            let service = client_info()
+            let service = client_info(cfg.allow_sampling)
                 .serve(remote.transport)
                 .await
                 .map_err(|e| format!("the MCP handshake failed: {}", plain(&e)))?;

@@ -20,9 +20,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// Why palaver sent `notifications/cancelled`.
 pub const CANCEL_REASON: &str = "palaver stopped the call (the user cancelled it, or it timed out)";
 
-/// Why palaver refuses `sampling/createMessage` (the server can show it).
-pub const SAMPLING_REFUSED: &str = "palaver refused this sampling request: it does not let MCP servers use the \
-     conversation's model (sampling is not offered)";
+/// Why palaver refuses `sampling/createMessage` of a server not allowed to sample (the server
+/// can show it).
+pub const SAMPLING_REFUSED: &str = "palaver refused this sampling request: it does not let this MCP server use the \
+     conversation's model (sampling is not offered; the user can set allow_sampling = true in its [mcp.servers] table)";
 
 /// One progress report of a running MCP call, as the server sent it (unsanitised).
 #[derive(Debug, Clone, PartialEq)]
@@ -100,16 +101,22 @@ pub struct Handler {
     changes: Arc<Mutex<Changes>>,
     /// Who answers the server's forms (none: they are declined).
     pub(super) asker: super::elicit::AskerSlot,
+    /// Whether the server may sample (`allow_sampling`): only then was sampling offered.
+    allow_sampling: bool,
+    /// Who runs the server's sampling requests (none: they are refused).
+    pub(super) sampler: super::sample::SamplerSlot,
 }
 
 impl Handler {
-    pub(super) fn new(info: ClientConfig) -> Self {
+    pub(super) fn new(info: ClientConfig, allow_sampling: bool) -> Self {
         Self {
             info,
             routes: Routes::default(),
             cancels: Arc::default(),
             changes: Arc::default(),
             asker: Arc::default(),
+            allow_sampling,
+            sampler: Arc::default(),
         }
     }
 
@@ -140,12 +147,10 @@ impl ClientHandler for Handler {
     #[allow(deprecated)]
     async fn create_message(
         &self,
-        _params: rmcp::model::CreateMessageRequestParams,
+        params: rmcp::model::CreateMessageRequestParams,
         _context: rmcp::service::RequestContext<RoleClient>,
     ) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
-        // A server must not spend the user's model (and money) or read the conversation
-        // unasked: palaver does not offer sampling, and says so to a server that asks anyway.
-        Err(rmcp::ErrorData::new(rmcp::model::ErrorCode(-1), SAMPLING_REFUSED, None))
+        super::sample::answer(self.allow_sampling, &self.sampler, params).await
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {

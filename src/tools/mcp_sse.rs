@@ -144,7 +144,7 @@ pub(super) async fn start(
     let over = super::Overflow::default();
     let handshake = async {
         let transport = connect(cfg, url, max).await?;
-        let service = super::client_info()
+        let service = super::client_info(cfg.allow_sampling)
             .serve(transport)
             .await
             .map_err(|e| format!("the MCP handshake failed: {}", super::plain(&e)))?;

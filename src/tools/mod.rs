@@ -223,6 +223,14 @@ impl Registry {
         notices
     }
 
+    /// Sampling requests of every MCP server go to `sampler` from now on (a server its config
+    /// does not allow to sample is refused all the same).
+    pub fn on_mcp_sample(&self, sampler: &mcp::sample::Sampler) {
+        for client in &self.mcp {
+            client.on_sample(sampler.clone());
+        }
+    }
+
     /// Adds the tools of MCP server `name` (a name another tool took gets the server's prefix).
     fn add_mcp_specs(&mut self, name: &str, client: &Arc<mcp::McpClient>, specs: Vec<ToolSpec>) {
         for spec in specs {

@@ -29,6 +29,7 @@ pub mod approval;
 pub mod elicit;
 pub mod inspector;
 pub mod item_card;
+pub mod sample;
 pub mod tool_card;
 
 pub use cache::RenderCache;

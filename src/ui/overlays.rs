@@ -33,6 +33,7 @@ pub fn draw(f: &mut Frame, state: &State) {
             Overlay::Inspector => super::inspector::draw(f, state),
             Overlay::Probs { id, cursor } => super::probs::draw(f, state, *id, *cursor),
             Overlay::Elicit => super::elicit::draw(f, state),
+            Overlay::Sample => super::sample::draw(f, state),
         }
     }
 }

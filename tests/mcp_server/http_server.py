@@ -18,7 +18,8 @@ Modes (first argument):
             notifications/cancelled; the log gets `CALL <id>` and `CANCELLED <requestId> <reason>`;
             and `grow`, which adds the tool `grown` and says so (notifications/tools/list_changed)
             in its event stream before its result; and `sample`, which asks the client for
-            sampling/createMessage in its event stream and returns the client's answer as its text
+            sampling/createMessage in its event stream and returns the client's answer as its text.
+The log gets `CAPS <the client's capabilities>` for each initialize.
 """
 
 import json
@@ -146,6 +147,7 @@ class Handler(BaseHTTPRequestHandler):
         rid = msg["id"]
         headers = {}
         if method == "initialize":
+            log("CAPS " + " ".join(sorted(msg["params"].get("capabilities", {}))))
             sid = uuid.uuid4().hex
             with LOCK:
                 SESSIONS[sid] = {"calls": 0}

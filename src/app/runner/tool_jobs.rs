@@ -56,6 +56,17 @@ impl Runner {
                 });
             }
             ToolEffect::Answer { reply, answer } => reply.send(answer),
+            ToolEffect::SampleAnswer { reply, answer } => reply.send(answer),
+            ToolEffect::Sample { server, api, model, body, reply } => {
+                // Off the UI task; the server's request waits on `reply`.
+                let rx = crate::engine::turn::spawn_request(self.http.clone(), self.endpoint.clone(), api, body);
+                let tx = self.tx.clone();
+                tokio::spawn(async move {
+                    let result = crate::engine::sampling::collect(rx, &model).await;
+                    reply.send(result.as_ref().map(|r| r.sampled.clone()).map_err(Clone::clone));
+                    let _ = tx.send(Msg::Tools(ToolMsg::Sampled { server, result }));
+                });
+            }
             ToolEffect::Relist { set, server, kind } => {
                 let tx = self.tx.clone();
                 tokio::spawn(async move {
