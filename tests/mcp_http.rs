@@ -247,6 +247,29 @@ async fn dropping_a_running_call_sends_notifications_cancelled_with_its_request_
 }
 
 #[tokio::test]
+async fn a_server_that_dies_mid_call_fails_the_call_at_once_naming_it() {
+    let Some(mut server) = everything::start() else { return };
+    let cfg = McpServer { url: Some(server.url.clone()), ..McpServer::default() };
+    let (client, _) = McpClient::start("remote", &cfg).await.unwrap();
+    let (sink, seen) = collector();
+    let call = client.call("trigger-long-running-operation", args(json!({"duration": 50, "steps": 50})));
+    let call = palaver::tools::mcp::live::with_progress(sink, call);
+    let mut call = std::pin::pin!(call);
+    // Running (a progress report arrived), then the server is killed.
+    let mut waited = 0;
+    while seen.lock().unwrap().is_empty() && waited < 100 {
+        let _ = tokio::time::timeout(Duration::from_millis(50), &mut call).await;
+        waited += 1;
+    }
+    assert!(!seen.lock().unwrap().is_empty(), "the call was running");
+    server.kill();
+    // Far sooner than the 60 s tool timeout (the operation would take 50 s).
+    let out = tokio::time::timeout(Duration::from_secs(20), call).await.expect("the call ended when its server died");
+    assert!(out.is_error, "{out:?}");
+    assert!(out.text.contains("MCP server `remote`"), "{}", out.text);
+}
+
+#[tokio::test]
 async fn server_everything_s_long_running_operation_reports_progress() {
     let Some(server) = everything::start() else { return };
     let cfg = McpServer { url: Some(server.url.clone()), ..McpServer::default() };

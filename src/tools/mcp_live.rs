@@ -303,6 +303,25 @@ impl super::McpClient {
 
 /// Calls a tool with a progress token routed to the running task's sink, and cancels the
 /// request on the server if this future is dropped before the answer.
+/// Resolves once the server is gone: its transport closed, or a `ping` sent while the call
+/// waits cannot reach it. A remote server that dies mid-call leaves the call's stream waiting
+/// for a reconnection; only a new request finds the server missing. A ping that is merely
+/// slow (a busy server) is not taken for death.
+async fn server_gone(peer: &Peer<RoleClient>) {
+    use std::time::Duration;
+    loop {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        if peer.is_transport_closed() {
+            return;
+        }
+        let ping = rmcp::model::PingRequest { method: Default::default(), extensions: Default::default() };
+        let sent = tokio::time::timeout(Duration::from_secs(10), peer.send_request(ClientRequest::PingRequest(ping)));
+        if let Ok(Err(ServiceError::TransportClosed | ServiceError::TransportSend(_))) = sent.await {
+            return;
+        }
+    }
+}
+
 pub(super) async fn call_tool(
     peer: &Peer<RoleClient>,
     handler: &Handler,
@@ -321,7 +340,12 @@ pub(super) async fn call_tool(
         token,
         cancels: handler.cancels.clone(),
     };
-    let answer = handle.await_response().await;
+    // A server that dies mid-call never answers: its closed transport ends the wait, so the
+    // call fails now, naming the server, instead of at the tool timeout.
+    let answer = tokio::select! {
+        answer = handle.await_response() => answer,
+        () = server_gone(peer) => Err(ServiceError::TransportClosed),
+    };
     guard.id = None;
     match answer? {
         ServerResult::CallToolResult(r) => Ok(r),

@@ -19,6 +19,15 @@ impl Drop for Everything {
     }
 }
 
+impl Everything {
+    /// Kills the server (kill -9), as a crash would.
+    #[allow(dead_code)] // not every test target that includes this module kills it
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// Starts server-everything in streamableHttp mode on a free port, or says loudly why not.
 pub fn start() -> Option<Everything> {
     start_in("streamableHttp")
