@@ -50,7 +50,11 @@ fn headless_tools_auto_runs_a_remote_tool_in_a_scripted_turn() {
         Reply::sse(CHAT_TEXT),
     ]);
     let home = tempfile::tempdir().unwrap();
-    std::fs::write(home.path().join("config.toml"), format!("[mcp.servers.remote]\nurl = \"{url}\"\n")).unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!("[mcp.servers.remote]\nurl = \"{url}\"\ntrust_read_only = true\n"),
+    )
+    .unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_palaver"))
         .args(["--base-url", &model.base_url, "-m", "m", "-p", "use the tool", "--json", "--tools", "auto"])
         .env("PALAVER_HOME", home.path())
@@ -84,8 +88,11 @@ fn the_chat_screen_runs_a_tool_of_server_everything_and_names_the_server_and_tra
     let model =
         Server::start(vec![Reply::sse(&chat_call("call_e", "get-sum", r#"{"a":19,"b":23}"#)), Reply::sse(CHAT_TEXT)]);
     let home = tempfile::tempdir().unwrap();
-    std::fs::write(home.path().join("config.toml"), format!("[mcp.servers.everything]\nurl = \"{}\"\n", mcp.url))
-        .unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!("[mcp.servers.everything]\nurl = \"{}\"\ntrust_read_only = true\n", mcp.url),
+    )
+    .unwrap();
     let t = Tmux::launch(&format!("--base-url {} --model scripted --tools auto --yes", model.base_url))
         .home(home.path())
         .start();
@@ -123,7 +130,7 @@ fn mcp_list_and_mcp_tools_say_what_each_server_offers_and_which_failed() {
     std::fs::write(
         home.path().join("config.toml"),
         format!(
-            "[mcp.servers.remote]\nurl = \"{url}\"\nbearer_token_env = \"PATH\"\n[mcp.servers.gone]\nurl = \"{gone}\"\n"
+            "[mcp.servers.remote]\nurl = \"{url}\"\nbearer_token_env = \"PATH\"\ntrust_read_only = true\n[mcp.servers.gone]\nurl = \"{gone}\"\n"
         ),
     )
     .unwrap();
@@ -174,7 +181,11 @@ fn quitting_the_chat_screen_deletes_the_remote_session() {
     BufReader::new(mcp.stdout.take().unwrap()).read_line(&mut line).unwrap();
     let url = format!("http://127.0.0.1:{}/mcp", line.trim().strip_prefix("port ").unwrap());
     let home = tempfile::tempdir().unwrap();
-    std::fs::write(home.path().join("config.toml"), format!("[mcp.servers.remote]\nurl = \"{url}\"\n")).unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!("[mcp.servers.remote]\nurl = \"{url}\"\ntrust_read_only = true\n"),
+    )
+    .unwrap();
     let t = Tmux::launch("--demo --tools auto").home(home.path()).start();
     t.wait_for("the server's tools", |s| s.contains("tools ready"));
     assert!(!std::fs::read_to_string(log.path()).unwrap().contains("DELETE"));
@@ -208,7 +219,11 @@ fn headless_json_prints_an_mcp_call_s_progress_as_event_lines() {
     let (mut mcp, url, _log) = scripted_mcp("slow");
     let model = Server::start(vec![Reply::sse(&chat_call("call_s", "slow", r#"{"steps":3}"#)), Reply::sse(CHAT_TEXT)]);
     let home = tempfile::tempdir().unwrap();
-    std::fs::write(home.path().join("config.toml"), format!("[mcp.servers.remote]\nurl = \"{url}\"\n")).unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!("[mcp.servers.remote]\nurl = \"{url}\"\ntrust_read_only = true\n"),
+    )
+    .unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_palaver"))
         .args(["--base-url", &model.base_url, "-m", "m", "-p", "go slowly", "--json", "--tools", "auto"])
         .env("PALAVER_HOME", home.path())
@@ -240,7 +255,11 @@ fn headless_ctrl_c_during_an_mcp_call_sends_notifications_cancelled() {
     let model =
         Server::start(vec![Reply::sse(&chat_call("call_s", "slow", r#"{"steps":100}"#)), Reply::sse(CHAT_TEXT)]);
     let home = tempfile::tempdir().unwrap();
-    std::fs::write(home.path().join("config.toml"), format!("[mcp.servers.remote]\nurl = \"{url}\"\n")).unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!("[mcp.servers.remote]\nurl = \"{url}\"\ntrust_read_only = true\n"),
+    )
+    .unwrap();
     let mut palaver = Command::new(env!("CARGO_BIN_EXE_palaver"))
         .args(["--base-url", &model.base_url, "-m", "m", "-p", "go slowly", "--json", "--tools", "auto"])
         .env("PALAVER_HOME", home.path())
@@ -283,8 +302,11 @@ fn the_chat_screen_shows_server_everything_s_progress_and_ctrl_c_cancels_the_cal
         Reply::sse(CHAT_TEXT),
     ]);
     let home = tempfile::tempdir().unwrap();
-    std::fs::write(home.path().join("config.toml"), format!("[mcp.servers.everything]\nurl = \"{}\"\n", mcp.url))
-        .unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!("[mcp.servers.everything]\nurl = \"{}\"\ntrust_read_only = true\n", mcp.url),
+    )
+    .unwrap();
     let t = Tmux::launch(&format!("--base-url {} --model scripted --tools auto --yes", model.base_url))
         .home(home.path())
         .start();
@@ -316,7 +338,11 @@ fn the_chat_screen_offers_a_server_s_changed_tools_from_the_next_request_and_say
         Reply::sse(CHAT_TEXT),
     ]);
     let home = tempfile::tempdir().unwrap();
-    std::fs::write(home.path().join("config.toml"), format!("[mcp.servers.remote]\nurl = \"{url}\"\n")).unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!("[mcp.servers.remote]\nurl = \"{url}\"\ntrust_read_only = true\n"),
+    )
+    .unwrap();
     let t = Tmux::launch(&format!("--base-url {} --model scripted --tools auto --yes", model.base_url))
         .home(home.path())
         .start();
@@ -348,8 +374,11 @@ fn the_chat_screen_opens_server_everything_s_form_and_sends_the_answer_back() {
         Reply::sse(CHAT_TEXT),
     ]);
     let home = tempfile::tempdir().unwrap();
-    std::fs::write(home.path().join("config.toml"), format!("[mcp.servers.everything]\nurl = \"{}\"\n", mcp.url))
-        .unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!("[mcp.servers.everything]\nurl = \"{}\"\ntrust_read_only = true\n", mcp.url),
+    )
+    .unwrap();
     let t = Tmux::launch(&format!("--base-url {} --model scripted --tools auto --yes", model.base_url))
         .home(home.path())
         .start();
@@ -374,7 +403,11 @@ fn the_chat_screen_opens_server_everything_s_form_and_sends_the_answer_back() {
 fn mcp_list_names_the_legacy_transport_a_server_answered_to() {
     let Some(mcp) = everything::start_in("sse") else { return };
     let home = tempfile::tempdir().unwrap();
-    std::fs::write(home.path().join("config.toml"), format!("[mcp.servers.old]\nurl = \"{}\"\n", mcp.url)).unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!("[mcp.servers.old]\nurl = \"{}\"\ntrust_read_only = true\n", mcp.url),
+    )
+    .unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_palaver"))
         .args(["mcp", "list", "--json"])
         .env("PALAVER_HOME", home.path())
@@ -391,7 +424,11 @@ fn headless_offers_a_server_s_changed_tools_from_the_next_request_and_says_so() 
     let (mut mcp, url, _log) = scripted_mcp("slow");
     let model = Server::start(vec![Reply::sse(&chat_call("call_g", "grow", "{}")), Reply::sse(CHAT_TEXT)]);
     let home = tempfile::tempdir().unwrap();
-    std::fs::write(home.path().join("config.toml"), format!("[mcp.servers.remote]\nurl = \"{url}\"\n")).unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!("[mcp.servers.remote]\nurl = \"{url}\"\ntrust_read_only = true\n"),
+    )
+    .unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_palaver"))
         .args(["--base-url", &model.base_url, "-m", "m", "-p", "grow", "--tools", "auto", "--yes"])
         .env("PALAVER_HOME", home.path())

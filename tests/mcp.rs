@@ -19,7 +19,7 @@ fn server(mode: &str) -> McpServer {
     if !mode.is_empty() {
         command.push(mode.to_owned());
     }
-    McpServer { command, ..McpServer::default() }
+    McpServer { command, trust_read_only: true, ..McpServer::default() }
 }
 
 fn args(v: Value) -> Map<String, Value> {
@@ -27,6 +27,19 @@ fn args(v: Value) -> Map<String, Value> {
         Value::Object(m) => m,
         other => panic!("not an object: {other}"),
     }
+}
+
+#[tokio::test]
+async fn a_servers_read_only_hint_is_believed_only_when_the_user_says_so() {
+    // The server's own word that a tool changes nothing is as untrusted as the server.
+    let untrusted = McpServer { trust_read_only: false, ..server("") };
+    let (client, specs) = McpClient::start("test", &untrusted).await.unwrap();
+    let echo = specs.iter().find(|s| s.name == "echo").unwrap();
+    assert_eq!(echo.approval, Approval::Ask, "readOnlyHint: true, but not trusted");
+    client.close().await;
+    let (client, specs) = McpClient::start("test", &server("")).await.unwrap();
+    assert_eq!(specs.iter().find(|s| s.name == "echo").unwrap().approval, Approval::Never);
+    client.close().await;
 }
 
 #[tokio::test]

@@ -152,8 +152,11 @@ fn login_then_tools_then_a_headless_turn_then_refresh_then_logout() {
     let (_mcp, port) = start(&python, &[&format!("{dir}/tests/mcp_server/oauth_mcp_server.py"), &as_url]);
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
-    std::fs::write(h.join("config.toml"), format!("[mcp.servers.prot]\nurl = \"http://127.0.0.1:{port}/mcp\"\n"))
-        .unwrap();
+    std::fs::write(
+        h.join("config.toml"),
+        format!("[mcp.servers.prot]\nurl = \"http://127.0.0.1:{port}/mcp\"\ntrust_read_only = true\n"),
+    )
+    .unwrap();
     let tokens = h.join("mcp-oauth/prot.json");
 
     // Before the login: it says so, and a conversation goes on without it.

@@ -72,8 +72,17 @@ const MODEL: &[&str] = &["context_window", "max_output", "price", "catalogue_mod
 const PRICE: &[&str] = &["input", "cached_input", "output", "cache_write", "reasoning"];
 const USER_TOOL: &[&str] = &["name", "description", "command", "parameters", "approval", "timeout_secs", "sandbox"];
 const MCP: &[&str] = &["servers"];
-const MCP_SERVER: &[&str] =
-    &["command", "env", "max_message_bytes", "max_tools", "url", "headers", "bearer_token_env", "allow_sampling"];
+const MCP_SERVER: &[&str] = &[
+    "command",
+    "env",
+    "max_message_bytes",
+    "max_tools",
+    "url",
+    "headers",
+    "bearer_token_env",
+    "allow_sampling",
+    "trust_read_only",
+];
 
 /// A key palaver does not read.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -103,6 +103,11 @@ pub struct McpServer {
     /// is sampling offered to it, and each request still needs the user's approval (or `--yes`).
     #[serde(default)]
     pub allow_sampling: bool,
+    /// Take the server's word that a tool it marks `readOnlyHint` has no side effects, and run
+    /// it without asking under `--tools auto`. Off by default: a server's annotations are as
+    /// untrusted as the server (the MCP specification says so), so every call is asked for.
+    #[serde(default)]
+    pub trust_read_only: bool,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]

@@ -67,6 +67,8 @@ pub struct McpClient {
     resources: RwLock<Arc<Vec<resources::ResourceInfo>>>,
     /// Tools it may list (its `max_tools`, else [`MCP_TOOLS`]), for listing them again.
     max_tools: usize,
+    /// Whether its `readOnlyHint` is believed (`trust_read_only`), for listing them again.
+    trust_read_only: bool,
 }
 
 #[path = "mcp_resources.rs"]
@@ -173,7 +175,7 @@ impl McpClient {
             }
             None => Self::start_stdio(cfg, limit).await?,
         };
-        let (specs, aliases) = offered_specs(name, link.transport(), tools);
+        let (specs, aliases) = offered_specs(name, link.transport(), tools, cfg.trust_read_only);
         let peer = service.peer().clone();
         let handler = service.service().clone();
         let prompts = RwLock::new(Arc::new(Self::list_prompts(&peer).await));
@@ -193,6 +195,7 @@ impl McpClient {
             prompts,
             resources,
             max_tools,
+            trust_read_only: cfg.trust_read_only,
         };
         Ok((client, specs))
     }
@@ -461,13 +464,18 @@ impl McpClient {
 
 /// The specs offered to the model for a server's tools (names made acceptable and unique), and
 /// the offered names that differ from the server's → the server's.
-fn offered_specs(name: &str, via: Transport, tools: Vec<Tool>) -> (Vec<ToolSpec>, HashMap<String, String>) {
+fn offered_specs(
+    name: &str,
+    via: Transport,
+    tools: Vec<Tool>,
+    trust_read_only: bool,
+) -> (Vec<ToolSpec>, HashMap<String, String>) {
     let mut aliases = HashMap::new();
     let mut taken = HashSet::new();
     let specs = tools
         .into_iter()
         .map(|tool| {
-            let spec = spec(name, via, tool);
+            let spec = spec(name, via, tool, trust_read_only);
             let offered = unique_name(&sanitize(&spec.name), &taken);
             taken.insert(offered.clone());
             if offered != spec.name {
@@ -590,9 +598,10 @@ fn io_message(e: &std::io::Error) -> String {
     }
 }
 
-/// The spec of one of the server's tools (under the server's name for it).
-fn spec(server: &str, via: Transport, tool: Tool) -> ToolSpec {
-    let read_only = tool.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true);
+/// The spec of one of the server's tools (under the server's name for it). Its `readOnlyHint`
+/// lets it run unasked only when the user said to believe this server (`trust_read_only`).
+fn spec(server: &str, via: Transport, tool: Tool, trust_read_only: bool) -> ToolSpec {
+    let read_only = trust_read_only && tool.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true);
     ToolSpec {
         name: tool.name.into_owned(),
         description: tool.description.map(std::borrow::Cow::into_owned).unwrap_or_default(),

@@ -281,7 +281,8 @@ impl super::McpClient {
                 // A fresh overflow: a listing refused here must not close the session.
                 let over = super::Overflow::default();
                 let tools = super::list_tools(&self.peer, &over, self.max_tools).await?;
-                let (specs, aliases) = super::offered_specs(&self.name, self.link.transport(), tools);
+                let (specs, aliases) =
+                    super::offered_specs(&self.name, self.link.transport(), tools, self.trust_read_only);
                 *self.aliases.write().unwrap_or_else(PoisonError::into_inner) = aliases;
                 Ok(Relisted { count: specs.len(), tools: Some(specs) })
             }
