@@ -122,24 +122,7 @@ mod tests {
     }
 
     fn target(api: Api) -> Target {
-        let profile = crate::config::ProviderProfile::demo();
-        Target {
-            provider: "demo".into(),
-            endpoint: profile.endpoint("http://127.0.0.1:9/v1", crate::api::client::Secret::default()),
-            api,
-            model: "demo-model".into(),
-            include_usage: true,
-            chain_responses: false,
-            request_extra: serde_json::Map::new(),
-            demo: None,
-            tools: None,
-            fallback: None,
-            attachments: crate::config::attachments::AttachmentPolicy::default(),
-            continued: None,
-            sandbox: crate::tools::sandbox::Policy::configured(None, None),
-            json_object_only: false,
-            batch: profile.batch_terms(),
-        }
+        crate::engine::target::test_target(api, "demo-model")
     }
 
     fn request() -> SampleRequest {

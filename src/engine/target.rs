@@ -195,6 +195,31 @@ impl TurnSettings {
     }
 }
 
+/// A target on the demo profile at an address nothing answers, for unit tests that only
+/// build requests or read replies.
+#[cfg(test)]
+#[must_use]
+pub fn test_target(api: Api, model: &str) -> Target {
+    let profile = crate::config::ProviderProfile::demo();
+    Target {
+        provider: "demo".into(),
+        endpoint: profile.endpoint("http://127.0.0.1:9/v1", crate::api::client::Secret::default()),
+        api,
+        model: model.into(),
+        include_usage: true,
+        chain_responses: false,
+        request_extra: serde_json::Map::new(),
+        demo: None,
+        tools: None,
+        fallback: None,
+        attachments: crate::config::attachments::AttachmentPolicy::default(),
+        continued: None,
+        sandbox: crate::tools::sandbox::Policy::configured(None, None),
+        json_object_only: false,
+        batch: profile.batch_terms(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
