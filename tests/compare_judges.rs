@@ -246,7 +246,10 @@ fn select_best_asks_once_per_prompt_and_the_winner_passes() {
         .map(|c| c["checks"].as_array().unwrap().iter().find(|k| k["kind"] == "select_best").unwrap())
         .collect();
     assert_eq!(picks.iter().filter(|k| k["pass"] == true).count(), 1, "{picks:?}");
-    assert!(picks.iter().all(|k| k["detail"] == "best: answer B: more complete"));
+    // The judge saw letters; the detail names the model whose answer was B, the one that passed.
+    let winner = cells.iter().zip(&picks).find(|(_, k)| k["pass"] == true).map(|(c, _)| c["model"].clone()).unwrap();
+    let detail = format!("won by {}; best: answer B: more complete", winner.as_str().unwrap());
+    assert!(picks.iter().all(|k| k["detail"] == detail.as_str()), "{picks:?} {winner}");
     assert_eq!(picks.iter().filter(|k| k.get("judge").is_some()).count(), 1);
     let summary = lines(&shown).into_iter().find(|l| l["type"] == "summary").unwrap();
     let calls: u64 = summary["models"].as_array().unwrap().iter().filter_map(|m| m["judge"]["calls"].as_u64()).sum();
@@ -254,4 +257,26 @@ fn select_best_asks_once_per_prompt_and_the_winner_passes() {
     // Resuming asks nothing again.
     let again = run(home.path(), &["compare", "--resume", &id, "--json"]);
     assert_eq!(judge.requests().len(), 1, "{}", err(&again));
+}
+
+#[test]
+fn select_best_with_one_model_asks_no_judge() {
+    let judge = Server::start_fn(|_| Reply::sse("data: [DONE]\n\n"));
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), format!("[providers.grader]\nbase_url = \"{}\"\n", judge.base_url))
+        .unwrap();
+    let set = home.path().join("set.jsonl");
+    std::fs::write(&set, "{\"prompt\":\"hi\",\"expect\":{\"select_best\":\"clear\",\"model\":\"grader/g\"}}\n")
+        .unwrap();
+    let out = run(home.path(), &["compare", "-m", "demo/demo", "--prompts", set.to_str().unwrap(), "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", err(&out));
+    assert!(judge.requests().is_empty(), "no judge call for a single answer");
+    let id = lines(&out).last().unwrap()["run"].as_str().unwrap().to_owned();
+    let shown = lines(&run(home.path(), &["compare", "show", &id, "--json"]));
+    let cell = shown.iter().find(|l| l["type"] == "cell").unwrap();
+    let pick = cell["checks"].as_array().unwrap().iter().find(|k| k["kind"] == "select_best").unwrap();
+    assert_eq!(
+        (pick["pass"].as_bool(), pick["detail"].as_str()),
+        (Some(true), Some("the only answer: no other to choose from"))
+    );
 }

@@ -31,6 +31,71 @@ pub struct Field {
     /// The value as typed (text and numbers), `"true"`/`"false"` (booleans), or the chosen
     /// option's value (enums); the schema's default to start with.
     pub value: String,
+    /// The schema's bounds: `minimum`/`maximum` of a number, `minLength`/`maxLength` (in
+    /// characters) of a text, and a text's `format` (`email`, `uri`, `date`, `date-time`).
+    pub bounds: Bounds,
+}
+
+/// What the schema allows beyond the type; checked before an answer goes back.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Bounds {
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    pub format: Option<String>,
+}
+
+impl Bounds {
+    fn of(p: &Value, kind: &FieldKind) -> Self {
+        let n = |k: &str| p.get(k).and_then(Value::as_f64);
+        match kind {
+            FieldKind::Number { .. } => Self { min: n("minimum"), max: n("maximum"), format: None },
+            FieldKind::Text => Self {
+                min: n("minLength"),
+                max: n("maxLength"),
+                format: p.get("format").and_then(Value::as_str).map(str::to_owned),
+            },
+            _ => Self::default(),
+        }
+    }
+
+    /// The first way `v` (already typed right) breaks the bounds, naming the field.
+    fn check(&self, title: &str, v: &Value) -> Result<(), String> {
+        let (size, what) = match v {
+            Value::Number(n) => (n.as_f64().unwrap_or(0.0), ""),
+            #[allow(clippy::cast_precision_loss)]
+            Value::String(s) => (s.chars().count() as f64, " characters"),
+            _ => return Ok(()),
+        };
+        if let Some(min) = self.min.filter(|m| size < *m) {
+            return Err(format!("{title} must be at least {min}{what}"));
+        }
+        if let Some(max) = self.max.filter(|m| size > *m) {
+            return Err(format!("{title} must be at most {max}{what}"));
+        }
+        let text = v.as_str().unwrap_or_default();
+        let ok = match self.format.as_deref() {
+            Some("email") => text.split_once('@').is_some_and(|(a, b)| !a.is_empty() && b.contains('.')),
+            Some("uri") => text.contains("://"),
+            Some("date") => is_date(text),
+            Some("date-time") => {
+                text.len() > 10 && is_date(&text[..10]) && text.as_bytes()[10].eq_ignore_ascii_case(&b't')
+            }
+            _ => true,
+        };
+        let want = match self.format.as_deref() {
+            Some("email") => "an email address",
+            Some("uri") => "a URI (scheme://…)",
+            Some("date") => "a date (YYYY-MM-DD)",
+            _ => "a date and time (YYYY-MM-DDThh:mm:ss)",
+        };
+        if ok { Ok(()) } else { Err(format!("{title} must be {want}")) }
+    }
+}
+
+/// `YYYY-MM-DD`.
+fn is_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 10 && b.iter().enumerate().all(|(i, c)| if i == 4 || i == 7 { *c == b'-' } else { c.is_ascii_digit() })
 }
 
 /// What a field takes.
@@ -158,7 +223,8 @@ pub fn fields(schema: &Value) -> Vec<Field> {
                 _ => String::new(),
             };
             let required = required.contains(&name.as_str());
-            Some(Field { name: name.clone(), title, description: text("description"), kind, required, value })
+            let bounds = Bounds::of(p, &kind);
+            Some(Field { name: name.clone(), title, description: text("description"), kind, required, value, bounds })
         })
         .collect()
 }
@@ -219,6 +285,7 @@ pub fn values(fields: &[Field]) -> Result<Map<String, Value>, String> {
                 Value::Number(n.ok_or_else(|| format!("{} must be a number", f.title))?)
             }
         };
+        f.bounds.check(&f.title, &value)?;
         out.insert(f.name.clone(), value);
     }
     Ok(out)
@@ -277,5 +344,28 @@ mod tests {
         let r = answer(&AskerSlot::default(), params).await;
         assert_eq!(r.action, ElicitationAction::Decline);
         assert_eq!(r.meta.unwrap().0["reason"], HEADLESS_REASON);
+    }
+
+    #[test]
+    fn bounds_and_formats_are_checked_before_an_answer_goes() {
+        let schema = json!({"type": "object", "properties": {
+            "n": {"type": "number", "title": "Number in range", "minimum": 1, "maximum": 1000},
+            "mail": {"type": "string", "title": "Email", "format": "email", "maxLength": 20}}});
+        let mut f = fields(&schema);
+        let set = |f: &mut Vec<Field>, n: &str, mail: &str| {
+            for x in f.iter_mut() {
+                x.value = if x.name == "n" { n.to_owned() } else { mail.to_owned() };
+            }
+        };
+        set(&mut f, "5000", "a@b.io");
+        assert_eq!(values(&f), Err("Number in range must be at most 1000".to_owned()));
+        set(&mut f, "0", "a@b.io");
+        assert_eq!(values(&f), Err("Number in range must be at least 1".to_owned()));
+        set(&mut f, "7", "not an address");
+        assert_eq!(values(&f), Err("Email must be an email address".to_owned()));
+        set(&mut f, "7", "someone.long@example.org");
+        assert_eq!(values(&f), Err("Email must be at most 20 characters".to_owned()));
+        set(&mut f, "7", "a@b.io");
+        assert!(values(&f).is_ok());
     }
 }

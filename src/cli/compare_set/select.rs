@@ -6,7 +6,7 @@
 
 use crate::cli::headless::Printer;
 use crate::engine::evals::expect::{CheckResult, Expect};
-use crate::runs::judge::{Grading, select_best};
+use crate::runs::judge::{Grading, Selection, select_best};
 use crate::runs::scheduler::Shared;
 use crate::store::runs::CellRow;
 
@@ -45,15 +45,29 @@ pub async fn run(shared: &Shared) {
             answer: "",
             stop: shared.stop.clone(),
         };
-        let mut sink = Printer::quiet(false);
-        let Some(sel) = select_best(&grading, spec, &answers, seed(&shared.run, p.idx), &mut sink).await else {
-            return;
+        let sel = if answers.len() == 1 {
+            // One answer is the best of one: no judge is asked.
+            Selection { winner: Some(0), detail: "the only answer: no other to choose from".into(), usage: None }
+        } else {
+            let mut sink = Printer::quiet(false);
+            let Some(sel) = select_best(&grading, spec, &answers, seed(&shared.run, p.idx), &mut sink).await else {
+                return;
+            };
+            sel
+        };
+        // The judge saw letters only; the report names the model that won.
+        let detail = match sel.winner.and_then(|k| answered.get(k)) {
+            Some(&w) if answers.len() > 1 => {
+                let model = shared.targets.get(cells[w].model_idx as usize).map_or("?", |t| t.model.as_str());
+                format!("won by {model}; {}", sel.detail)
+            }
+            _ => sel.detail.clone(),
         };
         for (k, &i) in answered.iter().enumerate() {
             let result = CheckResult {
                 kind: "select_best".into(),
                 pass: sel.winner == Some(k),
-                detail: Some(sel.detail.clone()),
+                detail: Some(detail.clone()),
                 score: None,
                 judge: if k == 0 { sel.usage.clone() } else { None },
             };
