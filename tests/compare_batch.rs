@@ -219,37 +219,43 @@ fn a_provider_without_a_batch_api_is_exit_2_naming_it_before_anything_is_sent() 
 }
 
 #[test]
-fn a_batch_run_checks_cost_and_refuses_the_checks_it_cannot_run() {
+fn a_batch_run_checks_cost_and_judges_and_refuses_a_latency_bound() {
     let demo = serve_demo(300);
     let home = home(&demo, 1);
     let set = |expect: &str| {
         std::fs::write(home.path().join("c.jsonl"), format!("{{\"prompt\":\"hi\",\"expect\":{expect}}}\n")).unwrap();
     };
     let args = ["compare", "--prompts", "c.jsonl", "-m", "local/demo", "--batch", "--json"];
-    // A judge (its own call per cell) and a latency bound (a batch line has no duration) are
-    // refused before anything is sent, naming the line.
-    for (expect, kind) in [(r#"{"judge":"polite"}"#, "judge"), (r#"{"max_latency_ms":5000}"#, "max_latency_ms")] {
-        set(expect);
-        let out = run(home.path(), &args);
-        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-        assert!(
-            text(&out.stderr).contains(&format!("line 1: a `{kind}` check is not run on --batch runs")),
-            "{}",
-            text(&out.stderr)
-        );
-    }
+    // A batch line has no duration: a latency bound is refused before anything is sent.
+    set(r#"{"max_latency_ms":5000}"#);
+    let out = run(home.path(), &args);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("line 1: a `max_latency_ms` check is not run on --batch runs"),
+        "{}",
+        text(&out.stderr)
+    );
     assert_eq!(batches_created(&demo), 0);
-    // `max_cost` is checked on the batch price.
-    set(r#"{"max_cost":1.0}"#);
+    // `max_cost` is checked on the batch price, and the judge grades the gathered answer.
+    set(r#"[{"max_cost":1.0},{"judge":"polite","model":"local/demo","threshold":0.0}]"#);
     let out = run(home.path(), &args);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let cell: Value = text(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .find(|l| l["type"] == "cell")
-        .unwrap();
-    assert_eq!(cell["checks"][0]["kind"], "max_cost", "{cell}");
-    assert_eq!(cell["checks"][0]["pass"], true, "{cell}");
+    let id = text(&out.stdout).lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).last().unwrap()["run"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let shown = text(&run(home.path(), &["compare", "show", &id, "--json"]).stdout);
+    let cell: Value =
+        shown.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).find(|l| l["type"] == "cell").unwrap();
+    let kinds: Vec<(&str, bool)> = cell["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["kind"].as_str().unwrap(), c["pass"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(kinds, [("max_cost", true), ("judge", true)], "{cell}");
+    let judge = cell["checks"][1].clone();
+    assert!(judge["detail"].as_str().unwrap().starts_with("score "), "{judge}");
 }
 
 #[test]

@@ -8,6 +8,7 @@
 
 pub mod actions;
 mod attach_rules;
+mod batch_judges;
 pub mod json;
 pub mod judges;
 mod observer;
@@ -187,6 +188,11 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
     if ended == Some(batch::Ended::Interrupted) {
         say!("the batches keep running at the provider; gather them with: palaver compare --resume {}", run.id);
     }
+    if is_batch {
+        // A batch line makes no judge call: the judges grade the gathered answers now.
+        let _ = shared.store.flush();
+        batch_judges::run(&shared).await;
+    }
     // `select_best` needs every model's answer to a prompt: it runs once they are in.
     select::run(&shared).await;
     let interrupted = super::interrupt::stop().is_set();
@@ -264,26 +270,19 @@ fn batch_api_check(targets: &[crate::engine::target::Target]) -> Result<(), u8> 
     )))
 }
 
-/// The checks a batch run cannot keep: a `judge` (its own model call per cell, which the batch
-/// results do not make) and `max_latency_ms` (a batch line has no duration). Refused before
-/// anything is sent, naming the line, rather than stored as failures the run never checked.
+/// The check a batch run cannot keep: `max_latency_ms` (a batch line has no duration).
+/// Refused before anything is sent, naming the line, rather than stored as a failure the run
+/// never checked. (`judge` checks grade the answers once the batches are gathered.)
 fn batch_checks(items: &[prompts::PromptItem]) -> Result<(), String> {
     use crate::engine::evals::expect::Check;
-    for item in items {
-        let Some(expect) = &item.expect else { continue };
-        for check in &expect.checks {
-            let kind = match check {
-                Check::Judge(_) => "judge",
-                Check::MaxLatencyMs(_) => "max_latency_ms",
-                _ => continue,
-            };
-            return Err(format!(
-                "line {}: a `{kind}` check is not run on --batch runs (drop --batch, or the check)",
-                item.line
-            ));
-        }
+    let latency = |e: &Expect| e.checks.iter().any(|c| matches!(c, Check::MaxLatencyMs(_)));
+    match items.iter().find(|i| i.expect.as_ref().is_some_and(latency)) {
+        Some(item) => Err(format!(
+            "line {}: a `max_latency_ms` check is not run on --batch runs (a batch line has no duration; drop --batch, or the check)",
+            item.line
+        )),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// The summary's note on a batch run's prices: `costs at the batch price (batch −50%)`.
