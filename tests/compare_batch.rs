@@ -240,10 +240,11 @@ fn a_batch_run_checks_cost_and_judges_and_refuses_a_latency_bound() {
     set(r#"[{"max_cost":1.0},{"judge":"polite","model":"local/demo","threshold":0.0}]"#);
     let out = run(home.path(), &args);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let id = text(&out.stdout).lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).last().unwrap()["run"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id =
+        text(&out.stdout).lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).next_back().unwrap()["run"]
+            .as_str()
+            .unwrap()
+            .to_owned();
     let shown = text(&run(home.path(), &["compare", "show", &id, "--json"]).stdout);
     let cell: Value =
         shown.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).find(|l| l["type"] == "cell").unwrap();
