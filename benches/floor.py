@@ -132,6 +132,15 @@ def serve(deltas, per_event):
     for name, events in bodies.items():
         print(f"size {name} {sum(map(len, events))}", flush=True)
 
+    serve_bodies(bodies, lambda model: bodies.get(model, bodies["bench-plain"]))
+
+
+def serve_bodies(bodies, pick):
+    """Serves `bodies` (model name -> the stream's pieces) as a chat endpoint: `GET` lists the
+    models, `POST` streams the body `pick(model)` chooses (model None when the request names
+    none), then closes. Prints its port, then "sent" each time it has sent a whole stream."""
+    said = threading.Lock()
+
     class H(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -150,10 +159,10 @@ def serve(deltas, per_event):
             n = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(n) if n else b"{}"
             try:
-                model = json.loads(raw).get("model", "bench-plain")
+                model = json.loads(raw).get("model")
             except ValueError:
-                model = "bench-plain"
-            body = bodies.get(model, bodies["bench-plain"])
+                model = None
+            body = pick(model)
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Cache-Control", "no-cache")
@@ -166,7 +175,8 @@ def serve(deltas, per_event):
             except (BrokenPipeError, ConnectionResetError):
                 pass
             self.close_connection = True
-            print("sent", flush=True)
+            with said:  # one line a stream, even when streams finish together
+                print("sent", flush=True)
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
     print(f"port {httpd.server_address[1]}", flush=True)

@@ -20,7 +20,6 @@ Keys are Greek letters, each erased with Backspace before the next, so the compo
 wraps and no glyph of the answers (ASCII) or of the screen's frame can be taken for one.
 """
 import argparse
-import json
 import os
 import pty
 import re
@@ -34,7 +33,6 @@ import termios
 import fcntl
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import floor  # noqa: E402  (the floor bench's stream helpers)
@@ -71,46 +69,8 @@ def serve(deltas, compare_deltas):
         "bench-col": floor.sse(floor.markdown_deltas(compare_deltas)),
     }
 
-    said = threading.Lock()
-
-    class H(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *a):
-            pass
-
-        def do_GET(self):
-            body = json.dumps({"object": "list", "data": [{"id": m, "object": "model"} for m in bodies]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def do_POST(self):
-            n = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(n) if n else b"{}"
-            try:
-                model = json.loads(raw).get("model", "bench-code")
-            except ValueError:
-                model = "bench-code"
-            body = bodies["bench-col"] if model.startswith("bench-col") else bodies["bench-code"]
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Connection", "close")
-            self.end_headers()
-            try:
-                for piece in body:
-                    self.connection.sendall(piece)
-            except (BrokenPipeError, ConnectionResetError):
-                pass
-            self.close_connection = True
-            with said:  # one line a stream, even when columns finish together
-                print("sent", flush=True)
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
-    print(f"port {httpd.server_address[1]}", flush=True)
-    httpd.serve_forever()
+    # Compare columns (models named bench-col…) get the markdown stream, the rest the code one.
+    floor.serve_bodies(bodies, lambda model: bodies["bench-col"] if (model or "").startswith("bench-col") else bodies["bench-code"])
 
 
 class Server:

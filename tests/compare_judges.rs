@@ -7,31 +7,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 mod scripted;
 
 use scripted::{Reply, Server};
 use serde_json::Value;
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
 
-fn run(home: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_palaver"))
-        .args(args)
-        .env("PALAVER_HOME", home)
-        .env("OPENAI_API_KEY", "sk-test")
-        .env_remove("OPENAI_BASE_URL")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn lines(out: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
-}
-
-fn err(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
+use common::cli::{err, lines, run};
 
 fn judge_of(cell: &Value) -> &Value {
     cell["checks"].as_array().unwrap().iter().find(|c| c["kind"] == "judge").unwrap()

@@ -7,37 +7,19 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 mod scripted;
 
 use scripted::{Reply, Seen, Server};
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-fn palaver(home: &Path, args: &[&str]) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_palaver"));
-    c.args(args)
-        .env("PALAVER_HOME", home)
-        .env("OPENAI_API_KEY", "sk-test")
-        .env_remove("OPENAI_BASE_URL")
-        .stdin(Stdio::null());
-    c
-}
-
-fn run(home: &Path, args: &[&str]) -> Output {
-    palaver(home, args).output().unwrap()
-}
-
-fn lines(out: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
-}
-
-fn err(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
+use common::cli::{err, lines, palaver, run};
 
 /// The last user message of a chat request.
 fn prompt_of(seen: &Seen) -> String {

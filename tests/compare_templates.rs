@@ -5,28 +5,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use serde_json::Value;
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
 
-fn run(home: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_palaver"))
-        .args(args)
-        .env("PALAVER_HOME", home)
-        .env("OPENAI_API_KEY", "sk-test")
-        .env_remove("OPENAI_BASE_URL")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn lines(out: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
-}
-
-fn err(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
+use common::cli::{err, lines, run};
 
 #[test]
 fn a_vars_file_makes_a_prompt_per_row_stored_and_reported() {

@@ -27,6 +27,17 @@ fn chat_call(id: &str, name: &str, args: &str) -> String {
 const CHAT_TEXT: &str = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"The remote tool answered.\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
 
 /// The tool message palaver sent back in request `i`.
+/// palaver headless with `args`, on the scripted model `model`, in `home` (no stdin).
+fn headless(home: &std::path::Path, model: &Server, args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_palaver"));
+    c.args(["--base-url", &model.base_url, "-m", "m"])
+        .args(args)
+        .env("PALAVER_HOME", home)
+        .env("OPENAI_API_KEY", "sk-test-0123456789")
+        .stdin(Stdio::null());
+    c
+}
+
 fn tool_message(server: &Server, i: usize) -> Value {
     let body: Value = serde_json::from_str(&server.requests()[i].body).unwrap();
     body["messages"].as_array().unwrap().iter().find(|m| m["role"] == "tool").cloned().unwrap()
@@ -34,16 +45,7 @@ fn tool_message(server: &Server, i: usize) -> Value {
 
 #[test]
 fn headless_tools_auto_runs_a_remote_tool_in_a_scripted_turn() {
-    let log = tempfile::NamedTempFile::new().unwrap();
-    let script = format!("{}/tests/mcp_server/http_server.py", env!("CARGO_MANIFEST_DIR"));
-    let mut mcp = Command::new("python3")
-        .args([script.as_str(), "sse", log.path().to_str().unwrap()])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(mcp.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let url = format!("http://127.0.0.1:{}/mcp", line.trim().strip_prefix("port ").unwrap());
+    let (mcp, url, log) = scripted_mcp("sse");
 
     let model = Server::start(vec![
         Reply::sse(&chat_call("call_r", "echo", r#"{"text":"from the model"}"#)),
@@ -55,15 +57,8 @@ fn headless_tools_auto_runs_a_remote_tool_in_a_scripted_turn() {
         format!("[mcp.servers.remote]\nurl = \"{url}\"\ntrust_read_only = true\n"),
     )
     .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_palaver"))
-        .args(["--base-url", &model.base_url, "-m", "m", "-p", "use the tool", "--json", "--tools", "auto"])
-        .env("PALAVER_HOME", home.path())
-        .env("OPENAI_API_KEY", "sk-test-0123456789")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let _ = mcp.kill();
-    let _ = mcp.wait();
+    let out = headless(home.path(), &model, &["-p", "use the tool", "--json", "--tools", "auto"]).output().unwrap();
+    drop(mcp);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains("The remote tool answered."), "{stdout}");
@@ -112,16 +107,7 @@ fn the_chat_screen_runs_a_tool_of_server_everything_and_names_the_server_and_tra
 
 #[test]
 fn mcp_list_and_mcp_tools_say_what_each_server_offers_and_which_failed() {
-    let log = tempfile::NamedTempFile::new().unwrap();
-    let script = format!("{}/tests/mcp_server/http_server.py", env!("CARGO_MANIFEST_DIR"));
-    let mut mcp = Command::new("python3")
-        .args([script.as_str(), "json", log.path().to_str().unwrap()])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(mcp.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let url = format!("http://127.0.0.1:{}/mcp", line.trim().strip_prefix("port ").unwrap());
+    let (mcp, url, log) = scripted_mcp("json");
     let home = tempfile::tempdir().unwrap();
     let gone = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -158,8 +144,7 @@ fn mcp_list_and_mcp_tools_say_what_each_server_offers_and_which_failed() {
     let out = run(&["mcp", "tools", "remot"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("did you mean `remote`?"));
-    let _ = mcp.kill();
-    let _ = mcp.wait();
+    drop(mcp);
     // Each session palaver opened was closed with a DELETE.
     let seen = std::fs::read_to_string(log.path()).unwrap();
     assert_eq!(seen.matches("POST initialize").count(), seen.matches("DELETE /mcp").count(), "{seen}");
@@ -170,16 +155,7 @@ fn quitting_the_chat_screen_deletes_the_remote_session() {
     if !tmux_available() {
         return;
     }
-    let log = tempfile::NamedTempFile::new().unwrap();
-    let script = format!("{}/tests/mcp_server/http_server.py", env!("CARGO_MANIFEST_DIR"));
-    let mut mcp = Command::new("python3")
-        .args([script.as_str(), "json", log.path().to_str().unwrap()])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(mcp.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let url = format!("http://127.0.0.1:{}/mcp", line.trim().strip_prefix("port ").unwrap());
+    let (mcp, url, log) = scripted_mcp("json");
     let home = tempfile::tempdir().unwrap();
     std::fs::write(
         home.path().join("config.toml"),
@@ -195,12 +171,21 @@ fn quitting_the_chat_screen_deletes_the_remote_session() {
         assert!(std::time::Instant::now() < deadline, "no DELETE after quitting");
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    let _ = mcp.kill();
-    let _ = mcp.wait();
+    drop(mcp);
+}
+
+/// A scripted MCP server's process, killed when dropped (so a failing test leaves none behind).
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 /// The scripted HTTP MCP server in `mode`, its URL and its log.
-fn scripted_mcp(mode: &str) -> (std::process::Child, String, tempfile::NamedTempFile) {
+fn scripted_mcp(mode: &str) -> (Killed, String, tempfile::NamedTempFile) {
     let log = tempfile::NamedTempFile::new().unwrap();
     let script = format!("{}/tests/mcp_server/http_server.py", env!("CARGO_MANIFEST_DIR"));
     let mut mcp = Command::new("python3")
@@ -211,12 +196,12 @@ fn scripted_mcp(mode: &str) -> (std::process::Child, String, tempfile::NamedTemp
     let mut line = String::new();
     BufReader::new(mcp.stdout.take().unwrap()).read_line(&mut line).unwrap();
     let url = format!("http://127.0.0.1:{}/mcp", line.trim().strip_prefix("port ").unwrap());
-    (mcp, url, log)
+    (Killed(mcp), url, log)
 }
 
 #[test]
 fn headless_json_prints_an_mcp_call_s_progress_as_event_lines() {
-    let (mut mcp, url, _log) = scripted_mcp("slow");
+    let (mcp, url, _log) = scripted_mcp("slow");
     let model = Server::start(vec![Reply::sse(&chat_call("call_s", "slow", r#"{"steps":3}"#)), Reply::sse(CHAT_TEXT)]);
     let home = tempfile::tempdir().unwrap();
     std::fs::write(
@@ -224,15 +209,8 @@ fn headless_json_prints_an_mcp_call_s_progress_as_event_lines() {
         format!("[mcp.servers.remote]\nurl = \"{url}\"\ntrust_read_only = true\n"),
     )
     .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_palaver"))
-        .args(["--base-url", &model.base_url, "-m", "m", "-p", "go slowly", "--json", "--tools", "auto"])
-        .env("PALAVER_HOME", home.path())
-        .env("OPENAI_API_KEY", "sk-test-0123456789")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let _ = mcp.kill();
-    let _ = mcp.wait();
+    let out = headless(home.path(), &model, &["-p", "go slowly", "--json", "--tools", "auto"]).output().unwrap();
+    drop(mcp);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     let lines: Vec<Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
@@ -251,7 +229,7 @@ fn headless_json_prints_an_mcp_call_s_progress_as_event_lines() {
 
 #[test]
 fn headless_ctrl_c_during_an_mcp_call_sends_notifications_cancelled() {
-    let (mut mcp, url, log) = scripted_mcp("slow");
+    let (mcp, url, log) = scripted_mcp("slow");
     let model =
         Server::start(vec![Reply::sse(&chat_call("call_s", "slow", r#"{"steps":100}"#)), Reply::sse(CHAT_TEXT)]);
     let home = tempfile::tempdir().unwrap();
@@ -260,11 +238,7 @@ fn headless_ctrl_c_during_an_mcp_call_sends_notifications_cancelled() {
         format!("[mcp.servers.remote]\nurl = \"{url}\"\ntrust_read_only = true\n"),
     )
     .unwrap();
-    let mut palaver = Command::new(env!("CARGO_BIN_EXE_palaver"))
-        .args(["--base-url", &model.base_url, "-m", "m", "-p", "go slowly", "--json", "--tools", "auto"])
-        .env("PALAVER_HOME", home.path())
-        .env("OPENAI_API_KEY", "sk-test-0123456789")
-        .stdin(Stdio::null())
+    let mut palaver = headless(home.path(), &model, &["-p", "go slowly", "--json", "--tools", "auto"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -280,8 +254,7 @@ fn headless_ctrl_c_during_an_mcp_call_sends_notifications_cancelled() {
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
     let status = palaver.wait().unwrap();
-    let _ = mcp.kill();
-    let _ = mcp.wait();
+    drop(mcp);
     assert_eq!(status.code(), Some(130), "{seen}{rest}");
     let result: Value = serde_json::from_str(rest.lines().last().unwrap()).unwrap();
     assert_eq!(result["finish_reason"], "cancelled", "{rest}");
@@ -331,7 +304,7 @@ fn the_chat_screen_offers_a_server_s_changed_tools_from_the_next_request_and_say
     if !tmux_available() {
         return;
     }
-    let (mut mcp, url, _log) = scripted_mcp("slow");
+    let (mcp, url, _log) = scripted_mcp("slow");
     let model = Server::start(vec![
         Reply::sse(&chat_call("call_g", "grow", "{}")),
         Reply::sse(CHAT_TEXT),
@@ -353,8 +326,7 @@ fn the_chat_screen_offers_a_server_s_changed_tools_from_the_next_request_and_say
     t.wait_for("the answer", |s| s.contains("The remote tool answered."));
     t.send("and now?");
     t.wait_for("the third request", |_| model.requests().len() >= 3);
-    let _ = mcp.kill();
-    let _ = mcp.wait();
+    drop(mcp);
     let offered = |i: usize| -> Vec<String> {
         let body: Value = serde_json::from_str(&model.requests()[i].body).unwrap();
         body["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap().to_owned()).collect()
@@ -421,7 +393,7 @@ fn mcp_list_names_the_legacy_transport_a_server_answered_to() {
 
 #[test]
 fn headless_offers_a_server_s_changed_tools_from_the_next_request_and_says_so() {
-    let (mut mcp, url, _log) = scripted_mcp("slow");
+    let (mcp, url, _log) = scripted_mcp("slow");
     let model = Server::start(vec![Reply::sse(&chat_call("call_g", "grow", "{}")), Reply::sse(CHAT_TEXT)]);
     let home = tempfile::tempdir().unwrap();
     std::fs::write(
@@ -429,15 +401,8 @@ fn headless_offers_a_server_s_changed_tools_from_the_next_request_and_says_so() 
         format!("[mcp.servers.remote]\nurl = \"{url}\"\ntrust_read_only = true\n"),
     )
     .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_palaver"))
-        .args(["--base-url", &model.base_url, "-m", "m", "-p", "grow", "--tools", "auto", "--yes"])
-        .env("PALAVER_HOME", home.path())
-        .env("OPENAI_API_KEY", "sk-test-0123456789")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let _ = mcp.kill();
-    let _ = mcp.wait();
+    let out = headless(home.path(), &model, &["-p", "grow", "--tools", "auto", "--yes"]).output().unwrap();
+    drop(mcp);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("MCP server `remote` changed its tools: 7 now"), "{stderr}");
@@ -451,7 +416,7 @@ fn headless_offers_a_server_s_changed_tools_from_the_next_request_and_says_so() 
 
 #[test]
 fn headless_yes_runs_an_allowed_server_s_sampling_request_on_the_run_s_model() {
-    let (mut mcp, url, log) = scripted_mcp("slow");
+    let (mcp, url, log) = scripted_mcp("slow");
     let sampled = r#"{"id":"s1","object":"chat.completion","model":"m-served","choices":[{"index":0,"message":{"role":"assistant","content":"sampled words"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}}"#;
     let model = Server::start(vec![
         Reply::sse(&chat_call("call_m", "sample", "{}")),
@@ -461,15 +426,8 @@ fn headless_yes_runs_an_allowed_server_s_sampling_request_on_the_run_s_model() {
     let home = tempfile::tempdir().unwrap();
     let config = format!("[mcp.servers.remote]\nurl = \"{url}\"\nallow_sampling = true\n");
     std::fs::write(home.path().join("config.toml"), config).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_palaver"))
-        .args(["--base-url", &model.base_url, "-m", "m", "-p", "sample", "--tools", "auto", "--yes"])
-        .env("PALAVER_HOME", home.path())
-        .env("OPENAI_API_KEY", "sk-test-0123456789")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let _ = mcp.kill();
-    let _ = mcp.wait();
+    let out = headless(home.path(), &model, &["-p", "sample", "--tools", "auto", "--yes"]).output().unwrap();
+    drop(mcp);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("MCP server `remote` used m-served for a sampling request (7 tokens)"), "{stderr}");
@@ -492,7 +450,7 @@ fn the_chat_screen_asks_before_a_server_samples_and_enter_alone_approves_nothing
     if !tmux_available() {
         return;
     }
-    let (mut mcp, url, _log) = scripted_mcp("slow");
+    let (mcp, url, _log) = scripted_mcp("slow");
     let sampled = r#"{"id":"s1","object":"chat.completion","model":"m-served","choices":[{"index":0,"message":{"role":"assistant","content":"sampled words"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}}"#;
     let model = Server::start(vec![
         Reply::sse(&chat_call("call_m", "sample", "{}")),
@@ -520,8 +478,7 @@ fn the_chat_screen_asks_before_a_server_samples_and_enter_alone_approves_nothing
     let s = t.wait_for("the notice", |s| s.contains("for a sampling request"));
     assert!(s.contains("MCP server `remote` used m-served for a sampling request (7 tokens)"), "{s}");
     t.wait_for("the model's answer after the tool", |s| s.contains("The remote tool answered."));
-    let _ = mcp.kill();
-    let _ = mcp.wait();
+    drop(mcp);
     let asked: Value = serde_json::from_str(&model.requests()[1].body).unwrap();
     assert_eq!(asked["stream"], false, "{asked}");
     assert_eq!(asked["model"], "scripted", "{asked}");

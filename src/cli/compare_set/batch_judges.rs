@@ -20,7 +20,7 @@ pub async fn run(shared: &Shared) {
             continue;
         }
         let Ok(cells) = shared.store.prompt_cells(&shared.run, p.idx) else { continue };
-        for mut cell in cells.into_iter().filter(|c| c.ok && !graded(c.checks.as_ref())) {
+        for cell in cells.into_iter().filter(|c| c.ok && !graded(c.checks.as_ref())) {
             let grading = Grading {
                 judges: &shared.judges,
                 cfg: &shared.cfg,
@@ -32,12 +32,9 @@ pub async fn run(shared: &Shared) {
             let mut results = Vec::new();
             for spec in &specs {
                 let Some(result) = grade(&grading, spec, &mut Printer::quiet(false)).await else { return };
-                results.extend(serde_json::to_value(result).ok());
+                results.push(result);
             }
-            let mut checks = cell.checks.take().and_then(|v| v.as_array().cloned()).unwrap_or_default();
-            checks.extend(results);
-            cell.checks = Some(serde_json::Value::Array(checks));
-            shared.store.save_cell(&shared.run, cell);
+            super::select::add_checks(shared, cell, results);
         }
     }
 }

@@ -193,21 +193,7 @@ mod tests {
             "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;q&quot;"
         );
         assert_eq!(escape("a\u{1b}[31mb\n"), "a\u{FFFD}[31mb\n");
-        let run = RunSummary {
-            id: "run-1".into(),
-            created_at: 0,
-            updated_at: 0,
-            models: ["a<b", "c"]
-                .iter()
-                .map(|m| RunModel { spec: (*m).into(), model: (*m).into(), provider: "p".into() })
-                .collect(),
-            settings: serde_json::Value::Null,
-            source: "x".into(),
-            prompts: 1,
-            status: "finished".into(),
-            cells_ok: 2,
-            cells_failed: 0,
-        };
+        let run = run_of(&["a<b", "c"]);
         let p = PromptRow {
             idx: 0,
             id: "\"><img src=x onerror=alert(1)>".into(),
@@ -227,11 +213,16 @@ mod tests {
     }
 
     fn two_model_run() -> RunSummary {
+        run_of(&["alpha", "beta"])
+    }
+
+    /// A finished one-prompt run of `models`.
+    fn run_of(models: &[&str]) -> RunSummary {
         RunSummary {
             id: "run-1".into(),
             created_at: 0,
             updated_at: 0,
-            models: ["alpha", "beta"]
+            models: models
                 .iter()
                 .map(|m| RunModel { spec: (*m).into(), model: (*m).into(), provider: "p".into() })
                 .collect(),

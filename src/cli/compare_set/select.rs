@@ -28,7 +28,7 @@ pub async fn run(shared: &Shared) {
         if shared.stop.is_set() {
             return;
         }
-        let Ok(mut cells) = shared.store.prompt_cells(&shared.run, p.idx) else { continue };
+        let Ok(cells) = shared.store.prompt_cells(&shared.run, p.idx) else { continue };
         if cells.len() < shared.targets.len() || cells.iter().any(decided) {
             continue;
         }
@@ -71,11 +71,16 @@ pub async fn run(shared: &Shared) {
                 score: None,
                 judge: if k == 0 { sel.usage.clone() } else { None },
             };
-            let cell = &mut cells[i];
-            let mut checks = cell.checks.take().and_then(|v| v.as_array().cloned()).unwrap_or_default();
-            checks.extend(serde_json::to_value(result).ok());
-            cell.checks = Some(serde_json::Value::Array(checks));
-            shared.store.save_cell(&shared.run, cell.clone());
+            add_checks(shared, cells[i].clone(), [result]);
         }
     }
+}
+
+/// Stores `cell` with `results` after the checks it already has (the checks decided after
+/// its answer: `select_best`, and a batch run's judges).
+pub(super) fn add_checks(shared: &Shared, mut cell: CellRow, results: impl IntoIterator<Item = CheckResult>) {
+    let mut checks = cell.checks.take().and_then(|v| v.as_array().cloned()).unwrap_or_default();
+    checks.extend(results.into_iter().filter_map(|r| serde_json::to_value(r).ok()));
+    cell.checks = Some(serde_json::Value::Array(checks));
+    shared.store.save_cell(&shared.run, cell);
 }
