@@ -188,9 +188,10 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
     if ended == Some(batch::Ended::Interrupted) {
         say!("the batches keep running at the provider; gather them with: palaver compare --resume {}", run.id);
     }
+    // The checks decided after the answers read the stored cells: every cell written first.
+    let _ = shared.store.flush();
     if is_batch {
         // A batch line makes no judge call: the judges grade the gathered answers now.
-        let _ = shared.store.flush();
         batch_judges::run(&shared).await;
     }
     // `select_best` needs every model's answer to a prompt: it runs once they are in.
