@@ -265,6 +265,7 @@ impl Loop {
             }
             let now = Instant::now();
             if frames.ready(now) {
+                let sched = log.before_draw();
                 let short = match self.draw() {
                     Ok(short) => short,
                     Err(e) => {
@@ -275,7 +276,7 @@ impl Loop {
                 };
                 if log.on() {
                     let live = self.state.live.is_some() || self.state.compare.is_live();
-                    log.frame(now, now.elapsed(), live);
+                    log.frame(now, now.elapsed(), live, sched);
                 }
                 frames.drew(now);
                 if short {
