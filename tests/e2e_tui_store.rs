@@ -297,3 +297,46 @@ fn a_turn_added_by_another_palaver_is_not_overwritten_by_the_chat_screen() {
     assert!(at("meanwhile from elsewhere") < at("second from the screen"), "{stored}");
     assert_eq!(stored.matches("── you ──").count(), 3, "three turns, each once:\n{stored}");
 }
+
+/// A conversation of `turns` prompts and answers written straight into `home`'s store.
+fn long_conversation(home: &Path, turns: usize) -> String {
+    use palaver::engine::message::{Message, Role};
+    use palaver::store::{NewConversation, StoreHandle, StoreOptions};
+    let store = StoreHandle::open(&home.join("palaver.sqlite3"), StoreOptions::default()).unwrap();
+    let id = store.create_conversation(NewConversation {
+        title: "a very long talk".into(),
+        model: Some("demo".into()),
+        provider: Some("demo".into()),
+        api: Some("chat".into()),
+        compare: None,
+    });
+    for i in 0..turns {
+        store.save_message(&id, 2 * i, &Message::user(&format!("prompt number {i}")));
+        store.save_message(&id, 2 * i + 1, &Message::with_text(Role::Assistant, &format!("answer number {i}")));
+    }
+    store.flush().unwrap();
+    id
+}
+
+#[test]
+fn a_long_conversation_resumes_on_its_end_and_the_next_turn_carries_all_of_it() {
+    if !tmux_available() {
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let id = long_conversation(home.path(), 750);
+    let t = start(home.path(), &format!("--resume {id}"));
+    // Sent as soon as the screen is up: if the earlier messages are still loading, the prompt
+    // waits for them; either way the request carries every turn (the demo counts them).
+    t.wait_for("the last answer", |s| s.contains("answer number 749"));
+    t.type_text("and what came first?");
+    t.keys(&["Enter"]);
+    let s = t.wait_for("the reply", |s| s.contains("you said: “and what came first?”"));
+    assert!(s.contains("Turn 751 · you said"), "all 750 earlier turns went with the prompt: {s}");
+    // The first message is there too, at the top.
+    t.keys(&["C-Home"]);
+    t.wait_for("the first message", |s| s.contains("prompt number 0") && !s.contains("prompt number 749"));
+    t.quit();
+    let listed = history_list(home.path());
+    assert!(listed.contains("1502 msgs"), "saved after the 1,500, nothing overwritten: {listed}");
+}

@@ -239,3 +239,30 @@ fn continue_takes_the_newest_conversation_that_is_not_a_compare_column() {
     assert_eq!(store.list(1, 0).unwrap()[0].id, col, "the column is the newest row");
     assert_eq!(store.latest().unwrap().map(|s| s.id), Some(chat), "--continue goes on with the chat");
 }
+
+#[test]
+fn a_long_conversation_loads_as_its_tail_then_its_head_and_the_two_make_the_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let id = create(&store, "long", "demo", None);
+    for i in 0..30 {
+        turn(&store, &id, 2 * i, &format!("prompt {i}"), &format!("answer {i}"));
+    }
+    store.flush().unwrap();
+    let whole = store.load(&id).unwrap().unwrap();
+    // Short enough to load whole: no tail.
+    assert!(store.load_tail(&id, 10, 60).unwrap().is_none());
+    let (tail, older) = store.load_tail(&id, 10, 40).unwrap().unwrap();
+    assert_eq!(older, 50);
+    assert_eq!(tail.messages, whole.messages[50..]);
+    assert_eq!(tail.summary, whole.summary);
+    let head = store.load_head(&id, tail.branch, older).unwrap();
+    assert_eq!(head, whole.messages[..50]);
+    // A head asked for beyond what is there (the conversation changed meanwhile) is an error.
+    assert!(store.load_head(&id, tail.branch, 70).is_err());
+    // A conversation with a branch loads whole (its kept versions need every view).
+    let b = store.fork(&id, tail.branch, 58);
+    store.save_message_in(&id, Some(b), 58, &Message::user("another way"));
+    store.flush().unwrap();
+    assert!(store.load_tail(&id, 10, 40).unwrap().is_none());
+}

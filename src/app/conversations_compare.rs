@@ -86,11 +86,11 @@ impl State {
 
     /// One column as it was: its transcript rebuilt with every branch, its store record adopted
     /// so new turns append to it.
-    fn stored_column(&self, i: usize, l: Loaded, notes: &mut Vec<String>) -> Column {
+    fn stored_column(&self, i: usize, mut l: Loaded, notes: &mut Vec<String>) -> Column {
+        let index = l.active.summary.compare_column.map_or(i, |c| c as usize);
+        let mut col = Column::new(index, self.stored_target(index, &l.active.summary, notes));
+        let (path, kept) = crate::app::reopen::build(&mut col.transcript, &mut l.active, &l.others);
         let s = &l.active.summary;
-        let index = s.compare_column.map_or(i, |c| c as usize);
-        let mut col = Column::new(index, self.stored_target(index, s, notes));
-        let (path, kept) = crate::app::reopen::build(&mut col.transcript, &l.active, &l.others);
         col.persist.adopt(&s.id, &s.title, l.active.branch, &path, &kept);
         col
     }

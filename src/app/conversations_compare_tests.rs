@@ -130,6 +130,7 @@ fn loaded(s: ConversationSummary, answer: &str) -> Loaded {
         focus: None,
         adopt_model: false,
         notice: None,
+        older: 0,
     }
 }
 

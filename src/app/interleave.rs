@@ -17,13 +17,15 @@ impl State {
     pub(crate) fn on_interleaved(&mut self, added: Added, text: String, fx: &mut Vec<Effect>) {
         let n = added.messages.len();
         let p = &self.persist;
-        let anchor = p
-            .path
-            .get(added.from)
+        // The store counts positions from the conversation's start; the path may begin later
+        // (a long conversation reopened on its tail, its head still loading).
+        let at = added.from.checked_sub(p.offset);
+        let anchor = at
+            .and_then(|at| p.path.get(at))
             .filter(|_| p.is_current(&added.conv) && p.branch_at(added.from) == Some(added.branch))
             .filter(|_| n > 0 && n == added.by)
             .and_then(|slot| Some((*slot, self.transcript.index_of(slot.id)?, p.conv.clone()?)));
-        let Some((slot, cell, conv)) = anchor else {
+        let (Some(at), Some((slot, cell, conv))) = (at, anchor) else {
             self.transcript.push_notice(NoticeKind::Info, text);
             return;
         };
@@ -37,7 +39,7 @@ impl State {
         let ids = self.transcript.insert_before(cell, notice, added.messages);
         let now = self.now_ms;
         let slots = ids.iter().zip(revisions).map(|(&id, rev)| Slot { id, revision: Some(rev), at_ms: now, ..slot });
-        self.persist.path.splice(added.from..added.from, slots);
+        self.persist.path.splice(at..at, slots);
         // A live reply's last save is settled at its new position, should it vanish.
         if let Some(copy) = self.persist.live_copy.as_mut().filter(|c| c.2 >= added.from) {
             copy.2 += n;

@@ -14,6 +14,7 @@ mod copying;
 pub mod effect;
 pub mod elicit;
 mod export_page;
+mod head;
 pub mod inspector;
 mod interleave;
 pub mod keymap;

@@ -61,6 +61,9 @@ pub enum PersistOp {
     Open { id: String, branch: Option<i64>, focus: Option<usize> },
     /// Load every column of a stored compare; answer with `StoreMsg::OpenedCompare`.
     OpenCompare { group: String },
+    /// Load positions `[0, upto)` of conversation `id`'s `branch`, left out when it was
+    /// reopened on its tail.
+    LoadHead { id: String, branch: i64, upto: usize },
     /// The messages of `branch` from `from` on were renumbered by `by`, past turns another
     /// palaver added (`StoreMsg::Interleaved`): the store stops moving them itself.
     Adopt { conv: ConvKey, branch: BranchKey, from: usize, by: usize },
@@ -95,6 +98,9 @@ pub struct Loaded {
     pub adopt_model: bool,
     /// Said in the transcript once the conversation is open (see [`Reopen::notice`]).
     pub notice: Option<String>,
+    /// Messages before `active.messages` not loaded yet: the screen opens on a long
+    /// conversation's tail and [`PersistOp::LoadHead`] brings them (see `head.rs`).
+    pub older: usize,
 }
 
 /// What the store side reports back.
@@ -116,6 +122,8 @@ pub enum StoreMsg {
     Found { seq: u64, result: Result<Vec<Hit>, String> },
     /// A conversation loaded with its branches, to replace the transcript.
     Opened(Result<Box<Loaded>, String>),
+    /// The messages before a reopened conversation's tail (`LoadHead`'s answer).
+    Head { id: String, branch: i64, result: Result<Vec<super::transcript::Cell>, String> },
     /// A stored compare's columns, to reopen on the compare screen.
     OpenedCompare(Result<Box<super::conversations::compare::LoadedCompare>, String>),
     /// Prompts of recent conversations, oldest first, for the composer's history.
@@ -167,8 +175,13 @@ pub struct Persist {
     /// The session's numbering (the chat's record holds it for every conversation synced).
     pub(crate) numbers: Numbers,
     pub(crate) active: BranchKey,
-    /// The current path, by position.
+    /// The current path: `path[i]` is the message at store position `offset + i`.
     pub(crate) path: Vec<Slot>,
+    /// Positions before the path not loaded yet (a long conversation reopened on its tail);
+    /// 0 once they are, and for every conversation begun here.
+    pub(crate) offset: usize,
+    /// The positions before `offset` could not be loaded: requests go without them.
+    pub(crate) head_failed: bool,
     /// Messages off the current path (kept versions): their branch and saved revision.
     pub(crate) kept: HashMap<u64, Slot>,
     /// The last save of a reply that was still live, to settle it as cancelled if it leaves the
@@ -188,6 +201,8 @@ impl Persist {
         self.title = None;
         self.active = 0;
         self.path.clear();
+        self.offset = 0;
+        self.head_failed = false;
         self.kept.clear();
         self.live_copy = None;
     }
@@ -201,7 +216,7 @@ impl Persist {
     /// The store branch that holds the message at `position` of the path, when known.
     #[must_use]
     pub fn branch_at(&self, position: usize) -> Option<i64> {
-        let b = self.path.get(position)?.branch;
+        let b = self.path.get(position.checked_sub(self.offset)?)?.branch;
         if b >= 0 { Some(b) } else { self.forked.get(&b).copied() }
     }
 
@@ -275,6 +290,7 @@ impl State {
                     self.transcript.push_notice(NoticeKind::Info, note);
                 }
             }
+            StoreMsg::Head { id, branch, result } => self.on_head(&id, branch, result),
             StoreMsg::OpenedCompare(Ok(loaded)) => self.on_opened_compare(*loaded, fx),
             StoreMsg::OpenedCompare(Err(e)) => self.flash_error(format!("cannot open the compare: {e}")),
             StoreMsg::Opened(Err(e)) => self.flash_error(format!("cannot open the conversation: {e}")),

@@ -136,12 +136,14 @@ impl Subject<'_> {
         let Some(conv) = self.persist.conv.clone() else { return };
         let mut ops = Vec::new();
         let started = self.started;
+        let offset = self.persist.offset;
         let mut cells = self.transcript.cells.iter_mut().filter_map(|c| match c {
             Cell::Message(m) => Some(m),
             Cell::Notice(_) => None,
         });
-        for (position, slot) in self.persist.path.iter_mut().enumerate() {
+        for (index, slot) in self.persist.path.iter_mut().enumerate() {
             let Some(m) = cells.next() else { break };
+            let position = offset + index;
             let live = m.is_live();
             // Quitting settles a live reply whose latest text is already stored as streaming
             // (once: the settled save clears `live_copy`), or the next start calls it a crash.
@@ -213,7 +215,7 @@ impl Subject<'_> {
             }
         } else if replaced {
             let branch: BranchKey = numbers.fresh_branch();
-            ops.push(PersistOp::Fork { conv: conv.clone(), parent: p.active, branch, position: common });
+            ops.push(PersistOp::Fork { conv: conv.clone(), parent: p.active, branch, position: p.offset + common });
             p.active = branch;
         }
         let active = p.active;

@@ -14,7 +14,7 @@ use super::state::State;
 use super::transcript::{NoticeKind, Transcript};
 use crate::engine::message::{Message, MessageStatus};
 use crate::store::{BranchInfo, StoredConversation};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// One branch's view: who owns each position, and the messages.
 struct View<'a> {
@@ -89,21 +89,36 @@ fn emit(t: &mut Transcript, seen: &mut Vec<(u64, i64, u64)>, path: &View<'_>, ot
 }
 
 /// Builds the transcript for a loaded conversation; returns the current path and the kept
-/// messages as (message id, owning branch, revision).
+/// messages as (message id, owning branch, revision). The active branch's messages are moved
+/// out of `active` when it is the only branch (the common case: nothing to copy for a long
+/// conversation); with other branches they are copied, as the views share them.
 #[allow(clippy::type_complexity)]
 pub(crate) fn build(
     t: &mut Transcript,
-    active: &StoredConversation,
+    active: &mut StoredConversation,
     others: &[StoredConversation],
 ) -> (Vec<(u64, i64, u64)>, Vec<(u64, i64, u64)>) {
     let infos: HashMap<i64, (Option<i64>, usize)> =
         active.branches.iter().map(|b: &BranchInfo| (b.branch, (b.parent, b.fork_position))).collect();
+    t.clear();
+    if others.iter().all(|o| o.branch == active.branch) {
+        let owners = owners(&infos, active.branch, active.messages.len());
+        t.cells.reserve(active.messages.len());
+        let path = std::mem::take(&mut active.messages)
+            .into_iter()
+            .zip(owners)
+            .map(|(m, owner)| {
+                let revision = m.revision;
+                (t.push_message(m), owner, revision)
+            })
+            .collect();
+        return (path, Vec::new());
+    }
     let path = view(&infos, active);
     let rest: Vec<View<'_>> = others.iter().filter(|o| o.branch != active.branch).map(|o| view(&infos, o)).collect();
     let mut seen = Vec::new();
-    t.clear();
     emit(t, &mut seen, &path, rest.iter().collect(), 0);
-    let on_path: Vec<u64> = t.cells.iter().filter_map(|c| c.message().map(|m| m.id)).collect();
+    let on_path: HashSet<u64> = t.cells.iter().filter_map(|c| c.message().map(|m| m.id)).collect();
     let (path, kept): (Vec<_>, Vec<_>) = seen.into_iter().partition(|s| on_path.contains(&s.0));
     (path, kept)
 }
@@ -116,10 +131,22 @@ impl State {
         }
         // Settle what the old conversation still owes the store before letting it go.
         self.persist_sync(fx);
-        let Loaded { active, others, switch, focus, adopt_model, notice } = loaded;
-        let (path, kept) = build(&mut self.transcript, &active, &others);
+        let Loaded { mut active, others, switch, focus, adopt_model, notice, older } = loaded;
+        let n = older + active.messages.len();
+        // Only a reply the store found still streaming at start-up was cut off by palaver
+        // stopping; one that could not connect or stalled says so on its own header.
+        let cut_off = |m: &crate::engine::Message| {
+            m.status == MessageStatus::Interrupted && m.error.as_ref().is_none_or(|e| e.kind == "interrupted")
+        };
+        let was_cut_off = active.messages.iter().any(cut_off);
+        let (path, kept) = build(&mut self.transcript, &mut active, &others);
         let s = &active.summary;
         self.persist.adopt(&s.id, &s.title, active.branch, &path, &kept);
+        if older > 0 {
+            // Opened on its tail: the head follows (`head.rs`).
+            self.persist.offset = older;
+            fx.push(Effect::Persist(PersistOp::LoadHead { id: s.id.clone(), branch: active.branch, upto: older }));
+        }
         if switch {
             let conv = ConvKey::Stored(s.id.clone());
             fx.push(Effect::Persist(PersistOp::Activate { conv, branch: active.branch }));
@@ -129,7 +156,6 @@ impl State {
         self.reasoning_open.clear();
         self.json_views.clear();
         self.focus = super::state::Focus::Composer;
-        let n = active.messages.len();
         let versions = match others.len() {
             0 => String::new(),
             1 => ", 1 other branch".to_owned(),
@@ -146,12 +172,7 @@ impl State {
         if let Some(n) = notice {
             self.transcript.push_notice(NoticeKind::Info, crate::text::sanitize::sanitize(&n).into_owned());
         }
-        // Only a reply the store found still streaming at start-up was cut off by palaver
-        // stopping; one that could not connect or stalled says so on its own header.
-        let cut_off = |m: &crate::engine::Message| {
-            m.status == MessageStatus::Interrupted && m.error.as_ref().is_none_or(|e| e.kind == "interrupted")
-        };
-        if active.messages.iter().any(cut_off) {
+        if was_cut_off {
             let (select, regenerate) = (self.keymap.hint(Action::Select), self.keymap.hint(Action::Regenerate));
             self.transcript.push_notice(
                 NoticeKind::Error,
@@ -162,7 +183,10 @@ impl State {
             );
         }
         self.recount();
-        match focus.and_then(|p| self.transcript.cells.iter().filter_map(|c| c.message()).nth(p).map(|m| m.id)) {
+        match focus
+            .and_then(|p| p.checked_sub(older))
+            .and_then(|p| self.transcript.cells.iter().filter_map(|c| c.message()).nth(p).map(|m| m.id))
+        {
             Some(id) => {
                 self.select(id);
                 self.flash(format!("opened “{title}” at the match"));

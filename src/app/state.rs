@@ -183,6 +183,8 @@ pub struct State {
     pub dirty: bool,
     /// Bumped by every `apply` that changed something visible; the loop redraws when it moves.
     pub version: u64,
+    /// Input held while a reopened conversation's head is still loading (see `head.rs`).
+    pub(crate) held_input: Vec<Msg>,
     pub quit: bool,
     /// The signal that ended the session (`Msg::Terminated`): a reply cut by it is stored
     /// with that reason rather than as cancelled by the user.
@@ -261,6 +263,7 @@ impl State {
             unseen: false,
             dirty: false,
             version: 1,
+            held_input: Vec::new(),
             quit: false,
             terminated_by: None,
             compare: super::compare::CompareMode::default(),
@@ -297,6 +300,7 @@ impl State {
 
     /// The only mutator: applies one message and returns what the outside world must do.
     pub fn apply(&mut self, msg: Msg) -> Vec<Effect> {
+        let Some(msg) = self.hold(msg) else { return Vec::new() };
         let mut fx = Vec::new();
         self.dirty = false;
         let watch = self.watch();
@@ -383,6 +387,7 @@ impl State {
         if std::mem::take(&mut self.dirty) {
             self.version = self.version.wrapping_add(1);
         }
+        self.replay_held(&mut fx);
         fx
     }
 

@@ -19,12 +19,18 @@ pub const PAGE: usize = 200;
 pub const HITS: usize = 100;
 /// Recent prompts offered by Up in an empty composer.
 const PROMPTS: usize = 200;
+/// A conversation reopened at start with more messages than [`TAIL_OVER`] opens on its last
+/// [`TAIL`]; the rest is loaded while the screen is already up (`app/head.rs`).
+const TAIL: usize = 200;
+const TAIL_OVER: usize = 1_000;
 
 /// Where writer notices go: the app channel once the loop runs, a buffer before.
 #[derive(Default)]
 struct Sink {
     tx: Option<UnboundedSender<Msg>>,
     early: Vec<StoreNotice>,
+    /// Reads answered before the loop took the channel (a head asked for at start).
+    early_reads: Vec<StoreMsg>,
 }
 
 /// The store side of the app.
@@ -158,6 +164,9 @@ impl Storage {
         for n in s.early.drain(..) {
             let _ = tx.send(notice_msg(n));
         }
+        for m in s.early_reads.drain(..) {
+            let _ = tx.send(Msg::Store(m));
+        }
         s.tx = Some(tx);
     }
 
@@ -243,6 +252,14 @@ impl Storage {
                     });
                 StoreMsg::Opened(result)
             }),
+            PersistOp::LoadHead { id, branch, upto } => self.read(store, move |s| {
+                // Made cells here, off the UI task, so the screen only numbers them.
+                let result = s
+                    .load_head(&id, branch, upto)
+                    .map(|msgs| msgs.into_iter().map(super::transcript::Cell::Message).collect())
+                    .map_err(|e| e.to_string());
+                StoreMsg::Head { id, branch, result }
+            }),
             PersistOp::OpenCompare { group } => {
                 self.read(store, move |s| StoreMsg::OpenedCompare(load_compare(s, &group).map(Box::new)));
             }
@@ -257,9 +274,12 @@ impl Storage {
             // A failing writer's error is already a notice; the read goes ahead regardless.
             let _ = store.flush();
             let msg = f(&store);
-            let s = sink.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Some(tx) = &s.tx {
-                let _ = tx.send(Msg::Store(msg));
+            let mut s = sink.lock().unwrap_or_else(PoisonError::into_inner);
+            match &s.tx {
+                Some(tx) => {
+                    let _ = tx.send(Msg::Store(msg));
+                }
+                None => s.early_reads.push(msg),
             }
         });
     }
@@ -283,7 +303,7 @@ pub fn load(store: &StoreHandle, id: &str, branch: Option<i64>) -> Result<Option
         }
     }
     let switch = active.branch != active.summary.active_branch;
-    Ok(Some(Loaded { active, others, switch, focus: None, adopt_model: false, notice: None }))
+    Ok(Some(Loaded { active, others, switch, focus: None, adopt_model: false, notice: None, older: 0 }))
 }
 
 /// Every column of compare `group`, each with its branches.
@@ -317,7 +337,14 @@ fn reopen_target(store: &StoreHandle, reopen: &Reopen) -> Result<Option<Loaded>,
     } else {
         return Ok(None);
     };
-    let mut loaded = load(store, &id, None)?.ok_or_else(|| format!("no conversation with ID {id}"))?;
+    // A long conversation opens on its tail; the rest follows once the screen is up.
+    let tail = store.load_tail(&id, TAIL, TAIL_OVER).map_err(|e| e.to_string())?;
+    let mut loaded = match tail {
+        Some((active, older)) => {
+            Loaded { active, others: Vec::new(), switch: false, focus: None, adopt_model: false, notice: None, older }
+        }
+        None => load(store, &id, None)?.ok_or_else(|| format!("no conversation with ID {id}"))?,
+    };
     loaded.adopt_model = !reopen.keep_model;
     loaded.notice.clone_from(&reopen.notice);
     Ok(Some(loaded))
@@ -335,11 +362,17 @@ fn recent_prompts(store: &StoreHandle) -> Result<Vec<String>, StoreError> {
     })
 }
 
+/// The conversation's last [`PROMPTS`] user prompts, oldest first (no more are offered).
 fn user_prompts(msgs: &[crate::engine::message::Message]) -> Vec<String> {
-    msgs.iter()
+    let mut out: Vec<String> = msgs
+        .iter()
+        .rev()
         .filter(|m| m.role() == crate::engine::message::Role::User && !m.text().is_empty())
+        .take(PROMPTS)
         .map(|m| m.text().to_owned())
-        .collect()
+        .collect();
+    out.reverse();
+    out
 }
 
 #[cfg(test)]

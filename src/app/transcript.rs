@@ -92,6 +92,28 @@ impl Transcript {
         id
     }
 
+    /// Puts `head` (given fresh ids) before every cell; kept branches move along. Returns the
+    /// ids, in order. The cells on screen are appended to `head`, not the other way round: a
+    /// long head built off the UI task is not moved again on it.
+    pub fn prepend(&mut self, mut head: Vec<Cell>) -> Vec<u64> {
+        let n = head.len();
+        let mut ids = Vec::with_capacity(n);
+        for c in &mut head {
+            let id = self.fresh_id();
+            match c {
+                Cell::Message(m) => m.id = id,
+                Cell::Notice(notice) => notice.id = id,
+            }
+            ids.push(id);
+        }
+        head.append(&mut self.cells);
+        self.cells = head;
+        for b in &mut self.branches {
+            b.at += n;
+        }
+        ids
+    }
+
     /// Inserts a notice, then `msgs` (with fresh ids), before cell `index`; kept branches from
     /// there on move along. Returns the messages' ids, in order.
     pub fn insert_before(&mut self, index: usize, notice: Notice, msgs: Vec<Message>) -> Vec<u64> {

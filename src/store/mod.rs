@@ -494,6 +494,28 @@ impl StoreHandle {
         self.read(|c| Ok(read::load(c, id, None)?))
     }
 
+    /// The last `keep` messages of a long one-branch conversation, and how many come before
+    /// them; `None` when it is to be loaded whole (see `read::load_tail`).
+    ///
+    /// # Errors
+    /// A database error.
+    pub fn load_tail(
+        &self,
+        id: &str,
+        keep: usize,
+        over: usize,
+    ) -> Result<Option<(StoredConversation, usize)>, StoreError> {
+        self.read(|c| Ok(read::load_tail(c, id, keep, over)?))
+    }
+
+    /// Positions `[0, upto)` of `branch`: what `load_tail` left out.
+    ///
+    /// # Errors
+    /// A database error, or the conversation changed meanwhile.
+    pub fn load_head(&self, id: &str, branch: i64, upto: usize) -> Result<Vec<Message>, StoreError> {
+        self.read(|c| Ok(read::load_head(c, id, branch, upto)?))
+    }
+
     /// A given branch of a conversation.
     ///
     /// # Errors

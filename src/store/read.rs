@@ -179,8 +179,9 @@ fn count(db: &Connection, id: &str, branch: i64) -> rusqlite::Result<u64> {
 
 /// A stored row back into the message it was saved from.
 fn message(r: &Row<'_>) -> rusqlite::Result<(i64, usize, Message)> {
-    let body: String = r.get(5)?;
-    let mut msg: Message = serde_json::from_str(&body)
+    // Parsed where SQLite holds it: a long conversation's bodies are megabytes, not worth a copy.
+    let body = r.get_ref(5)?.as_str()?;
+    let mut msg: Message = serde_json::from_str(body)
         .map_err(|e| rusqlite::Error::FromSqlConversionFailure(5, rusqlite::types::Type::Text, Box::new(e)))?;
     let (content, reasoning, refusal): (String, String, String) = (r.get(2)?, r.get(3)?, r.get(4)?);
     if let Some(c) = msg.choices.first_mut() {
@@ -241,6 +242,55 @@ pub fn load(db: &Connection, id: &str, branch: Option<i64>) -> rusqlite::Result<
     attach_frames(db, id, &mut all)?;
     let branches = branches(db, id)?;
     Ok(Some(StoredConversation { summary, branch, messages: all.into_iter().map(|r| r.2).collect(), branches }))
+}
+
+/// The last `keep` messages of a conversation whose only branch holds more than `over`: the
+/// conversation with just those, and how many come before them. `None` when it should be
+/// loaded whole ([`load`]): it does not exist, has branches, is short, or has a gap in its
+/// positions. The screen opens on the tail; [`load_head`] brings the rest.
+///
+/// # Errors
+/// Any SQLite error, or a stored body that is not a message.
+pub fn load_tail(
+    db: &Connection,
+    id: &str,
+    keep: usize,
+    over: usize,
+) -> rusqlite::Result<Option<(StoredConversation, usize)>> {
+    let Some(summary) = get(db, id)? else { return Ok(None) };
+    let branches = branches(db, id)?;
+    let branch = summary.active_branch;
+    if branches.len() != 1 || branches[0].branch != branch {
+        return Ok(None);
+    }
+    let (count, end): (i64, i64) = db
+        .prepare_cached(
+            "SELECT COUNT(*), COALESCE(MAX(position) + 1, 0) FROM messages WHERE conversation_id = ?1 AND branch = ?2",
+        )?
+        .query_row(params![id, branch], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let count = usize::try_from(count).unwrap_or(0);
+    if count != usize::try_from(end).unwrap_or(usize::MAX) || count <= over.max(keep) {
+        return Ok(None);
+    }
+    let older = count - keep;
+    let mut rows = rows(db, id, branch, older as i64, end)?;
+    attach_frames(db, id, &mut rows)?;
+    let messages = rows.into_iter().map(|r| r.2).collect();
+    Ok(Some((StoredConversation { summary, branch, messages, branches }, older)))
+}
+
+/// Positions `[0, upto)` of `branch`: what [`load_tail`] left out.
+///
+/// # Errors
+/// Any SQLite error, a stored body that is not a message, or fewer rows than asked for (the
+/// conversation changed meanwhile).
+pub fn load_head(db: &Connection, id: &str, branch: i64, upto: usize) -> rusqlite::Result<Vec<Message>> {
+    let mut rows = rows(db, id, branch, 0, upto as i64)?;
+    if rows.len() != upto || rows.iter().enumerate().any(|(i, r)| r.1 != i) {
+        return Err(rusqlite::Error::InvalidQuery);
+    }
+    attach_frames(db, id, &mut rows)?;
+    Ok(rows.into_iter().map(|r| r.2).collect())
 }
 
 /// A user's search text as an FTS5 query: every word quoted (so punctuation and operators are
