@@ -182,6 +182,10 @@ pub struct Persist {
     /// Messages on the path touched since their last save and not saved yet (a live reply
     /// waiting for its pace): looked at again by every sync until saved.
     pub(crate) due: Vec<u64>,
+    /// The transcript's stamp when it was last found holding only the history it was opened
+    /// with (a compare column before its first prompt of its own): nothing to save while it
+    /// keeps that shape, and no count of its messages on every `apply`.
+    pub(crate) quiet: Option<u64>,
     /// Sequence number of the last list request.
     pub list_seq: u64,
 }
@@ -198,6 +202,7 @@ impl Persist {
         self.live_copy = None;
         self.synced = None;
         self.due.clear();
+        self.quiet = None;
     }
 
     /// Whether conversation `id` is the one on screen.

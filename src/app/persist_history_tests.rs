@@ -182,3 +182,35 @@ fn quitting_mid_stream_in_a_long_history_settles_the_reply() {
         .collect();
     assert_eq!(settled, [(HISTORY + 1, MessageStatus::Interrupted, "ab".into())]);
 }
+
+fn type_line(s: &mut State, text: &str) -> Vec<Effect> {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    for c in text.chars() {
+        s.apply(Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)));
+    }
+    s.apply(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)))
+}
+
+#[test]
+fn a_compare_from_here_on_a_long_history_saves_the_new_columns_and_not_the_seeded_one() {
+    let mut s = long();
+    let fx = type_line(&mut s, "/here demo");
+    let cmp = s.compare.active.as_ref().map(|c| c.columns.len());
+    assert_eq!(cmp, Some(2), "{fx:?}");
+    // Column 1 answers the last prompt afresh: a conversation of its own; column 0 holds the
+    // chat's history and answer only: nothing of its own to save.
+    let creates = |fx: &[Effect]| ops(fx).iter().filter(|op| matches!(op, PersistOp::Create { .. })).count();
+    assert_eq!(creates(&fx), 1, "{fx:?}");
+    let columns = s.compare.active.as_ref().map(|c| &c.columns[..]).unwrap_or_default();
+    assert!(columns[0].persist.conv.is_none() && columns[1].persist.conv.is_some());
+    // Column 0 is not counted again while its shape holds; a prompt of its own changes that.
+    let stamp = columns[0].transcript.cells.stamp();
+    assert_eq!(columns[0].persist.quiet, Some(stamp));
+    let fx = s.apply(Msg::Tick { now_ms: 500 });
+    assert_eq!(creates(&fx), 0);
+    if let Some(c) = s.compare.active.as_mut() {
+        c.columns[0].transcript.push_message(Message::user("only here"));
+    }
+    let fx = s.apply(Msg::Tick { now_ms: 600 });
+    assert_eq!(creates(&fx), 1, "{fx:?}");
+}

@@ -86,8 +86,7 @@ impl State {
         let now = Now { ms: self.now_ms, hurry: self.quit, signal: self.terminated_by };
         let mut numbers = self.persist.numbers;
         for col in &mut cmp.columns {
-            if col.persist.conv.is_none() && col.transcript.cells.iter().filter_map(Cell::message).count() <= col.seeded
-            {
+            if col.persist.conv.is_none() && seeded_only(col) {
                 // Only the chat's history so far: that is the chat's conversation, not this one.
                 continue;
             }
@@ -102,6 +101,19 @@ impl State {
         }
         self.persist.numbers = numbers;
     }
+}
+
+/// Whether a column holds no more messages than it was opened with. Counted again only when
+/// its transcript changed shape (the count cannot move otherwise): a column opened on a long
+/// history costs no walk of it per `apply`.
+fn seeded_only(col: &mut super::compare::Column) -> bool {
+    let stamp = col.transcript.cells.stamp();
+    if col.persist.quiet == Some(stamp) {
+        return true;
+    }
+    let quiet = col.transcript.cells.iter().filter_map(Cell::message).count() <= col.seeded;
+    col.persist.quiet = quiet.then_some(stamp);
+    quiet
 }
 
 impl Subject<'_> {
