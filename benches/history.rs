@@ -2,12 +2,16 @@
 //! streamed delta, with the history store on (as the chat screen runs), in a fresh conversation
 //! and at the end of one of 10,000 messages; then the same delta with the frame drawn at 120×40.
 //! The pairs should match: whatever differs is a term that walks the history per delta.
+//! Last, a compare opened from the end of that conversation (`/here demo`: each column holds
+//! the history) with one column streaming, a delta and a frame: the columns lay out every cell
+//! of their history on each frame (a known term, not yet made incremental).
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use palaver::api::Api;
 use palaver::api::client::WireEvent;
 use palaver::api::event::StreamEvent;
+use palaver::app::compare::CompareMsg;
 use palaver::app::persist::StoreMsg;
 use palaver::app::{Msg, State, TargetInfo};
 use palaver::config::Config;
@@ -22,7 +26,7 @@ use std::time::{Duration, Instant};
 const HISTORIES: [usize; 2] = [0, 10_000];
 
 /// Deltas in one reply before the next starts.
-const PER_REPLY: u64 = 20_000;
+const PER_REPLY: u64 = 5_000;
 
 fn state() -> State {
     let target = TargetInfo {
@@ -87,42 +91,56 @@ fn delta(id: u64, i: usize, clock: u64) -> Msg {
     Msg::Wire { id, event, now_ms: clock }
 }
 
-/// Times `iters` deltas (and a frame after each, with `draw`), in replies of at most
-/// [`PER_REPLY`] deltas so the answer stays short and only the history differs between runs;
-/// starting each reply is not timed.
-fn run(
-    s: &mut State,
+/// A reply streaming after `n` messages of history, carried on across criterion's samples.
+struct Stream {
+    s: State,
     n: usize,
-    iters: u64,
-    mut draw: Option<(&mut Terminal<TestBackend>, &mut RenderCache)>,
-) -> Duration {
-    let mut total = Duration::ZERO;
-    let mut done = 0;
-    while done < iters {
-        let id = ask(s, n);
-        let k = (iters - done).min(PER_REPLY);
-        let start = Instant::now();
-        for i in 0..k {
-            let clock = s.now_ms + 1;
-            black_box(s.apply(delta(id, i as usize, clock)));
-            if let Some((term, cache)) = draw.as_mut() {
-                term.draw(|f| {
-                    black_box(ui::draw(f, s, cache));
-                })
-                .unwrap_or_else(|e| panic!("{e}"));
-            }
-        }
-        total += start.elapsed();
-        done += k;
+    /// The reply streaming and the deltas it has had.
+    reply: Option<(u64, u64)>,
+}
+
+impl Stream {
+    fn new(n: usize) -> Self {
+        Self { s: with_history(n), n, reply: None }
     }
-    total
+
+    /// Times `iters` deltas (and a frame after each, with `draw`), in replies of at most
+    /// [`PER_REPLY`] deltas so the answer stays short and only the history differs between
+    /// runs; starting a reply is not timed.
+    fn run(&mut self, iters: u64, mut draw: Option<(&mut Terminal<TestBackend>, &mut RenderCache)>) -> Duration {
+        let mut total = Duration::ZERO;
+        let mut done = 0;
+        while done < iters {
+            let (id, had) = match self.reply {
+                Some((id, had)) if had < PER_REPLY => (id, had),
+                _ => (ask(&mut self.s, self.n), 0),
+            };
+            let k = (iters - done).min(PER_REPLY - had);
+            let s = &mut self.s;
+            let start = Instant::now();
+            for i in had..had + k {
+                let clock = s.now_ms + 1;
+                black_box(s.apply(delta(id, i as usize, clock)));
+                if let Some((term, cache)) = draw.as_mut() {
+                    term.draw(|f| {
+                        black_box(ui::draw(f, s, cache));
+                    })
+                    .unwrap_or_else(|e| panic!("{e}"));
+                }
+            }
+            total += start.elapsed();
+            done += k;
+            self.reply = Some((id, had + k));
+        }
+        total
+    }
 }
 
 fn bench_apply(c: &mut Criterion) {
     let mut g = c.benchmark_group("history_apply_delta");
     for n in HISTORIES {
-        let mut s = with_history(n);
-        g.bench_function(format!("{n}_messages"), |b| b.iter_custom(|iters| run(&mut s, n, iters, None)));
+        let mut stream = Stream::new(n);
+        g.bench_function(format!("{n}_messages"), |b| b.iter_custom(|iters| stream.run(iters, None)));
     }
     g.finish();
 }
@@ -130,15 +148,54 @@ fn bench_apply(c: &mut Criterion) {
 fn bench_apply_and_draw(c: &mut Criterion) {
     let mut g = c.benchmark_group("history_apply_delta_and_draw_120x40");
     for n in HISTORIES {
-        let mut s = with_history(n);
+        let mut stream = Stream::new(n);
         let mut term = Terminal::new(TestBackend::new(120, 40)).unwrap_or_else(|e| panic!("{e}"));
         let mut cache = RenderCache::default();
         g.bench_function(format!("{n}_messages"), |b| {
-            b.iter_custom(|iters| run(&mut s, n, iters, Some((&mut term, &mut cache))));
+            b.iter_custom(|iters| stream.run(iters, Some((&mut term, &mut cache))));
         });
     }
     g.finish();
 }
 
-criterion_group!(benches, bench_apply, bench_apply_and_draw);
+/// A compare from here after `n` messages: (state, generation, the streaming column's reply id).
+fn compare_here(n: usize) -> (State, u64, u64) {
+    let mut s = with_history(n);
+    if n == 0 {
+        s.transcript.push_message(Message::user("question"));
+    }
+    for c in "/here demo".chars() {
+        s.apply(Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)));
+    }
+    s.apply(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
+    let cmp = s.compare.active.as_ref().unwrap_or_else(|| panic!("no compare opened"));
+    let id = cmp.columns[1].live.as_ref().map(|l| l.id).unwrap_or_else(|| panic!("column 1 is not answering"));
+    let generation = cmp.generation;
+    (s, generation, id)
+}
+
+fn bench_compare_here(c: &mut Criterion) {
+    let mut g = c.benchmark_group("history_compare_here_delta_and_draw_120x40");
+    for n in HISTORIES {
+        let (mut s, generation, id) = compare_here(n);
+        let mut term = Terminal::new(TestBackend::new(120, 40)).unwrap_or_else(|e| panic!("{e}"));
+        let mut cache = RenderCache::default();
+        let mut i = 0;
+        g.bench_function(format!("{n}_messages"), |b| {
+            b.iter(|| {
+                i += 1;
+                let Msg::Wire { event, now_ms, .. } = delta(id, i, i as u64) else { unreachable!() };
+                let m = CompareMsg::Wire { generation, column: 1, id, event, now_ms };
+                black_box(s.apply(Msg::Compare(m)));
+                term.draw(|f| {
+                    black_box(ui::draw(f, &s, &mut cache));
+                })
+                .unwrap_or_else(|e| panic!("{e}"));
+            });
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench_apply, bench_apply_and_draw, bench_compare_here);
 criterion_main!(benches);
