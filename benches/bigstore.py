@@ -224,8 +224,9 @@ def main():
         return f"median {statistics.median(got):7.1f}  worst {max(got):7.1f}{tail}"
 
     load = os.getloadavg()
-    print(f"big store: {CONVERSATIONS} conversations, ~{CONVERSATIONS * PER_CONVERSATION + BIG} messages; "
-          f"{args.rounds} rounds; load average {load[0]:.1f}")
+    what = (f"one conversation of {BIG} messages" if args.only_big
+            else f"{CONVERSATIONS} conversations, ~{CONVERSATIONS * PER_CONVERSATION + BIG} messages")
+    print(f"big store: {what}; {args.rounds} rounds; load average {load[0]:.1f}")
     if first:
         print(f"  first frame of palaver          {ms(first)} ms   (target 50)")
     print(f"  --resume of 10,000 messages     {ms(resume)} ms   (target 150)")
