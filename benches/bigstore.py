@@ -11,7 +11,10 @@ against it, in a 120x40 pseudo-terminal:
                  every frame's draw (PALAVER_FRAME_LOG) under 16 ms
   search         Ctrl+L, a query typed; from its last key until the hit is on screen (50 ms)
 
-usage: bigstore.py [PALAVER] [--home DIR] [--rounds N]
+usage: bigstore.py [PALAVER] [--home DIR] [--rounds N] [--only-big]
+
+--only-big: a store of the long conversation alone (a few MB, built in seconds): the resume and
+scroll figures only. floor.py --history uses such a store (see `only_big_store`).
 
 The store is written directly with SQLite (Python's sqlite3) into a schema palaver made itself,
 each row a copy of a row palaver saved (so bodies are palaver's own JSON); it is built once into
@@ -62,7 +65,8 @@ def template(palaver, home):
     server.stop()
 
 
-def build(palaver, home):
+def build(palaver, home, only_big=False, big=BIG):
+    """Writes the store; `only_big`: the long conversation (`big` messages) alone, same id."""
     db_path = os.path.join(home, "palaver.sqlite3")
     started = time.monotonic()
     print(f"building {db_path} (once)…", file=sys.stderr)
@@ -88,13 +92,13 @@ def build(palaver, home):
     sentence = words()
     base = 1_700_000_000_000
     mid = (CONVERSATIONS // 2)
-    for i in range(CONVERSATIONS):
+    for i in range(CONVERSATIONS - 1 if only_big else 0, CONVERSATIONS):
         cid = f"20231114-{i:06d}-{i & 0xffff:04x}"
         t = base + i * 600_000
         title = "the long one" if i == CONVERSATIONS - 1 else ("a rare word" if i == mid else sentence(6))
         insert("conversations", dict(conv_t, id=cid, title=title, created_at=t, updated_at=t + 599_000))
         insert("branches", dict(branch_t, conversation_id=cid, created_at=t))
-        n = BIG if i == CONVERSATIONS - 1 else PER_CONVERSATION
+        n = big if i == CONVERSATIONS - 1 else PER_CONVERSATION
         rows = []
         for p in range(n):
             role = "user" if p % 2 == 0 else "assistant"
@@ -122,6 +126,25 @@ def build(palaver, home):
     print(f"built in {time.monotonic() - started:.0f} s", file=sys.stderr)
 
 
+BIG_ID = f"20231114-{CONVERSATIONS - 1:06d}-{(CONVERSATIONS - 1) & 0xffff:04x}"
+
+
+def only_big_store(palaver, big=BIG):
+    """A store (built once into the temp directory) holding only the long conversation, `big`
+    messages, id BIG_ID; returns its directory. Copy it before writing to it."""
+    home = os.path.join(tempfile.gettempdir(), f"palaver-bigstore-only-{big}")
+    ensure(palaver, home, True, big)
+    return home
+
+
+def ensure(palaver, home, only_big=False, big=BIG):
+    os.makedirs(home, exist_ok=True)
+    if not os.path.exists(os.path.join(home, "complete")):
+        for f in os.listdir(home):
+            os.unlink(os.path.join(home, f))
+        build(palaver, home, only_big, big)
+
+
 def env_for(home):
     env = dict(os.environ, PALAVER_HOME=home, OPENAI_API_KEY="sk-bench", TERM="xterm-256color")
     env.pop("NO_COLOR", None)
@@ -145,35 +168,36 @@ def main():
     ap.add_argument("--home", default=os.path.join(tempfile.gettempdir(),
                                                    f"palaver-bigstore-{CONVERSATIONS}x{PER_CONVERSATION}+{BIG}"))
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--only-big", action="store_true", help="a store of the long conversation alone")
     args = ap.parse_args()
     palaver = os.path.abspath(args.palaver)
-    os.makedirs(args.home, exist_ok=True)
-    if not os.path.exists(os.path.join(args.home, "complete")):
-        for f in os.listdir(args.home):
-            os.unlink(os.path.join(args.home, f))
-        build(palaver, args.home)
+    if args.only_big:
+        args.home = only_big_store(palaver)
+    else:
+        ensure(palaver, args.home)
     env = env_for(args.home)
-    big = f"20231114-{CONVERSATIONS - 1:06d}-{(CONVERSATIONS - 1) & 0xffff:04x}"
+    big = BIG_ID
     url = "http://127.0.0.1:9/v1"  # never asked: nothing is sent
     base = [palaver, "--base-url", url, "-m", "bench"]
 
     first, resume, rss, search, scroll, landing = [], [], [], [], [], []
     for _ in range(args.rounds):
-        s = latency.Screen(base, env, watch="Ctrl+P")
-        first.append(s.shown())
-        s.settle(quiet=0.3)
-        # Ctrl+L, then the query; the hit's conversation title is the answer.
-        s.write(b"\x0c")
-        s.settle(quiet=0.3)
-        with s.lock:
-            s.ev.clear()
-            s.seen_at.clear()
-            s.want = (b"a rare word", s.ev, s.seen_at)
-        # The query in one write (as a paste of keys would come): its last key is that write.
-        t_last = time.monotonic()
-        s.write(MARK_SEARCH.encode())
-        search.append(s.seen_at[0] - t_last if s.ev.wait(10) and s.seen_at else None)
-        s.stop()
+        if not args.only_big:
+            s = latency.Screen(base, env, watch="Ctrl+P")
+            first.append(s.shown())
+            s.settle(quiet=0.3)
+            # Ctrl+L, then the query; the hit's conversation title is the answer.
+            s.write(b"\x0c")
+            s.settle(quiet=0.3)
+            with s.lock:
+                s.ev.clear()
+                s.seen_at.clear()
+                s.want = (b"a rare word", s.ev, s.seen_at)
+            # The query in one write (as a paste of keys would come): its last key is that write.
+            t_last = time.monotonic()
+            s.write(MARK_SEARCH.encode())
+            search.append(s.seen_at[0] - t_last if s.ev.wait(10) and s.seen_at else None)
+            s.stop()
 
         s = latency.Screen([*base, "--resume", big], env, watch=MARK_LAST)
         resume.append(s.shown())
@@ -204,14 +228,17 @@ def main():
         return f"median {statistics.median(got):7.1f}  worst {max(got):7.1f}{tail}"
 
     load = os.getloadavg()
-    print(f"big store: {CONVERSATIONS} conversations, ~{CONVERSATIONS * PER_CONVERSATION + BIG} messages; "
-          f"{args.rounds} rounds; load average {load[0]:.1f}")
-    print(f"  first frame of palaver          {ms(first)} ms   (target 50)")
+    what = (f"one conversation of {BIG} messages" if args.only_big
+            else f"{CONVERSATIONS} conversations, ~{CONVERSATIONS * PER_CONVERSATION + BIG} messages")
+    print(f"big store: {what}; {args.rounds} rounds; load average {load[0]:.1f}")
+    if first:
+        print(f"  first frame of palaver          {ms(first)} ms   (target 50)")
     print(f"  --resume of 10,000 messages     {ms(resume)} ms   (target 150)")
     print(f"  the earlier messages landing    median {statistics.median(landing):7.1f}  worst {max(landing):7.1f} ms "
           "of work between two frames   (target 16)")
     print(f"  its peak RSS                    median {statistics.median(rss):7.1f}  worst {max(rss):7.1f} MB   (target 150)")
-    print(f"  Ctrl+L search, last key to hit  {ms(search)} ms   (target 50)")
+    if search:
+        print(f"  Ctrl+L search, last key to hit  {ms(search)} ms   (target 50)")
     sc = sorted(scroll)
     if sc:
         print(f"  scrolling (PgUp x300, Ctrl+Home, Ctrl+End): {len(sc)} frames, draw p50 {latency.pct(sc, 50):.2f} "

@@ -2,7 +2,7 @@
 """The floor bench: palaver against curl, and the chat screen against headless, on the same local
 100,000-delta streams, in one run, alternating, CPU time (user + system) of each client process.
 
-usage: floor.py [PALAVER] [--rounds N] [--deltas N] [--only headless|screen] [--bulk]
+usage: floor.py [PALAVER] [--rounds N] [--deltas N] [--only headless|screen] [--bulk] [--history N]
 (benches/floor.sh builds the release binary and runs this.)
 
 A local server (a process of its own, on 127.0.0.1) answers every POST with a prebuilt SSE body
@@ -19,7 +19,12 @@ terminal this script drives (it answers the terminal's queries): it types the pr
 until the server has sent the whole stream and palaver's CPU time stops moving, then ends it
 with SIGTERM; each run's history is checked to hold the whole reply. CPU times come from
 wait4's rusage (every thread, to the microsecond). Medians over the rounds give the ratios; the
-targets of issue 18 are checked at the end. The machine is shared: compare medians of runs made
+targets of issue 18 are checked at the end.
+
+--history N (issue 31: no delta's or frame's work grows with the history) adds two runs of the
+chat screen answering in an N-message conversation reopened with --resume (a store of it alone,
+built once by bigstore.py's generator, copied for each run), on the markdown and the plain
+stream; their CPU against the fresh runs' is checked (target: at most 1.1x). The machine is shared: compare medians of runs made
 in the same invocation, not across invocations.
 """
 import argparse
@@ -268,15 +273,33 @@ def ticks(pid):
         return -1
 
 
-def run_screen(palaver, url, model, env, server):
+def task_cpu(pid):
+    """CPU seconds of the threads of `pid` alive now (their schedstat: nanoseconds on a CPU)."""
+    total = 0
+    try:
+        for t in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{t}/schedstat") as f:
+                    total += int(f.read().split()[0])
+            except (OSError, IndexError, ValueError):
+                pass
+    except OSError:
+        pass
+    return total / 1e9
+
+
+def run_screen(palaver, url, model, env, server, extra=(), ready_on=(b"Type a message", b" ready"), answer=None):
     """The chat screen in a 120x40 pseudo-terminal: type a prompt, wait for the whole reply and for
-    palaver to go idle, end it with SIGTERM; returns its CPU seconds."""
+    palaver to go idle, end it with SIGTERM; returns its CPU seconds. `extra`: more arguments;
+    `ready_on`: texts of which one on screen says it is up (a reopened conversation has its own);
+    `answer`: a list to append the CPU of the answer alone to (from the prompt typed until idle,
+    without the start nor the reopening)."""
     pid, fd = pty.fork()
     if pid == 0:
         fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
         # FLOOR_WRAP (say "perf record -g -o /tmp/screen.data") runs the chat screen under a profiler.
         wrap = os.environ.get("FLOOR_WRAP", "").split()
-        argv = wrap + [palaver, "--base-url", url, "-m", model]
+        argv = wrap + [palaver, "--base-url", url, "-m", model, *extra]
         os.execvpe(argv[0], argv, env)
     seen = bytearray()
     lock = threading.Lock()
@@ -300,7 +323,7 @@ def run_screen(palaver, url, model, env, server):
                 tail = window[-3:]
                 with lock:
                     seen.extend(b)
-                    if b"Type a message" in seen or b" ready" in seen:
+                    if any(r in seen for r in ready_on):
                         ready.set()
                     del seen[:-256]
         except OSError:
@@ -310,6 +333,14 @@ def run_screen(palaver, url, model, env, server):
     if not ready.wait(20):
         os.kill(pid, signal.SIGKILL)
         sys.exit(f"the chat screen never showed its welcome text: {bytes(seen[-600:])!r}")
+    # A reopened conversation may still be drawing its screen: let it settle before typing.
+    time.sleep(0.3 if extra else 0)
+    before = task_cpu(pid)
+    # FLOOR_ATTACH (say "perf record -g -o /tmp/answer.data") profiles the answer alone: attached
+    # once the screen is up, stopped once it is idle again.
+    attach = os.environ.get("FLOOR_ATTACH", "").split()
+    prof = subprocess.Popen([*attach, "-p", str(pid)], stderr=subprocess.DEVNULL) if attach else None
+    time.sleep(0.3 if prof else 0)
     sent = server.sent
     os.write(fd, b"go")
     time.sleep(0.05)
@@ -324,6 +355,11 @@ def run_screen(palaver, url, model, env, server):
         now = ticks(pid)
         still = still + 1 if now == last else 0
         last = now
+    if answer is not None:
+        answer.append(task_cpu(pid) - before)
+    if prof:
+        prof.send_signal(signal.SIGINT)
+        prof.wait()
     os.kill(pid, signal.SIGTERM)
     _, status, ru = os.wait4(pid, 0)
     try:
@@ -331,6 +367,49 @@ def run_screen(palaver, url, model, env, server):
     except OSError:
         pass
     return cpu(ru)
+
+
+# ---------------------------------------------------------------- a long history
+
+
+def history_runs(palaver, url, server, homes, n, answers):
+    """The chat screen answering in an `n`-message conversation reopened with --resume, each run
+    in a fresh copy of the store (a run adds its turn to it); the CPU of each answer alone goes
+    to answers["hist-md answer"] / ["hist-plain answer"]."""
+    import shutil
+
+    import bigstore
+
+    store = bigstore.only_big_store(palaver, n)
+    count = iter(range(1_000_000))
+
+    def run(model, name):
+        home = os.path.join(homes, f"{name}-{next(count)}")
+        shutil.copytree(store, home)
+        env = dict(os.environ, PALAVER_HOME=home, OPENAI_API_KEY="sk-bench", TERM="xterm-256color")
+        env.pop("NO_COLOR", None)
+        extra = ["--resume", bigstore.BIG_ID]
+        return run_screen(palaver, url, model, env, server, extra, (bigstore.MARK_LAST.encode(),),
+                          answers.setdefault(f"{name} answer", []))
+
+    return [
+        ("screen md +hist", lambda: run("bench-md", "hist-md")),
+        ("screen plain +hist", lambda: run("bench-plain", "hist-plain")),
+    ]
+
+
+def history_check(palaver, homes, n):
+    """The reopened runs really answered: the last one's conversation holds n + 2 messages."""
+    import bigstore
+
+    last = sorted((d for d in os.listdir(homes) if d.startswith("hist-")), key=lambda d: int(d.rsplit("-", 1)[1]))
+    if not last:
+        return "history runs: none"
+    env = dict(os.environ, PALAVER_HOME=os.path.join(homes, last[-1]))
+    out = subprocess.run([palaver, "history", "list", "--json"], env=env, capture_output=True, text=True).stdout
+    got = [json.loads(l).get("messages") for l in out.splitlines() if l.strip()]
+    note = "ok" if got == [n + 2] else "INCOMPLETE"
+    return f"history runs: the reopened conversation holds {got} messages, {n + 2} expected ({note})"
 
 
 # ---------------------------------------------------------------- main
@@ -343,6 +422,8 @@ def main():
     ap.add_argument("--deltas", type=int, default=100_000)
     ap.add_argument("--only", choices=["headless", "screen"])
     ap.add_argument("--bulk", action="store_true", help="64 KB server writes instead of one write per event")
+    ap.add_argument("--history", type=int, default=0, metavar="N",
+                    help="also answer in a reopened N-message conversation (the chat screen)")
     ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.serve:
@@ -370,6 +451,7 @@ def main():
     head = lambda model, *extra: [palaver, "--base-url", url, "-m", model, "-p", "go", *extra]
 
     runs = []
+    answers = {}  # the chat screen's CPU for the answer alone, by run
     if args.only != "screen":
         runs += [
             ("curl", lambda: run_pipe(curl, env_for("curl"))),
@@ -378,11 +460,15 @@ def main():
         ]
     if args.only != "headless":
         runs += [
-            ("screen md", lambda: run_screen(palaver, url, "bench-md", env_for("screen-md"), server)),
+            ("screen md", lambda: run_screen(palaver, url, "bench-md", env_for("screen-md"), server,
+                                             answer=answers.setdefault("screen-md answer", []))),
             ("headless md", lambda: run_pipe(head("bench-md"), env_for("head-md"))),
-            ("screen plain", lambda: run_screen(palaver, url, "bench-plain", env_for("screen-plain"), server)),
+            ("screen plain", lambda: run_screen(palaver, url, "bench-plain", env_for("screen-plain"), server,
+                                                answer=answers.setdefault("screen-plain answer", []))),
             ("headless plain'", lambda: run_pipe(head("bench-plain"), env_for("plain2"))),
         ]
+    resumed = history_runs(palaver, url, server, homes, args.history, answers) if args.history and args.only != "headless" else []
+    runs += resumed
     times = {name: [] for name, _ in runs}
     for r in range(args.rounds):
         for name, f in runs:
@@ -404,6 +490,16 @@ def main():
             ("screen / headless, markdown", med["screen md"] / med["headless md"], 1.5),
             ("screen / headless, plain text", med["screen plain"] / med["headless plain'"], 1.2),
         ]
+    if resumed:
+        # The answer alone (from the prompt until idle): the reopening itself is not a delta's work.
+        am = {n: statistics.median(v) for n, v in answers.items()}
+        print("\nthe answer alone (prompt typed until idle), median CPU seconds:")
+        for n in ("screen-md answer", "hist-md answer", "screen-plain answer", "hist-plain answer"):
+            print(f"  {n:20} {am[n]:.3f}   (min {min(answers[n]):.3f}, max {max(answers[n]):.3f})")
+        checks += [
+            (f"answer in {args.history} msgs / fresh, md", am["hist-md answer"] / am["screen-md answer"], 1.1),
+            (f"answer in {args.history} msgs / fresh, plain", am["hist-plain answer"] / am["screen-plain answer"], 1.1),
+        ]
     server.stop()
     # The chat screen really showed the answers: each run saved the whole of it.
     for name, model in (("screen-md", "bench-md"), ("screen-plain", "bench-plain")):
@@ -422,6 +518,8 @@ def main():
             got = len(msgs[-1]["choices"][0]["content"]) if msgs else 0
             want = len("".join(plain_deltas(args.deltas) if model == "bench-plain" else markdown_deltas(args.deltas)))
             print(f"; last reply {got} bytes of {want} ({'ok' if got == want else 'SHORT'})", end="")
+    if resumed:
+        print("\n" + history_check(palaver, homes, args.history), end="")
     print("\n\nratios (target):")
     ok = True
     for name, ratio, target in checks:

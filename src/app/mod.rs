@@ -5,6 +5,7 @@
 pub mod approval;
 mod approval_keys;
 pub mod attach;
+mod cells;
 pub mod commands;
 pub mod compaction;
 pub mod compare;

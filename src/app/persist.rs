@@ -189,6 +189,16 @@ pub struct Persist {
     pub(crate) live_copy: Option<(ConvKey, BranchKey, usize, Box<Message>)>,
     /// Store ids of the branches forked this session.
     pub(crate) forked: HashMap<BranchKey, i64>,
+    /// The transcript's stamp (`cells.rs`) when `path` was last made to match it: while it is
+    /// the same, the sync looks only at the messages touched since (see `persist_sync.rs`).
+    pub(crate) synced: Option<u64>,
+    /// Messages on the path touched since their last save and not saved yet (a live reply
+    /// waiting for its pace): looked at again by every sync until saved.
+    pub(crate) due: Vec<u64>,
+    /// The transcript's stamp when it was last found holding only the history it was opened
+    /// with (a compare column before its first prompt of its own): nothing to save while it
+    /// keeps that shape, and no count of its messages on every `apply`.
+    pub(crate) quiet: Option<u64>,
     /// Sequence number of the last list request.
     pub list_seq: u64,
 }
@@ -205,6 +215,9 @@ impl Persist {
         self.head_failed = false;
         self.kept.clear();
         self.live_copy = None;
+        self.synced = None;
+        self.due.clear();
+        self.quiet = None;
     }
 
     /// Whether conversation `id` is the one on screen.

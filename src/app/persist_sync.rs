@@ -22,6 +22,15 @@ struct Subject<'a> {
     compare: Option<(&'a str, u32)>,
 }
 
+/// What became of a message [`save_one`] looked at.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Save {
+    /// Saved, or nothing to save.
+    Done,
+    /// Changed but held back by its pace: to look at again.
+    Later,
+}
+
 /// The app clock, and whether the app is quitting (then live replies are saved at once, as
 /// cancelled, or as interrupted by the signal that ended the session).
 #[derive(Clone, Copy)]
@@ -44,8 +53,8 @@ fn store_copy(m: &mut Message) -> Box<Message> {
 
 impl State {
     /// Brings the store up to date with the chat's transcript and the open compare's columns.
-    /// Runs at the end of every `apply`; cheap when nothing changed (one pass per conversation
-    /// comparing ids and revisions).
+    /// Runs at the end of every `apply`; its work does not grow with the history while the
+    /// transcript keeps its shape (a delta, a tick): only the messages touched are looked at.
     pub(crate) fn persist_sync(&mut self, fx: &mut Vec<Effect>) {
         if !self.persist.enabled {
             return;
@@ -77,8 +86,7 @@ impl State {
         let now = Now { ms: self.now_ms, hurry: self.quit, signal: self.terminated_by };
         let mut numbers = self.persist.numbers;
         for col in &mut cmp.columns {
-            if col.persist.conv.is_none() && col.transcript.cells.iter().filter_map(Cell::message).count() <= col.seeded
-            {
+            if col.persist.conv.is_none() && seeded_only(col) {
                 // Only the chat's history so far: that is the chat's conversation, not this one.
                 continue;
             }
@@ -95,9 +103,43 @@ impl State {
     }
 }
 
+/// Whether a column holds no more messages than it was opened with. Counted again only when
+/// its transcript changed shape (the count cannot move otherwise): a column opened on a long
+/// history costs no walk of it per `apply`.
+fn seeded_only(col: &mut super::compare::Column) -> bool {
+    let stamp = col.transcript.cells.stamp();
+    if col.persist.quiet == Some(stamp) {
+        return true;
+    }
+    let quiet = col.transcript.cells.iter().filter_map(Cell::message).count() <= col.seeded;
+    col.persist.quiet = quiet.then_some(stamp);
+    quiet
+}
+
 impl Subject<'_> {
     fn sync(&mut self, numbers: &mut Numbers, now: Now, fx: &mut Vec<Effect>) {
-        // The common case (a delta, a tick, a draw report) allocates nothing: the path is unchanged.
+        let stamp = self.transcript.cells.stamp();
+        let touched = self.transcript.cells.take_touched();
+        // The common case (a delta, a tick, a draw report): the transcript has the shape the path
+        // was made to match, so only the messages touched since can need a save; no walk of the
+        // history. Quitting walks: a live reply is settled whether or not it changed.
+        if self.persist.synced == Some(stamp) && !now.hurry {
+            for id in touched {
+                if !self.persist.due.contains(&id) {
+                    self.persist.due.push(id);
+                }
+            }
+            return self.save_due(now, fx);
+        }
+        self.walk(numbers, now, fx);
+        self.persist.synced = self.persist.conv.is_some().then_some(stamp);
+    }
+
+    /// The whole sync: the path compared with the transcript's messages, then every message
+    /// on it saved whose revision moved.
+    fn walk(&mut self, numbers: &mut Numbers, now: Now, fx: &mut Vec<Effect>) {
+        // The walk looks at every message: what was due is seen again below.
+        self.persist.due.clear();
         let path = &self.persist.path;
         let mut count = 0;
         let mut same = true;
@@ -130,48 +172,38 @@ impl Subject<'_> {
         self.save_changed(now, fx);
     }
 
-    /// Saves every message on the path whose revision moved since its last save (a live one at
-    /// most every [`STREAM_SAVE_MS`], longer for a heavy one, unless the app is quitting).
+    /// Saves every message on the path whose revision moved since its last save (see
+    /// [`save_one`]); the ones left for later are due.
     fn save_changed(&mut self, now: Now, fx: &mut Vec<Effect>) {
         let Some(conv) = self.persist.conv.clone() else { return };
         let mut ops = Vec::new();
-        let started = self.started;
-        let offset = self.persist.offset;
-        let mut cells = self.transcript.cells.iter_mut().filter_map(|c| match c {
-            Cell::Message(m) => Some(m),
-            Cell::Notice(_) => None,
-        });
-        for (index, slot) in self.persist.path.iter_mut().enumerate() {
+        let mut cells = self.transcript.cells.messages_unmarked();
+        for position in 0..self.persist.path.len() {
             let Some(m) = cells.next() else { break };
-            let position = offset + index;
-            let live = m.is_live();
-            // Quitting settles a live reply whose latest text is already stored as streaming
-            // (once: the settled save clears `live_copy`), or the next start calls it a crash.
-            let unsettled = now.hurry && live && self.persist.live_copy.as_ref().is_some_and(|c| c.3.id == m.id);
-            if slot.revision == Some(m.revision) && !unsettled {
-                continue;
+            if save_one(self.persist, self.started, (&conv, position), m, now, &mut ops) == Save::Later {
+                self.persist.due.push(m.id);
             }
-            let pace = crate::engine::save_pace::interval_ms(m, STREAM_SAVE_MS);
-            if live && slot.revision.is_some() && !now.hurry && now.ms.saturating_sub(slot.at_ms) < pace {
-                continue;
-            }
-            let mut msg = store_copy(m);
-            slot.revision = Some(m.revision);
-            slot.at_ms = now.ms;
-            if live && now.hurry {
-                // Quitting mid-stream stops the reply: it is kept as cancelled, not left "streaming".
-                reducer::finish(&mut msg, Ending::Cancelled, now.ms.saturating_sub(started.unwrap_or(now.ms)));
-                if let Some(signal) = now.signal {
-                    interrupted_by(&mut msg, signal);
-                }
-                self.persist.live_copy = None;
-            } else if live {
-                self.persist.live_copy = Some((conv.clone(), slot.branch, position, msg.clone()));
-            } else if self.persist.live_copy.as_ref().is_some_and(|c| c.3.id == m.id) {
-                self.persist.live_copy = None;
-            }
-            ops.push(PersistOp::Save { conv: conv.clone(), branch: slot.branch, position, msg });
         }
+        push_ops(fx, ops);
+    }
+
+    /// Saves the due messages (the path is unchanged since the last walk): the touched ones,
+    /// and the ones a pace held back.
+    fn save_due(&mut self, now: Now, fx: &mut Vec<Effect>) {
+        if self.persist.due.is_empty() {
+            return;
+        }
+        let Some(conv) = self.persist.conv.clone() else { return };
+        let mut ops = Vec::new();
+        let mut due = std::mem::take(&mut self.persist.due);
+        due.retain(|&id| {
+            // From the end: what is touched is nearly always the last message.
+            let position = self.persist.path.iter().rposition(|s| s.id == id);
+            let message = self.transcript.cells.message_unmarked(id);
+            let (Some(position), Some(m)) = (position, message) else { return false };
+            save_one(self.persist, self.started, (&conv, position), m, now, &mut ops) == Save::Later
+        });
+        self.persist.due = due;
         push_ops(fx, ops);
     }
 
@@ -243,6 +275,51 @@ impl Subject<'_> {
     }
 }
 
+/// Saves the message at `index` of the path if its revision moved since its last save
+/// (a live one at most every [`STREAM_SAVE_MS`], longer for a heavy one, unless the app is
+/// quitting). The one rule for what is saved when.
+fn save_one(
+    p: &mut Persist,
+    started: Option<u64>,
+    (conv, index): (&ConvKey, usize),
+    m: &mut Message,
+    now: Now,
+    ops: &mut Vec<PersistOp>,
+) -> Save {
+    // `index` is into the path; the store counts from the conversation's start (`offset`).
+    let position = p.offset + index;
+    let Some(slot) = p.path.get_mut(index) else { return Save::Done };
+    let live = m.is_live();
+    // Quitting settles a live reply whose latest text is already stored as streaming
+    // (once: the settled save clears `live_copy`), or the next start calls it a crash.
+    let unsettled = now.hurry && live && p.live_copy.as_ref().is_some_and(|c| c.3.id == m.id);
+    if slot.revision == Some(m.revision) && !unsettled {
+        return Save::Done;
+    }
+    let pace = crate::engine::save_pace::interval_ms(m, STREAM_SAVE_MS);
+    if live && slot.revision.is_some() && !now.hurry && now.ms.saturating_sub(slot.at_ms) < pace {
+        return Save::Later;
+    }
+    let mut msg = store_copy(m);
+    slot.revision = Some(m.revision);
+    slot.at_ms = now.ms;
+    let branch = slot.branch;
+    if live && now.hurry {
+        // Quitting mid-stream stops the reply: it is kept as cancelled, not left "streaming".
+        reducer::finish(&mut msg, Ending::Cancelled, now.ms.saturating_sub(started.unwrap_or(now.ms)));
+        if let Some(signal) = now.signal {
+            interrupted_by(&mut msg, signal);
+        }
+        p.live_copy = None;
+    } else if live {
+        p.live_copy = Some((conv.clone(), branch, position, msg.clone()));
+    } else if p.live_copy.as_ref().is_some_and(|c| c.3.id == m.id) {
+        p.live_copy = None;
+    }
+    ops.push(PersistOp::Save { conv: conv.clone(), branch, position, msg });
+    Save::Done
+}
+
 /// A reply cut because the process was told to end: stored as interrupted, naming the signal,
 /// not as cancelled by the user nor as "killed or crashed" (what a reply left streaming by a
 /// process that vanished is marked on the next start).
@@ -263,3 +340,7 @@ fn push_ops(fx: &mut Vec<Effect>, ops: Vec<PersistOp>) {
     let at = fx.iter().position(request).unwrap_or(fx.len());
     fx.splice(at..at, ops.into_iter().map(Effect::Persist));
 }
+
+#[cfg(test)]
+#[path = "persist_history_tests.rs"]
+mod history_tests;

@@ -2,6 +2,7 @@
 //! a regenerate left behind. It hands out the ids the render cache keys on and decides which
 //! messages a request carries.
 
+pub use super::cells::Cells;
 use crate::engine::message::{Message, MessageStatus, Role};
 
 /// How loud a notice is.
@@ -67,7 +68,8 @@ pub struct Branch {
 /// All cells plus kept branches.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Transcript {
-    pub cells: Vec<Cell>,
+    /// Read as a `Vec<Cell>`; see `cells.rs` for how changes are kept track of.
+    pub cells: Cells,
     pub branches: Vec<Branch>,
     next_id: u64,
 }
@@ -106,8 +108,10 @@ impl Transcript {
             }
             ids.push(id);
         }
-        head.append(&mut self.cells);
-        self.cells = head;
+        // Through the list's `DerefMut`: the shape changed (a fresh stamp, see `cells.rs`).
+        let cells: &mut Vec<Cell> = &mut self.cells;
+        head.append(cells);
+        std::mem::swap(cells, &mut head);
         for b in &mut self.branches {
             b.at += n;
         }
@@ -144,12 +148,9 @@ impl Transcript {
         self.index_of(id).and_then(|i| self.cells[i].message())
     }
 
+    /// The message with `id`, to change its content (see [`Cells::message_mut`]).
     pub fn message_mut(&mut self, id: u64) -> Option<&mut Message> {
-        let i = self.index_of(id)?;
-        match &mut self.cells[i] {
-            Cell::Message(m) => Some(m),
-            Cell::Notice(_) => None,
-        }
+        self.cells.message_mut(id)
     }
 
     /// Empties the transcript (ids keep counting so stale cache entries never match).

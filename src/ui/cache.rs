@@ -112,6 +112,9 @@ pub struct RenderCache {
     draws: u64,
     cols: usize,
     theme: String,
+    /// Body lines of all cells held, kept up to date as cells are built and dropped (`None`:
+    /// to count once), so a frame does not sum every cell ever scrolled past.
+    lines: Option<usize>,
     /// Cells rendered since the cache was made (for tests and benches).
     pub builds: u64,
     /// The compare screen's column and diff caches.
@@ -126,6 +129,7 @@ impl RenderCache {
         if cols != self.cols || state.theme_name != self.theme {
             // A resize or a theme change invalidates every layout at once.
             self.cells.clear();
+            self.lines = Some(0);
             self.cols = cols;
             self.theme.clone_from(&state.theme_name);
         }
@@ -138,6 +142,7 @@ impl RenderCache {
         let entry = self.cells.entry(cell.id()).or_default();
         entry.used = self.draws;
         if entry.key != key {
+            let before = entry.body_len();
             entry.image_mode = self.images.mode;
             entry.images.clear();
             if folded {
@@ -148,6 +153,7 @@ impl RenderCache {
             }
             entry.key = key;
             self.builds += 1;
+            self.lines = self.lines.map(|n| n.saturating_sub(before) + entry.body_len());
         }
         Some(entry)
     }
@@ -159,6 +165,7 @@ impl RenderCache {
             let live: std::collections::HashSet<u64> =
                 state.transcript.cells.iter().map(crate::app::transcript::Cell::id).collect();
             self.cells.retain(|id, _| live.contains(id));
+            self.lines = None;
         }
         self.within_budget(LINE_BUDGET);
         self.draws += 1;
@@ -167,7 +174,7 @@ impl RenderCache {
     /// Evicts the cells used longest ago until at most half of `budget` lines are kept, once
     /// more than `budget` are; the cells of the last draw are never evicted.
     fn within_budget(&mut self, budget: usize) {
-        let mut lines: usize = self.cells.values().map(CachedCell::body_len).sum();
+        let mut lines = *self.lines.get_or_insert_with(|| self.cells.values().map(CachedCell::body_len).sum());
         if lines <= budget {
             return;
         }
@@ -181,6 +188,7 @@ impl RenderCache {
                 lines -= c.body_len();
             }
         }
+        self.lines = Some(lines);
     }
 }
 
@@ -202,5 +210,36 @@ mod tests {
         assert!(total <= 250, "{total} lines kept");
         assert!(cache.cells.contains_key(&9), "the last draw's cell stays");
         assert!(!cache.cells.contains_key(&0), "the oldest goes first");
+    }
+
+    #[test]
+    fn the_line_count_follows_the_cells_built_and_dropped() {
+        use crate::engine::message::{Message, Role};
+        let mut s = crate::app::test_state();
+        for i in 0..40 {
+            s.transcript.push_message(Message::user(&format!("question {i}")));
+            s.transcript.push_message(Message::with_text(Role::Assistant, &"a line\n".repeat(i + 1)));
+        }
+        let mut cache = RenderCache::default();
+        let sum = |c: &RenderCache| c.cells.values().map(CachedCell::body_len).sum::<usize>();
+        cache.retain(&s);
+        for i in 0..s.transcript.cells.len() {
+            cache.cell(&s, i, 60);
+        }
+        assert_eq!(cache.lines, Some(sum(&cache)));
+        // A reply grows: rebuilt, and counted again.
+        let last = s.transcript.cells.last().map(crate::app::transcript::Cell::id).unwrap_or_default();
+        if let Some(m) = s.transcript.message_mut(last) {
+            m.choices[0].content.push_str("more\nand more\n");
+            m.revision += 1;
+        }
+        cache.cell(&s, s.transcript.cells.len() - 1, 60);
+        assert_eq!(cache.lines, Some(sum(&cache)));
+        // Over a budget, the oldest go and the count follows.
+        cache.draws += 5;
+        let all = sum(&cache);
+        cache.within_budget(all - 1);
+        assert_eq!(cache.lines, Some(sum(&cache)));
+        assert!(sum(&cache) <= all / 2, "{} of {all} lines kept", sum(&cache));
     }
 }
