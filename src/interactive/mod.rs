@@ -147,11 +147,6 @@ async fn launch(
         state.flash_error(e);
     }
     store.attach(tx.clone());
-    if !no_color {
-        // syntect's sets and the common languages' patterns, ready before the first code block.
-        let syntax_theme = state.theme.syntax_theme().to_owned();
-        tokio::task::spawn_blocking(move || ui::highlight::warm(&syntax_theme));
-    }
     let mut cache = RenderCache::default();
     (cache.images.mode, cache.images.font) = crate::tui::graphics::probe(no_color);
     let (images_tx, images_rx) = mpsc::unbounded_channel();

@@ -80,26 +80,6 @@ pub fn highlight(code: &str, lang: &str, theme_name: &str) -> Option<Vec<Highlig
     LinesWithEndings::from(code).map(|line| hl.line(line)).collect()
 }
 
-/// Loads the syntax and theme sets and compiles the patterns of the languages answers are most
-/// often in, by highlighting a line of each (syntect compiles a pattern the first time it is
-/// tried, and keeps it in the shared set). Run on a blocking thread as the screen opens, so
-/// the first code block of the first answer (or of four compare columns at once) does not pay
-/// for it in a frame.
-pub fn warm(theme_name: &str) {
-    const SAMPLES: &[(&str, &str)] = &[
-        ("rust", "fn main() { let x: Vec<u8> = vec![1, 2]; println!(\"{x:?}\"); } // note\n"),
-        ("python", "def f(x: int) -> str:  # note\n    return f\"{x}\" if x else 'no'\n"),
-        ("js", "const f = async (x) => { return `${x}`; }; // note\n"),
-        ("bash", "for f in *.txt; do echo \"$f\" | grep -v x; done # note\n"),
-        ("json", "{\"a\": [1, 2.5, true, null], \"b\": \"c\"}\n"),
-        ("go", "func main() { x := []int{1}; fmt.Println(x) } // note\n"),
-        ("c", "int main(void) { printf(\"%d\\n\", 1); return 0; } /* note */\n"),
-    ];
-    for (lang, code) in SAMPLES {
-        let _ = highlight(code, lang, theme_name);
-    }
-}
-
 /// A highlighter that keeps its place: each call highlights the next line of the block.
 /// Lines are passed with their `\n` (syntect's newline syntaxes expect it), except the last
 /// line of a block, which has none.
