@@ -249,6 +249,8 @@ impl Loop {
         let mut backlog: VecDeque<Msg> = VecDeque::with_capacity(BURST);
         let mut next_tick: Option<tokio::time::Instant> = None;
         let mut seen = 0;
+        // The last change came from the terminal (a key): its frame may come early.
+        let mut typed = false;
         // A polite kill (SIGTERM) or a hang-up (SIGHUP) ends the loop like Ctrl+Q, so the guard
         // restores the terminal and the partial reply is saved.
         let mut terminate = terminate_signal();
@@ -256,12 +258,18 @@ impl Loop {
         loop {
             // Keys first, before the frame: what was typed is in the next frame drawn, however
             // many deltas are queued (they are applied after it, in bursts between frames).
+            let version = self.state.version;
             while let Ok(msg) = keys.try_recv() {
                 self.apply(msg).await;
             }
+            typed |= self.state.version != version;
             if self.state.version != seen {
                 seen = self.state.version;
-                frames.request();
+                if std::mem::take(&mut typed) {
+                    frames.request_typed();
+                } else {
+                    frames.request();
+                }
             }
             let now = Instant::now();
             if frames.ready(now) {
@@ -314,7 +322,9 @@ impl Loop {
             let deadline = frames.deadline(now).map(tokio::time::Instant::from_std);
             tokio::select! {
                 Some(msg) = keys.recv() => {
+                    let version = self.state.version;
                     self.apply(msg).await;
+                    typed = self.state.version != version;
                 }
                 n = rx.recv_many(&mut burst, BURST) => {
                     if n == 0 {
