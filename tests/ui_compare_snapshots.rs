@@ -443,3 +443,48 @@ fn a_column_whose_server_names_another_model_shows_both() {
     assert!(screen.contains("served demo-reasoning-0324"), "{screen}");
     insta::assert_snapshot!("served_model_column_120x30", screen);
 }
+
+/// One frame drawn as the chat screen draws it, within a frame budget of `lines` markdown
+/// lines; whether the budget ran short.
+fn budget_frame(sim: &mut Sim, term: &mut Terminal<TestBackend>, lines: usize) -> bool {
+    let budget = palaver::ui::frame_budget::FrameBudget::layout_lines(lines);
+    let mut report = None;
+    term.draw(|f| report = Some(ui::draw(f, &sim.s, &mut sim.cache))).unwrap();
+    sim.s.apply(Msg::Viewport(report.unwrap()));
+    budget.starved()
+}
+
+#[test]
+fn four_columns_bursting_past_the_frame_budget_advance_together_and_end_whole() {
+    // Four answers of 150 lines each arrive between two frames.
+    let long: String = (0..150).map(|i| format!("Line {i} of a long answer, with *some* markdown.\n\n")).collect();
+    let mut sim = Sim::new(&["demo", "demo-reasoning", "demo-slow", "demo-safety"]);
+    sim.send("A long burst");
+    for column in 0..4 {
+        sim.stream(column, &long, 1, 100, 100);
+    }
+    sim.s.apply(Msg::Resize { width: 200, height: 50 });
+    let mut term = Terminal::new(TestBackend::new(200, 50)).unwrap();
+    assert!(budget_frame(&mut sim, &mut term, 40), "a burst of 600 lines does not fit a 40-line frame");
+    // After one frame every column shows its answer's start, and none has reached its end.
+    let screen = text_of(&term, 0, 50);
+    assert_eq!(screen.matches("Line 0 of a long answer").count(), 4, "{screen}");
+    assert!(!screen.contains("Line 149 "), "{screen}");
+    let mut frames = 1;
+    while budget_frame(&mut sim, &mut term, 40) {
+        frames += 1;
+        assert!(frames < 100, "the columns never caught up");
+    }
+    assert!(frames >= 4 * 300 / 40 / 2, "{frames} frames");
+    let screen = text_of(&term, 0, 50);
+    assert_eq!(screen.matches("Line 149 of a long answer").count(), 4, "every column caught up:\n{screen}");
+    // Finished, then drawn within the budget until it stops being short: the same screen as a
+    // fresh cache drawn without any bound.
+    for column in 0..4 {
+        sim.finish(column, 200, "stop", usage(10, 1500, 0, 0));
+    }
+    while budget_frame(&mut sim, &mut term, 40) {}
+    let bounded = text_of(&term, 0, 50);
+    sim.cache = RenderCache::default();
+    assert_eq!(bounded, sim.render(200, 50));
+}

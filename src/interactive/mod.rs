@@ -46,8 +46,11 @@ const BURST: usize = 1024;
 /// fell due: a fast stream's deltas are applied in slices, so they never hold up either.
 const SLICE: Duration = Duration::from_millis(4);
 /// Syntax highlighting one frame may do; code rows past it are drawn plain until later frames
-/// reach them (`ui::hl_budget`), so a long block scrolling into view does not stall a frame.
+/// reach them (`ui::frame_budget`), so a long block scrolling into view does not stall a frame.
 const HIGHLIGHT_BUDGET: Duration = Duration::from_millis(4);
+/// Markdown layout one frame may do; an answer that brought more between two frames (four
+/// compare columns at full speed) is shown as far as this got, and later frames go on.
+const LAYOUT_BUDGET: Duration = Duration::from_millis(4);
 
 /// Runs the chat screen until the user quits; returns the exit status.
 pub async fn run(target: Target, cfg: Config, paths: Paths, settings: TurnSettings) -> u8 {
@@ -288,7 +291,8 @@ impl Loop {
                 }
                 frames.drew(now);
                 if short {
-                    // Some code rows were drawn plain: the next frame highlights more of them.
+                    // Some code rows were drawn plain, or an answer's layout is behind its text:
+                    // the next frame goes on.
                     frames.request();
                 }
                 continue;
@@ -356,7 +360,7 @@ impl Loop {
     fn draw(&mut self) -> std::io::Result<bool> {
         let mut report = None;
         let (state, cache) = (&self.state, &mut self.cache);
-        let budget = ui::hl_budget::FrameBudget::time(HIGHLIGHT_BUDGET);
+        let budget = ui::frame_budget::FrameBudget::time(HIGHLIGHT_BUDGET, LAYOUT_BUDGET);
         self.guard.draw(|f| report = Some(ui::draw(f, state, cache)))?;
         let short = budget.starved();
         drop(budget);

@@ -140,8 +140,11 @@ impl RenderCache {
         let json = state.json_views.salt(cell.id());
         let key = Some((cell.revision(), expanded, super::tool_card::salt(state, owner, cell), folded, json));
         let entry = self.cells.entry(cell.id()).or_default();
+        // A cell whose markdown is behind its text goes on where it stopped, once a draw (the
+        // draw asks for a cell twice: its height, then its rows).
+        let stale = entry.key != key || (entry.md.behind() && entry.used != self.draws);
         entry.used = self.draws;
-        if entry.key != key {
+        if stale {
             let before = entry.body_len();
             entry.image_mode = self.images.mode;
             entry.images.clear();
@@ -241,5 +244,37 @@ mod tests {
         cache.within_budget(all - 1);
         assert_eq!(cache.lines, Some(sum(&cache)));
         assert!(sum(&cache) <= all / 2, "{} of {all} lines kept", sum(&cache));
+    }
+
+    #[test]
+    fn a_reply_behind_its_text_goes_on_once_a_draw_until_it_has_caught_up() {
+        use crate::engine::message::{Message, MessageStatus, Role};
+        use crate::ui::frame_budget::FrameBudget;
+        let mut s = crate::app::test_state();
+        s.transcript.push_message(Message::user("a long one"));
+        let mut reply = Message::with_text(Role::Assistant, &"A paragraph line.\n\n".repeat(100));
+        reply.status = MessageStatus::Streaming;
+        s.transcript.push_message(reply);
+        let mut cache = RenderCache::default();
+        let mut draws = 0;
+        loop {
+            let budget = FrameBudget::layout_lines(30);
+            cache.retain(&s);
+            let builds = cache.builds;
+            let first = cache.cell(&s, 1, 60).map(CachedCell::height);
+            let built = cache.builds - builds;
+            // The draw asks again for the rows: the same layout, not a second step.
+            assert_eq!(cache.cell(&s, 1, 60).map(CachedCell::height), first);
+            assert_eq!(cache.builds - builds, built);
+            draws += 1;
+            if !budget.starved() {
+                break;
+            }
+            assert_eq!(built, 1, "a cell behind is built again in the next draw");
+            assert!(draws < 50);
+        }
+        assert!(draws >= 200 / 30, "{draws} draws");
+        let body = cache.cells.values().map(|c| c.md.len()).max().unwrap_or(0);
+        assert_eq!(body, 199, "every line laid out (a blank between paragraphs)");
     }
 }

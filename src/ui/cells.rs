@@ -145,10 +145,11 @@ fn assistant(entry: &mut CachedCell, m: &Message, state: &State, cols: usize, ow
         entry.md.clear();
     }
     // Complete lines are markdown; the line still arriving stays plain until it completes.
+    // A rendering behind the text (the frame's layout budget) shows as far as it got.
     let content = &main.content;
     let committed = if json.is_some() { content.len() } else { entry.md.update(content, live, cols, theme) };
     let tail = &content[committed..];
-    if live && !tail.is_empty() {
+    if live && !tail.is_empty() && !entry.md.behind() {
         let (width, cursor) = (cols.saturating_sub(1).max(1), Span::styled("▌", theme.style(R::Accent)));
         entry.tail.update(committed, tail, width, theme.style(R::Base), cursor);
     } else {

@@ -12,7 +12,7 @@ pub mod compaction;
 pub mod compare;
 pub mod composer;
 pub mod conversations;
-pub mod hl_budget;
+pub mod frame_budget;
 pub mod overlays;
 pub mod panels;
 pub mod probs;

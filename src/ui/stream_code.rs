@@ -12,13 +12,13 @@
 //! when syntect fails on a line (never seen with the bundled syntaxes) the rows from there on
 //! are plain, where the whole-block renderer draws the whole block plain.
 //!
-//! Within a frame's [`FrameBudget`](super::hl_budget::FrameBudget) (the frame loop holds one)
+//! Within a frame's [`FrameBudget`](super::frame_budget::FrameBudget) (the frame loop holds one)
 //! a read highlights lines only until the budget is spent: a row whose line is not reached
 //! yet is drawn plain (the same row breaks, without the colours) and the next frames go on
 //! from where this one stopped, each line still highlighted once.
 
+use super::frame_budget;
 use super::highlight::{self, LineHighlighter, MAX_LINES, line_too_long};
-use super::hl_budget;
 use super::markdown::{code_base, highlighted_rows, plain_rows, top_line};
 use super::theme::Theme;
 use super::wrap;
@@ -152,10 +152,10 @@ impl LazyCode {
             if failed || next >= k {
                 return true;
             }
-            if bounded && !hl_budget::allow() {
+            if bounded && !frame_budget::allow() {
                 return false;
             }
-            let rows = hl_budget::charge(|| self.line_rows(next, true));
+            let rows = frame_budget::charge(|| self.line_rows(next, true));
             for (cell, row) in self.settled[self.starts[next]..].iter().zip(rows) {
                 let _ = cell.set(row);
             }
@@ -286,10 +286,10 @@ impl LazyCode {
         if !self.plain && self.lines[k].is_empty() {
             return Some(if self.settled.is_empty() { self.empty_block() } else { Vec::new() });
         }
-        if !self.catch_up(k, bounded) || (bounded && !hl_budget::allow()) {
+        if !self.catch_up(k, bounded) || (bounded && !frame_budget::allow()) {
             return None;
         }
-        Some(hl_budget::charge(|| self.line_rows(k, false)))
+        Some(frame_budget::charge(|| self.line_rows(k, false)))
     }
 
     fn empty_block(&self) -> Vec<Line<'static>> {
@@ -338,7 +338,7 @@ fn rows_of(line: &str, width: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ui::hl_budget::FrameBudget;
+    use crate::ui::frame_budget::FrameBudget;
 
     /// A long Rust block whose colours depend on the lines before (a comment and a string
     /// that span lines), with lines that wrap at the width used.

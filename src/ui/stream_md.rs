@@ -6,7 +6,14 @@
 //! streaming rendered is kept if a parse of the whole answer shows every cut fell between
 //! top-level blocks (and nothing needs its neighbours to be sanitized or linked); otherwise it
 //! is rendered whole, once. Either way the final lines are those of rendering it whole.
+//!
+//! Within a frame's [`FrameBudget`](super::frame_budget::FrameBudget) complete lines are laid
+//! out only until the layout allowance is spent: the rendering then stops at a line, is
+//! [`behind`](StreamingMarkdown::behind) the text, and the next update goes on from there. An
+//! answer that finished while its rendering was behind catches up the same way before the
+//! final check, so neither a burst nor its end costs one frame more than the allowance.
 
+use super::frame_budget;
 use super::markdown::{self, CodeRows};
 use super::sanitize::{may_reach, sanitize};
 use super::stream_code::LazyCode;
@@ -39,6 +46,10 @@ pub struct StreamingMarkdown {
     /// How much of the text was searched for a newline (an answer that is one long line is
     /// not searched again from its start at every frame).
     searched: usize,
+    /// The end of the last complete line found by that search.
+    complete: usize,
+    /// The last update stopped short of `complete` (the frame's layout allowance was spent).
+    short: bool,
     line_no: usize,
     in_fence: bool,
     boundary: (usize, usize),
@@ -145,9 +156,16 @@ impl StreamingMarkdown {
         *self = Self::default();
     }
 
+    /// Whether the rendering stopped short of the text's complete lines for lack of budget:
+    /// update again (in the next frame) to go on.
+    #[must_use]
+    pub fn behind(&self) -> bool {
+        self.short
+    }
+
     /// Brings the rendering up to date with `content`. While `live`, the unfinished last line is
     /// left out (the caller shows it plain); once finished, everything is rendered.
-    /// Returns the number of bytes covered.
+    /// Returns the number of bytes covered (short of the complete lines when [`Self::behind`]).
     pub fn update(&mut self, content: &str, live: bool, cols: usize, theme: &Theme) -> usize {
         let replaced = content.len() < self.rendered_len || !content.is_char_boundary(self.rendered_len);
         // A finished rendering that goes live again starts over too (it keeps no scanner state).
@@ -156,8 +174,16 @@ impl StreamingMarkdown {
             self.clear();
             self.cols = cols;
         }
+        self.short = false;
         if !live {
             if !(self.whole && self.rendered_len == content.len()) {
+                // A rendering left behind by the stream catches up within the frame's budget.
+                if !self.whole && self.rendered_len > 0 && frame_budget::layout_bounded() {
+                    self.catch_up(content, cols, theme);
+                    if self.short {
+                        return self.rendered_len;
+                    }
+                }
                 let reused = !self.whole && self.rendered_len > 0 && self.finish(content, cols, theme);
                 if !reused {
                     self.clear();
@@ -170,39 +196,60 @@ impl StreamingMarkdown {
             }
             return content.len();
         }
-        let from = self.searched.clamp(self.scanned, content.len());
-        let committed = memchr::memrchr(b'\n', &content.as_bytes()[from..]).map_or(self.scanned, |i| from + i + 1);
-        self.searched = content.len();
-        if committed == self.rendered_len {
-            return committed;
-        }
-        self.advance(content, committed, cols, theme);
-        committed
+        self.catch_up(content, cols, theme);
+        self.rendered_len
     }
 
-    /// Renders the complete lines from `scanned` up to `upto`.
-    fn advance(&mut self, content: &str, upto: usize, cols: usize, theme: &Theme) {
+    /// Renders the complete lines not rendered yet, within the frame's layout budget.
+    fn catch_up(&mut self, content: &str, cols: usize, theme: &Theme) {
+        let from = self.searched.clamp(self.scanned, content.len());
+        if let Some(i) = memchr::memrchr(b'\n', &content.as_bytes()[from..]) {
+            self.complete = from + i + 1;
+        }
+        self.complete = self.complete.max(self.scanned);
+        self.searched = content.len();
+        if self.complete != self.rendered_len {
+            frame_budget::layout_start();
+            self.advance(content, self.complete, cols, theme, true);
+        }
+    }
+
+    /// Renders the complete lines from `scanned` up to `upto`; `bounded` stops at a line when
+    /// the frame's layout allowance is spent.
+    fn advance(&mut self, content: &str, upto: usize, cols: usize, theme: &Theme, bounded: bool) {
         let mut pos = self.scanned;
         while pos < upto {
+            if bounded && !frame_budget::layout_allow() {
+                self.short = true;
+                break;
+            }
             let end = memchr::memchr(b'\n', &content.as_bytes()[pos..upto]).map_or(upto, |i| pos + i + 1);
-            self.reaching |= may_reach(&content[pos..end]);
-            self.line(content, pos, end, cols, theme);
+            frame_budget::layout_charge(|| {
+                self.reaching |= may_reach(&content[pos..end]);
+                self.line(content, pos, end, cols, theme);
+            });
             pos = end;
             self.line_no += 1;
         }
+        if pos == self.scanned && pos != upto {
+            // Nothing laid out this time: the open block stands as it was.
+            return;
+        }
         self.scanned = pos;
-        self.rendered_len = upto;
+        self.rendered_len = pos;
         if self.fence.is_some() {
             return;
         }
         let (boundary, line) = self.boundary;
-        if boundary > self.stable_len {
-            self.close_piece(content, boundary, line, cols, theme);
-        }
-        self.active = render(&content[self.stable_len..upto], cols, theme);
-        if self.stable_rows > 0 && !self.active.is_empty() {
-            self.active.insert(0, Line::default());
-        }
+        frame_budget::layout_charge(|| {
+            if boundary > self.stable_len {
+                self.close_piece(content, boundary, line, cols, theme);
+            }
+            self.active = render(&content[self.stable_len..pos], cols, theme);
+            if self.stable_rows > 0 && !self.active.is_empty() {
+                self.active.insert(0, Line::default());
+            }
+        });
     }
 
     /// One complete line, `content[start..end]`; `line_no` is its number.
@@ -308,7 +355,7 @@ impl StreamingMarkdown {
     /// it is exactly the whole answer's rendering. Returns false when it must be rendered whole.
     fn finish(&mut self, content: &str, cols: usize, theme: &Theme) -> bool {
         if self.scanned < content.len() {
-            self.advance(content, content.len(), cols, theme);
+            self.advance(content, content.len(), cols, theme, false);
         }
         if self.reaching || !self.exact(content) {
             return false;

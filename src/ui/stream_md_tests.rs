@@ -209,7 +209,7 @@ fn without_colour_the_ruled_code_blocks_stream_as_the_whole_render() {
 
 #[test]
 fn a_long_block_drawn_under_a_frame_budget_ends_as_the_whole_render() {
-    use crate::ui::hl_budget::FrameBudget;
+    use crate::ui::frame_budget::FrameBudget;
     let theme = Theme::load("dark", None, false).unwrap();
     let mut text = String::from("Intro.\n\n```rust\n");
     for i in 0..250 {
@@ -235,4 +235,54 @@ fn a_long_block_drawn_under_a_frame_budget_ends_as_the_whole_render() {
     }
     assert!(frames >= 250 / 30, "{frames} frames");
     assert_eq!(lines(&md), want);
+}
+
+#[test]
+fn bursts_laid_out_under_a_frame_budget_catch_up_and_end_as_the_whole_render() {
+    use crate::ui::frame_budget::FrameBudget;
+    let theme = Theme::load("dark", None, false).unwrap();
+    let text = answer(3);
+    let mut md = StreamingMarkdown::default();
+    // The answer arrives in four bursts, each far more than one frame's 10 lines.
+    let bursts: Vec<usize> = (1..=4).map(|k| text.len() * k / 4).collect();
+    let (mut frames, mut behind_frames) = (0, 0);
+    for (k, &end) in bursts.iter().enumerate() {
+        let live = k + 1 < bursts.len();
+        loop {
+            frames += 1;
+            let budget = FrameBudget::layout_lines(10);
+            let covered = md.update(&text[..end], live, 80, &theme);
+            let complete = text[..end].rfind('\n').map_or(0, |i| i + 1);
+            assert!(covered <= end);
+            if !md.behind() {
+                assert!(!live || covered == complete, "a rendering not behind covers every complete line");
+                break;
+            }
+            behind_frames += 1;
+            assert!(budget.starved(), "a rendering left behind says the frame was short");
+            assert!(text[covered..].contains('\n'));
+            // What is shown is a prefix's rendering, never a line the text does not hold.
+            if live {
+                assert_eq!(lines(&md), whole(&text[..covered], 80, &theme));
+            }
+            assert!(frames < 200);
+        }
+    }
+    assert!(behind_frames >= text.lines().count() / 10 - 4, "{behind_frames} frames behind");
+    assert_eq!(lines(&md), whole(&text, 80, &theme), "the end is the whole answer's rendering");
+}
+
+#[test]
+fn columns_sharing_a_frame_each_advance() {
+    use crate::ui::frame_budget::{FrameBudget, share_layout};
+    let theme = Theme::load("dark", None, false).unwrap();
+    let text = answer(1);
+    let mut columns: Vec<StreamingMarkdown> = (0..4).map(|_| StreamingMarkdown::default()).collect();
+    let _budget = FrameBudget::layout_lines(20);
+    share_layout(4);
+    let covered: Vec<usize> = columns.iter_mut().map(|md| md.update(&text, true, 60, &theme)).collect();
+    // The first three took their quarter each; the last, what their re-renders left of it.
+    assert!(covered.iter().all(|&c| c > 0), "{covered:?}: every column advanced");
+    assert!(covered[..3].iter().all(|&c| c == covered[0]) && covered[3] <= covered[0], "{covered:?}");
+    assert!(covered[0] < text.len() / 4, "{covered:?}: no column took the whole frame");
 }

@@ -33,6 +33,8 @@ pub struct ColumnCache {
     /// every cell (a new battle's cells reuse the old one's ids).
     key: (u64, usize, usize, String),
     cells: HashMap<u64, Entry>,
+    /// Draws so far (see `Entry::drawn`).
+    draws: u64,
     /// Cells rendered (for tests and benches).
     pub builds: u64,
 }
@@ -41,6 +43,8 @@ pub struct ColumnCache {
 struct Entry {
     /// (revision, reasoning expanded, tool-card salt, reasoning hidden) the cell was built for.
     key: Option<(u64, bool, u64, bool)>,
+    /// The draw that last asked for the cell.
+    drawn: u64,
     cell: CachedCell,
 }
 
@@ -62,7 +66,11 @@ impl ColumnCache {
         // The salt moves while the column's tools run, so their elapsed times count up.
         let want = Some((cell.revision(), expanded, crate::ui::tool_card::salt(state, owner, cell), hide));
         let entry = self.cells.entry(cell.id()).or_default();
-        if entry.key != want {
+        // A cell whose markdown is behind its text goes on where it stopped, once a draw (the
+        // draw asks for a cell twice: its height, then its rows).
+        let stale = entry.key != want || (entry.cell.md.behind() && entry.drawn != self.draws);
+        entry.drawn = self.draws;
+        if stale {
             if hide {
                 let mut bare = cell.clone();
                 if let Cell::Message(m) = &mut bare {
@@ -80,8 +88,10 @@ impl ColumnCache {
         Some(&entry.cell)
     }
 
-    /// Drops cells no longer in the column (after a retry moved a reply into a branch).
+    /// Drops cells no longer in the column (after a retry moved a reply into a branch); called
+    /// once a draw, before the cells are asked for.
     fn retain(&mut self, col: &Column) {
+        self.draws += 1;
         if self.cells.len() > col.transcript.cells.len() * 2 + 16 {
             let live: std::collections::HashSet<u64> = col.transcript.cells.iter().map(Cell::id).collect();
             self.cells.retain(|id, _| live.contains(id));

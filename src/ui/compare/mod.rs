@@ -88,6 +88,8 @@ pub fn draw(f: &mut Frame, state: &State, cache: &mut RenderCache) -> ViewReport
             .max()
             .unwrap_or(1)
             .clamp(1, columns::MAX_HEADER_ROWS);
+        // Answers streaming side by side share the frame's layout, so they advance together.
+        crate::ui::frame_budget::share_layout(shown.len());
         for (i, r) in shown {
             let view = columns::draw(f, r, state, cmp, i, header_rows, &mut caches.columns[i]);
             report.compare.columns.push(view);
