@@ -3,8 +3,8 @@
 //! and at the end of one of 10,000 messages; then the same delta with the frame drawn at 120×40.
 //! The pairs should match: whatever differs is a term that walks the history per delta.
 //! Last, a compare opened from the end of that conversation (`/here demo`: each column holds
-//! the history) with one column streaming, a delta and a frame: the columns lay out every cell
-//! of their history on each frame (a known term, not yet made incremental).
+//! the history) with one column streaming, a delta and a frame: the columns measure only their
+//! last turn each frame, so this pair should match too.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};

@@ -488,3 +488,56 @@ fn four_columns_bursting_past_the_frame_budget_advance_together_and_end_whole() 
     sim.cache = RenderCache::default();
     assert_eq!(bounded, sim.render(200, 50));
 }
+
+#[test]
+fn a_column_seeded_with_a_long_history_measures_only_its_last_turn_each_frame() {
+    let cfg = Config::parse(CONFIG, std::path::Path::new("config.toml")).unwrap();
+    let theme = Theme::load("dark", None, false).unwrap();
+    let settings = TurnSettings { stream: true, ..TurnSettings::default() };
+    let mut s = State::new(target("demo"), settings, cfg, theme, "dark");
+    for i in 0..300 {
+        s.transcript.push_message(palaver::engine::message::Message::user(&format!("question {i}")));
+        let mut m = palaver::engine::message::Message::with_text(
+            palaver::engine::message::Role::Assistant,
+            &format!("Answer {i}, with a **bold** word.\n"),
+        );
+        m.status = palaver::engine::message::MessageStatus::Complete;
+        s.transcript.push_message(m);
+    }
+    let mut sim = Sim { s, now: 1000, live: Vec::new(), cache: RenderCache::default() };
+    sim.send("/here demo-reasoning");
+    assert_eq!(sim.s.compare.active.as_ref().map(|c| c.columns.len()), Some(2));
+    let measured = |sim: &Sim| sim.cache.compare.columns.iter().map(|c| c.measured).sum::<u64>();
+    sim.render(120, 40);
+    let after_open = measured(&sim);
+    assert!(after_open >= 1200, "the first draw measures every seeded cell: {after_open}");
+    // The new column streams: each frame measures its last turn, not the 600 cells before.
+    for k in 0..5 {
+        // (The one reply in flight is column 1's.)
+        sim.stream(0, &format!("Part {k} of the answer.\n\n"), 1, 100 + k * 10, 100 + k * 10);
+        let before = measured(&sim);
+        sim.render(120, 40);
+        let per_frame = (measured(&sim) - before) / 2;
+        assert!(per_frame <= 4, "{per_frame} cells measured in a frame");
+    }
+    // Scrolled to the top, the seeded history is where it was, as a fresh cache lays it out.
+    if let Some(c) = sim.s.compare.active.as_mut() {
+        c.columns.iter_mut().for_each(|col| col.scroll = Some(0));
+    }
+    let kept = sim.render(120, 40);
+    assert!(kept.contains("question 0"), "{kept}");
+    sim.cache = RenderCache::default();
+    assert_eq!(kept, sim.render(120, 40));
+    // An old message changed in place (not a new shape) is measured again.
+    if let Some(c) = sim.s.compare.active.as_mut() {
+        let id = c.columns[0].transcript.cells[1].id();
+        if let Some(m) = c.columns[0].transcript.cells.message_mut(id) {
+            m.choices[0].content = "Answer 0, now\nover\nfour\nlines.\n".into();
+            m.revision += 1;
+        }
+    }
+    let changed = sim.render(120, 40);
+    assert!(changed.contains("four"), "{changed}");
+    sim.cache = RenderCache::default();
+    assert_eq!(changed, sim.render(120, 40));
+}

@@ -11,7 +11,9 @@
 //!   that one can need saving.
 //!
 //! So a sync that finds the stamp it last saw knows the path is unchanged, and needs to look at
-//! the touched messages only. Everything else takes the full walk, as before: being
+//! the touched messages only. The same two records let a compare column's layout re-measure
+//! only its last turn each frame: the lowest index handed out for change under the current
+//! stamp ([`Cells::low_touched`]) says where in-place changes may begin. Everything else takes the full walk, as before: being
 //! conservative (a fresh stamp for every mutable access) costs a walk, never a lost save.
 
 use super::transcript::Cell;
@@ -37,6 +39,8 @@ pub struct Cells {
     list: Vec<Cell>,
     stamp: u64,
     touched: Vec<u64>,
+    /// The lowest index handed out by `message_mut` since `stamp` was taken (`usize::MAX`: none).
+    low: usize,
 }
 
 impl Cells {
@@ -44,6 +48,13 @@ impl Cells {
     #[must_use]
     pub fn stamp(&self) -> u64 {
         self.stamp
+    }
+
+    /// The lowest index whose message may have changed in place since the shape took its stamp
+    /// (`usize::MAX`: none has). With the stamp, it bounds what a layout must measure again.
+    #[must_use]
+    pub fn low_touched(&self) -> usize {
+        self.low
     }
 
     /// The message with `id`, to change its content (not the list's shape): remembered as
@@ -55,9 +66,11 @@ impl Cells {
             if self.touched.len() >= TOUCHED_MAX {
                 self.touched.clear();
                 self.stamp = fresh_stamp();
+                self.low = usize::MAX;
             }
             self.touched.push(id);
         }
+        self.low = self.low.min(i);
         Some(m)
     }
 
@@ -88,14 +101,14 @@ impl Cells {
 
 impl Default for Cells {
     fn default() -> Self {
-        Self { list: Vec::new(), stamp: fresh_stamp(), touched: Vec::new() }
+        Self { list: Vec::new(), stamp: fresh_stamp(), touched: Vec::new(), low: usize::MAX }
     }
 }
 
 /// A copy is another list: it gets a stamp of its own.
 impl Clone for Cells {
     fn clone(&self) -> Self {
-        Self { list: self.list.clone(), stamp: fresh_stamp(), touched: Vec::new() }
+        Self { list: self.list.clone(), stamp: fresh_stamp(), touched: Vec::new(), low: usize::MAX }
     }
 }
 
@@ -118,6 +131,7 @@ impl Deref for Cells {
 impl DerefMut for Cells {
     fn deref_mut(&mut self) -> &mut Vec<Cell> {
         self.stamp = fresh_stamp();
+        self.low = usize::MAX;
         &mut self.list
     }
 }
@@ -186,5 +200,20 @@ mod tests {
         t.message_mut(ids[super::TOUCHED_MAX]);
         assert_ne!(t.cells.stamp(), stamp, "past the cap: a walk instead of a list");
         assert_eq!(t.cells.take_touched(), [ids[super::TOUCHED_MAX]]);
+    }
+
+    #[test]
+    fn the_lowest_index_changed_in_place_is_kept_until_the_shape_changes() {
+        let mut t = Transcript::default();
+        let ids: Vec<u64> = (0..5).map(|i| t.push_message(Message::user(&i.to_string()))).collect();
+        assert_eq!(t.cells.low_touched(), usize::MAX);
+        t.message_mut(ids[4]);
+        assert_eq!(t.cells.low_touched(), 4);
+        t.message_mut(ids[1]);
+        let _ = t.cells.take_touched();
+        t.message_mut(ids[3]);
+        assert_eq!(t.cells.low_touched(), 1, "taken by the store sync or not, it stays for the layout");
+        t.push_message(Message::user("more"));
+        assert_eq!(t.cells.low_touched(), usize::MAX, "a new shape is measured whole anyway");
     }
 }

@@ -33,10 +33,62 @@ pub struct ColumnCache {
     /// every cell (a new battle's cells reuse the old one's ids).
     key: (u64, usize, usize, String),
     cells: HashMap<u64, Entry>,
+    /// Where each cell starts, kept across draws (see [`Layout`]).
+    layout: Option<Layout>,
     /// Draws so far (see `Entry::drawn`).
     draws: u64,
     /// Cells rendered (for tests and benches).
     pub builds: u64,
+    /// Cells measured for the layout (for tests and benches).
+    pub measured: u64,
+}
+
+/// The heights of a column's cells and the line each starts on. A column seeded with a long
+/// conversation (`/here`) must not measure all of it every frame: while the cells keep their
+/// shape (the transcript's stamp) and nothing else that shapes an old cell changed, only the
+/// cells from the last turn (or the lowest one changed in place) are measured again.
+#[derive(Debug, Default)]
+struct Layout {
+    sig: Signature,
+    heights: Vec<usize>,
+    starts: Vec<usize>,
+    /// The first line of each turn (each user message).
+    turns: Vec<usize>,
+    /// The index of the last user message: cells from there on may change every frame.
+    last_turn: usize,
+}
+
+/// What shapes a column's old cells besides their own content: the list's shape, the screen's
+/// height (long prompts fold to it), the arena's veil, and the reasoning the user opened.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Signature {
+    stamp: u64,
+    screen_rows: u16,
+    hidden: bool,
+    opened: (usize, u64),
+}
+
+impl Signature {
+    fn of(state: &State, cmp: &Compare, col: &Column) -> Self {
+        let opened = state.reasoning_open.iter().fold(0u64, |acc, id| acc ^ id.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        Self {
+            stamp: col.transcript.cells.stamp(),
+            screen_rows: state.size.1,
+            hidden: cmp.hidden(),
+            opened: (state.reasoning_open.len(), opened),
+        }
+    }
+}
+
+impl Layout {
+    fn total(&self) -> usize {
+        self.starts.last().zip(self.heights.last()).map_or(0, |(s, h)| s + h)
+    }
+
+    /// The first cell with a row at or below line `top`.
+    fn first_at(&self, top: usize) -> usize {
+        self.starts.partition_point(|&s| s <= top).saturating_sub(1)
+    }
 }
 
 #[derive(Debug, Default)]
@@ -49,13 +101,48 @@ struct Entry {
 }
 
 impl ColumnCache {
+    /// Forgets every cell when the compare, the column, the width or the theme changed.
+    fn check_key(&mut self, state: &State, cmp: &Compare, column: usize, cols: usize) {
+        let (epoch, col, width, theme) = &self.key;
+        if (*epoch, *col, *width) != (cmp.epoch(), column, cols) || *theme != state.theme_name {
+            self.cells.clear();
+            self.layout = None;
+            self.key = (cmp.epoch(), column, cols, state.theme_name.clone());
+        }
+    }
+
+    /// Brings the layout up to date: the cells that may have changed since the last draw are
+    /// measured (all of them when the signature changed).
+    fn lay_out(&mut self, state: &State, cmp: &Compare, column: usize, cols: usize) -> Option<&Layout> {
+        self.check_key(state, cmp, column, cols);
+        let col = cmp.columns.get(column)?;
+        let cells = &col.transcript.cells;
+        let sig = Signature::of(state, cmp, col);
+        let mut layout = self.layout.take().filter(|l| l.sig == sig && l.heights.len() == cells.len());
+        let from = layout.as_ref().map_or(0, |l| l.last_turn.min(cells.low_touched()).min(cells.len()));
+        let mut layout = layout.take().unwrap_or(Layout { sig, ..Layout::default() });
+        layout.heights.truncate(from);
+        layout.starts.truncate(from);
+        let mut line = layout.total();
+        layout.turns.retain(|&t| t < line);
+        for index in from..cells.len() {
+            self.measured += 1;
+            let h = self.cell(state, cmp, column, index, cols).map_or(1, CachedCell::height);
+            if cells[index].message().is_some_and(|m| m.role() == Role::User) {
+                layout.turns.push(line);
+                layout.last_turn = index;
+            }
+            layout.starts.push(line);
+            layout.heights.push(h);
+            line += h;
+        }
+        self.layout = Some(layout);
+        self.layout.as_ref()
+    }
+
     /// The rendered cell at `index` of the column, for `cols` columns of body.
     fn cell(&mut self, state: &State, cmp: &Compare, column: usize, index: usize, cols: usize) -> Option<&CachedCell> {
-        let key = (cmp.epoch(), column, cols, state.theme_name.clone());
-        if key != self.key {
-            self.cells.clear();
-            self.key = key;
-        }
+        self.check_key(state, cmp, column, cols);
         let cell = cmp.columns.get(column)?.transcript.cells.get(index)?;
         let expanded = cell.message().is_some_and(|m| state.reasoning_expanded(m));
         let owner = cmp.owner(column);
@@ -367,28 +454,14 @@ fn body_view(f: &mut Frame, body: Rect, state: &State, cmp: &Compare, i: usize, 
     }
     cache.retain(col);
     let cols = usize::from(body.width.saturating_sub(INDENT)).max(1);
-    // Heights of every cell (cached), where each turn starts, and the total.
-    let mut heights = Vec::with_capacity(cells.len());
-    let mut turns = Vec::new();
-    let mut total = 0usize;
-    for (index, c) in cells.iter().enumerate() {
-        let h = cache.cell(state, cmp, i, index, cols).map_or(1, CachedCell::height);
-        if c.message().is_some_and(|m| m.role() == Role::User) {
-            turns.push(total);
-        }
-        heights.push(h);
-        total += h;
-    }
+    let Some(layout) = cache.lay_out(state, cmp, i, cols) else { return ColumnView::default() };
+    let (total, turns) = (layout.total(), layout.turns.clone());
     let rows = usize::from(body.height);
     let max_top = total.saturating_sub(rows);
     let top = col.scroll.unwrap_or(max_top).min(max_top);
-    // Walk to the first visible cell, then draw rows until the body is full.
-    let mut start = 0usize;
-    let mut index = 0usize;
-    while index < cells.len() && start + heights[index] <= top {
-        start += heights[index];
-        index += 1;
-    }
+    // The first visible cell, then rows until the body is full.
+    let mut index = layout.first_at(top);
+    let start = layout.starts.get(index).copied().unwrap_or(0);
     let mut line = top - start;
     let mut y = body.y;
     let bottom = body.y + body.height;
