@@ -340,3 +340,28 @@ fn a_long_conversation_resumes_on_its_end_and_the_next_turn_carries_all_of_it() 
     let listed = history_list(home.path());
     assert!(listed.contains("1502 msgs"), "saved after the 1,500, nothing overwritten: {listed}");
 }
+
+#[test]
+fn a_long_conversation_opened_from_the_list_opens_on_its_end_and_the_next_turn_carries_all_of_it() {
+    if !tmux_available() {
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    long_conversation(home.path(), 750);
+    let t = start(home.path(), "");
+    t.wait_ready();
+    t.keys(&["C-l"]);
+    t.wait_for("the list", |s| s.contains("1 conversation"));
+    t.keys(&["Enter"]);
+    let s = t.wait_for("the opened conversation", |s| s.contains("answer number 749"));
+    assert!(s.contains("1500 messages"), "the notice counts the whole conversation: {s}");
+    t.type_text("and what came first?");
+    t.keys(&["Enter"]);
+    let s = t.wait_for("the reply", |s| s.contains("you said: “and what came first?”"));
+    assert!(s.contains("Turn 751 · you said"), "all 750 earlier turns went with the prompt: {s}");
+    t.keys(&["C-Home"]);
+    t.wait_for("the first message", |s| s.contains("prompt number 0") && !s.contains("prompt number 749"));
+    t.quit();
+    let listed = history_list(home.path());
+    assert!(listed.contains("1502 msgs"), "{listed}");
+}

@@ -243,7 +243,7 @@ impl Storage {
                 StoreMsg::Found { seq, result }
             }),
             PersistOp::Open { id, branch, focus } => self.read(store, move |s| {
-                let result = load(s, &id, branch)
+                let result = open(s, &id, branch, focus)
                     .and_then(|l| l.ok_or_else(|| format!("conversation {id} no longer exists")))
                     .map(|mut l| {
                         l.focus = focus;
@@ -283,6 +283,21 @@ impl Storage {
             }
         });
     }
+}
+
+/// A conversation opened from the history list or a search hit (`focus`: the position of the
+/// hit): a long one opens on its tail as `--resume` does, when the hit is in the tail; a
+/// branch asked for, or a hit further up, loads it whole.
+fn open(store: &StoreHandle, id: &str, branch: Option<i64>, focus: Option<usize>) -> Result<Option<Loaded>, String> {
+    if branch.is_none() {
+        if let Some((active, older)) = store.load_tail(id, TAIL, TAIL_OVER).map_err(|e| e.to_string())? {
+            if focus.is_none_or(|f| f >= older) {
+                let (others, switch, adopt_model, notice) = (Vec::new(), false, false, None);
+                return Ok(Some(Loaded { active, others, switch, focus, adopt_model, notice, older }));
+            }
+        }
+    }
+    load(store, id, branch)
 }
 
 /// A conversation with all its branches: `branch` (or the stored active one) as the path.

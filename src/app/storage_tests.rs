@@ -263,3 +263,30 @@ fn a_reply_that_could_not_connect_reopens_without_blaming_a_stop() {
     s.apply(Msg::Store(StoreMsg::Opened(Ok(Box::new(loaded)))));
     assert!(!s.transcript.cells.iter().any(|c| matches!(c, Cell::Notice(n) if n.text.contains("cut off"))));
 }
+
+#[test]
+fn a_long_conversation_opened_from_the_list_opens_on_its_tail_unless_the_hit_is_further_up() {
+    let mut rig = Rig::new();
+    for i in 0..520 {
+        rig.turn(&format!("prompt {i}"), &format!("answer {i}"));
+    }
+    rig.flush();
+    let store = rig.storage.store.clone().unwrap();
+    let id = rig.id();
+    let shown = |l: &Loaded| (l.older, l.active.messages.len());
+    assert_eq!(shown(&open(&store, &id, None, None).unwrap().unwrap()), (1040 - TAIL, TAIL));
+    // A search hit in the tail opens there; one further up, or a branch asked for, loads whole.
+    let hit = open(&store, &id, None, Some(1030)).unwrap().unwrap();
+    assert_eq!(shown(&hit), (1040 - TAIL, TAIL));
+    assert_eq!(shown(&open(&store, &id, None, Some(3)).unwrap().unwrap()), (0, 1040));
+    let branch = hit.active.branch;
+    assert_eq!(shown(&open(&store, &id, Some(branch), None).unwrap().unwrap()), (0, 1040));
+    // On screen: the hit is selected in the tail, and the head is asked for.
+    let mut s = test_state();
+    s.apply(Msg::Store(StoreMsg::Ready));
+    let fx = s.apply(Msg::Store(StoreMsg::Opened(Ok(Box::new(hit)))));
+    let head = fx.iter().any(|e| matches!(e, Effect::Persist(PersistOp::LoadHead { upto: 840, .. })));
+    assert!(head, "{fx:?}");
+    let selected = s.selected.and_then(|id| s.transcript.message(id)).map(|m| m.text().to_owned());
+    assert_eq!(selected.as_deref(), Some("prompt 515"));
+}
