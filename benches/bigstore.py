@@ -7,6 +7,8 @@ against it, in a 120x40 pseudo-terminal:
                  "Ctrl+P"; ratatui skips blank cells, so a text with spaces is no marker)  (50 ms)
   resume         `palaver --resume ID` of the 10,000-message conversation, from exec until its
                  last message is on screen (150 ms), and its peak RSS once settled (150 MB)
+  open           the same conversation opened from the list (Ctrl+L, Enter on the newest): from
+                 the Enter until it is on screen (its "reopened" notice; 150 ms)
   scroll         PgUp many times, then Ctrl+Home to the first message and Ctrl+End back:
                  every frame's draw (PALAVER_FRAME_LOG) under 16 ms
   search         Ctrl+L, a query typed; from its last key until the hit is on screen (50 ms)
@@ -162,6 +164,17 @@ def rss_peak_mb(pid):
     return float("nan")
 
 
+def until_shown(s, data, text):
+    """Seconds from writing `data` to the screen until `text` is in palaver's output (None: never)."""
+    with s.lock:
+        s.ev.clear()
+        s.seen_at.clear()
+        s.want = (text, s.ev, s.seen_at)
+    start = time.monotonic()
+    s.write(data)
+    return s.seen_at[0] - start if s.ev.wait(10) and s.seen_at else None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("palaver", nargs="?", default="target/release/palaver")
@@ -180,7 +193,7 @@ def main():
     url = "http://127.0.0.1:9/v1"  # never asked: nothing is sent
     base = [palaver, "--base-url", url, "-m", "bench"]
 
-    first, resume, rss, search, scroll, landing = [], [], [], [], [], []
+    first, resume, rss, search, scroll, landing, opened_from_list = [], [], [], [], [], [], []
     for _ in range(args.rounds):
         if not args.only_big:
             s = latency.Screen(base, env, watch="Ctrl+P")
@@ -189,15 +202,17 @@ def main():
             # Ctrl+L, then the query; the hit's conversation title is the answer.
             s.write(b"\x0c")
             s.settle(quiet=0.3)
-            with s.lock:
-                s.ev.clear()
-                s.seen_at.clear()
-                s.want = (b"a rare word", s.ev, s.seen_at)
             # The query in one write (as a paste of keys would come): its last key is that write.
-            t_last = time.monotonic()
-            s.write(MARK_SEARCH.encode())
-            search.append(s.seen_at[0] - t_last if s.ev.wait(10) and s.seen_at else None)
+            search.append(until_shown(s, MARK_SEARCH.encode(), b"a rare word"))
             s.stop()
+
+        # The long conversation is the newest: the list's first row.
+        s = latency.Screen(base, env)
+        s.settle(quiet=0.3)
+        s.write(b"\x0c")
+        s.settle(quiet=0.3)
+        opened_from_list.append(until_shown(s, b"\r", b"reopened"))
+        s.stop()
 
         s = latency.Screen([*base, "--resume", big], env, watch=MARK_LAST)
         resume.append(s.shown())
@@ -234,6 +249,7 @@ def main():
     if first:
         print(f"  first frame of palaver          {ms(first)} ms   (target 50)")
     print(f"  --resume of 10,000 messages     {ms(resume)} ms   (target 150)")
+    print(f"  opened from the list (Enter)    {ms(opened_from_list)} ms   (target 150)")
     print(f"  the earlier messages landing    median {statistics.median(landing):7.1f}  worst {max(landing):7.1f} ms "
           "of work between two frames   (target 16)")
     print(f"  its peak RSS                    median {statistics.median(rss):7.1f}  worst {max(rss):7.1f} MB   (target 150)")

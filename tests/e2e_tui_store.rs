@@ -329,15 +329,20 @@ fn a_long_conversation_resumes_on_its_end_and_the_next_turn_carries_all_of_it() 
     // Sent as soon as the screen is up: if the earlier messages are still loading, the prompt
     // waits for them; either way the request carries every turn (the demo counts them).
     t.wait_for("the last answer", |s| s.contains("answer number 749"));
+    next_turn_carries_all_750(t, home.path());
+}
+
+/// On the end of the 750-turn conversation: a prompt goes with every earlier turn (the demo
+/// counts them), the first message is at the top, and the store holds the whole with the turn.
+fn next_turn_carries_all_750(t: Tmux, home: &Path) {
     t.type_text("and what came first?");
     t.keys(&["Enter"]);
     let s = t.wait_for("the reply", |s| s.contains("you said: “and what came first?”"));
     assert!(s.contains("Turn 751 · you said"), "all 750 earlier turns went with the prompt: {s}");
-    // The first message is there too, at the top.
     t.keys(&["C-Home"]);
     t.wait_for("the first message", |s| s.contains("prompt number 0") && !s.contains("prompt number 749"));
     t.quit();
-    let listed = history_list(home.path());
+    let listed = history_list(home);
     assert!(listed.contains("1502 msgs"), "saved after the 1,500, nothing overwritten: {listed}");
 }
 
@@ -355,13 +360,5 @@ fn a_long_conversation_opened_from_the_list_opens_on_its_end_and_the_next_turn_c
     t.keys(&["Enter"]);
     let s = t.wait_for("the opened conversation", |s| s.contains("answer number 749"));
     assert!(s.contains("1500 messages"), "the notice counts the whole conversation: {s}");
-    t.type_text("and what came first?");
-    t.keys(&["Enter"]);
-    let s = t.wait_for("the reply", |s| s.contains("you said: “and what came first?”"));
-    assert!(s.contains("Turn 751 · you said"), "all 750 earlier turns went with the prompt: {s}");
-    t.keys(&["C-Home"]);
-    t.wait_for("the first message", |s| s.contains("prompt number 0") && !s.contains("prompt number 749"));
-    t.quit();
-    let listed = history_list(home.path());
-    assert!(listed.contains("1502 msgs"), "{listed}");
+    next_turn_carries_all_750(t, home.path());
 }
