@@ -162,6 +162,13 @@ pub fn share_layout(n: usize) {
     BUDGET.set(b);
 }
 
+/// Some work goes on off this frame (an answer's final check on a helper thread): draw again.
+pub(crate) fn more_to_draw() {
+    let mut b = BUDGET.get();
+    b.starved = true;
+    BUDGET.set(b);
+}
+
 /// Whether the markdown layout is bounded this frame (it may then stop short).
 pub(crate) fn layout_bounded() -> bool {
     BUDGET.get().layout.bounded()

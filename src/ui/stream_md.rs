@@ -11,7 +11,10 @@
 //! out only until the layout allowance is spent: the rendering then stops at a line, is
 //! [`behind`](StreamingMarkdown::behind) the text, and the next update goes on from there. An
 //! answer that finished while its rendering was behind catches up the same way before the
-//! final check, so neither a burst nor its end costs one frame more than the allowance.
+//! final check, so neither a burst nor its end costs one frame more than the allowance. The
+//! final check of a long answer (a parse of all of it, and its whole rendering when the check
+//! fails) runs on a helper thread meanwhile: the streamed rendering stays on screen, behind,
+//! until the verdict comes back.
 
 use super::frame_budget;
 use super::markdown::{self, CodeRows};
@@ -20,6 +23,14 @@ use super::stream_code::LazyCode;
 use super::theme::Theme;
 use super::wrap;
 use ratatui::text::Line;
+use std::sync::mpsc::{Receiver, TryRecvError};
+
+/// An answer at least this long is checked at its end on a helper thread (a parse of 32 KB
+/// takes well under a millisecond; of the 500 KB answers of the latency bench, about 10).
+const CHECK_OFF_THREAD: usize = 32 * 1024;
+
+/// Held by the helper thread doing a final check.
+static CHECKS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Rendered markdown of one answer.
 #[derive(Debug, Default)]
@@ -61,10 +72,21 @@ pub struct StreamingMarkdown {
     /// together with the lines after it: lines are then never sanitised one at a time.
     reaching: bool,
     cols: usize,
+    /// The final check running on a helper thread, for an answer of this many bytes.
+    checking: Option<(usize, Receiver<Verdict>)>,
+}
+
+/// What the final check of a long answer found.
+#[derive(Debug)]
+enum Verdict {
+    /// The streamed rendering is the whole answer's.
+    Exact,
+    /// It is not: the whole answer's rendering.
+    Whole(Vec<Line<'static>>),
 }
 
 /// A fence rendered line by line: where it began and what it was, for the final check.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct FenceCut {
     first: usize,
     /// The closing fence's line; `None` while it is open.
@@ -177,11 +199,15 @@ impl StreamingMarkdown {
         self.short = false;
         if !live {
             if !(self.whole && self.rendered_len == content.len()) {
-                // A rendering left behind by the stream catches up within the frame's budget.
+                // A rendering left behind by the stream catches up within the frame's budget,
+                // and a long one is checked off the UI task.
                 if !self.whole && self.rendered_len > 0 && frame_budget::layout_bounded() {
                     self.catch_up(content, cols, theme);
                     if self.short {
                         return self.rendered_len;
+                    }
+                    if content.len() >= CHECK_OFF_THREAD {
+                        return self.finish_off_thread(content, cols, theme);
                     }
                 }
                 let reused = !self.whole && self.rendered_len > 0 && self.finish(content, cols, theme);
@@ -357,9 +383,15 @@ impl StreamingMarkdown {
         if self.scanned < content.len() {
             self.advance(content, content.len(), cols, theme, false);
         }
-        if self.reaching || !self.exact(content) {
+        if self.reaching || !self.cut_points().exact(content) {
             return false;
         }
+        self.settle(content);
+        true
+    }
+
+    /// The streamed rendering was found exact: the open block and fence join the closed ones.
+    fn settle(&mut self, content: &str) {
         if let Some(f) = self.fence.take() {
             let cut = self.push_fence(f);
             self.fences.push(cut);
@@ -367,19 +399,110 @@ impl StreamingMarkdown {
         let active = std::mem::take(&mut self.active);
         self.push_lines(active);
         self.stable_len = content.len();
-        true
+        self.whole = true;
     }
 
+    /// [`Self::finish`] for a long answer: the check (and the whole rendering, when it fails)
+    /// runs on a helper thread; until its verdict is in, the rendering stays behind. Returns the
+    /// bytes covered.
+    fn finish_off_thread(&mut self, content: &str, cols: usize, theme: &Theme) -> usize {
+        if self.checking.as_ref().is_some_and(|(len, _)| *len != content.len()) {
+            self.checking = None;
+        }
+        let Some((_, rx)) = &self.checking else {
+            if self.scanned < content.len() {
+                self.advance(content, content.len(), cols, theme, false);
+            }
+            let (text, cuts, reaching, owned) = (content.to_owned(), self.cut_points(), self.reaching, theme.clone());
+            let (tx, rx) = std::sync::mpsc::channel();
+            let spawned = std::thread::Builder::new().name("palaver-md-check".into()).spawn(move || {
+                // One check at a time: four columns ending together queue here rather than
+                // take every core from the screen.
+                let _turn = CHECKS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                let verdict = if !reaching && cuts.exact(&text) {
+                    Verdict::Exact
+                } else {
+                    Verdict::Whole(render(&text, cols, &owned))
+                };
+                let _ = tx.send(verdict);
+            });
+            if spawned.is_err() {
+                // No thread to be had: checked here, as a short answer is.
+                return self.finish_here(content, cols, theme);
+            }
+            self.checking = Some((content.len(), rx));
+            return self.still_checking();
+        };
+        let verdict = rx.try_recv();
+        if !matches!(verdict, Err(TryRecvError::Empty)) {
+            self.checking = None;
+        }
+        match verdict {
+            Ok(Verdict::Exact) => self.settle(content),
+            Ok(Verdict::Whole(lines)) => {
+                self.clear();
+                self.cols = cols;
+                self.push_lines(lines);
+                self.stable_len = content.len();
+                self.rendered_len = content.len();
+                self.whole = true;
+            }
+            Err(TryRecvError::Empty) => return self.still_checking(),
+            Err(TryRecvError::Disconnected) => return self.finish_here(content, cols, theme),
+        }
+        content.len()
+    }
+
+    /// The check's verdict is not in: shown as streamed, and drawn again.
+    fn still_checking(&mut self) -> usize {
+        self.short = true;
+        frame_budget::more_to_draw();
+        self.rendered_len
+    }
+
+    /// The final check on this thread (the helper thread could not be had or died).
+    fn finish_here(&mut self, content: &str, cols: usize, theme: &Theme) -> usize {
+        self.checking = None;
+        if !self.finish(content, cols, theme) {
+            self.clear();
+            self.cols = cols;
+            self.push_lines(render(content, cols, theme));
+            self.stable_len = content.len();
+            self.rendered_len = content.len();
+        }
+        self.whole = true;
+        content.len()
+    }
+
+    /// Where the streamed rendering was cut, for the final check.
+    fn cut_points(&self) -> CutPoints {
+        CutPoints {
+            cuts: self.cuts.clone(),
+            fences: self.fences.iter().chain(self.fence.as_ref().map(|f| &f.cut)).cloned().collect(),
+            last_line: self.line_no.saturating_sub(1),
+        }
+    }
+}
+
+/// Where a streamed rendering was cut: lines between pieces, and fences rendered line by line
+/// (the last one perhaps still open at `last_line`).
+struct CutPoints {
+    cuts: Vec<usize>,
+    fences: Vec<FenceCut>,
+    last_line: usize,
+}
+
+impl CutPoints {
     /// Whether every cut falls between top-level blocks of the whole answer and every fence
     /// rendered line by line is one of its code blocks, whole.
     fn exact(&self, content: &str) -> bool {
         let Some(blocks) = markdown::top_level(&sanitize(content)) else { return false };
-        let last_line = self.line_no.saturating_sub(1);
-        let open = self.fence.as_ref().map(|f| &f.cut);
         self.cuts.iter().all(|&l| markdown::is_cut(&blocks, l))
-            && self.fences.iter().chain(open).all(|f| {
+            && self.fences.iter().all(|f| {
                 blocks.iter().any(|b| {
-                    b.first == f.first && b.last == f.last.unwrap_or(last_line) && b.fence.as_ref() == Some(&f.lang)
+                    b.first == f.first
+                        && b.last == f.last.unwrap_or(self.last_line)
+                        && b.fence.as_ref() == Some(&f.lang)
                 })
             })
     }

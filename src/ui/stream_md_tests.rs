@@ -286,3 +286,52 @@ fn columns_sharing_a_frame_each_advance() {
     assert!(covered[..3].iter().all(|&c| c == covered[0]) && covered[3] <= covered[0], "{covered:?}");
     assert!(covered[0] < text.len() / 4, "{covered:?}: no column took the whole frame");
 }
+
+/// Streams `text` line by line, then finishes it within a frame budget, drawing frames until
+/// the rendering is no longer behind; returns the frames the end took.
+fn finish_in_frames(md: &mut StreamingMarkdown, text: &str, cols: usize, theme: &Theme) -> usize {
+    use crate::ui::frame_budget::FrameBudget;
+    let mut at = 0;
+    while let Some(i) = text[at..].find('\n') {
+        at += i + 1;
+        md.update(&text[..at], true, cols, theme);
+    }
+    let mut frames = 0;
+    loop {
+        frames += 1;
+        let budget = FrameBudget::layout_lines(1_000_000);
+        assert_eq!(md.update(text, false, cols, theme), if md.behind() { md.rendered_len } else { text.len() });
+        if !md.behind() {
+            return frames;
+        }
+        assert!(budget.starved(), "a check still running asks for another frame");
+        assert!(frames < 2_000, "the check never came back");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn a_long_answer_is_checked_off_the_frame_and_ends_as_the_whole_render() {
+    let theme = Theme::load("dark", None, false).unwrap();
+    let text = answer(60);
+    assert!(text.len() >= CHECK_OFF_THREAD, "{} bytes", text.len());
+    let mut md = StreamingMarkdown::default();
+    let frames = finish_in_frames(&mut md, &text, 80, &theme);
+    assert!(frames >= 2, "the verdict came from the helper thread, a frame later at least");
+    assert!(md.whole && md.checking.is_none());
+    assert_eq!(lines(&md), whole(&text, 80, &theme));
+    // Finished, it stays so.
+    assert_eq!(md.update(&text, false, 80, &theme), text.len());
+    assert!(!md.behind());
+}
+
+#[test]
+fn a_long_answer_whose_pieces_cannot_stand_alone_is_rendered_whole_off_the_frame() {
+    let theme = Theme::load("dark", None, false).unwrap();
+    // A link defined at the end, used at the start: the streamed pieces rendered it as text.
+    let text = format!("See [the docs][d].\n\n{}\n[d]: https://example.com\n", "A paragraph line.\n\n".repeat(2_000));
+    assert!(text.len() >= CHECK_OFF_THREAD);
+    let mut md = StreamingMarkdown::default();
+    finish_in_frames(&mut md, &text, 80, &theme);
+    assert_eq!(lines(&md), whole(&text, 80, &theme));
+}
