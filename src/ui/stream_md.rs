@@ -198,29 +198,21 @@ impl StreamingMarkdown {
         }
         self.short = false;
         if !live {
-            if !(self.whole && self.rendered_len == content.len()) {
-                // A rendering left behind by the stream catches up within the frame's budget,
-                // and a long one is checked off the UI task.
-                if !self.whole && self.rendered_len > 0 && frame_budget::layout_bounded() {
-                    self.catch_up(content, cols, theme);
-                    if self.short {
-                        return self.rendered_len;
-                    }
-                    if content.len() >= CHECK_OFF_THREAD {
-                        return self.finish_off_thread(content, cols, theme);
-                    }
-                }
-                let reused = !self.whole && self.rendered_len > 0 && self.finish(content, cols, theme);
-                if !reused {
-                    self.clear();
-                    self.cols = cols;
-                    self.push_lines(render(content, cols, theme));
-                    self.stable_len = content.len();
-                    self.rendered_len = content.len();
-                }
-                self.whole = true;
+            if self.whole && self.rendered_len == content.len() {
+                return content.len();
             }
-            return content.len();
+            // A rendering left behind by the stream catches up within the frame's budget, and a
+            // long one is checked off the UI task.
+            if !self.whole && self.rendered_len > 0 && frame_budget::layout_bounded() {
+                self.catch_up(content, cols, theme);
+                if self.short {
+                    return self.rendered_len;
+                }
+                if content.len() >= CHECK_OFF_THREAD {
+                    return self.finish_off_thread(content, cols, theme);
+                }
+            }
+            return self.finish_here(content, cols, theme);
         }
         self.catch_up(content, cols, theme);
         self.rendered_len
@@ -439,14 +431,7 @@ impl StreamingMarkdown {
         }
         match verdict {
             Ok(Verdict::Exact) => self.settle(content),
-            Ok(Verdict::Whole(lines)) => {
-                self.clear();
-                self.cols = cols;
-                self.push_lines(lines);
-                self.stable_len = content.len();
-                self.rendered_len = content.len();
-                self.whole = true;
-            }
+            Ok(Verdict::Whole(lines)) => self.replace_with_whole(lines, content.len(), cols),
             Err(TryRecvError::Empty) => return self.still_checking(),
             Err(TryRecvError::Disconnected) => return self.finish_here(content, cols, theme),
         }
@@ -460,18 +445,26 @@ impl StreamingMarkdown {
         self.rendered_len
     }
 
-    /// The final check on this thread (the helper thread could not be had or died).
+    /// The final check on this thread: the streamed rendering kept when it is exact, else the
+    /// whole answer rendered (also what a helper thread that could not be had or died leaves).
     fn finish_here(&mut self, content: &str, cols: usize, theme: &Theme) -> usize {
         self.checking = None;
-        if !self.finish(content, cols, theme) {
-            self.clear();
-            self.cols = cols;
-            self.push_lines(render(content, cols, theme));
-            self.stable_len = content.len();
-            self.rendered_len = content.len();
+        let reused = !self.whole && self.rendered_len > 0 && self.finish(content, cols, theme);
+        if !reused {
+            self.replace_with_whole(render(content, cols, theme), content.len(), cols);
         }
         self.whole = true;
         content.len()
+    }
+
+    /// The whole answer's rendering (of `len` bytes) replaces what streaming built.
+    fn replace_with_whole(&mut self, lines: Vec<Line<'static>>, len: usize, cols: usize) {
+        self.clear();
+        self.cols = cols;
+        self.push_lines(lines);
+        self.stable_len = len;
+        self.rendered_len = len;
+        self.whole = true;
     }
 
     /// Where the streamed rendering was cut, for the final check.
