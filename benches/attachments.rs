@@ -23,16 +23,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 fn state() -> State {
-    let target = TargetInfo {
-        provider: "bench".into(),
-        model: "bench".into(),
-        api: Api::Chat,
-        include_usage: true,
-        request_extra: serde_json::Map::new(),
-        chain_responses: false,
-        attachments: AttachmentPolicy::default(),
-        base_url: None,
-    };
+    let target = TargetInfo::new("bench", "bench", Api::Chat);
     let theme = Theme::load("dark", None, true).unwrap_or_else(|e| panic!("{e}"));
     State::new(target, TurnSettings { stream: true, ..TurnSettings::default() }, Config::default(), theme, "dark")
 }

@@ -48,16 +48,7 @@ fn delta_text(i: usize) -> String {
 }
 
 fn target(model: &str) -> TargetInfo {
-    TargetInfo {
-        provider: "bench".into(),
-        model: model.into(),
-        api: Api::Chat,
-        include_usage: true,
-        request_extra: serde_json::Map::new(),
-        chain_responses: false,
-        attachments: Default::default(),
-        base_url: None,
-    }
+    TargetInfo::new("bench", model, Api::Chat)
 }
 
 fn fresh_state() -> State {

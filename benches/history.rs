@@ -29,16 +29,7 @@ const HISTORIES: [usize; 2] = [0, 10_000];
 const PER_REPLY: u64 = 5_000;
 
 fn state() -> State {
-    let target = TargetInfo {
-        provider: "bench".into(),
-        model: "bench".into(),
-        api: Api::Chat,
-        include_usage: true,
-        request_extra: serde_json::Map::new(),
-        chain_responses: false,
-        attachments: Default::default(),
-        base_url: None,
-    };
+    let target = TargetInfo::new("bench", "bench", Api::Chat);
     let theme = Theme::load("dark", None, true).unwrap_or_else(|e| panic!("{e}"));
     let settings = TurnSettings { stream: true, ..TurnSettings::default() };
     State::new(target, settings, Config::default(), theme, "dark")

@@ -40,16 +40,7 @@ fn markdown(i: usize) -> String {
 }
 
 fn state() -> State {
-    let target = TargetInfo {
-        provider: "bench".into(),
-        model: "bench".into(),
-        api: Api::Chat,
-        include_usage: true,
-        request_extra: serde_json::Map::new(),
-        chain_responses: false,
-        attachments: Default::default(),
-        base_url: None,
-    };
+    let target = TargetInfo::new("bench", "bench", Api::Chat);
     let theme = Theme::load("dark", None, true).unwrap_or_else(|e| panic!("{e}"));
     let settings = TurnSettings { stream: true, ..TurnSettings::default() };
     State::new(target, settings, Config::default(), theme, "dark")

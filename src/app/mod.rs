@@ -60,6 +60,17 @@ pub(crate) fn test_state() -> State {
     let theme = crate::config::theme::Theme::load("dark", None, true).unwrap_or_default();
     State::new(target, settings, crate::config::Config::default(), theme, "dark")
 }
+
+/// Every store operation among `fx`, for tests.
+#[cfg(test)]
+pub(crate) fn persist_ops(fx: &[Effect]) -> Vec<&persist::PersistOp> {
+    fx.iter()
+        .filter_map(|e| match e {
+            Effect::Persist(op) => Some(op),
+            _ => None,
+        })
+        .collect()
+}
 #[cfg(test)]
 mod abilities_tests;
 #[cfg(test)]

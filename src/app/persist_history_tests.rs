@@ -7,6 +7,7 @@ use crate::api::event::StreamEvent;
 use crate::app::effect::Effect;
 use crate::app::msg::Msg;
 use crate::app::persist::{ConvKey, PersistOp, StoreMsg};
+use crate::app::persist_ops as ops;
 use crate::app::test_state;
 use crate::app::transcript::{Cell, Transcript};
 use crate::app::{State, state::Live};
@@ -46,15 +47,6 @@ fn delta(s: &mut State, id: u64, text: &str, now_ms: u64) -> Vec<Effect> {
     s.apply(Msg::Wire { id, event, now_ms })
 }
 
-fn ops(fx: &[Effect]) -> Vec<&PersistOp> {
-    fx.iter()
-        .filter_map(|e| match e {
-            Effect::Persist(op) => Some(op),
-            _ => None,
-        })
-        .collect()
-}
-
 /// (position, branch, text) of every save.
 fn saves(fx: &[Effect]) -> Vec<(usize, i64, String)> {
     ops(fx)
@@ -69,9 +61,7 @@ fn saves(fx: &[Effect]) -> Vec<(usize, i64, String)> {
 /// Changes message `nth` behind the sync's back (no stamp, not touched): only a walk of the
 /// whole path would see it.
 fn change_unseen(s: &mut State, nth: usize) {
-    if let Some(m) = s.transcript.cells.messages_unmarked().nth(nth) {
-        m.revision += 1;
-    }
+    change_unseen_in(&mut s.transcript, nth);
 }
 
 #[test]

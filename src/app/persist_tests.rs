@@ -4,6 +4,7 @@ use super::*;
 use crate::api::client::WireEvent;
 use crate::api::event::StreamEvent;
 use crate::app::msg::Msg;
+use crate::app::persist_ops as ops;
 use crate::app::test_state;
 use crate::app::transcript::Cell;
 use crate::engine::message::MessageStatus;
@@ -48,15 +49,6 @@ fn finish(s: &mut State, id: u64, now_ms: u64) -> Vec<Effect> {
     });
     fx.extend(s.apply(Msg::Wire { id, event: Box::new(WireEvent::Closed { at_ms: now_ms }), now_ms }));
     fx
-}
-
-fn ops(fx: &[Effect]) -> Vec<&PersistOp> {
-    fx.iter()
-        .filter_map(|e| match e {
-            Effect::Persist(op) => Some(op),
-            _ => None,
-        })
-        .collect()
 }
 
 /// (position, branch, status, text) of every save.

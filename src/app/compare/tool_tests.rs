@@ -10,6 +10,7 @@ use crate::app::effect::Effect;
 use crate::app::msg::Msg;
 use crate::app::overlay::Overlay;
 use crate::app::persist::{ConvKey, PersistOp, StoreMsg};
+use crate::app::persist_ops as ops;
 use crate::app::state::State;
 use crate::app::test_state;
 use crate::app::tools::{CANCELLED, Owner, ToolEffect, ToolMsg, ToolSet};
@@ -261,16 +262,6 @@ fn the_step_limit_counts_per_column() {
     // Column 1 has its own count: its first round still runs.
     let fx = calls(&mut s, g, 1, st[1].1, &[("current_time", "{}")]);
     assert_eq!(runs(&fx), [(column(g, 1), 0, "current_time".to_owned())]);
-}
-
-/// Every store operation among the effects.
-fn ops(fx: &[Effect]) -> Vec<&PersistOp> {
-    fx.iter()
-        .filter_map(|e| match e {
-            Effect::Persist(op) => Some(op),
-            _ => None,
-        })
-        .collect()
 }
 
 #[test]
