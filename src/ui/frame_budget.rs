@@ -122,24 +122,25 @@ impl Drop for FrameBudget {
 
 /// Whether `pick`'s allowance has something left; when not, the frame is marked short.
 fn allow_of(pick: fn(&mut Budget) -> &mut Allowance) -> bool {
-    let mut b = BUDGET.get();
-    let left = pick(&mut b).left();
+    let left = pick(&mut BUDGET.get()).left();
     if !left {
-        b.starved = true;
-        BUDGET.set(b);
+        more_to_draw();
     }
     left
 }
 
-/// Runs `f` and charges it to `pick`'s allowance.
-fn charge_to<T>(pick: fn(&mut Budget) -> &mut Allowance, f: impl FnOnce() -> T) -> T {
-    if !pick(&mut BUDGET.get()).bounded() {
+/// Runs `f` and charges its time to each allowance `picks` names (unbounded ones are not timed).
+fn charge_to<T>(picks: &[fn(&mut Budget) -> &mut Allowance], f: impl FnOnce() -> T) -> T {
+    if !picks.iter().any(|pick| pick(&mut BUDGET.get()).bounded()) {
         return f();
     }
     let start = Instant::now();
     let out = f();
+    let took = start.elapsed();
     let mut b = BUDGET.get();
-    pick(&mut b).spend(start.elapsed());
+    for pick in picks {
+        pick(&mut b).spend(took);
+    }
     BUDGET.set(b);
     out
 }
@@ -151,7 +152,7 @@ pub(crate) fn allow() -> bool {
 
 /// Runs `f` (highlighting one line) and charges it to the budget.
 pub(crate) fn charge<T>(f: impl FnOnce() -> T) -> T {
-    charge_to(|b| &mut b.highlight, f)
+    charge_to(&[|b| &mut b.highlight], f)
 }
 
 /// The markdown layout of this frame is shared by `n` answers drawn side by side (compare
@@ -193,17 +194,7 @@ pub(crate) fn layout_allow() -> bool {
 
 /// Runs `f` (laying out one line, or re-rendering an open block) and charges it to the budget.
 pub(crate) fn layout_charge<T>(f: impl FnOnce() -> T) -> T {
-    if !BUDGET.get().layout.bounded() {
-        return f();
-    }
-    let start = Instant::now();
-    let out = f();
-    let took = start.elapsed();
-    let mut b = BUDGET.get();
-    b.layout.spend(took);
-    b.call.spend(took);
-    BUDGET.set(b);
-    out
+    charge_to(&[|b| &mut b.layout, |b| &mut b.call], f)
 }
 
 #[cfg(test)]

@@ -372,14 +372,19 @@ impl StreamingMarkdown {
     /// The answer is finished: renders what is left as streaming would, and keeps the result if
     /// it is exactly the whole answer's rendering. Returns false when it must be rendered whole.
     fn finish(&mut self, content: &str, cols: usize, theme: &Theme) -> bool {
-        if self.scanned < content.len() {
-            self.advance(content, content.len(), cols, theme, false);
-        }
+        self.advance_to_end(content, cols, theme);
         if self.reaching || !self.cut_points().exact(content) {
             return false;
         }
         self.settle(content);
         true
+    }
+
+    /// Lays out what is left of a finished answer (its last line, when it has no newline).
+    fn advance_to_end(&mut self, content: &str, cols: usize, theme: &Theme) {
+        if self.scanned < content.len() {
+            self.advance(content, content.len(), cols, theme, false);
+        }
     }
 
     /// The streamed rendering was found exact: the open block and fence join the closed ones.
@@ -402,9 +407,7 @@ impl StreamingMarkdown {
             self.checking = None;
         }
         let Some((_, rx)) = &self.checking else {
-            if self.scanned < content.len() {
-                self.advance(content, content.len(), cols, theme, false);
-            }
+            self.advance_to_end(content, cols, theme);
             let (text, cuts, reaching, owned) = (content.to_owned(), self.cut_points(), self.reaching, theme.clone());
             let (tx, rx) = std::sync::mpsc::channel();
             let spawned = std::thread::Builder::new().name("palaver-md-check".into()).spawn(move || {
@@ -453,7 +456,6 @@ impl StreamingMarkdown {
         if !reused {
             self.replace_with_whole(render(content, cols, theme), content.len(), cols);
         }
-        self.whole = true;
         content.len()
     }
 

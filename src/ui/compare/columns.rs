@@ -43,15 +43,15 @@ pub struct ColumnCache {
     pub measured: u64,
 }
 
-/// The heights of a column's cells and the line each starts on. A column seeded with a long
+/// The line each of a column's cells starts on, and where the last one ends. A column seeded with a long
 /// conversation (`/here`) must not measure all of it every frame: while the cells keep their
 /// shape (the transcript's stamp) and nothing else that shapes an old cell changed, only the
 /// cells from the last turn (or the lowest one changed in place) are measured again.
 #[derive(Debug, Default)]
 struct Layout {
     sig: Signature,
-    heights: Vec<usize>,
     starts: Vec<usize>,
+    total: usize,
     /// The first line of each turn (each user message).
     turns: Vec<usize>,
     /// The index of the last user message: cells from there on may change every frame.
@@ -81,10 +81,6 @@ impl Signature {
 }
 
 impl Layout {
-    fn total(&self) -> usize {
-        self.starts.last().zip(self.heights.last()).map_or(0, |(s, h)| s + h)
-    }
-
     /// The first cell with a row at or below line `top`.
     fn first_at(&self, top: usize) -> usize {
         self.starts.partition_point(|&s| s <= top).saturating_sub(1)
@@ -118,12 +114,11 @@ impl ColumnCache {
         let col = cmp.columns.get(column)?;
         let cells = &col.transcript.cells;
         let sig = Signature::of(state, cmp, col);
-        let mut layout = self.layout.take().filter(|l| l.sig == sig && l.heights.len() == cells.len());
-        let from = layout.as_ref().map_or(0, |l| l.last_turn.min(cells.low_touched()).min(cells.len()));
-        let mut layout = layout.take().unwrap_or(Layout { sig, ..Layout::default() });
-        layout.heights.truncate(from);
+        let kept = self.layout.take().filter(|l| l.sig == sig && l.starts.len() == cells.len());
+        let from = kept.as_ref().map_or(0, |l| l.last_turn.min(cells.low_touched()).min(cells.len()));
+        let mut layout = kept.unwrap_or(Layout { sig, ..Layout::default() });
+        let mut line = layout.starts.get(from).copied().unwrap_or(layout.total);
         layout.starts.truncate(from);
-        let mut line = layout.total();
         layout.turns.retain(|&t| t < line);
         for index in from..cells.len() {
             self.measured += 1;
@@ -133,9 +128,9 @@ impl ColumnCache {
                 layout.last_turn = index;
             }
             layout.starts.push(line);
-            layout.heights.push(h);
             line += h;
         }
+        layout.total = line;
         self.layout = Some(layout);
         self.layout.as_ref()
     }
@@ -455,7 +450,7 @@ fn body_view(f: &mut Frame, body: Rect, state: &State, cmp: &Compare, i: usize, 
     cache.retain(col);
     let cols = usize::from(body.width.saturating_sub(INDENT)).max(1);
     let Some(layout) = cache.lay_out(state, cmp, i, cols) else { return ColumnView::default() };
-    let (total, turns) = (layout.total(), layout.turns.clone());
+    let (total, turns) = (layout.total, layout.turns.clone());
     let rows = usize::from(body.height);
     let max_top = total.saturating_sub(rows);
     let top = col.scroll.unwrap_or(max_top).min(max_top);
