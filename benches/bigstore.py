@@ -12,6 +12,8 @@ against it, in a 120x40 pseudo-terminal:
   scroll         PgUp many times, then Ctrl+Home to the first message and Ctrl+End back:
                  every frame's draw (PALAVER_FRAME_LOG) under 16 ms
   search         Ctrl+L, a query typed; from its last key until the hit is on screen (50 ms)
+  send           a new prompt at the end of the long conversation: from the Enter until it is on
+                 screen, and the work applied before that frame (a key's targets: 33 ms, 16 a frame)
 
 usage: bigstore.py [PALAVER] [--home DIR] [--rounds N] [--only-big]
 
@@ -42,6 +44,7 @@ PER_CONVERSATION = 100
 BIG = 10_000
 MARK_LAST = "zanzibar-last-words"
 MARK_SEARCH = "quokkaesque"
+MARK_PROMPT = "ocelot"
 
 
 def words():
@@ -194,6 +197,7 @@ def main():
     base = [palaver, "--base-url", url, "-m", "bench"]
 
     first, resume, rss, search, scroll, landing, opened_from_list = [], [], [], [], [], [], []
+    send, send_work = [], []
     for _ in range(args.rounds):
         if not args.only_big:
             s = latency.Screen(base, env, watch="Ctrl+P")
@@ -232,6 +236,14 @@ def main():
         time.sleep(0.3)
         s.settle(quiet=0.3)
         scroll.extend(f[1] for f in s.frames()[before:])
+        # A new prompt at the end: its request carries all 10,000 messages. From the Enter until
+        # the prompt is on screen as the newest message, and the work applied before that frame.
+        s.write(MARK_PROMPT.encode())
+        s.settle(quiet=0.3)
+        before = len(s.frames())
+        send.append(until_shown(s, b"\r", MARK_PROMPT.encode()))
+        s.settle(quiet=0.3)
+        send_work.append(max((f[2] for f in s.frames()[before:]), default=0.0))
         s.stop()
 
     def ms(xs):
@@ -253,6 +265,8 @@ def main():
     print(f"  the earlier messages landing    median {statistics.median(landing):7.1f}  worst {max(landing):7.1f} ms "
           "of work between two frames   (target 16)")
     print(f"  its peak RSS                    median {statistics.median(rss):7.1f}  worst {max(rss):7.1f} MB   (target 150)")
+    print(f"  a new prompt after them (Enter) {ms(send)} ms to screen, the UI task's work before it "
+          f"median {statistics.median(send_work):.1f} worst {max(send_work):.1f} ms   (keys: 33 / 50)")
     if search:
         print(f"  Ctrl+L search, last key to hit  {ms(search)} ms   (target 50)")
     sc = sorted(scroll)

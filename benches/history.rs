@@ -5,6 +5,8 @@
 //! Last, a compare opened from the end of that conversation (`/here demo`: each column holds
 //! the history) with one column streaming, a delta and a frame: the columns measure only their
 //! last turn each frame, so this pair should match too.
+//! And the Enter that sends a new prompt, in a fresh conversation and after 10,000 messages:
+//! the request carries the whole history, but building it is not the UI task's work.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -188,5 +190,35 @@ fn bench_compare_here(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_apply, bench_apply_and_draw, bench_compare_here);
+/// Times the Enter that sends a prompt after `n` messages; the reply it starts is cancelled
+/// and dropped (untimed) before the next.
+fn bench_send(c: &mut Criterion) {
+    let mut g = c.benchmark_group("history_send_prompt");
+    for n in HISTORIES {
+        let mut s = with_history(n);
+        let key = |code| Msg::Key(KeyEvent::new(code, KeyModifiers::NONE));
+        g.bench_function(format!("{n}_messages"), |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    if s.live.is_some() {
+                        s.apply(key(KeyCode::Esc));
+                    }
+                    s.transcript.cells.truncate(n);
+                    s.apply(Msg::Tick { now_ms: 0 });
+                    for c in "go on".chars() {
+                        s.apply(key(KeyCode::Char(c)));
+                    }
+                    let start = Instant::now();
+                    black_box(s.apply(key(KeyCode::Enter)));
+                    total += start.elapsed();
+                }
+                total
+            });
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench_apply, bench_apply_and_draw, bench_compare_here, bench_send);
 criterion_main!(benches);

@@ -152,7 +152,7 @@ impl State {
         self.dirty = true;
         match msg {
             AttachMsg::Loaded { result: Ok(a), paste, .. } => {
-                let earlier = crate::engine::attachment::history_bytes(&self.transcript.messages_for_request())
+                let earlier = crate::engine::attachment::history_bytes(&self.transcript.request_refs())
                     + self.attachments.iter().map(|a| a.size).sum::<u64>();
                 // In a compare the columns' providers decide, each for itself.
                 let checked = self.compare_attach_check(std::slice::from_ref(&a)).unwrap_or_else(|| {

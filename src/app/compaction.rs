@@ -109,7 +109,7 @@ impl State {
         self.live = Some(Live { id, started_ms: None, draft: None });
         self.selected = None;
         self.scroll_bottom();
-        fx.push(Effect::StartRequest { id, api: self.target.api, body });
+        fx.push(Effect::StartRequest { id, api: self.target.api, body: body.into() });
     }
 
     /// Before a prompt goes out: compacts first when it would pass `auto_compact` (holding the
@@ -231,7 +231,7 @@ mod tests {
 
     fn bodies(fx: &[Effect]) -> Vec<serde_json::Value> {
         fx.iter()
-            .filter_map(|e| if let Effect::StartRequest { body, .. } = e { Some(body.clone()) } else { None })
+            .filter_map(|e| if let Effect::StartRequest { body, .. } = e { Some((**body).clone()) } else { None })
             .collect()
     }
 

@@ -3,12 +3,14 @@
 
 use crate::api::Api;
 use serde_json::Value;
+use std::sync::Arc;
 
 /// One thing to do.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
-    /// Send a request whose reply streams into assistant message `id`.
-    StartRequest { id: u64, api: Api, body: Value },
+    /// Send a request whose reply streams into assistant message `id`. The body is shared with
+    /// the inspector, which keeps it to show what was sent: one copy, however long the history.
+    StartRequest { id: u64, api: Api, body: Arc<Value> },
     /// Stop the request of message `id` (its task ends when its receiver is dropped).
     CancelRequest { id: u64 },
     /// Put text on the system clipboard with OSC 52 (works over SSH).

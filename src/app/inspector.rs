@@ -25,7 +25,8 @@ const KEEP_REQUESTS: usize = 64;
 #[derive(Debug, Clone, PartialEq)]
 pub struct SentRequest {
     pub api: Api,
-    pub body: Value,
+    /// The request's own body, shared, not copied.
+    pub body: std::sync::Arc<Value>,
 }
 
 /// Whose message a request was sent for: the chat's (generation 0, column 0 are unused there)
@@ -480,7 +481,7 @@ impl State {
         match id.and_then(|id| src.request(id)).cloned() {
             Some(r) => {
                 self.copying("the request as curl (the key is $OPENAI_API_KEY)".to_owned());
-                fx.push(Effect::Tools(ToolEffect::CopyCurl { provider, api: r.api, body: r.body }));
+                fx.push(Effect::Tools(ToolEffect::CopyCurl { provider, api: r.api, body: Value::clone(&r.body) }));
             }
             None => self.flash_error("no request body was kept for this step"),
         }

@@ -71,7 +71,7 @@ impl Runner {
     }
 
     /// Sends a request; its wire events arrive as `Msg::Wire` for message `id`.
-    pub fn start_request(&mut self, id: u64, api: Api, body: Value) {
+    pub fn start_request(&mut self, id: u64, api: Api, body: std::sync::Arc<Value>) {
         self.requests.retain(|_, h| !h.is_finished());
         let mut rx = spawn_request(self.http.clone(), self.endpoint.clone(), api, body);
         let tx = self.tx.clone();

@@ -129,7 +129,9 @@ mod tests {
         let (id, body) = fx
             .iter()
             .find_map(|e| match e {
-                crate::app::effect::Effect::StartRequest { id, body, .. } => Some((*id, body.clone())),
+                crate::app::effect::Effect::StartRequest { id, body, .. } => {
+                    Some((*id, serde_json::Value::clone(body)))
+                }
                 _ => None,
             })
             .unwrap();

@@ -33,7 +33,7 @@ fn send(s: &mut State, text: &str) -> Vec<Effect> {
 fn started(fx: &[Effect]) -> (u64, serde_json::Value) {
     fx.iter()
         .find_map(|e| match e {
-            Effect::StartRequest { id, body, .. } => Some((*id, body.clone())),
+            Effect::StartRequest { id, body, .. } => Some((*id, serde_json::Value::clone(body))),
             _ => None,
         })
         .unwrap_or_else(|| panic!("no request in {fx:?}"))

@@ -55,7 +55,7 @@ fn request_id(fx: &[Effect]) -> Option<u64> {
 
 fn request_body(fx: &[Effect]) -> Option<Value> {
     fx.iter().find_map(|e| match e {
-        Effect::StartRequest { body, .. } => Some(body.clone()),
+        Effect::StartRequest { body, .. } => Some(Value::clone(body)),
         _ => None,
     })
 }

@@ -40,7 +40,7 @@ impl State {
         }
         // Limits and the provider's policy, before anything is sent; the draft and chips stay.
         if !self.attachments.is_empty() {
-            let earlier = crate::engine::attachment::history_bytes(&self.transcript.messages_for_request());
+            let earlier = crate::engine::attachment::history_bytes(&self.transcript.request_refs());
             if let Err(e) =
                 crate::engine::attachment::check(&self.attachments, earlier, &self.target.attachments, self.target.api)
             {
@@ -76,8 +76,9 @@ impl State {
 
     /// Starts a reply to the conversation as it stands.
     pub(crate) fn start_reply(&mut self, draft: Option<SentDraft>, fx: &mut Vec<Effect>) {
-        let messages = self.transcript.messages_for_request();
-        let body = build_body(self.target.api, &messages, &self.with_one_turn(self.request_options()));
+        // Borrowed: a request after 10,000 messages copies none of them on the UI task.
+        let body =
+            build_body(self.target.api, &self.transcript.request_refs(), &self.with_one_turn(self.request_options()));
         let mut m = Message::assistant_pending();
         m.model = Some(self.turn_model());
         m.provider = Some(self.target.provider.clone());
@@ -88,7 +89,7 @@ impl State {
         self.focus = Focus::Composer;
         self.selected = None;
         self.scroll_bottom();
-        fx.push(Effect::StartRequest { id, api: self.target.api, body });
+        fx.push(Effect::StartRequest { id, api: self.target.api, body: body.into() });
         self.recount_context();
     }
 

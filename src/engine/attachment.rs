@@ -362,8 +362,8 @@ pub fn from_tool_images(tool: &str, images: Vec<crate::tools::ToolImage>) -> Vec
 
 /// Bytes of attachments already in `messages` (they go again with every request).
 #[must_use]
-pub fn history_bytes(messages: &[super::message::Message]) -> u64 {
-    messages.iter().flat_map(|m| &m.attachments).map(|a| a.size).sum()
+pub fn history_bytes<M: std::borrow::Borrow<super::message::Message>>(messages: &[M]) -> u64 {
+    messages.iter().flat_map(|m| &m.borrow().attachments).map(|a| a.size).sum()
 }
 
 #[cfg(test)]

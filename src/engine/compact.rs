@@ -11,7 +11,7 @@ use super::attachment::{AttachKind, Attachment};
 use super::message::{Message, MessageStatus, Role};
 use super::usage::UsageView;
 use serde::{Deserialize, Serialize};
-use std::borrow::{Borrow, Cow};
+use std::borrow::Borrow;
 
 pub use crate::config::DEFAULT_COMPACT_PROMPT as DEFAULT_PROMPT;
 
@@ -37,10 +37,12 @@ pub struct Compaction {
 /// cancelled or cut summary replaces nothing.
 #[must_use]
 pub fn effective(m: &Message) -> bool {
+    // Asked of every message of the history on each recount: the cheap test first.
+    if m.compaction.is_none() || m.status != MessageStatus::Complete {
+        return false;
+    }
     let main = m.main();
-    m.compaction.is_some()
-        && m.status == MessageStatus::Complete
-        && !main.content.trim().is_empty()
+    !main.content.trim().is_empty()
         && main.tool_calls.is_empty()
         && !matches!(main.finish_reason.as_deref(), Some("length" | "content_filter"))
 }
@@ -52,14 +54,14 @@ pub fn last_effective<M: Borrow<Message>>(messages: &[M]) -> Option<usize> {
 }
 
 /// What a request carries of `messages`: all of them, or from the last compaction on, with the
-/// summary as a user message in place of everything before it.
+/// summary as a user message in place of everything before it. The summary (when there is one)
+/// and the messages after it: nothing else is copied.
 #[must_use]
-pub fn in_context(messages: &[Message]) -> Cow<'_, [Message]> {
-    let Some(at) = last_effective(messages) else { return Cow::Borrowed(messages) };
-    let mut out = Vec::with_capacity(messages.len() - at);
-    out.push(summary_as_user(&messages[at]));
-    out.extend(messages[at + 1..].iter().cloned());
-    Cow::Owned(out)
+pub fn in_context<M: Borrow<Message>>(messages: &[M]) -> (Option<Message>, &[M]) {
+    match last_effective(messages) {
+        Some(at) => (Some(summary_as_user(messages[at].borrow())), &messages[at + 1..]),
+        None => (None, messages),
+    }
 }
 
 /// The summary reply as the user message a request sends.
@@ -172,8 +174,9 @@ mod tests {
         let mut msgs = vec![Message::user("q1"), reply("a1", None), Message::user("q2"), reply("a2", None)];
         msgs.push(summary("they talked", MessageStatus::Complete));
         msgs.push(Message::user("q3"));
-        let sent = in_context(&msgs);
-        let texts: Vec<&str> = sent.iter().map(Message::text).collect();
+        let (summary, rest) = in_context(&msgs);
+        let sent: Vec<&Message> = summary.iter().chain(rest).collect();
+        let texts: Vec<&str> = sent.iter().map(|m| m.text()).collect();
         assert_eq!(texts, [format!("{SUMMARY_HEADER}they talked").as_str(), "q3"]);
         assert_eq!(sent[0].role(), Role::User);
         assert_eq!(turns(&msgs), 1);
@@ -183,12 +186,12 @@ mod tests {
     fn a_failed_cancelled_or_cut_summary_replaces_nothing() {
         for status in [MessageStatus::Failed, MessageStatus::Cancelled, MessageStatus::Interrupted] {
             let msgs = vec![Message::user("q1"), summary("half", status), Message::user("q2")];
-            assert_eq!(in_context(&msgs).len(), 3, "{status:?}");
+            assert!(matches!(in_context(&msgs), (None, all) if all.len() == 3), "{status:?}");
         }
         let mut cut = summary("half", MessageStatus::Complete);
         cut.main_mut().finish_reason = Some("length".into());
         let msgs = vec![Message::user("q1"), cut, Message::user("q2")];
-        assert_eq!(in_context(&msgs).len(), 3);
+        assert!(matches!(in_context(&msgs), (None, all) if all.len() == 3));
         assert_eq!(turns(&msgs), 2);
     }
 

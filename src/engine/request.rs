@@ -2,9 +2,10 @@
 
 use super::attach_wire::user_content;
 use super::message::{Message, Role};
-use super::sendback::{wire_arguments, wire_item, with_answers};
+use super::sendback::{missing_answers, wire_arguments, wire_item, with_answers};
 use crate::api::Api;
 use serde_json::{Map, Value, json};
+use std::borrow::Borrow;
 
 /// Everything about a request that is not the conversation itself.
 #[derive(Debug, Clone, Default)]
@@ -55,12 +56,14 @@ pub fn set_option(extra: &mut Map<String, Value>, dotted: &str, value: &str) {
 
 /// The JSON body for `api`.
 #[must_use]
-pub fn build_body(api: Api, messages: &[Message], opts: &RequestOptions) -> Value {
+pub fn build_body<M: Borrow<Message>>(api: Api, messages: &[M], opts: &RequestOptions) -> Value {
     // Every call answered, whatever the history went through (cut, refused, stored by an older
     // palaver): strict servers reject a call without its answer. A finished compaction stands
     // for every turn before it.
-    let messages = super::compact::in_context(messages);
-    let messages = with_answers(&messages);
+    let (summary, rest) = super::compact::in_context(messages);
+    let sent: Vec<&Message> = summary.iter().chain(rest.iter().map(Borrow::borrow)).collect();
+    let answers = missing_answers(&sent);
+    let messages = with_answers(&sent, &answers);
     let mut body = match api {
         Api::Chat => chat_body(&messages, opts),
         Api::Responses => responses_body(&messages, opts),
@@ -73,7 +76,7 @@ pub fn build_body(api: Api, messages: &[Message], opts: &RequestOptions) -> Valu
     body
 }
 
-fn chat_body(messages: &[Message], opts: &RequestOptions) -> Value {
+fn chat_body(messages: &[&Message], opts: &RequestOptions) -> Value {
     let mut msgs = Vec::new();
     if let Some(sys) = opts.system.as_deref().filter(|s| !s.is_empty()) {
         msgs.push(json!({"role": "system", "content": sys}));
@@ -194,7 +197,7 @@ fn tool_output_item(m: &Message, opts: &RequestOptions) -> Value {
     }
 }
 
-fn responses_body(messages: &[Message], opts: &RequestOptions) -> Value {
+fn responses_body(messages: &[&Message], opts: &RequestOptions) -> Value {
     let mut input = Vec::new();
     // Chaining sends only what follows the last stored response; stateless (the default) re-sends
     // everything, output items included, so providers without `store` work.

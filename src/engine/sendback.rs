@@ -40,47 +40,45 @@ pub fn wire_item(item: &Value) -> Cow<'_, Value> {
     Cow::Owned(fixed)
 }
 
-/// The history with an answer after every call that has none: the call's own outcome when it
-/// was settled (not run, refused, cut), else [`NOT_RUN`]. Answers go right after the answers
-/// already there, so each assistant message is followed by one answer per call.
+/// The answers the history lacks: one for every call that has none, carrying the call's own
+/// outcome when it was settled (not run, refused, cut), else [`NOT_RUN`]. Each is given with
+/// the index it goes before: right after the answers already there, so each assistant message
+/// is followed by one answer per call. Usually none, so nothing of the history is copied.
 #[must_use]
-pub fn with_answers(messages: &[Message]) -> Cow<'_, [Message]> {
-    let unanswered = |at: usize| -> Vec<usize> {
-        let calls = &messages[at].main().tool_calls;
-        let answered: HashSet<&str> = messages[at + 1..]
-            .iter()
-            .take_while(|m| m.role() == Role::Tool)
-            .filter_map(|m| m.tool_call_id.as_deref())
-            .collect();
-        (0..calls.len()).filter(|&i| !answered.contains(calls[i].id.as_str())).collect()
-    };
-    let needs = |at: usize| messages[at].role() == Role::Assistant && !unanswered(at).is_empty();
-    if !(0..messages.len()).any(needs) {
-        return Cow::Borrowed(messages);
+pub fn missing_answers(messages: &[&Message]) -> Vec<(usize, Message)> {
+    let mut out = Vec::new();
+    for (at, m) in messages.iter().enumerate().filter(|(_, m)| m.role() == Role::Assistant) {
+        let calls = &m.main().tool_calls;
+        if calls.is_empty() {
+            continue;
+        }
+        let answers = messages[at + 1..].iter().take_while(|m| m.role() == Role::Tool);
+        let answered: HashSet<&str> = answers.clone().filter_map(|m| m.tool_call_id.as_deref()).collect();
+        let before = at + 1 + answers.count();
+        for call in calls.iter().filter(|c| !answered.contains(c.id.as_str())) {
+            let mut answer = Message::answer_to(call);
+            if call.output.is_none() {
+                answer.main_mut().content = NOT_RUN.to_owned();
+            }
+            out.push((before, answer));
+        }
     }
-    let mut out = Vec::with_capacity(messages.len() + 4);
-    let mut pending: Vec<Message> = Vec::new();
+    out
+}
+
+/// The history with `answers` (from [`missing_answers`]) in their places.
+#[must_use]
+pub fn with_answers<'a>(messages: &[&'a Message], answers: &'a [(usize, Message)]) -> Vec<&'a Message> {
+    let mut out = Vec::with_capacity(messages.len() + answers.len());
+    let mut answers = answers.iter().peekable();
     for (at, m) in messages.iter().enumerate() {
-        if m.role() != Role::Tool {
-            out.append(&mut pending);
+        while let Some((_, a)) = answers.next_if(|(before, _)| *before == at) {
+            out.push(a);
         }
-        out.push(m.clone());
-        if m.role() == Role::Assistant {
-            pending = unanswered(at)
-                .into_iter()
-                .map(|i| {
-                    let call = &m.main().tool_calls[i];
-                    let mut answer = Message::answer_to(call);
-                    if call.output.is_none() {
-                        answer.main_mut().content = NOT_RUN.to_owned();
-                    }
-                    answer
-                })
-                .collect();
-        }
+        out.push(*m);
     }
-    out.append(&mut pending);
-    Cow::Owned(out)
+    out.extend(answers.map(|(_, a)| a));
+    out
 }
 
 #[cfg(test)]
@@ -110,15 +108,17 @@ mod tests {
         let mut a = Message::assistant_pending();
         a.main_mut().tool_calls = vec![call("c1", "{}"), call("c2", "{\"p"), call("c3", "{}")];
         a.main_mut().tool_calls[1].output = Some("cut".into());
-        let msgs = vec![Message::user("u"), a, Message::tool_result("c1", "one"), Message::user("next")];
-        let fixed = with_answers(&msgs);
+        let msgs = [Message::user("u"), a, Message::tool_result("c1", "one"), Message::user("next")];
+        let refs: Vec<&Message> = msgs.iter().collect();
+        let answers = missing_answers(&refs);
+        let fixed = with_answers(&refs, &answers);
         let ids: Vec<_> = fixed.iter().map(|m| (m.role(), m.tool_call_id.clone(), m.main().content.clone())).collect();
         assert_eq!(ids[2], (Role::Tool, Some("c1".into()), "one".into()));
         assert_eq!(ids[3], (Role::Tool, Some("c2".into()), "cut".into()));
         assert_eq!(ids[4], (Role::Tool, Some("c3".into()), NOT_RUN.into()));
         assert_eq!(ids[5].0, Role::User);
-        let whole = vec![Message::user("u"), Message::user("v")];
-        assert!(matches!(with_answers(&whole), Cow::Borrowed(_)));
+        let whole = [Message::user("u"), Message::user("v")];
+        assert!(missing_answers(&whole.iter().collect::<Vec<_>>()).is_empty(), "nothing to add, nothing copied");
     }
 
     #[test]
@@ -126,8 +126,35 @@ mod tests {
         let mut a = Message::assistant_pending();
         a.main_mut().tool_calls = vec![call("c1", "{")];
         let msgs = [Message::user("u"), a];
-        let fixed = with_answers(&msgs);
+        let refs: Vec<&Message> = msgs.iter().collect();
+        let answers = missing_answers(&refs);
+        let fixed = with_answers(&refs, &answers);
         assert_eq!(fixed.len(), 3);
         assert_eq!(fixed[2].tool_call_id.as_deref(), Some("c1"));
+    }
+
+    #[test]
+    fn answers_to_two_replies_in_a_row_each_follow_their_own() {
+        let mut a = Message::assistant_pending();
+        a.main_mut().tool_calls = vec![call("c1", "{}"), call("c2", "{}")];
+        let mut b = Message::assistant_pending();
+        b.main_mut().tool_calls = vec![call("c3", "{}")];
+        let msgs = [Message::user("u"), a, Message::tool_result("c2", "two"), b, Message::user("v")];
+        let refs: Vec<&Message> = msgs.iter().collect();
+        let answers = missing_answers(&refs);
+        let sent: Vec<(Role, Option<&str>)> =
+            with_answers(&refs, &answers).iter().map(|m| (m.role(), m.tool_call_id.as_deref())).collect();
+        assert_eq!(
+            sent,
+            [
+                (Role::User, None),
+                (Role::Assistant, None),
+                (Role::Tool, Some("c2")),
+                (Role::Tool, Some("c1")),
+                (Role::Assistant, None),
+                (Role::Tool, Some("c3")),
+                (Role::User, None),
+            ]
+        );
     }
 }

@@ -7,20 +7,28 @@ use crate::api::Api;
 use crate::api::client::{self, Endpoint, WireEvent};
 use crate::api::event::StreamEvent;
 use serde_json::Value;
+use std::sync::Arc;
 use tokio::sync::mpsc;
 
 /// Starts a request on its own task. The task stops when the returned receiver is dropped.
 /// A panic inside it (a bug, or a value nobody foresaw) ends the request with an error on its
 /// own turn rather than a silent close that reads as "no content".
 #[must_use]
-pub fn spawn_request(http: reqwest::Client, ep: Endpoint, api: Api, body: Value) -> mpsc::UnboundedReceiver<WireEvent> {
+/// The body is shared (`Arc`): the chat screen keeps it for the inspector without a copy.
+pub fn spawn_request(
+    http: reqwest::Client,
+    ep: Endpoint,
+    api: Api,
+    body: impl Into<Arc<Value>>,
+) -> mpsc::UnboundedReceiver<WireEvent> {
     use futures_util::FutureExt;
     let (tx, rx) = mpsc::unbounded_channel();
+    let body = body.into();
     tokio::spawn(async move {
         // A body with attachments is megabytes of JSON to write: on a blocking thread, not the
         // runtime thread the chat screen shares.
         let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
-        let bytes = match tokio::task::spawn_blocking(move || serde_json::to_vec(&body)).await {
+        let bytes = match tokio::task::spawn_blocking(move || serde_json::to_vec(&*body)).await {
             Ok(b) => b,
             Err(e) => Err(serde_json::Error::io(std::io::Error::other(e.to_string()))),
         };

@@ -4,7 +4,7 @@
 //!
 //! A line is `frame UNIX_US DRAW_US APPLY_US LIVE RUN_US WAIT_US`: the wall clock at the frame's
 //! start (comparable with the bench's own clock), the frame's draw (layout, render, diff, write),
-//! the messages applied since the previous frame (the work a key queued behind them waited for),
+//! the messages applied since the previous frame, keys included (the work a key waited for),
 //! 1 while a reply streams (the first frame with 0 after it lays out the finished answer), and
 //! of the draw's wall time, how long the thread ran and how long it waited for a CPU (Linux's
 //! `/proc/thread-self/schedstat`; both 0 elsewhere). The last two tell palaver's own work from

@@ -262,9 +262,11 @@ impl Loop {
             // Keys first, before the frame: what was typed is in the next frame drawn, however
             // many deltas are queued (they are applied after it, in bursts between frames).
             let version = self.state.version;
+            let start = Instant::now();
             while let Ok(msg) = keys.try_recv() {
                 self.apply(msg).await;
             }
+            log.applied(start.elapsed());
             typed |= self.state.version != version;
             if self.state.version != seen {
                 seen = self.state.version;
@@ -327,7 +329,9 @@ impl Loop {
             tokio::select! {
                 Some(msg) = keys.recv() => {
                     let version = self.state.version;
+                    let start = Instant::now();
                     self.apply(msg).await;
+                    log.applied(start.elapsed());
                     typed = self.state.version != version;
                 }
                 n = rx.recv_many(&mut burst, BURST) => {

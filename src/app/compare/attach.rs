@@ -11,7 +11,7 @@ use crate::engine::message::Message;
 
 /// Whether column `c` can take `new` on top of what its conversation already carries.
 fn column_takes(c: &Column, new: &[Attachment]) -> Result<(), String> {
-    let earlier = history_bytes(&c.transcript.messages_for_request());
+    let earlier = history_bytes(&c.transcript.request_refs());
     check(new, earlier, &c.target.attachments, c.target.api)
 }
 

@@ -176,7 +176,7 @@ impl ColumnRunner {
         }
     }
 
-    fn start(&mut self, generation: u64, column: usize, id: u64, provider: String, api: Api, body: Value) {
+    fn start(&mut self, generation: u64, column: usize, id: u64, provider: String, api: Api, body: Arc<Value>) {
         self.requests.retain(|_, h| !h.is_finished());
         let tx = self.tx.clone();
         let clock = self.clock;

@@ -33,7 +33,7 @@ fn starts(fx: &[Effect]) -> Vec<(u64, usize, u64, String, Value)> {
     fx.iter()
         .filter_map(|e| match e {
             Effect::Compare(CompareEffect::Start { generation, column, id, provider, body, .. }) => {
-                Some((*generation, *column, *id, provider.clone(), body.clone()))
+                Some((*generation, *column, *id, provider.clone(), Value::clone(body)))
             }
             _ => None,
         })

@@ -52,7 +52,7 @@ fn enter(s: &mut State, text: &str) -> Vec<Effect> {
 fn starts(fx: &[Effect]) -> Vec<(usize, u64, Value)> {
     fx.iter()
         .filter_map(|e| match e {
-            Effect::Compare(CompareEffect::Start { column, id, body, .. }) => Some((*column, *id, body.clone())),
+            Effect::Compare(CompareEffect::Start { column, id, body, .. }) => Some((*column, *id, Value::clone(body))),
             _ => None,
         })
         .collect()

@@ -143,7 +143,7 @@ impl State {
         let Some(cmp) = self.compare.active.as_mut() else { return };
         let generation = cmp.generation;
         let Some(col) = cmp.columns.get_mut(i) else { return };
-        let body = build_body(col.target.api, &col.transcript.messages_for_request(), &opts);
+        let body = build_body(col.target.api, &col.transcript.request_refs(), &opts);
         let mut m = Message::assistant_pending();
         m.model = Some(col.target.model.clone());
         m.provider = Some(col.target.provider.clone());
@@ -160,7 +160,7 @@ impl State {
             id,
             provider: col.target.provider.clone(),
             api: col.target.api,
-            body,
+            body: body.into(),
         }));
     }
 
