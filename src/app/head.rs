@@ -45,6 +45,12 @@ impl State {
         self.persist.offset > 0 && !self.persist.head_failed
     }
 
+    /// How many earlier messages of a reopened conversation are still on their way.
+    #[must_use]
+    pub fn head_unread(&self) -> Option<usize> {
+        self.head_loading().then_some(self.persist.offset)
+    }
+
     /// `msg` back when it may be applied now; `None` when it was held for after the head.
     pub(crate) fn hold(&mut self, msg: Msg) -> Option<Msg> {
         if !self.head_loading() || !self.must_wait(&msg) {

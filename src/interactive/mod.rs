@@ -183,6 +183,7 @@ async fn launch(
     let has_messages = app.state.transcript.cells.iter().any(|c| c.message().is_some());
     let saved = saved.and_then(|()| unsaved::never_opened(app.state.persist.off_reason.as_deref(), has_messages));
     let resume = app.state.persist.id.clone().filter(|_| !app.state.transcript.cells.is_empty());
+    let earlier_unread = app.state.head_unread();
     let unsaved = saved.is_err().then(|| unsaved::Unsaved {
         id: app.state.persist.id.clone(),
         title: app.state.persist.title.clone(),
@@ -205,7 +206,9 @@ async fn launch(
     // running is in a task nobody awaits any more: end its process group, or it outlives palaver.
     crate::tools::process::kill_all();
     match (saved, unsaved) {
-        (Err(reason), Some(conv)) => unsaved::offer(store, conv, reason, status).await,
+        (Err(reason), Some(conv)) => {
+            unsaved::offer(store, conv, unsaved::tail_only(reason, earlier_unread), status).await
+        }
         _ => {
             if let Some(id) = resume {
                 // Said on the restored terminal, where the user will look for it.

@@ -35,6 +35,19 @@ pub fn never_opened(off_reason: Option<&str>, has_messages: bool) -> Result<(), 
     }
 }
 
+/// The reason, saying so when the screen closed before a reopened conversation's `earlier`
+/// messages were read: the offer then holds the rest alone, and those are in the history.
+#[must_use]
+pub fn tail_only(reason: String, earlier: Option<usize>) -> String {
+    match earlier {
+        Some(n) => format!(
+            "{reason} (the screen closed before the {n} earlier messages of this reopened conversation \
+             were read: what is offered here is the rest; those {n} are in the history, where they were read from)"
+        ),
+        None => reason,
+    }
+}
+
 /// Asks what to do with a conversation that could not be saved, on the restored terminal;
 /// returns the exit status: `status` once it is written or saved, 1 when the user leaves it.
 pub async fn offer(store: Option<StoreHandle>, conv: Unsaved, reason: String, status: u8) -> u8 {
@@ -117,6 +130,14 @@ mod tests {
         assert!(never_opened(Some("read-only"), true).is_err_and(|e| e.contains("read-only")));
         assert_eq!(never_opened(Some("read-only"), false), Ok(()));
         assert_eq!(never_opened(None, true), Ok(()));
+    }
+
+    #[test]
+    fn an_offer_made_before_the_head_was_read_says_it_holds_the_rest() {
+        let said = tail_only("disk full".into(), Some(9_800));
+        assert!(said.starts_with("disk full ("), "{said}");
+        assert!(said.contains("9800 earlier messages") && said.contains("in the history"), "{said}");
+        assert_eq!(tail_only("disk full".into(), None), "disk full");
     }
 
     #[test]
