@@ -5,8 +5,9 @@
 //! Last, a compare opened from the end of that conversation (`/here demo`: each column holds
 //! the history) with one column streaming, a delta and a frame: the columns measure only their
 //! last turn each frame, so this pair should match too.
-//! And the Enter that sends a new prompt, in a fresh conversation and after 10,000 messages:
-//! the request carries the whole history, but building it is not the UI task's work.
+//! And two Enters, in a fresh conversation and after 10,000 messages: one that sends a new prompt
+//! (its request carries the whole history, borrowed, not copied) and one that opens `/here demo`
+//! (each column copies the history once).
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -220,5 +221,37 @@ fn bench_send(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_apply, bench_apply_and_draw, bench_compare_here, bench_send);
+/// Times the Enter of `/here demo` after `n` messages: a compare whose columns each start from
+/// the whole history. The compare is closed (untimed) before the next.
+fn bench_open_here(c: &mut Criterion) {
+    let mut g = c.benchmark_group("history_open_here");
+    for n in HISTORIES {
+        let mut s = with_history(n.max(2));
+        let key = |code| Msg::Key(KeyEvent::new(code, KeyModifiers::NONE));
+        let typed = |s: &mut State, text: &str| {
+            for c in text.chars() {
+                s.apply(key(KeyCode::Char(c)));
+            }
+        };
+        g.bench_function(format!("{n}_messages"), |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    typed(&mut s, "/here demo");
+                    let start = Instant::now();
+                    black_box(s.apply(key(KeyCode::Enter)));
+                    total += start.elapsed();
+                    assert!(s.compare.active.is_some(), "no compare opened");
+                    typed(&mut s, "/compare off");
+                    s.apply(key(KeyCode::Enter));
+                    s.compare.kept.clear();
+                }
+                total
+            });
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench_apply, bench_apply_and_draw, bench_compare_here, bench_send, bench_open_here);
 criterion_main!(benches);

@@ -169,8 +169,14 @@ impl Transcript {
     /// The messages of [`Transcript::messages_for_request`], borrowed.
     #[must_use]
     pub fn request_refs(&self) -> Vec<&Message> {
+        self.request_refs_before(self.cells.len())
+    }
+
+    /// What a request would carry of the cells before `end` (a compare opened from there).
+    #[must_use]
+    pub fn request_refs_before(&self, end: usize) -> Vec<&Message> {
         let mut out: Vec<&Message> = Vec::new();
-        for m in self.cells.iter().filter_map(Cell::message) {
+        for m in self.cells[..end.min(self.cells.len())].iter().filter_map(Cell::message) {
             if m.is_live() {
                 continue;
             }

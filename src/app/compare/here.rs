@@ -51,30 +51,21 @@ impl State {
             return;
         };
         // The shared history ends with the prompt; the chat's answer to it is column 1's.
-        let mut before = self.transcript.clone();
-        before.cells.truncate(u + 1);
-        let history = before.messages_for_request();
         let end = (u + 1..self.transcript.cells.len())
             .find(|&i| self.transcript.cells[i].message().is_some_and(|m| m.role() == Role::User))
             .unwrap_or(self.transcript.cells.len());
         let answer: Vec<_> = self.transcript.cells[u + 1..end].iter().filter_map(Cell::message).cloned().collect();
         let mut targets = vec![self.target.clone()];
         targets.extend(models.iter().map(|m| self.column_target(m)));
-        if let Err(e) = self.open_compare(targets) {
+        if let Err(e) = self.open_compare_from(targets, u + 1) {
             self.flash_error(e);
             return;
         }
         let Some(cmp) = self.compare.active.as_mut() else { return };
         cmp.from_here = Some(u + 1);
-        for (i, col) in cmp.columns.iter_mut().enumerate() {
-            col.transcript = crate::app::transcript::Transcript::default();
-            for m in &history {
-                col.transcript.push_message(m.clone());
-            }
-            if i == 0 {
-                for m in &answer {
-                    col.transcript.push_message(m.clone());
-                }
+        if let Some(col) = cmp.columns.first_mut() {
+            for m in answer {
+                col.transcript.push_message(m);
             }
             col.seeded = col.transcript.cells.len();
         }

@@ -22,6 +22,11 @@ impl State {
     /// # Errors
     /// Too few or too many models, or a reply still streaming.
     pub fn open_compare(&mut self, targets: Vec<TargetInfo>) -> Result<(), String> {
+        self.open_compare_from(targets, self.transcript.cells.len())
+    }
+
+    /// [`State::open_compare`], each column starting from the conversation's cells before `end`.
+    pub(crate) fn open_compare_from(&mut self, targets: Vec<TargetInfo>, end: usize) -> Result<(), String> {
         if !(MIN_COLUMNS..=MAX_COLUMNS).contains(&targets.len()) {
             return Err(format!("compare takes {MIN_COLUMNS} to {MAX_COLUMNS} models, got {}", targets.len()));
         }
@@ -31,15 +36,16 @@ impl State {
         if let Some(old) = self.compare.active.take() {
             self.compare.kept.push(old);
         }
-        // Every column starts from the conversation as it stands (without failed turns).
-        let history = self.transcript.messages_for_request();
+        // Every column starts from the conversation as it stands (without failed turns): one copy
+        // of the history each.
+        let history = self.transcript.request_refs_before(end);
         let columns = targets
             .into_iter()
             .enumerate()
             .map(|(i, target)| {
                 let mut c = Column::new(i, target);
                 for m in &history {
-                    c.transcript.push_message(m.clone());
+                    c.transcript.push_message((*m).clone());
                 }
                 c.seeded = history.len();
                 c
