@@ -58,18 +58,30 @@ fn with_history(n: usize) -> State {
     s
 }
 
-/// Sends a prompt after the first `n` messages (a reply streaming before is cancelled and
-/// dropped with its prompt, so the history stays `n` long); returns the new reply's id.
-fn ask(s: &mut State, n: usize) -> u64 {
-    let key = |code| Msg::Key(KeyEvent::new(code, KeyModifiers::NONE));
+fn key(code: KeyCode) -> Msg {
+    Msg::Key(KeyEvent::new(code, KeyModifiers::NONE))
+}
+
+fn typed(s: &mut State, text: &str) {
+    for c in text.chars() {
+        s.apply(key(KeyCode::Char(c)));
+    }
+}
+
+/// A prompt typed after the first `n` messages, not sent yet (a reply streaming before is
+/// cancelled and dropped with its prompt, so the history stays `n` long).
+fn ready_to_ask(s: &mut State, n: usize) {
     if s.live.is_some() {
         s.apply(key(KeyCode::Esc));
     }
     s.transcript.cells.truncate(n);
     s.apply(Msg::Tick { now_ms: 0 });
-    for c in "go on".chars() {
-        s.apply(key(KeyCode::Char(c)));
-    }
+    typed(s, "go on");
+}
+
+/// Sends a prompt after the first `n` messages; returns the new reply's id.
+fn ask(s: &mut State, n: usize) -> u64 {
+    ready_to_ask(s, n);
     s.apply(key(KeyCode::Enter));
     let id = s.live.as_ref().map(|l| l.id).unwrap_or_else(|| panic!("no reply started"));
     s.apply(Msg::RequestStarted { id, now_ms: 0 });
@@ -158,10 +170,8 @@ fn compare_here(n: usize) -> (State, u64, u64) {
     if n == 0 {
         s.transcript.push_message(Message::user("question"));
     }
-    for c in "/here demo".chars() {
-        s.apply(Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)));
-    }
-    s.apply(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
+    typed(&mut s, "/here demo");
+    s.apply(key(KeyCode::Enter));
     let cmp = s.compare.active.as_ref().unwrap_or_else(|| panic!("no compare opened"));
     let id = cmp.columns[1].live.as_ref().map(|l| l.id).unwrap_or_else(|| panic!("column 1 is not answering"));
     let generation = cmp.generation;
@@ -197,19 +207,11 @@ fn bench_send(c: &mut Criterion) {
     let mut g = c.benchmark_group("history_send_prompt");
     for n in HISTORIES {
         let mut s = with_history(n);
-        let key = |code| Msg::Key(KeyEvent::new(code, KeyModifiers::NONE));
         g.bench_function(format!("{n}_messages"), |b| {
             b.iter_custom(|iters| {
                 let mut total = Duration::ZERO;
                 for _ in 0..iters {
-                    if s.live.is_some() {
-                        s.apply(key(KeyCode::Esc));
-                    }
-                    s.transcript.cells.truncate(n);
-                    s.apply(Msg::Tick { now_ms: 0 });
-                    for c in "go on".chars() {
-                        s.apply(key(KeyCode::Char(c)));
-                    }
+                    ready_to_ask(&mut s, n);
                     let start = Instant::now();
                     black_box(s.apply(key(KeyCode::Enter)));
                     total += start.elapsed();
@@ -227,12 +229,6 @@ fn bench_open_here(c: &mut Criterion) {
     let mut g = c.benchmark_group("history_open_here");
     for n in HISTORIES {
         let mut s = with_history(n.max(2));
-        let key = |code| Msg::Key(KeyEvent::new(code, KeyModifiers::NONE));
-        let typed = |s: &mut State, text: &str| {
-            for c in text.chars() {
-                s.apply(key(KeyCode::Char(c)));
-            }
-        };
         g.bench_function(format!("{n}_messages"), |b| {
             b.iter_custom(|iters| {
                 let mut total = Duration::ZERO;
