@@ -68,9 +68,9 @@ def serve(deltas, compare_deltas):
     # On a 2-core machine a server sending four streams at full speed would otherwise take the
     # core palaver's screen runs on, and the frames would measure the server, not palaver.
     # Niceness alone is not enough: traced with `perf sched`, the server's four threads (handing
-    # Python's lock to one another) still preempted palaver's thread after 20 µs of its work, a
-    # thousand times in a frame, and a frame of 8 ms took 56. SCHED_IDLE runs the server only on
-    # a core nothing else wants, and never ahead of palaver.
+    # Python's lock to one another) still preempted palaver's thread after 20-30 µs of its work,
+    # over 30 times in 20 ms, and a frame of 8 ms took 56. SCHED_IDLE runs the server only on a
+    # core nothing else wants, and never ahead of palaver.
     try:
         os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
     except (AttributeError, OSError):
