@@ -88,17 +88,17 @@ impl State {
             self.flash("compaction works on the chat, not on a compare");
             return;
         }
-        let messages = self.transcript.messages_for_request();
+        let messages = self.transcript.request_refs();
         let turns = compact::turns(&messages);
         if turns == 0 {
             self.flash("nothing to compact yet");
             return;
         }
-        let request = compact::request(&messages, self.cfg.compact_prompt(), instructions.as_deref());
+        let ask = compact::ask(self.cfg.compact_prompt(), instructions.as_deref());
         let mut opts = self.request_options();
         // A summary is text: offering tools would invite a call instead.
         opts.tools.clear();
-        let body = crate::engine::request::build_body(self.target.api, &request, &opts);
+        let body = crate::engine::request::build_body(self.target.api, &compact::request(&messages, &ask), &opts);
         let mut m = Message::assistant_pending();
         m.model = Some(self.target.model.clone());
         m.provider = Some(self.target.provider.clone());

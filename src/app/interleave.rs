@@ -128,7 +128,7 @@ mod tests {
         assert!(notice.is_some(), "said in a notice");
         assert!(s.flash.as_ref().is_some_and(|f| f.text.contains("added 2 messages above")), "and on the status line");
         // The next request carries their turns, in order.
-        let sent: Vec<String> = s.transcript.messages_for_request().iter().map(|m| m.text().to_owned()).collect();
+        let sent: Vec<String> = s.transcript.request_refs().iter().map(|m| m.text().to_owned()).collect();
         assert_eq!(&sent[2..4], ["meanwhile", "their answer"]);
     }
 

@@ -159,14 +159,9 @@ impl Transcript {
         self.branches.clear();
     }
 
-    /// The messages a new request carries: every user, assistant and tool message, except the
-    /// reply in flight, notices, and turns that failed (the user resends those from the draft).
-    #[must_use]
-    pub fn messages_for_request(&self) -> Vec<Message> {
-        self.request_refs().into_iter().cloned().collect()
-    }
-
-    /// The messages of [`Transcript::messages_for_request`], borrowed.
+    /// The messages a new request carries, borrowed: every user, assistant and tool message,
+    /// except the reply in flight, notices, and turns that failed (the user resends those from
+    /// the draft).
     #[must_use]
     pub fn request_refs(&self) -> Vec<&Message> {
         self.request_refs_before(self.cells.len())
@@ -262,7 +257,7 @@ mod tests {
         t.push_message(reply("half", MessageStatus::Cancelled));
         t.push_message(Message::user("d"));
         t.push_message(Message::assistant_pending());
-        let texts: Vec<String> = t.messages_for_request().iter().map(|m| m.text().to_owned()).collect();
+        let texts: Vec<String> = t.request_refs().iter().map(|m| m.text().to_owned()).collect();
         assert_eq!(texts, ["a", "A", "c", "half", "d"]);
     }
 

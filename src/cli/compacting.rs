@@ -39,11 +39,11 @@ pub async fn compact_first(
     }
     let pos = history.len();
     let tokens_before = compact::context_tokens(history, opts.system.as_deref());
-    let request = compact::request(history, cfg.compact_prompt(), None);
+    let ask = compact::ask(cfg.compact_prompt(), None);
     // The turn's own options (stream, max tokens, system prompt…), without tools: a summary
     // is text.
     opts.tools.clear();
-    let body = build_body(t.api, &request, &opts);
+    let body = build_body(t.api, &compact::request(history, &ask), &opts);
     let mut quiet = Printer::quiet(json);
     let (mut summary, _) = stream_reply(http, t, body, &mut quiet, rec, pos, super::interrupt::stop()).await;
     summary.compaction = Some(Compaction { turns, tokens_before, auto: false, instructions: None });

@@ -71,17 +71,20 @@ fn summary_as_user(m: &Message) -> Message {
     u
 }
 
-/// The messages of the summary request: the conversation as a request carries it, then the
-/// prompt (with the user's instructions) as the last user message.
+/// The last message of the summary request: the prompt, with the user's instructions.
 #[must_use]
-pub fn request(messages: &[Message], prompt: &str, instructions: Option<&str>) -> Vec<Message> {
-    let mut out = messages.to_vec();
-    let text = match instructions.map(str::trim).filter(|i| !i.is_empty()) {
-        Some(i) => format!("{prompt}\n\nThe user asks for this in particular: {i}"),
-        None => prompt.to_owned(),
-    };
-    out.push(Message::user(&text));
-    out
+pub fn ask(prompt: &str, instructions: Option<&str>) -> Message {
+    match instructions.map(str::trim).filter(|i| !i.is_empty()) {
+        Some(i) => Message::user(&format!("{prompt}\n\nThe user asks for this in particular: {i}")),
+        None => Message::user(prompt),
+    }
+}
+
+/// The messages of the summary request: the conversation as a request carries it, then `ask`.
+/// Borrowed: compacting a long conversation copies none of it.
+#[must_use]
+pub fn request<'a, M: Borrow<Message>>(messages: &'a [M], ask: &'a Message) -> Vec<&'a Message> {
+    messages.iter().map(Borrow::borrow).chain([ask]).collect()
 }
 
 /// User turns in context: those after the last compaction (the summary counts for none).
@@ -214,9 +217,11 @@ mod tests {
     #[test]
     fn the_request_ends_with_the_prompt_and_the_users_instructions() {
         let msgs = vec![Message::user("q1"), reply("a1", None)];
-        let r = request(&msgs, "Summarise.", Some(" keep the names "));
+        let with = ask("Summarise.", Some(" keep the names "));
+        let r = request(&msgs, &with);
         assert_eq!(r.len(), 3);
         assert_eq!(r[2].text(), "Summarise.\n\nThe user asks for this in particular: keep the names");
-        assert_eq!(request(&msgs, "Summarise.", Some("  ")).last().map(Message::text), Some("Summarise."));
+        let plain = ask("Summarise.", Some("  "));
+        assert_eq!(request(&msgs, &plain).last().map(|m| m.text()), Some("Summarise."));
     }
 }

@@ -12,9 +12,9 @@ use tokio::sync::mpsc;
 
 /// Starts a request on its own task. The task stops when the returned receiver is dropped.
 /// A panic inside it (a bug, or a value nobody foresaw) ends the request with an error on its
-/// own turn rather than a silent close that reads as "no content".
+/// own turn rather than a silent close that reads as "no content". The body is shared (`Arc`):
+/// the chat screen keeps it for the inspector without a copy.
 #[must_use]
-/// The body is shared (`Arc`): the chat screen keeps it for the inspector without a copy.
 pub fn spawn_request(
     http: reqwest::Client,
     ep: Endpoint,
