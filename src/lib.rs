@@ -11,6 +11,7 @@ pub mod fuzzing;
 pub mod interactive;
 pub mod runs;
 pub mod store;
+pub mod sys;
 pub mod text;
 pub mod tools;
 pub mod tui;

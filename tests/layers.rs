@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 /// The layers from the bottom up: each may import from those before it, never after.
 const LAYERS: &[&str] = &[
     "text",        // sanitising, formatting, code blocks: pure text helpers
+    "sys",         // the one bounded reader and the one spawn function
     "api",         // the client: wire types, SSE, mappers, errors, retries
     "demo",        // the embedded demo provider: a server on api's wire types
     "config",      // paths, providers, theme and keymap as data
