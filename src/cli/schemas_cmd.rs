@@ -2,6 +2,7 @@
 //! `<config>/schemas/`. Listing shows each name with its fields; `save` takes anything
 //! `--schema` takes (a file, inline JSON, a short form), checks it, and stores the schema.
 
+use crate::sys::read;
 use super::args::SchemasAction;
 use super::exit::{EXIT_OK, EXIT_USAGE};
 use crate::config::Paths;
@@ -53,7 +54,7 @@ pub fn run(action: Option<&SchemasAction>, paths: &Paths) -> u8 {
                 }
             }
         }
-        Some(SchemasAction::Show { name }) => match saved(paths, name).map(std::fs::read_to_string) {
+        Some(SchemasAction::Show { name }) => match saved(paths, name).map(|p| read::file_string(&p, read::CONFIG_FILE)) {
             Some(Ok(text)) => {
                 outln!("{}", text.trim_end());
                 EXIT_OK
@@ -91,7 +92,8 @@ fn list(paths: &Paths) -> u8 {
         return EXIT_OK;
     }
     for name in names {
-        let text = std::fs::read_to_string(dir(paths).join(format!("{name}.json"))).unwrap_or_default();
+        let file = dir(paths).join(format!("{name}.json"));
+        let text = read::file_string(&file, read::CONFIG_FILE).unwrap_or_default();
         let about = match Structured::from_text(&text, Some(&name)) {
             Ok(s) => fields(&s),
             Err(e) => format!("does not load: {e}"),
