@@ -2,7 +2,7 @@
 //! against a scripted server on 127.0.0.1, and replayed from a recorded stream), and the
 //! `providers` and `catalogue` commands.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod scripted;
 

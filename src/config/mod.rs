@@ -5,6 +5,7 @@
 pub mod attachments;
 pub mod catalogue;
 pub mod catalogue_import;
+pub mod catalogue_index;
 pub mod check;
 pub mod commands;
 pub mod mcp_server;

@@ -415,6 +415,7 @@ impl<R: Read> Iterator for Lines<R> {
 
 /// The lines of a network body, each within `line` and all of them within `total` (bytes of
 /// the body, refused lines included): an endless body stops at `total`.
+#[derive(Debug)]
 pub struct BodyLines {
     resp: reqwest::Response,
     split: LineSplit,

@@ -160,6 +160,7 @@ fn write_for_viewer(dir: &std::path::Path, name: &str, bytes: &[u8]) -> Result<s
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests read what they wrote
 mod tests {
     use super::*;
 

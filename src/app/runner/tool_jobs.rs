@@ -239,6 +239,7 @@ fn export(json: &serde_json::Value) -> Result<String, String> {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests read what they wrote
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::export_page;
