@@ -306,6 +306,12 @@ impl Capped {
     pub fn held(&self) -> usize {
         self.held
     }
+
+    /// Bytes that still fit.
+    #[must_use]
+    pub fn room(&self) -> usize {
+        self.budget.bytes.saturating_sub(self.held)
+    }
 }
 
 /// Splits bytes fed in pieces into lines (without their `\n`), each at most `budget`: a longer
@@ -421,30 +427,39 @@ pub struct BodyLines {
     split: LineSplit,
     total: Capped,
     done: bool,
+    /// `total` was reached: said once the whole lines before it have been given.
+    over: Option<ReadError>,
 }
 
 impl BodyLines {
     #[must_use]
     pub fn new(resp: reqwest::Response, line: Budget, total: Budget) -> Self {
-        Self { resp, split: LineSplit::new(line), total: Capped::new(total), done: false }
+        Self { resp, split: LineSplit::new(line), total: Capped::new(total), done: false, over: None }
     }
 
     /// The next line, or why it was refused (a line past its budget: the next call goes on
-    /// after it), or why the body ended early (past `total`, the connection broke: the calls
-    /// after return `None`).
+    /// after it), or why the body ended early (past `total`, after the whole lines before it;
+    /// the connection broke: the calls after return `None`).
     pub async fn next(&mut self) -> Option<Result<Vec<u8>, ReadError>> {
         loop {
             if let Some(line) = self.split.next_line() {
                 return Some(line);
+            }
+            if let Some(over) = self.over.take() {
+                self.stop();
+                return Some(Err(over));
             }
             if self.done {
                 return self.split.finish();
             }
             match self.resp.chunk().await {
                 Ok(Some(chunk)) => {
+                    let room = self.total.room();
                     if let Err(e) = self.total.take(chunk.len()) {
-                        self.stop();
-                        return Some(Err(e));
+                        // The part that fits is read: its whole lines are given first.
+                        self.split.feed(&chunk[..room]);
+                        self.over = Some(e);
+                        continue;
                     }
                     self.split.feed(&chunk);
                 }
