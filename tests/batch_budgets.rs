@@ -45,8 +45,7 @@ fn api(batch_pad: usize, output: String) -> impl Fn(&Seen) -> Reply + Send + Syn
 
 /// Runs a three-prompt batch against `server` with `limits`, temporary files in `tmp`.
 fn run(server: &Server, limits: &str, home: &Path, tmp: &Path) -> Output {
-    let config =
-        format!("[providers.b]\nbase_url = \"{}\"\nbatch = true\nlimits = {{ {limits} }}\n", server.base_url);
+    let config = format!("[providers.b]\nbase_url = \"{}\"\nbatch = true\nlimits = {{ {limits} }}\n", server.base_url);
     std::fs::write(home.join("config.toml"), config).unwrap();
     std::fs::write(home.join("set.txt"), "one\ntwo\nthree\n").unwrap();
     let start = Instant::now();
@@ -67,9 +66,8 @@ fn run(server: &Server, limits: &str, home: &Path, tmp: &Path) -> Output {
 /// Each stored cell: prompt index, ok, error message.
 fn cells(home: &Path) -> Vec<(i64, bool, Option<String>)> {
     let db = rusqlite::Connection::open(home.join("palaver.sqlite3")).unwrap();
-    let mut st = db
-        .prepare("SELECT prompt_idx, ok, json_extract(error, '$.message') FROM compare_cells ORDER BY 1")
-        .unwrap();
+    let mut st =
+        db.prepare("SELECT prompt_idx, ok, json_extract(error, '$.message') FROM compare_cells ORDER BY 1").unwrap();
     st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(Result::unwrap).collect()
 }
 

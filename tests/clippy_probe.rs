@@ -38,7 +38,10 @@ fn an_unbounded_read_fails_the_lint_and_its_absence_passes() {
     let (passed, said) = clippy_on(dir.path(), clean);
     assert!(passed, "the crate without an unbounded read should pass: {said}");
     for (call, body) in [
-        ("std::fs::read_to_string", "pub fn f() -> String {\n    std::fs::read_to_string(\"x\").unwrap_or_default()\n}\n"),
+        (
+            "std::fs::read_to_string",
+            "pub fn f() -> String {\n    std::fs::read_to_string(\"x\").unwrap_or_default()\n}\n",
+        ),
         ("std::fs::read", "pub fn f() -> Vec<u8> {\n    std::fs::read(\"x\").unwrap_or_default()\n}\n"),
         (
             "std::io::Read::read_to_end",

@@ -311,7 +311,10 @@ fn catalogue_update_refuses_a_device_and_a_fifo_at_once_and_keeps_the_index_it_h
         assert!(start.elapsed() < std::time::Duration::from_secs(10), "{source} is refused at once");
         assert_eq!(out.status.code(), Some(2), "{source}");
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains(word) && err.contains("not a regular file") && err.contains("nothing was written"), "{err}");
+        assert!(
+            err.contains(word) && err.contains("not a regular file") && err.contains("nothing was written"),
+            "{err}"
+        );
     }
     let show = palaver(home.path(), &["catalogue", "show", "rocket-1"], &[]);
     let shown = String::from_utf8_lossy(&show.stdout);

@@ -8,7 +8,7 @@
 use super::Api;
 use super::client::{AuthStyle, Endpoint};
 use super::wire::error_from_response;
-use crate::sys::read::{self, Budget, BodyLines};
+use crate::sys::read::{self, BodyLines, Budget};
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 use std::path::Path;
@@ -279,13 +279,11 @@ impl BatchClient {
             req.send().await.map_err(|e| BatchError::local(super::errors::describe_reqwest(&e, &self.ep.base_url)))?;
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();
-        let body = read::body(resp, self.budget())
-            .await
-            .map_err(|e| BatchError {
-                status: Some(status),
-                limit: matches!(e, read::ReadError::Over(_)),
-                message: e.about("the batch API's answer"),
-            })?;
+        let body = read::body(resp, self.budget()).await.map_err(|e| BatchError {
+            status: Some(status),
+            limit: matches!(e, read::ReadError::Over(_)),
+            message: e.about("the batch API's answer"),
+        })?;
         if !(200..300).contains(&status) {
             return Err(refused(status, &headers, &body));
         }

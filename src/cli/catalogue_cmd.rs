@@ -6,8 +6,8 @@ use super::args::CatalogueAction;
 use super::exit::{EXIT_OK, EXIT_PROVIDER, EXIT_USAGE};
 use crate::config::catalogue::{self, Catalogue, Origin};
 use crate::config::catalogue_index;
-use crate::sys::read;
 use crate::config::{Config, ModelFacts, Paths, presets};
+use crate::sys::read;
 use crate::text::fmt::thousands;
 use crate::text::sanitize::sanitize;
 use serde_json::json;
@@ -184,7 +184,8 @@ async fn fetch(url: &str) -> Result<String, String> {
     if !resp.status().is_success() {
         return Err(fail(&resp.status()));
     }
-    let body = read::body(resp, catalogue::BUDGET).await.map_err(|e| e.about(&format!("cannot fetch {}", sanitize(url))))?;
+    let body =
+        read::body(resp, catalogue::BUDGET).await.map_err(|e| e.about(&format!("cannot fetch {}", sanitize(url))))?;
     String::from_utf8(body).map_err(|_| fail(&"not UTF-8 text"))
 }
 

@@ -2,11 +2,11 @@
 //! `<config>/schemas/`. Listing shows each name with its fields; `save` takes anything
 //! `--schema` takes (a file, inline JSON, a short form), checks it, and stores the schema.
 
-use crate::sys::read;
 use super::args::SchemasAction;
 use super::exit::{EXIT_OK, EXIT_USAGE};
 use crate::config::Paths;
 use crate::engine::structured::Structured;
+use crate::sys::read;
 use std::path::PathBuf;
 
 /// Where saved schemas live.
@@ -54,13 +54,15 @@ pub fn run(action: Option<&SchemasAction>, paths: &Paths) -> u8 {
                 }
             }
         }
-        Some(SchemasAction::Show { name }) => match saved(paths, name).map(|p| read::file_string(&p, read::CONFIG_FILE)) {
-            Some(Ok(text)) => {
-                outln!("{}", text.trim_end());
-                EXIT_OK
+        Some(SchemasAction::Show { name }) => {
+            match saved(paths, name).map(|p| read::file_string(&p, read::CONFIG_FILE)) {
+                Some(Ok(text)) => {
+                    outln!("{}", text.trim_end());
+                    EXIT_OK
+                }
+                _ => missing(paths, name),
             }
-            _ => missing(paths, name),
-        },
+        }
         Some(SchemasAction::Rm { name }) => match saved(paths, name).map(std::fs::remove_file) {
             Some(Ok(())) => {
                 outln!("removed {name}");

@@ -87,12 +87,7 @@ pub fn write(text: &str, dest: &Path) -> Result<Facts, String> {
     Ok(facts)
 }
 
-fn fill<'a>(
-    tmp: &Path,
-    lines: impl Iterator<Item = &'a str>,
-    source: String,
-    date: String,
-) -> Result<Facts, String> {
+fn fill<'a>(tmp: &Path, lines: impl Iterator<Item = &'a str>, source: String, date: String) -> Result<Facts, String> {
     let io = |e: rusqlite::Error| format!("cannot write {}: {e}", tmp.display());
     let mut conn = Connection::open(tmp).map_err(io)?;
     // A file built once and renamed into place: no journal is needed to survive a crash.
@@ -139,7 +134,9 @@ mod tests {
     fn an_index_serves_the_keys_a_parse_would_first_in_the_file_first() {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join(FILE_NAME);
-        let text = format!("{MAGIC}\tsource=s\tdate=d\nopenai/m\t10\nazure/m\t20\n# note\nrouter/openai/x\t30\nopenai/x\t40\n");
+        let text = format!(
+            "{MAGIC}\tsource=s\tdate=d\nopenai/m\t10\nazure/m\t20\n# note\nrouter/openai/x\t30\nopenai/x\t40\n"
+        );
         let facts = write(&text, &db).unwrap();
         assert_eq!(facts, Facts { models: 4, source: "s".into(), date: "d".into() });
         let (ix, _) = Index::open(&db).unwrap();

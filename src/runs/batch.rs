@@ -16,9 +16,9 @@ use super::scheduler::Shared;
 use crate::api::batch::{Backoff, BatchClient, BatchError, BatchInfo, endpoint_path, input_line};
 use crate::engine::target::Target;
 use crate::store::runs_batches::BatchRow;
-use std::collections::{BTreeMap, BTreeSet};
 use crate::sys::read::ReadError;
 use crate::sys::temp::TempFile;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
@@ -202,7 +202,8 @@ async fn poll(job: &Arc<Shared>, client: &BatchClient, row: &mut BatchRow, pendi
         Err(e) if e.limit => {
             // Past a budget: asking again gets the same answer. The batch stays stored, its
             // cells missing, for a --resume with the limit raised.
-            job.observer.notice(&format!("batch {}: {e}; it is no longer polled (--resume polls it again)", row.batch_id));
+            job.observer
+                .notice(&format!("batch {}: {e}; it is no longer polled (--resume polls it again)", row.batch_id));
             pending.clear();
             return true;
         }

@@ -189,7 +189,8 @@ fn read_for_diff(path: &str) -> Result<Option<String>, String> {
         }
         Ok(_) => {}
     }
-    let budget = crate::sys::read::Budget::fixed("diff_read_bytes", usize::try_from(DIFF_READ_LIMIT).unwrap_or(usize::MAX));
+    let budget =
+        crate::sys::read::Budget::fixed("diff_read_bytes", usize::try_from(DIFF_READ_LIMIT).unwrap_or(usize::MAX));
     crate::sys::read::file_bytes(std::path::Path::new(path), budget)
         .map(|b| Some(String::from_utf8_lossy(&b).into_owned()))
         .map_err(|e| e.to_string())
@@ -239,9 +240,8 @@ fn export(json: &serde_json::Value) -> Result<String, String> {
 }
 
 #[cfg(test)]
-#[allow(clippy::disallowed_methods)] // tests read what they wrote
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
     use super::export_page;
     use crate::store::export::{Export, FORMAT, VERSION};
 
