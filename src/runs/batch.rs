@@ -66,7 +66,12 @@ pub async fn run(job: Arc<Shared>, todo: &[(usize, usize)]) -> Ended {
                 continue;
             }
             let Some(client) = client(&job, &mut clients, m) else { continue };
-            match submit(&job, &client, m, cells).await {
+            // Ctrl+C (or SIGTERM, SIGHUP) during an upload drops it, and its input file with it.
+            let sent = tokio::select! {
+                sent = submit(&job, &client, m, cells) => sent,
+                () = stop.fired() => return Ended::Interrupted,
+            };
+            match sent {
                 Ok(row) => {
                     active.insert(m, row);
                 }
