@@ -210,7 +210,7 @@ pub async fn run_serialized(
             break resp;
         }
         let headers = resp.headers().clone();
-        let body_bytes = read_capped(resp, 1 << 20).await;
+        let body_bytes = crate::sys::read::body_head(resp, 1 << 20, Duration::from_secs(30)).await;
         let err = error_from_response(status, &headers, &body_bytes);
         match decide_retry(status, &headers, &err, attempt, ep.max_retries, ep.max_retry_wait) {
             RetryDecision::RetryAfter(wait) => {
@@ -498,19 +498,6 @@ fn flush(
         return false;
     }
     true
-}
-
-async fn read_capped(resp: reqwest::Response, cap: usize) -> Vec<u8> {
-    let mut out = Vec::new();
-    let mut s = resp.bytes_stream();
-    while let Ok(Some(Ok(b))) = tokio::time::timeout(Duration::from_secs(30), s.next()).await {
-        out.extend_from_slice(&b);
-        if out.len() >= cap {
-            out.truncate(cap);
-            break;
-        }
-    }
-    out
 }
 
 fn is_sensitive_header(name: &str) -> bool {

@@ -266,12 +266,18 @@ pub async fn body(mut resp: reqwest::Response, budget: Budget) -> Result<Vec<u8>
     Ok(bytes)
 }
 
-/// A body as UTF-8 text (lossy: a server's words are shown, not trusted), refused past `budget`.
-///
-/// # Errors
-/// As [`body`].
-pub async fn body_text(resp: reqwest::Response, budget: Budget) -> Result<String, ReadError> {
-    body(resp, budget).await.map(|b| String::from_utf8_lossy(&b).into_owned())
+/// At most the first `n` bytes of a body (an error's words: what is shown, not all there is),
+/// each chunk awaited at most `idle`; whatever came before a stall or a broken connection.
+pub async fn body_head(mut resp: reqwest::Response, n: usize, idle: std::time::Duration) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Ok(Ok(Some(chunk))) = tokio::time::timeout(idle, resp.chunk()).await {
+        let room = n.saturating_sub(out.len());
+        out.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        if out.len() >= n {
+            break;
+        }
+    }
+    out
 }
 
 /// A count of bytes held against a budget, for readers that keep their own buffer (a body
