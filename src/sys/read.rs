@@ -329,6 +329,9 @@ pub struct LineSplit {
     buf: Vec<u8>,
     /// Where the unread part of `buf` starts.
     at: usize,
+    /// How much of the unread part is known to hold no `\n`: a long line arriving in many
+    /// pieces is searched once, not again at every piece.
+    scanned: usize,
     /// Inside a line already refused: bytes are dropped up to its `\n`.
     skipping: bool,
 }
@@ -336,7 +339,7 @@ pub struct LineSplit {
 impl LineSplit {
     #[must_use]
     pub fn new(budget: Budget) -> Self {
-        Self { budget, buf: Vec::new(), at: 0, skipping: false }
+        Self { budget, buf: Vec::new(), at: 0, scanned: 0, skipping: false }
     }
 
     /// Adds the next piece of input.
@@ -359,14 +362,17 @@ impl LineSplit {
     /// The next whole line in what was fed, or its refusal; `None` when more input is needed.
     pub fn next_line(&mut self) -> Option<Result<Vec<u8>, ReadError>> {
         let rest = &self.buf[self.at..];
-        if let Some(nl) = memchr::memchr(b'\n', rest) {
+        if let Some(nl) = memchr::memchr(b'\n', &rest[self.scanned..]).map(|i| i + self.scanned) {
             let line = (nl <= self.budget.bytes).then(|| rest[..nl].to_vec());
             self.at += nl + 1;
+            self.scanned = 0;
             return Some(line.ok_or(ReadError::Over(self.budget)));
         }
+        self.scanned = rest.len();
         if rest.len() > self.budget.bytes {
             self.buf.clear();
             self.at = 0;
+            self.scanned = 0;
             self.skipping = true;
             return Some(Err(ReadError::Over(self.budget)));
         }
@@ -382,6 +388,7 @@ impl LineSplit {
         let line = rest.to_vec();
         self.buf.clear();
         self.at = 0;
+        self.scanned = 0;
         Some(if line.len() > self.budget.bytes { Err(ReadError::Over(self.budget)) } else { Ok(line) })
     }
 }
@@ -392,18 +399,19 @@ pub struct Lines<R> {
     reader: R,
     split: LineSplit,
     done: bool,
+    /// What one read fills, allocated once.
+    chunk: Vec<u8>,
 }
 
 /// Reads `reader` a line at a time, each at most `budget`.
 pub fn lines<R: Read>(reader: R, budget: Budget) -> Lines<R> {
-    Lines { reader, split: LineSplit::new(budget), done: false }
+    Lines { reader, split: LineSplit::new(budget), done: false, chunk: vec![0; 64 * 1024] }
 }
 
 impl<R: Read> Iterator for Lines<R> {
     type Item = Result<Vec<u8>, ReadError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let mut chunk = [0u8; 64 * 1024];
         loop {
             if let Some(line) = self.split.next_line() {
                 return Some(line);
@@ -411,9 +419,9 @@ impl<R: Read> Iterator for Lines<R> {
             if self.done {
                 return self.split.finish();
             }
-            match self.reader.read(&mut chunk) {
+            match self.reader.read(&mut self.chunk) {
                 Ok(0) => self.done = true,
-                Ok(n) => self.split.feed(&chunk[..n]),
+                Ok(n) => self.split.feed(&self.chunk[..n]),
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => {
                     self.done = true;
@@ -583,6 +591,16 @@ mod tests {
         assert_eq!(got[3].as_deref().unwrap(), b"last");
         let read: Vec<_> = lines(&b"one\ntoolong\nok"[..], budget).map(|l| l.ok()).collect();
         assert_eq!(read, [Some(b"one".to_vec()), None, Some(b"ok".to_vec())]);
+        // A line in many pieces under the budget comes whole (each piece searched once).
+        let mut s = LineSplit::new(Budget::fixed("x", 100));
+        for _ in 0..40 {
+            s.feed(b"ab");
+            assert!(s.next_line().is_none());
+        }
+        s.feed(b"\nc");
+        assert_eq!(s.next_line().unwrap().unwrap(), b"ab".repeat(40));
+        assert!(s.next_line().is_none());
+        assert_eq!(s.finish().unwrap().unwrap(), b"c");
         // A line exactly at the budget passes; one byte more does not.
         let read: Vec<_> = lines(&b"four\nfive5\n"[..], budget).map(|l| l.is_ok()).collect();
         assert_eq!(read, [true, false]);
