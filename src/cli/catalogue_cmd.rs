@@ -152,12 +152,13 @@ async fn update(source: &str, paths: &Paths) -> u8 {
 
 /// The catalogue text for what `source` held: palaver's format as it is, LiteLLM's JSON
 /// converted (its lines are checked as the index is written).
-fn convert(text: &str, source: &str) -> Result<String, String> {
+fn convert<'a>(text: &'a str, source: &str) -> Result<std::borrow::Cow<'a, str>, String> {
     if text.starts_with(catalogue::MAGIC) {
-        Ok(text.to_owned())
+        Ok(text.into())
     } else if text.trim_start().starts_with('{') {
         let date = today();
         crate::config::catalogue_import::from_litellm(text, &format!("LiteLLM JSON from {source}"), &date)
+            .map(Into::into)
     } else {
         Err(format!(
             "expected palaver's catalogue format (first line `{}`) or LiteLLM's model_prices_and_context_window.json",
@@ -316,7 +317,7 @@ mod tests {
 
     #[test]
     fn update_takes_palaver_format_or_litellm_json_and_refuses_others() {
-        let parsed = |text: String| Catalogue::parse(&text, Origin::BuiltIn).unwrap();
+        let parsed = |text: std::borrow::Cow<'_, str>| Catalogue::parse(&text, Origin::BuiltIn).unwrap();
         let ours = format!("{}\tsource=s\tdate=d\na/m\t10\n", catalogue::MAGIC);
         assert_eq!(parsed(convert(&ours, "f").unwrap()).len(), 1);
         let lite = r#"{"m": {"litellm_provider": "openai", "mode": "chat", "max_input_tokens": 5}}"#;
