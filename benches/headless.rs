@@ -2,6 +2,8 @@
 //! that builds every chunk with serde_json as a real server would. Criterion reports wall time;
 //! the CPU seconds of palaver (as a child process) and of the server thread are printed after.
 
+#![allow(clippy::disallowed_methods)] // tests read what they wrote
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;

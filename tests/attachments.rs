@@ -2,7 +2,7 @@
 //! reports what arrived: sizes and hashes) and against a scripted 127.0.0.1 server (the exact
 //! wire JSON per API; nothing sent when a limit or the profile refuses).
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod scripted;
 

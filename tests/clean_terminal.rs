@@ -2,7 +2,7 @@
 //! 127.0.0.1: what a server, a model or a file name says reaches the terminal without its
 //! escape codes, and a compressed body says that it is compressed.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod scripted;
 

@@ -6,7 +6,7 @@
 //! provider without a batch API is exit 2 before anything is sent; Azure's variant (api-key,
 //! api-version, bare endpoint paths, deployment names) against a scripted server.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod scripted;
 

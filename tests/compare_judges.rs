@@ -5,7 +5,7 @@
 //! documented prompt, and its answers — JSON, prose, nonsense — become scores or failed checks,
 //! never a crash; `max_cost` and `max_latency_ms` are checks on the cell's figures.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 

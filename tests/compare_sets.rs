@@ -5,7 +5,7 @@
 //! with SIGKILL and resumed, counting the requests the server saw (no stored cell runs again);
 //! Ctrl+C keeps the finished cells and exits 130.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 

@@ -3,7 +3,7 @@
 //! in the `--json` cell lines; a template whose variables do not fit its table, or a malformed
 //! vars file, is a usage error naming the file and line before anything is sent.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 

@@ -1,7 +1,7 @@
 //! The `demo-hosted` model of the embedded demo provider: over HTTP (event order and shapes,
 //! the approval round trip, Chat Completions) and through the real binary, headless.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 use palaver::demo::{self, DemoServer, MODELS};
 use serde_json::{Value, json};

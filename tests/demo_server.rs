@@ -1,5 +1,7 @@
 //! End-to-end tests of the embedded demo provider over real HTTP.
 
+#![allow(clippy::disallowed_methods)] // tests read what they wrote
+
 use std::error::Error;
 use std::time::{Duration, Instant};
 

@@ -2,7 +2,7 @@
 //! against a scripted server on 127.0.0.1, and replayed from a recorded stream), and the
 //! `providers` and `catalogue` commands.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod scripted;
 
@@ -293,4 +293,30 @@ fn continuing_a_conversation_started_on_a_preset_goes_back_to_the_preset() {
     assert_eq!(reqs.len(), 2);
     let headers = reqs[1].headers.to_ascii_lowercase();
     assert!(headers.contains("x-title: palaver") && headers.contains(&OR_KEY.to_ascii_lowercase()), "{headers}");
+}
+
+#[test]
+fn catalogue_update_refuses_a_device_and_a_fifo_at_once_and_keeps_the_index_it_had() {
+    let home = tempfile::tempdir().unwrap();
+    let ours = home.path().join("ours.tsv");
+    std::fs::write(&ours, "#palaver-catalogue 1\tsource=mine\tdate=2026-01-01\nacme/rocket-1\t777000\n").unwrap();
+    let out = palaver(home.path(), &["catalogue", "update", ours.to_str().unwrap()], &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(home.path().join("catalogue.db").exists(), "update writes the index");
+    let fifo = home.path().join("pipe");
+    rustix::fs::mknodat(rustix::fs::CWD, &fifo, rustix::fs::FileType::Fifo, rustix::fs::Mode::RWXU, 0).unwrap();
+    for (source, word) in [("/dev/zero", "a device"), (fifo.to_str().unwrap(), "a FIFO")] {
+        let start = std::time::Instant::now();
+        let out = palaver(home.path(), &["catalogue", "update", source], &[]);
+        assert!(start.elapsed() < std::time::Duration::from_secs(10), "{source} is refused at once");
+        assert_eq!(out.status.code(), Some(2), "{source}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(word) && err.contains("not a regular file") && err.contains("nothing was written"),
+            "{err}"
+        );
+    }
+    let show = palaver(home.path(), &["catalogue", "show", "rocket-1"], &[]);
+    let shown = String::from_utf8_lossy(&show.stdout);
+    assert!(shown.contains("catalogue copy") && shown.contains("777,000 tokens"), "{shown}");
 }

@@ -3,7 +3,7 @@
 //! test that), the demo saying it is the demo, and the keys a newcomer's fingers already know.
 
 // Test helpers panic on setup failures by design.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 

@@ -1,7 +1,7 @@
 //! End to end: the real binary, headless, against the embedded demo server and against a
 //! scripted server on 127.0.0.1 that drops, stalls and answers 429/500/401.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod scripted;
 

@@ -2,7 +2,7 @@
 //! headless `--tools auto` against the scripted Python server, and the chat screen in tmux
 //! against `@modelcontextprotocol/server-everything` (skipped, loudly, without node).
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 #[path = "mcp_server/everything.rs"]

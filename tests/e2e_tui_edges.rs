@@ -3,7 +3,7 @@
 //! palaver adds turns to while the screen has it open, and a history on a read-only disk.
 //! Skips (and says so) when tmux is not installed.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 

@@ -2,7 +2,7 @@
 //! screen as one self-contained page (CSP, no script, the hostile prompt as text) and says
 //! where. Skips when tmux is not installed.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 

@@ -3,7 +3,7 @@
 //! it: the big paste as its chip, the attachment chip, and the error with what to do. Skips when
 //! tmux is not installed.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 mod scripted;

@@ -8,7 +8,7 @@
 //! a second scripted reply and waits for its answer (the app keeps working), then quits and
 //! checks that stderr holds no panic. Skips (and says so) when tmux is not installed.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 mod scripted;

@@ -3,7 +3,7 @@
 //! as OSC 9 in the bytes palaver writes to the pane (`pipe-pane`) — and with focus back it
 //! does not. Skips when tmux is missing.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 

@@ -2,7 +2,7 @@
 //! binary runs in its own tmux server (own socket, own `PALAVER_HOME`, its own working
 //! directory), driven with `send-keys` and read with `capture-pane`. Skips when tmux is missing.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 mod scripted;

@@ -3,7 +3,7 @@
 //! in effect, and `--help` names the files and variables that matter.
 
 // Test helpers panic on setup failures by design.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 use std::process::{Command, Output, Stdio};
 

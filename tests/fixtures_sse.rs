@@ -2,7 +2,7 @@
 //! SOURCES.md): each is reconstructed and compared with its `.expect.json`, and must come out
 //! identical whatever the read boundaries and line terminators.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 

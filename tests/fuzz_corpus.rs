@@ -1,6 +1,8 @@
 //! Replays the fuzzing corpus kept in `fuzz/corpus/<target>/` (and any saved crash inputs in
 //! `fuzz/regressions/<target>/`) through the same checks the fuzz targets run.
 
+#![allow(clippy::disallowed_methods)] // tests read what they wrote
+
 use std::path::Path;
 
 fn replay(target: &str, check: fn(&[u8])) {

@@ -3,7 +3,7 @@
 //! runs in well under two seconds (limits are set low through the profile, so an endless
 //! server is cut early). Peak memory is measured by `benches/hostile/rss.py`, not here.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};

@@ -2,7 +2,7 @@
 //! of the layers is written here, once; the README's architecture section follows it. A module
 //! that reaches up fails this test with the file, the line and the import.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 use std::path::{Path, PathBuf};
 

@@ -1,6 +1,6 @@
 //! The MCP client against a tiny Python MCP server (`tests/mcp_server/server.py`).
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 use palaver::config::mcp_server::Transport;
 use palaver::config::{McpConfig, McpServer};

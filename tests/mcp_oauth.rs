@@ -6,7 +6,7 @@
 //!
 //! Skipped, loudly, when the `mcp` package cannot be installed; under `CI=true` that is a failure.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod scripted;
 

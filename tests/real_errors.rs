@@ -5,7 +5,7 @@
 //! llama.cpp's `timings` (kept under the result line's `usage.details`). Also the non-streamed
 //! llama.cpp captures in `tests/fixtures/sse/` (provenance in its SOURCES.md).
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod scripted;
 

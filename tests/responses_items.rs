@@ -3,7 +3,7 @@
 //! keeps every item in order with its type, status and fields, streams the per-item events into
 //! them live, and comes out identical whatever the read size.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 

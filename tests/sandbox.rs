@@ -5,7 +5,7 @@
 //! where the model gets the failure as the tool result. Where this kernel has no Landlock, the
 //! tests check that palaver says so instead.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod scripted;
 

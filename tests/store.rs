@@ -2,7 +2,7 @@
 //! search, cascading deletes, crash recovery on open, failures as notices, coalescing, and
 //! that no API key ever reaches the disk.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::field_reassign_with_default)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::field_reassign_with_default, clippy::disallowed_methods)]
 
 use palaver::engine::message::{
     Choice, ErrorInfo, Message, MessageStatus, RawFrame, Role, Timing, ToolCall, ToolStatus,

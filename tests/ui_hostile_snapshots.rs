@@ -8,7 +8,7 @@
 //! `ui_snapshots.rs` and `ui_tools_snapshots.rs`. Two representative screens are snapshotted;
 //! regenerate with `INSTA_UPDATE=always cargo test --test ui_hostile_snapshots`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use palaver::api::Api;

@@ -4,7 +4,7 @@
 //! `State::apply` (the hosted fixtures go through the real SSE decoder and mapper); no network.
 //! Regenerate with `INSTA_UPDATE=always cargo test --test ui_tools_snapshots`, then read them.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 

@@ -4,7 +4,7 @@
 //! with usage and without it. Regenerate with
 //! `INSTA_UPDATE=always cargo test --test ui_usage_snapshots`, then read the diffs.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 

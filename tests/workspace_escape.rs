@@ -33,7 +33,7 @@
 //! root shows links out only as `name@` with a marker. Controls: inside paths need nothing.
 
 #![cfg(unix)]
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 use palaver::tools::items;
 use palaver::tools::{Registry, ToolOutput, Workspace};

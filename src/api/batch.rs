@@ -1,16 +1,19 @@
 //! The providers' batch APIs (OpenAI's `/v1/files` and `/v1/batches`, and Azure's variant):
-//! upload a JSON Lines file streamed from disk, create a batch, poll it with backoff, download
-//! its output and error files to disk as they stream. Nothing here is held whole in memory: a
-//! 40,000-line batch costs a buffer, not its size. What the lines mean is the caller's.
+//! upload a JSON Lines file streamed from disk, create a batch, poll it with backoff, read its
+//! output and error files a line at a time as they stream (never written to disk). Nothing here
+//! is held whole: the JSON answers are within `batch_body_bytes`, a result line within
+//! `batch_line_bytes` (a longer one is refused and the next ones read), a result file within
+//! `batch_file_bytes`. What the lines mean is the caller's.
 
 use super::Api;
 use super::client::{AuthStyle, Endpoint};
 use super::wire::error_from_response;
+use crate::sys::read::{self, BodyLines, Budget};
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 use std::path::Path;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncReadExt;
 
 /// A batch request that failed: the HTTP status when there was one, and what was wrong.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -18,11 +21,19 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 pub struct BatchError {
     pub status: Option<u16>,
     pub message: String,
+    /// A budget of palaver's was reached (`batch_body_bytes`…): asking again will not help.
+    pub limit: bool,
 }
 
 impl BatchError {
     fn local(message: String) -> Self {
-        Self { status: None, message }
+        Self { status: None, message, limit: false }
+    }
+
+    /// An error the provider (or the answer) gave, with its status.
+    #[must_use]
+    pub fn http(status: Option<u16>, message: String) -> Self {
+        Self { status, message, limit: false }
     }
 }
 
@@ -119,10 +130,10 @@ pub fn parse_result_line(line: &str) -> Option<ResultLine> {
         Some(err) => {
             let message = err.get("message").and_then(Value::as_str).unwrap_or("the batch line failed");
             let code = err.get("code").and_then(Value::as_str).map(|c| format!(" ({c})")).unwrap_or_default();
-            Err(BatchError { status, message: format!("{message}{code}") })
+            Err(BatchError::http(status, format!("{message}{code}")))
         }
         None if status.is_some_and(|s| (200..300).contains(&s)) => Ok(body),
-        None => Err(BatchError { status, message: super::wire::error_from_value(status, &body).message }),
+        None => Err(BatchError::http(status, super::wire::error_from_value(status, &body).message)),
     };
     Some(ResultLine { custom_id, outcome })
 }
@@ -235,31 +246,29 @@ impl BatchClient {
         Ok(BatchInfo::from_json(&v))
     }
 
-    /// Streams a file's content to `dest`; returns the bytes written.
+    /// A result file's lines as they stream, each within `batch_line_bytes`, all within
+    /// `batch_file_bytes`.
     ///
     /// # Errors
-    /// The request fails, or `dest` cannot be written.
-    pub async fn download(&self, file_id: &str, dest: &Path) -> Result<u64, BatchError> {
+    /// The request fails, or the provider refuses it.
+    pub async fn lines(&self, file_id: &str) -> Result<BodyLines, BatchError> {
         let req = self.ep.prepare(self.http.get(self.ep.url(&format!("files/{file_id}/content"))));
         let resp =
             req.send().await.map_err(|e| BatchError::local(super::errors::describe_reqwest(&e, &self.ep.base_url)))?;
         let status = resp.status().as_u16();
         if !(200..300).contains(&status) {
             let headers = resp.headers().clone();
-            let body = resp.bytes().await.unwrap_or_default();
+            let body = read::body(resp, self.budget()).await.unwrap_or_default();
             return Err(refused(status, &headers, &body));
         }
-        let local = |e: std::io::Error| BatchError::local(format!("{}: {e}", dest.display()));
-        let mut out = tokio::io::BufWriter::new(tokio::fs::File::create(dest).await.map_err(local)?);
-        let mut written = 0u64;
-        let mut body = resp.bytes_stream();
-        while let Some(chunk) = body.next().await {
-            let chunk = chunk.map_err(|e| BatchError::local(format!("the download of {file_id} broke off: {e}")))?;
-            out.write_all(&chunk).await.map_err(local)?;
-            written += chunk.len() as u64;
-        }
-        out.flush().await.map_err(local)?;
-        Ok(written)
+        let l = self.ep.limits;
+        let line = Budget::profile("batch_line_bytes", l.batch_line_bytes);
+        Ok(BodyLines::new(resp, line, Budget::profile("batch_file_bytes", l.batch_file_bytes)))
+    }
+
+    /// What one JSON answer of the batch API may hold.
+    fn budget(&self) -> Budget {
+        Budget::profile("batch_body_bytes", self.ep.limits.batch_body_bytes)
     }
 
     /// Sends a request with the endpoint's key, headers and query; the JSON answer or the
@@ -270,20 +279,21 @@ impl BatchClient {
             req.send().await.map_err(|e| BatchError::local(super::errors::describe_reqwest(&e, &self.ep.base_url)))?;
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();
-        let body = resp.bytes().await.map_err(|e| BatchError::local(e.to_string()))?;
+        let body = read::body(resp, self.budget()).await.map_err(|e| BatchError {
+            status: Some(status),
+            limit: matches!(e, read::ReadError::Over(_)),
+            message: e.about("the batch API's answer"),
+        })?;
         if !(200..300).contains(&status) {
             return Err(refused(status, &headers, &body));
         }
         serde_json::from_slice(&body)
-            .map_err(|e| BatchError { status: Some(status), message: format!("the answer is not JSON: {e}") })
+            .map_err(|e| BatchError::http(Some(status), format!("the answer is not JSON: {e}")))
     }
 }
 
 fn refused(status: u16, headers: &reqwest::header::HeaderMap, body: &[u8]) -> BatchError {
-    BatchError {
-        status: Some(status),
-        message: format!("HTTP {status}: {}", error_from_response(status, headers, body).message),
-    }
+    BatchError::http(Some(status), format!("HTTP {status}: {}", error_from_response(status, headers, body).message))
 }
 
 fn no_field(field: &str, what: &str) -> BatchError {

@@ -224,6 +224,7 @@ pub(super) fn try_map(mapper: &mut ChatMapper, data: &str, out: &mut Vec<StreamE
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests read what they wrote
 mod tests {
     use super::*;
 

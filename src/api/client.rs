@@ -210,7 +210,7 @@ pub async fn run_serialized(
             break resp;
         }
         let headers = resp.headers().clone();
-        let body_bytes = read_capped(resp, 1 << 20).await;
+        let body_bytes = crate::sys::read::body_head(resp, 1 << 20, Duration::from_secs(30)).await;
         let err = error_from_response(status, &headers, &body_bytes);
         match decide_retry(status, &headers, &err, attempt, ep.max_retries, ep.max_retry_wait) {
             RetryDecision::RetryAfter(wait) => {
@@ -393,44 +393,57 @@ async fn read_body(
         }
     }
     if mode == Some(false) || (mode.is_none() && !stream) {
-        let now = ms();
-        let frames =
-            vec![Frame { at_ms: now, event: "json".into(), data: String::from_utf8_lossy(&json_buf).into_owned() }];
-        if json_deeper_than(&json_buf, limits.json_depth) {
-            let what = "the response body is nested too deeply";
-            let _ = tx.send(failed("limit", Limits::reached("json_depth", what, limits.json_depth)));
-            return;
-        }
-        let events = match serde_json::from_slice::<Value>(&json_buf) {
-            Ok(v)
-                if v.get("error").is_some_and(|e| !e.is_null())
-                    && v.get("choices").is_none()
-                    && v.get("output").is_none() =>
-            {
-                let err = super::wire::error_from_value(None, &v);
-                vec![StreamEvent::Error(Box::new(err)), StreamEvent::End]
-            }
-            Ok(v) => {
-                let mut events = super::map_full_response(api, &v);
-                if let Some(message) = budget.admit(&mut events, 0) {
-                    let _ = tx.send(WireEvent::Chunk { frames, frames_skipped: 0, events, at_ms: now });
-                    let _ = tx.send(failed("limit", message));
-                    return;
-                }
-                events
-            }
-            Err(e) => vec![StreamEvent::Malformed {
-                data: String::from_utf8_lossy(&json_buf).chars().take(200).collect(),
-                reason: e.to_string(),
-            }],
-        };
-        if tx.send(WireEvent::Chunk { frames, frames_skipped: 0, events, at_ms: now }).is_err() {
+        if !whole_json(&json_buf, api, limits, &mut budget, tx, ms) {
             return;
         }
     } else if !flush(&mut decoder, &mut mapper, &mut budget, &mut frame_bytes, tx, ms) {
         return;
     }
     let _ = tx.send(WireEvent::Closed { at_ms: ms() });
+}
+
+/// A non-streamed body, read whole within `body_bytes` by `read_body`: checked for depth,
+/// mapped to events and sent as one chunk. Returns false when it passed a limit or the
+/// receiver is gone (nothing more is to be sent).
+fn whole_json(
+    json_buf: &[u8],
+    api: Api,
+    limits: Limits,
+    budget: &mut ReplyBudget,
+    tx: &Out<'_>,
+    ms: &impl Fn() -> u64,
+) -> bool {
+    let now = ms();
+    let frames = vec![Frame { at_ms: now, event: "json".into(), data: String::from_utf8_lossy(json_buf).into_owned() }];
+    if json_deeper_than(json_buf, limits.json_depth) {
+        let what = "the response body is nested too deeply";
+        let _ = tx.send(failed("limit", Limits::reached("json_depth", what, limits.json_depth)));
+        return false;
+    }
+    let events = match serde_json::from_slice::<Value>(json_buf) {
+        Ok(v)
+            if v.get("error").is_some_and(|e| !e.is_null())
+                && v.get("choices").is_none()
+                && v.get("output").is_none() =>
+        {
+            let err = super::wire::error_from_value(None, &v);
+            vec![StreamEvent::Error(Box::new(err)), StreamEvent::End]
+        }
+        Ok(v) => {
+            let mut events = super::map_full_response(api, &v);
+            if let Some(message) = budget.admit(&mut events, 0) {
+                let _ = tx.send(WireEvent::Chunk { frames, frames_skipped: 0, events, at_ms: now });
+                let _ = tx.send(failed("limit", message));
+                return false;
+            }
+            events
+        }
+        Err(e) => vec![StreamEvent::Malformed {
+            data: String::from_utf8_lossy(json_buf).chars().take(200).collect(),
+            reason: e.to_string(),
+        }],
+    };
+    tx.send(WireEvent::Chunk { frames, frames_skipped: 0, events, at_ms: now }).is_ok()
 }
 
 /// The raw frames of one read: those within the reply's frame budget are built, the rest only
@@ -485,19 +498,6 @@ fn flush(
         return false;
     }
     true
-}
-
-async fn read_capped(resp: reqwest::Response, cap: usize) -> Vec<u8> {
-    let mut out = Vec::new();
-    let mut s = resp.bytes_stream();
-    while let Ok(Some(Ok(b))) = tokio::time::timeout(Duration::from_secs(30), s.next()).await {
-        out.extend_from_slice(&b);
-        if out.len() >= cap {
-            out.truncate(cap);
-            break;
-        }
-    }
-    out
 }
 
 fn is_sensitive_header(name: &str) -> bool {

@@ -57,6 +57,13 @@ pub struct Limits {
     pub images_per_reply: usize,
     /// Bytes of those images (as base64) kept in one reply; past it, as for the count.
     pub item_payload_bytes: usize,
+    /// The JSON answers of the batch API (`GET /batches/ID`, creating, cancelling, uploading).
+    pub batch_body_bytes: usize,
+    /// One line of a batch's output or error file (one request's answer); a longer line is
+    /// refused and its cell stored failed, the other lines are read.
+    pub batch_line_bytes: usize,
+    /// All of one batch output or error file, as it streams (it is never written to disk).
+    pub batch_file_bytes: usize,
 }
 
 impl Default for Limits {
@@ -75,6 +82,9 @@ impl Default for Limits {
             model_list_entries: 100_000,
             images_per_reply: 16,
             item_payload_bytes: 64 * MIB,
+            batch_body_bytes: 4 * MIB,
+            batch_line_bytes: 64 * MIB,
+            batch_file_bytes: 2048 * MIB,
         }
     }
 }
@@ -82,20 +92,20 @@ impl Default for Limits {
 impl Limits {
     /// The words for a limit that was reached: what, which limit, how to raise it.
     #[must_use]
-    pub fn reached(name: &str, what: &str, value: usize) -> String {
-        format!(
-            "{what}: past the limit {name} = {value}; palaver stopped there and kept what came before \
-             (raise it in the provider's profile in config.toml: limits = {{ {name} = … }})"
-        )
+    pub fn reached(name: &'static str, what: &str, value: usize) -> String {
+        crate::sys::read::reached(name, what, value)
     }
 
     /// The words for a body refused whole at a limit (nothing of it is kept).
     #[must_use]
-    pub fn refused(name: &str, what: &str, value: usize) -> String {
-        format!(
-            "{what}: past the limit {name} = {value}; palaver stopped reading it and kept none of it \
-             (raise it in the provider's profile in config.toml: limits = {{ {name} = … }})"
-        )
+    pub fn refused(name: &'static str, what: &str, value: usize) -> String {
+        crate::sys::read::refused(name, what, value)
+    }
+
+    /// A limit as a budget for `sys::read`.
+    #[must_use]
+    pub fn budget(name: &'static str, value: usize) -> crate::sys::read::Budget {
+        crate::sys::read::Budget::profile(name, value)
     }
 }
 

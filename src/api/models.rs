@@ -16,18 +16,12 @@ pub async fn list(ep: &Endpoint) -> Result<Vec<String>, String> {
     let http = super::client::endpoint_client(ep).map_err(|e| e.to_string())?;
     let req = ep.prepare(http.get(ep.url("models")).timeout(ep.timeouts.first_byte));
     // The chat's own wording ("could not connect to …"), without a password of the URL.
-    let mut resp = req.send().await.map_err(|e| super::errors::describe_reqwest(&e, &ep.base_url))?;
+    let resp = req.send().await.map_err(|e| super::errors::describe_reqwest(&e, &ep.base_url))?;
     let status = resp.status().as_u16();
     let headers = resp.headers().clone();
-    let max = ep.limits.model_list_bytes;
-    let mut bytes = Vec::new();
+    let budget = Limits::budget("model_list_bytes", ep.limits.model_list_bytes);
     // Chunk by chunk, so a body that never ends costs at most the limit (and one chunk).
-    while let Some(chunk) = resp.chunk().await.map_err(|e| e.to_string())? {
-        if bytes.len() + chunk.len() > max {
-            return Err(Limits::refused("model_list_bytes", "the model list is too large", max));
-        }
-        bytes.extend_from_slice(&chunk);
-    }
+    let bytes = crate::sys::read::body(resp, budget).await.map_err(|e| e.about("the model list is too large"))?;
     if !(200..300).contains(&status) {
         let err = error_from_response(status, &headers, &bytes);
         return Err(format!("HTTP {status}: {}", err.message));

@@ -5,13 +5,12 @@
 use super::args::CatalogueAction;
 use super::exit::{EXIT_OK, EXIT_PROVIDER, EXIT_USAGE};
 use crate::config::catalogue::{self, Catalogue, Origin};
+use crate::config::catalogue_index;
 use crate::config::{Config, ModelFacts, Paths, presets};
+use crate::sys::read;
 use crate::text::fmt::thousands;
 use crate::text::sanitize::sanitize;
 use serde_json::json;
-
-/// The largest catalogue `update` takes (LiteLLM's whole JSON is a few MB).
-const MAX_BYTES: usize = 64 * 1024 * 1024;
 
 /// Runs `palaver catalogue …`.
 pub async fn run(action: &CatalogueAction, json: bool, cfg: &Config, paths: &Paths) -> u8 {
@@ -123,60 +122,56 @@ async fn update(source: &str, paths: &Paths) -> u8 {
     let text = match text {
         Ok(t) => t,
         Err(e) => {
-            say!("{e}");
+            say!("{e}; nothing was written");
             return if is_url { EXIT_PROVIDER } else { EXIT_USAGE };
         }
     };
-    let dest = paths.data_dir.join(catalogue::FILE_NAME);
-    let (text, cat) = match convert(&text, source) {
-        Ok(t) => t,
+    let dest = paths.data_dir.join(catalogue_index::FILE_NAME);
+    let written = convert(&text, source).and_then(|text| {
+        std::fs::create_dir_all(&paths.data_dir).map_err(|e| format!("cannot write {}: {e}", dest.display()))?;
+        catalogue_index::write(&text, &dest)
+    });
+    let facts = match written {
+        Ok(f) => f,
         Err(e) => {
             say!("{} is not a catalogue palaver reads: {e}; nothing was written", sanitize(source));
             return EXIT_USAGE;
         }
     };
-    let tmp = dest.with_extension("tsv.tmp");
-    let written = std::fs::create_dir_all(&paths.data_dir)
-        .and_then(|()| std::fs::write(&tmp, &text))
-        .and_then(|()| std::fs::rename(&tmp, &dest));
-    if let Err(e) = written {
-        say!("cannot write {}: {e}", dest.display());
-        return EXIT_USAGE;
-    }
+    // A copy an older palaver wrote would be read if the index went: it goes now.
+    let _ = std::fs::remove_file(paths.data_dir.join(catalogue::FILE_NAME));
     outln!(
         "wrote {} ({} models, {}, {}); it wins over the built-in catalogue (remove it to go back)",
         dest.display(),
-        thousands(cat.len() as u64),
-        cat.source,
-        cat.date
+        thousands(facts.models as u64),
+        facts.source,
+        facts.date
     );
     EXIT_OK
 }
 
-/// The catalogue text to write for what `source` held: palaver's format as it is, LiteLLM's
-/// JSON converted; checked by parsing it.
-fn convert(text: &str, source: &str) -> Result<(String, Catalogue), String> {
-    let text = if text.starts_with(catalogue::MAGIC) {
-        text.to_owned()
+/// The catalogue text for what `source` held: palaver's format as it is, LiteLLM's JSON
+/// converted (its lines are checked as the index is written).
+fn convert<'a>(text: &'a str, source: &str) -> Result<std::borrow::Cow<'a, str>, String> {
+    if text.starts_with(catalogue::MAGIC) {
+        Ok(text.into())
     } else if text.trim_start().starts_with('{') {
         let date = today();
-        crate::config::catalogue_import::from_litellm(text, &format!("LiteLLM JSON from {source}"), &date)?
+        crate::config::catalogue_import::from_litellm(text, &format!("LiteLLM JSON from {source}"), &date)
+            .map(Into::into)
     } else {
-        return Err(format!(
+        Err(format!(
             "expected palaver's catalogue format (first line `{}`) or LiteLLM's model_prices_and_context_window.json",
             catalogue::MAGIC
-        ));
-    };
-    let cat = Catalogue::parse(&text, Origin::BuiltIn)?;
-    Ok((text, cat))
+        ))
+    }
 }
 
+/// A catalogue file, whole: only a regular file (a FIFO or `/dev/zero` is refused at once),
+/// within `catalogue_bytes`.
 fn read(path: &str) -> Result<String, String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", sanitize(path)))?;
-    if meta.len() > MAX_BYTES as u64 {
-        return Err(format!("{} is larger than {} MB", sanitize(path), MAX_BYTES >> 20));
-    }
-    std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", sanitize(path)))
+    read::file_string(std::path::Path::new(path), catalogue::BUDGET)
+        .map_err(|e| e.about(&format!("cannot read {}", sanitize(path))))
 }
 
 async fn fetch(url: &str) -> Result<String, String> {
@@ -190,15 +185,8 @@ async fn fetch(url: &str) -> Result<String, String> {
     if !resp.status().is_success() {
         return Err(fail(&resp.status()));
     }
-    let mut body = Vec::new();
-    let mut stream = resp.bytes_stream();
-    use futures_util::StreamExt as _;
-    while let Some(chunk) = stream.next().await {
-        body.extend_from_slice(&chunk.map_err(|e| fail(&e))?);
-        if body.len() > MAX_BYTES {
-            return Err(fail(&format!("larger than {} MB", MAX_BYTES >> 20)));
-        }
-    }
+    let body =
+        read::body(resp, catalogue::BUDGET).await.map_err(|e| e.about(&format!("cannot fetch {}", sanitize(url))))?;
     String::from_utf8(body).map_err(|_| fail(&"not UTF-8 text"))
 }
 
@@ -329,14 +317,14 @@ mod tests {
 
     #[test]
     fn update_takes_palaver_format_or_litellm_json_and_refuses_others() {
+        let parsed = |text: std::borrow::Cow<'_, str>| Catalogue::parse(&text, Origin::BuiltIn).unwrap();
         let ours = format!("{}\tsource=s\tdate=d\na/m\t10\n", catalogue::MAGIC);
-        assert_eq!(convert(&ours, "f").unwrap().1.len(), 1);
+        assert_eq!(parsed(convert(&ours, "f").unwrap()).len(), 1);
         let lite = r#"{"m": {"litellm_provider": "openai", "mode": "chat", "max_input_tokens": 5}}"#;
-        let (text, cat) = convert(lite, "u").unwrap();
+        let text = convert(lite, "u").unwrap();
         assert!(text.contains("LiteLLM JSON from u"), "{text}");
-        assert_eq!(cat.lookup("m").unwrap().context_window, Some(5));
+        assert_eq!(parsed(text).lookup("m").unwrap().context_window, Some(5));
         assert!(convert("<html>", "u").unwrap_err().contains("expected palaver's catalogue format"));
-        assert!(convert(&format!("{}\nbroken\n", catalogue::MAGIC), "f").is_err());
         assert_eq!(today().len(), 10);
     }
 }

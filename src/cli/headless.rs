@@ -520,10 +520,10 @@ fn out_of_compaction(t: &Target, rec: &mut Recorder, printer: &mut Printer, fail
 
 /// `palaver replay FILE`: feeds a recorded body through the engine and prints as `-p` does.
 pub fn replay(g: &Global, cfg: &crate::config::Config, file: &std::path::Path, api: Option<Api>) -> u8 {
-    let body = match std::fs::read(file) {
+    let body = match crate::sys::read::file_bytes(file, crate::sys::read::INPUT_FILE) {
         Ok(b) => b,
         Err(e) => {
-            say!("cannot read {}: {e}", file.display());
+            say!("{}", e.about(&format!("cannot read {}", file.display())));
             return EXIT_USAGE;
         }
     };

@@ -9,7 +9,6 @@ use crate::store::import::{Document, MAX_FILE_BYTES, parse};
 use crate::store::{Imported, StoreError, StoreHandle, StoreOptions};
 use crate::ui::sanitize::sanitize;
 use serde_json::json;
-use std::io::Read;
 use std::path::Path;
 
 /// At most this much of a refusal's reason is printed (it may quote the file).
@@ -17,14 +16,13 @@ const REASON_CHARS: usize = 400;
 
 /// Reads `file` (`-`: stdin), at most [`MAX_FILE_BYTES`].
 fn read(file: &Path) -> Result<String, String> {
-    let mut bytes = Vec::new();
-    let limit = MAX_FILE_BYTES + 1;
-    let got = if file == Path::new("-") {
-        std::io::stdin().lock().take(limit).read_to_end(&mut bytes)
+    let limit = usize::try_from(MAX_FILE_BYTES + 1).unwrap_or(usize::MAX);
+    let bytes = if file == Path::new("-") {
+        crate::sys::read::head(std::io::stdin().lock(), limit).map_err(crate::sys::read::ReadError::Io)
     } else {
-        std::fs::File::open(file).and_then(|f| f.take(limit).read_to_end(&mut bytes))
+        crate::sys::read::open_regular(file).and_then(|f| Ok(crate::sys::read::head(f, limit)?))
     };
-    got.map_err(|e| format!("cannot read it: {e}"))?;
+    let bytes = bytes.map_err(|e| format!("cannot read it: {e}"))?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
         return Err(format!("it is larger than {} MB, the most an import reads", MAX_FILE_BYTES >> 20));
     }

@@ -72,6 +72,7 @@ fn listen() {
             if count >= 2 || !ARMED.load(Ordering::SeqCst) {
                 crate::tools::process::kill_all();
                 crate::config::provider::kill_key_cmds();
+                crate::sys::temp::remove_all();
                 eprintln!("\npalaver: interrupted");
                 std::process::exit(i32::from(super::exit::EXIT_INTERRUPTED));
             }

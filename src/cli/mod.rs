@@ -69,7 +69,7 @@ pub mod wrap_stream;
 
 use args::{ApiArg, Cli, Command};
 use exit::{EXIT_OK, EXIT_PROVIDER, EXIT_USAGE};
-use std::io::{IsTerminal, Read};
+use std::io::IsTerminal;
 
 /// Runs the CLI; returns the process exit status.
 pub async fn run(cli: Cli) -> u8 {
@@ -167,7 +167,14 @@ pub async fn run(cli: Cli) -> u8 {
                 let settings = headless::settings(g, first);
                 return crate::interactive::run_compare(targets, cfg, paths, settings).await;
             }
-            let stdin = if std::io::stdin().is_terminal() { None } else { read_stdin() };
+            let stdin = if std::io::stdin().is_terminal() {
+                None
+            } else {
+                match read_stdin() {
+                    Ok(s) => s,
+                    Err(code) => return code,
+                }
+            };
             if g.prompt.is_none() && stdin.is_none() {
                 return usage(
                     "nothing to compare: give -p PROMPT or pipe text on stdin (in a terminal, compare opens the interactive screen)",
@@ -214,7 +221,10 @@ pub async fn run(cli: Cli) -> u8 {
             // `-a -` takes stdin's bytes as an attachment; otherwise piped text joins the prompt.
             let stdin_attached = g.attach.iter().any(|a| a == "-");
             let piped = !std::io::stdin().is_terminal();
-            let stdin = if piped && !stdin_attached { read_stdin() } else { None };
+            let stdin = match (piped && !stdin_attached).then(read_stdin).transpose() {
+                Ok(s) => s.flatten(),
+                Err(code) => return code,
+            };
             if g.prompt.is_none() && stdin.is_none() && g.attach.is_empty() {
                 say!("nothing to send: give -p PROMPT or pipe text on stdin");
                 return EXIT_USAGE;
@@ -288,20 +298,20 @@ fn usage(msg: &str) -> u8 {
     EXIT_USAGE
 }
 
-fn read_stdin() -> Option<String> {
-    let mut s = String::new();
-    match std::io::stdin().read_to_string(&mut s) {
-        Ok(_) if !s.is_empty() => Some(s),
-        _ => None,
+/// Piped text for the prompt, within `input_file_bytes`; past it, the usage error (nothing is
+/// sent).
+fn read_stdin() -> Result<Option<String>, u8> {
+    use crate::sys::read::{INPUT_FILE, ReadError, capped_string};
+    match capped_string(std::io::stdin().lock(), INPUT_FILE) {
+        Ok(s) => Ok(Some(s).filter(|s| !s.is_empty())),
+        Err(e @ ReadError::Over(_)) => Err(usage(&format!("{}; nothing was sent", e.about("the text piped on stdin")))),
+        Err(_) => Ok(None),
     }
 }
 
 fn read_stdin_bytes(limit: u64) -> Option<Vec<u8>> {
-    let mut b = Vec::new();
-    match std::io::stdin().take(limit).read_to_end(&mut b) {
-        Ok(_) if !b.is_empty() => Some(b),
-        _ => None,
-    }
+    let b = crate::sys::read::head(std::io::stdin().lock(), usize::try_from(limit).unwrap_or(usize::MAX)).ok()?;
+    Some(b).filter(|b| !b.is_empty())
 }
 
 async fn serve_demo(addr: &str) -> u8 {

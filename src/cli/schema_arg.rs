@@ -20,7 +20,8 @@ pub fn resolve(spec: &str) -> Result<Structured, String> {
     let path =
         if Path::new(trimmed).is_file() { Path::new(trimmed) } else { saved.as_deref().unwrap_or(Path::new(trimmed)) };
     if !trimmed.contains(',') && path.is_file() {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("--schema: cannot read {trimmed}: {e}"))?;
+        let text = crate::sys::read::file_string(path, crate::sys::read::INPUT_FILE)
+            .map_err(|e| e.about(&format!("--schema: cannot read {trimmed}")))?;
         let stem = path.file_stem().and_then(|s| s.to_str());
         let trimmed = path.to_str().unwrap_or(trimmed);
         let mut s = Structured::from_text(&text, stem).map_err(|e| format!("--schema {trimmed}: {e}"))?;

@@ -6,6 +6,7 @@ use super::args::SchemasAction;
 use super::exit::{EXIT_OK, EXIT_USAGE};
 use crate::config::Paths;
 use crate::engine::structured::Structured;
+use crate::sys::read;
 use std::path::PathBuf;
 
 /// Where saved schemas live.
@@ -53,13 +54,15 @@ pub fn run(action: Option<&SchemasAction>, paths: &Paths) -> u8 {
                 }
             }
         }
-        Some(SchemasAction::Show { name }) => match saved(paths, name).map(std::fs::read_to_string) {
-            Some(Ok(text)) => {
-                outln!("{}", text.trim_end());
-                EXIT_OK
+        Some(SchemasAction::Show { name }) => {
+            match saved(paths, name).map(|p| read::file_string(&p, read::CONFIG_FILE)) {
+                Some(Ok(text)) => {
+                    outln!("{}", text.trim_end());
+                    EXIT_OK
+                }
+                _ => missing(paths, name),
             }
-            _ => missing(paths, name),
-        },
+        }
         Some(SchemasAction::Rm { name }) => match saved(paths, name).map(std::fs::remove_file) {
             Some(Ok(())) => {
                 outln!("removed {name}");
@@ -91,7 +94,8 @@ fn list(paths: &Paths) -> u8 {
         return EXIT_OK;
     }
     for name in names {
-        let text = std::fs::read_to_string(dir(paths).join(format!("{name}.json"))).unwrap_or_default();
+        let file = dir(paths).join(format!("{name}.json"));
+        let text = read::file_string(&file, read::CONFIG_FILE).unwrap_or_default();
         let about = match Structured::from_text(&text, Some(&name)) {
             Ok(s) => fields(&s),
             Err(e) => format!("does not load: {e}"),

@@ -1,19 +1,28 @@
 //! The model catalogue: what palaver knows about models that providers do not tell (context
 //! window, max output, prices, input kinds, abilities). Built into the binary from
 //! `assets/catalogue/models.tsv` (see `assets/catalogue/SOURCE.md`); a copy the user wrote with
-//! `palaver catalogue update` in the data directory wins over it. Parsed once, on first use,
-//! into a map, so a lookup is one hash probe (a few, for ids written another way).
+//! `palaver catalogue update` in the data directory wins over it. The built-in is parsed once,
+//! on first use, into a map, so a lookup is one hash probe (a few, for ids written another way);
+//! the user's copy is an index written at `update` (`catalogue_index`), so a run never parses
+//! it: a lookup is a few probes into that file, whatever the copy's size.
 //! How it merges with the user's `[models."…"]` is `Config::model_facts`'s business.
 
+use super::catalogue_index::{self, Index};
+use crate::sys::read::Budget;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+
+/// The largest catalogue `update` takes, and the largest copy of an older palaver read
+/// (LiteLLM's whole JSON is a few MB).
+pub const BUDGET: Budget = Budget::fixed("catalogue_bytes", 64 * 1024 * 1024);
 
 /// The catalogue as built into the binary.
 pub const BUILT_IN: &str = include_str!("../../assets/catalogue/models.tsv");
 /// The first word of a catalogue file, so a wrong file is told apart from a broken one.
 pub const MAGIC: &str = "#palaver-catalogue 1";
-/// The name of the user's copy in the data directory.
+/// The name of the user's copy in the data directory as palaver before the index wrote it
+/// (still read when there is no index; `update` replaces it with one).
 pub const FILE_NAME: &str = "catalogue.tsv";
 
 /// Prices in dollars per million tokens, as the catalogue states them.
@@ -58,12 +67,16 @@ pub enum Origin {
     DataDir(PathBuf),
 }
 
-/// A parsed catalogue.
-#[derive(Debug, Clone)]
+/// A catalogue: parsed (the built-in), or an index on disk (the user's copy).
+#[derive(Debug)]
 pub struct Catalogue {
-    pub entries: Vec<Entry>,
+    entries: Vec<Entry>,
     /// Every `provider/id`, and each bare id for the first provider that has it.
     index: HashMap<String, usize>,
+    /// The user's copy, when it is an index: `entries` is then empty.
+    disk: Option<Index>,
+    /// How many models it lists.
+    models: usize,
     /// What the header says it was made from (`LiteLLM 1.110.2 (MIT)`).
     pub source: String,
     /// The date the header gives.
@@ -78,19 +91,7 @@ impl Catalogue {
     /// A missing header, or a line whose numbers or abilities do not read, named by its number.
     pub fn parse(text: &str, origin: Origin) -> Result<Self, String> {
         let mut lines = text.lines();
-        let header = lines.next().unwrap_or_default();
-        let mut fields = header.split('\t');
-        if fields.next() != Some(MAGIC) {
-            return Err(format!("not a palaver catalogue: the first line should start with `{MAGIC}`"));
-        }
-        let (mut source, mut date) = (String::new(), String::new());
-        for f in fields {
-            match f.split_once('=') {
-                Some(("source", v)) => v.clone_into(&mut source),
-                Some(("date", v)) => v.clone_into(&mut date),
-                _ => {}
-            }
-        }
+        let (source, date) = parse_header(lines.next().unwrap_or_default())?;
         // Sized once: a line a model, each under two keys (parsing is what a run's first lookup waits for).
         let lines_hint = text.len() / 64;
         let mut entries = Vec::with_capacity(lines_hint);
@@ -113,7 +114,24 @@ impl Catalogue {
         if entries.is_empty() {
             return Err("the catalogue lists no model".into());
         }
-        Ok(Self { entries, index, source, date, origin })
+        Ok(Self { models: entries.len(), entries, index, disk: None, source, date, origin })
+    }
+
+    /// The user's copy as an index written by `update` (see `catalogue_index`).
+    ///
+    /// # Errors
+    /// The file is missing or not an index.
+    pub fn open_index(path: &Path) -> Result<Self, String> {
+        let (ix, facts) = Index::open(path)?;
+        Ok(Self {
+            entries: Vec::new(),
+            index: HashMap::new(),
+            disk: Some(ix),
+            models: facts.models,
+            source: facts.source,
+            date: facts.date,
+            origin: Origin::DataDir(path.to_path_buf()),
+        })
     }
 
     /// The entry for `model` as users write it: a router's `maker/id` whose maker the
@@ -121,9 +139,12 @@ impl Catalogue {
     /// the same id), then exact (`gpt-4o-mini`, `openai/gpt-4o-mini`) in any case, then the id
     /// after the last `/`, without a `:variant` tag.
     #[must_use]
-    pub fn lookup(&self, model: &str) -> Option<&Entry> {
+    pub fn lookup(&self, model: &str) -> Option<Entry> {
         let m = model.trim().to_ascii_lowercase();
-        let probe = |k: &str| self.index.get(k).map(|i| &self.entries[*i]);
+        let probe = |k: &str| match &self.disk {
+            Some(ix) => ix.get(k),
+            None => self.index.get(k).map(|i| self.entries[*i].clone()),
+        };
         let untagged = m.split_once(':').map_or(m.as_str(), |(a, _)| a);
         if let Some((maker, id)) = untagged.split_once('/') {
             let alias = match maker {
@@ -146,13 +167,13 @@ impl Catalogue {
     /// How many models it lists.
     #[must_use]
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.models
     }
 
     /// Whether it lists none (never, once parsed).
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.models == 0
     }
 
     /// One line for messages: where it came from, its source and date.
@@ -166,7 +187,24 @@ impl Catalogue {
     }
 }
 
-fn parse_line(line: &str) -> Result<Entry, String> {
+/// The header's source and date.
+pub(super) fn parse_header(header: &str) -> Result<(String, String), String> {
+    let mut fields = header.split('\t');
+    if fields.next() != Some(MAGIC) {
+        return Err(format!("not a palaver catalogue: the first line should start with `{MAGIC}`"));
+    }
+    let (mut source, mut date) = (String::new(), String::new());
+    for f in fields {
+        match f.split_once('=') {
+            Some(("source", v)) => v.clone_into(&mut source),
+            Some(("date", v)) => v.clone_into(&mut date),
+            _ => {}
+        }
+    }
+    Ok((source, date))
+}
+
+pub(super) fn parse_line(line: &str) -> Result<Entry, String> {
     let mut f = [""; 9];
     for (slot, field) in f.iter_mut().zip(line.split('\t')) {
         *slot = field;
@@ -224,12 +262,16 @@ fn abilities(s: &str) -> Result<Abilities, String> {
 
 static GLOBAL: OnceLock<Catalogue> = OnceLock::new();
 
-/// The catalogue in use: the user's copy in the data directory when there is a readable one,
-/// else the built-in. Parsed on first use; `preload` starts that off the caller's thread.
+/// The catalogue in use: the user's copy in the data directory when there is a readable one
+/// (its index; else a copy an older palaver wrote), else the built-in. Opened on first use;
+/// `preload` starts that off the caller's thread.
 pub fn global() -> &'static Catalogue {
     GLOBAL.get_or_init(|| {
-        let copy = super::Paths::from_env().data_dir.join(FILE_NAME);
-        load_copy(&copy).unwrap_or_else(built_in)
+        let dir = super::Paths::from_env().data_dir;
+        Catalogue::open_index(&dir.join(catalogue_index::FILE_NAME))
+            .ok()
+            .or_else(|| load_copy(&dir.join(FILE_NAME)))
+            .unwrap_or_else(built_in)
     })
 }
 
@@ -249,16 +291,18 @@ pub fn built_in() -> Catalogue {
     Catalogue::parse(BUILT_IN, Origin::BuiltIn).unwrap_or_else(|_| Catalogue {
         entries: Vec::new(),
         index: HashMap::new(),
+        disk: None,
+        models: 0,
         source: String::new(),
         date: String::new(),
         origin: Origin::BuiltIn,
     })
 }
 
-/// The user's copy at `path`, when it exists and parses (a broken copy is passed over: it was
-/// checked when written, and the built-in is better than nothing).
+/// The copy an older palaver wrote at `path`, when it exists and parses (a broken copy is
+/// passed over: it was checked when written, and the built-in is better than nothing).
 fn load_copy(path: &Path) -> Option<Catalogue> {
-    let text = std::fs::read_to_string(path).ok()?;
+    let text = crate::sys::read::file_string(path, BUDGET).ok()?;
     Catalogue::parse(&text, Origin::DataDir(path.to_path_buf())).ok()
 }
 
@@ -282,7 +326,7 @@ mod tests {
         assert_eq!(c.lookup("OpenAI/GPT-4o-mini:free").unwrap().key, "openai/gpt-4o-mini");
         assert_eq!(c.lookup("google/gemini-2.5-flash").unwrap().key, "gemini/gemini-2.5-flash");
         // A bare id is its maker's, not a host's copy.
-        assert_eq!(c.lookup("azure/gpt-4o-mini").map(|e| e.key.as_str()), Some("azure/gpt-4o-mini"));
+        assert_eq!(c.lookup("azure/gpt-4o-mini").map(|e| e.key), Some("azure/gpt-4o-mini".to_owned()));
         assert!(c.lookup("demo").is_none());
         assert!(c.lookup("no-such-model-anywhere").is_none());
     }

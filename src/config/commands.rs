@@ -210,7 +210,7 @@ fn read_dir(dir: &Path, source: CommandSource, notes: &mut Vec<String>) -> Vec<U
             Err(_) => continue,
             Ok(_) => {}
         }
-        match std::fs::read_to_string(&path) {
+        match crate::sys::read::file_string(&path, crate::sys::read::CONFIG_FILE) {
             Ok(text) => out.push(parse(&name, &text, source, path)),
             Err(err) => notes.push(format!("{}: {err}", path.display())),
         }

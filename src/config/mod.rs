@@ -5,6 +5,7 @@
 pub mod attachments;
 pub mod catalogue;
 pub mod catalogue_import;
+pub mod catalogue_index;
 pub mod check;
 pub mod commands;
 pub mod mcp_server;
@@ -200,15 +201,17 @@ impl Config {
     /// When the file exists but cannot be read or parsed.
     pub fn load(paths: &Paths) -> Result<Self, ConfigError> {
         let file = paths.config_file();
-        match std::fs::read_to_string(&file) {
+        use crate::sys::read::{CONFIG_FILE, ReadError, file_string};
+        match file_string(&file, CONFIG_FILE) {
             Ok(text) => {
                 let mut cfg = Self::parse(&text, &file)?;
                 cfg.warnings = check::unknown_keys(&text).iter().map(|u| format!("{}: {u}", file.display())).collect();
                 cfg.loaded_from = Some(file);
                 Ok(cfg)
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
-            Err(e) => Err(ConfigError::Read { path: file.display().to_string(), source: e }),
+            Err(ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
+            Err(ReadError::Io(e)) => Err(ConfigError::Read { path: file.display().to_string(), source: e }),
+            Err(e) => Err(ConfigError::Read { path: file.display().to_string(), source: std::io::Error::other(e) }),
         }
     }
 

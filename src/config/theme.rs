@@ -196,7 +196,8 @@ impl Theme {
         let mut theme = match user_file.as_deref().filter(|p| p.is_file()) {
             Some(path) => {
                 let label = path.display().to_string();
-                let src = std::fs::read_to_string(path).map_err(|e| format!("{label}: {e}"))?;
+                let src =
+                    crate::sys::read::file_string(path, crate::sys::read::CONFIG_FILE).map_err(|e| e.about(&label))?;
                 let parsed = parse(&src, &label)?;
                 let mut theme = builtin("dark")?;
                 theme.name = name.to_owned();

@@ -7,7 +7,18 @@
 //! to disk: memory does not grow with the batch.
 
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufWriter, Write};
+
+/// One line of an uploaded input file (one request), as the demo reads it.
+const LINE: crate::sys::read::Budget = crate::sys::read::Budget::fixed("batch_line_bytes", 64 * 1024 * 1024);
+
+/// The lines of an input file, each within [`LINE`], as text.
+fn input_lines(file: std::fs::File) -> impl Iterator<Item = std::io::Result<String>> {
+    crate::sys::read::lines(file, LINE).map(|l| {
+        let bytes = l.map_err(|e| std::io::Error::other(e.about("a line of the input file")))?;
+        String::from_utf8(bytes).map_err(|_| std::io::Error::other("a line of the input file is not UTF-8"))
+    })
+}
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -82,7 +93,7 @@ fn validate(input: &std::path::Path, endpoint: &str) -> Result<u64, Value> {
     let file = std::fs::File::open(input).map_err(|e| fail(0, "file_not_found", e.to_string(), None))?;
     let mut ids = HashSet::new();
     let mut n = 0;
-    for line in BufReader::new(file).lines() {
+    for line in input_lines(file) {
         let line = line.map_err(|e| fail(n + 1, "invalid_json_line", e.to_string(), None))?;
         if line.trim().is_empty() {
             continue;
@@ -178,7 +189,7 @@ fn answer_all(state: &DemoState, id: &str, window: Duration) -> std::io::Result<
     let total = batch.total.max(1);
     let mut stop = Stop::Done;
     let mut done = 0u64;
-    for line in BufReader::new(std::fs::File::open(input)?).lines() {
+    for line in input_lines(std::fs::File::open(input)?) {
         let line = line?;
         if line.trim().is_empty() {
             continue;

@@ -5,7 +5,6 @@
 
 use super::attachment::{AttachError, Attachment, too_large};
 use crate::config::attachments::AttachmentPolicy;
-use std::io::Read as _;
 use std::path::Path;
 
 /// Whether a spec names a URL.
@@ -57,15 +56,14 @@ pub fn load(spec: &str, stdin: Option<Vec<u8>>, policy: &AttachmentPolicy) -> Re
     let path = Path::new(spec);
     // Only a regular file, judged before opening: opening a FIFO blocks until a writer comes,
     // and a device may never end. The open is non-blocking and checked again.
-    let file =
-        crate::tools::regular::open_regular(path).map_err(|e| AttachError(format!("cannot attach {spec}: {e}")))?;
+    let file = crate::sys::read::open_regular(path).map_err(|e| AttachError(format!("cannot attach {spec}: {e}")))?;
     let meta = file.metadata().map_err(|e| AttachError(format!("cannot attach {spec}: {e}")))?;
     if meta.len() > limit {
         return Err(AttachError(too_large(spec, meta.len(), limit, "max_file_mb")));
     }
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
     // One more byte than the limit: a file that grew since `metadata` is still caught.
-    file.take(limit + 1).read_to_end(&mut bytes).map_err(|e| AttachError(format!("cannot attach {spec}: {e}")))?;
+    let bytes = crate::sys::read::head(file, usize::try_from(limit.saturating_add(1)).unwrap_or(usize::MAX))
+        .map_err(|e| AttachError(format!("cannot attach {spec}: {e}")))?;
     if bytes.len() as u64 > limit {
         return Err(AttachError(too_large(spec, bytes.len() as u64, limit, "max_file_mb")));
     }

@@ -103,6 +103,7 @@ pub fn saved_image_in(path: &str, data_dir: &std::path::Path) -> Option<std::pat
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests read what they wrote
 mod tests {
     use super::*;
 

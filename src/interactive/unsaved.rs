@@ -122,6 +122,7 @@ fn write(conv: &Unsaved, path: &str) -> std::io::Result<()> {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests read what they wrote
 mod tests {
     use super::*;
 

@@ -1,9 +1,12 @@
 //! `compare --prompts … --batch`: each model's missing cells go to its provider's batch API as
 //! one JSON Lines file (built on disk, a line at a time), the batch id is stored the moment the
 //! provider hands it out, the batches are polled with backoff, and their output and error files
-//! are downloaded to disk and read a line at a time into stored cells. `--resume` polls the
-//! stored batches again instead of sending their cells twice. Ctrl+C stops the polling only:
-//! the batches keep running at the provider.
+//! are read a line at a time as they stream into stored cells (never written to disk; a line
+//! past `batch_line_bytes` is refused and its cell stored failed, a file past
+//! `batch_file_bytes` ends the gathering there). `--resume` polls the stored batches again
+//! instead of sending their cells twice. Ctrl+C stops the polling (or the reading) only: the
+//! batches keep running at the provider. The input file is the one temporary file, removed on
+//! every exit path (`sys::temp`).
 //!
 //! One batch per model is in flight at a time and covers every cell of that model still
 //! missing; when it ends, cells it did not answer are stored as failed with why.
@@ -13,28 +16,12 @@ use super::scheduler::Shared;
 use crate::api::batch::{Backoff, BatchClient, BatchError, BatchInfo, endpoint_path, input_line};
 use crate::engine::target::Target;
 use crate::store::runs_batches::BatchRow;
+use crate::sys::read::ReadError;
+use crate::sys::temp::TempFile;
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// A file in the temporary folder, removed when dropped (batch files can be megabytes).
-struct TempFile(std::path::PathBuf);
-
-impl TempFile {
-    fn new(name: &str) -> Self {
-        // The process id keeps two palavers on one machine apart; names are palaver's own ids.
-        let safe: String =
-            name.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
-        Self(std::env::temp_dir().join(format!("palaver-{}-{safe}", std::process::id())))
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
 
 /// Rows stored between waits for the store's writer while a result file is read.
 const FLUSH_EVERY: usize = 512;
@@ -68,6 +55,8 @@ pub async fn run(job: Arc<Shared>, todo: &[(usize, usize)]) -> Ended {
     for b in job.store.batches(&job.run).unwrap_or_default().into_iter().filter(|b| !b.gathered) {
         active.insert(b.model_idx as usize, b);
     }
+    // Input files a palaver killed with kill -9 left behind.
+    crate::sys::temp::sweep("batch");
     let mut stop = job.stop.clone();
     let mut backoff = Backoff::new(Duration::from_millis(500), Duration::from_secs(30));
     let mut clients: BTreeMap<usize, BatchClient> = BTreeMap::new();
@@ -77,7 +66,12 @@ pub async fn run(job: Arc<Shared>, todo: &[(usize, usize)]) -> Ended {
                 continue;
             }
             let Some(client) = client(&job, &mut clients, m) else { continue };
-            match submit(&job, &client, m, cells).await {
+            // Ctrl+C (or SIGTERM, SIGHUP) during an upload drops it, and its input file with it.
+            let sent = tokio::select! {
+                sent = submit(&job, &client, m, cells) => sent,
+                () = stop.fired() => return Ended::Interrupted,
+            };
+            match sent {
                 Ok(row) => {
                     active.insert(m, row);
                 }
@@ -131,8 +125,8 @@ async fn submit(
     if cells.len() > MAX_LINES {
         return Err(format!("{} cells, and a batch takes at most {MAX_LINES}", cells.len()));
     }
-    let file = TempFile::new(&format!("{}-m{m}.jsonl", job.run));
-    let path = file.0.clone();
+    let file = TempFile::new("batch", &format!("{}-m{m}.jsonl", job.run));
+    let path = file.path().to_path_buf();
     let (j, list) = (job.clone(), cells.iter().copied().collect::<Vec<_>>());
     let written = tokio::task::spawn_blocking(move || write_lines(&j, m, &list, &path)).await;
     let unsent = match written {
@@ -146,7 +140,7 @@ async fn submit(
     }
     let t = &job.targets[m];
     let name = format!("{}-m{m}.jsonl", job.run);
-    let file_id = client.upload(&file.0, &name).await.map_err(|e| e.message)?;
+    let file_id = client.upload(file.path(), &name).await.map_err(|e| e.message)?;
     let metadata = serde_json::json!({"palaver_run": job.run, "model": t.model});
     let info = client.create(&file_id, endpoint_path(t.api, &t.endpoint), metadata).await.map_err(|e| e.message)?;
     let row = BatchRow {
@@ -210,6 +204,14 @@ async fn poll(job: &Arc<Shared>, client: &BatchClient, row: &mut BatchRow, pendi
             let _ = job.store.save_batch(&job.run, row);
             return true;
         }
+        Err(e) if e.limit => {
+            // Past a budget: asking again gets the same answer. The batch stays stored, its
+            // cells missing, for a --resume with the limit raised.
+            job.observer
+                .notice(&format!("batch {}: {e}; it is no longer polled (--resume polls it again)", row.batch_id));
+            pending.clear();
+            return true;
+        }
         Err(e) => {
             job.observer.notice(&format!("batch {}: {e} (polling again)", row.batch_id));
             return false;
@@ -240,8 +242,9 @@ async fn poll(job: &Arc<Shared>, client: &BatchClient, row: &mut BatchRow, pendi
     }
 }
 
-/// Downloads an ended batch's output and error files and stores a cell per line; cells it
-/// left unanswered are stored failed, saying how the batch ended.
+/// Reads an ended batch's output and error files and stores a cell per line; cells it left
+/// unanswered are stored failed, saying how the batch ended (and which budget a refused line or
+/// file passed).
 async fn gather(
     job: &Arc<Shared>,
     client: &BatchClient,
@@ -249,54 +252,69 @@ async fn gather(
     m: usize,
     pending: &mut BTreeSet<usize>,
 ) -> Result<(), String> {
-    let by_idx: BTreeMap<u32, usize> = pending.iter().map(|&p| (job.prompts[p].idx, p)).collect();
-    let mut stored = BTreeSet::new();
+    let mut refused = None;
     for file_id in [&info.output_file_id, &info.error_file_id].into_iter().flatten() {
-        let file = TempFile::new(&format!("{file_id}.jsonl"));
-        client.download(file_id, &file.0).await.map_err(|e| e.message)?;
-        let (j, map) = (job.clone(), by_idx.clone());
-        let path = file.0.clone();
-        let done = tokio::task::spawn_blocking(move || read_results(&j, m, &map, &path)).await;
-        stored.extend(done.map_err(|e| e.to_string())??);
+        let lines = client.lines(file_id).await.map_err(|e| e.message)?;
+        if let Some(why) = read_results(job, m, pending, lines, file_id).await? {
+            job.observer.notice(&format!("batch {}: {why}", info.id));
+            refused = Some(why);
+        }
     }
-    pending.retain(|p| !stored.contains(p));
-    let why = match &info.errors {
+    let mut why = match &info.errors {
         Some(errors) => format!("the batch {} failed: {errors}", info.id),
         None => format!("the batch {} ended {} without an answer for this cell", info.id, info.status),
     };
+    if let Some(r) = refused {
+        why.push_str(&format!(" ({r})"));
+    }
     for p in std::mem::take(pending) {
         store(job, batch_cells::failed_row(&facts(job, p, m), &why), p);
     }
     Ok(())
 }
 
-/// Reads a result file a line at a time, storing each line's cell once; returns the cells stored.
-fn read_results(
-    job: &Shared,
+/// Reads a result file a line at a time as it streams, storing each line's cell once and taking
+/// it out of `pending` (a broken download tried again stores only the rest). `Ok(Some(why))`:
+/// a line or the file passed its budget (the lines before, and after a refused line, are
+/// stored); `Err`: the download broke or Ctrl+C stopped it.
+async fn read_results(
+    job: &Arc<Shared>,
     m: usize,
-    by_idx: &BTreeMap<u32, usize>,
-    path: &std::path::Path,
-) -> Result<BTreeSet<usize>, String> {
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    let mut stored = BTreeSet::new();
-    for line in std::io::BufReader::new(file).lines() {
-        let line = line.map_err(|e| e.to_string())?;
-        let Some(result) = crate::api::batch::parse_result_line(&line) else { continue };
+    pending: &mut BTreeSet<usize>,
+    mut lines: crate::sys::read::BodyLines,
+    file_id: &str,
+) -> Result<Option<String>, String> {
+    let by_idx: BTreeMap<u32, usize> = pending.iter().map(|&p| (job.prompts[p].idx, p)).collect();
+    let (mut stop, mut stored, mut refused) = (job.stop.clone(), 0usize, None);
+    loop {
+        let line = tokio::select! {
+            line = lines.next() => line,
+            () = stop.fired() => return Err("stopped by Ctrl+C".into()),
+        };
+        let line = match line {
+            None => return Ok(refused),
+            Some(Ok(line)) => line,
+            Some(Err(ReadError::Io(e))) => return Err(format!("the download of {file_id} broke off: {e}")),
+            Some(Err(e @ ReadError::Over(b))) if b.name == "batch_line_bytes" => {
+                refused = Some(e.about(&format!("a line of {file_id}")));
+                continue;
+            }
+            Some(Err(e)) => return Ok(Some(e.about(&format!("{file_id} after {} bytes", lines.read())))),
+        };
+        let Some(result) = crate::api::batch::parse_result_line(&String::from_utf8_lossy(&line)) else { continue };
         let Some((idx, model)) = parse_cell_id(&result.custom_id) else { continue };
-        let Some(&p) = by_idx.get(&idx).filter(|_| model as usize == m) else { continue };
         // A line seen twice (a provider retrying) is stored once.
-        if !stored.insert(p) {
-            continue;
-        }
-        let row = batch_cells::row_of(&facts(job, p, m), result.outcome.as_ref());
-        store(job, row, p);
+        let Some(&p) = by_idx.get(&idx).filter(|p| model as usize == m && pending.contains(p)) else { continue };
+        pending.remove(&p);
+        store(job, batch_cells::row_of(&facts(job, p, m), result.outcome.as_ref()), p);
+        stored += 1;
         // The store's writer takes rows slower than a file is read: waiting for it now and
         // then keeps the rows queued for it (and so memory) bounded, whatever the batch's size.
-        if stored.len() % FLUSH_EVERY == 0 {
-            let _ = job.store.flush();
+        if stored % FLUSH_EVERY == 0 {
+            let j = job.clone();
+            let _ = tokio::task::spawn_blocking(move || j.store.flush()).await;
         }
     }
-    Ok(stored)
 }
 
 fn facts(job: &Shared, p: usize, m: usize) -> CellFacts<'_> {

@@ -195,7 +195,7 @@ mod tests {
         // 3 tokens in at $1/M and 2 out at $2/M, at half price.
         let cost = row.cost.unwrap();
         assert!((cost - 3.5e-6).abs() < 1e-12, "{cost}");
-        let err = BatchError { status: Some(400), message: "bad line".into() };
+        let err = BatchError::http(Some(400), "bad line".into());
         let failed = row_of(&facts, Err(&err));
         assert!(!failed.ok);
         assert_eq!(failed.error.as_ref().and_then(|e| e.get("message")), Some(&json!("bad line")));

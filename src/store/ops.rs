@@ -401,7 +401,9 @@ pub fn process_token() -> String {
 }
 
 fn start_time(pid: u32) -> Option<String> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // A process's stat line is a few hundred bytes; its name is at most 16.
+    let stat = std::fs::File::open(format!("/proc/{pid}/stat")).and_then(|f| crate::sys::read::head(f, 4096)).ok()?;
+    let stat = String::from_utf8_lossy(&stat);
     // Fields after the parenthesised name: state is the first, starttime the 20th. A zombie
     // (killed, not yet reaped) is as dead as a writer gets.
     let mut fields = stat.rsplit(')').next()?.split_whitespace();

@@ -37,16 +37,15 @@ fn required<'a>(args: &'a Map<String, Value>, key: &str) -> Result<&'a str, Stri
 }
 
 pub(super) fn read_file(reach: &Reach, args: &Map<String, Value>) -> Result<String, String> {
-    use std::io::Read;
     let raw = required(args, "path")?;
     let path = reach.guard(raw)?;
     let limit = args.get("max_bytes").and_then(Value::as_u64).unwrap_or(DEFAULT_READ_BYTES).min(MAX_READ_BYTES);
     // Only a regular file: a FIFO would block this thread (and keep palaver alive) until a
     // writer came, and a device might never end.
-    let file = super::regular::open_regular(&path).map_err(|e| format!("cannot read {raw}: {e}"))?;
+    let file = crate::sys::read::open_regular(&path).map_err(|e| format!("cannot read {raw}: {e}"))?;
     let size = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let mut buf = Vec::new();
-    file.take(limit).read_to_end(&mut buf).map_err(|e| format!("cannot read {raw}: {e}"))?;
+    let buf = crate::sys::read::head(file, usize::try_from(limit).unwrap_or(usize::MAX))
+        .map_err(|e| format!("cannot read {raw}: {e}"))?;
     let mut text = String::from_utf8_lossy(&buf).into_owned();
     if size > limit {
         text.push_str(&format!("\n[truncated: showed {limit} of {size} bytes]"));
@@ -163,7 +162,8 @@ fn grep(path: &Path, shown: &str, needle: &str, hits: &mut Vec<String>) {
     if !meta.is_file() || meta.len() > MAX_GREP_BYTES {
         return;
     }
-    let Ok(bytes) = std::fs::read(path) else { return };
+    let budget = crate::sys::read::Budget::fixed("grep_bytes", usize::try_from(MAX_GREP_BYTES).unwrap_or(usize::MAX));
+    let Ok(bytes) = crate::sys::read::file_bytes(path, budget) else { return };
     if bytes.contains(&0) {
         return; // binary
     }
@@ -187,7 +187,7 @@ pub(super) fn write_file(reach: &Reach, args: &Map<String, Value>) -> Result<Str
     let content = required(args, "content")?;
     let path = reach.guard(raw)?;
     // Writing into a FIFO blocks until a reader comes; into a device, who knows.
-    if let Some(what) = std::fs::metadata(&path).ok().and_then(|m| super::regular::not_regular(m.file_type())) {
+    if let Some(what) = std::fs::metadata(&path).ok().and_then(|m| crate::sys::read::not_regular(m.file_type())) {
         return Err(format!("cannot write {raw}: it is {what}, not a regular file; only regular files are written"));
     }
     std::fs::write(&path, content).map_err(|e| format!("cannot write {raw}: {e}"))?;

@@ -196,8 +196,8 @@ pub fn apply_patch_in(ws: &Workspace, operation_text: &str, approved: &[PathBuf]
             std::fs::write(&target, content).map(|()| format!("created {path}"))
         }
         "delete_file" => std::fs::remove_file(link_or(ws, path, &target)).map(|()| format!("deleted {path}")),
-        "update_file" => match std::fs::read_to_string(&target) {
-            Err(e) => Err(e),
+        "update_file" => match crate::sys::read::file_string(&target, crate::sys::read::INPUT_FILE) {
+            Err(e) => return ToolOutput::error(e.about(&format!("cannot update {path}"))),
             Ok(old) => match apply_v4a(&old, diff) {
                 Ok(new) => std::fs::write(&target, new).map(|()| format!("updated {path}")),
                 Err(e) => return ToolOutput::error(format!("the patch does not apply to {path}: {e}")),

@@ -96,6 +96,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for CappedLines<R> {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests read what they wrote
 mod tests {
     use super::*;
     use tokio::io::AsyncReadExt as _;

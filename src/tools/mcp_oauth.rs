@@ -111,14 +111,12 @@ fn server_candidates(issuer: &Url) -> Vec<String> {
 }
 
 /// The body of a response as JSON, read up to [`MAX_BODY`].
-async fn bounded_json(mut resp: reqwest::Response) -> Result<Value, String> {
-    let mut body = Vec::new();
-    while let Some(chunk) = resp.chunk().await.map_err(|e| format!("reading the response failed: {e}"))? {
-        if body.len() + chunk.len() > MAX_BODY {
-            return Err(format!("the response is over {} KiB", MAX_BODY / 1024));
-        }
-        body.extend_from_slice(&chunk);
-    }
+async fn bounded_json(resp: reqwest::Response) -> Result<Value, String> {
+    let budget = crate::sys::read::Budget::fixed("oauth_body_bytes", MAX_BODY);
+    let body = crate::sys::read::body(resp, budget).await.map_err(|e| match e {
+        crate::sys::read::ReadError::Io(e) => format!("reading the response failed: {e}"),
+        e => e.about("the authorization server's response"),
+    })?;
     serde_json::from_slice(&body).map_err(|_| "the response is not JSON".to_owned())
 }
 

@@ -112,10 +112,11 @@ pub fn file(data_dir: &Path, name: &str) -> PathBuf {
 /// contents).
 pub fn load(data_dir: &Path, name: &str, url: &str) -> Result<Option<Stored>, String> {
     let path = file(data_dir, name);
-    let text = match std::fs::read_to_string(&path) {
+    let text = match crate::sys::read::file_string(&path, crate::sys::read::CONFIG_FILE) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("{}: {}", path.display(), e.kind())),
+        Err(crate::sys::read::ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(crate::sys::read::ReadError::Io(e)) => return Err(format!("{}: {}", path.display(), e.kind())),
+        Err(e) => return Err(e.about(&path.display().to_string())),
     };
     let stored: Stored =
         serde_json::from_str(&text).map_err(|_| format!("{} is not a palaver token file", path.display()))?;

@@ -14,7 +14,6 @@ pub mod mcp_oauth_client;
 pub mod mcp_oauth_login;
 pub mod mcp_oauth_store;
 pub mod process;
-pub mod regular;
 pub mod sandbox;
 #[cfg(target_os = "linux")]
 pub mod seccomp;

@@ -148,6 +148,7 @@ async fn read_capped(pipe: Option<impl AsyncRead + Unpin>, cap: usize, group: u3
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests read what they wrote
 mod tests {
     use super::*;
     use std::time::{Duration, Instant};

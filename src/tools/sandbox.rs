@@ -342,6 +342,7 @@ pub fn exec_main(args: &[OsString]) -> u8 {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests read what they wrote
 mod tests {
     use super::*;
 

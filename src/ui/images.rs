@@ -181,13 +181,11 @@ pub fn render(job: &Job) -> Picture {
 
 /// A saved image's bytes: only from under `<data dir>/images/`, and at most [`MAX_FILE_BYTES`].
 fn read_saved(p: &std::path::Path) -> Result<Vec<u8>, String> {
-    use std::io::Read as _;
     let Some(p) = saved_image(&p.to_string_lossy()) else {
         return Err("not a file palaver saved: not drawn".to_owned());
     };
-    let mut bytes = Vec::new();
-    std::fs::File::open(&p)
-        .and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
+    let bytes = std::fs::File::open(&p)
+        .and_then(|f| crate::sys::read::head(f, usize::try_from(MAX_FILE_BYTES + 1).unwrap_or(usize::MAX)))
         .map_err(|e| format!("cannot read {}: {e}", p.display()))?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
         return Err(format!("over {} MB: not drawn", MAX_FILE_BYTES >> 20));

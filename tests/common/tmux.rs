@@ -3,6 +3,8 @@
 //! unless `--base-url` says otherwise), driven with `send-keys` and read with `capture-pane`,
 //! polling until the screen shows what a user would wait for.
 
+#![allow(clippy::disallowed_methods)] // tests read what they wrote
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -3,6 +3,8 @@
 //! by `tests/mcp_server/install_everything.sh` (which `.ci/run` calls); without node the tests
 //! skip with a loud note.
 
+#![allow(clippy::disallowed_methods)] // tests read what they wrote
+
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 

@@ -189,7 +189,11 @@ fn read_for_diff(path: &str) -> Result<Option<String>, String> {
         }
         Ok(_) => {}
     }
-    std::fs::read(path).map(|b| Some(String::from_utf8_lossy(&b).into_owned())).map_err(|e| e.to_string())
+    let budget =
+        crate::sys::read::Budget::fixed("diff_read_bytes", usize::try_from(DIFF_READ_LIMIT).unwrap_or(usize::MAX));
+    crate::sys::read::file_bytes(std::path::Path::new(path), budget)
+        .map(|b| Some(String::from_utf8_lossy(&b).into_owned()))
+        .map_err(|e| e.to_string())
 }
 
 /// Writes the conversation page to `path`, or into `<data dir>/exports/`; returns its path.
@@ -215,10 +219,8 @@ fn export_page(export: crate::store::export::Export, path: Option<String>) -> Re
 /// A file already at `path` is replaced only when it is a page palaver wrote (exporting again
 /// to the same name): `/export html notes.md` must not wipe the user's notes.
 fn refuse_to_clobber(path: &std::path::Path) -> Result<(), String> {
-    use std::io::Read as _;
     let Ok(file) = std::fs::File::open(path) else { return Ok(()) };
-    let mut head = Vec::new();
-    let _ = file.take(1024).read_to_end(&mut head);
+    let head = crate::sys::read::head(file, 1024).unwrap_or_default();
     if String::from_utf8_lossy(&head).contains(crate::store::export_html::CSP) {
         return Ok(());
     }
@@ -239,7 +241,7 @@ fn export(json: &serde_json::Value) -> Result<String, String> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
     use super::export_page;
     use crate::store::export::{Export, FORMAT, VERSION};
 

@@ -6,14 +6,13 @@
 //! every cell (and a resumed run) reads exactly the file that was checked.
 
 use crate::engine::evals::prompts::PromptItem;
-use crate::tools::regular::not_regular;
+use crate::sys::read::not_regular;
 use crate::tools::workspace::Workspace;
-use std::io::Read as _;
 use std::path::Path;
 
 /// Largest file whose text is scanned for credentials here; a larger one is refused by the
 /// attachment limits when a cell reads it.
-const SCAN_LIMIT: u64 = 32 * 1024 * 1024;
+const SCAN_LIMIT: usize = 32 * 1024 * 1024;
 
 /// Checks and resolves every item's local `attach` paths against `folder`.
 ///
@@ -67,11 +66,12 @@ fn secrets_in(path: &Path) -> Vec<&'static str> {
     if !meta.is_file() {
         return Vec::new();
     }
-    let mut bytes = Vec::new();
-    let read = std::fs::File::open(path).and_then(|f| f.take(SCAN_LIMIT).read_to_end(&mut bytes));
-    if read.is_err() {
+    let Ok(bytes) = crate::sys::read::open_regular(path)
+        .map_err(|e| e.to_string())
+        .and_then(|f| crate::sys::read::head(f, SCAN_LIMIT).map_err(|e| e.to_string()))
+    else {
         return Vec::new();
-    }
+    };
     crate::text::secrets::find(&String::from_utf8_lossy(&bytes))
 }
 

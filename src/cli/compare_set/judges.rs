@@ -13,7 +13,8 @@ use crate::runs::judge::Judges;
 use std::collections::BTreeSet;
 
 fn read(path: &std::path::Path, what: &str) -> Result<String, String> {
-    std::fs::read_to_string(path).map_err(|e| format!("cannot read the {what} {}: {e}", path.display()))
+    crate::sys::read::file_string(path, crate::sys::read::INPUT_FILE)
+        .map_err(|e| e.about(&format!("cannot read the {what} {}", path.display())))
 }
 
 /// The judges of the checks in `expects`.

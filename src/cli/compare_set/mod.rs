@@ -30,7 +30,7 @@ use crate::engine::evals::prompts;
 use crate::runs::{batch, scheduler};
 use crate::store::runs::{PromptRow, RunModel, RunStore, RunSummary};
 use crate::tools::Registry;
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 
 /// Requests in flight per provider when `--concurrency` is not given.
@@ -63,16 +63,16 @@ pub(crate) fn open_store_to_read(paths: &Paths) -> Result<Arc<RunStore>, u8> {
 
 /// Reads the prompt set named by `--prompts` (`-`: stdin).
 fn read_set(path: &std::path::Path) -> Result<(String, String), u8> {
+    use crate::sys::read::{INPUT_FILE, capped_string, file_string};
     if path.as_os_str() == "-" {
-        let mut s = String::new();
-        return match std::io::stdin().read_to_string(&mut s) {
-            Ok(_) => Ok((s, "-".into())),
-            Err(e) => Err(usage(&format!("cannot read the prompt set from stdin: {e}"))),
+        return match capped_string(std::io::stdin().lock(), INPUT_FILE) {
+            Ok(s) => Ok((s, "-".into())),
+            Err(e) => Err(usage(&e.about("cannot read the prompt set from stdin"))),
         };
     }
-    match std::fs::read_to_string(path) {
+    match file_string(path, INPUT_FILE) {
         Ok(s) => Ok((s, path.display().to_string())),
-        Err(e) => Err(usage(&format!("cannot read the prompt set {}: {e}", path.display()))),
+        Err(e) => Err(usage(&e.about(&format!("cannot read the prompt set {}", path.display())))),
     }
 }
 
@@ -339,7 +339,8 @@ async fn start(
     };
     let vars_file = |name: &str| {
         let at = folder.join(name);
-        std::fs::read_to_string(&at).map_err(|e| format!("cannot read the vars file {}: {e}", at.display()))
+        crate::sys::read::file_string(&at, crate::sys::read::INPUT_FILE)
+            .map_err(|e| e.about(&format!("cannot read the vars file {}", at.display())))
     };
     let mut items = prompts::parse_with(&text, &vars_file).map_err(|e| usage(&format!("{source}: {e}")))?;
     attach_rules::check(&mut items, &folder, ca.allow_attach_outside)
