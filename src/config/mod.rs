@@ -73,6 +73,9 @@ pub struct UserTool {
     /// The OS sandbox this command runs in, over the provider's (`workspace-write` by default).
     #[serde(default)]
     pub sandbox: Option<provider::SandboxMode>,
+    /// The environment this command gets, instead of `[tool_env]`.
+    #[serde(default)]
+    pub env: Option<crate::sys::spawn::EnvPolicy>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -127,6 +130,10 @@ pub struct Config {
     pub models: BTreeMap<String, ModelFacts>,
     #[serde(default)]
     pub tools: Vec<UserTool>,
+    /// The environment of every command a model runs (`run_command`, shell calls, user tools):
+    /// by default palaver's without the secret-looking variables.
+    #[serde(default)]
+    pub tool_env: crate::sys::spawn::EnvPolicy,
     #[serde(default)]
     pub mcp: McpConfig,
     /// Key bindings: action name → key description ("ctrl+p").
@@ -200,16 +207,29 @@ impl Config {
     /// When the file exists but cannot be read or parsed.
     pub fn load(paths: &Paths) -> Result<Self, ConfigError> {
         let file = paths.config_file();
-        match std::fs::read_to_string(&file) {
+        let cfg = match std::fs::read_to_string(&file) {
             Ok(text) => {
                 let mut cfg = Self::parse(&text, &file)?;
                 cfg.warnings = check::unknown_keys(&text).iter().map(|u| format!("{}: {u}", file.display())).collect();
                 cfg.loaded_from = Some(file);
-                Ok(cfg)
+                cfg
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
-            Err(e) => Err(ConfigError::Read { path: file.display().to_string(), source: e }),
-        }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Self::default(),
+            Err(e) => return Err(ConfigError::Read { path: file.display().to_string(), source: e }),
+        };
+        // No child palaver starts gets these, whatever their names look like.
+        crate::sys::spawn::env::forget(cfg.key_names());
+        Ok(cfg)
+    }
+
+    /// The variables holding keys that this config and the presets name (`api_key_env`,
+    /// `bearer_token_env`).
+    #[must_use]
+    pub fn key_names(&self) -> Vec<String> {
+        let profiles = self.providers.values().chain(presets::all().iter().map(|p| &p.profile));
+        let mut names: Vec<String> = profiles.filter_map(|p| p.api_key_env.clone()).collect();
+        names.extend(self.mcp.servers.values().filter_map(|s| s.bearer_token_env.clone()));
+        names
     }
 
     /// Parses config text; errors name the line and column.

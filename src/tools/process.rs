@@ -8,15 +8,12 @@
 //! palaver's own interrupt handling ends it instead (through the drop of the future, or
 //! [`kill_all`] on the way out).
 
-use std::collections::BTreeSet;
+pub use crate::sys::spawn::Group;
+use crate::sys::spawn::Spawn;
 use std::process::{ExitStatus, Stdio};
-use std::sync::{Mutex, PoisonError};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
-/// Process groups of tools running now, for [`kill_all`].
-static RUNNING: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
-/// Process groups of MCP servers, for [`kill_all`] too (kept apart: they live for the session).
-static SERVERS: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
+pub use crate::sys::spawn::kill_all;
 
 /// What a command produced.
 #[derive(Debug)]
@@ -28,67 +25,20 @@ pub struct Captured {
     pub truncated: bool,
 }
 
-/// Ends its process group when dropped (or when [`Group::end`] is called first); while it
-/// lives, [`kill_all`] ends the group too.
-#[derive(Debug)]
-pub struct Group {
-    pid: u32,
-    set: &'static Mutex<BTreeSet<u32>>,
-}
-
-impl Group {
-    fn new(pid: u32) -> Self {
-        Self::tracked(pid, &RUNNING)
-    }
-
-    /// Tracks an MCP server's process group, led by `pid` (started with `process_group(0)`).
-    #[must_use]
-    pub fn server(pid: u32) -> Self {
-        Self::tracked(pid, &SERVERS)
-    }
-
-    fn tracked(pid: u32, set: &'static Mutex<BTreeSet<u32>>) -> Self {
-        set.lock().unwrap_or_else(PoisonError::into_inner).insert(pid);
-        Self { pid, set }
-    }
-
-    fn end(&self) {
-        crate::config::provider::kill_group(self.pid);
-    }
-}
-
-impl Drop for Group {
-    fn drop(&mut self) {
-        self.end();
-        self.set.lock().unwrap_or_else(PoisonError::into_inner).remove(&self.pid);
-    }
-}
-
-/// Ends every tool's and MCP server's process group still running (palaver is about to exit
-/// at once).
-pub fn kill_all() {
-    let mut groups: Vec<u32> = RUNNING.lock().unwrap_or_else(PoisonError::into_inner).iter().copied().collect();
-    groups.extend(SERVERS.lock().unwrap_or_else(PoisonError::into_inner).iter().copied());
-    for pid in groups {
-        crate::config::provider::kill_group(pid);
-    }
-}
-
-/// Runs `cmd` in a new process group with `stdin` written to it (or no stdin), reading stdout
-/// and stderr up to `cap` bytes each. When the command exits, whatever it left running in its
-/// group is ended too (it would hold the pipes open). Dropping the future ends the group.
+/// Runs `cmd` (in a process group of its own, as every [`Spawn`]) with `stdin` written to it
+/// (or no stdin), reading stdout and stderr up to `cap` bytes each. When the command exits,
+/// whatever it left running is ended too, in its group or escaped from it (it would hold the
+/// pipes open, or outlive palaver). Dropping the future ends the group.
 ///
 /// # Errors
 /// When the command cannot be started.
-pub async fn run(mut cmd: tokio::process::Command, stdin: Option<Vec<u8>>, cap: usize) -> std::io::Result<Captured> {
-    cmd.process_group(0)
-        .kill_on_drop(true)
-        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+pub async fn run(mut cmd: Spawn, stdin: Option<Vec<u8>>, cap: usize) -> std::io::Result<Captured> {
+    cmd.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let mut child = cmd.spawn()?;
-    let group = Group::new(child.id().unwrap_or(0));
-    let pid = group.pid;
+    let mut child = cmd.tokio()?;
+    let group = Group::tool(child.id().unwrap_or(0));
+    let pid = group.pid();
     let input = child.stdin.take();
     let write = async move {
         if let (Some(mut pipe), Some(bytes)) = (input, stdin) {
@@ -139,7 +89,7 @@ async fn read_capped(pipe: Option<impl AsyncRead + Unpin>, cap: usize, group: u3
                 let room = cap.saturating_sub(buf.len());
                 buf.extend_from_slice(&chunk[..n.min(room)]);
                 if n > room {
-                    crate::config::provider::kill_group(group);
+                    crate::sys::spawn::kill_group(group);
                     return (buf, true);
                 }
             }
@@ -152,8 +102,8 @@ mod tests {
     use super::*;
     use std::time::{Duration, Instant};
 
-    fn sh(script: &str) -> tokio::process::Command {
-        let mut c = tokio::process::Command::new("sh");
+    fn sh(script: &str) -> Spawn {
+        let mut c = Spawn::helper("sh", crate::sys::spawn::Role::Contained);
         c.arg("-c").arg(script);
         c
     }
@@ -184,7 +134,6 @@ mod tests {
         std::thread::sleep(Duration::from_millis(100));
         let pid = std::fs::read_to_string(&pidfile).unwrap_or_default().trim().to_owned();
         assert!(!pid.is_empty() && !alive(&pid), "the grandchild {pid} survived the timeout");
-        assert!(RUNNING.lock().unwrap_or_else(PoisonError::into_inner).is_empty());
     }
 
     #[tokio::test]

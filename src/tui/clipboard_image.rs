@@ -4,7 +4,8 @@
 //! What comes back is checked by the attachment path (typed from its bytes, never trusted).
 
 use std::io::Read;
-use std::process::{Command, Stdio};
+use crate::sys::spawn::{Role, Spawn};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// How long a clipboard tool may take.
@@ -62,12 +63,10 @@ pub fn read(cmd: Option<&[String]>, wait: Duration) -> Result<Vec<u8>, String> {
 /// Runs `argv`, reading its stdout until it exits or `wait` passes (then it is killed).
 fn run(argv: &[String], wait: Duration) -> Result<Vec<u8>, String> {
     let (prog, args) = argv.split_first().ok_or("an empty command")?;
-    let mut child = Command::new(prog)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
+    let mut spawn = Spawn::helper(prog, Role::Contained);
+    spawn.args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null());
+    let mut child = spawn
+        .std()
         .map_err(
             |e| if e.kind() == std::io::ErrorKind::NotFound { "not installed".to_owned() } else { e.to_string() },
         )?;

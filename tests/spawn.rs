@@ -1,0 +1,143 @@
+//! The one spawn function, end to end (issue 39 §2): a scripted model calls `run_command`
+//! headless under `--tools auto --yes`, and what the commands try is checked from outside:
+//! `env` shows no key of palaver's, a `setsid` or double-forked escape is gone when palaver
+//! exits, `.git/hooks` and `.git/config` stay as they were, and no Unix socket outside the
+//! sandbox (a pathname one, an abstract one) is reached while `socketpair` still works.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod scripted;
+
+use palaver::tools::sandbox::{Support, support};
+use scripted::{Reply, Server};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+fn chat_calls(calls: &[String]) -> String {
+    let mut s = String::new();
+    for (i, command) in calls.iter().enumerate() {
+        let args = json!({ "command": command }).to_string();
+        let d = json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":i,"id":format!("c{i}"),"type":"function",
+            "function":{"name":"run_command","arguments":args}}]}}]});
+        s.push_str(&format!("data: {d}\n\n"));
+    }
+    s.push_str("data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n");
+    s
+}
+
+const CHAT_TEXT: &str =
+    "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"done\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+
+/// A directory outside the temporary directory (which the sandbox lets commands write).
+fn outside_tmp() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+}
+
+/// Whether a live process has `needle` in its command line.
+fn running(needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else { continue };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        if String::from_utf8_lossy(&cmdline).replace('\0', " ").contains(needle) && !stat.contains(") Z") {
+            found.push(entry.file_name().to_string_lossy().into_owned());
+        }
+    }
+    found
+}
+
+/// The tool results the model got, in the follow-up request.
+fn results(server: &Server, n: usize) -> Vec<String> {
+    let follow: Value = serde_json::from_str(&server.requests()[1].body).unwrap();
+    (0..n).map(|i| follow["messages"][2 + i]["content"].as_str().unwrap_or_default().to_owned()).collect()
+}
+
+fn headless(server: &Server, base: &Path) -> std::process::Output {
+    for d in ["ws/.git/hooks", "home", "palaver"] {
+        std::fs::create_dir_all(base.join(d)).unwrap();
+    }
+    std::fs::write(base.join("ws/.git/config"), "[core]\n").unwrap();
+    let config = "default_provider = \"p\"\n[providers.p]\nbase_url = \"URL\"\napi_key_env = \"K_FOR_TEST\"\n\
+                  default_model = \"m\"\ntools = \"auto\"\n";
+    std::fs::write(base.join("palaver/config.toml"), config.replace("URL", &server.base_url)).unwrap();
+    Command::new(env!("CARGO_BIN_EXE_palaver"))
+        .args(["-p", "go", "--json", "--yes", "--tools", "auto"])
+        .current_dir(base.join("ws"))
+        .env("PALAVER_HOME", base.join("palaver"))
+        .env("HOME", base.join("home"))
+        .env("K_FOR_TEST", "sk-configured-key-value")
+        .env("OPENAI_API_KEY", "sk-openai-key-value")
+        .env("FOO_TOKEN", "foo-token-value")
+        .env("PLAIN_SETTING", "plain-value")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn commands_get_no_secret_leave_nothing_behind_and_plant_nothing() {
+    let base = outside_tmp();
+    let tag = std::process::id();
+    let calls = vec![
+        "env".to_owned(),
+        format!("setsid sleep {tag}1 > /dev/null 2>&1 & (setsid sh -c 'sleep {tag}2 & ' &) ; echo started"),
+        "printf '#!/bin/sh\\necho planted\\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; \
+         echo '[core] hooksPath = /tmp' >> .git/config; echo tried"
+            .to_owned(),
+    ];
+    let s = Server::start(vec![Reply::sse(&chat_calls(&calls)), Reply::sse(CHAT_TEXT)]);
+    let out = headless(&s, base.path());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r = results(&s, calls.len());
+    for secret in ["sk-configured-key-value", "sk-openai-key-value", "foo-token-value"] {
+        assert!(!r[0].contains(secret), "`env` showed a secret: {}", r[0]);
+    }
+    assert!(r[0].contains("PLAIN_SETTING=plain-value"), "the rest of the environment is passed on: {}", r[0]);
+    assert!(r[1].contains("started"), "{}", r[1]);
+    std::thread::sleep(Duration::from_millis(200));
+    for n in 1..=2 {
+        assert!(running(&format!("sleep {tag}{n}")).is_empty(), "the escaped sleep {tag}{n} outlived palaver");
+    }
+    if support().available() {
+        let ws = base.path().join("ws");
+        assert!(!ws.join(".git/hooks/pre-commit").exists(), "a hook was planted: {}", r[2]);
+        assert_eq!(std::fs::read_to_string(ws.join(".git/config")).unwrap(), "[core]\n", "{}", r[2]);
+    }
+}
+
+#[test]
+fn no_unix_socket_outside_the_sandbox_is_reached_but_socketpairs_work() {
+    let Support::Landlock { sockets: true, .. } = support() else {
+        eprintln!("no seccomp sandbox here: {:?}", support());
+        return;
+    };
+    use std::os::linux::net::SocketAddrExt;
+    let base = outside_tmp();
+    let path = base.path().join("outside.sock");
+    let pathname = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    let name = format!("palaver-test-{}", std::process::id());
+    let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+    let abstract_ = std::os::unix::net::UnixListener::bind_addr(&addr).unwrap();
+    pathname.set_nonblocking(true).unwrap();
+    abstract_.set_nonblocking(true).unwrap();
+    let py = |target: &str| {
+        format!("python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect({target}); print('reached')\"")
+    };
+    let calls = vec![
+        py(&format!("'{}'", path.display())),
+        py(&format!("'\\\\0{name}'")),
+        "python3 -c \"import socket; a, b = socket.socketpair(); a.send(b'x'); print('pair', b.recv(1))\"".to_owned(),
+    ];
+    let s = Server::start(vec![Reply::sse(&chat_calls(&calls)), Reply::sse(CHAT_TEXT)]);
+    let out = headless(&s, base.path());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r = results(&s, calls.len());
+    for (i, what) in [(0, "a pathname Unix socket"), (1, "an abstract Unix socket")] {
+        assert!(!r[i].contains("reached") && r[i].contains("PermissionError"), "{what} was reached: {}", r[i]);
+    }
+    assert!(pathname.accept().is_err() && abstract_.accept().is_err(), "a connection arrived");
+    assert!(r[2].contains("pair b'x'"), "socketpair must work: {}", r[2]);
+    assert!(r[0].contains("not even a Unix one"), "the model is told what is closed: {}", r[0]);
+}
