@@ -151,13 +151,14 @@ impl Policy {
         };
         let network = match (self.network, net, sockets) {
             (true, _, _) => "open",
-            (false, _, true) => "closed (no socket of any family, Unix ones included; socketpair works)",
+            (false, _, true) => "closed, Unix sockets too",
             (false, true, false) => "TCP closed, UDP and other sockets NOT (no seccomp)",
             (false, false, false) => "NOT closed (needs Landlock ABI 4 or seccomp)",
         };
-        let kept = match (self.mode, support.is_some() && super::protect::available()) {
-            (SandboxMode::WorkspaceWrite, true) => " (not .git/hooks, .git/config or palaver's folders)",
-            (SandboxMode::WorkspaceWrite, false) => " (.git/hooks, .git/config and palaver's folders restored after)",
+        // Without a mount namespace the same paths are put back after the command instead.
+        let kept = match (self.mode, support.is_none() || super::protect::available()) {
+            (SandboxMode::WorkspaceWrite, true) => " (not .git/hooks, .git/config, palaver's folders)",
+            (SandboxMode::WorkspaceWrite, false) => " (.git/hooks, .git/config, palaver's folders put back after)",
             _ => "",
         };
         format!("sandbox {}{abi} · writes: {writes}{kept} · network: {network}", self.mode.label())
@@ -518,7 +519,7 @@ mod tests {
         // With seccomp, an old Landlock still closes the network: no socket but a Unix one opens.
         let seccomp_only = Support::Landlock { abi: 3, net: false, sockets: true };
         assert!(notice_on(&ww, seccomp_only).is_none());
-        assert!(ww.describe_on(Some(seccomp_only)).ends_with("network: closed (no socket of any family, Unix ones included; socketpair works)"));
+        assert!(ww.describe_on(Some(seccomp_only)).ends_with("network: closed, Unix sockets too"));
         // Nothing to say when the network is meant to be open, or all is as asked, or it is off.
         assert!(notice_on(&Policy::configured(None, Some(true)), old).is_none());
         assert!(notice_on(&ww, Support::Landlock { abi: 7, net: true, sockets: true }).is_none());
