@@ -82,7 +82,8 @@ fn commands_get_no_secret_leave_nothing_behind_and_plant_nothing() {
     let tag = std::process::id();
     let calls = vec![
         "env".to_owned(),
-        format!("setsid sleep {tag}1 > /dev/null 2>&1 & (setsid sh -c 'sleep {tag}2 & ' &) ; echo started"),
+        // The pause lets both escape before the command ends (else its group's end takes them).
+        format!("setsid sleep {tag}1 > /dev/null 2>&1 & (setsid sh -c 'sleep {tag}2 & ' &) ; sleep 0.5; echo started"),
         "printf '#!/bin/sh\\necho planted\\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; \
          echo '[core] hooksPath = /tmp' >> .git/config; echo tried"
             .to_owned(),

@@ -108,7 +108,7 @@ def run_case(name, commands, check, signals=(), deadline=30):
     """Runs palaver on `commands`; `check(ctx)` returns None (held) or why it failed."""
     base = tempfile.mkdtemp(prefix="p39-")
     home, ws, tmp, outside = (os.path.join(base, d) for d in ("home", "ws", "tmp", "outside"))
-    for d in (home, os.path.join(ws, ".git", "hooks"), tmp, outside):
+    for d in (home, os.path.join(ws, ".git", "hooks"), os.path.join(ws, ".palaver", "commands"), tmp, outside):
         os.makedirs(d)
     with open(os.path.join(ws, ".git", "config"), "w") as f:
         f.write("[core]\n\tbare = false\n")
@@ -289,12 +289,12 @@ CASES = [
     ("unix-path", lambda: socket_case("pathname Unix socket outside", "unix-path")),
     ("unix-abstract", lambda: socket_case("abstract Unix socket outside", "unix-abstract")),
     ("socketpair", socketpair_case),
-    ("setsid", lambda: escape_case("setsid sleep", "setsid sleep 39391 > /dev/null 2>&1 & echo bg", "sleep 39391")),
-    ("double-fork", lambda: escape_case("double fork + setsid", "(setsid sh -c 'sleep 39392 &' > /dev/null 2>&1 &); echo bg",
+    ("setsid", lambda: escape_case("setsid sleep", "setsid sleep 39391 > /dev/null 2>&1 & sleep 0.5; echo bg", "sleep 39391")),
+    ("double-fork", lambda: escape_case("double fork + setsid", "(setsid sh -c 'sleep 39392 &' > /dev/null 2>&1 &); sleep 0.5; echo bg",
                                         "sleep 39392")),
     ("nohup", lambda: escape_case("nohup + setpgid via python",
                                   "nohup python3 -c \"import os, time; os.setpgid(0, 0); time.sleep(39393)\" "
-                                  "> /dev/null 2>&1 & echo bg", "time.sleep(39393)")),
+                                  "> /dev/null 2>&1 & sleep 0.5; echo bg", "time.sleep(39393)")),
     ("ctrl-c", lambda: escape_case("setsid escape, then SIGINT", "setsid sleep 39394 > /dev/null 2>&1 & sleep 60",
                                    "sleep 39394", signals=[(2.0, signal.SIGINT)])),
     ("timeout-term", lambda: escape_case("setsid escape, then SIGTERM", "setsid sleep 39395 > /dev/null 2>&1 & sleep 60",
@@ -306,8 +306,9 @@ CASES = [
                                         "[core]\n\tbare = false\n")),
     ("git-swap", lambda: planted_case(".git swapped for another", "mv .git .git-old && mkdir -p .git/hooks && printf x > "
                                       ".git/hooks/pre-commit", ".git/hooks/pre-commit", None)),
-    ("palaver-config", lambda: planted_case("palaver's config.toml", "echo 'default_provider = \"evil\"' >> "
-                                            "\"$PALAVER_HOME/config.toml\"", "{home}/config.toml", "not:evil")),
+    ("palaver-commands", lambda: planted_case("the repository's .palaver/commands",
+                                              "printf 'evil' > .palaver/commands/deploy.md",
+                                              ".palaver/commands/deploy.md", None)),
 ]
 
 
