@@ -98,6 +98,8 @@ impl Group {
 
     /// Ends the group, and whatever escaped it.
     pub fn end(&self) {
+        // No longer running: the sweep may end what is left in it.
+        self.set.lock().unwrap_or_else(PoisonError::into_inner).remove(&self.pid);
         kill_group(self.pid);
         sweep();
     }
@@ -106,7 +108,6 @@ impl Group {
 impl Drop for Group {
     fn drop(&mut self) {
         self.end();
-        self.set.lock().unwrap_or_else(PoisonError::into_inner).remove(&self.pid);
     }
 }
 
@@ -132,6 +133,14 @@ pub fn sweep() -> usize {
     let me = rustix::process::getpid().as_raw_nonzero().get();
     let own_group = rustix::process::getpgrp().as_raw_nonzero().get();
     let mut known = known();
+    // An orphan still in a running tool's group (a double fork caught before its `setsid`) is
+    // that tool's: ending its group here would end the tool. Its group's end takes it.
+    let running: BTreeSet<i32> = RUNNING
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+        .filter_map(|p| i32::try_from(*p).ok())
+        .collect();
     let mut ended = 0;
     for _ in 0..ROUNDS {
         let children = children_of(me);
@@ -143,7 +152,7 @@ pub fn sweep() -> usize {
                 reap(c.pid);
                 continue;
             }
-            if known.spared_groups.contains(&c.group) {
+            if known.spared_groups.contains(&c.group) || running.contains(&c.group) {
                 continue;
             }
             if c.group != own_group {
