@@ -142,3 +142,53 @@ fn no_unix_socket_outside_the_sandbox_is_reached_but_socketpairs_work() {
     assert!(r[2].contains("pair b'x'"), "socketpair must work: {}", r[2]);
     assert!(r[0].contains("not even a Unix one"), "the model is told what is closed: {}", r[0]);
 }
+
+/// Without root, the helper makes the same paths read-only inside a user namespace that maps the
+/// user to itself (run here as `nobody` through `setpriv`, when this test runs as root).
+#[test]
+fn without_root_the_paths_stay_read_only_in_a_user_namespace() {
+    let setpriv = Path::new("/usr/bin/setpriv");
+    let root = std::fs::read_to_string("/proc/self/status").unwrap().lines().any(|l| l.starts_with("Uid:\t0\t"));
+    if !root || !setpriv.exists() || !support().available() {
+        eprintln!("needs root and setpriv to become nobody");
+        return;
+    }
+    let base = tempfile::tempdir().unwrap();
+    let ws = base.path().join("ws");
+    std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+    std::fs::write(ws.join(".git/config"), "[core]\n").unwrap();
+    for p in [base.path(), ws.as_path(), &ws.join(".git"), &ws.join(".git/hooks"), &ws.join(".git/config")] {
+        Command::new("chmod").arg("777").arg(p).status().unwrap();
+    }
+    let as_nobody = |args: &[&str]| {
+        Command::new(setpriv)
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", env!("CARGO_BIN_EXE_palaver"), "__sandbox-exec"])
+            .args(args)
+            .current_dir(&ws)
+            .output()
+            .unwrap()
+    };
+    if !as_nobody(&["--probe-protect"]).status.success() {
+        eprintln!("no user namespaces for nobody here: palaver puts the paths back after instead");
+        return;
+    }
+    let (w, hooks, config) = (ws.to_str().unwrap(), ws.join(".git/hooks"), ws.join(".git/config"));
+    let out = as_nobody(&[
+        "workspace-write",
+        "closed",
+        "/dev/null",
+        w,
+        "--protect",
+        hooks.to_str().unwrap(),
+        config.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        "echo x > .git/hooks/pre-commit; echo y >> .git/config; echo z > inside; id -u",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("Read-only file system"), "{stderr}");
+    assert!(!hooks.join("pre-commit").exists() && std::fs::read_to_string(&config).unwrap() == "[core]\n");
+    assert_eq!(std::fs::read_to_string(ws.join("inside")).unwrap(), "z\n", "the workspace stays writable");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "65534", "the user is mapped to itself");
+}

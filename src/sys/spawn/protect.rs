@@ -12,14 +12,34 @@
 
 use std::path::{Path, PathBuf};
 
-/// Whether this system lets the helper make protected paths read-only, probed once in a
+/// Whether this system lets the helper make protected paths read-only, probed once: in a
 /// throwaway thread (a thread may enter a mount namespace of its own without touching the
-/// rest of the process). A user namespace cannot be probed from a threaded process: without
-/// root this says `false`, and the helper still tries one.
+/// rest of the process), else, since a threaded process cannot enter a user namespace, by
+/// asking palaver's own binary as the helper ([`PROBE_ARG`]).
 #[must_use]
 pub fn available() -> bool {
     static PROBED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *PROBED.get_or_init(|| std::thread::spawn(|| private_namespace().is_ok()).join().unwrap_or(false))
+    *PROBED.get_or_init(|| {
+        std::thread::spawn(|| private_namespace().is_ok()).join().unwrap_or(false) || helper_can("/proc/self/exe")
+    })
+}
+
+/// The helper's argument (after `__sandbox-exec`) that only answers whether it can have a
+/// private mount namespace: exit status 0 when it can.
+pub const PROBE_ARG: &str = "--probe-protect";
+
+/// Whether palaver's binary at `exe`, run as the helper, can have a private mount namespace.
+fn helper_can(exe: &str) -> bool {
+    use std::process::Stdio;
+    let mut probe = super::Spawn::helper(exe, super::Role::Contained);
+    probe.arg(super::sandbox::HELPER_ARG).arg(PROBE_ARG).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+    probe.std().and_then(|mut c| c.wait()).is_ok_and(|s| s.success())
+}
+
+/// The helper's answer to [`PROBE_ARG`].
+#[must_use]
+pub fn probe_main() -> u8 {
+    u8::from(private_namespace().is_err())
 }
 
 /// A mount namespace of the caller's own with nothing shared back.

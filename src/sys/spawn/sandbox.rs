@@ -376,6 +376,9 @@ fn abi_number(abi: ABI) -> u8 {
 #[must_use]
 pub fn exec_main(args: &[OsString]) -> u8 {
     use std::os::unix::process::CommandExt;
+    if args.len() == 1 && args[0] == super::protect::PROBE_ARG {
+        return super::protect::probe_main();
+    }
     let Some(split) = args.iter().position(|a| a == "--") else {
         eprintln!("palaver: {HELPER_ARG}: missing `--` before the command");
         return 126;
