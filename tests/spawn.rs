@@ -192,3 +192,31 @@ fn without_root_the_paths_stay_read_only_in_a_user_namespace() {
     assert_eq!(std::fs::read_to_string(ws.join("inside")).unwrap(), "z\n", "the workspace stays writable");
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "65534", "the user is mapped to itself");
 }
+
+/// `[tool_env]` reaches `run_command`, and a user tool's own `env` table replaces it.
+#[tokio::test]
+async fn tool_env_and_a_tools_own_env_decide_what_commands_get() {
+    use palaver::sys::spawn::{EnvPolicy, Inherit};
+    let dir = tempfile::tempdir().unwrap();
+    let mut ws = palaver::tools::Workspace::new(dir.path(), Vec::new()).unwrap();
+    ws.set_tool_env(EnvPolicy {
+        inherit: Inherit::None,
+        include: vec!["PATH".into()],
+        set: [("FROM_TOOL_ENV".to_owned(), "1".to_owned())].into(),
+        ..EnvPolicy::default()
+    });
+    let mut r = palaver::tools::Registry::builtins();
+    r.set_workspace(ws);
+    let out = r.execute("run_command", &json!({"command": "env"}).to_string(), Duration::from_secs(20)).await;
+    assert!(out.text.contains("FROM_TOOL_ENV=1") && out.text.contains("PATH="), "{}", out.text);
+    assert!(!out.text.contains("HOME="), "inherit = none passed HOME: {}", out.text);
+    let tool = palaver::config::UserTool {
+        name: "show_env".into(),
+        command: vec!["env".into()],
+        env: Some(EnvPolicy { set: [("OWN".to_owned(), "2".to_owned())].into(), ..EnvPolicy::default() }),
+        ..Default::default()
+    };
+    assert!(r.add_user_tools(std::slice::from_ref(&tool)).is_empty());
+    let out = r.execute("show_env", "{}", Duration::from_secs(20)).await;
+    assert!(out.text.contains("OWN=2") && !out.text.contains("FROM_TOOL_ENV"), "{}", out.text);
+}
