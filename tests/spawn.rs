@@ -27,8 +27,7 @@ fn chat_calls(calls: &[String]) -> String {
     s
 }
 
-const CHAT_TEXT: &str =
-    "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"done\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+const CHAT_TEXT: &str = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"done\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
 
 /// A directory outside the temporary directory (which the sandbox lets commands write).
 fn outside_tmp() -> tempfile::TempDir {
@@ -124,7 +123,9 @@ fn no_unix_socket_outside_the_sandbox_is_reached_but_socketpairs_work() {
     pathname.set_nonblocking(true).unwrap();
     abstract_.set_nonblocking(true).unwrap();
     let py = |target: &str| {
-        format!("python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect({target}); print('reached')\"")
+        format!(
+            "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect({target}); print('reached')\""
+        )
     };
     let calls = vec![
         py(&format!("'{}'", path.display())),

@@ -53,7 +53,8 @@ fn the_probe_finds_a_start_outside_sys() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("tui")).unwrap();
     std::fs::create_dir_all(dir.path().join("sys")).unwrap();
-    std::fs::write(dir.path().join("tui/x.rs"), "fn f() {\n    let _ = std::process::Command::new(\"sh\");\n}\n").unwrap();
+    std::fs::write(dir.path().join("tui/x.rs"), "fn f() {\n    let _ = std::process::Command::new(\"sh\");\n}\n")
+        .unwrap();
     std::fs::write(dir.path().join("sys/ok.rs"), "fn f() { let _ = std::process::Command::new(\"sh\"); }\n").unwrap();
     let found = starts_outside_sys(dir.path());
     assert_eq!(found.len(), 1, "{found:?}");

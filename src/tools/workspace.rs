@@ -91,7 +91,13 @@ impl Workspace {
             })
             .collect();
         let planted = planted(&resolved, &protected);
-        Ok(Self { root: resolved, protected, sandbox: super::sandbox::Policy::default(), planted, tool_env: Default::default() })
+        Ok(Self {
+            root: resolved,
+            protected,
+            sandbox: super::sandbox::Policy::default(),
+            planted,
+            tool_env: Default::default(),
+        })
     }
 
     /// The process's current directory, with no protected directories. When that cannot be
@@ -100,7 +106,13 @@ impl Workspace {
     pub fn current() -> Self {
         let root = std::env::current_dir().ok().and_then(|d| resolve(&d)).unwrap_or_else(|| PathBuf::from("."));
         let planted = planted(&root, &[]);
-        Self { root, protected: Vec::new(), sandbox: super::sandbox::Policy::default(), planted, tool_env: Default::default() }
+        Self {
+            root,
+            protected: Vec::new(),
+            sandbox: super::sandbox::Policy::default(),
+            planted,
+            tool_env: Default::default(),
+        }
     }
 
     /// Paths a sandboxed command may not write even inside the root, because what is written

@@ -2,8 +2,8 @@
 //! tried beside OSC 52: a tool that exits successfully has the text, which OSC 52 can never
 //! confirm. Also tells whether tmux would drop OSC 52 (`set-clipboard off`).
 
-use std::io::Write;
 use crate::sys::spawn::{Role, Spawn};
+use std::io::Write;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -51,11 +51,9 @@ fn run(tool: &str, args: &[&str], text: &str) -> Result<(), String> {
     // Lasting: xclip and wl-copy stay behind on purpose, owning the selection.
     let mut spawn = Spawn::helper(tool, Role::Lasting);
     spawn.args(args).stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::null());
-    let mut child = spawn
-        .std()
-        .map_err(
-            |e| if e.kind() == std::io::ErrorKind::NotFound { "not installed".to_owned() } else { e.to_string() },
-        )?;
+    let mut child = spawn.std().map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound { "not installed".to_owned() } else { e.to_string() }
+    })?;
     if let Some(mut stdin) = child.stdin.take() {
         stdin.write_all(text.as_bytes()).map_err(|e| e.to_string())?;
     }
@@ -81,7 +79,11 @@ pub fn tmux_drops_osc52() -> bool {
         return false;
     }
     let mut spawn = Spawn::helper("tmux", Role::Contained);
-    spawn.args(["show-options", "-gv", "set-clipboard"]).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null());
+    spawn
+        .args(["show-options", "-gv", "set-clipboard"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
     let Ok(mut child) = spawn.std() else { return false };
     // The answer is a word: one short read, not the whole pipe.
     let mut out = [0u8; 64];

@@ -64,7 +64,8 @@ const SECRET_WORDS: [&str; 6] = ["KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD",
 const SECRET_GLOBS: [&str; 2] = ["AWS_*", "SSH_AUTH_SOCK"];
 /// What an MCP server gets besides its table's `env`: enough to find programs, a home, a
 /// language and a temporary directory.
-const BASE: [&str; 12] = ["PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_*", "TERM", "TMPDIR", "TZ", "SYSTEMROOT"];
+const BASE: [&str; 12] =
+    ["PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_*", "TERM", "TMPDIR", "TZ", "SYSTEMROOT"];
 
 /// Key variables named by the configuration and the presets (`api_key_env`,
 /// `bearer_token_env`), left out of every "core" environment.
@@ -164,8 +165,10 @@ pub fn server(
 /// `*` any run of characters, `?` any one, all else itself without case.
 #[must_use]
 pub fn glob(pattern: &str, name: &str) -> bool {
-    let (p, n): (Vec<char>, Vec<char>) =
-        (pattern.chars().map(|c| c.to_ascii_uppercase()).collect(), name.chars().map(|c| c.to_ascii_uppercase()).collect());
+    let (p, n): (Vec<char>, Vec<char>) = (
+        pattern.chars().map(|c| c.to_ascii_uppercase()).collect(),
+        name.chars().map(|c| c.to_ascii_uppercase()).collect(),
+    );
     // The classic two-pointer match: on a mismatch, let the last `*` swallow one more character.
     let (mut i, mut j, mut star, mut mark) = (0, 0, None, 0);
     while j < n.len() {
@@ -254,7 +257,8 @@ mod tests {
 
     #[test]
     fn the_config_form_parses_and_refuses_strangers() {
-        let p: EnvPolicy = toml::from_str("inherit = \"none\"\ninclude = [\"PATH\"]\nset = { A = \"b\" }").unwrap_or_default();
+        let p: EnvPolicy =
+            toml::from_str("inherit = \"none\"\ninclude = [\"PATH\"]\nset = { A = \"b\" }").unwrap_or_default();
         assert_eq!((p.inherit, p.include.len(), p.set.len()), (Inherit::None, 1, 1));
         assert!(toml::from_str::<EnvPolicy>("inherit = \"some\"").is_err());
         assert!(p.describe().starts_with("env: none, include PATH, set A"));

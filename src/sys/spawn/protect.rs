@@ -32,7 +32,12 @@ pub const PROBE_ARG: &str = "--probe-protect";
 fn helper_can(exe: &str) -> bool {
     use std::process::Stdio;
     let mut probe = super::Spawn::helper(exe, super::Role::Contained);
-    probe.arg(super::sandbox::HELPER_ARG).arg(PROBE_ARG).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+    probe
+        .arg(super::sandbox::HELPER_ARG)
+        .arg(PROBE_ARG)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
     probe.std().and_then(|mut c| c.wait()).is_ok_and(|s| s.success())
 }
 
@@ -99,7 +104,9 @@ pub fn apply(paths: &[PathBuf]) -> std::io::Result<()> {
     for p in existing {
         mount_bind(p.as_path(), p.as_path())?;
         // A remount must keep the flags the mount already has (a user namespace may not drop them).
-        let kept = rustix::fs::statvfs(p.as_path()).map(|s| s.f_flag).unwrap_or_else(|_| rustix::fs::StatVfsMountFlags::empty());
+        let kept = rustix::fs::statvfs(p.as_path())
+            .map(|s| s.f_flag)
+            .unwrap_or_else(|_| rustix::fs::StatVfsMountFlags::empty());
         let mut flags = MountFlags::BIND | MountFlags::RDONLY;
         for (have, keep) in [
             (rustix::fs::StatVfsMountFlags::NOSUID, MountFlags::NOSUID),

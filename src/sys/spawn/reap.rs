@@ -135,12 +135,8 @@ pub fn sweep() -> usize {
     let mut known = known();
     // An orphan still in a running tool's group (a double fork caught before its `setsid`) is
     // that tool's: ending its group here would end the tool. Its group's end takes it.
-    let running: BTreeSet<i32> = RUNNING
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .iter()
-        .filter_map(|p| i32::try_from(*p).ok())
-        .collect();
+    let running: BTreeSet<i32> =
+        RUNNING.lock().unwrap_or_else(PoisonError::into_inner).iter().filter_map(|p| i32::try_from(*p).ok()).collect();
     let mut ended = 0;
     for _ in 0..ROUNDS {
         let children = children_of(me);

@@ -220,7 +220,8 @@ impl Policy {
                  \"Operation not permitted\" above may be the sandbox refusing it]",
                 self.mode.label(),
                 match (self.mode, self.network) {
-                    (SandboxMode::ReadOnly, false) => "no file may be written and no socket opened, not even a Unix one",
+                    (SandboxMode::ReadOnly, false) =>
+                        "no file may be written and no socket opened, not even a Unix one",
                     (SandboxMode::ReadOnly, true) => "no file may be written",
                     (_, false) =>
                         "files may be written only in the workspace and the temp dir (not .git/hooks, .git/config \
