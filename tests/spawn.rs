@@ -221,3 +221,38 @@ async fn tool_env_and_a_tools_own_env_decide_what_commands_get() {
     let out = r.execute("show_env", "{}", Duration::from_secs(20)).await;
     assert!(out.text.contains("OWN=2") && !out.text.contains("FROM_TOOL_ENV"), "{}", out.text);
 }
+
+/// A daemon palaver's own helper left before a command started (a gpg-agent from `api_key_cmd`)
+/// is no descendant of that command: the command's end leaves it alone.
+#[test]
+fn a_daemon_started_before_the_command_is_not_swept() {
+    let base = outside_tmp();
+    let tag = std::process::id();
+    for d in ["ws", "palaver"] {
+        std::fs::create_dir_all(base.path().join(d)).unwrap();
+    }
+    let s = Server::start(vec![
+        Reply::sse(&chat_calls(&[format!("setsid sleep {tag}9 > /dev/null 2>&1 & sleep 0.5; echo bg")])),
+        Reply::sse(CHAT_TEXT),
+    ]);
+    let config = format!(
+        "default_provider = \"p\"\n[providers.p]\nbase_url = \"{}\"\n\
+         api_key_cmd = \"setsid sleep {tag}8 > /dev/null 2>&1 & echo sk-from-cmd\"\ndefault_model = \"m\"\ntools = \"auto\"\n",
+        s.base_url
+    );
+    std::fs::write(base.path().join("palaver/config.toml"), config).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_palaver"))
+        .args(["-p", "go", "--json", "--yes", "--tools", "auto"])
+        .current_dir(base.path().join("ws"))
+        .env("PALAVER_HOME", base.path().join("palaver"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let daemon = running(&format!("sleep {tag}8"));
+    for pid in &daemon {
+        let _ = Command::new("kill").arg("-9").arg(pid).status();
+    }
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(running(&format!("sleep {tag}9")).is_empty(), "the command's escape survived");
+    assert_eq!(daemon.len(), 1, "the helper's daemon, started before the command, was ended");
+}

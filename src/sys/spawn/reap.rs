@@ -6,11 +6,15 @@
 //! groups and reaps each by its pid — never `waitpid(-1)`, which would steal the children tokio
 //! and `std` wait for.
 //!
-//! Spared: the groups of MCP servers and of helpers that may leave a daemon on purpose (a
-//! clipboard owner, the viewer an opener starts), and palaver's own group (an orphan there is
-//! killed alone, never the group: that would be palaver).
+//! Only what a command could have started is ended: an orphan that started before the command
+//! did cannot be its descendant (a daemon an earlier `api_key_cmd` left, a gpg-agent), so the
+//! sweep at a command's end takes orphans started since that command, and the one at exit or on
+//! a Ctrl+C those started since the oldest command still running. Spared besides: the groups of
+//! MCP servers and of helpers that may leave a daemon on purpose (a clipboard owner, the viewer
+//! an opener starts), and palaver's own group (an orphan there is killed alone, never the
+//! group: that would be palaver).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
@@ -24,10 +28,10 @@ pub(super) struct Known {
 }
 
 static KNOWN: Mutex<Known> = Mutex::new(Known { pids: BTreeSet::new(), spared_groups: BTreeSet::new() });
-/// Process groups of tools running now, for [`kill_all`].
-static RUNNING: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
+/// Process groups of tools running now, each with its leader's start time, for [`kill_all`].
+static RUNNING: Mutex<BTreeMap<u32, u64>> = Mutex::new(BTreeMap::new());
 /// Process groups of MCP servers, for [`kill_all`] too (kept apart: they live for the session).
-static SERVERS: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
+static SERVERS: Mutex<BTreeMap<u32, u64>> = Mutex::new(BTreeMap::new());
 /// Whether palaver is its descendants' subreaper (only then can there be orphans to sweep).
 static ADOPTING: AtomicBool = AtomicBool::new(false);
 
@@ -70,7 +74,9 @@ pub fn kill_group(pid: u32) {
 #[derive(Debug)]
 pub struct Group {
     pid: u32,
-    set: &'static Mutex<BTreeSet<u32>>,
+    set: &'static Mutex<BTreeMap<u32, u64>>,
+    /// When its leader started (clock ticks since boot): its descendants started later.
+    since: u64,
 }
 
 impl Group {
@@ -86,9 +92,10 @@ impl Group {
         Self::tracked(pid, &SERVERS)
     }
 
-    fn tracked(pid: u32, set: &'static Mutex<BTreeSet<u32>>) -> Self {
-        set.lock().unwrap_or_else(PoisonError::into_inner).insert(pid);
-        Self { pid, set }
+    fn tracked(pid: u32, set: &'static Mutex<BTreeMap<u32, u64>>) -> Self {
+        let since = i32::try_from(pid).ok().and_then(stat).map_or(0, |(_, p)| p.started);
+        set.lock().unwrap_or_else(PoisonError::into_inner).insert(pid, since);
+        Self { pid, set, since }
     }
 
     #[must_use]
@@ -96,12 +103,15 @@ impl Group {
         self.pid
     }
 
-    /// Ends the group, and whatever escaped it.
+    /// Ends the group, and (a tool's) whatever escaped it.
     pub fn end(&self) {
         // No longer running: the sweep may end what is left in it.
         self.set.lock().unwrap_or_else(PoisonError::into_inner).remove(&self.pid);
         kill_group(self.pid);
-        sweep();
+        // A server's escapes are its own business, as its daemons would be.
+        if std::ptr::eq(self.set, &RUNNING) {
+            sweep(self.since);
+        }
     }
 }
 
@@ -114,19 +124,23 @@ impl Drop for Group {
 /// Ends every tool's and MCP server's process group still running, and every orphan
 /// (palaver is about to exit, or a Ctrl+C ends all).
 pub fn kill_all() {
-    let mut groups: Vec<u32> = RUNNING.lock().unwrap_or_else(PoisonError::into_inner).iter().copied().collect();
-    groups.extend(SERVERS.lock().unwrap_or_else(PoisonError::into_inner).iter().copied());
-    for pid in groups {
+    let running: Vec<(u32, u64)> =
+        RUNNING.lock().unwrap_or_else(PoisonError::into_inner).iter().map(|(p, s)| (*p, *s)).collect();
+    let servers: Vec<u32> = SERVERS.lock().unwrap_or_else(PoisonError::into_inner).keys().copied().collect();
+    for pid in running.iter().map(|(p, _)| *p).chain(servers) {
         kill_group(pid);
     }
-    sweep();
+    // Escapes of the commands running now; earlier ones were ended with their commands.
+    sweep(running.iter().map(|(_, s)| *s).min().unwrap_or(u64::MAX));
 }
 
 /// Rounds of [`sweep`]: each ends one generation of escapes (their children re-parent next).
 const ROUNDS: usize = 8;
 
-/// Ends and reaps every orphan palaver adopted; see the module's notes. Returns how many.
-pub fn sweep() -> usize {
+/// Ends and reaps every orphan palaver adopted that started at `since` or later (clock ticks
+/// since boot, as `/proc/PID/stat` counts), and reaps every exited one; see the module's notes.
+/// Returns how many it ended.
+pub fn sweep(since: u64) -> usize {
     if !ADOPTING.load(Ordering::SeqCst) {
         return 0;
     }
@@ -136,7 +150,7 @@ pub fn sweep() -> usize {
     // An orphan still in a running tool's group (a double fork caught before its `setsid`) is
     // that tool's: ending its group here would end the tool. Its group's end takes it.
     let running: BTreeSet<i32> =
-        RUNNING.lock().unwrap_or_else(PoisonError::into_inner).iter().filter_map(|p| i32::try_from(*p).ok()).collect();
+        RUNNING.lock().unwrap_or_else(PoisonError::into_inner).keys().filter_map(|p| i32::try_from(*p).ok()).collect();
     let mut ended = 0;
     for _ in 0..ROUNDS {
         let children = children_of(me);
@@ -148,7 +162,7 @@ pub fn sweep() -> usize {
                 reap(c.pid);
                 continue;
             }
-            if known.spared_groups.contains(&c.group) || running.contains(&c.group) {
+            if c.started < since || known.spared_groups.contains(&c.group) || running.contains(&c.group) {
                 continue;
             }
             if c.group != own_group {
@@ -185,6 +199,8 @@ struct Proc {
     pid: i32,
     group: i32,
     zombie: bool,
+    /// Clock ticks after boot when it started.
+    started: u64,
 }
 
 /// Every process whose parent is `parent`.
@@ -198,8 +214,9 @@ fn children_of(parent: i32) -> Vec<Proc> {
         .collect()
 }
 
-/// The parent and the process of `/proc/PID/stat`: `pid (comm) state ppid pgrp …`, where
-/// `comm` may hold spaces and parentheses, so the fields are read after the last `)`.
+/// The parent and the process of `/proc/PID/stat`: `pid (comm) state ppid pgrp … starttime …`
+/// (starttime is the 22nd field), where `comm` may hold spaces and parentheses, so the fields
+/// are read after the last `)`.
 fn stat(pid: i32) -> Option<(i32, Proc)> {
     use std::io::Read;
     let mut file = std::fs::File::open(format!("/proc/{pid}/stat")).ok()?;
@@ -212,7 +229,9 @@ fn stat(pid: i32) -> Option<(i32, Proc)> {
     let state = fields.next()?;
     let ppid = fields.next()?.parse().ok()?;
     let group = fields.next()?.parse().ok()?;
-    Some((ppid, Proc { pid, group, zombie: state == "Z" }))
+    // Fields 6 to 21, then starttime.
+    let started = fields.nth(16)?.parse().ok()?;
+    Some((ppid, Proc { pid, group, zombie: state == "Z", started }))
 }
 
 #[cfg(test)]
@@ -225,7 +244,12 @@ mod tests {
         let (ppid, p) = stat(me).unwrap_or_else(|| panic!("no stat for {me}"));
         assert_eq!(ppid, rustix::process::getppid().map_or(0, |p| p.as_raw_nonzero().get()));
         assert_eq!((p.pid, p.group, p.zombie), (me, rustix::process::getpgrp().as_raw_nonzero().get(), false));
+        // A child started after this process: its start time is not earlier.
+        let mut child = std::process::Command::new("sleep").arg("1").spawn().unwrap_or_else(|e| panic!("{e}"));
+        let child_started = stat(i32::try_from(child.id()).unwrap_or(0)).map(|(_, c)| c.started);
+        let _ = child.kill().and_then(|()| child.wait());
+        assert!(child_started.is_some_and(|c| c >= p.started) && p.started > 0, "{child_started:?} {}", p.started);
         // Not adopting (a library caller): nothing is swept.
-        assert_eq!(sweep(), 0);
+        assert_eq!(sweep(0), 0);
     }
 }
