@@ -204,7 +204,8 @@ impl Policy {
     #[must_use]
     pub fn result_hint(&self, success: bool, stderr: &[u8]) -> Option<String> {
         let refused = |needle: &[u8]| stderr.windows(needle.len()).any(|w| w == needle);
-        let said = refused(b"Permission denied") || refused(b"Operation not permitted");
+        let said =
+            refused(b"Permission denied") || refused(b"Operation not permitted") || refused(b"Read-only file system");
         if success && !said {
             return None;
         }
@@ -216,8 +217,8 @@ impl Policy {
     pub fn failure_hint(&self) -> Option<String> {
         self.active().then(|| {
             format!(
-                "[palaver ran this command in the {} sandbox: {}; a \"Permission denied\" or \
-                 \"Operation not permitted\" above may be the sandbox refusing it]",
+                "[palaver ran this command in the {} sandbox: {}; a \"Permission denied\", \
+                 \"Operation not permitted\" or \"Read-only file system\" above may be the sandbox refusing it]",
                 self.mode.label(),
                 match (self.mode, self.network) {
                     (SandboxMode::ReadOnly, false) =>
