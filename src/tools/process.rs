@@ -1,8 +1,9 @@
-//! Child processes of tools (`run_command`, user tools, shell calls): each runs in its own
-//! process group, and the whole group is ended when the call is over, times out, is cancelled
-//! (its future dropped) or palaver exits on a second Ctrl+C — so nothing a command started
-//! outlives it, re-parented to PID 1. Output is read with a cap, and a command that passes it
-//! is stopped rather than read to the end.
+//! Child processes of tools (`run_command`, user tools, shell calls), started through
+//! `sys::spawn`: each runs in its own process group, and the whole group, with whatever escaped
+//! it (`setsid`, a double fork: see `sys::spawn::reap`), is ended when the call is over, times
+//! out, is cancelled (its future dropped) or palaver exits on a second Ctrl+C — so nothing a
+//! command started outlives it. Output is read with a cap, and a command that passes it is
+//! stopped rather than read to the end.
 //!
 //! A group of its own also means the terminal's Ctrl+C no longer reaches the command directly:
 //! palaver's own interrupt handling ends it instead (through the drop of the future, or

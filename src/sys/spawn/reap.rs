@@ -41,7 +41,11 @@ pub(super) fn known() -> MutexGuard<'static, Known> {
 
 impl Known {
     pub(super) fn started(&mut self, pid: u32, spare_group: bool) {
+        // Not adopting: no sweep will read this (and a long session would only grow it).
         let Ok(pid) = i32::try_from(pid) else { return };
+        if !ADOPTING.load(Ordering::SeqCst) {
+            return;
+        }
         self.pids.insert(pid);
         if spare_group {
             self.spared_groups.insert(pid);
