@@ -104,7 +104,11 @@ fn commands_get_no_secret_leave_nothing_behind_and_plant_nothing() {
         let ws = base.path().join("ws");
         assert!(!ws.join(".git/hooks/pre-commit").exists(), "a hook was planted: {}", r[2]);
         assert_eq!(std::fs::read_to_string(ws.join(".git/config")).unwrap(), "[core]\n", "{}", r[2]);
-        assert!(r[2].contains("Read-only file system") && r[2].contains("not .git/hooks"), "the model is told why: {}", r[2]);
+        assert!(
+            r[2].contains("Read-only file system") && r[2].contains("not .git/hooks"),
+            "the model is told why: {}",
+            r[2]
+        );
     }
 }
 
