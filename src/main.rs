@@ -9,6 +9,9 @@ fn main() -> ExitCode {
     if args.next().is_some_and(|a| a == palaver::tools::sandbox::HELPER_ARG) {
         return ExitCode::from(palaver::tools::sandbox::exec_main(&args.collect::<Vec<_>>()));
     }
+    // Orphans of what palaver starts (a `setsid` or double-forked escape) re-parent to palaver,
+    // which ends them with the call that started them (`sys::spawn::reap`).
+    palaver::sys::spawn::adopt_orphans();
     let cli = palaver::cli::args::parse();
     // One thread for everything, the chat screen included: a stream is one task reading the
     // socket and one loop drawing at most 60 frames a second, and handing each network read from

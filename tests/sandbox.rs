@@ -1,4 +1,4 @@
-//! Commands under the OS sandbox (Landlock, and seccomp for every socket but a Unix one): a
+//! Commands under the OS sandbox (Landlock, and seccomp for every socket but a socketpair): a
 //! write outside the workspace, a TCP connect and a UDP send fail inside it while a write
 //! inside the workspace works — through the registry (the built
 //! binary as the helper), and end to end with a scripted model calling `run_command` headless,
@@ -131,12 +131,12 @@ async fn a_closed_network_refuses_udp_and_tcp_sockets_and_an_open_one_allows_the
     let out = run(&r, &udp_command(udp_port)).await;
     assert!(out.is_error && !out.text.contains("sent"), "{}", out.text);
     assert!(out.text.contains("Operation not permitted"), "the socket itself is refused: {}", out.text);
-    assert!(out.text.contains("no network socket opened"), "the model is told why: {}", out.text);
+    assert!(out.text.contains("no socket opened, not even a Unix one"), "the model is told why: {}", out.text);
     assert!(!received(&udp), "a datagram got out of the sandbox");
     let out = run(&r, &tcp_command(tcp_port)).await;
     assert!(out.is_error && !out.text.contains("connected"), "{}", out.text);
     assert!(out.text.contains("Operation not permitted"), "{}", out.text);
-    // Unix sockets (pipes between processes, local daemons) and workspace writes still work.
+    // Socket pairs (pipes between the command's own processes) and workspace writes still work.
     let out = run(&r, "python3 -c \"import socket; socket.socketpair(); print('pair')\" && echo x > ./in").await;
     assert!(!out.is_error && out.text.contains("pair") && ws.path().join("in").exists(), "{}", out.text);
 
@@ -170,6 +170,7 @@ async fn read_only_refuses_even_the_workspace_and_off_refuses_nothing() {
         approval: None,
         timeout_secs: None,
         sandbox: Some(SandboxMode::Off),
+        env: None,
     };
     let mut r = r;
     assert!(r.add_user_tools(std::slice::from_ref(&tool)).is_empty());
@@ -279,7 +280,7 @@ fn a_scripted_model_cannot_write_home_or_connect_but_can_write_the_workspace() {
         // seccomp refuses the socket before Landlock sees a connect.
         assert!(result(2).contains("Operation not permitted") && !result(2).contains("connected"), "{}", result(2));
         assert!(result(3).contains("PermissionError") && result(3).contains("exit status: 1"), "{}", result(3));
-        assert!(result(3).contains("no network socket opened"), "{}", result(3));
+        assert!(result(3).contains("no socket opened, not even a Unix one"), "{}", result(3));
         assert!(!got_out, "a datagram got out of the sandbox");
     } else if net {
         assert!(result(2).contains("connect: Permission denied") && !result(2).contains("connected"), "{}", result(2));

@@ -290,6 +290,7 @@ fn approve_for_the_session_runs_the_waiting_twin_and_later_calls() {
         approval: Some("ask".into()),
         timeout_secs: None,
         sandbox: None,
+        env: None,
     };
     assert!(r.add_user_tools(&[tool]).is_empty());
     s.tools.set = ToolSet(Arc::new(r));

@@ -20,6 +20,7 @@ pub const TOP: &[&str] = &[
     "providers",
     "models",
     "tools",
+    "tool_env",
     "mcp",
     "keys",
 ];
@@ -70,7 +71,10 @@ const LIMITS: &[&str] = &[
 const TIMEOUTS: &[&str] = &["connect", "first_byte", "idle"];
 const MODEL: &[&str] = &["context_window", "max_output", "price", "catalogue_model"];
 const PRICE: &[&str] = &["input", "cached_input", "output", "cache_write", "reasoning"];
-const USER_TOOL: &[&str] = &["name", "description", "command", "parameters", "approval", "timeout_secs", "sandbox"];
+const USER_TOOL: &[&str] =
+    &["name", "description", "command", "parameters", "approval", "timeout_secs", "sandbox", "env"];
+/// The keys of `[tool_env]` and of a `[[tools]]` entry's `env` table.
+const TOOL_ENV: &[&str] = &["inherit", "include", "exclude", "set"];
 const MCP: &[&str] = &["servers"];
 const MCP_SERVER: &[&str] = &[
     "command",
@@ -137,7 +141,13 @@ pub fn unknown_keys(text: &str) -> Vec<Unknown> {
     if let Some(tools) = table.get("tools").and_then(toml::Value::as_array) {
         for tool in tools.iter().filter_map(toml::Value::as_table) {
             walk(tool, USER_TOOL, "tools.", &mut out);
+            if let Some(env) = tool.get("env").and_then(toml::Value::as_table) {
+                walk(env, TOOL_ENV, "tools.env.", &mut out);
+            }
         }
+    }
+    if let Some(env) = table.get("tool_env").and_then(toml::Value::as_table) {
+        walk(env, TOOL_ENV, "tool_env.", &mut out);
     }
     if let Some(mcp) = table.get("mcp").and_then(toml::Value::as_table) {
         walk(mcp, MCP, "mcp.", &mut out);
@@ -325,5 +335,16 @@ mod tests {
     fn suggestions_only_for_near_misses() {
         assert_eq!(suggest("opnai", ["openai", "azure"].into_iter()), Some("openai"));
         assert_eq!(suggest("local", ["openai", "azure"].into_iter()), None);
+    }
+
+    #[test]
+    fn tool_env_tables_are_known_and_checked() {
+        let text = "[tool_env]\ninherit = \"core\"\nexclud = [\"X\"]\n\n[[tools]]\nname = \"t\"\ncommand = [\"x\"]\n\
+                    [tools.env]\ninherit = \"none\"\nsett = {}\n";
+        let found: Vec<String> = unknown_keys(text).iter().map(|u| u.path.clone()).collect();
+        assert_eq!(found, ["tool_env.exclud", "tools.env.sett"]);
+        let cfg = crate::config::Config::parse(text, std::path::Path::new("c")).unwrap_or_default();
+        assert_eq!(cfg.tool_env.inherit, crate::sys::spawn::Inherit::Core);
+        assert_eq!(cfg.tools[0].env.as_ref().map(|e| e.inherit), Some(crate::sys::spawn::Inherit::None));
     }
 }

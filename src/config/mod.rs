@@ -74,6 +74,9 @@ pub struct UserTool {
     /// The OS sandbox this command runs in, over the provider's (`workspace-write` by default).
     #[serde(default)]
     pub sandbox: Option<provider::SandboxMode>,
+    /// The environment this command gets, instead of `[tool_env]`.
+    #[serde(default)]
+    pub env: Option<crate::sys::spawn::EnvPolicy>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -128,6 +131,10 @@ pub struct Config {
     pub models: BTreeMap<String, ModelFacts>,
     #[serde(default)]
     pub tools: Vec<UserTool>,
+    /// The environment of every command a model runs (`run_command`, shell calls, user tools):
+    /// by default palaver's without the secret-looking variables.
+    #[serde(default)]
+    pub tool_env: crate::sys::spawn::EnvPolicy,
     #[serde(default)]
     pub mcp: McpConfig,
     /// Key bindings: action name → key description ("ctrl+p").
@@ -202,17 +209,32 @@ impl Config {
     pub fn load(paths: &Paths) -> Result<Self, ConfigError> {
         let file = paths.config_file();
         use crate::sys::read::{CONFIG_FILE, ReadError, file_string};
-        match file_string(&file, CONFIG_FILE) {
+        let cfg = match file_string(&file, CONFIG_FILE) {
             Ok(text) => {
                 let mut cfg = Self::parse(&text, &file)?;
                 cfg.warnings = check::unknown_keys(&text).iter().map(|u| format!("{}: {u}", file.display())).collect();
                 cfg.loaded_from = Some(file);
-                Ok(cfg)
+                cfg
             }
-            Err(ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
-            Err(ReadError::Io(e)) => Err(ConfigError::Read { path: file.display().to_string(), source: e }),
-            Err(e) => Err(ConfigError::Read { path: file.display().to_string(), source: std::io::Error::other(e) }),
-        }
+            Err(ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => Self::default(),
+            Err(ReadError::Io(e)) => return Err(ConfigError::Read { path: file.display().to_string(), source: e }),
+            Err(e) => {
+                return Err(ConfigError::Read { path: file.display().to_string(), source: std::io::Error::other(e) });
+            }
+        };
+        // No child palaver starts gets these, whatever their names look like.
+        crate::sys::spawn::env::forget(cfg.key_names());
+        Ok(cfg)
+    }
+
+    /// The variables holding keys that this config and the presets name (`api_key_env`,
+    /// `bearer_token_env`).
+    #[must_use]
+    pub fn key_names(&self) -> Vec<String> {
+        let profiles = self.providers.values().chain(presets::all().iter().map(|p| &p.profile));
+        let mut names: Vec<String> = profiles.filter_map(|p| p.api_key_env.clone()).collect();
+        names.extend(self.mcp.servers.values().filter_map(|s| s.bearer_token_env.clone()));
+        names
     }
 
     /// Parses config text; errors name the line and column.

@@ -91,37 +91,8 @@ pub enum StructuredOutputs {
     JsonObject,
 }
 
-/// `sandbox = "workspace-write" | "read-only" | "off"` in a profile or a `[[tools]]` entry:
-/// what a command palaver runs for a model may change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SandboxMode {
-    /// Writes only in the workspace and the temporary directory.
-    #[default]
-    WorkspaceWrite,
-    /// No writes at all (but `/dev/null`).
-    ReadOnly,
-    /// No sandbox: the command may do whatever the user may.
-    Off,
-}
-
-impl SandboxMode {
-    /// The name as written in `config.toml`.
-    #[must_use]
-    pub fn label(self) -> &'static str {
-        match self {
-            Self::WorkspaceWrite => "workspace-write",
-            Self::ReadOnly => "read-only",
-            Self::Off => "off",
-        }
-    }
-
-    /// The mode a label names.
-    #[must_use]
-    pub fn parse(s: &str) -> Option<Self> {
-        [Self::WorkspaceWrite, Self::ReadOnly, Self::Off].into_iter().find(|m| m.label() == s)
-    }
-}
+/// `sandbox = …` in a profile or a `[[tools]]` entry; it lives with the sandbox, in `sys`.
+pub use crate::sys::spawn::sandbox::SandboxMode;
 
 /// `tools = "auto" | "ask" | "none"` in a profile, and `--tools`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
@@ -218,17 +189,19 @@ pub fn resolve_key(env_var: &str, cmd: Option<&str>, timeout: Duration, announce
 /// reading its stdout on a thread so a full pipe never stalls it.
 #[allow(clippy::disallowed_methods)] // moves to sys::read at merge
 fn run_key_cmd(cmd: &str, timeout: Duration, announce: bool) -> Result<String, String> {
+    use crate::sys::spawn::{EnvPolicy, Role, Spawn};
     use std::io::Read;
-    use std::os::unix::process::CommandExt;
-    let mut child = std::process::Command::new("sh")
+    // palaver's whole environment: the user's credential helper may need its own tokens
+    // (`VAULT_TOKEN`, `OP_SERVICE_ACCOUNT_TOKEN`) or agent sockets, and its output is the key,
+    // never shown to anyone. Still its own group, ended with what it started.
+    let mut spawn = Spawn::new("sh", Role::Contained, &EnvPolicy::all());
+    spawn
         .arg("-c")
         .arg(cmd)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .process_group(0)
-        .spawn()
-        .map_err(|e| format!("api_key_cmd `{cmd}` could not be run: {e}"))?;
+        .stderr(std::process::Stdio::null());
+    let mut child = spawn.std().map_err(|e| format!("api_key_cmd `{cmd}` could not be run: {e}"))?;
     let _running = KeyCmd::new(child.id());
     let mut stdout = child.stdout.take();
     let reader = std::thread::spawn(move || {
@@ -300,13 +273,8 @@ pub fn kill_key_cmds() {
     }
 }
 
-/// Ends a process group we started (never palaver's own, never init's).
-pub fn kill_group(pid: u32) {
-    let Some(pid) = i32::try_from(pid).ok().filter(|p| *p > 1).and_then(rustix::process::Pid::from_raw) else {
-        return;
-    };
-    let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-}
+/// Ends a process group palaver started; it lives with the one spawn function.
+pub use crate::sys::spawn::kill_group;
 
 #[cfg(test)]
 mod tests {

@@ -137,8 +137,11 @@ async fn run_command(args: &Map<String, Value>, ws: &Workspace, cap: usize) -> T
         return ToolOutput::error("missing required string argument `command`");
     };
     let policy = ws.sandbox();
-    let cmd = policy.command("sh".as_ref(), &["-c".into(), command.into()], ws.root(), ws.root());
-    match super::process::run(cmd, None, cap).await {
+    let cmd = policy.command("sh".as_ref(), &["-c".into(), command.into()], ws.place(ws.root()));
+    let before = super::planted::Snapshot::take(ws);
+    let ran = super::process::run(cmd, None, cap).await;
+    let reverted = before.restore();
+    match ran {
         Err(e) => ToolOutput::error(format!("cannot run sh: {e}")),
         Ok(o) => {
             let text = format!(
@@ -147,10 +150,13 @@ async fn run_command(args: &Map<String, Value>, ws: &Workspace, cap: usize) -> T
                 super::process::text(&o.stdout, o.truncated, cap),
                 String::from_utf8_lossy(&o.stderr)
             );
-            let text = match policy.result_hint(o.status.success(), &o.stderr) {
+            let mut text = match policy.result_hint(o.status.success(), &o.stderr) {
                 Some(hint) => format!("{text}\n{hint}"),
                 None => text,
             };
+            if let Some(note) = super::planted::note(&reverted) {
+                text.push_str(&note);
+            }
             if o.status.success() { ToolOutput::ok(text) } else { ToolOutput::error(text) }
         }
     }

@@ -49,7 +49,7 @@ async fn run_argv(
         return CommandRun { exit_code: None, stdout: String::new(), stderr: "empty command".into(), timed_out: false };
     };
     let args: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
-    let mut cmd = sandbox.command(program.as_ref(), &args, cwd, ws.root());
+    let mut cmd = sandbox.command(program.as_ref(), &args, ws.place(cwd));
     for (k, v) in env {
         if let Some(v) = v.as_str() {
             cmd.env(k, v);
@@ -57,7 +57,8 @@ async fn run_argv(
     }
     // Its own process group, ended whole on a timeout or a cancel; output read up to the cap.
     let cap = crate::api::limits::Limits::default().tool_output_bytes;
-    match tokio::time::timeout(timeout, crate::tools::process::run(cmd, None, cap)).await {
+    let before = crate::tools::planted::Snapshot::take(ws);
+    let mut run = match tokio::time::timeout(timeout, crate::tools::process::run(cmd, None, cap)).await {
         Err(_) => CommandRun { exit_code: None, stdout: String::new(), stderr: "timed out".into(), timed_out: true },
         Ok(Err(e)) => CommandRun {
             exit_code: None,
@@ -77,7 +78,11 @@ async fn run_argv(
                 timed_out: false,
             }
         }
+    };
+    if let Some(note) = crate::tools::planted::note(&before.restore()) {
+        run.stderr.push_str(&note);
     }
+    run
 }
 
 fn timeout_of(action: &Value, default: Duration) -> Duration {

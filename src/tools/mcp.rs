@@ -24,7 +24,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 use tokio::io::AsyncReadExt;
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 
 /// How long spawning, the handshake and listing the tools may take together.
 pub const START_TIMEOUT: Duration = Duration::from_secs(20);
@@ -208,17 +208,11 @@ impl McpClient {
         if program.trim().is_empty() {
             return Err("the command is empty".to_owned());
         }
-        let mut cmd = Command::new(program);
-        cmd.args(args)
-            .envs(&cfg.env)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        // Its own process group: a Ctrl-C on the terminal is palaver's to handle, not the server's.
-        #[cfg(unix)]
-        cmd.process_group(0);
-        let mut child = cmd.spawn().map_err(|e| format!("`{program}`: {}", io_message(&e)))?;
+        // A minimal base environment plus exactly its table's `env`; its own process group (a
+        // Ctrl-C on the terminal is palaver's to handle, not the server's), killed when dropped.
+        let mut cmd = crate::sys::spawn::Spawn::server(program, &cfg.env);
+        cmd.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = cmd.tokio().map_err(|e| format!("`{program}`: {}", io_message(&e)))?;
         // Ended with its group when the client is dropped, and by a Ctrl+C that exits palaver
         // (say while it has not answered `initialize`).
         let group = super::process::Group::server(child.id().unwrap_or(0));

@@ -105,12 +105,14 @@ fn open_browser(url: &str) {
     } else {
         args.push(url.to_owned());
     }
-    let spawned = std::process::Command::new(program)
+    // Lasting: the browser it starts outlives it on purpose.
+    let mut spawn = crate::sys::spawn::Spawn::helper(program, crate::sys::spawn::Role::Lasting);
+    spawn
         .args(args)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn();
+        .stderr(std::process::Stdio::null());
+    let spawned = spawn.std();
     if let Ok(mut child) = spawned {
         // Reaped on its own thread, so no zombie is left while palaver waits for the redirect.
         std::thread::spawn(move || child.wait());

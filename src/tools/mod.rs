@@ -13,10 +13,13 @@ pub mod mcp_oauth;
 pub mod mcp_oauth_client;
 pub mod mcp_oauth_login;
 pub mod mcp_oauth_store;
+pub mod planted;
 pub mod process;
-pub mod sandbox;
+/// The sandbox and its seccomp filter live with the one spawn function (`sys::spawn`), which
+/// applies them; the paths stay here for callers and tests.
+pub use crate::sys::spawn::sandbox;
 #[cfg(target_os = "linux")]
-pub mod seccomp;
+pub use crate::sys::spawn::seccomp;
 pub mod secret_hold;
 pub mod setup;
 pub mod user;

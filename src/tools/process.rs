@@ -1,22 +1,20 @@
-//! Child processes of tools (`run_command`, user tools, shell calls): each runs in its own
-//! process group, and the whole group is ended when the call is over, times out, is cancelled
-//! (its future dropped) or palaver exits on a second Ctrl+C — so nothing a command started
-//! outlives it, re-parented to PID 1. Output is read with a cap, and a command that passes it
-//! is stopped rather than read to the end.
+//! Child processes of tools (`run_command`, user tools, shell calls), started through
+//! `sys::spawn`: each runs in its own process group, and the whole group, with whatever escaped
+//! it (`setsid`, a double fork: see `sys::spawn::reap`), is ended when the call is over, times
+//! out, is cancelled (its future dropped) or palaver exits on a second Ctrl+C — so nothing a
+//! command started outlives it. Output is read with a cap, and a command that passes it is
+//! stopped rather than read to the end.
 //!
 //! A group of its own also means the terminal's Ctrl+C no longer reaches the command directly:
 //! palaver's own interrupt handling ends it instead (through the drop of the future, or
 //! [`kill_all`] on the way out).
 
-use std::collections::BTreeSet;
+pub use crate::sys::spawn::Group;
+use crate::sys::spawn::Spawn;
 use std::process::{ExitStatus, Stdio};
-use std::sync::{Mutex, PoisonError};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
-/// Process groups of tools running now, for [`kill_all`].
-static RUNNING: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
-/// Process groups of MCP servers, for [`kill_all`] too (kept apart: they live for the session).
-static SERVERS: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
+pub use crate::sys::spawn::kill_all;
 
 /// What a command produced.
 #[derive(Debug)]
@@ -28,67 +26,20 @@ pub struct Captured {
     pub truncated: bool,
 }
 
-/// Ends its process group when dropped (or when [`Group::end`] is called first); while it
-/// lives, [`kill_all`] ends the group too.
-#[derive(Debug)]
-pub struct Group {
-    pid: u32,
-    set: &'static Mutex<BTreeSet<u32>>,
-}
-
-impl Group {
-    fn new(pid: u32) -> Self {
-        Self::tracked(pid, &RUNNING)
-    }
-
-    /// Tracks an MCP server's process group, led by `pid` (started with `process_group(0)`).
-    #[must_use]
-    pub fn server(pid: u32) -> Self {
-        Self::tracked(pid, &SERVERS)
-    }
-
-    fn tracked(pid: u32, set: &'static Mutex<BTreeSet<u32>>) -> Self {
-        set.lock().unwrap_or_else(PoisonError::into_inner).insert(pid);
-        Self { pid, set }
-    }
-
-    fn end(&self) {
-        crate::config::provider::kill_group(self.pid);
-    }
-}
-
-impl Drop for Group {
-    fn drop(&mut self) {
-        self.end();
-        self.set.lock().unwrap_or_else(PoisonError::into_inner).remove(&self.pid);
-    }
-}
-
-/// Ends every tool's and MCP server's process group still running (palaver is about to exit
-/// at once).
-pub fn kill_all() {
-    let mut groups: Vec<u32> = RUNNING.lock().unwrap_or_else(PoisonError::into_inner).iter().copied().collect();
-    groups.extend(SERVERS.lock().unwrap_or_else(PoisonError::into_inner).iter().copied());
-    for pid in groups {
-        crate::config::provider::kill_group(pid);
-    }
-}
-
-/// Runs `cmd` in a new process group with `stdin` written to it (or no stdin), reading stdout
-/// and stderr up to `cap` bytes each. When the command exits, whatever it left running in its
-/// group is ended too (it would hold the pipes open). Dropping the future ends the group.
+/// Runs `cmd` (in a process group of its own, as every [`Spawn`]) with `stdin` written to it
+/// (or no stdin), reading stdout and stderr up to `cap` bytes each. When the command exits,
+/// whatever it left running is ended too, in its group or escaped from it (it would hold the
+/// pipes open, or outlive palaver). Dropping the future ends the group.
 ///
 /// # Errors
 /// When the command cannot be started.
-pub async fn run(mut cmd: tokio::process::Command, stdin: Option<Vec<u8>>, cap: usize) -> std::io::Result<Captured> {
-    cmd.process_group(0)
-        .kill_on_drop(true)
-        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+pub async fn run(mut cmd: Spawn, stdin: Option<Vec<u8>>, cap: usize) -> std::io::Result<Captured> {
+    cmd.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let mut child = cmd.spawn()?;
-    let group = Group::new(child.id().unwrap_or(0));
-    let pid = group.pid;
+    let mut child = cmd.tokio()?;
+    let group = Group::tool(child.id().unwrap_or(0));
+    let pid = group.pid();
     let input = child.stdin.take();
     let write = async move {
         if let (Some(mut pipe), Some(bytes)) = (input, stdin) {
@@ -139,7 +90,7 @@ async fn read_capped(pipe: Option<impl AsyncRead + Unpin>, cap: usize, group: u3
                 let room = cap.saturating_sub(buf.len());
                 buf.extend_from_slice(&chunk[..n.min(room)]);
                 if n > room {
-                    crate::config::provider::kill_group(group);
+                    crate::sys::spawn::kill_group(group);
                     return (buf, true);
                 }
             }
@@ -153,8 +104,8 @@ mod tests {
     use super::*;
     use std::time::{Duration, Instant};
 
-    fn sh(script: &str) -> tokio::process::Command {
-        let mut c = tokio::process::Command::new("sh");
+    fn sh(script: &str) -> Spawn {
+        let mut c = Spawn::helper("sh", crate::sys::spawn::Role::Contained);
         c.arg("-c").arg(script);
         c
     }
@@ -185,7 +136,6 @@ mod tests {
         std::thread::sleep(Duration::from_millis(100));
         let pid = std::fs::read_to_string(&pidfile).unwrap_or_default().trim().to_owned();
         assert!(!pid.is_empty() && !alive(&pid), "the grandchild {pid} survived the timeout");
-        assert!(RUNNING.lock().unwrap_or_else(PoisonError::into_inner).is_empty());
     }
 
     #[tokio::test]

@@ -13,13 +13,15 @@ use std::path::PathBuf;
 /// When the named directory does not exist or is not a directory.
 pub fn workspace(cfg: &Config, paths: &Paths) -> Result<Workspace, String> {
     let protected = vec![paths.config_dir.clone(), paths.data_dir.clone()];
-    match &cfg.workspace {
-        Some(dir) => Workspace::new(&expand_home(dir), protected).map_err(|e| format!("workspace: {e}")),
+    let mut ws = match &cfg.workspace {
+        Some(dir) => Workspace::new(&expand_home(dir), protected).map_err(|e| format!("workspace: {e}"))?,
         None => {
             let cwd = std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
-            Workspace::new(&cwd, protected)
+            Workspace::new(&cwd, protected)?
         }
-    }
+    };
+    ws.set_tool_env(cfg.tool_env.clone());
+    Ok(ws)
 }
 
 /// The built-in tools confined to the configured workspace, plus the user's tools; returns

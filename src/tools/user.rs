@@ -38,13 +38,22 @@ pub async fn run(t: &UserTool, args: &Map<String, Value>) -> ToolOutput {
 
 /// Runs the command in `dir` with no sandbox; see [`run_sandboxed`].
 pub async fn run_in(t: &UserTool, args: &Map<String, Value>, dir: &Path, cap: usize) -> ToolOutput {
-    run_under(t, args, dir, &super::sandbox::Policy::default(), cap).await
+    let ws = super::Workspace::current();
+    let place = super::sandbox::Place { cwd: dir, workspace: dir, ..ws.place(dir) };
+    run_under(t, args, place, &super::sandbox::Policy::default(), cap).await
 }
 
 /// Runs the command in the workspace root under the workspace's sandbox, or the one the
 /// tool's own `sandbox` names.
 pub async fn run_sandboxed(t: &UserTool, args: &Map<String, Value>, ws: &super::Workspace, cap: usize) -> ToolOutput {
-    run_under(t, args, ws.root(), &ws.sandbox().with_mode(t.sandbox), cap).await
+    // The tool's own `env` table replaces `[tool_env]` for it.
+    let place = super::sandbox::Place { env: t.env.as_ref().unwrap_or(ws.tool_env()), ..ws.place(ws.root()) };
+    let before = super::planted::Snapshot::take(ws);
+    let mut out = run_under(t, args, place, &ws.sandbox().with_mode(t.sandbox), cap).await;
+    if let Some(note) = super::planted::note(&before.restore()) {
+        out.text.push_str(&note);
+    }
+    out
 }
 
 /// Runs the command in `dir` under `policy` with the arguments on stdin, in its own process
@@ -53,7 +62,7 @@ pub async fn run_sandboxed(t: &UserTool, args: &Map<String, Value>, ws: &super::
 async fn run_under(
     t: &UserTool,
     args: &Map<String, Value>,
-    dir: &Path,
+    place: super::sandbox::Place<'_>,
     policy: &super::sandbox::Policy,
     cap: usize,
 ) -> ToolOutput {
@@ -61,7 +70,7 @@ async fn run_under(
         return ToolOutput::error("the tool has no command");
     };
     let rest: Vec<std::ffi::OsString> = rest.iter().map(Into::into).collect();
-    let cmd = policy.command(program.as_ref(), &rest, dir, dir);
+    let cmd = policy.command(program.as_ref(), &rest, place);
     let input = Value::Object(args.clone()).to_string().into_bytes();
     match super::process::run(cmd, Some(input), cap).await {
         Err(e) => ToolOutput::error(format!("cannot start `{program}`: {e}")),

@@ -22,6 +22,10 @@ pub struct Workspace {
     protected: Vec<PathBuf>,
     /// The OS sandbox commands started here run in (none unless the session sets one).
     sandbox: super::sandbox::Policy,
+    /// Paths commands started here may not write even inside the root (see [`Workspace::planted`]).
+    planted: Vec<PathBuf>,
+    /// The environment commands started here get (`[tool_env]`).
+    tool_env: crate::sys::spawn::EnvPolicy,
 }
 
 /// Where a path resolved to and what that means.
@@ -79,14 +83,21 @@ impl Workspace {
             Ok(_) => return Err(format!("the workspace {} is not a directory", root.display())),
             Err(e) => return Err(format!("the workspace {}: {e}", root.display())),
         }
-        let protected = protected
+        let protected: Vec<PathBuf> = protected
             .iter()
             .map(|p| {
                 let p = if p.is_absolute() { p.clone() } else { resolved.join(p) };
                 resolve(&p).unwrap_or(p)
             })
             .collect();
-        Ok(Self { root: resolved, protected, sandbox: super::sandbox::Policy::default() })
+        let planted = planted(&resolved, &protected);
+        Ok(Self {
+            root: resolved,
+            protected,
+            sandbox: super::sandbox::Policy::default(),
+            planted,
+            tool_env: Default::default(),
+        })
     }
 
     /// The process's current directory, with no protected directories. When that cannot be
@@ -94,7 +105,39 @@ impl Workspace {
     #[must_use]
     pub fn current() -> Self {
         let root = std::env::current_dir().ok().and_then(|d| resolve(&d)).unwrap_or_else(|| PathBuf::from("."));
-        Self { root, protected: Vec::new(), sandbox: super::sandbox::Policy::default() }
+        let planted = planted(&root, &[]);
+        Self {
+            root,
+            protected: Vec::new(),
+            sandbox: super::sandbox::Policy::default(),
+            planted,
+            tool_env: Default::default(),
+        }
+    }
+
+    /// Paths a sandboxed command may not write even inside the root, because what is written
+    /// there runs later outside any sandbox: git's hooks and config, the repository's
+    /// `.palaver/` commands, palaver's own config and data.
+    #[must_use]
+    pub fn planted(&self) -> &[PathBuf] {
+        &self.planted
+    }
+
+    /// The environment commands started here get.
+    #[must_use]
+    pub fn tool_env(&self) -> &crate::sys::spawn::EnvPolicy {
+        &self.tool_env
+    }
+
+    /// Gives commands started here the environment `policy` builds (`[tool_env]`).
+    pub fn set_tool_env(&mut self, policy: crate::sys::spawn::EnvPolicy) {
+        self.tool_env = policy;
+    }
+
+    /// Where a command started in `cwd` runs, for [`super::sandbox::Policy::command`].
+    #[must_use]
+    pub fn place<'a>(&'a self, cwd: &'a Path) -> crate::sys::spawn::sandbox::Place<'a> {
+        crate::sys::spawn::sandbox::Place { cwd, workspace: &self.root, protect: &self.planted, env: &self.tool_env }
     }
 
     /// The OS sandbox commands started in this workspace run in.
@@ -193,6 +236,13 @@ impl Workspace {
             Some(why) => Err(refusal(&check.resolved, &why)),
         }
     }
+}
+
+/// [`Workspace::planted`] for a workspace at `root` with palaver's folders `protected`.
+fn planted(root: &Path, protected: &[PathBuf]) -> Vec<PathBuf> {
+    let mut paths = vec![root.join(".git/hooks"), root.join(".git/config"), root.join(".palaver")];
+    paths.extend(protected.iter().cloned());
+    paths
 }
 
 /// Whether `path` is a regular file with more than one name. A hard link inside the workspace
@@ -311,6 +361,9 @@ pub fn secret_kind(path: &Path) -> Option<&'static str> {
 /// Git's hooks run on the next git command, and its config can name commands too: writing
 /// either is running code, so both need an approval naming the path.
 fn git_internals(names: &[String]) -> Option<&'static str> {
+    if names.iter().any(|n| n == ".palaver") {
+        return Some("palaver's repository commands, which run as prompts and tools");
+    }
     let git = names.iter().rposition(|n| n == ".git")?;
     match names.get(git + 1).map(String::as_str) {
         Some("hooks") => Some("git hooks, which run as commands"),

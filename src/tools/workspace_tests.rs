@@ -82,6 +82,11 @@ fn secrets_inside_the_workspace_need_approval() {
     let home = tmp.path().join("home");
     std::fs::create_dir_all(home.join("data")).unwrap();
     let ws = Workspace::new(tmp.path(), vec![home.join("data"), PathBuf::from("cfg")]).unwrap();
+    // What a sandboxed command started here may not write either.
+    let root = ws.root().to_path_buf();
+    for p in [root.join(".git/hooks"), root.join(".git/config"), root.join(".palaver"), root.join("home/data")] {
+        assert!(ws.planted().contains(&p), "{p:?} not in {:?}", ws.planted());
+    }
     for p in [
         ".env",
         ".env.local",
@@ -117,6 +122,7 @@ fn secrets_inside_the_workspace_need_approval() {
         ".git/hooks/pre-commit",
         ".git/hooks",
         "sub/.git/hooks/post-checkout",
+        ".palaver/commands/deploy.md",
     ] {
         assert!(matches!(verdict(&ws, p), Verdict::Secret(_)), "{p} should be secret");
         assert!(ws.need(p, false).is_some_and(|n| n.why.starts_with("usually holds secrets")), "{p}");

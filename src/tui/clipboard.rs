@@ -2,8 +2,9 @@
 //! tried beside OSC 52: a tool that exits successfully has the text, which OSC 52 can never
 //! confirm. Also tells whether tmux would drop OSC 52 (`set-clipboard off`).
 
+use crate::sys::spawn::{Role, Spawn};
 use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// How long a clipboard tool may take to read the text.
@@ -47,15 +48,12 @@ pub fn system_copy(text: &str) -> Result<&'static str, String> {
 }
 
 fn run(tool: &str, args: &[&str], text: &str) -> Result<(), String> {
-    let mut child = Command::new(tool)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(
-            |e| if e.kind() == std::io::ErrorKind::NotFound { "not installed".to_owned() } else { e.to_string() },
-        )?;
+    // Lasting: xclip and wl-copy stay behind on purpose, owning the selection.
+    let mut spawn = Spawn::helper(tool, Role::Lasting);
+    spawn.args(args).stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::null());
+    let mut child = spawn.std().map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound { "not installed".to_owned() } else { e.to_string() }
+    })?;
     if let Some(mut stdin) = child.stdin.take() {
         stdin.write_all(text.as_bytes()).map_err(|e| e.to_string())?;
     }
@@ -80,9 +78,16 @@ pub fn tmux_drops_osc52() -> bool {
     if std::env::var_os("TMUX").is_none_or(|v| v.is_empty()) {
         return false;
     }
-    Command::new("tmux")
+    let mut spawn = Spawn::helper("tmux", Role::Contained);
+    spawn
         .args(["show-options", "-gv", "set-clipboard"])
-        .stderr(Stdio::null())
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "off")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let Ok(mut child) = spawn.std() else { return false };
+    // The answer is a word: one short read, not the whole pipe.
+    let mut out = [0u8; 64];
+    let n = child.stdout.take().and_then(|mut s| std::io::Read::read(&mut s, &mut out).ok()).unwrap_or(0);
+    let _ = child.wait();
+    String::from_utf8_lossy(&out[..n]).trim() == "off"
 }

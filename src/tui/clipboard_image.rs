@@ -3,8 +3,9 @@
 //! command `clipboard_image_cmd` names. Blocking, with a timeout: call it off the UI task.
 //! What comes back is checked by the attachment path (typed from its bytes, never trusted).
 
+use crate::sys::spawn::{Role, Spawn};
 use std::io::Read;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// How long a clipboard tool may take.
@@ -63,15 +64,11 @@ pub fn read(cmd: Option<&[String]>, wait: Duration) -> Result<Vec<u8>, String> {
 #[allow(clippy::disallowed_methods)] // moves to sys::read at merge
 fn run(argv: &[String], wait: Duration) -> Result<Vec<u8>, String> {
     let (prog, args) = argv.split_first().ok_or("an empty command")?;
-    let mut child = Command::new(prog)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(
-            |e| if e.kind() == std::io::ErrorKind::NotFound { "not installed".to_owned() } else { e.to_string() },
-        )?;
+    let mut spawn = Spawn::helper(prog, Role::Contained);
+    spawn.args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null());
+    let mut child = spawn.std().map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound { "not installed".to_owned() } else { e.to_string() }
+    })?;
     let mut out = child.stdout.take().ok_or("no output")?;
     // The reader thread ends when the child's stdout closes (it exits or is killed).
     let reader = std::thread::spawn(move || {

@@ -1,7 +1,7 @@
 //! Editing the draft in `$VISUAL` / `$EDITOR`: a temporary file, the editor in the foreground,
 //! the file read back. The caller suspends the screen around it.
 
-use std::process::Command;
+use crate::sys::spawn::{Role, Spawn};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -26,10 +26,11 @@ pub fn edit(draft: &str) -> Result<String, String> {
     let path = std::env::temp_dir().join(format!("palaver-draft-{}-{n}.md", std::process::id()));
     std::fs::write(&path, draft).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     let cmd = editor_command();
-    let result = match cmd.split_first() {
-        Some((prog, args)) => Command::new(prog).args(args).arg(&path).status(),
-        None => Command::new("vi").arg(&path).status(),
-    };
+    let (prog, args) = cmd.split_first().map_or(("vi", &[][..]), |(p, a)| (p.as_str(), a));
+    // In palaver's process group, which holds the terminal: the editor reads the keyboard.
+    let mut spawn = Spawn::helper(prog, Role::Terminal);
+    spawn.args(args).arg(&path);
+    let result = spawn.std().and_then(|mut child| child.wait());
     let out = match result {
         Ok(status) if status.success() => {
             std::fs::read_to_string(&path).map_err(|e| format!("cannot read the draft back: {e}"))

@@ -93,13 +93,14 @@ pub fn run_command(command: &[String], text: &str) -> std::io::Result<()> {
     let Some((program, args)) = command.split_first() else {
         return Err(std::io::Error::other("notify_command is empty"));
     };
-    let mut child = std::process::Command::new(program)
+    let mut spawn = crate::sys::spawn::Spawn::helper(program, crate::sys::spawn::Role::Lasting);
+    spawn
         .args(args)
         .arg(clean(text))
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()?;
+        .stderr(std::process::Stdio::null());
+    let mut child = spawn.std()?;
     // Reaped in the background so it never lingers as a zombie.
     std::thread::spawn(move || {
         let _ = child.wait();

@@ -80,13 +80,14 @@ fn launch(path: &std::path::Path, display: bool) -> Result<(), String> {
         return Err("no graphical display (DISPLAY and WAYLAND_DISPLAY are not set)".into());
     }
     let opener = if cfg!(target_os = "macos") { "open" } else { "xdg-open" };
-    let mut child = std::process::Command::new(opener)
+    // Lasting: the viewer it starts outlives it on purpose.
+    let mut spawn = crate::sys::spawn::Spawn::helper(opener, crate::sys::spawn::Role::Lasting);
+    spawn
         .arg(path)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot start {opener}: {e}"))?;
+        .stderr(std::process::Stdio::piped());
+    let mut child = spawn.std().map_err(|e| format!("cannot start {opener}: {e}"))?;
     let started = std::time::Instant::now();
     loop {
         match child.try_wait() {

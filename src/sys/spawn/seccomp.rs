@@ -1,8 +1,10 @@
 //! The seccomp filter a sandboxed command runs under while its network is closed. Landlock
 //! (ABI 4) refuses only TCP `bind` and `connect`: UDP, raw, netlink and packet sockets would
-//! stay open. So, as Codex's Linux sandbox does, `socket` and `socketpair` may create Unix
-//! sockets only (pipes between processes, local daemons) and fail with `EPERM` for every other
-//! family, TCP included; `io_uring_setup` fails too, since io_uring can open and connect
+//! stay open, and a Unix socket reaches whatever listens on the machine (the user's tmux server,
+//! Docker's socket, ssh-agent, a D-Bus bus): a sandboxed command drove tmux to write outside
+//! its workspace. So `socket` fails with `EPERM` for every family, Unix included, while
+//! `socketpair` may still make Unix pairs (connected to nothing outside: pipes between the
+//! command's own processes); `io_uring_setup` fails too, since io_uring can open and connect
 //! sockets without those system calls. A process of another architecture (a 32-bit x86
 //! program, whose `socketcall` the filter does not read) is killed by the filter rather than
 //! let through.
@@ -36,7 +38,7 @@ pub fn close_sockets() -> Result<(), String> {
     seccompiler::apply_filter(&program).map_err(|e| e.to_string())
 }
 
-/// The system calls refused: `socket` and `socketpair` unless their first argument (the
+/// The system calls refused: `socket` always, `socketpair` unless its first argument (the
 /// family) is `AF_UNIX`, and `io_uring_setup` always.
 fn rules() -> Result<BTreeMap<i64, Vec<SeccompRule>>, String> {
     let e = |e: seccompiler::BackendError| e.to_string();
@@ -44,14 +46,16 @@ fn rules() -> Result<BTreeMap<i64, Vec<SeccompRule>>, String> {
     let not_unix =
         SeccompRule::new(vec![SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, family).map_err(e)?])
             .map_err(e)?;
-    let mut calls = vec![libc::SYS_socket, libc::SYS_socketpair];
-    #[cfg(target_arch = "x86_64")]
-    calls.extend([libc::SYS_socket | X32_BIT, libc::SYS_socketpair | X32_BIT]);
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = calls.into_iter().map(|nr| (nr, vec![not_unix.clone()])).collect();
+    let mut pairs = vec![libc::SYS_socketpair];
     // No conditions: refused whatever its arguments.
-    rules.insert(libc::SYS_io_uring_setup, Vec::new());
+    let mut always = vec![libc::SYS_socket, libc::SYS_io_uring_setup];
     #[cfg(target_arch = "x86_64")]
-    rules.insert(libc::SYS_io_uring_setup | X32_BIT, Vec::new());
+    {
+        pairs.push(libc::SYS_socketpair | X32_BIT);
+        always.extend([libc::SYS_socket | X32_BIT, libc::SYS_io_uring_setup | X32_BIT]);
+    }
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = pairs.into_iter().map(|nr| (nr, vec![not_unix.clone()])).collect();
+    rules.extend(always.into_iter().map(|nr| (nr, Vec::new())));
     Ok(rules)
 }
 
@@ -60,7 +64,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_unix_sockets_are_left_in_a_filtered_thread() {
+    fn only_socketpairs_are_left_in_a_filtered_thread() {
         let (udp, tcp, unix, pair) = std::thread::spawn(|| {
             if let Err(e) = close_sockets() {
                 eprintln!("no seccomp here: {e}");
@@ -69,7 +73,7 @@ mod tests {
             Some((
                 std::net::UdpSocket::bind("127.0.0.1:0").map_err(|e| e.kind()),
                 std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.kind()),
-                std::os::unix::net::UnixDatagram::unbound().is_ok(),
+                std::os::unix::net::UnixDatagram::unbound().is_err(),
                 std::os::unix::net::UnixStream::pair().is_ok(),
             ))
         })
@@ -83,7 +87,8 @@ mod tests {
         ));
         assert_eq!(udp.err(), Some(std::io::ErrorKind::PermissionDenied));
         assert_eq!(tcp.err(), Some(std::io::ErrorKind::PermissionDenied));
-        assert!(unix && pair, "Unix sockets stay open");
+        assert!(unix, "a Unix socket opened: it reaches any daemon listening on the machine");
+        assert!(pair, "socketpair stays open");
         // The filter bound only that thread: this one still opens a UDP socket.
         assert!(std::net::UdpSocket::bind("127.0.0.1:0").is_ok());
     }

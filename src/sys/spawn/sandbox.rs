@@ -2,10 +2,13 @@
 //! Landlock, with reads allowed everywhere, writes only in the workspace and the temporary
 //! directory (or nowhere, `read-only`), and TCP `bind`/`connect` refused unless the profile
 //! opens the network (`sandbox_network = true`; needs Landlock ABI 4, Linux 6.7). A closed
-//! network also means a seccomp filter (see [`super::seccomp`]): every socket but a Unix one
-//! (UDP, raw, netlink…) fails to open, and Landlock's scopes (ABI 6, Linux 6.12) keep the
-//! command from abstract Unix sockets made outside it. Signals to processes outside the
-//! sandbox are refused in every mode (ABI 6).
+//! network also means a seccomp filter (see [`super::seccomp`]): no socket of any family opens,
+//! Unix ones included (a Unix socket reaches whatever listens outside: the user's tmux server,
+//! Docker, ssh-agent, D-Bus), while `socketpair` still makes connected pairs between processes;
+//! Landlock's scopes (ABI 6, Linux 6.12) also keep the command from abstract Unix sockets made
+//! outside it. Signals to processes outside the sandbox are refused in every mode (ABI 6).
+//! In `workspace-write`, `.git/hooks`, `.git/config` and palaver's own folders stay read-only
+//! inside the workspace (see [`super::protect`]).
 //!
 //! Why a re-exec: Landlock must be applied in the child, between fork and exec, and
 //! `CommandExt::pre_exec` is `unsafe` (the closure must be async-signal-safe, which building a
@@ -19,7 +22,7 @@
 //! the thread that asked for it); when it does not, commands run without a sandbox and palaver
 //! says so before the first one (see [`notice`]).
 
-pub use crate::config::provider::SandboxMode;
+use super::{EnvPolicy, Role, Spawn};
 #[cfg(target_os = "linux")]
 use landlock::{
     ABI, Access, AccessFs, AccessNet, LandlockStatus, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope,
@@ -29,8 +32,55 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+/// `sandbox = "workspace-write" | "read-only" | "off"` in a profile or a `[[tools]]` entry:
+/// what a command palaver runs for a model may change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    /// Writes only in the workspace and the temporary directory.
+    #[default]
+    WorkspaceWrite,
+    /// No writes at all (but `/dev/null`).
+    ReadOnly,
+    /// No sandbox: the command may do whatever the user may.
+    Off,
+}
+
+impl SandboxMode {
+    /// The name as written in `config.toml`.
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::WorkspaceWrite => "workspace-write",
+            Self::ReadOnly => "read-only",
+            Self::Off => "off",
+        }
+    }
+
+    /// The mode a label names.
+    #[must_use]
+    pub fn parse(s: &str) -> Option<Self> {
+        [Self::WorkspaceWrite, Self::ReadOnly, Self::Off].into_iter().find(|m| m.label() == s)
+    }
+}
+
+/// Where a command runs and what it may not touch there.
+#[derive(Debug, Clone, Copy)]
+pub struct Place<'a> {
+    /// Its working directory.
+    pub cwd: &'a Path,
+    /// The workspace it may write in (`workspace-write`).
+    pub workspace: &'a Path,
+    /// Paths that stay read-only inside it (see [`super::protect`]).
+    pub protect: &'a [PathBuf],
+    /// The environment it gets.
+    pub env: &'a EnvPolicy,
+}
+
 /// The argument that makes palaver the sandbox helper instead of the chat client.
 pub const HELPER_ARG: &str = "__sandbox-exec";
+/// In the helper's arguments, what follows (up to `--`) stays read-only (see [`super::protect`]).
+const PROTECT_ARG: &str = "--protect";
 
 /// The Landlock ABI whose rights palaver asks for (newer kernels enforce exactly these).
 #[cfg(target_os = "linux")]
@@ -101,26 +151,36 @@ impl Policy {
         };
         let network = match (self.network, net, sockets) {
             (true, _, _) => "open",
-            (false, _, true) => "closed",
+            (false, _, true) => "closed, Unix sockets too",
             (false, true, false) => "TCP closed, UDP and other sockets NOT (no seccomp)",
             (false, false, false) => "NOT closed (needs Landlock ABI 4 or seccomp)",
         };
-        format!("sandbox {}{abi} · writes: {writes} · network: {network}", self.mode.label())
+        // Without a mount namespace the same paths are put back after the command instead.
+        let kept = match (self.mode, support.is_none() || super::protect::available()) {
+            (SandboxMode::WorkspaceWrite, true) => " (not .git/hooks, .git/config, palaver's folders)",
+            (SandboxMode::WorkspaceWrite, false) => " (.git/hooks, .git/config, palaver's folders put back after)",
+            _ => "",
+        };
+        format!("sandbox {}{abi} · writes: {writes}{kept} · network: {network}", self.mode.label())
     }
 
-    /// A `tokio` command running `program args` in `cwd` under this policy for `workspace`:
-    /// wrapped in the helper when the sandbox is active, as is otherwise.
+    /// The [`Spawn`] running `program args` at `place` under this policy: wrapped in the helper
+    /// when the sandbox is active, as is otherwise; in its own process group either way.
     #[must_use]
-    pub fn command(&self, program: &OsStr, args: &[OsString], cwd: &Path, workspace: &Path) -> tokio::process::Command {
+    pub fn command(&self, program: &OsStr, args: &[OsString], place: Place<'_>) -> Spawn {
         let mut cmd = if self.active() {
-            let mut c = tokio::process::Command::new(&self.helper);
+            let mut c = Spawn::new(&self.helper, Role::Contained, place.env);
             c.arg(HELPER_ARG).arg(self.mode.label()).arg(if self.network { "open" } else { "closed" });
-            c.args(self.writable(workspace, cwd)).arg("--").arg(program);
+            c.args(self.writable(place.workspace, place.cwd));
+            if !place.protect.is_empty() {
+                c.arg(PROTECT_ARG).args(place.protect);
+            }
+            c.arg("--").arg(program);
             c
         } else {
-            tokio::process::Command::new(program)
+            Spawn::new(program, Role::Contained, place.env)
         };
-        cmd.args(args).current_dir(cwd);
+        cmd.args(args).current_dir(place.cwd);
         cmd
     }
 
@@ -144,7 +204,8 @@ impl Policy {
     #[must_use]
     pub fn result_hint(&self, success: bool, stderr: &[u8]) -> Option<String> {
         let refused = |needle: &[u8]| stderr.windows(needle.len()).any(|w| w == needle);
-        let said = refused(b"Permission denied") || refused(b"Operation not permitted");
+        let said =
+            refused(b"Permission denied") || refused(b"Operation not permitted") || refused(b"Read-only file system");
         if success && !said {
             return None;
         }
@@ -156,15 +217,19 @@ impl Policy {
     pub fn failure_hint(&self) -> Option<String> {
         self.active().then(|| {
             format!(
-                "[palaver ran this command in the {} sandbox: {}; a \"Permission denied\" or \
-                 \"Operation not permitted\" above may be the sandbox refusing it]",
+                "[palaver ran this command in the {} sandbox: {}; a \"Permission denied\", \
+                 \"Operation not permitted\" or \"Read-only file system\" above may be the sandbox refusing it]",
                 self.mode.label(),
                 match (self.mode, self.network) {
-                    (SandboxMode::ReadOnly, false) => "no file may be written and no network socket opened",
+                    (SandboxMode::ReadOnly, false) =>
+                        "no file may be written and no socket opened, not even a Unix one",
                     (SandboxMode::ReadOnly, true) => "no file may be written",
                     (_, false) =>
-                        "files may be written only in the workspace and the temp dir, and no network socket opened",
-                    (_, true) => "files may be written only in the workspace and the temp dir",
+                        "files may be written only in the workspace and the temp dir (not .git/hooks, .git/config \
+                         or palaver's folders), and no socket opened, not even a Unix one",
+                    (_, true) =>
+                        "files may be written only in the workspace and the temp dir (not .git/hooks, .git/config \
+                         or palaver's folders)",
                 }
             )
         })
@@ -247,8 +312,8 @@ const SECCOMP_UNAVAILABLE: &str = "seccomp is Linux's";
 
 /// Restricts the calling thread (and what it later executes): reads anywhere, writes below
 /// `writable` only, signals only inside the sandbox, and unless `network`, TCP closed by
-/// Landlock, every other socket but a Unix one by seccomp, abstract Unix sockets made outside
-/// out of reach. Returns what was enforced.
+/// Landlock, every socket (Unix ones too, but `socketpair`) by seccomp, abstract Unix sockets
+/// made outside out of reach. Returns what was enforced.
 ///
 /// # Errors
 /// When the ruleset cannot be built or applied.
@@ -306,13 +371,16 @@ fn abi_number(abi: ABI) -> u8 {
     known.iter().position(|&k| k == abi).and_then(|i| u8::try_from(i + 1).ok()).unwrap_or(0)
 }
 
-/// `palaver __sandbox-exec MODE open|closed WRITABLE… -- PROGRAM ARGS…` (the arguments after
-/// [`HELPER_ARG`]): applies the sandbox to this process and execs the program. Returns only on
-/// failure, with the exit status (126: the sandbox could not be applied, so nothing ran; 127:
-/// the program could not be executed).
+/// `palaver __sandbox-exec MODE open|closed WRITABLE… [--protect PATH…] -- PROGRAM ARGS…` (the
+/// arguments after [`HELPER_ARG`]): makes the protected paths read-only, applies the sandbox to
+/// this process and execs the program. Returns only on failure, with the exit status (126: the
+/// sandbox could not be applied, so nothing ran; 127: the program could not be executed).
 #[must_use]
 pub fn exec_main(args: &[OsString]) -> u8 {
     use std::os::unix::process::CommandExt;
+    if args.len() == 1 && args[0] == super::protect::PROBE_ARG {
+        return super::protect::probe_main();
+    }
     let Some(split) = args.iter().position(|a| a == "--") else {
         eprintln!("palaver: {HELPER_ARG}: missing `--` before the command");
         return 126;
@@ -324,7 +392,16 @@ pub fn exec_main(args: &[OsString]) -> u8 {
         eprintln!("palaver: {HELPER_ARG}: expected MODE open|closed PATHS… -- PROGRAM ARGS…");
         return 126;
     };
-    let writable: Vec<PathBuf> = head.iter().skip(2).map(PathBuf::from).collect();
+    let paths = head.get(2..).unwrap_or_default();
+    let (writable, protect) = match paths.iter().position(|a| a == PROTECT_ARG) {
+        Some(at) => (&paths[..at], &paths[at + 1..]),
+        None => (paths, &[][..]),
+    };
+    let writable: Vec<PathBuf> = writable.iter().map(PathBuf::from).collect();
+    let protect: Vec<PathBuf> = protect.iter().map(PathBuf::from).collect();
+    // Without a mount namespace the protected paths are checked by palaver after the command
+    // instead (see `tools::planted`): the command still runs.
+    let _ = super::protect::apply(&protect);
     match restrict(mode, network, &writable) {
         Ok(Support::Landlock { .. }) => {}
         Ok(Support::Unavailable(why)) => {
@@ -336,6 +413,8 @@ pub fn exec_main(args: &[OsString]) -> u8 {
             return 126;
         }
     }
+    // Not a Spawn: this replaces the helper, already started (and registered) by one, with
+    // the command, keeping its pid, group, environment and restrictions.
     let err = std::process::Command::new(program).args(rest).exec();
     eprintln!("palaver: cannot run {}: {err}", program.to_string_lossy());
     127
@@ -398,7 +477,9 @@ mod tests {
     #[test]
     fn off_wraps_nothing_and_the_description_names_the_mode() {
         let off = Policy::default();
-        let cmd = off.command(OsStr::new("sh"), &["-c".into(), "true".into()], Path::new("/"), Path::new("/"));
+        let env = EnvPolicy::default();
+        let at = |dir: &'static str| Place { cwd: Path::new(dir), workspace: Path::new(dir), protect: &[], env: &env };
+        let cmd = off.command(OsStr::new("sh"), &["-c".into(), "true".into()], at("/"));
         assert_eq!(cmd.as_std().get_program(), "sh");
         assert!(off.describe().contains("off") && off.failure_hint().is_none() && notice(&off).is_none());
         if support().available() {
@@ -410,7 +491,7 @@ mod tests {
         let ww = Policy::configured(None, None);
         assert_eq!((ww.mode, ww.network), (SandboxMode::WorkspaceWrite, false));
         if support().available() {
-            let cmd = ww.command(OsStr::new("sh"), &["-c".into(), "true".into()], Path::new("/w"), Path::new("/w"));
+            let cmd = ww.command(OsStr::new("sh"), &["-c".into(), "true".into()], at("/w"));
             let args: Vec<_> = cmd.as_std().get_args().map(|a| a.to_string_lossy().into_owned()).collect();
             assert_eq!(&args[..3], [HELPER_ARG, "workspace-write", "closed"]);
             // A working directory outside the workspace (approved) is writable too; one inside adds nothing.
@@ -444,7 +525,7 @@ mod tests {
         // With seccomp, an old Landlock still closes the network: no socket but a Unix one opens.
         let seccomp_only = Support::Landlock { abi: 3, net: false, sockets: true };
         assert!(notice_on(&ww, seccomp_only).is_none());
-        assert!(ww.describe_on(Some(seccomp_only)).ends_with("network: closed"));
+        assert!(ww.describe_on(Some(seccomp_only)).ends_with("network: closed, Unix sockets too"));
         // Nothing to say when the network is meant to be open, or all is as asked, or it is off.
         assert!(notice_on(&Policy::configured(None, Some(true)), old).is_none());
         assert!(notice_on(&ww, Support::Landlock { abi: 7, net: true, sockets: true }).is_none());
