@@ -187,10 +187,8 @@ pub fn resolve_key(env_var: &str, cmd: Option<&str>, timeout: Duration, announce
 
 /// Runs the key command in its own process group (so a timeout ends whatever it started),
 /// reading its stdout on a thread so a full pipe never stalls it.
-#[allow(clippy::disallowed_methods)] // moves to sys::read at merge
 fn run_key_cmd(cmd: &str, timeout: Duration, announce: bool) -> Result<String, String> {
     use crate::sys::spawn::{EnvPolicy, Role, Spawn};
-    use std::io::Read;
     // palaver's whole environment: the user's credential helper may need its own tokens
     // (`VAULT_TOKEN`, `OP_SERVICE_ACCOUNT_TOKEN`) or agent sockets, and its output is the key,
     // never shown to anyone. Still its own group, ended with what it started.
@@ -205,12 +203,8 @@ fn run_key_cmd(cmd: &str, timeout: Duration, announce: bool) -> Result<String, S
     let _running = KeyCmd::new(child.id());
     let mut stdout = child.stdout.take();
     let reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        if let Some(out) = stdout.as_mut() {
-            // A key is short; a command that prints megabytes is not printing a key.
-            let _ = out.take(64 * 1024).read_to_end(&mut buf);
-        }
-        buf
+        // A key is short; a command that prints megabytes is not printing a key.
+        stdout.as_mut().and_then(|out| crate::sys::read::head(out, 64 * 1024).ok()).unwrap_or_default()
     });
     let started = std::time::Instant::now();
     let mut announced = false;

@@ -61,7 +61,6 @@ pub fn read(cmd: Option<&[String]>, wait: Duration) -> Result<Vec<u8>, String> {
 }
 
 /// Runs `argv`, reading its stdout until it exits or `wait` passes (then it is killed).
-#[allow(clippy::disallowed_methods)] // moves to sys::read at merge
 fn run(argv: &[String], wait: Duration) -> Result<Vec<u8>, String> {
     let (prog, args) = argv.split_first().ok_or("an empty command")?;
     let mut spawn = Spawn::helper(prog, Role::Contained);
@@ -71,11 +70,7 @@ fn run(argv: &[String], wait: Duration) -> Result<Vec<u8>, String> {
     })?;
     let mut out = child.stdout.take().ok_or("no output")?;
     // The reader thread ends when the child's stdout closes (it exits or is killed).
-    let reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let r = out.by_ref().take(MAX_BYTES as u64 + 1).read_to_end(&mut buf);
-        r.map(|_| buf)
-    });
+    let reader = std::thread::spawn(move || crate::sys::read::head(&mut out, MAX_BYTES + 1));
     let deadline = Instant::now() + wait;
     let status = loop {
         match child.try_wait() {

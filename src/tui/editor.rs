@@ -20,7 +20,6 @@ pub fn editor_command() -> Vec<String> {
 ///
 /// # Errors
 /// When the file cannot be written or read, or the editor cannot start or exits with an error.
-#[allow(clippy::disallowed_methods)] // moves to sys::read at merge
 pub fn edit(draft: &str) -> Result<String, String> {
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let path = std::env::temp_dir().join(format!("palaver-draft-{}-{n}.md", std::process::id()));
@@ -33,7 +32,8 @@ pub fn edit(draft: &str) -> Result<String, String> {
     let result = spawn.std().and_then(|mut child| child.wait());
     let out = match result {
         Ok(status) if status.success() => {
-            std::fs::read_to_string(&path).map_err(|e| format!("cannot read the draft back: {e}"))
+            crate::sys::read::file_string(&path, crate::sys::read::INPUT_FILE)
+                .map_err(|e| format!("cannot read the draft back: {e}"))
         }
         Ok(status) => Err(format!("{} exited with {status}; the draft is unchanged", cmd.join(" "))),
         Err(e) => Err(format!("cannot run {}: {e}", cmd.join(" "))),

@@ -73,9 +73,7 @@ fn open(source: ImageSource) -> Result<std::path::PathBuf, String> {
 /// Starts the opener on `path` and watches it for a little while: a missing opener, one that
 /// exits with a failure (no application for the type, no display) or no display at all is an
 /// error saying which.
-#[allow(clippy::disallowed_methods)] // moves to sys::read at merge
 fn launch(path: &std::path::Path, display: bool) -> Result<(), String> {
-    use std::io::Read as _;
     if !display {
         return Err("no graphical display (DISPLAY and WAYLAND_DISPLAY are not set)".into());
     }
@@ -93,10 +91,7 @@ fn launch(path: &std::path::Path, display: bool) -> Result<(), String> {
         match child.try_wait() {
             Ok(Some(status)) if status.success() => return Ok(()),
             Ok(Some(status)) => {
-                let mut said = Vec::new();
-                if let Some(err) = child.stderr.take() {
-                    let _ = err.take(4096).read_to_end(&mut said);
-                }
+                let said = child.stderr.take().and_then(|err| crate::sys::read::head(err, 4096).ok()).unwrap_or_default();
                 let said = String::from_utf8_lossy(&said);
                 let said = crate::text::sanitize::sanitize(&said).split_whitespace().collect::<Vec<_>>().join(" ");
                 let code = status.code().map_or_else(|| "a signal".to_owned(), |c| c.to_string());
