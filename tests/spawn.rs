@@ -4,7 +4,7 @@
 //! exits, `.git/hooks` and `.git/config` stay as they were, and no Unix socket outside the
 //! sandbox (a pathname one, an abstract one) is reached while `socketpair` still works.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod scripted;
 

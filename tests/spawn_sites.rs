@@ -4,7 +4,7 @@
 //! process with none of that; this test fails naming its file and line. (The sandbox helper's
 //! own `exec`, in `src/sys/spawn/sandbox.rs`, replaces a process a `Spawn` started.)
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 use std::path::{Path, PathBuf};
 

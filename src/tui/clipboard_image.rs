@@ -4,7 +4,6 @@
 //! What comes back is checked by the attachment path (typed from its bytes, never trusted).
 
 use crate::sys::spawn::{Role, Spawn};
-use std::io::Read;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
