@@ -6,32 +6,67 @@
 use crate::engine::structured::Structured;
 use std::path::Path;
 
+/// The largest schema file read.
+pub const MAX_SCHEMA_FILE: u64 = 1024 * 1024;
+
 /// The schema `spec` names.
 ///
 /// # Errors
-/// A file that cannot be read, JSON that does not parse, a schema that does not compile, a
-/// short form with a mistake; each says which of them it was read as.
+/// A file that cannot be read or is not JSON, a schema that does not compile, a short form
+/// with a mistake, a short form that is also a file's name; each says which it was read as.
 pub fn resolve(spec: &str) -> Result<Structured, String> {
+    resolve_in(spec, Path::new(""))
+}
+
+/// [`resolve`] with relative file names taken in `base`.
+fn resolve_in(spec: &str, base: &Path) -> Result<Structured, String> {
     let trimmed = spec.trim();
     if trimmed.starts_with('{') {
         return Structured::from_text(trimmed, None).map_err(|e| format!("--schema: {e}"));
     }
-    let saved = super::schemas_cmd::saved(&crate::config::Paths::from_env(), trimmed);
-    let path =
-        if Path::new(trimmed).is_file() { Path::new(trimmed) } else { saved.as_deref().unwrap_or(Path::new(trimmed)) };
-    if !trimmed.contains(',') && path.is_file() {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("--schema: cannot read {trimmed}: {e}"))?;
-        let stem = path.file_stem().and_then(|s| s.to_str());
-        let trimmed = path.to_str().unwrap_or(trimmed);
-        let mut s = Structured::from_text(&text, stem).map_err(|e| format!("--schema {trimmed}: {e}"))?;
-        // A file holding an OpenAI `json_schema` wrapper ({"name","schema","strict"}) is taken as it is meant.
-        if let Some(inner) = s.schema.get("schema").filter(|v| v.is_object()).cloned() {
-            let name = s.schema.get("name").and_then(|n| n.as_str()).map(str::to_owned);
-            s = Structured::new(inner, name.as_deref().or(stem)).map_err(|e| format!("--schema {trimmed}: {e}"))?;
+    // A short form has a comma or is one field's name; a saved schema's name wins over it.
+    let short = || crate::engine::structured_short::parse(trimmed).is_ok();
+    let file = base.join(trimmed);
+    if file.is_file() && !trimmed.contains(',') {
+        if short() {
+            let shown = crate::text::sanitize::sanitize(trimmed);
+            return Err(format!(
+                "--schema {shown}: there is a file by that name and it is also a short form; write ./{shown} \
+                 for the file, or {shown}, (with a comma) for a one-field short form"
+            ));
         }
-        return Ok(s);
+        return from_file(&file);
+    }
+    let saved = super::schemas_cmd::saved(&crate::config::Paths::from_env(), trimmed);
+    if let Some(path) = saved.filter(|_| !trimmed.contains(',')) {
+        return from_file(&path);
     }
     Structured::from_text(trimmed, None).map_err(|e| format!("--schema (read as a short form): {e}"))
+}
+
+/// A schema file: JSON, at most [`MAX_SCHEMA_FILE`] bytes.
+fn from_file(path: &Path) -> Result<Structured, String> {
+    let shown = crate::text::sanitize::sanitize(&path.display().to_string()).into_owned();
+    let text = read_schema_file(path).map_err(|e| format!("--schema {shown}: {e}"))?;
+    let stem = path.file_stem().and_then(|s| s.to_str());
+    Structured::from_file(&text, stem).map_err(|e| format!("--schema {shown}: {e}"))
+}
+
+/// A schema file's text, refused past [`MAX_SCHEMA_FILE`].
+///
+/// # Errors
+/// The file cannot be read, is larger than the limit, or is not UTF-8.
+pub fn read_schema_file(path: &Path) -> Result<String, String> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    // TODO(sys::read): this bounded read moves to the one bounded reader when it lands.
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_SCHEMA_FILE + 1).read_to_end(&mut bytes))
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    if bytes.len() as u64 > MAX_SCHEMA_FILE {
+        return Err(format!("it is larger than {} KB, the limit for a schema file", MAX_SCHEMA_FILE / 1024));
+    }
+    String::from_utf8(bytes).map_err(|_| "the file is not JSON (not even UTF-8 text)".to_owned())
 }
 
 #[cfg(test)]
@@ -53,5 +88,28 @@ mod tests {
         assert_eq!((s.name.as_str(), &s.schema), ("city", &serde_json::json!({"type": "object"})));
         let e = resolve("nothere.json").unwrap_err();
         assert!(e.contains("short form") && e.contains("nothere.json"), "{e}");
+    }
+
+    #[test]
+    fn a_file_that_is_not_json_is_refused_not_read_as_a_short_form() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("passwd");
+        std::fs::write(&f, "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1::/:/usr/sbin/nologin\n").unwrap();
+        let e = resolve(f.to_str().unwrap()).unwrap_err();
+        assert!(e.contains("is not JSON") && e.contains("passwd"), "{e}");
+        let big = dir.path().join("big.json");
+        std::fs::write(&big, format!("{{\"description\":\"{}\"}}", "x".repeat(2 << 20))).unwrap();
+        assert!(resolve(big.to_str().unwrap()).unwrap_err().contains("1024 KB"), "the limit is named");
+    }
+
+    #[test]
+    fn a_short_form_that_is_also_a_file_asks_which() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("person"), r#"{"type":"object"}"#).unwrap();
+        let e = resolve_in("person", dir.path()).unwrap_err();
+        assert!(e.contains("./person") && e.contains("person,"), "{e}");
+        assert_eq!(resolve_in("./person", dir.path()).unwrap().schema["type"], "object");
+        assert_eq!(resolve_in("person,", dir.path()).unwrap().schema["required"], serde_json::json!(["person"]));
+        assert!(resolve_in("other", dir.path()).is_ok(), "no file by that name: a short form");
     }
 }
