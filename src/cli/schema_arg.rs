@@ -27,7 +27,7 @@ fn resolve_in(spec: &str, base: &Path) -> Result<Structured, String> {
     // A short form has a comma or is one field's name; a saved schema's name wins over it.
     let short = || crate::engine::structured_short::parse(trimmed).is_ok();
     let file = base.join(trimmed);
-    if file.is_file() && !trimmed.contains(',') {
+    if std::fs::metadata(&file).is_ok() && !trimmed.contains(',') {
         if short() {
             let shown = crate::text::sanitize::sanitize(trimmed);
             return Err(format!(
@@ -44,9 +44,13 @@ fn resolve_in(spec: &str, base: &Path) -> Result<Structured, String> {
     Structured::from_text(trimmed, None).map_err(|e| format!("--schema (read as a short form): {e}"))
 }
 
-/// A schema file: JSON, at most [`MAX_SCHEMA_FILE`] bytes.
+/// A schema file: a regular file of JSON, at most [`MAX_SCHEMA_FILE`] bytes.
 fn from_file(path: &Path) -> Result<Structured, String> {
     let shown = crate::text::sanitize::sanitize(&path.display().to_string()).into_owned();
+    // A FIFO would block and a device never end: refused before a byte is read.
+    if let Some(what) = std::fs::metadata(path).ok().and_then(|m| crate::tools::regular::not_regular(m.file_type())) {
+        return Err(format!("--schema {shown}: it is {what}, not a regular file"));
+    }
     let text = read_schema_file(path).map_err(|e| format!("--schema {shown}: {e}"))?;
     let stem = path.file_stem().and_then(|s| s.to_str());
     Structured::from_file(&text, stem).map_err(|e| format!("--schema {shown}: {e}"))
@@ -100,6 +104,7 @@ mod tests {
         let big = dir.path().join("big.json");
         std::fs::write(&big, format!("{{\"description\":\"{}\"}}", "x".repeat(2 << 20))).unwrap();
         assert!(resolve(big.to_str().unwrap()).unwrap_err().contains("1024 KB"), "the limit is named");
+        assert!(resolve("/dev/zero").unwrap_err().contains("not a regular file"), "a device is never read");
     }
 
     #[test]

@@ -52,8 +52,32 @@ pub fn is_script_url(url: &str) -> bool {
 }
 
 /// Markdown kept as Markdown: `<` and `&` escaped everywhere but in code (where the viewer shows
-/// them as they are), and the `[` of a link to a script URL escaped, so it is text.
+/// them as they are), and the `[` of a link to a script URL escaped, so it is text. Escaping
+/// changes how the rest parses (a line that was an HTML block becomes a paragraph, and the
+/// link or indented line after it becomes live), so it is parsed again until nothing changes;
+/// text that keeps changing is escaped whole.
 fn block(s: &str) -> String {
+    let mut out = pass(s, true);
+    for _ in 0..4 {
+        let next = pass(&out, false);
+        if next == out {
+            return out;
+        }
+        out = next;
+    }
+    s.chars().fold(String::with_capacity(s.len()), |mut o, c| {
+        match c {
+            '<' => o.push_str("&lt;"),
+            '&' => o.push_str("&amp;"),
+            '[' => o.push_str("\\["),
+            c => o.push(c),
+        }
+        o
+    })
+}
+
+/// One pass of [`block`]: `&` is escaped on the first only (a second would escape the first's).
+fn pass(s: &str, amp: bool) -> String {
     let mut code: Vec<std::ops::Range<usize>> = Vec::new();
     let mut unlink: Vec<usize> = Vec::new();
     for (event, range) in Parser::new_ext(s, super::code::options()).into_offset_iter() {
@@ -67,6 +91,7 @@ fn block(s: &str) -> String {
             _ => {}
         }
     }
+    unlink.sort_unstable();
     let mut out = String::with_capacity(s.len() + s.len() / 8);
     let mut next_code = code.iter().peekable();
     for (i, c) in s.char_indices() {
@@ -79,8 +104,8 @@ fn block(s: &str) -> String {
         }
         match c {
             '<' => out.push_str("&lt;"),
-            '&' => out.push_str("&amp;"),
-            '[' if unlink.contains(&i) => out.push_str("\\["),
+            '&' if amp => out.push_str("&amp;"),
+            '[' if unlink.binary_search(&i).is_ok() => out.push_str("\\["),
             c => out.push(c),
         }
     }
@@ -125,6 +150,8 @@ mod tests {
             "[click][r]\n\n[r]: vbscript:msgbox",
             "<javascript:alert(1)>",
             "[click](&#106;avascript:alert(1))",
+            "<script>x</script> [click](javascript:alert(3))",
+            "<script>\n</script>\n    <img src=x onerror=alert(1)>",
         ] {
             assert!(!dangers(md).is_empty(), "the test has teeth: {md}");
             let out = escape(md, Place::Block);

@@ -70,9 +70,7 @@ pub fn resolve(ws: &Workspace, spec: &str, allow: bool) -> Result<PathBuf, Strin
 pub fn read(path: &Path, limit: u64, what: &str) -> Result<String, String> {
     let mut bytes = Vec::new();
     // TODO(sys::read): this bounded read moves to the one bounded reader when it lands.
-    std::fs::File::open(path)
-        .and_then(|f| f.take(limit + 1).read_to_end(&mut bytes))
-        .map_err(|e| format!("cannot read it: {e}"))?;
+    std::fs::File::open(path).and_then(|f| f.take(limit + 1).read_to_end(&mut bytes)).map_err(|e| e.to_string())?;
     if bytes.len() as u64 > limit {
         return Err(format!("it is larger than {}, the limit for a {what}", crate::text::fmt::size(limit as usize)));
     }
@@ -90,7 +88,7 @@ pub fn set_file(ws: &Workspace, name: &str, allow: bool) -> Result<Option<String
         return Ok(None);
     }
     let path = resolve(ws, name, allow).map_err(|why| format!("{shown}: {why}"))?;
-    read(&path, MAX_SET_FILE, "file a prompt set names").map(Some).map_err(|why| format!("{shown}: {why}"))
+    read(&path, MAX_SET_FILE, "file a prompt set names").map(Some).map_err(|why| format!("cannot read {shown}: {why}"))
 }
 
 /// Checks and resolves every item's local `attach` paths and its judges' prompt files against

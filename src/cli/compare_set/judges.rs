@@ -13,8 +13,9 @@ use crate::runs::judge::Judges;
 use std::collections::BTreeSet;
 
 fn read(path: &std::path::Path, what: &str) -> Result<String, String> {
-    super::attach_rules::read(path, super::attach_rules::MAX_JUDGE_PROMPT, what)
-        .map_err(|e| format!("the {what} {}: {e}", crate::text::sanitize::sanitize(&path.display().to_string())))
+    super::attach_rules::read(path, super::attach_rules::MAX_JUDGE_PROMPT, what).map_err(|e| {
+        format!("cannot read the {what} {}: {e}", crate::text::sanitize::sanitize(&path.display().to_string()))
+    })
 }
 
 /// The judges of the checks in `expects`.
