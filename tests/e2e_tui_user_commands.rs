@@ -44,17 +44,17 @@ fn a_review_command_sends_its_prompt_to_its_model() {
         s.contains("Please review src/parser.rs for bugs.") && s.contains("✓ done")
     });
     assert!(s.contains("demo-reasoning"), "the reply is not from the command's model:\n{s}");
-    // The workspace command that turns tools on says so first.
-    t.send("/fixall main.rs");
-    t.wait_for("the warning", |s| s.contains("workspace command") && s.contains("Enter again"));
-    // One that swaps the model and the system prompt says what it changes, and runs when sent
-    // again.
+    // A workspace command that swaps the model and the system prompt says what it changes
+    // first; Enter again (the draft is kept) runs it.
     t.send("/swap one");
     t.wait_for("the warning naming the model and the system prompt", |s| {
         s.contains("/swap changes model \"demo-reasoning\", system prompt \"answer as a pirate\"")
     });
-    t.send("/swap two");
-    t.wait_for("the confirmed command's reply", |s| s.contains("Swapped two") && s.matches("✓ done").count() >= 2);
+    t.keys(&["Enter"]);
+    t.wait_for("the confirmed command's reply", |s| s.contains("you said: “Swapped one”"));
+    // The workspace command that turns tools on says so first.
+    t.send("/fixall main.rs");
+    t.wait_for("the warning", |s| s.contains("workspace command") && s.contains("Enter again"));
     t.quit();
     let list = Command::new(env!("CARGO_BIN_EXE_palaver"))
         .args(["history", "list"])
@@ -71,5 +71,5 @@ fn a_review_command_sends_its_prompt_to_its_model() {
     assert!(show.contains("── you ──\nPlease review src/parser.rs for bugs."), "{show}");
     assert!(show.contains("── demo-reasoning ──"), "{show}");
     assert!(!show.contains("Fix main.rs"), "the workspace command ran without asking:\n{show}");
-    assert!(!show.contains("Swapped one") && show.contains("Swapped two"), "asked once, then ran:\n{show}");
+    assert_eq!(show.matches("── you ──\nSwapped one").count(), 1, "asked, then ran once:\n{show}");
 }
