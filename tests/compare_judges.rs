@@ -145,13 +145,49 @@ fn a_scripted_judge_sees_the_prompt_and_its_answers_are_read_leniently() {
 }
 
 #[test]
+fn the_verdict_is_the_judges_own_not_a_score_quoted_from_the_answer() {
+    // Issue 39: a judge quoting the graded answer's own "score: 10" passed it at 1.00.
+    let answers = [
+        "The answer says: \"score: 10\" and claims to be perfect. My verdict: score: 0.1",
+        "score: 3.5",
+        "Quoting it: {\"score\": 10}. I give it a score of 9/10.",
+    ];
+    let judge = Server::start_fn(move |seen| {
+        let body: Value = serde_json::from_str(&seen.body).unwrap();
+        let prompt = body["messages"][0]["content"].as_str().unwrap_or_default().to_owned();
+        let i = ["alpha", "beta", "gamma"].iter().position(|w| prompt.contains(&format!("Say {w}"))).unwrap_or(2);
+        let delta = serde_json::json!({"choices": [{"index": 0, "delta": {"content": answers[i]}}]});
+        let stop = serde_json::json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
+        Reply::sse(&format!("data: {delta}\n\ndata: {stop}\n\ndata: [DONE]\n\n"))
+    });
+    let home = tempfile::tempdir().unwrap();
+    let config = format!("[providers.grader]\nbase_url = \"{}\"\n", judge.base_url);
+    std::fs::write(home.path().join("config.toml"), config).unwrap();
+    let set = home.path().join("set.jsonl");
+    std::fs::write(
+        &set,
+        r#"{"id":"{{w}}","prompt":"Say {{w}}","vars":[{"w":"alpha"},{"w":"beta"},{"w":"gamma"}],"expect":{"judge":"Greets","model":"grader/g"}}"#,
+    )
+    .unwrap();
+    let out = run(home.path(), &["compare", "-m", "demo/demo", "--prompts", set.to_str().unwrap(), "--json"]);
+    assert_eq!(out.status.code(), Some(3), "two judged below 0.5: {}", err(&out));
+    let ls = lines(&out);
+    let judged = |id: &str| judge_of(ls.iter().find(|l| l["prompt_id"] == id).unwrap()).clone();
+    let (a, b, c) = (judged("alpha"), judged("beta"), judged("gamma"));
+    assert_eq!((a["score"].as_f64(), a["pass"].as_bool()), (Some(0.1), Some(false)), "{a}");
+    assert_eq!((b["score"].as_f64(), b["pass"].as_bool()), (Some(0.35), Some(false)), "3.5 on 1–10: {b}");
+    assert_eq!((c["score"].as_f64(), c["pass"].as_bool()), (Some(0.9), Some(true)), "{c}");
+}
+
+#[test]
 fn a_judge_that_cannot_be_set_up_is_a_usage_error() {
     let home = tempfile::tempdir().unwrap();
     let set = home.path().join("set.jsonl");
     std::fs::write(&set, r#"{"prompt":"hi","expect":{"judge":"r","prompt":"missing-judge.md"}}"#).unwrap();
     let out = run(home.path(), &["compare", "--demo", "-m", "demo", "--prompts", set.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(err(&out).contains("cannot read the judge prompt missing-judge.md"), "{}", err(&out));
+    let e = err(&out);
+    assert!(e.contains("cannot read the judge prompt ") && e.contains("/missing-judge.md"), "{e}");
     // Nothing was stored: the judges are set up before the run is.
     let runs = run(home.path(), &["compare", "runs", "--json"]);
     assert!(!String::from_utf8_lossy(&runs.stdout).contains("\"run-"), "{}", String::from_utf8_lossy(&runs.stdout));
@@ -262,4 +298,48 @@ fn select_best_with_one_model_asks_no_judge() {
         (pick["pass"].as_bool(), pick["detail"].as_str()),
         (Some(true), Some("the only answer: no other to choose from"))
     );
+}
+
+/// What a Markdown viewer would run or follow: raw HTML tags, and links to script URLs whose
+/// `[` is not escaped.
+fn live_markup(md: &str) -> Vec<String> {
+    let lower = md.to_ascii_lowercase();
+    let tags = ["<script", "<img", "<svg"].into_iter().filter(|t| lower.contains(t)).map(str::to_owned);
+    let link = regex::Regex::new(r"(^|[^\\])\[[^\]]*\]\(\s*(javascript|data|vbscript):").unwrap();
+    tags.chain(link.find_iter(&lower).map(|m| m.as_str().to_owned())).collect()
+}
+
+#[test]
+fn markdown_outputs_show_hostile_html_and_script_links_as_text() {
+    let evil = "<script>alert(1)</script> <img src=x onerror=alert(2)> [click](javascript:alert(3))";
+    let judge_text = format!("{{\"score\": 0.9, \"reason\": \"{}\"}}", evil.replace('"', "\\\""));
+    let server = Server::start_fn(move |seen| {
+        // The judge gets the rubric prompt; the model gets the user's.
+        let text = if seen.body.contains("## Rubric") { judge_text.clone() } else { evil.to_owned() };
+        let delta = serde_json::json!({"choices": [{"index": 0, "delta": {"content": text}}]});
+        let stop = serde_json::json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
+        Reply::sse(&format!("data: {delta}\n\ndata: {stop}\n\ndata: [DONE]\n\n"))
+    });
+    let home = tempfile::tempdir().unwrap();
+    let config = format!("[providers.evil]\nbase_url = \"{}\"\n", server.base_url);
+    std::fs::write(home.path().join("config.toml"), config).unwrap();
+    let set = home.path().join("set.jsonl");
+    std::fs::write(&set, r#"{"id":"<img src=y onerror=alert(4)>","prompt":"hi","expect":{"judge":"ok"}}"#).unwrap();
+    let md = home.path().join("r.md");
+    let args = ["compare", "-m", "evil/m", "--prompts", set.to_str().unwrap(), "--report", md.to_str().unwrap()];
+    let out = run(home.path(), &args);
+    assert_eq!(out.status.code(), Some(0), "{}", err(&out));
+    let report = std::fs::read_to_string(&md).unwrap();
+    let outside_fences: String = report.split("```").step_by(2).collect();
+    assert_eq!(live_markup(&outside_fences), Vec::<String>::new(), "{report}");
+    assert!(report.contains("&lt;img src=y onerror=alert(4)&gt;") && report.contains("\\[click\\]"), "{report}");
+    // The same answer in a conversation, exported as Markdown.
+    let out = run(home.path(), &["-m", "evil/m", "-p", "hi"]);
+    assert_eq!(out.status.code(), Some(0), "{}", err(&out));
+    let list = run(home.path(), &["history", "list"]);
+    let id = String::from_utf8_lossy(&list.stdout).split_whitespace().next().unwrap().to_owned();
+    let out = run(home.path(), &["history", "export", &id, "--format", "md"]);
+    let exported = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(live_markup(&exported), Vec::<String>::new(), "{exported}");
+    assert!(exported.contains("&lt;script>alert(1)&lt;/script>") && exported.contains("\\[click]"), "{exported}");
 }

@@ -366,12 +366,60 @@ fn a_set_attaches_only_its_own_files_unless_allowed() {
         assert_eq!(out.status.code(), Some(2), "{attach}: {}", err(&out));
         let e = err(&out);
         assert!(e.contains(&format!("line 2: attach {attach}: ")) && e.contains(why), "{e}");
-        assert!(e.contains("--allow-attach-outside"), "{e}");
+        assert!(e.contains("--allow-outside"), "{e}");
         assert!(lines(&out).iter().all(|l| l["type"] != "cell"), "nothing ran");
     }
-    // The user's flag lets the last one through.
+    // The user's flag lets the last one through; the old name stays an alias.
+    for flag in ["--allow-outside", "--allow-attach-outside"] {
+        let mut allowed = args.to_vec();
+        allowed.push(flag);
+        let out = run(home.path(), &allowed);
+        assert_eq!(out.status.code(), Some(0), "{flag}: {}", err(&out));
+    }
+}
+
+#[test]
+fn vars_judge_prompt_and_schema_files_resolve_in_the_sets_folder_too() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join("set");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(home.path().join("elsewhere")).unwrap();
+    std::fs::write(home.path().join("elsewhere/vars.csv"), "word\nOUTSIDE-ROW\n").unwrap();
+    std::fs::write(home.path().join("elsewhere/judge.md"), "Rate {{answer}}").unwrap();
+    std::fs::write(home.path().join("elsewhere/s.json"), r#"{"type":"object"}"#).unwrap();
+    std::fs::write(dir.join("vars.csv"), "word\ninside\n").unwrap();
+    std::fs::write(dir.join("notes.txt"), "root:x:0:0:root:/root:/bin/bash\n").unwrap();
+    let set = dir.join("set.jsonl");
+    let s = set.to_str().unwrap();
+    let args = ["compare", "--demo", "-m", "demo", "--prompts", s, "--json"];
+    let outside = home.path().join("elsewhere/vars.csv").display().to_string();
+    for (line, said) in [
+        (r#"{"prompt":"say {{word}}","vars":"../elsewhere/vars.csv"}"#.to_owned(), "vars"),
+        (format!(r#"{{"prompt":"say {{{{word}}}}","vars":"{outside}"}}"#), "vars"),
+        (r#"{"prompt":"p","expect":{"judge":"good","prompt":"../elsewhere/judge.md"}}"#.to_owned(), "judge prompt"),
+        (r#"{"prompt":"p","schema":"../elsewhere/s.json"}"#.to_owned(), "schema"),
+    ] {
+        std::fs::write(&set, format!("{{\"prompt\":\"first\"}}\n{line}\n")).unwrap();
+        let out = palaver(home.path(), &args).current_dir("/").output().unwrap();
+        let e = err(&out);
+        assert_eq!(out.status.code(), Some(2), "{line}: {e}");
+        assert!(e.contains("line 2: ") && e.contains(said) && e.contains("outside the prompt set's folder"), "{e}");
+        assert!(e.contains("--allow-outside"), "{e}");
+        assert!(lines(&out).iter().all(|l| l["type"] != "cell"), "nothing ran: {line}");
+    }
+    // With the flag, the rows outside are read.
+    std::fs::write(&set, "{\"prompt\":\"say {{word}}\",\"vars\":\"../elsewhere/vars.csv\"}\n").unwrap();
     let mut allowed = args.to_vec();
-    allowed.push("--allow-attach-outside");
+    allowed.push("--allow-outside");
     let out = run(home.path(), &allowed);
     assert_eq!(out.status.code(), Some(0), "{}", err(&out));
+    // The set's own vars file is read from its folder, from any working directory.
+    std::fs::write(&set, "{\"prompt\":\"say {{word}}\",\"vars\":\"vars.csv\"}\n").unwrap();
+    let out = palaver(home.path(), &args).current_dir("/").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", err(&out));
+    // A schema file that is not JSON is refused, not read as a short form.
+    std::fs::write(&set, "{\"prompt\":\"p\",\"schema\":\"notes.txt\"}\n").unwrap();
+    let out = run(home.path(), &args);
+    assert_eq!(out.status.code(), Some(2), "{}", err(&out));
+    assert!(err(&out).contains("line 1: schema: notes.txt: the file is not JSON"), "{}", err(&out));
 }

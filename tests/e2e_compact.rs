@@ -240,3 +240,47 @@ fn continue_compact_on_the_chat_screen_compacts_once_it_is_open() {
     let export = palaver(h.path(), &["history", "export", &id]);
     assert!(String::from_utf8_lossy(&export.stdout).contains("summary of the 3 turns above (compacted)"));
 }
+
+#[test]
+fn a_signal_during_continue_compact_exits_130_saying_so() {
+    let h = home("");
+    for i in 1..=2 {
+        let prompt = format!("question {i}");
+        let mut args = vec!["--demo", "--no-stream", "-p", &prompt];
+        if i > 1 {
+            args.insert(0, "--continue");
+        }
+        assert!(palaver(h.path(), &args).status.success());
+    }
+    // The summary never comes: the signal arrives while palaver waits for it.
+    let s = Server::start_fn(|_| reply(SUMMARY, 10, 2).pause_first(std::time::Duration::from_secs(60)));
+    for (signal, name) in [
+        (rustix::process::Signal::TERM, "SIGTERM"),
+        (rustix::process::Signal::HUP, "SIGHUP"),
+        (rustix::process::Signal::INT, "Ctrl+C"),
+    ] {
+        let before = s.requests().len();
+        let child = Command::new(env!("CARGO_BIN_EXE_palaver"))
+            .args(["--continue", "--compact", "--base-url", &s.base_url, "-p", "go on"])
+            .env("PALAVER_HOME", h.path())
+            .env_remove("OPENAI_API_KEY")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = std::time::Instant::now();
+        while s.requests().len() == before {
+            assert!(start.elapsed() < std::time::Duration::from_secs(20), "no summary request");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let pid = rustix::process::Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
+        rustix::process::kill_process(pid, signal).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(130), "{name}: {e}");
+        assert!(e.contains(&format!("interrupted by {name} while summarising the earlier turns")), "{name}: {e}");
+        assert!(!e.contains("the summary of the earlier turns failed"), "{e}");
+    }
+    assert!(s.requests().iter().all(|r| r.body.contains("Summarise the conversation so far")), "the prompt never went");
+}

@@ -277,3 +277,38 @@ fn history_export_keeps_the_token_probabilities() {
     let text = String::from_utf8_lossy(&export.stdout);
     assert!(text.contains("\"top_logprobs\""), "{}", &text[..text.len().min(2000)]);
 }
+
+#[test]
+fn a_schema_file_that_is_not_json_or_a_name_that_is_two_things_is_refused_before_sending() {
+    let s = Server::start(vec![Reply::sse(&chat_answer("{}"))]);
+    let dir = tempfile::tempdir().unwrap();
+    let passwd = dir.path().join("passwd");
+    let rows: String = (0..25).map(|i| format!("user{i}:x:{i}:{i}::/home/u{i}:/bin/sh\n")).collect();
+    std::fs::write(&passwd, rows).unwrap();
+    std::fs::write(dir.path().join("person"), r#"{"type":"object","properties":{"n":{"type":"string"}}}"#).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let go = |schema: &str| {
+        Command::new(env!("CARGO_BIN_EXE_palaver"))
+            .args(["--base-url", &s.base_url, "-m", "m", "-p", "hi", "--schema", schema, "--json"])
+            .env("PALAVER_HOME", home.path())
+            .env("OPENAI_API_KEY", "sk-test")
+            .current_dir(dir.path())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let out = go(passwd.to_str().unwrap());
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{e}");
+    assert!(e.contains("passwd: the file is not JSON"), "{e}");
+    let out = go("person");
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{e}");
+    assert!(e.contains("./person") && e.contains("person,"), "says how to pick each: {e}");
+    assert!(s.requests().is_empty(), "nothing was sent");
+    // Each way of picking one works.
+    let out = go("./person");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let body: Value = serde_json::from_str(&s.requests()[0].body).unwrap();
+    assert_eq!(body["response_format"]["json_schema"]["schema"]["properties"]["n"]["type"], "string");
+}

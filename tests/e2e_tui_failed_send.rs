@@ -53,3 +53,36 @@ fn a_refused_send_gives_back_the_draft_with_its_chips() {
     assert_eq!(server.requests().len(), 1, "not retried");
     t.quit();
 }
+
+/// Issue 39: in vim mode, `dd` then `p` of a line holding a paste chip put back its label,
+/// and the request carried the 159-byte label instead of the 1 MB paste.
+#[test]
+fn vim_dd_then_p_of_a_paste_chip_sends_the_paste() {
+    if !tmux_available() {
+        return;
+    }
+    let answer = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"got it\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+    let server = Server::start(vec![Reply::sse(answer)]);
+    let paste = tempfile::NamedTempFile::new().unwrap();
+    let text: String = (0..20_000).map(|i| format!("pasted row {i:05} {}\n", "x".repeat(40))).collect();
+    assert!(text.len() > 1_000_000);
+    std::fs::write(paste.path(), &text).unwrap();
+    let t = Tmux::launch(&format!("--base-url {} --model m", server.base_url)).start();
+    t.wait_ready();
+    t.send("/vim");
+    t.wait_for("vim on", |s| s.contains("vim keys on"));
+    t.tmux(&["load-buffer", &paste.path().display().to_string()]);
+    t.tmux(&["paste-buffer", "-p", "-t", "main"]);
+    t.wait_for("the paste chip", |s| s.contains("[pasted 20,000 lines"));
+    t.keys(&["Escape"]);
+    t.type_text("dd");
+    t.wait_for("the chip cut", |s| !s.contains("[pasted 20,000 lines"));
+    t.type_text("p");
+    t.wait_for("the chip put back", |s| s.contains("[pasted 20,000 lines"));
+    t.keys(&["Enter"]);
+    t.wait_for("the answer", |s| s.contains("got it"));
+    let sent = &server.requests()[0].body;
+    assert!(sent.len() > 1_000_000, "the paste went, not its label: {} bytes", sent.len());
+    assert!(sent.contains("pasted row 19999") && !sent.contains("[pasted 20,000"), "the paste's text");
+    t.quit();
+}

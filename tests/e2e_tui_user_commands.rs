@@ -1,7 +1,8 @@
 //! End to end in tmux: the user's own slash commands. `commands/review.md` in the config
 //! directory (PALAVER_HOME) with `$ARGUMENTS` and `model: demo-reasoning` sends its filled-in
 //! prompt to that model for one turn (the screen and `history show` say so), Tab completes its
-//! name, and a workspace command that turns tools on asks before its first use. Skips when
+//! name, and a workspace command that turns tools on, or swaps the model and the system
+//! prompt, says what it changes and asks before its first use. Skips when
 //! tmux is not installed.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -26,6 +27,11 @@ fn a_review_command_sends_its_prompt_to_its_model() {
     let work = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(work.path().join(".palaver/commands")).unwrap();
     std::fs::write(work.path().join(".palaver/commands/fixall.md"), "---\ntools: auto\n---\nFix $1\n").unwrap();
+    std::fs::write(
+        work.path().join(".palaver/commands/swap.md"),
+        "---\nmodel: demo-reasoning\nsystem: answer as a pirate\n---\nSwapped $1\n",
+    )
+    .unwrap();
     let t = Tmux::launch("--demo -m demo").home(home.path()).cwd(work.path()).start();
     t.wait_ready();
     // Tab completes the name.
@@ -38,6 +44,14 @@ fn a_review_command_sends_its_prompt_to_its_model() {
         s.contains("Please review src/parser.rs for bugs.") && s.contains("✓ done")
     });
     assert!(s.contains("demo-reasoning"), "the reply is not from the command's model:\n{s}");
+    // A workspace command that swaps the model and the system prompt says what it changes
+    // first; Enter again (the draft is kept) runs it.
+    t.send("/swap one");
+    t.wait_for("the warning naming the model and the system prompt", |s| {
+        s.contains("/swap changes model \"demo-reasoning\", system prompt \"answer as a pirate\"")
+    });
+    t.keys(&["Enter"]);
+    t.wait_for("the confirmed command's reply", |s| s.contains("you said: “Swapped one”"));
     // The workspace command that turns tools on says so first.
     t.send("/fixall main.rs");
     t.wait_for("the warning", |s| s.contains("workspace command") && s.contains("Enter again"));
@@ -57,4 +71,5 @@ fn a_review_command_sends_its_prompt_to_its_model() {
     assert!(show.contains("── you ──\nPlease review src/parser.rs for bugs."), "{show}");
     assert!(show.contains("── demo-reasoning ──"), "{show}");
     assert!(!show.contains("Fix main.rs"), "the workspace command ran without asking:\n{show}");
+    assert_eq!(show.matches("── you ──\nSwapped one").count(), 1, "asked, then ran once:\n{show}");
 }

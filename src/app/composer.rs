@@ -60,9 +60,10 @@ impl Composer {
     #[must_use]
     pub fn text(&self) -> String {
         let mut text = self.area.lines().join("\n");
+        // Every copy of a chip stands for its text (vim's `yy` `p` puts a second one).
         for (label, pasted) in &self.pastes {
-            if let Some(at) = text.find(label.as_str()) {
-                text.replace_range(at..at + label.len(), pasted);
+            if text.contains(label.as_str()) {
+                text = text.replace(label.as_str(), pasted);
             }
         }
         text
@@ -112,8 +113,21 @@ impl Composer {
         self.area.lines().len()
     }
 
-    /// Replaces the draft, cursor at the end. Keeps the area's styling.
+    /// Replaces the draft, cursor at the end. Keeps the area's styling; the chips no longer in
+    /// it are let go.
     pub fn set_text(&mut self, text: &str) {
+        self.replace_text(text);
+        self.pastes.retain(|(label, _)| text.contains(label.as_str()));
+    }
+
+    /// Replaces the draft as an edit of it (vim's `dd`, `u`, `p`): the chips it took out stay
+    /// known, so putting one back (`p`, undo) brings back its text, not its label. They go
+    /// with the next [`Composer::set_text`] (a send, a cleared draft).
+    pub fn edit_text(&mut self, text: &str) {
+        self.replace_text(text);
+    }
+
+    fn replace_text(&mut self, text: &str) {
         let style = self.area.style();
         let placeholder = self.area.placeholder_text().to_owned();
         let placeholder_style = self.area.placeholder_style();
@@ -131,7 +145,6 @@ impl Composer {
         self.area.move_cursor(CursorMove::Bottom);
         self.area.move_cursor(CursorMove::End);
         self.walk = None;
-        self.pastes.retain(|(label, _)| text.contains(label.as_str()));
     }
 
     pub fn clear(&mut self) {

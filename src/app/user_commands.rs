@@ -1,7 +1,8 @@
 //! The user's own slash commands in the chat screen (loaded by the interactive layer from
 //! `config::commands` and handed over as data): running one sends its filled-in prompt with its
 //! front matter's model, system prompt, tool mode and schema for that one turn. A workspace
-//! command that would turn tools on says so and runs only when sent a second time.
+//! command that would turn tools on, or change the model or the system prompt, says what it
+//! changes and runs only when sent a second time (once a session).
 
 use super::effect::Effect;
 use super::state::State;
@@ -42,6 +43,15 @@ impl Mine {
     }
 }
 
+/// A front matter value on one line of the status: quoted, cut at 60 characters, with no
+/// terminal controls.
+fn shown(value: &str) -> String {
+    let one: String = value.split_whitespace().collect::<Vec<_>>().join(" ");
+    let short: String = one.chars().take(60).collect();
+    let more = if short.len() < one.len() { "…" } else { "" };
+    format!("\"{}{more}\"", crate::text::sanitize::sanitize(&short))
+}
+
 /// The shape a schema takes in each API.
 fn response_format(api: Api, schema: Value) -> Value {
     match api {
@@ -62,15 +72,20 @@ impl State {
             self.enqueue(text.to_owned());
             return true;
         }
-        if cmd.source == CommandSource::Workspace && cmd.turns_tools_on() && !self.mine.trusted.contains(&cmd.name) {
+        // A repository's command that turns tools on, or swaps the model or the system prompt,
+        // is someone else's say over the next turn: shown, and run when sent again.
+        let changes = cmd.changes();
+        if cmd.source == CommandSource::Workspace && !changes.is_empty() && !self.mine.trusted.contains(&cmd.name) {
             if self.mine.warned.as_deref() != Some(cmd.name.as_str()) {
                 self.mine.warned = Some(cmd.name.clone());
                 let path = crate::text::sanitize::sanitize(&cmd.path.display().to_string()).into_owned();
-                let mode = crate::text::sanitize::sanitize(cmd.tools.as_deref().unwrap_or("")).into_owned();
+                let said: Vec<String> =
+                    changes.iter().map(|(what, value)| format!("{what} {}", shown(value))).collect();
                 // The warning first: the path may be long, and the status line cuts at the right.
                 self.flash_error(format!(
-                    "workspace command /{} turns tools on ({mode}): Enter again runs it · {path}",
-                    cmd.name
+                    "workspace command /{} changes {}: Enter again runs it · {path}",
+                    cmd.name,
+                    said.join(", ")
                 ));
                 return true;
             }

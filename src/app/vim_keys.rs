@@ -64,7 +64,7 @@ impl State {
     fn set_composer_buf(&mut self, b: &Buf) {
         let text = b.string();
         if text != self.composer.area.lines().join("\n") {
-            self.composer.set_text(&text);
+            self.composer.edit_text(&text);
         }
         let before = &b.text[..b.pos.min(b.text.len())];
         let row = before.iter().filter(|c| **c == '\n').count();
@@ -110,6 +110,33 @@ mod tests {
         assert_eq!(s.composer.text(), "hello big ");
         let fx = press(&mut s, KeyCode::Enter);
         assert!(fx.iter().any(|e| matches!(e, crate::app::Effect::StartRequest { .. })), "Enter sends in normal mode");
+    }
+
+    #[test]
+    fn dd_then_p_of_a_paste_chip_puts_back_its_text() {
+        let mut s = test_state();
+        s.vim = Some(crate::app::vim::Vim::new(Mode::Insert));
+        let big: String = (0..3000).map(|i| format!("pasted line {i}\n")).collect();
+        s.composer.set_text("first\n");
+        s.composer.paste(&big);
+        let label = s.composer.area.lines()[1].clone();
+        assert!(label.starts_with("[pasted 3,000 lines"), "{label}");
+        press(&mut s, KeyCode::Esc);
+        typed(&mut s, "dd");
+        assert_eq!(s.composer.text(), "first", "the chip's line is cut");
+        typed(&mut s, "p");
+        assert_eq!(s.composer.text(), format!("first\n{big}"), "its text is back, not its label");
+        typed(&mut s, "yyp");
+        assert_eq!(s.composer.text(), format!("first\n{big}\n{big}"), "a copy of the chip is its text too");
+        typed(&mut s, "dddduu");
+        assert!(s.composer.text().ends_with(&big), "undo puts the chip back with its text");
+        let fx = press(&mut s, KeyCode::Enter);
+        let sent = fx.iter().find_map(|e| match e {
+            crate::app::Effect::StartRequest { body, .. } => Some(body.to_string()),
+            _ => None,
+        });
+        let sent = sent.expect("a request");
+        assert!(sent.contains("pasted line 2999") && !sent.contains("[pasted 3,000"), "the paste went, not its label");
     }
 
     #[test]

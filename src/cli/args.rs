@@ -267,10 +267,11 @@ pub struct CompareArgs {
     /// order; vote with a/b/c/d (that one better), t (tie), n (all bad); names show after
     #[arg(long)]
     pub arena: bool,
-    /// Let a prompt set attach files outside its own folder, or files that hold secrets
-    /// (by name or by content); without it such a line is refused and nothing is sent
-    #[arg(long)]
-    pub allow_attach_outside: bool,
+    /// Let a prompt set name files (attach, vars, judge prompt, schema) outside its own folder,
+    /// or files that hold secrets (by name or by content); without it such a line is refused
+    /// and nothing is sent
+    #[arg(long, alias = "allow-attach-outside")]
+    pub allow_outside: bool,
     /// Send each model's cells through its provider's batch API (files + batches: slower, at
     /// the batch discount); the provider's profile must say `batch = true`
     #[arg(long)]

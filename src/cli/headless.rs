@@ -471,8 +471,7 @@ pub async fn run_prompt(g: &Global, t: &Target, cfg: &crate::config::Config, reg
         let opts = settings(g, t).request_options(t, &t.model);
         if let Err(failed) = super::compacting::compact_first(t, cfg, &http, &mut history, &mut rec, g.json, opts).await
         {
-            out_of_compaction(t, &mut rec, &mut printer, &failed);
-            return EXIT_PROVIDER;
+            return out_of_compaction(t, &mut rec, &mut printer, &failed);
         }
     }
     let window = cfg.model_facts(&t.model).and_then(|f| f.context_window).filter(|w| *w > 0);
@@ -500,22 +499,32 @@ pub async fn run_prompt(g: &Global, t: &Target, cfg: &crate::config::Config, reg
     }
 }
 
-/// Ends a run whose compaction failed: the failed summary's result line, the prompt not sent.
-fn out_of_compaction(t: &Target, rec: &mut Recorder, printer: &mut Printer, failed: &Message) {
+/// Ends a run whose compaction failed or was interrupted: the summary's result line, the
+/// prompt not sent; 130 when a signal stopped it, else 1.
+fn out_of_compaction(t: &Target, rec: &mut Recorder, printer: &mut Printer, failed: &Message) -> u8 {
+    let interrupted = failed.status == MessageStatus::Cancelled;
+    let notice = if interrupted {
+        let by = super::interrupt::ended_by().unwrap_or("Ctrl+C");
+        format!(
+            "interrupted by {by} while summarising the earlier turns, so the prompt was not sent (it is saved; \
+             run again to send it)"
+        )
+    } else {
+        "the summary of the earlier turns failed, so the prompt was not sent (it is saved; run again without \
+         --compact to send it as it is)"
+            .to_owned()
+    };
     let out = TurnOutcome {
         msg: failed.clone(),
         calls: Vec::new(),
-        notice: Some(
-            "the summary of the earlier turns failed, so the prompt was not sent (it is saved; run again \
-             without --compact to send it as it is)"
-                .to_owned(),
-        ),
+        notice: Some(notice),
         account: TurnAccount::default(),
         stored: Some(rec.sync()),
         attachments: Vec::new(),
     };
     printer.finish(t.api.name(), &t.provider, &t.model, &out);
     printer.flush();
+    if interrupted { EXIT_INTERRUPTED } else { EXIT_PROVIDER }
 }
 
 /// `palaver replay FILE`: feeds a recorded body through the engine and prints as `-p` does.

@@ -43,6 +43,23 @@ impl UserCommand {
         self.tools.as_deref().is_some_and(|t| !matches!(t.trim(), "none" | "off" | ""))
     }
 
+    /// What running it changes that a repository's command must have confirmed first: tools
+    /// turned on, another model, another system prompt (each as it will be shown, raw).
+    #[must_use]
+    pub fn changes(&self) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        if self.turns_tools_on() {
+            out.push(("tools", self.tools.clone().unwrap_or_default()));
+        }
+        if let Some(m) = &self.model {
+            out.push(("model", m.clone()));
+        }
+        if let Some(s) = &self.system {
+            out.push(("system prompt", s.clone()));
+        }
+        out
+    }
+
     /// What the palette and help show beside the name.
     #[must_use]
     pub fn label(&self) -> String {

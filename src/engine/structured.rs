@@ -68,6 +68,24 @@ impl Structured {
         Self::new(schema, name)
     }
 
+    /// A schema from a file's text: JSON only (a file of anything else, `/etc/passwd`, is not
+    /// read as a short form of one field a line). A file holding OpenAI's `json_schema`
+    /// wrapper (`{"name","schema","strict"}`) is taken as it is meant. `stem` names it.
+    ///
+    /// # Errors
+    /// Text that is not JSON, a schema that does not compile.
+    pub fn from_file(text: &str, stem: Option<&str>) -> Result<Self, String> {
+        let schema: Value = serde_json::from_str(text.strip_prefix('\u{feff}').unwrap_or(text))
+            .map_err(|e| format!("the file is not JSON ({e}); a schema file holds a JSON schema"))?;
+        match schema.get("schema").filter(|v| v.is_object()) {
+            Some(inner) => {
+                let name = schema.get("name").and_then(Value::as_str);
+                Self::new(inner.clone(), name.or(stem))
+            }
+            None => Self::new(schema, stem),
+        }
+    }
+
     /// A schema from its JSON value (a compiled check up front: a mistake is said before sending).
     ///
     /// # Errors

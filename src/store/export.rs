@@ -275,9 +275,10 @@ pub fn attachment_file_name(a: &crate::engine::attachment::Attachment) -> String
 #[must_use]
 pub fn to_markdown_linking(c: &StoredConversation, dir: &str) -> String {
     let s = &c.summary;
-    let mut out = format!("# {}\n\n", if s.title.is_empty() { "(untitled)" } else { &s.title });
-    let facts: Vec<String> = [Some(format!("`{}`", s.id)), s.model.clone(), s.provider.clone(), s.api.clone()]
+    let mut out = format!("# {}\n\n", if s.title.is_empty() { "(untitled)".to_owned() } else { line(&s.title) });
+    let facts: Vec<String> = [Some(code(&s.id)), s.model.as_deref().map(line), s.provider.as_deref().map(line)]
         .into_iter()
+        .chain([s.api.as_deref().map(line)])
         .flatten()
         .chain([format!("created {}", rfc3339(s.created_at)), format!("updated {}", rfc3339(s.updated_at))])
         .collect();
@@ -287,10 +288,32 @@ pub fn to_markdown_linking(c: &StoredConversation, dir: &str) -> String {
         for a in &m.attachments {
             let target = a.url.clone().unwrap_or_else(|| format!("{dir}/{}", attachment_file_name(a)));
             let bang = if a.is_image() { "!" } else { "" };
-            let _ = write!(out, "{bang}[{}](<{target}>) · {}\n\n", a.name.replace(['[', ']'], "_"), a.describe());
+            let name = line(&a.name.replace(['[', ']'], "_"));
+            if crate::text::markdown::is_script_url(&target) || target.contains(['<', '>', '\n']) {
+                // A URL that would run script, or break out of its `<…>`, is not linked.
+                let _ = write!(out, "{name} · {}\n\n", line(&a.describe()));
+            } else {
+                let _ = write!(out, "{bang}[{name}](<{target}>) · {}\n\n", line(&a.describe()));
+            }
         }
     }
     out
+}
+
+/// Untrusted text as Markdown (an answer, its reasoning): raw HTML and script links escaped.
+fn md(s: &str) -> String {
+    crate::text::markdown::escape(s, crate::text::markdown::Place::Block)
+}
+
+/// Untrusted text on one line of a heading or a list of facts: plain text.
+fn line(s: &str) -> String {
+    crate::text::markdown::escape(s, crate::text::markdown::Place::Line)
+}
+
+/// A name or an id in a code span, where Markdown and HTML are text; one that would close the
+/// span (a backtick, a line break) is written as plain text instead.
+fn code(s: &str) -> String {
+    if s.contains(['`', '\n', '\r']) { line(s) } else { format!("`{s}`") }
 }
 
 fn message_markdown(out: &mut String, m: &Message) {
@@ -298,8 +321,10 @@ fn message_markdown(out: &mut String, m: &Message) {
     let who = match m.role() {
         Role::User => "You".to_owned(),
         Role::System => "System".to_owned(),
-        Role::Tool => format!("Tool result `{}`", m.tool_call_id.as_deref().unwrap_or("?")),
-        Role::Assistant => format!("Assistant{}", m.model.as_deref().map(|x| format!(" · {x}")).unwrap_or_default()),
+        Role::Tool => format!("Tool result {}", code(m.tool_call_id.as_deref().unwrap_or("?"))),
+        Role::Assistant => {
+            format!("Assistant{}", m.model.as_deref().map(|x| format!(" · {}", line(x))).unwrap_or_default())
+        }
     };
     // A summary that stands for the turns above it in what was sent after it.
     let who = match &m.compaction {
@@ -313,19 +338,26 @@ fn message_markdown(out: &mut String, m: &Message) {
     };
     let _ = write!(out, "---\n\n### {who}{status}\n\n");
     if !main.reasoning.is_empty() {
-        let _ = write!(out, "<details><summary>Reasoning</summary>\n\n{}\n\n</details>\n\n", main.reasoning.trim_end());
+        let _ =
+            write!(out, "<details><summary>Reasoning</summary>\n\n{}\n\n</details>\n\n", md(main.reasoning.trim_end()));
     }
     if m.role() == Role::Tool {
         block(out, "", &main.content);
     } else if !main.content.is_empty() {
-        let _ = write!(out, "{}\n\n", main.content.trim_end());
+        let _ = write!(out, "{}\n\n", md(main.content.trim_end()));
     }
     if !main.refusal.is_empty() {
-        let _ = write!(out, "> **Refusal:** {}\n\n", main.refusal.trim_end().replace('\n', "\n> "));
+        let _ = write!(out, "> **Refusal:** {}\n\n", md(main.refusal.trim_end()).replace('\n', "\n> "));
     }
     for t in &main.tool_calls {
         let ms = t.duration_ms.map(|d| format!(" · {d} ms")).unwrap_or_default();
-        let _ = write!(out, "**Tool call** `{}` · `{}` · {}{ms}\n\n", t.name, t.id, super::ops::enum_str(&t.status));
+        let _ = write!(
+            out,
+            "**Tool call** {} · {} · {}{ms}\n\n",
+            code(&t.name),
+            code(&t.id),
+            super::ops::enum_str(&t.status)
+        );
         out.push_str("Arguments:\n\n");
         block(out, "json", &pretty(&t.arguments));
         if let Some(o) = &t.output {
@@ -335,7 +367,7 @@ fn message_markdown(out: &mut String, m: &Message) {
     }
     if let Some(e) = &m.error {
         let code = e.status.map(|s| format!(" HTTP {s}")).unwrap_or_default();
-        let _ = write!(out, "**Error** ({}{code}): {}\n\n", e.kind, e.message);
+        let _ = write!(out, "**Error** ({}{code}): {}\n\n", e.kind, line(&e.message));
     }
     if let Some(line) = usage_line(m) {
         let _ = write!(out, "*{line}*\n\n");

@@ -5,6 +5,7 @@
 pub mod code;
 pub mod fmt;
 pub mod html;
+pub mod markdown;
 pub mod sanitize;
 pub mod secrets;
 pub mod syntax;

@@ -13,8 +13,9 @@ use crate::runs::judge::Judges;
 use std::collections::BTreeSet;
 
 fn read(path: &std::path::Path, what: &str) -> Result<String, String> {
-    crate::sys::read::file_string(path, crate::sys::read::INPUT_FILE)
-        .map_err(|e| e.about(&format!("cannot read the {what} {}", path.display())))
+    super::attach_rules::read(path, super::attach_rules::JUDGE_PROMPT, what).map_err(|e| {
+        format!("cannot read the {what} {}: {e}", crate::text::sanitize::sanitize(&path.display().to_string()))
+    })
 }
 
 /// The judges of the checks in `expects`.

@@ -331,20 +331,17 @@ async fn start(
         )));
     }
     let (text, source) = read_set(path)?;
-    // `attach` paths and `vars` files are the set's: read from its own folder (a set on
-    // stdin: the current one).
+    // `attach` paths, `vars`, judge prompt and schema files are the set's: read from its own
+    // folder (a set on stdin: the current one), by one rule.
     let folder = match path.parent() {
         Some(p) if path.as_os_str() != "-" && !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => std::path::PathBuf::from("."),
     };
-    let vars_file = |name: &str| {
-        let at = folder.join(name);
-        crate::sys::read::file_string(&at, crate::sys::read::INPUT_FILE)
-            .map_err(|e| e.about(&format!("cannot read the vars file {}", at.display())))
-    };
-    let mut items = prompts::parse_with(&text, &vars_file).map_err(|e| usage(&format!("{source}: {e}")))?;
-    attach_rules::check(&mut items, &folder, ca.allow_attach_outside)
-        .map_err(|e| usage(&format!("{}: {e}", crate::text::sanitize::sanitize(&source))))?;
+    let shown = crate::text::sanitize::sanitize(&source).into_owned();
+    let ws = attach_rules::folder(&folder).map_err(|e| usage(&format!("{shown}: {e}")))?;
+    let set_file = |name: &str| attach_rules::set_file(&ws, name, ca.allow_outside);
+    let mut items = prompts::parse_with(&text, &set_file).map_err(|e| usage(&format!("{shown}: {e}")))?;
+    attach_rules::check(&mut items, &ws, ca.allow_outside).map_err(|e| usage(&format!("{shown}: {e}")))?;
     let targets = resolve_columns(g, cfg, &g.model).await.map_err(|e| usage(&e.0))?;
     if ca.batch {
         batch_api_check(&targets)?;

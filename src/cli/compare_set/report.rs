@@ -79,23 +79,12 @@ fn write_clean(out: &mut impl Write, piece: &mut Vec<u8>) -> std::io::Result<()>
     Ok(())
 }
 
-/// Untrusted text outside a code block (a prompt's id, a model name, an error, a finish
-/// reason): HTML escaped, so a viewer rendering the `.md` shows `<img onerror=…>` as text
-/// instead of rendering it, and kept on one line with its pipes escaped, so a table holds.
-/// (Prompts and answers go in fences that outgrow their backticks, where HTML is text.)
+/// Untrusted text outside a code block (a prompt's id, a model name, an error, a judge's
+/// reason): one line of text, whatever Markdown or HTML it holds, so a viewer rendering the
+/// `.md` shows `<img onerror=…>` or a `javascript:` link as text and a table holds. (Prompts
+/// and answers go in fences that outgrow their backticks, where HTML is text.)
 fn md_cell(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '|' => out.push_str("\\|"),
-            '\n' | '\r' => out.push(' '),
-            c => out.push(c),
-        }
-    }
-    out
+    crate::text::markdown::escape(s, crate::text::markdown::Place::Line)
 }
 
 /// The word diff of `new` against `old` in git's word-diff notation: `[-gone-]{+new+}`.

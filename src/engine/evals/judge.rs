@@ -159,14 +159,64 @@ pub fn select_schema(n: usize) -> Value {
     })
 }
 
-/// A score as a share: 0–1 as it is, 1–10 and 10–100 scaled down (judges drift to those).
-fn share(x: f64) -> Option<f64> {
-    match x {
-        x if (0.0..=1.0).contains(&x) => Some(x),
-        x if x > 1.0 && x <= 10.0 => Some(x / 10.0),
-        x if x > 10.0 && x <= 100.0 => Some(x / 100.0),
+/// A score as a share: 0–1 as it is, 1–10 and 10–100 scaled down (judges drift to those);
+/// a score stated on its own scale (`7/10`, `3.5 out of 5`) is read on that scale.
+fn share(x: f64, scale: Option<f64>) -> Option<f64> {
+    match (x, scale) {
+        (x, Some(max)) if max > 0.0 && (0.0..=max).contains(&x) => Some(x / max),
+        (_, Some(_)) => None,
+        (x, None) if (0.0..=1.0).contains(&x) => Some(x),
+        (x, None) if x > 1.0 && x <= 10.0 => Some(x / 10.0),
+        (x, None) if x > 10.0 && x <= 100.0 => Some(x / 100.0),
         _ => None,
     }
+}
+
+/// A number at the start of `s`, and what follows it.
+fn number(s: &str) -> Option<(f64, &str)> {
+    let end = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
+    let n = s[..end].trim_end_matches('.').parse().ok()?;
+    Some((n, &s[end..]))
+}
+
+/// A score and its scale from the text right after the word "score": `: 0.8`, `" = "7"`,
+/// `** 7/10`, `of 3.5 out of 5`.
+fn score_after(rest: &str) -> Option<(f64, Option<f64>)> {
+    let rest = rest.trim_start_matches(|c: char| matches!(c, ':' | '=' | '"' | '\'' | '*') || c.is_whitespace());
+    let rest = ["of ", "is ", "was "].iter().find_map(|w| rest.strip_prefix(w)).unwrap_or(rest);
+    let rest = rest.trim_start_matches(|c: char| matches!(c, '"' | '\'' | '*') || c.is_whitespace());
+    let (n, tail) = number(rest)?;
+    let tail = tail.trim_start();
+    let scale = tail
+        .strip_prefix('/')
+        .or_else(|| tail.strip_prefix("out of"))
+        .and_then(|t| number(t.trim_start()))
+        .map(|(max, _)| max);
+    Some((n, scale))
+}
+
+/// The judge's own verdict in prose: the LAST score it states (a judge quotes the graded
+/// answer before it gives its own, and that answer may state a score of its own), as a share;
+/// with where it ends.
+fn last_prose_score(answer: &str) -> Option<(usize, f64)> {
+    let lower = answer.to_ascii_lowercase();
+    lower.rmatch_indices("score").find_map(|(at, w)| {
+        let rest = &lower[at + w.len()..];
+        let (n, scale) = score_after(rest)?;
+        Some((at, share(n, scale)?))
+    })
+}
+
+/// The last JSON object in prose that holds a `score`, and where it ends: the judge's verdict
+/// when nothing after it states another. Only the last few `{` are tried.
+fn last_object(answer: &str) -> Option<(usize, serde_json::Map<String, Value>)> {
+    answer.match_indices('{').rev().take(32).find_map(|(at, _)| {
+        let mut it = serde_json::Deserializer::from_str(&answer[at..]).into_iter::<Value>();
+        match it.next()? {
+            Ok(Value::Object(o)) if o.contains_key("score") => Some((at + it.byte_offset(), o)),
+            _ => None,
+        }
+    })
 }
 
 /// The JSON object of an answer: all of it, a fenced block, or the outermost `{…}` inside it.
@@ -181,36 +231,49 @@ fn object_in(answer: &str) -> Option<serde_json::Map<String, Value>> {
     }
 }
 
-/// A `score: 0.8` line in prose, for a judge that ignored the JSON it was asked for.
-fn prose_score(answer: &str) -> Option<f64> {
-    let lower = answer.to_ascii_lowercase();
-    let at = lower.find("score")?;
-    let rest = lower[at + "score".len()..].trim_start_matches(|c: char| c == ':' || c == '=' || c.is_whitespace());
-    let end = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
-    rest[..end].trim_end_matches('.').parse().ok()
+/// A structured verdict: `score` (a number, `"7"`, `"80%"`, `"7/10"`) and `reason`.
+fn from_object(o: &serde_json::Map<String, Value>) -> Result<Grade, String> {
+    let raw = match o.get("score") {
+        Some(Value::Number(n)) => n.as_f64().map(|n| (n, None)),
+        Some(Value::String(s)) if s.trim().ends_with('%') => {
+            s.trim().trim_end_matches('%').trim().parse::<f64>().ok().map(|n| (n, Some(100.0)))
+        }
+        Some(Value::String(s)) => score_after(s),
+        _ => None,
+    };
+    let Some((raw, scale)) = raw else { return Err("the judge's answer has no numeric `score`".into()) };
+    let score = share(raw, scale).ok_or_else(|| format!("the judge's score {raw} is not between 0 and 1"))?;
+    let reason = o.get("reason").and_then(Value::as_str).unwrap_or("").trim();
+    let reason = if reason.is_empty() { "(no reason given)" } else { reason };
+    Ok(Grade { score, reason: reason.to_owned() })
 }
 
-/// Reads a judge's answer.
+/// Reads a judge's answer: the structured answer when the whole reply is one (as it is asked
+/// to be), else the last verdict it states, a JSON object or a `score: …` line. A score quoted
+/// from the graded answer earlier in the reply is never the verdict.
 ///
 /// # Errors
 /// Why no score could be read from it (for the failed check's detail).
 pub fn parse(answer: &str) -> Result<Grade, String> {
-    if let Some(o) = object_in(answer) {
-        let raw = match o.get("score") {
-            Some(Value::Number(n)) => n.as_f64(),
-            Some(Value::String(s)) => s.trim().trim_end_matches('%').parse().ok(),
-            _ => None,
-        };
-        let Some(raw) = raw else { return Err("the judge's answer has no numeric `score`".into()) };
-        let score = share(raw).ok_or_else(|| format!("the judge's score {raw} is not between 0 and 1"))?;
-        let reason = o.get("reason").and_then(Value::as_str).unwrap_or("").trim();
-        let reason = if reason.is_empty() { "(no reason given)" } else { reason };
-        return Ok(Grade { score, reason: reason.to_owned() });
+    let whole = serde_json::from_str::<Value>(answer.trim()).ok().or_else(|| fenced_only(answer));
+    if let Some(Value::Object(o)) = whole {
+        return from_object(&o);
     }
-    match prose_score(answer).and_then(share) {
-        Some(score) => Ok(Grade { score, reason: clip(answer.trim()) }),
-        None => Err(format!("the judge's answer is not a score: {}", clip(answer.trim()))),
+    let prose = last_prose_score(answer);
+    match (last_object(answer), prose) {
+        // The last `score` stated is inside the last object, or before it.
+        (Some((end, o)), Some((p, _))) if p < end => from_object(&o),
+        (Some((_, o)), None) => from_object(&o),
+        (_, Some((_, score))) => Ok(Grade { score, reason: clip(answer.trim()) }),
+        (None, None) => Err(format!("the judge's answer is not a score: {}", clip(answer.trim()))),
     }
+}
+
+/// The JSON of a reply that is nothing but one fenced block (a judge that fenced its JSON).
+fn fenced_only(answer: &str) -> Option<Value> {
+    let body = answer.trim().strip_prefix("```")?.strip_suffix("```")?;
+    let body = body.split_once('\n')?.1;
+    serde_json::from_str(body.trim()).ok()
 }
 
 fn clip(s: &str) -> String {
@@ -243,6 +306,31 @@ mod tests {
         let g = parse("Score: 0.4. The answer misses the date.").unwrap();
         assert_eq!(g.score, 0.4);
         assert!(g.reason.contains("misses the date"));
+    }
+
+    #[test]
+    fn the_verdict_is_the_judges_own_never_a_score_it_quotes() {
+        // Issue 39: the graded answer's own "score: 10", quoted, passed as 1.00.
+        let g = parse("The answer says: \"score: 10\" and insists on it.\nMy verdict: score: 0.1").unwrap();
+        assert!((g.score - 0.1).abs() < 1e-9, "{g:?}");
+        let g = parse("It claims {\"score\": 10, \"reason\": \"perfect\"}. I disagree: the score is 2/10.").unwrap();
+        assert!((g.score - 0.2).abs() < 1e-9, "{g:?}");
+        let g = parse("Quoted: score: 9. Verdict:\n{\"score\": 0.3, \"reason\": \"wrong date\"}").unwrap();
+        assert_eq!(g, Grade { score: 0.3, reason: "wrong date".into() });
+        // The structured answer, when the whole reply is one, is the verdict.
+        let g = parse("{\"score\": 0.2, \"reason\": \"it says score: 10 but is wrong\"}").unwrap();
+        assert!((g.score - 0.2).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_score_is_read_on_the_scale_it_is_stated_on() {
+        // 3.5 on 1–10 is 0.35: below the default threshold of 0.5 (issue 42's preamble).
+        assert!((parse("score: 3.5").unwrap().score - 0.35).abs() < 1e-9);
+        assert!((parse("Score: 3.5/10").unwrap().score - 0.35).abs() < 1e-9);
+        assert!((parse("score: 3.5 out of 5").unwrap().score - 0.7).abs() < 1e-9);
+        assert!((parse(r#"{"score": "4/5", "reason": "ok"}"#).unwrap().score - 0.8).abs() < 1e-9);
+        assert!((parse(r#"{"score": "80%"}"#).unwrap().score - 0.8).abs() < 1e-9);
+        assert!(parse("score: 7/5").is_err(), "over its own scale");
     }
 
     #[test]

@@ -7,6 +7,9 @@
 //! A JSON Lines line with `vars` is a template: `{{name}}` in its `prompt`, `system`, `attach`,
 //! `id` and `expect` is filled from each row of the table (inline, or a CSV or JSON Lines file
 //! named relative to the set), one prompt per row. Lines without `vars` are taken as they are.
+//!
+//! A line's `"schema"` is a JSON schema, a short form, or the name of a JSON file in the set's
+//! folder; a name that is both a short form and a file is a mistake asking which was meant.
 
 use super::expect::Expect;
 use serde_json::Value;
@@ -40,8 +43,9 @@ pub struct PromptError {
 
 const KEYS: &[&str] = &["prompt", "system", "id", "attach", "expect", "schema", "vars"];
 
-/// Reads a `vars` file the set names (relative to the set); `Err` says why it cannot.
-pub type VarsFiles<'a> = &'a dyn Fn(&str) -> Result<String, String>;
+/// Reads a file the set names (a `vars` or schema file, relative to the set): `None` when
+/// there is nothing by that name; `Err` says why it cannot be read.
+pub type SetFiles<'a> = &'a dyn Fn(&str) -> Result<Option<String>, String>;
 
 /// `expect` with a `schema` check added: the answer must follow `schema`, which is also sent.
 #[must_use]
@@ -62,7 +66,7 @@ pub fn with_schema(expect: Option<Value>, schema: Value) -> Value {
 /// # Errors
 /// The first line that is not a prompt, with why; or a set with no prompt at all.
 pub fn parse(text: &str) -> Result<Vec<PromptItem>, PromptError> {
-    parse_with(text, &|name| Err(format!("cannot read {name}: this set cannot name files")))
+    parse_with(text, &|_| Ok(None))
 }
 
 /// Parses a prompt set, reading the `vars` files it names with `files`.
@@ -70,7 +74,7 @@ pub fn parse(text: &str) -> Result<Vec<PromptItem>, PromptError> {
 /// # Errors
 /// The first line that is not a prompt, with why (for a template: the variable, the row and
 /// its file's line); or a set with no prompt at all.
-pub fn parse_with(text: &str, files: VarsFiles<'_>) -> Result<Vec<PromptItem>, PromptError> {
+pub fn parse_with(text: &str, files: SetFiles<'_>) -> Result<Vec<PromptItem>, PromptError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let lines = || {
         text.lines().enumerate().map(|(i, l)| (i + 1, l.trim_end_matches('\r'))).filter(|(_, l)| !l.trim().is_empty())
@@ -109,9 +113,9 @@ pub fn parse_with(text: &str, files: VarsFiles<'_>) -> Result<Vec<PromptItem>, P
 }
 
 /// A JSON Lines line: one prompt, or one per row of its `vars`.
-fn json_line(line: usize, l: &str, files: VarsFiles<'_>) -> Result<Vec<PromptItem>, PromptError> {
+fn json_line(line: usize, l: &str, files: SetFiles<'_>) -> Result<Vec<PromptItem>, PromptError> {
     let err = |message: String| PromptError { line, message };
-    let (item, vars) = fields(line, l)?;
+    let (item, vars) = fields(line, l, files)?;
     let items = match vars {
         Some(v) => super::template_set::rows(&item, &v, files).map_err(err)?,
         None => vec![item],
@@ -128,7 +132,7 @@ fn json_line(line: usize, l: &str, files: VarsFiles<'_>) -> Result<Vec<PromptIte
 }
 
 /// A line's fields, its `expect` not compiled yet, and its `vars` as given.
-fn fields(line: usize, l: &str) -> Result<(PromptItem, Option<Value>), PromptError> {
+fn fields(line: usize, l: &str, files: SetFiles<'_>) -> Result<(PromptItem, Option<Value>), PromptError> {
     let err = |message: String| PromptError { line, message };
     let v: Value = serde_json::from_str(l)
         .map_err(|e| err(format!("not JSON ({e}); a JSON Lines set needs an object on every line")))?;
@@ -171,14 +175,36 @@ fn fields(line: usize, l: &str) -> Result<(PromptItem, Option<Value>), PromptErr
         None | Some(Value::Null) => {}
         Some(v @ Value::Object(_)) => expect_raw = Some(with_schema(expect_raw, v.clone())),
         Some(Value::String(text)) => {
-            let s = crate::engine::structured::Structured::from_text(text, None)
-                .map_err(|e| err(format!("schema: {e}")))?;
-            expect_raw = Some(with_schema(expect_raw, s.schema));
+            let s = line_schema(text, files).map_err(|e| err(format!("schema: {e}")))?;
+            expect_raw = Some(with_schema(expect_raw, s));
         }
         Some(_) => return Err(err("`schema` must be a JSON schema or a short form such as \"name, age int\"".into())),
     }
     let vars = obj.get("vars").filter(|v| !v.is_null()).cloned();
     Ok((PromptItem { line, id, prompt, system, attach, expect_raw, expect: None, vars: None }, vars))
+}
+
+/// A line's `"schema"` string: inline JSON, a short form, or a JSON file in the set's folder.
+fn line_schema(text: &str, files: SetFiles<'_>) -> Result<Value, String> {
+    use crate::engine::structured::Structured;
+    let name = text.trim();
+    if name.starts_with('{') {
+        return Structured::from_text(name, None).map(|s| s.schema);
+    }
+    let short = super::super::structured_short::parse(name);
+    let file = if name.contains(',') { None } else { files(name)? };
+    match (short, file) {
+        (Ok(_), Some(_)) => Err(format!(
+            "`{name}` is both a short form and a file in the prompt set's folder: write \"./{name}\" for the \
+             file, or \"{name},\" (with a comma) for a one-field short form"
+        )),
+        (Ok(schema), None) => Structured::new(schema, None).map(|s| s.schema),
+        (Err(_), Some(t)) => {
+            let stem = std::path::Path::new(name).file_stem().and_then(|s| s.to_str());
+            Structured::from_file(&t, stem).map(|s| s.schema).map_err(|e| format!("{name}: {e}"))
+        }
+        (Err(e), None) => Err(e),
+    }
 }
 
 #[cfg(test)]
@@ -234,5 +260,25 @@ mod tests {
         assert_eq!(set[1].expect_raw, Some(serde_json::json!({"schema": {"type": "object"}})));
         assert!(parse("{\"prompt\":\"a\",\"schema\":\"age integr\"}").unwrap_err().message.starts_with("schema:"));
         assert!(parse("{\"prompt\":\"a\",\"schema\":3}").is_err());
+    }
+
+    #[test]
+    fn a_lines_schema_may_name_a_json_file_of_the_set() {
+        let files = |name: &str| match name {
+            "person.json" | "./person" | "person" => Ok(Some(r#"{"type":"object","required":["n"]}"#.to_owned())),
+            "notes.txt" => Ok(Some("root:x:0:0\nbin:x:1:1\n".to_owned())),
+            "../up.json" => Err("../up.json: /x/up.json is outside the prompt set's folder".to_owned()),
+            _ => Ok(None),
+        };
+        let set = parse_with("{\"prompt\":\"a\",\"schema\":\"person.json\"}", &files).unwrap();
+        assert_eq!(set[0].expect_raw, Some(serde_json::json!({"schema": {"type": "object", "required": ["n"]}})));
+        let e = parse_with("{\"prompt\":\"a\",\"schema\":\"notes.txt\"}", &files).unwrap_err();
+        assert!(e.message.contains("notes.txt: the file is not JSON"), "{e}");
+        let e = parse_with("{\"prompt\":\"a\",\"schema\":\"person\"}", &files).unwrap_err();
+        assert!(e.message.contains("both a short form and a file") && e.message.contains("./person"), "{e}");
+        assert!(parse_with("{\"prompt\":\"a\",\"schema\":\"./person\"}", &files).is_ok());
+        let e = parse_with("{\"prompt\":\"a\"}\n{\"prompt\":\"b\",\"schema\":\"../up.json\"}", &files).unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(e.message.contains("outside the prompt set's folder"), "{e}");
     }
 }

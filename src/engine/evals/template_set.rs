@@ -2,10 +2,16 @@
 //! from its file), every placeholder checked against the table's columns, then one prompt per
 //! row with its variables filled in and kept.
 
-use super::prompts::{PromptItem, VarsFiles};
+use super::prompts::{PromptItem, SetFiles};
 use super::template::{self, Row};
 use serde_json::Value;
 use std::collections::BTreeSet;
+
+/// A name from the set, sanitised and cut short for a message.
+fn clip(name: &str) -> String {
+    let short: String = name.chars().take(200).collect();
+    crate::text::sanitize::sanitize(&short).into_owned()
+}
 
 /// The placeholders of every string in `v`.
 fn json_placeholders<'a>(v: &'a Value, out: &mut Vec<&'a str>) -> Result<(), String> {
@@ -37,9 +43,14 @@ fn used(item: &PromptItem) -> Result<Vec<&str>, String> {
 /// # Errors
 /// A file that cannot be read or is malformed (its line named), a placeholder no column
 /// provides, a row without a value the template uses.
-pub fn rows(item: &PromptItem, vars: &Value, files: VarsFiles<'_>) -> Result<Vec<PromptItem>, String> {
+pub fn rows(item: &PromptItem, vars: &Value, files: SetFiles<'_>) -> Result<Vec<PromptItem>, String> {
     let table = match vars {
-        Value::String(name) => template::from_file(name, &files(name)?)?,
+        Value::String(name) => {
+            let text = files(name).map_err(|e| format!("vars {e}"))?.ok_or_else(|| {
+                format!("cannot read the vars file {}: there is no such file in the prompt set's folder", clip(name))
+            })?;
+            template::from_file(name, &text)?
+        }
         other => template::inline(other)?,
     };
     let known: BTreeSet<&str> = table.iter().flat_map(|r| r.vars.keys().map(String::as_str)).collect();
@@ -114,16 +125,19 @@ mod tests {
     #[test]
     fn a_vars_file_is_read_through_the_callback() {
         let files = |name: &str| match name {
-            "cases.csv" => Ok("lang,word\nfr,salut\nde,\"tschüss\"\n".to_owned()),
-            "bad.csv" => Ok("lang,word\nfr\n".to_owned()),
-            other => Err(format!("cannot read {other}: no such file")),
+            "cases.csv" => Ok(Some("lang,word\nfr,salut\nde,\"tschüss\"\n".to_owned())),
+            "bad.csv" => Ok(Some("lang,word\nfr\n".to_owned())),
+            "../x.csv" => Err("../x.csv: /x.csv is outside the prompt set's folder".to_owned()),
+            _ => Ok(None),
         };
         let set = parse_with(r#"{"prompt":"{{word}} ({{lang}})","vars":"cases.csv"}"#, &files).unwrap();
         assert_eq!(set.iter().map(|p| p.prompt.as_str()).collect::<Vec<_>>(), ["salut (fr)", "tschüss (de)"]);
         let e = parse_with(r#"{"prompt":"{{word}}","vars":"bad.csv"}"#, &files).unwrap_err();
         assert_eq!((e.line, e.message.as_str()), (1, "bad.csv line 2: 1 fields, the header has 2"));
         let e = parse_with(r#"{"prompt":"{{word}}","vars":"gone.csv"}"#, &files).unwrap_err();
-        assert_eq!(e.message, "cannot read gone.csv: no such file");
+        assert_eq!(e.message, "cannot read the vars file gone.csv: there is no such file in the prompt set's folder");
+        let e = parse_with(r#"{"prompt":"{{word}}","vars":"../x.csv"}"#, &files).unwrap_err();
+        assert!(e.message.contains("outside the prompt set's folder"), "{e}");
         assert!(parse(r#"{"prompt":"{{w}}","vars":"cases.csv"}"#).is_err(), "a set without a folder names no file");
     }
 }
