@@ -256,7 +256,7 @@ def schema_cases():
         lambda: schema_case("/etc/passwd", "/etc/passwd", lambda c: None, "is not JSON"),
         lambda: schema_case("person (a short form and a file in the cwd)", "person",
                             lambda c: c.write("person", '{"type":"object"}'), "./person"),
-        lambda: schema_case("a 3 GB sparse file", "big.json", big_sparse, "1024 KB"),
+        lambda: schema_case("a 3 GB sparse file", "big.json", big_sparse, "schema_file_bytes"),
         lambda: schema_case("/dev/zero", "/dev/zero", lambda c: None, "not a regular file"),
         lambda: schema_case("a FIFO named like a short form", "fifo", lambda c: os.mkfifo(os.path.join(c.work, "fifo")),
                             "./fifo"),

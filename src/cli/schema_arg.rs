@@ -97,7 +97,7 @@ mod tests {
         assert!(e.contains("is not JSON") && e.contains("passwd"), "{e}");
         let big = dir.path().join("big.json");
         std::fs::write(&big, format!("{{\"description\":\"{}\"}}", "x".repeat(2 << 20))).unwrap();
-        assert!(resolve(big.to_str().unwrap()).unwrap_err().contains("1024 KB"), "the limit is named");
+        assert!(resolve(big.to_str().unwrap()).unwrap_err().contains("schema_file_bytes"), "the limit is named");
         assert!(resolve("/dev/zero").unwrap_err().contains("not a regular file"), "a device is never read");
     }
 
