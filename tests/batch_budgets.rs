@@ -82,6 +82,7 @@ fn a_line_past_batch_line_bytes_is_refused_and_the_others_are_stored_and_no_temp
     std::fs::write(&stale, "{}\n").unwrap();
     let out = run(&server, "batch_line_bytes = 1000", home.path(), tmp.path());
     let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("unknown key"), "the batch limits are known keys: {err}");
     assert!(err.contains("batch_line_bytes = 1000") && err.contains("limits = { batch_line_bytes"), "{err}");
     let cells = cells(home.path());
     assert_eq!(cells.len(), 3, "{cells:?}");

@@ -67,6 +67,9 @@ const LIMITS: &[&str] = &[
     "model_list_entries",
     "images_per_reply",
     "item_payload_bytes",
+    "batch_body_bytes",
+    "batch_line_bytes",
+    "batch_file_bytes",
 ];
 const TIMEOUTS: &[&str] = &["connect", "first_byte", "idle"];
 const MODEL: &[&str] = &["context_window", "max_output", "price", "catalogue_model"];
