@@ -6,4 +6,5 @@
 //! anywhere else.
 
 pub mod read;
+pub mod secrets;
 pub mod spawn;
