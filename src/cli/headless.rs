@@ -202,7 +202,7 @@ impl Printer {
         if self.quiet {
             return;
         }
-        let _ = writeln!(self.out, "{s}");
+        let _ = writeln!(self.out, "{}", crate::sys::secrets::redact(s));
     }
 
     pub fn flush(&mut self) {

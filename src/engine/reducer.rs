@@ -176,6 +176,14 @@ pub fn finish(msg: &mut Message, ending: Ending, now_ms: u64) {
     msg.revision += 1;
     msg.timing.total_ms = Some(now_ms);
     for choice in &mut msg.choices {
+        // Each event was redacted as it came; a secret a reply spelled across two events is
+        // whole only now, before the calls run and anything stores or sends the reply back.
+        for text in [&mut choice.content, &mut choice.reasoning, &mut choice.refusal] {
+            crate::sys::secrets::redact_string(text);
+        }
+        for call in &mut choice.tool_calls {
+            crate::sys::secrets::redact_string(&mut call.arguments);
+        }
         // Fragments arrive in any order; the message's calls are in the order of their index
         // (a stable sort: calls without one keep their place after those with one).
         choice.tool_calls.sort_by_key(|c| c.index.unwrap_or(u32::MAX));
