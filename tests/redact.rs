@@ -134,4 +134,11 @@ fn no_known_secret_or_its_encodings_is_sent_back_printed_or_stored() {
     }
     // The tool ran and its output went back, redacted.
     assert!(holds(second, "raw [redacted]"), "{}", seen[1].body);
+    // The reply's text deltas, put together, spell no secret: the one split across two events
+    // was held back until it was whole, then printed redacted.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<serde_json::Value> = stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let text: String =
+        lines.iter().filter(|v| v["type"] == "text").filter_map(|v| v["delta"].as_str()).collect::<Vec<_>>().concat();
+    assert_eq!(text, "here it is: [redacted]", "{stdout}");
 }

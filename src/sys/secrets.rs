@@ -29,6 +29,8 @@ pub const MIN_SECRET: usize = 8;
 /// The searcher for every form of every secret known so far, rebuilt at each registration.
 struct Searcher {
     ac: AhoCorasick,
+    /// Every form, sorted: whether a text's end may be the start of one (see [`Holdback`]).
+    sorted: Vec<String>,
     /// The longest form, in bytes: how much of a read a form split across reads can hide.
     longest: usize,
 }
@@ -84,7 +86,9 @@ pub fn register_all<S: AsRef<str>>(secrets: impl IntoIterator<Item = S>) {
         let built = AhoCorasick::builder().match_kind(MatchKind::LeftmostLongest).build(&reg.forms);
         if let Ok(ac) = built {
             let longest = reg.forms.iter().map(String::len).max().unwrap_or(0);
-            reg.searcher = Some(Arc::new(Searcher { ac, longest }));
+            let mut sorted = reg.forms.clone();
+            sorted.sort();
+            reg.searcher = Some(Arc::new(Searcher { ac, sorted, longest }));
         }
     }
 }
@@ -208,6 +212,52 @@ pub fn redact_json(v: &mut serde_json::Value) {
         }
         _ => {}
     }
+}
+
+/// Text printed as it streams, delta by delta: a secret spelled across two deltas is whole
+/// in neither. What may be the start of a secret is held back until the next delta shows
+/// whether it is one (usually a character or two, never more than the longest form).
+#[derive(Debug, Default)]
+pub struct Holdback {
+    pending: String,
+}
+
+impl Holdback {
+    /// What can be printed now of what was held and `delta`, redacted.
+    pub fn push(&mut self, delta: &str) -> String {
+        self.pending.push_str(delta);
+        let Some(s) = searcher() else { return std::mem::take(&mut self.pending) };
+        // Held: from where the text's end may be the start of a form (a longer form may yet
+        // begin where a shorter one ended). A form found whole across that point is printed.
+        let mut at = held_tail(&s, &self.pending, 0);
+        while let Some(m) = s.ac.find_iter(self.pending.as_str()).find(|m| m.start() < at && at < m.end()) {
+            at = held_tail(&s, &self.pending, m.end());
+        }
+        let rest = self.pending.split_off(at);
+        let out = redact(&self.pending).into_owned();
+        self.pending = rest;
+        out
+    }
+
+    /// Everything held, redacted: the stream is over (or something else is printed next).
+    pub fn take(&mut self) -> String {
+        let held = std::mem::take(&mut self.pending);
+        redact(&held).into_owned()
+    }
+}
+
+/// Where the tail of `text` that may start a form begins, at `min` or after (`text.len()`
+/// when none).
+fn held_tail(s: &Searcher, text: &str, min: usize) -> usize {
+    let from = text.len().saturating_sub(s.longest.saturating_sub(1)).max(min);
+    for at in (from..text.len()).filter(|&i| text.is_char_boundary(i)) {
+        let tail = &text[at..];
+        let i = s.sorted.partition_point(|f| f.as_str() < tail);
+        if s.sorted.get(i).is_some_and(|f| f.starts_with(tail)) {
+            return at;
+        }
+    }
+    text.len()
 }
 
 /// What [`seen_in`] keeps between reads of one body.

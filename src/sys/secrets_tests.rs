@@ -99,3 +99,25 @@ fn a_secret_is_seen_whole_or_split_across_reads_and_stays_seen() {
     let mut watch = Watch::default();
     assert!(!b"sk-watch-012345678 sk-watch-0 123456789".chunks(3).any(|read| seen_in(&mut watch, read)));
 }
+
+#[test]
+fn a_secret_spelled_across_deltas_is_held_back_and_redacted() {
+    let key = "hold-back-0123456789";
+    register(key);
+    let b64 = STANDARD.encode(key);
+    let text = format!("one {key} two {b64} three");
+    for size in [1, 2, 3, 7, 50] {
+        let mut h = Holdback::default();
+        let mut out = String::new();
+        let chars: Vec<char> = text.chars().collect();
+        for piece in chars.chunks(size) {
+            let printed = h.push(&piece.iter().collect::<String>());
+            out.push_str(&printed);
+        }
+        out.push_str(&h.take());
+        assert_eq!(out, "one [redacted] two [redacted] three", "deltas of {size}");
+    }
+    // Text that cannot start a secret is not held.
+    let mut h = Holdback::default();
+    assert_eq!(h.push("plain words; "), "plain words; ");
+}
