@@ -93,10 +93,8 @@ fn no_known_secret_or_its_encodings_is_sent_back_printed_or_stored() {
     std::fs::create_dir_all(&ws).unwrap();
     let echo = serde_json::json!({ "command": format!("echo {KEY}") }).to_string();
     let calls = [("call_1", "leak", "{}"), ("call_2", "run_command", echo.as_str())];
-    let server = Server::start(vec![
-        Reply::sse(&chat_calls(&calls)),
-        Reply::sse(&chat_text_split(&STANDARD.encode(KEY))),
-    ]);
+    let server =
+        Server::start(vec![Reply::sse(&chat_calls(&calls)), Reply::sse(&chat_text_split(&STANDARD.encode(KEY)))]);
     let config = format!(
         "default_provider = \"p\"\n[providers.p]\nbase_url = \"{}\"\napi_key_env = \"K\"\ndefault_model = \"m\"\n\n\
          [[tools]]\nname = \"leak\"\ndescription = \"prints things\"\ncommand = [\"sh\", \"-c\", '''{LEAK}''']\n\

@@ -124,12 +124,17 @@ fn chat_message(m: &Message, detail: Option<&str>) -> Option<Value> {
         Role::User => {
             Some(json!({"role": "user", "content": user_content(Api::Chat, &main.content, &m.attachments, detail)}))
         }
-        Role::Tool => Some(json!({"role": "tool", "tool_call_id": m.tool_call_id, "content": wire_text(&main.content)})),
+        Role::Tool => {
+            Some(json!({"role": "tool", "tool_call_id": m.tool_call_id, "content": wire_text(&main.content)}))
+        }
         Role::Assistant => {
             let mut o = Map::new();
             o.insert("role".into(), json!("assistant"));
-            let content =
-                if main.content.is_empty() && !main.tool_calls.is_empty() { Value::Null } else { json!(wire_text(&main.content)) };
+            let content = if main.content.is_empty() && !main.tool_calls.is_empty() {
+                Value::Null
+            } else {
+                json!(wire_text(&main.content))
+            };
             o.insert("content".into(), content);
             if !main.tool_calls.is_empty() {
                 let calls: Vec<Value> = main

@@ -131,7 +131,8 @@ pub fn apply(db: &Connection, op: &mut Op, ctx: &mut Ctx<'_>) -> rusqlite::Resul
             touch(db, conv, now_ms())
         }
         Op::Rename { conv, title } => {
-            db.prepare_cached("UPDATE conversations SET title = ?2 WHERE id = ?1")?.execute(params![conv, redact(title)])?;
+            db.prepare_cached("UPDATE conversations SET title = ?2 WHERE id = ?1")?
+                .execute(params![conv, redact(title)])?;
             Ok(())
         }
         Op::Delete { conv } => {

@@ -452,7 +452,8 @@ fn write_batch(conn: &Connection, cmds: &[Cmd]) -> rusqlite::Result<()> {
             }
             Cmd::Cell(run, c) => {
                 // A cell's answer and calls go through the one redactor, as messages do.
-                let js = |v: &Option<Value>| v.as_ref().map(|v| crate::sys::secrets::redact(&v.to_string()).into_owned());
+                let js =
+                    |v: &Option<Value>| v.as_ref().map(|v| crate::sys::secrets::redact(&v.to_string()).into_owned());
                 let clean = |s: &str| crate::sys::secrets::redact(s).into_owned();
                 let n = |v: Option<u64>| v.map(|v| i64::try_from(v).unwrap_or(i64::MAX));
                 tx.prepare_cached(

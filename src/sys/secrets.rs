@@ -197,11 +197,7 @@ pub fn redact_json(v: &mut serde_json::Value) {
     use serde_json::Value;
     let Some(s) = searcher() else { return };
     match v {
-        Value::String(text) => {
-            if s.ac.is_match(text.as_str()) {
-                redact_string(text);
-            }
-        }
+        Value::String(text) => redact_string(text),
         Value::Array(a) => a.iter_mut().for_each(redact_json),
         Value::Object(o) => {
             if o.keys().any(|k| s.ac.is_match(k.as_str())) {
