@@ -140,3 +140,45 @@ fn no_known_secret_or_its_encodings_is_sent_back_printed_or_stored() {
         lines.iter().filter(|v| v["type"] == "text").filter_map(|v| v["delta"].as_str()).collect::<Vec<_>>().concat();
     assert_eq!(text, "here it is: [redacted]", "{stdout}");
 }
+
+/// A store written before a secret was known (an older palaver, or before the variable was
+/// set) still holds it: what `history` prints and exports is redacted all the same.
+#[test]
+fn history_show_and_every_export_format_are_redacted() {
+    use palaver::engine::message::Message;
+    use palaver::store::{NewConversation, StoreHandle, StoreOptions};
+    let home = tempfile::tempdir().unwrap();
+    // This test process never registers TOKEN: the store keeps it raw.
+    let store = StoreHandle::open(&home.path().join("palaver.sqlite3"), StoreOptions::default()).unwrap();
+    let conv = store.create_conversation(NewConversation { title: "old".into(), ..Default::default() });
+    let b64 = STANDARD.encode(TOKEN);
+    store.save_message(&conv, 0, &Message::user(&format!("token {TOKEN} and {b64}")));
+    store.flush().unwrap();
+    drop(store);
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_palaver"))
+            .args(args)
+            .env("PALAVER_HOME", home.path())
+            .env("MY_SERVICE_TOKEN", TOKEN)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        out.stdout
+    };
+    for args in [
+        &["history", "show", &conv][..],
+        &["history", "export", &conv, "--format", "md"],
+        &["history", "export", &conv, "--format", "json"],
+        &["history", "export", &conv, "--format", "html"],
+    ] {
+        let out = run(args);
+        assert!(holds(&out, "[redacted]"), "{args:?}: {}", String::from_utf8_lossy(&out));
+        for form in forms(TOKEN) {
+            assert!(!holds(&out, &form), "{args:?} holds {form}");
+        }
+    }
+    let json: serde_json::Value =
+        serde_json::from_slice(&run(&["history", "export", &conv, "--format", "json"])).unwrap();
+    assert_eq!(json["messages"][0]["choices"][0]["content"], "token [redacted] and [redacted]", "{json}");
+}

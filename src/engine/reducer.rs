@@ -245,6 +245,29 @@ mod tests {
     use super::*;
     use crate::api::event::StreamEvent;
 
+    #[test]
+    fn a_secret_spelled_across_deltas_is_redacted_when_the_reply_ends() {
+        crate::sys::secrets::register("reducer-split-0123456789");
+        let mut msg = Message::assistant_pending();
+        for delta in ["the key: reducer-sp", "lit-0123456789."] {
+            apply(&mut msg, StreamEvent::Text { choice: 0, delta: delta.into() }, 1);
+        }
+        let call = crate::api::event::CallFragment {
+            choice: 0,
+            slot: 0,
+            id: Some("c1".into()),
+            name: Some("t".into()),
+            arguments: r#"{"k":"reducer-split-0123456789"}"#.into(),
+            extra: None,
+            kind: None,
+            index: None,
+        };
+        apply(&mut msg, StreamEvent::ToolCall(Box::new(call)), 1);
+        finish(&mut msg, Ending::Eof, 2);
+        assert_eq!(msg.main().content, "the key: [redacted].");
+        assert_eq!(msg.main().tool_calls[0].arguments, r#"{"k":"[redacted]"}"#);
+    }
+
     /// A long stream keeps its text and a bounded sample of its wire frames, nothing more.
     #[test]
     fn memory_is_the_text_plus_a_bounded_frame_sample() {

@@ -103,6 +103,23 @@ mod tests {
     }
 
     #[test]
+    fn what_goes_back_is_redacted() {
+        crate::sys::secrets::register("sendback-key-0123456789");
+        let hex: String = "sendback-key-0123456789".bytes().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(wire_text(&format!("out: {hex}")), "out: [redacted]");
+        assert_eq!(wire_arguments(r#"{"c":"echo sendback-key-0123456789"}"#), r#"{"c":"echo [redacted]"}"#);
+        let item = json!({"type": "function_call", "arguments": "{\"k\":\"sendback-key-0123456789\"}"});
+        assert_eq!(wire_item(&item)["arguments"], "{\"k\":\"[redacted]\"}");
+        let msgs = [Message::user("u"), Message::tool_result("c1", &format!("{hex}!"))];
+        let body = crate::engine::request::build_body(
+            crate::api::Api::Chat,
+            &msgs,
+            &crate::engine::request::RequestOptions::default(),
+        );
+        assert!(!body.to_string().contains(&hex), "{body}");
+    }
+
+    #[test]
     fn arguments_strict_servers_accept() {
         assert_eq!(wire_arguments(""), "{}");
         assert_eq!(wire_arguments("{\"a\":1}"), "{\"a\":1}");

@@ -479,6 +479,18 @@ mod tests {
         assert_eq!((out.images.len(), out.text.as_str()), (1, "one"));
     }
 
+    #[test]
+    fn an_output_and_the_output_it_holds_are_redacted() {
+        crate::sys::secrets::register("tool-out-key-0123456789");
+        let mut out = ToolOutput::error("refused: holds a key");
+        let held = ToolOutput::ok("KEY=tool-out-key-0123456789");
+        out.held = Some(Box::new(Held { source: "f".into(), why: "w".into(), output: held }));
+        out.text.push_str(" (tool-out-key-0123456789)");
+        let out = out.redacted();
+        assert_eq!(out.text, "refused: holds a key ([redacted])");
+        assert_eq!(out.held.map(|h| h.output.text), Some("KEY=[redacted]".to_owned()));
+    }
+
     #[tokio::test]
     async fn bad_input_becomes_an_error_output() {
         let r = Registry::builtins();
