@@ -11,7 +11,7 @@
 //! exact strings, encoded once at registration: a lookup is one multi-pattern search.
 //!
 //! Secrets shorter than [`MIN_SECRET`] bytes are ignored: replacing every "1" of a reply is
-//! worse than useless. A secret transformed any other way (reversed, split, compressed,
+//! worse than useless; so are those longer than [`MAX_SECRET`]. A secret transformed any other way (reversed, split, compressed,
 //! wrapped across lines) is not found; shape scanning ([`crate::text::secrets`]) stays beside it.
 
 use aho_corasick::{AhoCorasick, MatchKind};
@@ -25,6 +25,10 @@ use std::sync::{Arc, PoisonError, RwLock};
 pub const REDACTED: &str = "[redacted]";
 /// Shorter values are not treated as secrets.
 pub const MIN_SECRET: usize = 8;
+/// Longer values are not either: a variable holding a document (a certificate bundle, a JSON
+/// file) would make every search carry megabytes of patterns. A 4096-bit RSA key in PEM or a
+/// cloud service account's JSON is well under it.
+pub const MAX_SECRET: usize = 8 * 1024;
 
 /// The searcher for every form of every secret known so far, rebuilt at each registration.
 struct Searcher {
@@ -46,7 +50,8 @@ struct Registry {
 
 static REGISTRY: RwLock<Option<Registry>> = RwLock::new(None);
 
-/// Registers one secret (ignored when shorter than [`MIN_SECRET`] or already known).
+/// Registers one secret (ignored when shorter than [`MIN_SECRET`], longer than [`MAX_SECRET`]
+/// or already known).
 pub fn register(secret: &str) {
     register_all([secret]);
 }
@@ -59,7 +64,7 @@ pub fn register_all<S: AsRef<str>>(secrets: impl IntoIterator<Item = S>) {
         secrets
             .into_iter()
             .map(|s| s.as_ref().to_owned())
-            .filter(|s| s.len() >= MIN_SECRET && !known.is_some_and(|k| k.contains(s)))
+            .filter(|s| (MIN_SECRET..=MAX_SECRET).contains(&s.len()) && !known.is_some_and(|k| k.contains(s)))
             .collect()
     };
     if fresh.is_empty() {

@@ -51,6 +51,9 @@ fn a_secret_inside_longer_base64_is_found_at_every_offset() {
 fn short_values_are_ignored_and_registering_twice_changes_nothing() {
     register("short12");
     assert_eq!(redact("a short12 value"), "a short12 value");
+    let document = "d".repeat(MAX_SECRET + 1);
+    register(&document);
+    assert!(!holds(document.as_bytes()), "a document is not a secret");
     let key = "pw-idem-ABCDEFGH";
     register(key);
     let forms_once = forms_count();
