@@ -184,9 +184,10 @@ impl Printer {
                 self.held.len() - 1
             }
         };
-        let now = self.held[at].1.push(delta);
-        if !now.is_empty() {
-            self.print_event(&key.event(now));
+        match self.held[at].1.push(delta) {
+            None => self.print_event(ev),
+            Some(now) if !now.is_empty() => self.print_event(&key.event(now)),
+            Some(_) => {}
         }
     }
 

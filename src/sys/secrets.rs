@@ -224,10 +224,15 @@ pub struct Holdback {
 }
 
 impl Holdback {
-    /// What can be printed now of what was held and `delta`, redacted.
-    pub fn push(&mut self, delta: &str) -> String {
+    /// What can be printed now of what was held and `delta`, redacted; `None` when that is
+    /// `delta` as it is (nearly every delta: nothing held, nothing to hold, nothing to redact).
+    pub fn push(&mut self, delta: &str) -> Option<String> {
+        // The registry never shrinks: without a searcher nothing was ever held.
+        let s = searcher()?;
+        if self.pending.is_empty() && held_tail(&s, delta, 0) == delta.len() && !s.ac.is_match(delta) {
+            return None;
+        }
         self.pending.push_str(delta);
-        let Some(s) = searcher() else { return std::mem::take(&mut self.pending) };
         // Held: from where the text's end may be the start of a form (a longer form may yet
         // begin where a shorter one ended). A form found whole across that point is printed.
         let mut at = held_tail(&s, &self.pending, 0);
@@ -237,7 +242,7 @@ impl Holdback {
         let rest = self.pending.split_off(at);
         let out = redact(&self.pending).into_owned();
         self.pending = rest;
-        out
+        Some(out)
     }
 
     /// Everything held, redacted: the stream is over (or something else is printed next).

@@ -114,13 +114,14 @@ fn a_secret_spelled_across_deltas_is_held_back_and_redacted() {
         let mut out = String::new();
         let chars: Vec<char> = text.chars().collect();
         for piece in chars.chunks(size) {
-            let printed = h.push(&piece.iter().collect::<String>());
-            out.push_str(&printed);
+            let piece: String = piece.iter().collect();
+            let printed = h.push(&piece);
+            out.push_str(printed.as_deref().unwrap_or(&piece));
         }
         out.push_str(&h.take());
         assert_eq!(out, "one [redacted] two [redacted] three", "deltas of {size}");
     }
     // Text that cannot start a secret is not held.
     let mut h = Holdback::default();
-    assert_eq!(h.push("plain words; "), "plain words; ");
+    assert_eq!(h.push("plain words; "), None, "printed as it is");
 }
