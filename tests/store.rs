@@ -586,6 +586,50 @@ fn no_api_key_reaches_the_disk() {
 }
 
 #[test]
+fn a_known_secret_and_its_encodings_are_stored_redacted_and_never_found() {
+    use base64::Engine as _;
+    const KEY: &str = "sk-store-redact-0123456789abcdefghij";
+    palaver::sys::secrets::register(KEY);
+    let b64 = base64::engine::general_purpose::STANDARD.encode(KEY);
+    let b64url = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("x{KEY}"));
+    let hex: String = KEY.bytes().map(|b| format!("{b:02x}")).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _) = open(dir.path());
+    let conv = conversation(&store, &format!("about {KEY}"));
+    store.save_message(&conv, 0, &Message::user(&format!("my key is {KEY}, keep it")));
+    let mut call = ToolCall::default();
+    call.id = "call_1".into();
+    call.name = "run_command".into();
+    call.arguments = json!({ "command": format!("echo {KEY}") }).to_string();
+    call.output = Some(format!("{b64}\n{hex}\n"));
+    call.status = ToolStatus::Done;
+    let mut reply = Message::assistant_pending();
+    reply.main_mut().content = format!("it is {} and {b64url}", hex.to_ascii_uppercase());
+    reply.main_mut().reasoning = format!("the key {KEY}");
+    reply.main_mut().tool_calls = vec![call];
+    reply.status = MessageStatus::Complete;
+    store.save_message(&conv, 1, &reply);
+    store.save_message(&conv, 2, &Message::tool_result("call_1", &format!("{b64}\n{hex}\n")));
+    store.flush().unwrap();
+    for term in [KEY, b64.as_str(), hex.as_str(), "store-redact"] {
+        assert!(store.search(term, 10).unwrap().is_empty(), "the index finds {term}");
+    }
+    assert!(!store.search("redacted", 10).unwrap().is_empty(), "the messages are there, redacted");
+    let loaded = store.load(&conv).unwrap().unwrap();
+    assert!(loaded.messages[0].main().content.contains("[redacted]"));
+    drop(store);
+    // The base64url text embeds the key at offset 1: its middle is the key's alone.
+    let forms = [KEY.to_owned(), b64, hex.clone(), hex.to_ascii_uppercase(), b64url[4..40].to_owned()];
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let path = entry.unwrap().path();
+        let bytes = std::fs::read(&path).unwrap();
+        for form in &forms {
+            assert!(!bytes.windows(form.len()).any(|w| w == form.as_bytes()), "{form} is in {}", path.display());
+        }
+    }
+}
+
+#[test]
 fn attachments_are_stored_once_by_hash_and_go_with_their_last_message() {
     use palaver::engine::attachment::Attachment;
     let dir = tempfile::tempdir().unwrap();

@@ -1,37 +1,26 @@
-//! Redaction of palaver's own secrets from what servers send back: a 401 that quotes the
+//! Redaction of palaver's secrets from what servers send back: a 401 that quotes the
 //! `Authorization` header, a proxy that echoes `api-key` in a response header, a body that
-//! repeats a configured secret header. Everything the client reports passes through here, so
-//! what is printed, stored, exported or shown in the inspector never holds the key.
+//! repeats a configured secret header, a model that repeats a key a tool printed. Everything
+//! the client reports passes through here, so what is printed, stored, exported or shown in
+//! the inspector never holds a secret palaver knows.
 //!
-//! A secret is the key, and the value of every configured header whose name says it is one
-//! (`auth`, `key`, `token`, `secret`, `cookie`, `password`, `session`). Values shorter than
-//! [`MIN_SECRET`] bytes are not redacted: replacing every "1" of a reply is worse than useless.
+//! An endpoint's secrets are its key, the value of every configured header whose name says it
+//! is one (`auth`, `key`, `token`, `secret`, `cookie`, `password`, `session`) and a password in
+//! its URL; they join the one registry ([`crate::sys::secrets`]) that also redacts every
+//! other secret palaver knows and their encodings.
 
 use super::client::{Frame, WireEvent};
 use super::event::{ErrorInfo, ItemUpdate, StreamEvent};
+use crate::sys::secrets;
+pub use crate::sys::secrets::{MIN_SECRET, REDACTED, Watch as SecretWatch};
 use serde_json::Value;
 use std::borrow::Cow;
 
-/// What a secret is replaced with.
-pub const REDACTED: &str = "[redacted]";
-/// Shorter values are not treated as secrets.
-pub const MIN_SECRET: usize = 8;
-
-/// The secrets of one endpoint.
-#[derive(Debug, Clone, Default)]
-pub struct Redactor {
-    secrets: Vec<String>,
-    /// One searcher per secret, built once: every event of a stream is searched.
-    finders: Vec<memchr::memmem::Finder<'static>>,
-}
-
-/// What [`Redactor::seen_in`] keeps between reads.
-#[derive(Debug, Default)]
-pub struct SecretWatch {
-    /// The last bytes of the body so far, shorter than the longest secret.
-    tail: Vec<u8>,
-    seen: bool,
-}
+/// The api's view on the one registry of secrets ([`crate::sys::secrets`]): making one
+/// registers the secrets it is given; what it redacts is every secret palaver knows, in every
+/// form, whichever endpoint or server it came from.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Redactor;
 
 /// Whether a header of this name carries a secret.
 #[must_use]
@@ -85,91 +74,43 @@ pub fn url_password(url: &str) -> Option<String> {
 }
 
 impl Redactor {
-    /// Redacts `secrets` (the short ones are ignored).
+    /// Registers `secrets` (the short ones are ignored).
     #[must_use]
     pub fn new(secrets: impl IntoIterator<Item = String>) -> Self {
-        let mut secrets: Vec<String> = secrets.into_iter().filter(|s| s.len() >= MIN_SECRET).collect();
-        // Longest first, so a secret containing another is replaced whole.
-        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
-        secrets.dedup();
-        let finders = secrets.iter().map(|s| memchr::memmem::Finder::new(s.as_bytes()).into_owned()).collect();
-        Self { secrets, finders }
+        secrets::register_all(secrets);
+        Self
     }
 
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.secrets.is_empty()
+        secrets::is_empty()
     }
 
     /// Whether `s` holds a secret.
     #[must_use]
     pub fn finds(&self, s: &str) -> bool {
-        self.finds_bytes(s.as_bytes())
+        secrets::holds(s.as_bytes())
     }
 
-    fn finds_bytes(&self, b: &[u8]) -> bool {
-        self.finders.iter().any(|f| f.find(b).is_some())
-    }
-
-    /// Watches a body read by read: true from the read in which a secret shows (whole, or split
-    /// across the end of the read before) on. Until then nothing decoded from the body can hold
-    /// one, so its events need no search of their own.
+    /// See [`secrets::seen_in`].
     pub fn seen_in(&self, watch: &mut SecretWatch, read: &[u8]) -> bool {
-        // Secrets are sorted longest first; a split one has at most this many bytes on each side.
-        let Some(k) = self.secrets.first().map(|s| s.len() - 1) else { return false };
-        if !watch.seen {
-            let mut seam = std::mem::take(&mut watch.tail);
-            seam.extend_from_slice(&read[..read.len().min(k)]);
-            watch.seen = self.finds_bytes(&seam) || self.finds_bytes(read);
-            // The new tail: the body's last `k` bytes.
-            if read.len() >= k {
-                seam.clear();
-                seam.extend_from_slice(&read[read.len() - k..]);
-            } else {
-                seam.drain(..seam.len().saturating_sub(k));
-            }
-            watch.tail = seam;
-        }
-        watch.seen
+        secrets::seen_in(watch, read)
     }
 
     /// `s` with every secret replaced.
     #[must_use]
     pub fn text<'a>(&self, s: &'a str) -> Cow<'a, str> {
-        if !self.finds(s) {
-            return Cow::Borrowed(s);
-        }
-        let mut out = s.to_owned();
-        for k in &self.secrets {
-            out = out.replace(k.as_str(), REDACTED);
-        }
-        Cow::Owned(out)
+        secrets::redact(s)
     }
 
     /// Redacts a string in place.
     pub fn string(&self, s: &mut String) {
-        if let Cow::Owned(clean) = self.text(s) {
-            *s = clean;
-        }
+        secrets::redact_string(s);
     }
 
     /// Redacts every string (and key) of a JSON value.
     pub fn value(&self, v: &mut Value) {
-        if self.is_empty() {
-            return;
-        }
-        match v {
-            Value::String(s) => self.string(s),
-            Value::Array(a) => a.iter_mut().for_each(|v| self.value(v)),
-            Value::Object(o) => {
-                if o.keys().any(|k| self.finds(k)) {
-                    let taken = std::mem::take(o);
-                    *o = taken.into_iter().map(|(k, v)| (self.text(&k).into_owned(), v)).collect();
-                }
-                o.values_mut().for_each(|v| self.value(v));
-            }
-            _ => {}
-        }
+        secrets::redact_json(v);
     }
 
     /// Redacts an error's message and body.
@@ -271,23 +212,5 @@ mod tests {
             WireEvent::Opened { status: 200, headers: vec![("x-echo".into(), "sk-secret-123".into())], at_ms: 0 };
         r.wire(&mut ev);
         assert!(!format!("{ev:?}").contains("sk-secret"));
-    }
-
-    #[test]
-    fn a_secret_is_seen_whole_or_split_across_reads_and_stays_seen() {
-        let r = Redactor::new(["sk-secret-123".to_owned()]);
-        let body = b"data: one\n\ndata: sk-secret-123\n\ndata: two\n\n";
-        let at = body.windows(13).position(|w| w == b"sk-secret-123").unwrap_or(0);
-        for size in [1, 2, 5, 13, 14, body.len()] {
-            let mut watch = SecretWatch::default();
-            let seen: Vec<bool> = body.chunks(size).map(|read| r.seen_in(&mut watch, read)).collect();
-            // Seen from the read holding the secret's last byte, and from then on.
-            let first = (at + 12) / size;
-            assert_eq!(seen.iter().position(|&s| s), Some(first), "reads of {size}");
-            assert!(seen[first..].iter().all(|&s| s), "reads of {size}");
-        }
-        let mut watch = SecretWatch::default();
-        assert!(!b"sk-secret-12 sk-secret-1 3".chunks(3).any(|read| r.seen_in(&mut watch, read)));
-        assert!(!Redactor::default().seen_in(&mut SecretWatch::default(), b"sk-secret-123"));
     }
 }

@@ -342,6 +342,16 @@ pub fn step_json(state: &State, step: &Step) -> Value {
 /// pretty JSON.
 #[must_use]
 pub fn step_text(state: &State, step: &Step) -> String {
+    let text = raw_step_text(state, step);
+    // Shown, copied and exported: through the one redactor (a secret a reply spelled across
+    // two frames, a history stored before the secret was known).
+    match crate::sys::secrets::redact(&text) {
+        std::borrow::Cow::Owned(clean) => clean,
+        std::borrow::Cow::Borrowed(_) => text,
+    }
+}
+
+fn raw_step_text(state: &State, step: &Step) -> String {
     let pretty = |v: &Value| serde_json::to_string_pretty(v).unwrap_or_default();
     let src = state.flow_source();
     let Some(m) = src.message(step.id) else { return String::new() };

@@ -46,6 +46,37 @@ pub struct Printer {
     structured: bool,
     /// The check of the answer against `--schema`, set before [`Printer::finish`].
     verdict: Option<crate::engine::structured::Verdict>,
+    /// Text deltas held back per stream (kind, choice) while they may be the start of a secret
+    /// the next delta completes: printed redacted (see [`crate::sys::secrets::Holdback`]).
+    held: Vec<(Held, crate::sys::secrets::Holdback)>,
+}
+
+/// Which text stream a delta belongs to: its kind and choice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Held {
+    Text(u32),
+    Reasoning(u32),
+    Refusal(u32),
+}
+
+impl Held {
+    fn of(ev: &StreamEvent) -> Option<(Self, &str)> {
+        match ev {
+            StreamEvent::Text { choice, delta } => Some((Self::Text(*choice), delta)),
+            StreamEvent::Reasoning { choice, delta } => Some((Self::Reasoning(*choice), delta)),
+            StreamEvent::Refusal { choice, delta } => Some((Self::Refusal(*choice), delta)),
+            _ => None,
+        }
+    }
+
+    fn event(self, text: String) -> StreamEvent {
+        let delta = text.into();
+        match self {
+            Self::Text(choice) => StreamEvent::Text { choice, delta },
+            Self::Reasoning(choice) => StreamEvent::Reasoning { choice, delta },
+            Self::Refusal(choice) => StreamEvent::Refusal { choice, delta },
+        }
+    }
 }
 
 pub use crate::runs::sink::RetryHook;
@@ -66,6 +97,7 @@ impl Printer {
             pricing: None,
             structured: false,
             verdict: None,
+            held: Vec::new(),
         }
     }
 
@@ -136,11 +168,46 @@ impl Printer {
         Self { quiet: true, ..Self::new(json) }
     }
 
-    /// Prints one domain event as it arrives.
+    /// Prints one domain event as it arrives. A text delta goes through its stream's
+    /// holdback; anything else first prints what the other streams held, so the order stays.
     pub fn event(&mut self, ev: &StreamEvent) {
         if self.quiet {
             return;
         }
+        let delta = Held::of(ev);
+        self.release_held(delta.map(|(k, _)| k));
+        let Some((key, delta)) = delta else { return self.print_event(ev) };
+        let at = match self.held.iter().position(|(k, _)| *k == key) {
+            Some(at) => at,
+            None => {
+                self.held.push((key, crate::sys::secrets::Holdback::default()));
+                self.held.len() - 1
+            }
+        };
+        match self.held[at].1.push(delta) {
+            None => self.print_event(ev),
+            Some(now) if !now.is_empty() => self.print_event(&key.event(now)),
+            Some(_) => {}
+        }
+    }
+
+    /// Prints what every stream but `except` held back.
+    fn release_held(&mut self, except: Option<Held>) {
+        let mut i = 0;
+        while i < self.held.len() {
+            if Some(self.held[i].0) == except {
+                i += 1;
+                continue;
+            }
+            let (key, mut hold) = self.held.remove(i);
+            let text = hold.take();
+            if !text.is_empty() {
+                self.print_event(&key.event(text));
+            }
+        }
+    }
+
+    fn print_event(&mut self, ev: &StreamEvent) {
         if self.json {
             // Text deltas are nearly every line of a stream: write them without building a Value.
             let delta_line = match ev {
@@ -202,7 +269,7 @@ impl Printer {
         if self.quiet {
             return;
         }
-        let _ = writeln!(self.out, "{s}");
+        let _ = writeln!(self.out, "{}", crate::sys::secrets::redact(s));
     }
 
     pub fn flush(&mut self) {
@@ -214,6 +281,7 @@ impl Printer {
         if self.quiet {
             return;
         }
+        self.release_held(None);
         if self.json {
             let line = serde_json::json!({"type": "tool_result", "id": c.id, "name": c.name, "arguments": c.arguments,
                 "status": c.status, "output": c.output, "duration_ms": c.duration_ms});
@@ -246,6 +314,9 @@ impl Printer {
         let stop_notice = stopped.map(|s| s.notice(msg));
         let notice = out.notice.as_deref().or(stop_notice.as_deref());
         let main = msg.main();
+        if !self.quiet {
+            self.release_held(None);
+        }
         self.end_reasoning();
         let cost = self.turn_cost(model, out);
         if self.json {

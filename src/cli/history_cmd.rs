@@ -137,7 +137,11 @@ fn compare_entry(store: &StoreHandle, group: &str) -> Result<ListEntry, StoreErr
     store.compare_entry(group)?.ok_or_else(|| StoreError::Format(format!("compare {group} vanished while reading")))
 }
 
+/// Everything `history` prints (a listing, a transcript, an export in any format) goes
+/// through the one redactor: a store written before it, or by an older palaver, may hold a
+/// secret it knows. JSON stays JSON (a secret's escaped form is searched, the mark needs none).
 fn write_out(text: &str) -> Result<u8, StoreError> {
+    let text = crate::sys::secrets::redact(text);
     let mut stdout = std::io::stdout().lock();
     let _ = stdout.write_all(text.as_bytes());
     let _ = stdout.flush();

@@ -73,6 +73,9 @@ use std::io::IsTerminal;
 
 /// Runs the CLI; returns the process exit status.
 pub async fn run(cli: Cli) -> u8 {
+    // Before anything can print, store or send a tool's output: the values of palaver's own
+    // secret-looking variables are redacted wherever they show (keys are added as resolved).
+    crate::sys::secrets::register_env();
     let paths = crate::config::Paths::from_env();
     let mut cfg = match crate::config::Config::load(&paths) {
         Ok(c) => c,
@@ -81,6 +84,9 @@ pub async fn run(cli: Cli) -> u8 {
             return EXIT_USAGE;
         }
     };
+    // A key variable the config names however it likes (`api_key_env = "LLM"`).
+    let named = cfg.providers.values().filter_map(|p| p.api_key_env.as_deref());
+    crate::sys::secrets::register_all(named.filter_map(|v| std::env::var(v).ok()));
     let g = &cli.global;
     let plain_compare = matches!(&cli.command, Some(Command::Compare(ca)) if ca.action.is_none() && ca.prompts.is_none() && g.resume.is_none());
     let screen = (cli.command.is_none() || plain_compare) && g.prompt.is_none() && std::io::stdin().is_terminal();

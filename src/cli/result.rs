@@ -100,5 +100,9 @@ pub fn result_line(
     if let Some(e) = &msg.error {
         r.insert("error".into(), json!({"status": e.status, "message": e.message, "kind": e.kind, "body": e.body}));
     }
-    Value::Object(r)
+    // The one redactor has the last word: a secret a reply spelled across two stream events
+    // is whole only here.
+    let mut r = Value::Object(r);
+    crate::sys::secrets::redact_json(&mut r);
+    r
 }

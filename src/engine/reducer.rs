@@ -176,6 +176,14 @@ pub fn finish(msg: &mut Message, ending: Ending, now_ms: u64) {
     msg.revision += 1;
     msg.timing.total_ms = Some(now_ms);
     for choice in &mut msg.choices {
+        // Each event was redacted as it came; a secret a reply spelled across two events is
+        // whole only now, before the calls run and anything stores or sends the reply back.
+        for text in [&mut choice.content, &mut choice.reasoning, &mut choice.refusal] {
+            crate::sys::secrets::redact_string(text);
+        }
+        for call in &mut choice.tool_calls {
+            crate::sys::secrets::redact_string(&mut call.arguments);
+        }
         // Fragments arrive in any order; the message's calls are in the order of their index
         // (a stable sort: calls without one keep their place after those with one).
         choice.tool_calls.sort_by_key(|c| c.index.unwrap_or(u32::MAX));
@@ -236,6 +244,29 @@ pub fn finish(msg: &mut Message, ending: Ending, now_ms: u64) {
 mod tests {
     use super::*;
     use crate::api::event::StreamEvent;
+
+    #[test]
+    fn a_secret_spelled_across_deltas_is_redacted_when_the_reply_ends() {
+        crate::sys::secrets::register("reducer-split-0123456789");
+        let mut msg = Message::assistant_pending();
+        for delta in ["the key: reducer-sp", "lit-0123456789."] {
+            apply(&mut msg, StreamEvent::Text { choice: 0, delta: delta.into() }, 1);
+        }
+        let call = crate::api::event::CallFragment {
+            choice: 0,
+            slot: 0,
+            id: Some("c1".into()),
+            name: Some("t".into()),
+            arguments: r#"{"k":"reducer-split-0123456789"}"#.into(),
+            extra: None,
+            kind: None,
+            index: None,
+        };
+        apply(&mut msg, StreamEvent::ToolCall(Box::new(call)), 1);
+        finish(&mut msg, Ending::Eof, 2);
+        assert_eq!(msg.main().content, "the key: [redacted].");
+        assert_eq!(msg.main().tool_calls[0].arguments, r#"{"k":"[redacted]"}"#);
+    }
 
     /// A long stream keeps its text and a bounded sample of its wire frames, nothing more.
     #[test]

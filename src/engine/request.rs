@@ -2,7 +2,7 @@
 
 use super::attach_wire::user_content;
 use super::message::{Message, Role};
-use super::sendback::{missing_answers, wire_arguments, wire_item, with_answers};
+use super::sendback::{missing_answers, wire_arguments, wire_item, wire_text, with_answers};
 use crate::api::Api;
 use serde_json::{Map, Value, json};
 use std::borrow::Borrow;
@@ -124,12 +124,17 @@ fn chat_message(m: &Message, detail: Option<&str>) -> Option<Value> {
         Role::User => {
             Some(json!({"role": "user", "content": user_content(Api::Chat, &main.content, &m.attachments, detail)}))
         }
-        Role::Tool => Some(json!({"role": "tool", "tool_call_id": m.tool_call_id, "content": main.content})),
+        Role::Tool => {
+            Some(json!({"role": "tool", "tool_call_id": m.tool_call_id, "content": wire_text(&main.content)}))
+        }
         Role::Assistant => {
             let mut o = Map::new();
             o.insert("role".into(), json!("assistant"));
-            let content =
-                if main.content.is_empty() && !main.tool_calls.is_empty() { Value::Null } else { json!(main.content) };
+            let content = if main.content.is_empty() && !main.tool_calls.is_empty() {
+                Value::Null
+            } else {
+                json!(wire_text(&main.content))
+            };
             o.insert("content".into(), content);
             if !main.tool_calls.is_empty() {
                 let calls: Vec<Value> = main
@@ -156,7 +161,8 @@ pub const MCP_APPROVE: &str = "approve";
 
 /// The input item answering a call, by the kind of call it answers.
 fn tool_output_item(m: &Message, opts: &RequestOptions) -> Value {
-    let out = &m.main().content;
+    let out = wire_text(&m.main().content);
+    let out: &str = &out;
     let id = &m.tool_call_id;
     match m.tool_kind.as_deref().unwrap_or_default() {
         "custom" => json!({"type": "custom_tool_call_output", "call_id": id, "output": out}),
@@ -166,7 +172,7 @@ fn tool_output_item(m: &Message, opts: &RequestOptions) -> Value {
         }
         "local_shell" => {
             let text = serde_json::from_str::<Value>(out).ok().and_then(|v| v.get(0).cloned()).map_or_else(
-                || out.clone(),
+                || out.to_owned(),
                 |r| format!("{}{}", r["stdout"].as_str().unwrap_or(""), r["stderr"].as_str().unwrap_or("")),
             );
             json!({"type": "local_shell_call_output", "id": id, "output": text})
@@ -219,7 +225,7 @@ fn responses_body(messages: &[&Message], opts: &RequestOptions) -> Value {
             }
             Role::Assistant => {
                 if !main.content.is_empty() {
-                    input.push(json!({"role": "assistant", "content": main.content}));
+                    input.push(json!({"role": "assistant", "content": wire_text(&main.content)}));
                 }
                 for c in &main.tool_calls {
                     input.push(json!({"type": "function_call", "call_id": c.id, "name": c.name,

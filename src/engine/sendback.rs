@@ -12,25 +12,37 @@ use std::collections::HashSet;
 /// What the model reads for a call that was never answered.
 pub const NOT_RUN: &str = "The call did not run.";
 
-/// Function-call arguments as a strict server wants them back: the JSON text as sent when it
-/// parses, `{}` when empty, and otherwise an object that carries the broken text as a string.
+/// A tool's output or a reply's text as it goes back to a model: every secret palaver knows,
+/// and its encodings, replaced ([`crate::sys::secrets`]). Outputs are redacted when a tool
+/// returns them; this also holds for a history stored before, or a secret a reply spelled
+/// across two stream events.
+#[must_use]
+pub fn wire_text(text: &str) -> Cow<'_, str> {
+    crate::sys::secrets::redact(text)
+}
+
+/// Function-call arguments as a strict server wants them back (and redacted, as
+/// [`wire_text`]): the JSON text as sent when it parses, `{}` when empty, and otherwise an
+/// object that carries the broken text as a string.
 #[must_use]
 pub fn wire_arguments(args: &str) -> Cow<'_, str> {
     if args.trim().is_empty() {
         return Cow::Borrowed("{}");
     }
-    if serde_json::from_str::<serde::de::IgnoredAny>(args).is_ok() {
-        return Cow::Borrowed(args);
+    let args = wire_text(args);
+    if serde_json::from_str::<serde::de::IgnoredAny>(&args).is_ok() {
+        return args;
     }
     Cow::Owned(json!({ "invalid_json_arguments": args }).to_string())
 }
 
-/// A Responses output item sent back verbatim, with a `function_call`'s arguments repaired.
+/// A Responses output item sent back verbatim, with a `function_call`'s arguments repaired
+/// and redacted.
 #[must_use]
 pub fn wire_item(item: &Value) -> Cow<'_, Value> {
-    let broken = item.get("type").and_then(Value::as_str) == Some("function_call")
+    let changed = item.get("type").and_then(Value::as_str) == Some("function_call")
         && item.get("arguments").and_then(Value::as_str).is_some_and(|a| matches!(wire_arguments(a), Cow::Owned(_)));
-    if !broken {
+    if !changed {
         return Cow::Borrowed(item);
     }
     let mut fixed = item.clone();
@@ -88,6 +100,23 @@ mod tests {
 
     fn call(id: &str, args: &str) -> ToolCall {
         ToolCall { id: id.into(), name: "read_file".into(), arguments: args.into(), ..ToolCall::default() }
+    }
+
+    #[test]
+    fn what_goes_back_is_redacted() {
+        crate::sys::secrets::register("sendback-key-0123456789");
+        let hex: String = "sendback-key-0123456789".bytes().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(wire_text(&format!("out: {hex}")), "out: [redacted]");
+        assert_eq!(wire_arguments(r#"{"c":"echo sendback-key-0123456789"}"#), r#"{"c":"echo [redacted]"}"#);
+        let item = json!({"type": "function_call", "arguments": "{\"k\":\"sendback-key-0123456789\"}"});
+        assert_eq!(wire_item(&item)["arguments"], "{\"k\":\"[redacted]\"}");
+        let msgs = [Message::user("u"), Message::tool_result("c1", &format!("{hex}!"))];
+        let body = crate::engine::request::build_body(
+            crate::api::Api::Chat,
+            &msgs,
+            &crate::engine::request::RequestOptions::default(),
+        );
+        assert!(!body.to_string().contains(&hex), "{body}");
     }
 
     #[test]

@@ -92,7 +92,9 @@ pub fn spec_for(registry: &Registry, call: &ToolCall) -> Option<ToolSpec> {
 /// An output that holds a credential comes back held ([`crate::tools::secret_hold`]): the
 /// model gets a refusal unless the user approves sending the real output.
 pub async fn execute(registry: &Registry, call: &ToolCall, timeout: Duration, approved: &[PathBuf]) -> ToolOutput {
-    let out = execute_unscanned(registry, call, timeout, approved).await;
+    // Shell and patch calls do not go through the registry's own redaction: every kind is
+    // redacted here, before the shape scan (a known key redacted is no longer held back).
+    let out = execute_unscanned(registry, call, timeout, approved).await.redacted();
     if call.kind == "mcp_approval" {
         return out;
     }

@@ -118,7 +118,7 @@ fn write(conv: &Unsaved, path: &str) -> std::io::Result<()> {
     }
     .with_blobs();
     let text = serde_json::to_string_pretty(&export).map_err(std::io::Error::other)?;
-    std::fs::write(path, text)
+    std::fs::write(path, crate::sys::secrets::redact(&text).as_bytes())
 }
 
 #[cfg(test)]

@@ -118,7 +118,7 @@ pub fn apply(db: &Connection, op: &mut Op, ctx: &mut Ctx<'_>) -> rusqlite::Resul
                 "INSERT INTO conversations (id, title, model, provider, api, created_at, updated_at, compare_group, compare_column)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?8)",
             )?
-            .execute(params![r.id, r.title, r.model, r.provider, r.api, int(r.created_at), group, column])?;
+            .execute(params![r.id, redact(&r.title), r.model, r.provider, r.api, int(r.created_at), group, column])?;
             db.prepare_cached("INSERT INTO branches (conversation_id, branch, parent, fork_position, created_at) VALUES (?1, 0, NULL, 0, ?2)")?
                 .execute(params![r.id, int(r.created_at)])?;
             Ok(())
@@ -131,7 +131,8 @@ pub fn apply(db: &Connection, op: &mut Op, ctx: &mut Ctx<'_>) -> rusqlite::Resul
             touch(db, conv, now_ms())
         }
         Op::Rename { conv, title } => {
-            db.prepare_cached("UPDATE conversations SET title = ?2 WHERE id = ?1")?.execute(params![conv, title])?;
+            db.prepare_cached("UPDATE conversations SET title = ?2 WHERE id = ?1")?
+                .execute(params![conv, redact(title)])?;
             Ok(())
         }
         Op::Delete { conv } => {
@@ -201,6 +202,13 @@ pub fn enum_str<T: Serialize>(v: &T) -> String {
     }
 }
 
+/// Every text column goes through the one redactor ([`crate::sys::secrets`]): the secrets
+/// palaver knows, and their encodings, are never written. JSON text stays JSON: the mark has
+/// nothing JSON escapes, and a secret's escaped form is one of the forms searched.
+fn redact(s: &str) -> std::borrow::Cow<'_, str> {
+    crate::sys::secrets::redact(s)
+}
+
 fn json<T: Serialize>(v: &T) -> rusqlite::Result<String> {
     serde_json::to_string(v).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
 }
@@ -238,7 +246,10 @@ fn save(
     let result = body.and_then(|body| {
         let (content, reasoning, refusal) =
             texts.as_ref().map_or(("", "", ""), |(a, b, c)| (a.as_str(), b.as_str(), c.as_str()));
-        upsert(db, conv, branch, position, msg, &body, [content, reasoning, refusal], ctx)
+        // Redacted here, the one way into `messages`: the FTS index, filled from it by
+        // triggers, never sees a secret either.
+        let [content, reasoning, refusal, body] = [content, reasoning, refusal, body.as_str()].map(redact);
+        upsert(db, conv, branch, position, msg, &body, [&content, &reasoning, &refusal], ctx)
     });
     if let (Some(c), Some((content, reasoning, refusal))) = (msg.choices.first_mut(), texts.take()) {
         c.content = content;
@@ -279,7 +290,7 @@ fn upsert(
     ctx: &Ctx<'_>,
 ) -> rusqlite::Result<i64> {
     let main = msg.choices.first();
-    let items = if msg.items.is_empty() { None } else { Some(json(&msg.items)?) };
+    let items = if msg.items.is_empty() { None } else { Some(redact(&json(&msg.items)?).into_owned()) };
     let writer = msg.is_live().then_some(ctx.writer);
     let now = now_ms();
     db.prepare_cached(
@@ -318,7 +329,7 @@ fn upsert(
             opt_json(msg.prompt_filter.as_ref())?,
             opt_json(main.and_then(|c| c.content_filter.as_ref()))?,
             items,
-            opt_json(msg.error.as_ref())?,
+            opt_json(msg.error.as_ref())?.map(|e| redact(&e).into_owned()),
             msg.tool_call_id,
             writer,
             body,
@@ -345,8 +356,8 @@ fn save_tool_calls(db: &Connection, row: i64, msg: &Message) -> rusqlite::Result
                 slot as i64,
                 t.id,
                 t.name,
-                t.arguments,
-                t.output,
+                redact(&t.arguments),
+                t.output.as_deref().map(redact),
                 enum_str(&t.status),
                 t.duration_ms.map(int)
             ])?;
@@ -386,7 +397,7 @@ fn save_frames(db: &Connection, row: i64, frames: &[RawFrame], ctx: &mut Ctx<'_>
         "INSERT OR REPLACE INTO frames (message_id, seq, at_ms, event, data) VALUES (?1, ?2, ?3, ?4, ?5)",
     )?;
     for (seq, f) in frames.iter().enumerate().skip(from) {
-        insert.execute(params![row, seq as i64, int(f.at_ms), f.event, f.data])?;
+        insert.execute(params![row, seq as i64, int(f.at_ms), f.event, redact(&f.data)])?;
     }
     ctx.caches.frames.insert(row, frames.len());
     Ok(())

@@ -451,7 +451,10 @@ fn write_batch(conn: &Connection, cmds: &[Cmd]) -> rusqlite::Result<()> {
                 }
             }
             Cmd::Cell(run, c) => {
-                let js = |v: &Option<Value>| v.as_ref().map(Value::to_string);
+                // A cell's answer and calls go through the one redactor, as messages do.
+                let js =
+                    |v: &Option<Value>| v.as_ref().map(|v| crate::sys::secrets::redact(&v.to_string()).into_owned());
+                let clean = |s: &str| crate::sys::secrets::redact(s).into_owned();
                 let n = |v: Option<u64>| v.map(|v| i64::try_from(v).unwrap_or(i64::MAX));
                 tx.prepare_cached(
                     "INSERT OR REPLACE INTO compare_cells (run_id, prompt_idx, model_idx, model, provider, ok, text,
@@ -468,8 +471,8 @@ fn write_batch(conn: &Connection, cmds: &[Cmd]) -> rusqlite::Result<()> {
                     c.model,
                     c.provider,
                     c.ok,
-                    c.text,
-                    c.reasoning,
+                    clean(&c.text),
+                    clean(&c.reasoning),
                     js(&c.tool_calls),
                     js(&c.usage),
                     n(c.prompt_tokens),

@@ -7,5 +7,6 @@
 //! anywhere else.
 
 pub mod read;
+pub mod secrets;
 pub mod spawn;
 pub mod temp;

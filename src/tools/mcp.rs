@@ -202,6 +202,10 @@ impl McpClient {
 
     /// Starts `cfg.command` as a child process, initialises the session and lists its tools.
     async fn start_stdio(cfg: &McpServer, limit: Duration) -> Result<Started, String> {
+        // What its table's `env` hands it under a secret's name is a secret palaver knows,
+        // before anything it says (its stderr on a failed start too) is shown.
+        let secrets = cfg.env.iter().filter(|(k, _)| crate::sys::secrets::is_secret_name(k)).map(|(_, v)| v.clone());
+        crate::sys::secrets::register_all(secrets);
         let Some((program, args)) = cfg.command.split_first() else {
             return Err("the command is empty".to_owned());
         };
@@ -250,7 +254,7 @@ impl McpClient {
             }
         };
         let link = StdioLink { program: program.clone(), child: Mutex::new(child), stderr, _group: group };
-        Ok((service, tools, Link::Stdio(Box::new(link)), over, Redactor::default()))
+        Ok((service, tools, Link::Stdio(Box::new(link)), over, Redactor))
     }
 
     /// Connects to a remote server over streamable HTTP, initialises the session and lists its tools.

@@ -316,7 +316,7 @@ async fn grant(http: &reqwest::Client, base: &Stored, form: &[(&str, &str)]) -> 
     if !v["token_type"].as_str().is_some_and(|t| t.eq_ignore_ascii_case("bearer")) {
         return Err("the token response is not a bearer token".to_owned());
     }
-    Ok(Stored {
+    let fresh = Stored {
         access_token: access.to_owned(),
         // A server that does not rotate the refresh token keeps the old one valid.
         refresh_token: v["refresh_token"].as_str().map(str::to_owned).or_else(|| base.refresh_token.clone()),
@@ -324,7 +324,10 @@ async fn grant(http: &reqwest::Client, base: &Stored, form: &[(&str, &str)]) -> 
         obtained_at: Some(now()),
         scope: v["scope"].as_str().map(str::to_owned).or_else(|| base.scope.clone()),
         ..base.clone()
-    })
+    };
+    // Tokens join the one redactor the moment they arrive.
+    crate::sys::secrets::register_all(fresh.secrets());
+    Ok(fresh)
 }
 
 /// Exchanges an authorization code (with its PKCE verifier) for tokens.

@@ -50,6 +50,7 @@ impl OAuthSession {
     pub fn open(name: &str, url: &str, data_dir: PathBuf) -> Result<Option<Arc<Self>>, String> {
         let Some(stored) = store::load(&data_dir, name, url)? else { return Ok(None) };
         let secrets = stored.secrets();
+        crate::sys::secrets::register_all(&secrets);
         let http = oauth::http()?;
         Ok(Some(Arc::new(Self {
             name: name.to_owned(),
@@ -92,6 +93,7 @@ impl OAuthSession {
         if let Ok(Some(disk)) = store::load(&self.data_dir, &self.name, &s.server_url) {
             if disk.access_token != s.access_token {
                 if !disk.is_expiring(EXPIRY_MARGIN) {
+                    crate::sys::secrets::register_all(disk.secrets());
                     *s = disk;
                     return Ok(());
                 }

@@ -129,6 +129,19 @@ impl ToolOutput {
         Self { text: text.into(), is_error: true, images: Vec::new(), held: None }
     }
 
+    /// The output with every secret palaver knows, and its encodings, replaced
+    /// ([`crate::sys::secrets`]): what any tool printed never reaches the store, the screen or
+    /// a model. A held output is redacted too: approving it sends what the user saw.
+    #[must_use]
+    pub fn redacted(mut self) -> Self {
+        crate::sys::secrets::redact_string(&mut self.text);
+        if let Some(held) = self.held.take() {
+            let Held { source, why, output } = *held;
+            self.held = Some(Box::new(Held { source, why, output: output.redacted() }));
+        }
+        self
+    }
+
     /// Keeps the images that fit in the reply's image `budget` (`images_per_reply`,
     /// `item_payload_bytes`, shared with the images the reply generated); each one past it is
     /// dropped and said in the text, so the user and the model know (a held output's images
@@ -371,7 +384,7 @@ impl Registry {
         };
         // Dropping the run on a timeout ends a command's whole process group.
         match tokio::time::timeout(timeout, run).await {
-            Ok(out) => cap_output(out, cap),
+            Ok(out) => cap_output(out.redacted(), cap),
             Err(_) => ToolOutput::error(format!("the tool `{name}` timed out after {} s", timeout.as_secs_f32())),
         }
     }
@@ -466,6 +479,18 @@ mod tests {
         out.images = vec![image(3)];
         out.keep_images_within(&mut crate::api::limits::ImageBudget::new(limits));
         assert_eq!((out.images.len(), out.text.as_str()), (1, "one"));
+    }
+
+    #[test]
+    fn an_output_and_the_output_it_holds_are_redacted() {
+        crate::sys::secrets::register("tool-out-key-0123456789");
+        let mut out = ToolOutput::error("refused: holds a key");
+        let held = ToolOutput::ok("KEY=tool-out-key-0123456789");
+        out.held = Some(Box::new(Held { source: "f".into(), why: "w".into(), output: held }));
+        out.text.push_str(" (tool-out-key-0123456789)");
+        let out = out.redacted();
+        assert_eq!(out.text, "refused: holds a key ([redacted])");
+        assert_eq!(out.held.map(|h| h.output.text), Some("KEY=[redacted]".to_owned()));
     }
 
     #[tokio::test]

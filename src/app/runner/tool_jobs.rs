@@ -199,7 +199,8 @@ fn read_for_diff(path: &str) -> Result<Option<String>, String> {
 /// Writes the conversation page to `path`, or into `<data dir>/exports/`; returns its path.
 fn export_page(export: crate::store::export::Export, path: Option<String>) -> Result<String, String> {
     let id = export.id.clone();
-    let html = crate::store::export_html::to_html(&export.with_blobs());
+    // Through the one redactor, as every export is (a secret stored before it was known).
+    let html = crate::sys::secrets::redact(&crate::store::export_html::to_html(&export.with_blobs())).into_owned();
     let name = format!("conversation-{id}-{}.html", crate::store::ids::now_ms());
     let path = match path.map(|p| std::path::PathBuf::from(super::attach_jobs::expand_home(&p))) {
         // A folder the user named gets the page under its usual name.

@@ -61,9 +61,12 @@ pub fn write(path: &Path, store: &RunStore, run: &RunSummary, summary: &Summary)
                 failing.extend(super::report_filter::failed_kinds(&cells));
             }
             super::report_html::head(&mut out, run, summary, &failing).map_err(io)?;
+            let mut piece = Vec::new();
             for p in &prompts {
                 let cells = store.prompt_cells(&run.id, p.idx).map_err(|e| e.to_string())?;
-                super::report_html::prompt(&mut out, run, p, &cells).map_err(io)?;
+                super::report_html::prompt(&mut piece, run, p, &cells).map_err(io)?;
+                out.write_all(crate::sys::secrets::redact(&String::from_utf8_lossy(&piece)).as_bytes()).map_err(io)?;
+                piece.clear();
             }
             super::report_html::foot(&mut out).map_err(io)?;
         }
@@ -71,10 +74,12 @@ pub fn write(path: &Path, store: &RunStore, run: &RunSummary, summary: &Summary)
     out.flush().map_err(io)
 }
 
-/// Writes `piece` without terminal controls, and empties it.
+/// Writes `piece` without terminal controls or a secret palaver knows (a run stored before
+/// it was known), and empties it.
 fn write_clean(out: &mut impl Write, piece: &mut Vec<u8>) -> std::io::Result<()> {
     let text = String::from_utf8_lossy(piece);
-    out.write_all(crate::text::sanitize::sanitize_keep_tabs(&text).as_bytes())?;
+    let text = crate::text::sanitize::sanitize_keep_tabs(&text);
+    out.write_all(crate::sys::secrets::redact(&text).as_bytes())?;
     piece.clear();
     Ok(())
 }
