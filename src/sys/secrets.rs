@@ -104,9 +104,20 @@ pub fn register_all<S: AsRef<str>>(secrets: impl IntoIterator<Item = S>) {
 #[must_use]
 pub fn is_secret_name(name: &str) -> bool {
     let n = name.to_ascii_uppercase();
-    let named = ["KEY", "SECRET", "TOKEN", "PASSWORD", "CREDENTIAL"].iter().any(|w| n.contains(w));
+    let named = name_says_secret(&n);
     let aws_setting = ["REGION", "PROFILE", "OUTPUT", "PAGER"].iter().any(|w| n.ends_with(w));
     named || (n.starts_with("AWS_") && !aws_setting)
+}
+
+/// Words that make a variable's name say it holds a secret: the one list for what a child is
+/// not given ([`super::spawn::env`]) and for whose values are redacted ([`is_secret_name`]).
+pub const SECRET_WORDS: [&str; 6] = ["KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL"];
+
+/// Whether `name` holds one of [`SECRET_WORDS`], in any case.
+#[must_use]
+pub fn name_says_secret(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    SECRET_WORDS.iter().any(|w| upper.contains(w))
 }
 
 /// Registers the values of palaver's own secret-looking environment variables. A value that

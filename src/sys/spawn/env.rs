@@ -58,8 +58,6 @@ pub struct EnvPolicy {
     pub set: BTreeMap<String, String>,
 }
 
-/// Words that make a variable's name look secret.
-const SECRET_WORDS: [&str; 6] = ["KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL"];
 /// Secret-bearing variables whose names do not say so.
 const SECRET_GLOBS: [&str; 2] = ["AWS_*", "SSH_AUTH_SOCK"];
 /// What an MCP server gets besides its table's `env`: enough to find programs, a home, a
@@ -85,8 +83,7 @@ pub fn forget<I: IntoIterator<Item = S>, S: AsRef<str>>(names: I) {
 /// Whether a variable's name looks like it holds a secret (or the config names it a key).
 #[must_use]
 pub fn looks_secret(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    SECRET_WORDS.iter().any(|w| upper.contains(w))
+    crate::sys::secrets::name_says_secret(name)
         || SECRET_GLOBS.iter().any(|g| glob(g, name))
         || KEY_NAMES.lock().unwrap_or_else(PoisonError::into_inner).iter().any(|k| k.eq_ignore_ascii_case(name))
 }
