@@ -105,6 +105,8 @@ pub struct Handler {
     allow_sampling: bool,
     /// Who runs the server's sampling requests (none: they are refused).
     pub(super) sampler: super::sample::SamplerSlot,
+    /// What the server may ask of palaver (its requests, its sampling), counted.
+    pub(super) budget: Arc<super::flood::Budget>,
 }
 
 impl Handler {
@@ -117,6 +119,7 @@ impl Handler {
             asker: Arc::default(),
             allow_sampling,
             sampler: Arc::default(),
+            budget: Arc::default(),
         }
     }
 
@@ -150,7 +153,7 @@ impl ClientHandler for Handler {
         params: rmcp::model::CreateMessageRequestParams,
         _context: rmcp::service::RequestContext<RoleClient>,
     ) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
-        super::sample::answer(self.allow_sampling, &self.sampler, params).await
+        super::sample::answer(self.allow_sampling, &self.sampler, &self.budget, params).await
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -308,11 +311,12 @@ impl super::McpClient {
 /// waits cannot reach it. A remote server that dies mid-call leaves the call's stream waiting
 /// for a reconnection; only a new request finds the server missing. A ping that is merely
 /// slow (a busy server) is not taken for death.
-async fn server_gone(peer: &Peer<RoleClient>) {
+async fn server_gone(peer: &Peer<RoleClient>, over: &super::Overflow) {
     use std::time::Duration;
     loop {
         tokio::time::sleep(Duration::from_secs(2)).await;
-        if peer.is_transport_closed() {
+        // A limit cut the connection: closing it may take rmcp a while, the call ends now.
+        if peer.is_transport_closed() || over.reason().is_some() {
             return;
         }
         let ping = rmcp::model::PingRequest { method: Default::default(), extensions: Default::default() };
@@ -326,6 +330,7 @@ async fn server_gone(peer: &Peer<RoleClient>) {
 pub(super) async fn call_tool(
     peer: &Peer<RoleClient>,
     handler: &Handler,
+    over: &super::Overflow,
     params: CallToolRequestParams,
 ) -> Result<CallToolResult, ServiceError> {
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
@@ -345,7 +350,7 @@ pub(super) async fn call_tool(
     // call fails now, naming the server, instead of at the tool timeout.
     let answer = tokio::select! {
         answer = handle.await_response() => answer,
-        () = server_gone(peer) => Err(ServiceError::TransportClosed),
+        () = server_gone(peer, over) => Err(ServiceError::TransportClosed),
     };
     guard.id = None;
     match answer? {

@@ -144,7 +144,10 @@ pub(super) async fn start(
     let over = super::Overflow::default();
     let handshake = async {
         let transport = connect(cfg, url, max).await?;
-        let service = super::client_info(cfg.allow_sampling)
+        let handler = super::client_info(cfg.allow_sampling);
+        let transport = rmcp::transport::IntoTransport::<RoleClient, _, _>::into_transport(transport);
+        let transport = super::flood::Gate::new(transport, handler.budget.clone(), over.clone());
+        let service = handler
             .serve(transport)
             .await
             .map_err(|e| format!("the MCP handshake failed: {}", super::plain(&e)))?;
