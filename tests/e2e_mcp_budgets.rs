@@ -18,8 +18,7 @@ fn chat_call(name: &str, args: &str) -> String {
     )
 }
 
-const CHAT_TEXT: &str =
-    "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Done.\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+const CHAT_TEXT: &str = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Done.\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
 
 struct Killed(std::process::Child);
 

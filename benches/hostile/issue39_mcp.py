@@ -229,12 +229,82 @@ def flood_http(method, label):
     verdict(c, "MCP_" in said, code, rss, wall, deadline, said[:260])
 
 
+def lp_entry(i, alts):
+    return {"token": f"w{i}", "logprob": -0.5, "bytes": [119],
+            "top_logprobs": [{"token": f"a{j}", "logprob": -1.0 - j, "bytes": [97]} for j in range(alts)]}
+
+
+def logprob_server(tokens, alts, per_frame):
+    """A chat model whose reply carries `tokens` tokens with `alts` alternatives each: streamed in
+    frames of `per_frame` tokens, or (a non-streamed request) in one body."""
+    def handler(path, body, conn):
+        streamed = b'"stream":true' in body
+        if not streamed:
+            # One body, written in pieces so the server itself stays small.
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n")
+            conn.sendall(b'{"id":"x","object":"chat.completion","model":"m","choices":[{"index":0,'
+                         b'"message":{"role":"assistant","content":"hi"},"finish_reason":"stop","logprobs":{"content":[')
+            for i in range(tokens):
+                conn.sendall((("," if i else "") + json.dumps(lp_entry(i, alts))).encode())
+            conn.sendall(b"]}}]}")
+            return
+        head(conn)
+        for start in range(0, tokens, per_frame):
+            n = min(per_frame, tokens - start)
+            c = {"id": "x", "object": "chat.completion.chunk", "model": "m",
+                 "choices": [{"index": 0, "delta": {"content": "w" * n}, "finish_reason": None,
+                              "logprobs": {"content": [lp_entry(start + i, alts) for i in range(n)]}}]}
+            conn.sendall(("data: " + json.dumps(c) + "\n\n").encode())
+        conn.sendall(chat_chunk(finish="stop") + b"data: [DONE]\n\n")
+    return handler
+
+
+def logprob_flood(tokens, alts, per_frame, streamed):
+    c = Case(f"logprobs: {tokens:,} tokens x {alts:,} alternatives, {'streamed' if streamed else 'not streamed'}")
+    s = Server(logprob_server(tokens, alts, per_frame))
+    deadline = 300
+    args = ["--base-url", s.url, "-m", "m", "--logprobs", "20", "--json", "-p", "hi"] + ([] if streamed else ["--no-stream"])
+    code, rss, wall, out, err = c.run(args, deadline=deadline)
+    s.close()
+    said = last_line(err) or last_line(out)[:200]
+    verdict(c, code == 0, code, rss, wall, deadline, said[:200])
+
+
+def sampling_headless():
+    c = Case("1,000 sampling requests in one call, headless --yes")
+    stdio_config(c, "sample", "allow_sampling = true")
+    sampled = json.dumps({"id": "s", "object": "chat.completion", "model": "m", "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}]}).encode()
+    asked = []
+
+    def handler(path, body, conn):
+        if b'"stream":false' in body:
+            asked.append(json.loads(body).get("max_tokens"))
+            head(conn, ctype="application/json", extra="Content-Length: %d\r\n" % len(sampled))
+            conn.sendall(sampled)
+            return
+        tool_then_answer("flood", [{}])(path, body, conn)
+
+    s = Server(handler)
+    deadline = 120
+    code, rss, wall, out, err = c.run(["--base-url", s.url, "-m", "m", "--tools", "auto", "--yes", "-p", "go"], deadline=deadline)
+    s.close()
+    ok = len(asked) <= 10 and all(m == 4096 for m in asked) and "MCP_SAMPLES_PER_CALL" in open(os.path.join(c.home, "err"), "rb").read().decode("utf-8", "replace") + tool_said(s.bodies)
+    verdict(c, len(asked) <= 10 and all(m == 4096 for m in asked), code, rss, wall, deadline,
+            f"{len(asked)} model requests, max_tokens {sorted(set(asked))}; {last_line(err)[:150]}")
+
+
 CASES = [
     ("ping stdio", lambda: flood_stdio("ping", "pings")),
     ("roots stdio", lambda: flood_stdio("roots", "roots/list")),
     ("roots stdio deaf", lambda: flood_stdio("deaf-roots", "roots/list (stdin never read)")),
     ("ping http", lambda: flood_http("ping", "pings")),
     ("roots http", lambda: flood_http("roots/list", "roots/list")),
+    ("logprobs 200k streamed", lambda: logprob_flood(200_000, 20, 200, True)),
+    ("logprobs 200k body", lambda: logprob_flood(200_000, 20, 200, False)),
+    ("logprobs 100k alternatives streamed", lambda: logprob_flood(3, 100_000, 1, True)),
+    ("logprobs 100k alternatives body", lambda: logprob_flood(3, 100_000, 1, False)),
+    ("sampling headless", sampling_headless),
 ]
 
 

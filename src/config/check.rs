@@ -66,6 +66,9 @@ const LIMITS: &[&str] = &[
     "model_list_entries",
     "images_per_reply",
     "item_payload_bytes",
+    "logprob_alternatives",
+    "logprob_tokens",
+    "logprob_bytes",
 ];
 const TIMEOUTS: &[&str] = &["connect", "first_byte", "idle"];
 const MODEL: &[&str] = &["context_window", "max_output", "price", "catalogue_model"];

@@ -238,10 +238,7 @@ impl McpClient {
             let handler = client_info(cfg.allow_sampling);
             let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(stdout, stdin);
             let transport = flood::Gate::new(transport, handler.budget.clone(), over.clone());
-            let service = handler
-                .serve(transport)
-                .await
-                .map_err(|e| format!("the MCP handshake failed: {e}"))?;
+            let service = handler.serve(transport).await.map_err(|e| format!("the MCP handshake failed: {e}"))?;
             let tools = list_tools(service.peer(), &over, cfg.max_tools.unwrap_or(MCP_TOOLS)).await?;
             Ok::<_, String>((service, tools))
         };
@@ -280,10 +277,8 @@ impl McpClient {
         let handshake = async {
             let handler = client_info(cfg.allow_sampling);
             let transport = flood::Gate::new(remote.transport, handler.budget.clone(), over.clone());
-            let service = handler
-                .serve(transport)
-                .await
-                .map_err(|e| format!("the MCP handshake failed: {}", plain(&e)))?;
+            let service =
+                handler.serve(transport).await.map_err(|e| format!("the MCP handshake failed: {}", plain(&e)))?;
             let tools = list_tools(service.peer(), &over, cfg.max_tools.unwrap_or(MCP_TOOLS)).await?;
             Ok::<_, String>((service, tools))
         };

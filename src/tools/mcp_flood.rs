@@ -104,7 +104,9 @@ impl Budget {
                  (MCP_PENDING_ANSWERS)"
             )
         } else if c.call >= MCP_SERVER_REQUESTS_PER_CALL {
-            format!("more than {MCP_SERVER_REQUESTS_PER_CALL} requests during one tool call (MCP_SERVER_REQUESTS_PER_CALL)")
+            format!(
+                "more than {MCP_SERVER_REQUESTS_PER_CALL} requests during one tool call (MCP_SERVER_REQUESTS_PER_CALL)"
+            )
         } else if c.minute >= MCP_SERVER_REQUESTS_PER_MINUTE {
             format!("more than {MCP_SERVER_REQUESTS_PER_MINUTE} requests in a minute (MCP_SERVER_REQUESTS_PER_MINUTE)")
         } else {

@@ -147,10 +147,8 @@ pub(super) async fn start(
         let handler = super::client_info(cfg.allow_sampling);
         let transport = rmcp::transport::IntoTransport::<RoleClient, _, _>::into_transport(transport);
         let transport = super::flood::Gate::new(transport, handler.budget.clone(), over.clone());
-        let service = handler
-            .serve(transport)
-            .await
-            .map_err(|e| format!("the MCP handshake failed: {}", super::plain(&e)))?;
+        let service =
+            handler.serve(transport).await.map_err(|e| format!("the MCP handshake failed: {}", super::plain(&e)))?;
         let tools = super::list_tools(service.peer(), &over, cfg.max_tools.unwrap_or(super::MCP_TOOLS)).await?;
         Ok::<_, String>((service, tools))
     };
