@@ -4,8 +4,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
 mod scripted;
 
+use common::tmux::{Tmux, tmux_available};
 use scripted::{Reply, Server};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
@@ -103,4 +105,37 @@ fn sampling_past_the_call_budget_is_refused_and_max_tokens_is_clamped_and_said()
     let said = tool_result(&model);
     assert!(said.starts_with("answered 10, refused 2, last error:"), "{said}");
     assert!(said.contains("(MCP_SAMPLES_PER_CALL)"), "{said}");
+}
+
+#[test]
+fn sigterm_during_an_mcp_call_on_the_chat_screen_sends_notifications_cancelled() {
+    if !tmux_available() {
+        return;
+    }
+    let (mcp, url, log) = scripted_mcp();
+    let model = Server::start(vec![Reply::sse(&chat_call("slow", r#"{"steps":100}"#)), Reply::sse(CHAT_TEXT)]);
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!("[mcp.servers.remote]\nurl = \"{url}\"\ntrust_read_only = true\n"),
+    )
+    .unwrap();
+    let t =
+        Tmux::launch(&format!("--base-url {} --model scripted --tools auto", model.base_url)).home(home.path()).start();
+    t.wait_for("the server's tools", |s| s.contains("tools ready"));
+    t.send("go slowly");
+    t.wait_for("the call's progress", |s| s.contains("/100"));
+    let pid = t.palaver_pid();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let cancelled = loop {
+        let text = std::fs::read_to_string(log.path()).unwrap();
+        if text.contains("CANCELLED") || std::time::Instant::now() > deadline {
+            break text;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    drop(mcp);
+    let called = cancelled.lines().find_map(|l| l.strip_prefix("CALL ")).unwrap().to_owned();
+    assert!(cancelled.contains(&format!("CANCELLED {called} palaver stopped the call")), "{cancelled}");
 }

@@ -125,6 +125,14 @@ impl Handler {
 
     /// Waits (up to `limit`) until every `notifications/cancelled` on its way is sent.
     pub(super) async fn cancels_sent(&self, limit: std::time::Duration) {
+        // A call aborted a moment ago (SIGTERM on the chat screen) is dropped on another thread,
+        // and only then starts its cancellation: wait for the running calls to be gone first.
+        let deadline = tokio::time::Instant::now() + limit;
+        while !self.routes.lock().unwrap_or_else(PoisonError::into_inner).is_empty()
+            && tokio::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
         let pending: Vec<_> = std::mem::take(&mut *self.cancels.lock().unwrap_or_else(PoisonError::into_inner));
         let _ = tokio::time::timeout(limit, futures_util::future::join_all(pending)).await;
     }
