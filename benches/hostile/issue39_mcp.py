@@ -267,7 +267,8 @@ def logprob_flood(tokens, alts, per_frame, streamed):
     code, rss, wall, out, err = c.run(args, deadline=deadline)
     s.close()
     said = last_line(err) or last_line(out)[:200]
-    verdict(c, code == 0, code, rss, wall, deadline, said[:200])
+    # Whole, or refused at a named limit (a body past body_bytes), keeping what came before.
+    verdict(c, code == 0 or "past the limit" in said, code, rss, wall, deadline, said[:200])
 
 
 def sampling_headless():
