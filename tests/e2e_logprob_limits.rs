@@ -17,6 +17,10 @@ fn entry(token: &str, alternatives: usize) -> Value {
 }
 
 fn run(model: &Server, extra: &[&str]) -> Value {
+    run_with_stderr(model, extra).0
+}
+
+fn run_with_stderr(model: &Server, extra: &[&str]) -> (Value, String) {
     let home = tempfile::tempdir().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_palaver"))
         .args(["--base-url", &model.base_url, "-m", "m", "--logprobs", "20", "--json", "-p", "hi"])
@@ -28,7 +32,7 @@ fn run(model: &Server, extra: &[&str]) -> Value {
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_str(stdout.lines().last().unwrap()).unwrap()
+    (serde_json::from_str(stdout.lines().last().unwrap()).unwrap(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
 fn check(result: &Value) {
@@ -62,4 +66,23 @@ fn a_whole_body_with_fifty_thousand_alternatives_keeps_twenty() {
         "logprobs": {"content": [entry("He", 50_000), entry("llo", 3)]}}]});
     let model = Server::start(vec![Reply::json(200, &body.to_string())]);
     check(&run(&model, &["--no-stream"]));
+}
+
+#[test]
+fn a_reply_past_logprob_bytes_keeps_what_fits_and_says_so() {
+    let frame = |n: usize| {
+        let list: Vec<Value> = (0..100).map(|i| entry(&format!("w{n}-{i} "), 20)).collect();
+        let c = json!({"choices": [{"index": 0, "delta": {"content": "w ".repeat(100)}, "finish_reason": null,
+                       "logprobs": {"content": list}}]});
+        format!("data: {c}\n\n")
+    };
+    let mut body: String = (0..10).map(frame).collect();
+    body.push_str("data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n");
+    let model = Server::start(vec![Reply::sse(&body)]);
+    let (result, stderr) = run_with_stderr(&model, &[]);
+    let kept = result["logprob_stats"]["tokens"].as_u64().unwrap();
+    assert!(kept > 100 && kept < 1000, "{kept}");
+    assert_eq!(result["finish_reason"], "stop", "the reply went on to its end: {result}");
+    assert!(result["logprobs_cut"].as_str().unwrap().contains("logprob_bytes = 8388608"), "{result}");
+    assert!(stderr.contains("token probabilities past the limit logprob_bytes"), "{stderr}");
 }
