@@ -295,6 +295,32 @@ def sampling_headless():
             f"{len(asked)} model requests, max_tokens {sorted(set(asked))}; {last_line(err)[:150]}")
 
 
+def sampling_chat_screen():
+    c = Case("1,000 sampling requests in one call, chat screen, then Ctrl+C")
+    stdio_config(c, "sample", "allow_sampling = true")
+    s = Server(tool_then_answer("flood", [{}]))
+    t = issue25.Screen(c, ["--base-url", s.url, "-m", "m", "--tools", "auto", "--yes"])
+    t.wait_for("Type a message", 20)
+    t.text("go")
+    t.keys("Enter")
+    shown = t.wait_for("asks to use the model", 60)
+    screen = t.screen()
+    waiting = screen.split("more waiting")[0].rsplit("(", 1)[-1] if "more waiting" in screen else "0"
+    time.sleep(1)
+    t.keys("C-c")
+    time.sleep(2)
+    cleared = "asks to use the model" not in t.screen()
+    peak = t.peak_mb()
+    t.keys("C-q")
+    t.wait_exit(20)
+    wall = time.time() - t.start
+    alive = t.alive()
+    t.close()
+    s.close()
+    verdict(c, shown and cleared and not alive, "quit", peak, wall, 120,
+            f"modal shown: {shown} ({waiting} more waiting); cleared by one Ctrl+C: {cleared}")
+
+
 CASES = [
     ("ping stdio", lambda: flood_stdio("ping", "pings")),
     ("roots stdio", lambda: flood_stdio("roots", "roots/list")),
@@ -306,6 +332,7 @@ CASES = [
     ("logprobs 100k alternatives streamed", lambda: logprob_flood(3, 100_000, 1, True)),
     ("logprobs 100k alternatives body", lambda: logprob_flood(3, 100_000, 1, False)),
     ("sampling headless", sampling_headless),
+    ("sampling chat screen", sampling_chat_screen),
 ]
 
 
