@@ -35,7 +35,7 @@ fn scripted_mcp() -> (Killed, String, tempfile::NamedTempFile) {
     let log = tempfile::NamedTempFile::new().unwrap();
     let script = format!("{}/tests/mcp_server/http_server.py", env!("CARGO_MANIFEST_DIR"));
     let mut mcp = Command::new("python3")
-        .args([script.as_str(), "slow", log.path().to_str().unwrap()])
+        .args([script.as_str(), "asks", log.path().to_str().unwrap()])
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();

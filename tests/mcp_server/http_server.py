@@ -18,8 +18,8 @@ Modes (first argument):
             notifications/cancelled; the log gets `CALL <id>` and `CANCELLED <requestId> <reason>`;
             and `grow`, which adds the tool `grown` and says so (notifications/tools/list_changed)
             in its event stream before its result; and `sample`, which asks the client for
-            sampling/createMessage in its event stream and returns the client's answer as its text;
-            and `asks`, which sends `count` requests of `method` (`ping`, `sampling/createMessage`
+            sampling/createMessage in its event stream and returns the client's answer as its text.
+  asks      the tools of `slow`, and `asks`, which sends `count` requests of `method` (`ping`, `sampling/createMessage`
             with maxTokens 100000000) one at a time, waits for each answer, and returns how many
             were answered and the last error message.
 The log gets `CAPS <the client's capabilities>` for each initialize.
@@ -74,6 +74,8 @@ GROWN = {"name": "grown", "description": "Added by `grow`.", "inputSchema": {"ty
 SAMPLE = {"name": "sample", "description": "Asks the client's model.", "inputSchema": {"type": "object"}}
 ASKS = {"name": "asks", "description": "Sends the client requests.", "inputSchema": {"type": "object"}}
 if MODE == "slow":
+    TOOLS.extend([SLOW, GROW, SAMPLE])
+if MODE == "asks":
     TOOLS.extend([SLOW, GROW, SAMPLE, ASKS])
 
 
