@@ -47,6 +47,8 @@ struct Choice<'a> {
     delta: Option<Delta<'a>>,
     #[serde(borrow, default, deserialize_with = "opt_cow")]
     finish_reason: Option<Cow<'a, str>>,
+    /// Bounded as it is parsed: a server's 100,000 alternatives are never built.
+    #[serde(default, deserialize_with = "super::json_bounded::logprobs")]
     logprobs: Option<Value>,
     content_filter_results: Option<Value>,
     stop_reason: Option<Value>,

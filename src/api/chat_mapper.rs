@@ -57,7 +57,7 @@ impl ChatMapper {
         if super::chat_fast::try_map(self, data, out) {
             return;
         }
-        match serde_json::from_str::<Value>(data) {
+        match super::json_bounded::from_str(data) {
             Ok(Value::Object(obj)) => self.map_chunk(&obj, out),
             Ok(other) => out.push(StreamEvent::Unknown { event: String::new(), raw: other }),
             Err(e) => out.push(StreamEvent::Malformed { data: data.to_owned(), reason: e.to_string() }),

@@ -420,7 +420,7 @@ fn whole_json(
         let _ = tx.send(failed("limit", Limits::reached("json_depth", what, limits.json_depth)));
         return false;
     }
-    let events = match serde_json::from_slice::<Value>(json_buf) {
+    let events = match super::json_bounded::from_slice(json_buf) {
         Ok(v)
             if v.get("error").is_some_and(|e| !e.is_null())
                 && v.get("choices").is_none()

@@ -26,6 +26,10 @@ pub fn frame_fits(kept: usize, size: usize) -> bool {
     kept.saturating_add(size) <= RAW_FRAME_BUDGET
 }
 
+/// What one token or alternative of `--logprobs` costs in memory, about (a JSON object of two
+/// fields: 6,116 tokens of 20 alternatives held 340 MB in a debug build with three copies).
+pub const LOGPROB_ENTRY_BYTES: usize = 512;
+
 /// Every limit, in bytes or counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -64,6 +68,15 @@ pub struct Limits {
     pub batch_line_bytes: usize,
     /// All of one batch output or error file, as it streams (it is never written to disk).
     pub batch_file_bytes: usize,
+    /// Alternatives kept per token of `--logprobs` (the APIs' own maximum is 20); the rest are
+    /// dropped as they arrive.
+    pub logprob_alternatives: usize,
+    /// Tokens whose log probabilities one reply keeps; later ones are dropped and said, the
+    /// reply goes on.
+    pub logprob_tokens: usize,
+    /// What those log probabilities may hold in one reply: their text plus 512 bytes for each
+    /// token and alternative (about what each costs in memory, measured); past it, as for the tokens.
+    pub logprob_bytes: usize,
 }
 
 impl Default for Limits {
@@ -85,6 +98,9 @@ impl Default for Limits {
             batch_body_bytes: 4 * MIB,
             batch_line_bytes: 64 * MIB,
             batch_file_bytes: 2048 * MIB,
+            logprob_alternatives: 20,
+            logprob_tokens: 100_000,
+            logprob_bytes: 8 * MIB,
         }
     }
 }
@@ -120,6 +136,11 @@ pub struct ReplyBudget {
     images: HashMap<u32, usize>,
     /// Items whose image was dropped, with the limit that dropped it: later copies are too.
     dropped: HashMap<u32, (&'static str, usize)>,
+    /// Log probabilities kept: tokens, and their cost as `logprob_bytes` counts it.
+    logprob_tokens: usize,
+    logprob_bytes: usize,
+    /// Set once a logprob limit dropped some (said once; later ones are dropped quietly).
+    logprobs_cut: bool,
 }
 
 impl ReplyBudget {
@@ -177,6 +198,14 @@ impl ReplyBudget {
                 events.truncate(i);
                 return Some(message);
             }
+            if let StreamEvent::Logprobs { choice, value } = &mut events[i] {
+                let choice = *choice;
+                if let Some(why) = self.trim_logprobs(value) {
+                    let note = serde_json::json!({ "logprobs": why });
+                    i += 1;
+                    events.insert(i, StreamEvent::FilterOffsets { choice, value: note });
+                }
+            }
             if let StreamEvent::Item { index, item, .. } = &mut events[i] {
                 let index = *index;
                 if let Some(why) = self.trim_item(index, item) {
@@ -188,6 +217,56 @@ impl ReplyBudget {
             i += 1;
         }
         None
+    }
+
+    /// Keeps one event's log probabilities within `logprob_alternatives` per token, and the
+    /// reply's within `logprob_tokens` and `logprob_bytes`: what passes is dropped (the reply goes
+    /// on); the first time, the words that say so are returned.
+    pub fn trim_logprobs(&mut self, value: &mut Value) -> Option<String> {
+        let l = self.limits;
+        // Chat puts the list under `content`; Responses sends the list itself.
+        let list = match value {
+            Value::Object(m) => m.get_mut("content").and_then(Value::as_array_mut),
+            Value::Array(a) => Some(a),
+            _ => None,
+        }?;
+        let mut keep = list.len();
+        let mut why = None;
+        for (n, entry) in list.iter_mut().enumerate() {
+            if self.logprobs_cut {
+                keep = n;
+                break;
+            }
+            if let Some(Value::Array(top)) = entry.get_mut("top_logprobs") {
+                top.truncate(l.logprob_alternatives);
+                top.iter_mut().filter_map(Value::as_object_mut).for_each(|a| drop(a.remove("bytes")));
+            }
+            if let Some(e) = entry.as_object_mut() {
+                // The token's UTF-8 bytes as a list of numbers: its text says the same.
+                e.remove("bytes");
+            }
+            let cost = logprob_cost(entry);
+            let past = if self.logprob_tokens + 1 > l.logprob_tokens {
+                Some(("logprob_tokens", l.logprob_tokens))
+            } else if self.logprob_bytes + cost > l.logprob_bytes {
+                Some(("logprob_bytes", l.logprob_bytes))
+            } else {
+                None
+            };
+            if let Some((name, value)) = past {
+                self.logprobs_cut = true;
+                why = Some(format!(
+                    "token probabilities past the limit {name} = {value} were dropped; the reply goes on \
+                     (raise it in the provider's profile in config.toml: limits = {{ {name} = … }})"
+                ));
+                keep = n;
+                break;
+            }
+            self.logprob_tokens += 1;
+            self.logprob_bytes += cost;
+        }
+        list.truncate(keep);
+        why
     }
 
     /// Keeps an output item's image within `images_per_reply` and `item_payload_bytes`: past
@@ -271,6 +350,14 @@ impl ImageBudget {
         };
         Err(image_dropped(why.0, why.1))
     }
+}
+
+/// What one token's log probabilities cost, as `logprob_bytes` counts it: their text, and
+/// [`LOGPROB_ENTRY_BYTES`] for the token and each alternative.
+fn logprob_cost(entry: &Value) -> usize {
+    let text = |v: &Value| v.get("token").and_then(Value::as_str).map_or(0, str::len);
+    let top = entry.get("top_logprobs").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+    top.iter().map(|a| LOGPROB_ENTRY_BYTES + text(a)).sum::<usize>() + LOGPROB_ENTRY_BYTES + text(entry)
 }
 
 /// Why an image was dropped, naming the limit and how to raise it.
@@ -396,6 +483,42 @@ mod tests {
         };
         assert!(b.take(&call(0)).is_ok() && b.take(&call(1)).is_ok() && b.take(&call(1)).is_ok());
         assert!(b.take(&call(2)).err().unwrap_or_default().contains("tool_calls"));
+    }
+
+    #[test]
+    fn logprobs_keep_twenty_alternatives_and_stop_at_the_reply_s_limits_saying_so() {
+        let limits = Limits { logprob_tokens: 3, ..Limits::default() };
+        let mut b = ReplyBudget::new(limits);
+        let alt = |i: usize| serde_json::json!({"token": format!("t{i}"), "logprob": -1.0, "bytes": [116]});
+        let token = |n: usize| {
+            serde_json::json!({"token": "a", "logprob": -0.5, "bytes": [97],
+            "top_logprobs": (0..n).map(alt).collect::<Vec<_>>()})
+        };
+        let mut events =
+            vec![StreamEvent::Logprobs { choice: 0, value: serde_json::json!({"content": [token(100_000)]}) }];
+        assert_eq!(b.admit(&mut events, 0), None);
+        let StreamEvent::Logprobs { value, .. } = &events[0] else { panic!() };
+        assert_eq!(value["content"][0]["top_logprobs"].as_array().unwrap().len(), 20);
+        assert!(
+            value["content"][0].get("bytes").is_none() && value["content"][0]["top_logprobs"][0].get("bytes").is_none()
+        );
+        // Responses' shape (a list); the third token is the last kept, then it is said once.
+        let mut events =
+            vec![StreamEvent::Logprobs { choice: 0, value: serde_json::json!([token(1), token(1), token(1)]) }];
+        assert_eq!(b.admit(&mut events, 0), None);
+        assert_eq!(events.len(), 2, "{events:?}");
+        let StreamEvent::Logprobs { value, .. } = &events[0] else { panic!() };
+        assert_eq!(value.as_array().unwrap().len(), 2);
+        let StreamEvent::FilterOffsets { value, .. } = &events[1] else { panic!("{events:?}") };
+        assert!(value["logprobs"].as_str().unwrap().contains("logprob_tokens = 3"), "{value}");
+        let mut events = vec![StreamEvent::Logprobs { choice: 0, value: serde_json::json!([token(1)]) }];
+        b.admit(&mut events, 0);
+        assert_eq!(events.len(), 1, "said once");
+        // Bytes: 200 tokens of 20 alternatives pass a small byte budget.
+        let mut b = ReplyBudget::new(Limits { logprob_bytes: 10_000, ..Limits::default() });
+        let mut v = serde_json::json!({"content": (0..200).map(|_| token(20)).collect::<Vec<_>>()});
+        assert!(b.trim_logprobs(&mut v).unwrap().contains("logprob_bytes = 10000"));
+        assert!(v["content"].as_array().unwrap().len() < 5);
     }
 
     #[test]

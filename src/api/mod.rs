@@ -8,6 +8,7 @@ pub mod client;
 pub mod endpoint;
 pub mod errors;
 pub mod event;
+pub mod json_bounded;
 pub mod limits;
 pub mod redact;
 pub mod responses_mapper;

@@ -31,7 +31,7 @@ impl ResponsesMapper {
             out.push(StreamEvent::End);
             return;
         }
-        match serde_json::from_str::<Value>(data) {
+        match super::json_bounded::from_str(data) {
             Ok(Value::Object(obj)) => self.map_event(&obj, event, out),
             Ok(other) => out.push(StreamEvent::Unknown { event: event.to_owned(), raw: other }),
             Err(e) => out.push(StreamEvent::Malformed { data: data.to_owned(), reason: e.to_string() }),

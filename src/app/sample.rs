@@ -2,8 +2,8 @@
 //! conversation's model. The modal (`Overlay::Sample`) names the server, shows what it asks and
 //! what it would run on; requests that arrive while one is open wait their turn. Approving is
 //! deliberate, as in the approval modal: for `GUARD_MS` after it shows no key is its own, and a
-//! button answers only with the Enter right after Tab or an arrow put the focus on it. Esc and
-//! Ctrl+C decline. Approved, the request goes out non-streamed on the current provider and
+//! button answers only with the Enter right after Tab or an arrow put the focus on it. Esc declines
+//! it, Ctrl+C declines it and every request waiting behind it. Approved, the request goes out non-streamed on the current provider and
 //! model (`ToolEffect::Sample`); declined, the server gets an error saying so.
 
 use super::approval::GUARD_MS;
@@ -51,7 +51,15 @@ impl State {
             return false;
         };
         let ctrl = key.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
-        if key.code == KeyCode::Esc || ctrl && key.code == KeyCode::Char('c') {
+        if ctrl && key.code == KeyCode::Char('c') {
+            // Every request waiting goes with it: a server that asked a thousand times must not
+            // leave a thousand modals behind the one the user closed.
+            while !self.tools.samples.is_empty() {
+                self.answer_sample(false, fx);
+            }
+            return true;
+        }
+        if key.code == KeyCode::Esc {
             self.answer_sample(false, fx);
             return true;
         }
@@ -188,6 +196,22 @@ mod tests {
             matches!(samples(&fx)[..], [ToolEffect::SampleAnswer { answer: Err(e), .. }] if e == DECLINED),
             "{fx:?}"
         );
+    }
+
+    #[test]
+    fn ctrl_c_declines_every_waiting_request_and_esc_only_the_shown_one() {
+        let mut s = asked();
+        for _ in 0..4 {
+            s.apply(Msg::Tools(ToolMsg::Sample { request: request(), reply: SampleReply::detached() }));
+        }
+        let fx = key(&mut s, KeyCode::Esc);
+        assert_eq!(samples(&fx).len(), 1);
+        assert_eq!(s.tools.samples.len(), 4);
+        let fx = s.apply(Msg::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)));
+        let declined = samples(&fx);
+        assert_eq!(declined.len(), 4, "{fx:?}");
+        assert!(declined.iter().all(|d| matches!(d, ToolEffect::SampleAnswer { answer: Err(e), .. } if e == DECLINED)));
+        assert!(s.tools.samples.is_empty() && !s.overlays.iter().any(|o| matches!(o, Overlay::Sample)));
     }
 
     #[test]

@@ -336,6 +336,12 @@ impl State {
             Msg::Terminated(signal) => {
                 self.terminated_by = Some(signal);
                 self.quit = true;
+                // Running tools stop as on Ctrl+C: an MCP server hears notifications/cancelled
+                // (sent before its session closes) instead of working on for no one.
+                let owners: Vec<_> = self.tools.turns.iter().map(|t| t.owner).collect();
+                for owner in owners {
+                    self.cancel_owner_tools(owner, &mut fx);
+                }
             }
             Msg::Edited(r) => {
                 self.dirty = true;

@@ -351,6 +351,11 @@ impl Printer {
                     obj.insert("logprobs".into(), serde_json::json!(tokens));
                     obj.insert("logprob_stats".into(), serde_json::json!(crate::engine::logprobs::stats(&tokens)));
                 }
+                // A logprob limit cut them: said, as the other limits are.
+                if let Some(cut) = main.filter_notes.iter().find_map(|n| n.get("logprobs")?.as_str()) {
+                    obj.insert("logprobs_cut".into(), serde_json::json!(cut));
+                    say!("{}", sanitize(cut));
+                }
                 if self.structured {
                     let v = self.verdict.as_ref();
                     obj.insert("output_json".into(), v.and_then(|v| v.value.clone()).unwrap_or_default());

@@ -16,6 +16,9 @@ pub fn sampler(t: &Target, cfg: &crate::config::Config) -> Sampler {
     Arc::new(move |req: SampleRequest| {
         let t = t.clone();
         Box::pin(async move {
+            if let Some(cut) = sampling::max_tokens(req.max_tokens, max_output).1 {
+                say!("MCP server `{}`'s sampling request: {cut}", crate::text::sanitize::sanitize(&req.server));
+            }
             let run = sampling::run(&t, max_output, &req).await?;
             say!("{}", sampling::notice(&req.server, &run));
             Ok(run.sampled)

@@ -70,6 +70,9 @@ const LIMITS: &[&str] = &[
     "batch_body_bytes",
     "batch_line_bytes",
     "batch_file_bytes",
+    "logprob_alternatives",
+    "logprob_tokens",
+    "logprob_bytes",
 ];
 const TIMEOUTS: &[&str] = &["connect", "first_byte", "idle"];
 const MODEL: &[&str] = &["context_window", "max_output", "price", "catalogue_model"];

@@ -12,6 +12,29 @@ use crate::api::Api;
 use crate::tools::mcp::sample::{SampleRequest, SampleRole, Sampled};
 use serde_json::Value;
 
+/// The most tokens a sampling request asks of a model whose output limit palaver does not know
+/// (the catalogue has no `max_output` for it): a server's own `maxTokens` is never sent as is.
+pub const SAMPLE_MAX_TOKENS_UNKNOWN: u64 = 4096;
+
+/// The `max_tokens` sent for a server that asked `asked`: at most the model's output limit, or
+/// [`SAMPLE_MAX_TOKENS_UNKNOWN`] when that is not known; and, when it was cut, the words that
+/// say so.
+#[must_use]
+pub fn max_tokens(asked: u32, max_output: Option<u64>) -> (u64, Option<String>) {
+    let asked = u64::from(asked).max(1);
+    let (cap, whose) = match max_output.filter(|m| *m > 0) {
+        Some(m) => (m, format!("the model's output limit, {m}")),
+        None => (
+            SAMPLE_MAX_TOKENS_UNKNOWN,
+            format!("SAMPLE_MAX_TOKENS_UNKNOWN = {SAMPLE_MAX_TOKENS_UNKNOWN}: the model's output limit is not known"),
+        ),
+    };
+    if asked <= cap {
+        return (asked, None);
+    }
+    (cap, Some(format!("the server asked for {asked} tokens; palaver asks for {cap} ({whose})")))
+}
+
 /// The options a sampling request on `t` starts from: its model, usage asked for as the
 /// profile says, the profile's extra fields.
 #[must_use]
@@ -36,12 +59,11 @@ pub fn body(api: Api, base: RequestOptions, max_output: Option<u64>, req: &Sampl
             Message::with_text(role, text)
         })
         .collect();
-    let asked = u64::from(req.max_tokens).max(1);
     let opts = RequestOptions {
         stream: false,
         system: req.system.clone(),
         temperature: req.temperature.map(f64::from),
-        max_tokens: Some(max_output.filter(|m| *m > 0).map_or(asked, |m| asked.min(m))),
+        max_tokens: Some(max_tokens(req.max_tokens, max_output).0),
         tools: Vec::new(),
         ..base
     };
@@ -150,6 +172,20 @@ mod tests {
         );
         assert!(b.get("tools").is_none() && b.get("stream_options").is_none(), "{b}");
         assert_eq!(body(&target(Api::Chat), None, &request())["max_tokens"], 500);
+    }
+
+    #[test]
+    fn max_tokens_is_clamped_to_the_model_or_the_default_and_said() {
+        assert_eq!(max_tokens(500, Some(1000)), (500, None));
+        let (n, said) = max_tokens(100_000_000, Some(16_384));
+        assert_eq!(n, 16_384);
+        assert!(said.unwrap().contains("asked for 100000000 tokens; palaver asks for 16384 (the model's output limit"));
+        let (n, said) = max_tokens(100_000_000, None);
+        assert_eq!(n, SAMPLE_MAX_TOKENS_UNKNOWN);
+        assert!(said.unwrap().contains("SAMPLE_MAX_TOKENS_UNKNOWN = 4096"));
+        let huge = SampleRequest { max_tokens: 100_000_000, ..request() };
+        assert_eq!(body(&target(Api::Chat), None, &huge)["max_tokens"], 4096);
+        assert_eq!(body(&target(Api::Responses), Some(0), &huge)["max_output_tokens"], 4096);
     }
 
     #[test]

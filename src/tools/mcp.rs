@@ -89,6 +89,9 @@ pub mod sample;
 #[path = "mcp_sse.rs"]
 mod legacy;
 
+#[path = "mcp_flood.rs"]
+pub mod flood;
+
 /// How a client reaches its server.
 enum Link {
     /// A child process.
@@ -230,10 +233,10 @@ impl McpClient {
         let stdout = CappedLines::new(stdout, max_message, over.clone());
 
         let handshake = async {
-            let service = client_info(cfg.allow_sampling)
-                .serve((stdout, stdin))
-                .await
-                .map_err(|e| format!("the MCP handshake failed: {e}"))?;
+            let handler = client_info(cfg.allow_sampling);
+            let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(stdout, stdin);
+            let transport = flood::Gate::new(transport, handler.budget.clone(), over.clone());
+            let service = handler.serve(transport).await.map_err(|e| format!("the MCP handshake failed: {e}"))?;
             let tools = list_tools(service.peer(), &over, cfg.max_tools.unwrap_or(MCP_TOOLS)).await?;
             Ok::<_, String>((service, tools))
         };
@@ -270,10 +273,10 @@ impl McpClient {
         let (redact, shown) = (remote.redact, remote.shown);
         let over = Overflow::default();
         let handshake = async {
-            let service = client_info(cfg.allow_sampling)
-                .serve(remote.transport)
-                .await
-                .map_err(|e| format!("the MCP handshake failed: {}", plain(&e)))?;
+            let handler = client_info(cfg.allow_sampling);
+            let transport = flood::Gate::new(remote.transport, handler.budget.clone(), over.clone());
+            let service =
+                handler.serve(transport).await.map_err(|e| format!("the MCP handshake failed: {}", plain(&e)))?;
             let tools = list_tools(service.peer(), &over, cfg.max_tools.unwrap_or(MCP_TOOLS)).await?;
             Ok::<_, String>((service, tools))
         };
@@ -314,6 +317,7 @@ impl McpClient {
     pub async fn call(&self, tool: &str, args: Map<String, Value>) -> ToolOutput {
         let alias = self.aliases.read().unwrap_or_else(PoisonError::into_inner).get(tool).cloned();
         let remote = alias.as_deref().unwrap_or(tool);
+        self.handler.budget.call_started();
         let mut out = self.call_remote(remote, args).await;
         if let Some(why) = self.over.reason().filter(|_| out.is_error) {
             // The connection was cut at the limit: that is what the user and the model learn.
@@ -337,7 +341,7 @@ impl McpClient {
             ));
         }
         let params = CallToolRequestParams::new(remote.to_owned()).with_arguments(args);
-        match live::call_tool(&self.peer, &self.handler, params).await {
+        match live::call_tool(&self.peer, &self.handler, &self.over, params).await {
             Ok(result) => output(result),
             Err(ServiceError::McpError(e)) => {
                 ToolOutput::error(format!("MCP server `{}` refused `{remote}`: {}", self.name, e.message))

@@ -105,6 +105,8 @@ pub struct Handler {
     allow_sampling: bool,
     /// Who runs the server's sampling requests (none: they are refused).
     pub(super) sampler: super::sample::SamplerSlot,
+    /// What the server may ask of palaver (its requests, its sampling), counted.
+    pub(super) budget: Arc<super::flood::Budget>,
 }
 
 impl Handler {
@@ -117,11 +119,20 @@ impl Handler {
             asker: Arc::default(),
             allow_sampling,
             sampler: Arc::default(),
+            budget: Arc::default(),
         }
     }
 
     /// Waits (up to `limit`) until every `notifications/cancelled` on its way is sent.
     pub(super) async fn cancels_sent(&self, limit: std::time::Duration) {
+        // A call aborted a moment ago (SIGTERM on the chat screen) is dropped on another thread,
+        // and only then starts its cancellation: wait for the running calls to be gone first.
+        let deadline = tokio::time::Instant::now() + limit;
+        while !self.routes.lock().unwrap_or_else(PoisonError::into_inner).is_empty()
+            && tokio::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
         let pending: Vec<_> = std::mem::take(&mut *self.cancels.lock().unwrap_or_else(PoisonError::into_inner));
         let _ = tokio::time::timeout(limit, futures_util::future::join_all(pending)).await;
     }
@@ -150,7 +161,7 @@ impl ClientHandler for Handler {
         params: rmcp::model::CreateMessageRequestParams,
         _context: rmcp::service::RequestContext<RoleClient>,
     ) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
-        super::sample::answer(self.allow_sampling, &self.sampler, params).await
+        super::sample::answer(self.allow_sampling, &self.sampler, &self.budget, params).await
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -308,11 +319,12 @@ impl super::McpClient {
 /// waits cannot reach it. A remote server that dies mid-call leaves the call's stream waiting
 /// for a reconnection; only a new request finds the server missing. A ping that is merely
 /// slow (a busy server) is not taken for death.
-async fn server_gone(peer: &Peer<RoleClient>) {
+async fn server_gone(peer: &Peer<RoleClient>, over: &super::Overflow) {
     use std::time::Duration;
     loop {
         tokio::time::sleep(Duration::from_secs(2)).await;
-        if peer.is_transport_closed() {
+        // A limit cut the connection: closing it may take rmcp a while, the call ends now.
+        if peer.is_transport_closed() || over.reason().is_some() {
             return;
         }
         let ping = rmcp::model::PingRequest { method: Default::default(), extensions: Default::default() };
@@ -326,6 +338,7 @@ async fn server_gone(peer: &Peer<RoleClient>) {
 pub(super) async fn call_tool(
     peer: &Peer<RoleClient>,
     handler: &Handler,
+    over: &super::Overflow,
     params: CallToolRequestParams,
 ) -> Result<CallToolResult, ServiceError> {
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
@@ -345,7 +358,7 @@ pub(super) async fn call_tool(
     // call fails now, naming the server, instead of at the tool timeout.
     let answer = tokio::select! {
         answer = handle.await_response() => answer,
-        () = server_gone(peer) => Err(ServiceError::TransportClosed),
+        () = server_gone(peer, over) => Err(ServiceError::TransportClosed),
     };
     guard.id = None;
     match answer? {

@@ -157,10 +157,18 @@ pub async fn discover(http: &reqwest::Client, server_url: &str, challenge: Optio
     let issuer = issuer.ok_or("the protected-resource metadata names no authorization server")?;
     let issuer_url = Url::parse(issuer).map_err(|_| "the authorization server's URL is not valid".to_owned())?;
     let server = authorization_server(http, &issuer_url).await?;
-    // The resource named by the metadata, when it is this server's own origin; else the URL itself.
-    let resource = match meta["resource"].as_str().and_then(|r| Url::parse(r).ok()) {
-        Some(r) if r.origin() == url.origin() => r.to_string(),
-        _ => server_url.to_owned(),
+    // The resource named by the metadata, when it is this server's own origin. Metadata for
+    // another origin is not this server's (RFC 9728 §3.3): refused, not quietly replaced.
+    let resource = match meta["resource"].as_str().map(|r| (r, Url::parse(r))) {
+        Some((_, Ok(r))) if r.origin() == url.origin() => r.to_string(),
+        Some((r, _)) => {
+            return Err(format!(
+                "the protected-resource metadata is for {}, not {} (RFC 9728 §3.3); palaver will not log in with it",
+                crate::text::sanitize::sanitize(r),
+                crate::api::redact::storable_url(server_url)
+            ));
+        }
+        None => server_url.to_owned(),
     };
     let scope = challenge.and_then(|c| challenge_param(c, "scope")).or_else(|| {
         let list = meta["scopes_supported"].as_array()?;
@@ -176,6 +184,15 @@ async fn authorization_server(http: &reqwest::Client, issuer: &Url) -> Result<Au
         let Some(v) = get_metadata(http, &c).await? else { continue };
         let server: AuthServer = serde_json::from_value(v)
             .map_err(|e| format!("{c}: the authorization server metadata is not usable: {e}"))?;
+        // RFC 8414 §3.3: metadata naming another issuer may be an attacker's, served to send the
+        // code and tokens elsewhere.
+        if Url::parse(&server.issuer).ok().as_ref() != Some(issuer) {
+            return Err(format!(
+                "{c}: the authorization server metadata names the issuer \"{}\", not {issuer} (RFC 8414 §3.3); \
+                 palaver will not log in with it",
+                crate::text::sanitize::sanitize(&server.issuer)
+            ));
+        }
         let endpoints = [Some(&server.authorization_endpoint), Some(&server.token_endpoint)];
         let more = [server.registration_endpoint.as_ref(), server.revocation_endpoint.as_ref()];
         if let Some(bad) = endpoints.into_iter().chain(more).flatten().find(|e| !secure_endpoint(e)) {
@@ -313,6 +330,18 @@ async fn grant(http: &reqwest::Client, base: &Stored, form: &[(&str, &str)]) -> 
     }
     let access =
         v["access_token"].as_str().filter(|t| !t.is_empty()).ok_or("the token response has no access_token")?;
+    // A token goes into an Authorization header at every request: one a header cannot carry
+    // would fail each of them later, so it is refused now, and nothing is stored.
+    if reqwest::header::HeaderValue::from_str(&format!("Bearer {access}")).is_err() || has_control(access) {
+        return Err("the token response's access_token holds control characters or others an HTTP header \
+                    cannot carry; palaver refused it and stored nothing"
+            .to_owned());
+    }
+    if v["refresh_token"].as_str().is_some_and(has_control) {
+        return Err("the token response's refresh_token holds control characters; palaver refused it and stored \
+                    nothing"
+            .to_owned());
+    }
     if !v["token_type"].as_str().is_some_and(|t| t.eq_ignore_ascii_case("bearer")) {
         return Err("the token response is not a bearer token".to_owned());
     }
@@ -328,6 +357,11 @@ async fn grant(http: &reqwest::Client, base: &Stored, form: &[(&str, &str)]) -> 
     // Tokens join the one redactor the moment they arrive.
     crate::sys::secrets::register_all(fresh.secrets());
     Ok(fresh)
+}
+
+/// Whether `s` holds a control character (a tab included).
+fn has_control(s: &str) -> bool {
+    s.chars().any(char::is_control)
 }
 
 /// Exchanges an authorization code (with its PKCE verifier) for tokens.
@@ -426,6 +460,8 @@ mod tests {
     async fn metadata_server(meta: Value) -> String {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
+        // `"issuer": "SELF"` stands for this server's own URL.
+        let meta: Value = serde_json::from_str(&meta.to_string().replace("\"SELF\"", &format!("\"{base}/\""))).unwrap();
         let resource = serde_json::json!({
             "resource": format!("{base}/mcp"), "authorization_servers": [format!("{base}/")], "scopes_supported": ["a", "b"]
         });
@@ -444,9 +480,11 @@ mod tests {
 
     #[tokio::test]
     async fn discovery_falls_back_to_the_root_well_known_and_checks_the_server() {
-        let good = serde_json::json!({"issuer": "x", "authorization_endpoint": "https://as/authorize",
-            "token_endpoint": "https://as/token", "code_challenge_methods_supported": ["plain", "S256"]});
-        let base = metadata_server(good).await;
+        let good = |issuer: &str| {
+            serde_json::json!({"issuer": issuer, "authorization_endpoint": "https://as/authorize",
+            "token_endpoint": "https://as/token", "code_challenge_methods_supported": ["plain", "S256"]})
+        };
+        let base = metadata_server(good("SELF")).await;
         let d = discover(&http().unwrap(), &format!("{base}/mcp"), None).await.unwrap();
         assert_eq!(d.resource, format!("{base}/mcp"));
         assert_eq!(d.scope.as_deref(), Some("a b"));
@@ -455,13 +493,19 @@ mod tests {
         let d = discover(&http().unwrap(), &format!("{base}/mcp"), Some("Bearer scope=\"c\"")).await.unwrap();
         assert_eq!(d.scope.as_deref(), Some("c"));
 
-        let plain = serde_json::json!({"authorization_endpoint": "https://as/a", "token_endpoint": "https://as/t",
+        // Another issuer than the one asked for is refused, whatever else the metadata says.
+        let base = metadata_server(good("https://issuer.example")).await;
+        let e = discover(&http().unwrap(), &format!("{base}/mcp"), None).await.unwrap_err();
+        assert!(e.contains("names the issuer \"https://issuer.example\", not http://127.0.0.1:"), "{e}");
+        assert!(e.contains("RFC 8414 §3.3"), "{e}");
+
+        let plain = serde_json::json!({"issuer": "SELF", "authorization_endpoint": "https://as/a", "token_endpoint": "https://as/t",
             "code_challenge_methods_supported": ["plain"]});
         let base = metadata_server(plain).await;
         let e = discover(&http().unwrap(), &format!("{base}/mcp"), None).await.unwrap_err();
         assert!(e.contains("does not offer PKCE with S256"), "{e}");
 
-        let cleartext = serde_json::json!({"authorization_endpoint": "https://as/a", "token_endpoint": "http://as.example/t",
+        let cleartext = serde_json::json!({"issuer": "SELF", "authorization_endpoint": "https://as/a", "token_endpoint": "http://as.example/t",
             "code_challenge_methods_supported": ["S256"]});
         let base = metadata_server(cleartext).await;
         let e = discover(&http().unwrap(), &format!("{base}/mcp"), None).await.unwrap_err();

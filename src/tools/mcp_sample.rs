@@ -188,6 +188,7 @@ fn refused(why: &str) -> rmcp::ErrorData {
 pub(super) async fn answer(
     allowed: bool,
     slot: &SamplerSlot,
+    budget: &super::flood::Budget,
     params: CreateMessageRequestParams,
 ) -> Result<CreateMessageResult, rmcp::ErrorData> {
     if !allowed {
@@ -195,6 +196,8 @@ pub(super) async fn answer(
         // unasked: sampling is offered only where the config allows it.
         return Err(refused(super::live::SAMPLING_REFUSED));
     }
+    // Counted before anyone is asked: past the budget no modal opens and no model runs.
+    budget.sample().map_err(|why| refused(&why))?;
     let Some((server, sampler)) = slot.lock().unwrap_or_else(PoisonError::into_inner).clone() else {
         return Err(refused(NO_SAMPLER_REASON));
     };
@@ -261,9 +264,10 @@ mod tests {
     #[tokio::test]
     async fn refused_unless_allowed_and_someone_samples() {
         let slot = SamplerSlot::default();
-        let e = answer(false, &slot, params()).await.unwrap_err();
+        let budget = super::super::flood::Budget::default();
+        let e = answer(false, &slot, &budget, params()).await.unwrap_err();
         assert_eq!(e.message, super::super::live::SAMPLING_REFUSED);
-        let e = answer(true, &slot, params()).await.unwrap_err();
+        let e = answer(true, &slot, &budget, params()).await.unwrap_err();
         assert_eq!(e.message, NO_SAMPLER_REASON);
         let sampler: Sampler = Arc::new(|r: SampleRequest| {
             Box::pin(async move {
@@ -275,9 +279,9 @@ mod tests {
             })
         });
         *slot.lock().unwrap() = Some(("ev".into(), sampler));
-        let r = answer(true, &slot, params()).await.unwrap();
+        let r = answer(true, &slot, &budget, params()).await.unwrap();
         assert_eq!(serde_json::to_value(&r).unwrap()["content"]["text"], "ev said Say hi");
-        let e = answer(false, &slot, params()).await.unwrap_err();
+        let e = answer(false, &slot, &budget, params()).await.unwrap_err();
         assert_eq!(e.message, super::super::live::SAMPLING_REFUSED, "a sampler does not make a server allowed");
     }
 }

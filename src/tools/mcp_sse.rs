@@ -144,10 +144,11 @@ pub(super) async fn start(
     let over = super::Overflow::default();
     let handshake = async {
         let transport = connect(cfg, url, max).await?;
-        let service = super::client_info(cfg.allow_sampling)
-            .serve(transport)
-            .await
-            .map_err(|e| format!("the MCP handshake failed: {}", super::plain(&e)))?;
+        let handler = super::client_info(cfg.allow_sampling);
+        let transport = rmcp::transport::IntoTransport::<RoleClient, _, _>::into_transport(transport);
+        let transport = super::flood::Gate::new(transport, handler.budget.clone(), over.clone());
+        let service =
+            handler.serve(transport).await.map_err(|e| format!("the MCP handshake failed: {}", super::plain(&e)))?;
         let tools = super::list_tools(service.peer(), &over, cfg.max_tools.unwrap_or(super::MCP_TOOLS)).await?;
         Ok::<_, String>((service, tools))
     };

@@ -46,7 +46,13 @@ fn body(state: &State, ask: &SampleAsk, cols: usize, rows: usize) -> Vec<Line<'s
         theme.style(R::Strong),
     );
     let hints = if r.hints.is_empty() { "none".to_owned() } else { sanitize(&r.hints.join(", ")).into_owned() };
-    out.extend(wrap::plain(&format!("max tokens {} · model hints: {hints}", r.max_tokens), cols, theme.style(R::Dim)));
+    let max_output = state.cfg.model_facts(&t.model).and_then(|f| f.max_output);
+    let tokens = match crate::engine::sampling::max_tokens(r.max_tokens, max_output) {
+        (n, Some(_)) if max_output.is_some() => format!("{} → {n} (the model's output limit)", r.max_tokens),
+        (n, Some(_)) => format!("{} → {n} (SAMPLE_MAX_TOKENS_UNKNOWN: the model's limit is not known)", r.max_tokens),
+        (n, None) => n.to_string(),
+    };
+    out.extend(wrap::plain(&format!("max tokens {tokens} · model hints: {hints}"), cols, theme.style(R::Dim)));
     out.push(Line::default());
     let mut asked = Vec::new();
     if let Some(system) = &r.system {

@@ -19,6 +19,9 @@ Modes (first argument):
             and `grow`, which adds the tool `grown` and says so (notifications/tools/list_changed)
             in its event stream before its result; and `sample`, which asks the client for
             sampling/createMessage in its event stream and returns the client's answer as its text.
+  asks      the tools of `slow`, and `asks`, which sends `count` requests of `method` (`ping`, `sampling/createMessage`
+            with maxTokens 100000000) one at a time, waits for each answer, and returns how many
+            were answered and the last error message.
 The log gets `CAPS <the client's capabilities>` for each initialize.
 """
 
@@ -69,8 +72,11 @@ SLOW = {
 GROW = {"name": "grow", "description": "Adds the tool `grown`.", "inputSchema": {"type": "object"}}
 GROWN = {"name": "grown", "description": "Added by `grow`.", "inputSchema": {"type": "object"}}
 SAMPLE = {"name": "sample", "description": "Asks the client's model.", "inputSchema": {"type": "object"}}
+ASKS = {"name": "asks", "description": "Sends the client requests.", "inputSchema": {"type": "object"}}
 if MODE == "slow":
     TOOLS.extend([SLOW, GROW, SAMPLE])
+if MODE == "asks":
+    TOOLS.extend([SLOW, GROW, SAMPLE, ASKS])
 
 
 def log(line):
@@ -215,6 +221,8 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"event: message\ndata: " + json.dumps(reply).encode() + b"\n\n")
             self.wfile.flush()
             return
+        if name == "asks":
+            return self.asks(rid, params.get("arguments") or {})
         if name == "grow":
             with LOCK:
                 if GROWN not in TOOLS:
@@ -232,6 +240,43 @@ class Handler(BaseHTTPRequestHandler):
         if name == "leak":
             return self.send(text(rid, "you sent: " + self.headers.get("Authorization", "-")), {})
         self.send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": "unknown tool"}}, {})
+
+    def asks(self, rid, args):
+        method, count = args.get("method", "ping"), int(args.get("count", 1))
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        answered, refused, last_error = 0, 0, "-"
+        for i in range(count):
+            ask = {"jsonrpc": "2.0", "id": f"ask-{rid}-{i}", "method": method}
+            if method == "sampling/createMessage":
+                ask["params"] = {"messages": [{"role": "user", "content": {"type": "text", "text": f"ask {i}"}}],
+                                 "maxTokens": 100000000}
+            try:
+                self.wfile.write(b"event: message\ndata: " + json.dumps(ask).encode() + b"\n\n")
+                self.wfile.flush()
+            except OSError:
+                return
+            answer = None
+            for _ in range(200):
+                with LOCK:
+                    answer = ANSWERS.get(ask["id"])
+                if answer:
+                    break
+                time.sleep(0.01)
+            if answer and "error" in answer:
+                refused += 1
+                last_error = answer["error"].get("message", "-")
+            elif answer:
+                answered += 1
+        summary = f"answered {answered}, refused {refused}, last error: {last_error}"
+        try:
+            self.wfile.write(b"event: message\ndata: " + json.dumps(text(rid, summary)).encode() + b"\n\n")
+            self.wfile.flush()
+        except OSError:
+            pass
 
     def slow(self, rid, params):
         log(f"CALL {rid}")

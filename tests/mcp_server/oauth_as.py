@@ -32,6 +32,10 @@ ACCESS = {}  # token -> {client_id, resource, scope, exp}
 REFRESH = {}  # token -> {client_id, resource, scope}
 TTL = [3600]
 BASE = [""]
+# OAUTH_AS_MODE: `bad-issuer` (its metadata names another issuer), `control-token` (the access
+# token it issues holds a control character). With either it is its own protected resource too:
+# POST /mcp answers 401 and /.well-known/oauth-protected-resource names this server.
+MODE = __import__("os").environ.get("OAUTH_AS_MODE", "")
 
 
 def log(line):
@@ -81,7 +85,7 @@ class Handler(BaseHTTPRequestHandler):
         if url.path in ("/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"):
             b = BASE[0]
             return self.reply(200, {
-                "issuer": b,
+                "issuer": "https://issuer.example" if MODE == "bad-issuer" else b,
                 "authorization_endpoint": b + "/authorize",
                 "token_endpoint": b + "/token",
                 "registration_endpoint": b + "/register",
@@ -93,6 +97,8 @@ class Handler(BaseHTTPRequestHandler):
                 "token_endpoint_auth_methods_supported": ["none"],
                 "scopes_supported": ["mcp:tools"],
             })
+        if url.path == "/.well-known/oauth-protected-resource" and MODE:
+            return self.reply(200, {"resource": BASE[0] + "/mcp", "authorization_servers": [BASE[0]]})
         if url.path == "/authorize":
             return self.authorize({k: v[0] for k, v in parse_qs(url.query).items()})
         self.reply(404, {"error": "not_found"})
@@ -120,6 +126,8 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         url = urlparse(self.path)
         f = self.form()
+        if url.path == "/mcp" and MODE:
+            return self.reply(401, {"error": "unauthorized"})
         if url.path == "/register":
             if not f.get("redirect_uris"):
                 return self.refuse("redirect_uris are required", "invalid_client_metadata")
@@ -170,7 +178,10 @@ class Handler(BaseHTTPRequestHandler):
             if f.get("resource") != c["resource"]:
                 return self.refuse("resource differs from the authorization", "invalid_target")
             log("token authorization_code")
-            return self.reply(200, issue(c["client_id"], c["resource"], c["scope"]))
+            issued = issue(c["client_id"], c["resource"], c["scope"])
+            if MODE == "control-token":
+                issued["access_token"] = "tok\x1b[2Jen"
+            return self.reply(200, issued)
         if grant == "refresh_token":
             r = REFRESH.pop(f.get("refresh_token", ""), None)
             if r is None or r["client_id"] != f.get("client_id"):
