@@ -2,7 +2,7 @@
 //! far more token alternatives than any API does, streamed and not: the result keeps 20 a token
 //! and the reply goes on.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod scripted;
 

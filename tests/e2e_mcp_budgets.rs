@@ -2,7 +2,7 @@
 //! more than its budgets allow during one tool call (pings, sampling requests), and a scripted
 //! model on 127.0.0.1.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod common;
 mod scripted;

@@ -3,7 +3,7 @@
 //! its metadata, or issues an access token holding a control character: both are refused at
 //! login, with the reason, and no token is stored.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;

@@ -4,7 +4,7 @@
 //! in any form, reaches the second request, the `--json` output or anything under
 //! `PALAVER_HOME`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod scripted;
 

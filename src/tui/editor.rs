@@ -31,10 +31,8 @@ pub fn edit(draft: &str) -> Result<String, String> {
     spawn.args(args).arg(&path);
     let result = spawn.std().and_then(|mut child| child.wait());
     let out = match result {
-        Ok(status) if status.success() => {
-            crate::sys::read::file_string(&path, crate::sys::read::INPUT_FILE)
-                .map_err(|e| format!("cannot read the draft back: {e}"))
-        }
+        Ok(status) if status.success() => crate::sys::read::file_string(&path, crate::sys::read::INPUT_FILE)
+            .map_err(|e| format!("cannot read the draft back: {e}")),
         Ok(status) => Err(format!("{} exited with {status}; the draft is unchanged", cmd.join(" "))),
         Err(e) => Err(format!("cannot run {}: {e}", cmd.join(" "))),
     };

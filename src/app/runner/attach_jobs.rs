@@ -91,7 +91,8 @@ fn launch(path: &std::path::Path, display: bool) -> Result<(), String> {
         match child.try_wait() {
             Ok(Some(status)) if status.success() => return Ok(()),
             Ok(Some(status)) => {
-                let said = child.stderr.take().and_then(|err| crate::sys::read::head(err, 4096).ok()).unwrap_or_default();
+                let said =
+                    child.stderr.take().and_then(|err| crate::sys::read::head(err, 4096).ok()).unwrap_or_default();
                 let said = String::from_utf8_lossy(&said);
                 let said = crate::text::sanitize::sanitize(&said).split_whitespace().collect::<Vec<_>>().join(" ");
                 let code = status.code().map_or_else(|| "a signal".to_owned(), |c| c.to_string());

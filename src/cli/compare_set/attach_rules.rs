@@ -9,9 +9,9 @@
 
 use crate::engine::evals::expect::Expect;
 use crate::engine::evals::prompts::PromptItem;
+use crate::sys::read::Budget;
 use crate::sys::read::not_regular;
 use crate::tools::workspace::Workspace;
-use crate::sys::read::Budget;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
