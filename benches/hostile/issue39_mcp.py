@@ -348,12 +348,14 @@ def main():
             case()
         except Exception as e:  # a broken case is reported, the others still run
             print(f"| {name} | **ERROR in harness** | - | - | - | {e!r} |", flush=True)
+            issue25.ROWS.append((name, "harness error"))
     for d in issue25.MADE:
         subprocess.run(["rm", "-rf", d], capture_output=True)
     left = [f for f in set(os.listdir(tempfile.gettempdir())) - before if "palaver" in f]
     print(f"\ntemp files left by palaver: {left or 'none'}")
     failed = [r for r in issue25.ROWS if r[1] != "held"]
     print(f"{len(issue25.ROWS) - len(failed)} held, {len(failed)} failed")
+    sys.exit(1 if failed or left else 0)
 
 
 if __name__ == "__main__":

@@ -123,22 +123,11 @@ fn walk(path: &Path, out: &mut Vec<(PathBuf, Held)>) {
     }
 }
 
-/// A file's bytes, read in chunks up to `cap` (a file that grew past it is not kept).
+/// A file's bytes up to `cap` through the one bounded reader (a file that grew past it is not
+/// kept; a FIFO planted there is refused, not waited on).
 fn read_capped(path: &Path, cap: u64) -> Option<Vec<u8>> {
-    use std::io::Read;
-    let mut file = std::fs::File::open(path).ok()?;
-    let mut out = Vec::new();
-    let mut chunk = [0u8; 16 * 1024];
-    loop {
-        let n = file.read(&mut chunk).ok()?;
-        if n == 0 {
-            return Some(out);
-        }
-        out.extend_from_slice(&chunk[..n]);
-        if out.len() as u64 > cap {
-            return None;
-        }
-    }
+    let budget = crate::sys::read::Budget::fixed("protected_file_bytes", usize::try_from(cap).ok()?);
+    crate::sys::read::file_bytes(path, budget).ok()
 }
 
 /// The line added to a command's result when protected paths were reverted.
