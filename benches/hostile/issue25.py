@@ -76,47 +76,11 @@ MADE = []  # every temporary directory a case made, removed at exit (images make
 # The request reader and the chat chunk of the hostile servers of issue 13 (server.py, beside
 # this file), so both benches parse and speak the wire the same way.
 sys.path.insert(0, HERE)
-from server import chunk as chat_chunk, read_request  # noqa: E402
+from server import Scripted as Server, chunk as chat_chunk, read_request  # noqa: E402,F401
 
 
 def head(conn, status="200 OK", ctype="text/event-stream", extra=""):
     conn.sendall(("HTTP/1.1 %s\r\nContent-Type: %s\r\nConnection: close\r\n%s\r\n" % (status, ctype, extra)).encode())
-
-
-class Server:
-    """`handler(path, body, conn)` answers one request; every request body is kept in `bodies`."""
-
-    def __init__(self, handler):
-        self.handler, self.bodies = handler, []
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(64)
-        self.url = "http://127.0.0.1:%d/v1" % self.sock.getsockname()[1]
-        threading.Thread(target=self.loop, daemon=True).start()
-
-    def loop(self):
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self.one, args=(conn,), daemon=True).start()
-
-    def one(self, conn):
-        try:
-            h, body = read_request(conn)
-            if h is None:
-                return
-            path = h.split(" ")[1]
-            self.bodies.append(body)
-            self.handler(path, body, conn)
-        except OSError:
-            pass
-        finally:
-            conn.close()
-
-    def close(self):
-        self.sock.close()
 
 
 def tool_then_answer(name, args_list):

@@ -26,7 +26,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
 sys.path.insert(0, HERE)
-from server import chunk, read_request  # noqa: E402
+from server import Scripted, chunk, read_request  # noqa: E402,F401
 
 BIN = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.path.join(ROOT, "target", "debug", "palaver")
 ONLY = sys.argv[2:]
@@ -41,39 +41,9 @@ def head(conn, status="200 OK", ctype="text/event-stream"):
     conn.sendall(("HTTP/1.1 %s\r\nContent-Type: %s\r\nConnection: close\r\n\r\n" % (status, ctype)).encode())
 
 
-class Server:
-    """`handler(body, conn)` answers one request; every request body is kept in `bodies`."""
-
-    def __init__(self, handler):
-        self.handler, self.bodies = handler, []
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(64)
-        self.url = "http://127.0.0.1:%d/v1" % self.sock.getsockname()[1]
-        threading.Thread(target=self.loop, daemon=True).start()
-
-    def loop(self):
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self.one, args=(conn,), daemon=True).start()
-
-    def one(self, conn):
-        try:
-            h, body = read_request(conn)
-            if h is None:
-                return
-            self.bodies.append(body)
-            self.handler(body, conn)
-        except OSError:
-            pass
-        finally:
-            conn.close()
-
-    def close(self):
-        self.sock.close()
+def Server(handler):  # noqa: N802 (it stands for the class)
+    """The scripted model, answering with `handler(body, conn)`."""
+    return Scripted(lambda _path, body, conn: handler(body, conn))
 
 
 def answering(text_for):

@@ -26,7 +26,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
 sys.path.insert(0, HERE)
-from server import chunk, read_request  # noqa: E402
+from server import Scripted, chunk  # noqa: E402
 
 # Two halves each, so that no config file or command line holds a secret whole.
 KEY_HALVES = ("pv-hostile-", "Qx7rT2mK9wZ4nB8vL3cY")  # no credential shape: redaction alone must hold
@@ -95,51 +95,27 @@ ONLY = sys.argv[2:]
 
 # ---------------------------------------------------------------- a scripted model
 
-class Model:
+class Model(Scripted):
     """First request: `calls` (name, arguments); later ones: a reply that spells `secret`'s
     base64 across two stream events. Every request body is kept."""
 
     def __init__(self, calls, secret):
-        self.calls, self.secret, self.bodies = calls, secret, []
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(16)
-        self.url = "http://127.0.0.1:%d/v1" % self.sock.getsockname()[1]
-        threading.Thread(target=self.loop, daemon=True).start()
+        self.calls, self.secret = calls, secret
+        super().__init__(lambda _path, _body, conn: self.answer(conn))
 
-    def loop(self):
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self.one, args=(conn,), daemon=True).start()
-
-    def one(self, conn):
-        try:
-            h, body = read_request(conn)
-            if h is None:
-                return
-            self.bodies.append(body)
-            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
-            if len(self.bodies) == 1:
-                for i, (name, args) in enumerate(self.calls):
-                    call = {"index": i, "id": "call_%d" % i, "type": "function",
-                            "function": {"name": name, "arguments": json.dumps(args)}}
-                    conn.sendall(chunk(tool_calls=[call]))
-                conn.sendall(chunk(finish="tool_calls") + b"data: [DONE]\n\n")
-            else:
-                b64 = base64.b64encode(self.secret.encode()).decode()
-                half = len(b64) // 2
-                conn.sendall(chunk("the key: " + b64[:half]) + chunk(b64[half:] + " and " + self.secret)
-                             + chunk(finish="stop") + b"data: [DONE]\n\n")
-        except OSError:
-            pass
-        finally:
-            conn.close()
-
-    def close(self):
-        self.sock.close()
+    def answer(self, conn):
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
+        if len(self.bodies) == 1:
+            for i, (name, args) in enumerate(self.calls):
+                call = {"index": i, "id": "call_%d" % i, "type": "function",
+                        "function": {"name": name, "arguments": json.dumps(args)}}
+                conn.sendall(chunk(tool_calls=[call]))
+            conn.sendall(chunk(finish="tool_calls") + b"data: [DONE]\n\n")
+        else:
+            b64 = base64.b64encode(self.secret.encode()).decode()
+            half = len(b64) // 2
+            conn.sendall(chunk("the key: " + b64[:half]) + chunk(b64[half:] + " and " + self.secret)
+                         + chunk(finish="stop") + b"data: [DONE]\n\n")
 
 
 # ---------------------------------------------------------------- running palaver

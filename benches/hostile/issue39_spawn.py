@@ -27,7 +27,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
 sys.path.insert(0, HERE)
-from server import chunk, read_request  # noqa: E402
+from server import Scripted, chunk  # noqa: E402
 
 BIN = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.path.join(ROOT, "target", "debug", "palaver")
 ONLY = sys.argv[2:]
@@ -37,32 +37,12 @@ RSS_LIMIT_MB = 200
 FAILED = []
 
 
-class Server:
+class Server(Scripted):
     """First request: the case's run_command calls; every later one: the answer 'done'."""
 
     def __init__(self, commands):
-        self.commands, self.bodies = commands, []
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(16)
-        self.url = "http://127.0.0.1:%d/v1" % self.sock.getsockname()[1]
-        threading.Thread(target=self.loop, daemon=True).start()
-
-    def loop(self):
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            try:
-                head, body = read_request(conn)
-                if head is not None:
-                    self.bodies.append(body)
-                    self.answer(conn, body)
-            except OSError:
-                pass
-            finally:
-                conn.close()
+        self.commands = commands
+        super().__init__(lambda _path, body, conn: self.answer(conn, body))
 
     def answer(self, conn, body):
         conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")

@@ -60,6 +60,43 @@ def read_request(conn):
     return head.decode("latin-1"), body
 
 
+class Scripted:
+    """A scripted model on 127.0.0.1 for the hostile benches: `handler(path, body, conn)` answers
+    each request (a thread each); every request body is kept in `bodies`, in arrival order."""
+
+    def __init__(self, handler):
+        self.handler, self.bodies = handler, []
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.url = "http://127.0.0.1:%d/v1" % self.sock.getsockname()[1]
+        threading.Thread(target=self.loop, daemon=True).start()
+
+    def loop(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self.one, args=(conn,), daemon=True).start()
+
+    def one(self, conn):
+        try:
+            h, body = read_request(conn)
+            if h is None:
+                return
+            path = h.split(" ")[1]
+            self.bodies.append(body)
+            self.handler(path, body, conn)
+        except OSError:
+            pass
+        finally:
+            conn.close()
+
+    def close(self):
+        self.sock.close()
+
+
 def send_head(conn, status="200 OK", headers=()):
     h = "HTTP/1.1 " + status + "\r\nContent-Type: text/event-stream\r\nConnection: close\r\n"
     for k, v in headers:
