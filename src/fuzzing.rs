@@ -63,8 +63,8 @@ pub fn headers_and_errors(data: &[u8]) {
         true,
     );
     let key = String::from_utf8_lossy(value).into_owned();
-    let redact = crate::api::redact::Redactor::new([key.clone()]);
-    let clean = redact.text(&described);
+    crate::sys::secrets::register(&key);
+    let clean = crate::sys::secrets::redact(&described);
     if key.len() >= crate::api::redact::MIN_SECRET {
         assert!(!clean.contains(&key), "the key survived redaction");
     }

@@ -7,11 +7,12 @@ use super::errors;
 use super::event::ErrorInfo;
 use super::event::StreamEvent;
 use super::limits::{Limits, ReplyBudget, frame_fits, json_deeper_than};
-use super::redact::{Redactor, SecretWatch};
+use super::redact::SecretWatch;
 use super::retry::{RetryDecision, decide_retry};
 use super::sse::SseDecoder;
 use super::wire::{compressed_coding, compressed_message, error_from_response};
 use super::{Api, Mapper};
+use crate::sys::secrets;
 use futures_util::StreamExt;
 use serde_json::Value;
 use std::fmt;
@@ -107,16 +108,15 @@ fn failed(kind: &str, message: String) -> WireEvent {
     WireEvent::Failed(ErrorInfo { status: None, message, kind: kind.to_owned(), body: Value::Null })
 }
 
-/// The receiver of a request's events, through the endpoint's redactor: whatever a server
-/// echoes of the key or a secret header is gone before anyone sees it.
+/// The receiver of a request's events, through the one redactor: whatever a server echoes of
+/// the key, a secret header or any other secret palaver knows is gone before anyone sees it.
 struct Out<'a> {
     tx: &'a UnboundedSender<WireEvent>,
-    redact: Redactor,
 }
 
 impl Out<'_> {
     fn send(&self, mut ev: WireEvent) -> Result<(), ()> {
-        self.redact.wire(&mut ev);
+        super::redact::wire(&mut ev);
         self.tx.send(ev).map_err(|_| ())
     }
 
@@ -148,7 +148,8 @@ pub async fn run_serialized(
     bytes: serde_json::Result<Vec<u8>>,
     tx: &UnboundedSender<WireEvent>,
 ) {
-    let tx = &Out { tx, redact: ep.redactor() };
+    ep.register_secrets();
+    let tx = &Out { tx };
     let start = Instant::now();
     let ms = move || start.elapsed().as_millis() as u64;
     // Serialised once, measured, and never sent past the limit.
@@ -349,7 +350,7 @@ async fn read_body(
         let mut frames = ReadFrames::default();
         let mut events = Vec::with_capacity(events_per_read);
         let now = ms();
-        let secret_seen = tx.redact.seen_in(&mut watch, bytes);
+        let secret_seen = secrets::seen_in(&mut watch, bytes);
         let mut ended = false;
         let mut over: Option<String> = None;
         decoder.push(bytes, &mut |ev| {
@@ -359,7 +360,7 @@ async fn read_body(
             // Redacted before anything reads it: a frame not kept is still mapped.
             let redacted;
             let data = if secret_seen {
-                redacted = tx.redact.text(&ev.text()).into_owned().into_bytes();
+                redacted = secrets::redact(&ev.text()).into_owned().into_bytes();
                 &redacted[..]
             } else {
                 ev.data
@@ -485,7 +486,7 @@ fn flush(
     let mut frames = ReadFrames::default();
     let mut events = Vec::new();
     decoder.finish(&mut |ev| {
-        let data = tx.redact.text(&ev.text()).into_owned().into_bytes();
+        let data = secrets::redact(&ev.text()).into_owned().into_bytes();
         mapper.map(ev.event, &data, &mut events);
         frames.keep(frame_bytes, now, ev.event, &data);
     });

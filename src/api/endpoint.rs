@@ -110,14 +110,14 @@ impl Endpoint {
         req
     }
 
-    /// The secrets a server might echo: the key and the configured secret headers' values.
-    #[must_use]
-    pub fn redactor(&self) -> super::redact::Redactor {
+    /// Registers the secrets a server might echo with the one registry: the key, the configured
+    /// secret headers' values and a password in the base URL.
+    pub fn register_secrets(&self) {
         let headers = self.headers.iter().filter(|(k, _)| super::redact::is_secret_header(k)).map(|(_, v)| v.clone());
         let key = Some(self.key.expose().to_owned()).filter(|k| !k.is_empty());
         // A password in the base URL is a secret too, wherever a server echoes it.
         let password = super::redact::url_password(&self.base_url);
-        super::redact::Redactor::new(key.into_iter().chain(headers).chain(password))
+        crate::sys::secrets::register_all(key.into_iter().chain(headers).chain(password));
     }
 
     /// A `curl` command reproducing a request, with the key shown as an environment variable.

@@ -13,14 +13,7 @@ use super::client::{Frame, WireEvent};
 use super::event::{ErrorInfo, ItemUpdate, StreamEvent};
 use crate::sys::secrets;
 pub use crate::sys::secrets::{MIN_SECRET, REDACTED, Watch as SecretWatch};
-use serde_json::Value;
 use std::borrow::Cow;
-
-/// The api's view on the one registry of secrets ([`crate::sys::secrets`]): making one
-/// registers the secrets it is given; what it redacts is every secret palaver knows, in every
-/// form, whichever endpoint or server it came from.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Redactor;
 
 /// Whether a header of this name carries a secret.
 #[must_use]
@@ -73,105 +66,63 @@ pub fn url_password(url: &str) -> Option<String> {
     userinfo.split_once(':').map(|(_, p)| p.to_owned()).filter(|p| !p.is_empty())
 }
 
-impl Redactor {
-    /// Registers `secrets` (the short ones are ignored).
-    #[must_use]
-    pub fn new(secrets: impl IntoIterator<Item = String>) -> Self {
-        secrets::register_all(secrets);
-        Self
-    }
+/// Redacts an error's message and body.
+pub fn error(e: &mut ErrorInfo) {
+    secrets::redact_string(&mut e.message);
+    secrets::redact_json(&mut e.body);
+}
 
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        secrets::is_empty()
+/// Redacts one event the client is about to report.
+pub fn wire(ev: &mut WireEvent) {
+    if secrets::is_empty() {
+        return;
     }
-
-    /// Whether `s` holds a secret.
-    #[must_use]
-    pub fn finds(&self, s: &str) -> bool {
-        secrets::holds(s.as_bytes())
-    }
-
-    /// See [`secrets::seen_in`].
-    pub fn seen_in(&self, watch: &mut SecretWatch, read: &[u8]) -> bool {
-        secrets::seen_in(watch, read)
-    }
-
-    /// `s` with every secret replaced.
-    #[must_use]
-    pub fn text<'a>(&self, s: &'a str) -> Cow<'a, str> {
-        secrets::redact(s)
-    }
-
-    /// Redacts a string in place.
-    pub fn string(&self, s: &mut String) {
-        secrets::redact_string(s);
-    }
-
-    /// Redacts every string (and key) of a JSON value.
-    pub fn value(&self, v: &mut Value) {
-        secrets::redact_json(v);
-    }
-
-    /// Redacts an error's message and body.
-    pub fn error(&self, e: &mut ErrorInfo) {
-        self.string(&mut e.message);
-        self.value(&mut e.body);
-    }
-
-    /// Redacts one event the client is about to report.
-    pub fn wire(&self, ev: &mut WireEvent) {
-        if self.is_empty() {
-            return;
+    match ev {
+        WireEvent::Retrying { reason, .. } => secrets::redact_string(reason),
+        WireEvent::Opened { headers, .. } => {
+            for (_, v) in headers.iter_mut() {
+                secrets::redact_string(v);
+            }
         }
-        match ev {
-            WireEvent::Retrying { reason, .. } => self.string(reason),
-            WireEvent::Opened { headers, .. } => {
-                for (_, v) in headers.iter_mut() {
-                    self.string(v);
-                }
+        WireEvent::Chunk { frames, events, .. } => {
+            // Events are mapped from the frames: when no frame holds a secret, none does.
+            if frames.iter().any(|f: &Frame| secrets::holds(f.data.as_bytes())) {
+                frames.iter_mut().for_each(|f| secrets::redact_string(&mut f.data));
+                events.iter_mut().for_each(event);
             }
-            WireEvent::Chunk { frames, events, .. } => {
-                // Events are mapped from the frames: when no frame holds a secret, none does.
-                if frames.iter().any(|f: &Frame| self.finds(&f.data)) {
-                    frames.iter_mut().for_each(|f| self.string(&mut f.data));
-                    events.iter_mut().for_each(|e| self.event(e));
-                }
-            }
-            WireEvent::Failed(e) => self.error(e),
-            WireEvent::Closed { .. } => {}
         }
+        WireEvent::Failed(e) => error(e),
+        WireEvent::Closed { .. } => {}
     }
+}
 
-    fn event(&self, ev: &mut StreamEvent) {
-        match ev {
-            StreamEvent::Text { delta, .. }
-            | StreamEvent::Reasoning { delta, .. }
-            | StreamEvent::Refusal { delta, .. } => {
-                if let Cow::Owned(clean) = self.text(delta) {
-                    *delta = clean.into();
-                }
+fn event(ev: &mut StreamEvent) {
+    use secrets::{redact_json as value, redact_string as string};
+    match ev {
+        StreamEvent::Text { delta, .. } | StreamEvent::Reasoning { delta, .. } | StreamEvent::Refusal { delta, .. } => {
+            if let Cow::Owned(clean) = secrets::redact(delta) {
+                *delta = clean.into();
             }
-            StreamEvent::ToolCall(c) => self.string(&mut c.arguments),
-            StreamEvent::ToolCallArguments { arguments, .. } => self.string(arguments),
-            StreamEvent::Error(e) => {
-                self.string(&mut e.message);
-                self.value(&mut e.body);
-            }
-            StreamEvent::Item { item, .. } => self.value(item),
-            StreamEvent::ItemUpdate { update, .. } => match update {
-                ItemUpdate::Append { delta, .. } => self.string(delta),
-                ItemUpdate::Set { value, .. } | ItemUpdate::Note { value, .. } => self.value(value),
-                ItemUpdate::Status(s) => self.string(s),
-            },
-            StreamEvent::Unknown { raw, .. } => self.value(raw),
-            StreamEvent::Malformed { data, .. } => self.string(data),
-            StreamEvent::Annotation { value, .. }
-            | StreamEvent::Logprobs { value, .. }
-            | StreamEvent::FilterOffsets { value, .. } => self.value(value),
-            StreamEvent::Usage(v) | StreamEvent::PromptFilter(v) => self.value(v),
-            _ => {}
         }
+        StreamEvent::ToolCall(c) => string(&mut c.arguments),
+        StreamEvent::ToolCallArguments { arguments, .. } => string(arguments),
+        StreamEvent::Error(e) => {
+            string(&mut e.message);
+            value(&mut e.body);
+        }
+        StreamEvent::Item { item, .. } => value(item),
+        StreamEvent::ItemUpdate { update, .. } => match update {
+            ItemUpdate::Append { delta, .. } => string(delta),
+            ItemUpdate::Set { value: v, .. } | ItemUpdate::Note { value: v, .. } => value(v),
+            ItemUpdate::Status(s) => string(s),
+        },
+        StreamEvent::Unknown { raw, .. } => value(raw),
+        StreamEvent::Malformed { data, .. } => string(data),
+        StreamEvent::Annotation { value: v, .. }
+        | StreamEvent::Logprobs { value: v, .. }
+        | StreamEvent::FilterOffsets { value: v, .. } => value(v),
+        StreamEvent::Usage(v) | StreamEvent::PromptFilter(v) => value(v),
+        _ => {}
     }
 }
 
@@ -195,22 +146,23 @@ mod tests {
             base_url: "https://me:hunter2-long@h.example/v1".into(),
             ..Default::default()
         };
-        assert!(ep.redactor().finds("echo: hunter2-long"));
+        ep.register_secrets();
+        assert!(secrets::holds(b"echo: hunter2-long"));
         let curl = ep.curl(crate::api::Api::Chat, &serde_json::json!({}));
         assert!(!curl.contains("hunter2") && !curl.contains("me:") && curl.contains("https://h.example/v1/"), "{curl}");
     }
 
     #[test]
     fn secrets_are_replaced_everywhere_short_values_are_not() {
-        let r = Redactor::new(["sk-secret-123".to_owned(), "1".to_owned()]);
-        assert_eq!(r.text("bad key: Bearer sk-secret-123!"), "bad key: Bearer [redacted]!");
-        assert!(matches!(r.text("1 plain"), Cow::Borrowed(_)));
+        secrets::register_all(["sk-secret-123", "1"]);
+        assert_eq!(secrets::redact("bad key: Bearer sk-secret-123!"), "bad key: Bearer [redacted]!");
+        assert!(matches!(secrets::redact("1 plain"), Cow::Borrowed(_)));
         let mut v = serde_json::json!({"error": {"message": "sk-secret-123", "sk-secret-123": ["sk-secret-123"]}});
-        r.value(&mut v);
+        secrets::redact_json(&mut v);
         assert!(!v.to_string().contains("sk-secret"), "{v}");
         let mut ev =
             WireEvent::Opened { status: 200, headers: vec![("x-echo".into(), "sk-secret-123".into())], at_ms: 0 };
-        r.wire(&mut ev);
+        wire(&mut ev);
         assert!(!format!("{ev:?}").contains("sk-secret"));
     }
 }

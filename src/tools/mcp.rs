@@ -9,9 +9,9 @@
 
 use super::mcp_cap::{CappedLines, MCP_MESSAGE_BYTES, MCP_TOOLS, Overflow};
 use super::{Approval, ToolOutput, ToolSource, ToolSpec};
-use crate::api::redact::Redactor;
 use crate::config::McpServer;
 use crate::config::mcp_server::Transport;
+use crate::sys::secrets;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ContentBlock, ElicitationCapability,
     FormElicitationCapability, Implementation, PaginatedRequestParams, ProtocolVersion, ResourceContents, Tool,
@@ -59,8 +59,6 @@ pub struct McpClient {
     handler: live::Handler,
     /// Set when a message passed [`MCP_MESSAGE_BYTES`]: the connection is closed, for that reason.
     over: Overflow,
-    /// A remote server's secrets (its token, secret headers), kept out of what it sends back.
-    redact: Redactor,
     /// The prompts it listed at its start, or again after it said they changed.
     prompts: RwLock<Arc<Vec<prompts::PromptInfo>>>,
     /// The resources it listed at its start, or again after it said they changed.
@@ -124,7 +122,7 @@ struct StdioLink {
 }
 
 /// What a successful start hands to [`McpClient::start_within`].
-type Started = (RunningService<RoleClient, live::Handler>, Vec<Tool>, Link, Overflow, Redactor);
+type Started = (RunningService<RoleClient, live::Handler>, Vec<Tool>, Link, Overflow);
 
 /// palaver's side of the handshake: it answers forms (elicitation), which the chat screen shows
 /// and headless runs decline, and offers sampling only to a server allowed it (`allow_sampling`).
@@ -169,7 +167,7 @@ impl McpClient {
     }
 
     async fn start_within(name: &str, cfg: &McpServer, limit: Duration) -> Result<(Self, Vec<ToolSpec>), String> {
-        let (service, tools, link, over, redact) = match &cfg.url {
+        let (service, tools, link, over) = match &cfg.url {
             Some(url) => {
                 if let Some(problem) = cfg.problems(name).into_iter().next() {
                     return Err(problem);
@@ -194,7 +192,6 @@ impl McpClient {
             service,
             handler,
             over,
-            redact,
             prompts,
             resources,
             max_tools,
@@ -257,7 +254,7 @@ impl McpClient {
             }
         };
         let link = StdioLink { program: program.clone(), child: Mutex::new(child), stderr, _group: group };
-        Ok((service, tools, Link::Stdio(Box::new(link)), over, Redactor))
+        Ok((service, tools, Link::Stdio(Box::new(link)), over))
     }
 
     /// Connects to a remote server over streamable HTTP, initialises the session and lists its tools.
@@ -270,7 +267,7 @@ impl McpClient {
         };
         let logged_in = oauth.is_some();
         let remote = super::mcp_http::remote(cfg, url, None, oauth)?;
-        let (redact, shown) = (remote.redact, remote.shown);
+        let shown = remote.shown;
         let over = Overflow::default();
         let handshake = async {
             let handler = client_info(cfg.allow_sampling);
@@ -281,14 +278,15 @@ impl McpClient {
             Ok::<_, String>((service, tools))
         };
         match tokio::time::timeout(limit, handshake).await {
-            Ok(Ok((service, tools))) => Ok((service, tools, Link::Http(shown), over, redact)),
+            Ok(Ok((service, tools))) => Ok((service, tools, Link::Http(shown), over)),
             Ok(Err(cause)) if legacy::refused(&cause) => {
                 // Streamable HTTP refused: an older server may speak HTTP+SSE at this URL.
                 match legacy::start(cfg, url, limit).await {
-                    Ok((service, tools, over)) => Ok((service, tools, Link::Sse(shown), over, redact)),
-                    Err(e) => Err(redact
-                        .text(&format!("{shown}: {cause}; the legacy HTTP+SSE transport failed too: {e}"))
-                        .into_owned()),
+                    Ok((service, tools, over)) => Ok((service, tools, Link::Sse(shown), over)),
+                    Err(e) => Err(secrets::redact(&format!(
+                        "{shown}: {cause}; the legacy HTTP+SSE transport failed too: {e}"
+                    ))
+                    .into_owned()),
                 }
             }
             Ok(Err(cause)) => {
@@ -307,7 +305,7 @@ impl McpClient {
                 } else {
                     ""
                 };
-                Err(redact.text(&format!("{shown}: {cause}{hint}")).into_owned())
+                Err(secrets::redact(&format!("{shown}: {cause}{hint}")).into_owned())
             }
             Err(_) => Err(format!("{shown} did not finish starting within {} s", limit.as_secs_f32())),
         }
@@ -326,8 +324,8 @@ impl McpClient {
             }
             return ToolOutput::error(format!("MCP server `{}` cannot run `{remote}`: {why}", self.name));
         }
-        if !self.redact.is_empty() {
-            out.text = self.redact.text(&out.text).into_owned();
+        if let std::borrow::Cow::Owned(clean) = secrets::redact(&out.text) {
+            out.text = clean;
         }
         out
     }
@@ -349,13 +347,13 @@ impl McpClient {
             Err(e @ (ServiceError::TransportClosed | ServiceError::TransportSend(_))) => ToolOutput::error(format!(
                 "MCP server `{}` failed to run `{remote}` ({}): {}",
                 self.name,
-                self.redact.text(&plain(&e)),
+                secrets::redact(&plain(&e)),
                 self.gone(Duration::from_millis(300)).await
             )),
             Err(e) => ToolOutput::error(format!(
                 "MCP server `{}` failed to run `{remote}`: {}",
                 self.name,
-                self.redact.text(&plain(&e))
+                secrets::redact(&plain(&e))
             )),
         }
     }
@@ -383,7 +381,7 @@ impl McpClient {
     /// When listing either fails.
     pub async fn inventory(&self) -> Result<(Option<usize>, Option<usize>), String> {
         let caps = self.peer.peer_info().map(|i| i.capabilities.clone()).unwrap_or_default();
-        let fail = |e: ServiceError| self.redact.text(&plain(&e)).into_owned();
+        let fail = |e: ServiceError| secrets::redact(&plain(&e)).into_owned();
         let mut prompts = None;
         if caps.prompts.is_some() {
             let (mut n, mut cursor) = (0, None);

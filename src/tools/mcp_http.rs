@@ -11,7 +11,7 @@
 
 use super::mcp_cap::MCP_MESSAGE_BYTES;
 use super::mcp_oauth_client::{AuthedHttp, OAuthSession};
-use crate::api::redact::{Redactor, is_secret_header, storable_url};
+use crate::api::redact::{is_secret_header, storable_url};
 use crate::config::McpServer;
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -23,10 +23,9 @@ use std::time::Duration;
 /// How long opening the TCP (and TLS) connection to a remote server may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The transport to one remote server, with the redactor of its secrets.
+/// The transport to one remote server (its secrets are registered with the one redactor).
 pub(super) struct Remote {
     pub transport: StreamableHttpClientTransport<AuthedHttp>,
-    pub redact: Redactor,
     /// The URL without credentials, for messages.
     pub shown: String,
 }
@@ -65,6 +64,8 @@ pub(super) fn remote(
     secrets.extend(token.clone());
     secrets.extend(oauth.iter().flat_map(|o| o.secrets.clone()));
     secrets.extend(crate::api::redact::url_password(url));
+    // What the server might echo joins the one registry: its answers are redacted through it.
+    crate::sys::secrets::register_all(secrets);
     let client = reqwest::Client::builder()
         .connect_timeout(CONNECT_TIMEOUT)
         .redirect(crate::api::client::same_origin_redirects())
@@ -78,7 +79,6 @@ pub(super) fn remote(
     }
     Ok(Remote {
         transport: StreamableHttpClientTransport::with_client(AuthedHttp { inner: client, oauth }, config),
-        redact: Redactor::new(secrets),
         shown,
     })
 }
@@ -93,7 +93,7 @@ mod tests {
         let err = remote(&cfg, "http://127.0.0.1:1/mcp", None, None).err().unwrap_or_default();
         assert_eq!(err, "bearer_token_env names PALAVER_TEST_NO_SUCH_TOKEN_VAR, which is not set");
         let r = remote(&cfg, "http://u:hunter2hunter2@127.0.0.1:1/mcp", Some("tok-secret-123".into()), None).ok();
-        let r = r.map(|r| (r.redact.text("a tok-secret-123 hunter2hunter2").into_owned(), r.shown));
+        let r = r.map(|r| (crate::sys::secrets::redact("a tok-secret-123 hunter2hunter2").into_owned(), r.shown));
         assert_eq!(r, Some(("a [redacted] [redacted]".to_owned(), "http://127.0.0.1:1/mcp".to_owned())));
     }
 
@@ -105,7 +105,7 @@ mod tests {
         };
         let r = remote(&cfg, "http://127.0.0.1:1/mcp", None, None)
             .ok()
-            .map(|r| r.redact.text("key-0123456789 platform-team").into_owned());
+            .map(|_| crate::sys::secrets::redact("key-0123456789 platform-team").into_owned());
         assert_eq!(r.as_deref(), Some("[redacted] platform-team"));
         let bad = McpServer { headers: [("a b".into(), "v".into())].into(), ..McpServer::default() };
         assert!(remote(&bad, "http://h/mcp", None, None).err().is_some_and(|e| e.contains("`a b`")));

@@ -90,15 +90,15 @@ impl McpClient {
         match tokio::time::timeout(GET_TIMEOUT, self.peer.get_prompt(params)).await {
             Ok(Ok(result)) => {
                 let mut out = flatten(result.messages.into_iter().map(|m| m.content));
-                if !self.redact.is_empty() {
-                    out.text = self.redact.text(&out.text).into_owned();
+                if let std::borrow::Cow::Owned(clean) = crate::sys::secrets::redact(&out.text) {
+                    out.text = clean;
                 }
                 Ok(out)
             }
             Ok(Err(e)) => Err(format!(
                 "MCP server `{}` could not give prompt `{name}`: {}",
                 self.name,
-                self.redact.text(&plain(&e))
+                crate::sys::secrets::redact(&plain(&e))
             )),
             Err(_) => Err(format!(
                 "MCP server `{}` did not give prompt `{name}` within {} s",

@@ -80,7 +80,7 @@ impl McpClient {
                 return Err(format!(
                     "MCP server `{}` could not read {uri}: {}",
                     self.name,
-                    self.redact.text(&plain(&e))
+                    crate::sys::secrets::redact(&plain(&e))
                 ));
             }
             Err(_) => {
@@ -97,7 +97,7 @@ impl McpClient {
             let name = if n > 1 { format!("{name} ({})", i + 1) } else { name.to_owned() };
             let bytes = match content {
                 ResourceContents::TextResourceContents { text, .. } => {
-                    self.redact.text(&text).into_owned().into_bytes()
+                    crate::sys::secrets::redact(&text).into_owned().into_bytes()
                 }
                 ResourceContents::BlobResourceContents { blob, .. } => base64::engine::general_purpose::STANDARD
                     .decode(blob.trim())
