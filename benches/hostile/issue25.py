@@ -76,7 +76,7 @@ MADE = []  # every temporary directory a case made, removed at exit (images make
 # The request reader and the chat chunk of the hostile servers of issue 13 (server.py, beside
 # this file), so both benches parse and speak the wire the same way.
 sys.path.insert(0, HERE)
-from server import Scripted as Server, chunk as chat_chunk, read_request  # noqa: E402,F401
+from server import Scripted as Server, chunk as chat_chunk, read_request, watch  # noqa: E402,F401
 
 
 def head(conn, status="200 OK", ctype="text/event-stream", extra=""):
@@ -128,27 +128,14 @@ class Case:
         """Runs palaver headless; returns (exit, peak MB, wall s, stdout, stderr)."""
         out_path, err_path = os.path.join(self.home, "out"), os.path.join(self.home, "err")
         with open(out_path, "wb") as out, open(err_path, "wb") as err:
-            start = time.time()
             proc = subprocess.Popen([BIN] + args, cwd=self.work, env=self.env, stdout=out, stderr=err, stdin=stdin,
                                     start_new_session=True)
-            pending = sorted(signals)
-            while True:
-                pid, st, ru = os.wait4(proc.pid, os.WNOHANG)
-                if pid:
-                    break
-                now = time.time() - start
-                if pending and now >= pending[0][0]:
-                    proc.send_signal(pending.pop(0)[1])
-                if now > deadline:
-                    proc.kill()
-                time.sleep(0.02)
-            wall = time.time() - start
-        code = os.waitstatus_to_exitcode(st)
+            code, rss, wall, _ = watch(proc, signals, deadline)
         if code == -9 and wall > deadline:
             code = "killed at deadline"
         out = open(out_path, "rb").read().decode("utf-8", "replace")
         err = open(err_path, "rb").read().decode("utf-8", "replace")
-        return code, ru.ru_maxrss / 1024, wall, out, err
+        return code, rss, wall, out, err
 
     def report(self, ok, code, rss, wall, outcome):
         ROWS.append((self.name, "held" if ok else "FAILED", code, rss, wall, outcome))

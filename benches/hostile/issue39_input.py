@@ -26,7 +26,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
 sys.path.insert(0, HERE)
-from server import Scripted, chunk, read_request  # noqa: E402,F401
+from server import Scripted, chunk, read_request, watch  # noqa: E402,F401
 
 BIN = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.path.join(ROOT, "target", "debug", "palaver")
 ONLY = sys.argv[2:]
@@ -85,26 +85,11 @@ class Case:
         clock of `signals` ((seconds, signal) after it)."""
         out_path, err_path = os.path.join(self.home, "out"), os.path.join(self.home, "err")
         with open(out_path, "wb") as out, open(err_path, "wb") as err:
-            start = time.time()
             proc = subprocess.Popen([BIN] + args, cwd=cwd or self.work, env=self.env, stdout=out, stderr=err,
                                     stdin=subprocess.DEVNULL, start_new_session=True)
-            pending, armed = sorted(signals), None if wait_for else start
-            while True:
-                pid, st, ru = os.wait4(proc.pid, os.WNOHANG)
-                if pid:
-                    break
-                now = time.time()
-                if armed is None and wait_for():
-                    armed = now
-                if pending and armed is not None and now - armed >= pending[0][0]:
-                    proc.send_signal(pending.pop(0)[1])
-                if now - start > self.budget:
-                    proc.kill()
-                time.sleep(0.02)
-            wall = time.time() - start
+            code, rss, wall, _ = watch(proc, signals, self.budget, wait_for)
         self.wall += wall
-        self.peak = max(self.peak, ru.ru_maxrss / 1024)
-        code = os.waitstatus_to_exitcode(st)
+        self.peak = max(self.peak, rss)
         if code == -9 and wall > self.budget:
             code = "killed at deadline"
         try:

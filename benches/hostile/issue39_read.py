@@ -22,6 +22,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from server import watch  # noqa: E402  (the hostile benches' one way to wait for palaver)
+
 BIN = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", "..", "target", "release", "palaver")
 ONLY = sys.argv[2:]
@@ -148,24 +151,9 @@ def run(args, home, tmp, env_extra=None, signals=(), deadline=60, cwd=None):
     env.update(env_extra or {})
     err_path = os.path.join(home, "stderr")
     with open(err_path, "wb") as err:
-        start = time.time()
         proc = subprocess.Popen([BIN] + args, cwd=cwd or home, env=env, stdout=subprocess.DEVNULL, stderr=err,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
-        pending = sorted(signals)
-        killed = False
-        while True:
-            pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            now = time.time() - start
-            if pending and now >= pending[0][0]:
-                proc.send_signal(pending.pop(0)[1])
-            if now > deadline and not killed:
-                killed = True
-                proc.kill()
-            time.sleep(0.02)
-        wall = time.time() - start
-    code = os.waitstatus_to_exitcode(status)
+        code, rss, wall, killed = watch(proc, signals, deadline)
     said = open(err_path, "rb").read().decode("utf-8", "replace")
     # Nothing it started may outlive it: its session is its own.
     try:
@@ -173,7 +161,7 @@ def run(args, home, tmp, env_extra=None, signals=(), deadline=60, cwd=None):
         still = True
     except ProcessLookupError:
         still = False
-    return code, ru.ru_maxrss / 1024, wall, said, killed or still
+    return code, rss, wall, said, killed or still
 
 
 def batch_config(home, url, limits=""):

@@ -26,7 +26,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
 sys.path.insert(0, HERE)
-from server import Scripted, chunk  # noqa: E402
+from server import Scripted, chunk, watch  # noqa: E402
 
 # Two halves each, so that no config file or command line holds a secret whole.
 KEY_HALVES = ("pv-hostile-", "Qx7rT2mK9wZ4nB8vL3cY")  # no credential shape: redaction alone must hold
@@ -154,19 +154,9 @@ def run_case(name, config, calls, secrets, env_extra, budget=30):
     env.pop("PALAVER_CONFIG", None)
     out_path, err_path = os.path.join(base, "out"), os.path.join(base, "err")
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
-        start = time.time()
         proc = subprocess.Popen([BIN, "-p", "go", "--json", "--tools", "auto", "--yes"], cwd=work, env=env,
                                 stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True)
-        killed = False
-        while True:
-            pid, st, ru = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.time() - start > budget:
-                killed = True
-                proc.kill()
-            time.sleep(0.02)
-        wall = time.time() - start
+        code, rss, wall, killed = watch(proc, (), budget)
     # What palaver started gets a moment to go (an MCP server reading its closed stdin).
     for _ in range(20):
         left = session_members(proc.pid)
@@ -174,8 +164,6 @@ def run_case(name, config, calls, secrets, env_extra, budget=30):
             break
         time.sleep(0.1)
     model.close()
-    code = os.waitstatus_to_exitcode(st)
-    rss = ru.ru_maxrss / 1024
     why = []
     if killed:
         why.append(f"killed at its {budget} s budget")

@@ -27,7 +27,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
 sys.path.insert(0, HERE)
-from server import Scripted, chunk  # noqa: E402
+from server import Scripted, chunk, watch  # noqa: E402
 
 BIN = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.path.join(ROOT, "target", "debug", "palaver")
 ONLY = sys.argv[2:]
@@ -101,23 +101,9 @@ def run_case(name, commands, check, signals=(), deadline=30):
     env = dict(os.environ, PALAVER_HOME=home, TMPDIR=tmp, NO_COLOR="1", PLAIN_SETTING="plain-value", **SECRETS)
     out_path, err_path = os.path.join(base, "out"), os.path.join(base, "err")
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
-        start = time.time()
         proc = subprocess.Popen([BIN, "-p", "go", "--tools", "auto", "--yes"], cwd=ws, env=env, stdout=out,
                                 stderr=err, stdin=subprocess.DEVNULL, start_new_session=True)
-        pending = sorted(signals)
-        while True:
-            pid, st, ru = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            now = time.time() - start
-            if pending and now >= pending[0][0]:
-                proc.send_signal(pending.pop(0)[1])
-            if now > deadline:
-                proc.kill()
-            time.sleep(0.02)
-        wall = time.time() - start
-    code = os.waitstatus_to_exitcode(st)
-    rss = ru.ru_maxrss / 1024
+        code, rss, wall, _ = watch(proc, signals, deadline)
     server.close()
     time.sleep(0.3)
     ctx.update(results=server.results(), bodies=server.bodies,

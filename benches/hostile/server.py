@@ -18,9 +18,11 @@ Modes:
 """
 
 import json
+import os
 import socket
 import sys
 import threading
+import time
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "normal"
 ARG = sys.argv[2] if len(sys.argv) > 2 else None
@@ -58,6 +60,28 @@ def read_request(conn):
             break
         body += got
     return head.decode("latin-1"), body
+
+
+def watch(proc, signals=(), deadline=30, armed_when=None):
+    """Waits for `proc` as the hostile benches do: each (seconds, signal) of `signals` is sent
+    that long after the start (or, with `armed_when`, after it first returns true), and past
+    `deadline` seconds it is killed. Returns (exit status, peak RSS in MB, wall seconds, killed)."""
+    start = time.time()
+    pending, armed, killed = sorted(signals), None if armed_when else start, False
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        now = time.time()
+        if armed is None and armed_when():
+            armed = now
+        if pending and armed is not None and now - armed >= pending[0][0]:
+            proc.send_signal(pending.pop(0)[1])
+        if now - start > deadline and not killed:
+            killed = True
+            proc.kill()
+        time.sleep(0.02)
+    return os.waitstatus_to_exitcode(status), usage.ru_maxrss / 1024, time.time() - start, killed
 
 
 class Scripted:
