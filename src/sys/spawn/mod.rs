@@ -10,7 +10,7 @@
 //!   closes every socket ([`seccomp`]), and the read-only binds over the paths that would run
 //!   code later ([`protect`]).
 //!
-//! `tests/spawn_sites.rs` fails on a `Command::new` anywhere else under `src/`. The one other
+//! `tests/layers.rs` fails on a `Command::new` anywhere else under `src/`. The one other
 //! start is the sandbox helper's own `exec` (in [`sandbox::exec_main`]): it replaces the helper
 //! process with the command, which the `Spawn` that started the helper already covers.
 
