@@ -101,12 +101,13 @@ fn draw_hint(f: &mut Frame, composer: Rect, state: &State, entry: &Entry, missin
         vec![Line::from(vec![Span::styled(usage, theme.style(R::Accent)), Span::styled(about, theme.style(R::Dim))])];
     for p in &entry.params {
         let (mark, role) = match (p.required, missing.contains(&p.name)) {
-            (true, true) => ("required, missing", R::Warning),
-            (true, false) => ("required", R::Dim),
-            (false, _) => ("optional", R::Dim),
+            (true, true) => ("(required, missing)", R::Warning),
+            (true, false) => ("(required)", R::Dim),
+            (false, _) => ("(optional)", R::Dim),
         };
-        let head = format!("  {}=… ", p.name);
-        let tail = fit(&format!(" {}", p.about), cols.saturating_sub(width(&head) + width(mark)));
+        let head = format!("  {} ", p.name);
+        let about = if p.about.is_empty() { String::new() } else { format!(" — {}", p.about) };
+        let tail = fit(&about, cols.saturating_sub(width(&head) + width(mark)));
         lines.push(Line::from(vec![
             Span::styled(head, theme.style(R::Base)),
             Span::styled(mark, theme.style(role)),
