@@ -203,7 +203,8 @@ impl State {
                 let args: Vec<String> =
                     params.iter().map(|a| if a.required { a.name.clone() } else { format!("[{}]", a.name) }).collect();
                 rows.push(Entry {
-                    name: one_line(&format!("{PREFIX}{}:{}", c.name(), p.name)),
+                    // The name is typed back: sanitised, never cut.
+                    name: sanitize(&format!("{PREFIX}{}:{}", c.name(), p.name)).into_owned(),
                     args: args.join(" "),
                     about: one_line(&p.description),
                     kind: Kind::Mcp,

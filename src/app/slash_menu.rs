@@ -77,10 +77,14 @@ pub struct Menu {
     pub chosen_for: String,
 }
 
-/// One line of untrusted text for the terminal.
+/// Most characters kept of a name or description from a file or a server (a row shows less).
+const MAX_CHARS: usize = 200;
+
+/// One line of untrusted text for the terminal, cut to [`MAX_CHARS`].
 pub(crate) fn one_line(text: &str) -> String {
     let first = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
-    sanitize(first).into_owned()
+    let cut: String = first.chars().take(MAX_CHARS).collect();
+    sanitize(&cut).into_owned()
 }
 
 /// The entries for typed `query` (`/mo`): those whose name starts with it first, then those

@@ -184,3 +184,9 @@ async fn an_mcp_prompt_shows_its_arguments_before_it_is_sent() {
     typed(&mut s, " Ada");
     assert!(s.argument_hint().unwrap().1.is_empty());
 }
+
+#[test]
+fn text_from_files_and_servers_is_one_clean_short_line() {
+    assert_eq!(one_line("\n  first \u{1b}]0;title\u{7}line  \nsecond"), "first line");
+    assert_eq!(one_line(&"w".repeat(100_000)).chars().count(), 200);
+}

@@ -18,12 +18,14 @@ fn fit(text: &str, cols: usize) -> String {
     if width(text) <= cols {
         return text.to_owned();
     }
-    let mut out = String::new();
+    let (mut out, mut w) = (String::new(), 0);
     for c in text.chars() {
-        if width(&out) + width(c.encode_utf8(&mut [0; 4])) + 1 > cols {
+        let cw = width(c.encode_utf8(&mut [0; 4]));
+        if w + cw + 1 > cols {
             break;
         }
         out.push(c);
+        w += cw;
     }
     out.push('…');
     out
