@@ -197,7 +197,7 @@ impl ColumnRunner {
                 }
             };
             // Dropping `rx` (when this task ends or is aborted) stops the request task.
-            let mut rx = spawn_request(r.http, r.endpoint, api, body);
+            let mut rx = spawn_request(r.http, crate::app::runner::on_screen(r.endpoint), api, body);
             while let Some(event) = rx.recv().await {
                 let msg = CompareMsg::Wire { generation, column, id, event: Box::new(event), now_ms: ms() };
                 if tx.send(Msg::Compare(msg)).is_err() {
