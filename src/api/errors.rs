@@ -447,7 +447,7 @@ mod tests {
         let m = describe_http(400, URL, Api::Chat, &ctx, &KeySource::Unknown, true, Face::Headless);
         assert!(m.starts_with("request (2009 tokens) exceeds the available context size"), "{m}");
         assert!(m.contains(" — the conversation does not fit the model's context window"), "{m}");
-        assert!(m.contains("/new") && m.contains("--compact"), "{m}");
+        assert!(m.contains("--continue --compact") && !m.contains("/new"), "headless: flags only: {m}");
         let img = error_from_body(500, br#"{"error":{"code":500,"message":"image input is not supported - hint: if this is unexpected, you may need to provide the mmproj","type":"server_error"}}"#);
         let m = describe_http(500, URL, Api::Chat, &img, &KeySource::Unknown, true, Face::Headless);
         assert!(m.ends_with("cannot read images: remove the image, or send it to a model that can (-m)"), "{m}");
