@@ -45,7 +45,7 @@ fn the_blind_arena_hides_names_takes_a_vote_and_counts_it() {
     // Nor do palaver's own numbers that tell them apart: token counts, speed, cost.
     assert!(!s.contains("tok/s") && !s.contains("reasoning)") && !s.contains("no price"), "{s}");
     // Nor the time to the first token or the finish reason.
-    assert!(!s.contains("ttft") && !s.contains("finish "), "{s}");
+    assert!(!s.contains("ttft ") && !s.contains("finish stop"), "{s}");
     // The moment the bar shows, a whole sentence: it goes to the composer, no vote is cast.
     t.type_text(SENTENCE);
     std::thread::sleep(std::time::Duration::from_millis(400));
