@@ -82,6 +82,16 @@ fn the_blind_arena_hides_names_takes_a_vote_and_counts_it() {
     assert!(rows.iter().all(|r| r["votes"] == 2 && r["rating_low"].as_f64() <= r["rating_high"].as_f64()));
     // A won the first, the second was a tie: one win, the B vote refused counted nowhere.
     assert_eq!(rows.iter().map(|r| r["wins"].as_u64().unwrap()).sum::<u64>(), 1, "{json}");
+    // The history shows the arena battle by battle, each column by its letter and model.
+    let list = palaver(t.home(), &["history", "list"]);
+    let id = list.split_whitespace().next().unwrap_or_default().to_owned();
+    let shown = palaver(t.home(), &["history", "show", &id]);
+    assert!(shown.contains("arena · 2 battles"), "{shown}");
+    let rules: Vec<&str> = shown.lines().filter(|l| l.starts_with("══ ")).collect();
+    assert_eq!(rules.len(), 4, "{shown}");
+    assert!(rules[0].starts_with("══ battle 1 · A · demo") && rules[0].contains("(voted best)"), "{shown}");
+    assert!(rules[1].starts_with("══ battle 1 · B · demo") && !rules[1].contains("(voted"), "{shown}");
+    assert!(rules[2].starts_with("══ battle 2 · A · demo") && rules[2].contains("(a tie)"), "{shown}");
 }
 
 #[test]
