@@ -5,9 +5,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
+mod common;
 mod scripted;
 
 use clap::CommandFactory;
+use common::tmux::{Tmux, tmux_available};
 use palaver::api::errors::{Face, every_hint};
 use scripted::{Reply, Server};
 use std::io::Read as _;
@@ -78,6 +80,21 @@ fn llama_cpps_logprobs_refusal_names_the_logprobs_flag() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("(--logprobs)"), "{err}");
     assert!(!err.contains("/set"), "no chat-screen command headless: {err}");
+}
+
+#[test]
+fn on_the_chat_screen_the_same_refusal_names_the_slash_command() {
+    if !tmux_available() {
+        return;
+    }
+    let body = r#"{"error":{"code":400,"message":"top_logprobs requires logprobs to be set to true","type":"invalid_request_error"}}"#;
+    let s = Server::start(vec![Reply::json(400, body)]);
+    let t = Tmux::start(&format!("--base-url {} -m m --api responses --logprobs 3", s.base_url));
+    t.wait_ready();
+    t.send("hi");
+    let screen = t.wait_for("the refusal", |s| s.contains("what it names"));
+    assert!(screen.contains("(/logprobs)") && !screen.contains("--logprobs"), "{screen}");
+    t.quit();
 }
 
 #[test]
