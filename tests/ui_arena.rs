@@ -164,9 +164,19 @@ fn the_arena_hides_names_and_numbers_until_a_deliberate_vote() {
         let screen = sim.render(w, h);
         // Nor the time to the first token, the time taken or the finish reason: they tell
         // servers and models apart too.
-        for name in
-            ["demo-reasoning", " demo ", "tok/s", "reasoning)", "in 438", "out ", "$0", "no price", "ttft", "done in", "finish"]
-        {
+        for name in [
+            "demo-reasoning",
+            " demo ",
+            "tok/s",
+            "reasoning)",
+            "in 438",
+            "out ",
+            "$0",
+            "no price",
+            "ttft",
+            "done in",
+            "finish",
+        ] {
             assert!(!screen.contains(name), "{name:?} shows before the vote:\n{screen}");
         }
         assert!(screen.contains(" A ") && screen.contains(" B "), "{screen}");

@@ -416,7 +416,15 @@ mod tests {
              try --api chat (or check the base URL)"
         );
         let e = error_from_body(404, b"<html><body><h1>404 Not Found</h1><hr>nginx</body></html>");
-        let m = describe_http(404, "http://h/v1/chat/completions", Api::Chat, &e, &KeySource::Unknown, true, Face::Headless);
+        let m = describe_http(
+            404,
+            "http://h/v1/chat/completions",
+            Api::Chat,
+            &e,
+            &KeySource::Unknown,
+            true,
+            Face::Headless,
+        );
         assert!(m.starts_with("http://h/v1/chat/completions: 404 Not Found nginx."), "{m}");
         assert!(m.contains("Chat Completions API: try --api responses"), "{m}");
     }

@@ -79,7 +79,13 @@ mod tests {
         let cols = [col(0, "a1"), col(0, "a2"), col(1, "b1"), col(1, "b2")];
         assert_eq!(numbers(&cols), [1, 2, 1, 2]);
         let m = |n: &str| BattleModel { model: n.into(), provider: "p".into(), style: None };
-        let b = BattleRow { id: "g/1".into(), created_at: 0, prompt: String::new(), models: vec![m("x"), m("y")], vote: "b".into() };
+        let b = BattleRow {
+            id: "g/1".into(),
+            created_at: 0,
+            prompt: String::new(),
+            models: vec![m("x"), m("y")],
+            vote: "b".into(),
+        };
         assert_eq!(label(1, 0, "x", Some(&b)), "battle 1 · A · x");
         assert_eq!(label(1, 1, "y", Some(&b)), "battle 1 · B · y (voted best)");
         assert_eq!(label(2, 1, "y", None), "battle 2 · B · not voted");

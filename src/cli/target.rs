@@ -333,8 +333,14 @@ fn likely_elsewhere(cfg: &Config, t: &Target) -> Option<String> {
     };
     let home = by_preset.or_else(by_catalogue)?;
     // Already there, under its own name or another (a profile on the same server).
-    let url = cfg.providers.get(&home).map(|p| &p.base_url).or_else(|| Some(&crate::config::presets::get(&home)?.profile.base_url));
-    let same_server = url.and_then(Option::as_deref).is_some_and(|u| u.trim_end_matches('/') == t.endpoint.base_url.trim_end_matches('/'));
+    let url = cfg
+        .providers
+        .get(&home)
+        .map(|p| &p.base_url)
+        .or_else(|| Some(&crate::config::presets::get(&home)?.profile.base_url));
+    let same_server = url
+        .and_then(Option::as_deref)
+        .is_some_and(|u| u.trim_end_matches('/') == t.endpoint.base_url.trim_end_matches('/'));
     if home == t.provider || same_server {
         return None;
     }
@@ -498,11 +504,20 @@ mod tests {
         t.endpoint.base_url = "http://127.0.0.1:8080/v1".into();
         let c = cfg("[providers.local]\nbase_url = \"http://127.0.0.1:8080/v1\"\n");
         let note = likely_elsewhere(&c, &t).unwrap_or_default();
-        assert!(note.starts_with("`llama-3.3-70b-versatile` goes to local (the default provider), though it is groq's"), "{note}");
+        assert!(
+            note.starts_with("`llama-3.3-70b-versatile` goes to local (the default provider), though it is groq's"),
+            "{note}"
+        );
         assert!(note.contains("add [providers.groq] to config.toml"), "{note}");
         // Configured: named as a column's provider.
-        let c = cfg("[providers.local]\nbase_url = \"http://127.0.0.1:8080/v1\"\n[providers.groq]\nbase_url = \"https://api.groq.com/openai/v1\"\n");
-        assert!(likely_elsewhere(&c, &t).unwrap_or_default().ends_with("name it groq/llama-3.3-70b-versatile to send it there"));
+        let c = cfg(
+            "[providers.local]\nbase_url = \"http://127.0.0.1:8080/v1\"\n[providers.groq]\nbase_url = \"https://api.groq.com/openai/v1\"\n",
+        );
+        assert!(
+            likely_elsewhere(&c, &t)
+                .unwrap_or_default()
+                .ends_with("name it groq/llama-3.3-70b-versatile to send it there")
+        );
         // Where it belongs, or a model palaver knows no other home for: nothing to say.
         t.endpoint.base_url = "https://api.groq.com/openai/v1".into();
         assert_eq!(likely_elsewhere(&c, &t), None);

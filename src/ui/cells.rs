@@ -242,7 +242,11 @@ fn banners(m: &Message, cols: usize, theme: &Theme) -> Vec<Line<'static>> {
     }
     match m.status {
         MessageStatus::Cancelled => {
-            let text = if m.arrived_any() { "■ cancelled — the partial reply is kept" } else { "■ cancelled before any reply arrived" };
+            let text = if m.arrived_any() {
+                "■ cancelled — the partial reply is kept"
+            } else {
+                "■ cancelled before any reply arrived"
+            };
             out.push(Line::from(Span::styled(text, strong(R::Warning))));
         }
         MessageStatus::Failed | MessageStatus::Interrupted => {

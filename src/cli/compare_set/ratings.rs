@@ -4,9 +4,7 @@
 //! votes are said to be few rather than shown with precision they do not have.
 
 use crate::engine::evals::rating::{Game, Standing};
-use crate::engine::evals::rating_style::{
-    K, StyledGame, StyledStandings, style_separable, styled_standings_by_battle,
-};
+use crate::engine::evals::rating_style::{K, StyledGame, StyledStandings, style_separable, styled_standings_by_battle};
 use crate::engine::evals::style::{FEATURES, Style};
 use crate::store::runs::BattleRow;
 use crate::text::sanitize::sanitize;
@@ -38,7 +36,15 @@ pub fn styled_games(names: &[String], battles: &[BattleRow], games: &[Vec<Game>]
                 b.models.iter().find(|m| format!("{}/{}", m.provider, m.model) == *name)?.style
             };
             gs.iter()
-                .map(|g| Some(StyledGame { a: g.a, b: g.b, outcome: g.outcome, style_a: style_of(g.a)?, style_b: style_of(g.b)? }))
+                .map(|g| {
+                    Some(StyledGame {
+                        a: g.a,
+                        b: g.b,
+                        outcome: g.outcome,
+                        style_a: style_of(g.a)?,
+                        style_b: style_of(g.b)?,
+                    })
+                })
                 .collect()
         })
         .collect()
@@ -245,7 +251,10 @@ mod tests {
         let (names, games) = super::super::actions::games(std::slice::from_ref(&battle));
         assert_eq!(names, ["p/x", "p/y", "p/z"]);
         // z beat x and z beat y; x and y were not compared.
-        assert_eq!(games, [vec![Game { a: 0, b: 2, outcome: Outcome::BWins }, Game { a: 1, b: 2, outcome: Outcome::BWins }]]);
+        assert_eq!(
+            games,
+            [vec![Game { a: 0, b: 2, outcome: Outcome::BWins }, Game { a: 1, b: 2, outcome: Outcome::BWins }]]
+        );
         let styled = styled_games(&names, std::slice::from_ref(&battle), &games);
         assert_eq!(styled[0][1].style_a.tokens, 20);
         assert_eq!(styled[0][1].style_b.tokens, 30);
