@@ -135,3 +135,24 @@ fn a_cancel_before_any_reply_does_not_claim_to_keep_one() {
     assert!(stderr.contains("nothing had arrived, so there is nothing to keep"), "{stderr}");
     assert!(!stderr.contains("what arrived is kept"), "{stderr}");
 }
+
+#[test]
+fn a_bare_compare_model_that_is_another_providers_says_so_once() {
+    const OK: &str = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+    let s = Server::start_fn(|_| Reply::sse(OK));
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), format!("[providers.local]\nbase_url = \"{}\"\n", s.base_url))
+        .unwrap();
+    let out = palaver(&["compare", "-m", "my-model", "-m", "llama-3.3-70b-versatile", "-p", "hi"])
+        .env("PALAVER_HOME", home.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let said: Vec<&str> = err.lines().filter(|l| l.contains("(the default provider)")).collect();
+    assert_eq!(said.len(), 1, "once, for the model palaver knows elsewhere: {err}");
+    assert!(said[0].contains("`llama-3.3-70b-versatile` goes to local") && said[0].contains("groq's model"), "{err}");
+    assert!(said[0].contains("add [providers.groq] to config.toml"), "{err}");
+    // It still went where it went: both columns asked the configured server.
+    assert_eq!(s.requests().len(), 2);
+}
