@@ -179,6 +179,15 @@ impl State {
             KeyCode::Esc if plain => self.composer.menu.armed = false,
             _ if self.keymap.action(Context::Composer, key) == Some(Action::Send) => {
                 let entry = &rows[chosen];
+                // A short alias the table does not list (`/a`, `/m`) means what it always
+                // meant, unless a row was chosen with ↑/↓.
+                let alias = entry.name != text
+                    && self.composer.menu.chosen_for != text
+                    && matches!(super::commands::parse(&text), Some(Ok(_)));
+                if alias {
+                    self.composer.menu.armed = false;
+                    return false;
+                }
                 if entry.needs_args() {
                     self.complete_entry(entry);
                 } else {

@@ -190,3 +190,20 @@ fn text_from_files_and_servers_is_one_clean_short_line() {
     assert_eq!(one_line("\n  first \u{1b}]0;title\u{7}line  \nsecond"), "first line");
     assert_eq!(one_line(&"w".repeat(100_000)).chars().count(), 200);
 }
+
+#[test]
+fn a_short_alias_runs_as_typed_unless_a_row_was_chosen() {
+    let mut s = test_state();
+    typed(&mut s, "/a");
+    assert_eq!(chosen(&s), "/api", "the menu shows with /api first");
+    key(&mut s, KeyCode::Enter);
+    assert_ne!(s.composer.text(), "/api ", "`/a` is /attach's alias: it ran, not completed to /api");
+    s.overlays.clear();
+    s.composer.set_text("");
+    s.composer.menu = Menu::default();
+    typed(&mut s, "/a");
+    key(&mut s, KeyCode::Down);
+    let picked = chosen(&s);
+    key(&mut s, KeyCode::Enter);
+    assert!(s.composer.text().starts_with(&picked) || s.composer.is_empty(), "the chosen row decides");
+}
