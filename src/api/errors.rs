@@ -126,7 +126,7 @@ pub fn what_to_do(p: Problem, key: &KeySource, key_sent: bool) -> String {
             (KeySource::Env(var), true) => {
                 format!("the key in {var} was refused: check it, or name another variable with --api-key-env")
             }
-            (KeySource::Command, _) => "the key printed by api_key_cmd was refused: check what it prints".to_owned(),
+            (KeySource::Command(_), _) => "the key printed by api_key_cmd was refused: check what it prints".to_owned(),
             (KeySource::Unknown, _) => "the API key was refused: check it".to_owned(),
         },
     }
@@ -347,7 +347,7 @@ mod tests {
             m.ends_with("no API key was sent: export MY_KEY=… (or name another variable with --api-key-env)"),
             "{m}"
         );
-        let m = describe_http(401, URL, Api::Chat, &bad_key, &KeySource::Command, true);
+        let m = describe_http(401, URL, Api::Chat, &bad_key, &KeySource::Command("pass show k".into()), true);
         assert!(m.contains("api_key_cmd"), "{m}");
         // Nothing to add to an error that says nothing palaver can act on.
         let plain = error_from_body(500, br#"{"error":{"message":"The server is overloaded"}}"#);

@@ -16,6 +16,7 @@ pub mod retry;
 pub mod sse;
 pub mod timings;
 pub mod wire;
+pub mod window;
 
 use event::StreamEvent;
 use serde_json::Value;

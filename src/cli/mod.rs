@@ -209,20 +209,29 @@ pub async fn run(cli: Cli) -> u8 {
                 if let Err(code) = screen_possible() {
                     return code;
                 }
-                let (t, flags) = match continued::resolve(g, &cfg, &paths).await {
+                // Several presets' keys and nothing configured: the screen offers them in a picker.
+                let found = target::offered_on_screen(g, &mut cfg);
+                let mut picked = g.clone();
+                picked.provider = picked.provider.or_else(|| found.first().map(|(n, _)| n.clone()));
+                let (t, flags) = match continued::resolve(&picked, &cfg, &paths).await {
                     Ok(t) => t,
                     Err(e) => return usage(&e.0),
                 };
+                let found_note = target::found_note_for(g, &cfg, &t);
                 // A continued conversation's target is already its own (or what a flag said).
                 let reopen = crate::app::persist::Reopen {
                     last: flags.continue_last,
                     id: flags.resume.clone(),
                     keep_model: t.continued.is_some() || !g.model.is_empty(),
-                    notice: t.continued.as_ref().and_then(crate::engine::target::Continued::notice),
+                    notice: t
+                        .continued
+                        .as_ref()
+                        .and_then(crate::engine::target::Continued::notice)
+                        .or_else(|| found_note.map(|n| n.trim_start_matches("palaver: ").to_owned())),
                     compact: flags.compact,
                 };
                 let settings = headless::settings(g, &t);
-                return crate::interactive::run_with(t, cfg, paths, settings, reopen).await;
+                return crate::interactive::run_with(t, cfg, paths, settings, reopen, found).await;
             }
             // `-a -` takes stdin's bytes as an attachment; otherwise piped text joins the prompt.
             let stdin_attached = g.attach.iter().any(|a| a == "-");
@@ -246,6 +255,10 @@ pub async fn run(cli: Cli) -> u8 {
             if let Some(note) = target::fallback_note(&t) {
                 errln!("{note}");
             }
+            if let Some(note) = target::found_note_for(g, &cfg, &t) {
+                errln!("{note}");
+            }
+            target::learn_window(&mut cfg, &t).await;
             if let Some(n) = t.continued.as_ref().and_then(crate::engine::target::Continued::notice) {
                 say!("{}", crate::text::sanitize::sanitize(&n));
             }
