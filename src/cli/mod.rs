@@ -119,7 +119,12 @@ pub async fn run(cli: Cli) -> u8 {
     }
     match &cli.command {
         Some(Command::ServeDemo { addr }) => serve_demo(addr).await,
-        Some(Command::Config { action }) => config_cmd::run(*action, g, &cfg, &paths),
+        Some(Command::Config { action }) => {
+            if action.is_none() {
+                config_cmd::learn_window(g, &mut cfg).await;
+            }
+            config_cmd::run(*action, g, &cfg, &paths)
+        }
         Some(Command::Schemas { action }) => schemas_cmd::run(action.as_ref(), &paths),
         Some(Command::History { action }) => history::run(action, g.json, &paths),
         Some(Command::Compare(ca)) => {
@@ -258,7 +263,6 @@ pub async fn run(cli: Cli) -> u8 {
             if let Some(note) = target::found_note_for(g, &cfg, &t) {
                 errln!("{note}");
             }
-            target::learn_window(&mut cfg, &t).await;
             if let Some(n) = t.continued.as_ref().and_then(crate::engine::target::Continued::notice) {
                 say!("{}", crate::text::sanitize::sanitize(&n));
             }
@@ -287,6 +291,8 @@ pub async fn run(cli: Cli) -> u8 {
                     }
                 }
             }
+            // Once nothing can stop the run any more: a usage error asks no server anything.
+            target::learn_window(&mut cfg, &t).await;
             let registry = build_registry(&cfg, &paths).await;
             if g.yes {
                 registry.on_mcp_sample(&headless_sampler::sampler(&t, &cfg));

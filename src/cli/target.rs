@@ -52,7 +52,7 @@ pub fn keys_found() -> Vec<(String, String)> {
 pub fn several_keys_message(found: &[(String, String)]) -> String {
     let list: Vec<String> = found.iter().map(|(p, v)| format!("{v} ({p})")).collect();
     format!(
-        "no provider is configured and {} provider keys are set: {}; pass --provider NAME to pick one          (as in --provider {}), or write a profile with `palaver config init --provider NAME`",
+        "no provider is configured and {} provider keys are set: {}; pass --provider NAME to pick one (as in --provider {}), or write a profile with `palaver config init --provider NAME`",
         found.len(),
         list.join(", "),
         found.first().map_or("NAME", |(p, _)| p.as_str())
