@@ -274,3 +274,23 @@ fn copy_as_curl_reads_the_profiles_own_key_and_runs_as_copied() {
     assert!(h.contains("api-key: cmd-key-q"), "{h}");
     assert!(!h.contains("authorization:"), "{h}");
 }
+
+#[test]
+fn the_chat_screen_says_which_key_it_found_and_offers_several_in_a_picker() {
+    if !tmux_available() {
+        return;
+    }
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let unset: String = PRESET_KEYS.iter().map(|k| format!("-u {k} ")).collect();
+    let env = |keys: &str| format!("env {unset}HTTPS_PROXY=http://127.0.0.1:{dead} {keys}");
+    let t = Tmux::launch("").wrapped_in(&env("GROQ_API_KEY=gsk-one")).start();
+    t.wait_for("the notice", |s| s.contains("using the built-in `groq` preset: GROQ_API_KEY is set"));
+    t.wait_for("groq on the status bar", |s| s.contains("groq · openai/gpt-oss-120b"));
+    t.quit();
+    let t = Tmux::launch("").wrapped_in(&env("GROQ_API_KEY=gsk-one MISTRAL_API_KEY=m-two")).start();
+    t.wait_for("the picker", |s| s.contains("Providers: several keys are set") && s.contains("MISTRAL_API_KEY is set"));
+    t.keys(&["Down", "Enter"]);
+    let s = t.wait_for("mistral chosen", |s| s.contains("mistral · mistral-small-latest") && !s.contains("Providers:"));
+    assert!(s.contains("provider: mistral"), "{s}");
+    t.quit();
+}

@@ -9,8 +9,16 @@ use super::state::{State, TargetInfo};
 use super::transcript::NoticeKind;
 
 impl State {
-    /// Opens the picker over `found` (preset, key variable), the first one in use.
+    /// Says which preset a key found (one), or opens the picker over `found` (preset, key
+    /// variable), the first one in use (several).
     pub fn offer_providers(&mut self, found: &[(String, String)]) {
+        if let [(name, var)] = found {
+            let text = format!(
+                "using the built-in `{name}` preset: {var} is set (no provider is configured; --provider NAME picks another)"
+            );
+            self.transcript.push_notice(NoticeKind::Info, text);
+            return;
+        }
         let items = found
             .iter()
             .map(|(name, var)| {

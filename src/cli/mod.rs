@@ -222,17 +222,21 @@ pub async fn run(cli: Cli) -> u8 {
                     Ok(t) => t,
                     Err(e) => return usage(&e.0),
                 };
-                let found_note = target::found_note_for(g, &cfg, &t);
+                // One key found: the screen says so; several: it offers them.
+                let found = match target::found_for(g, &cfg, &t) {
+                    Some(one) => vec![one],
+                    None => found,
+                };
+                // As `--provider NAME` would: a compare opened from here finds its endpoint.
+                if let [(name, _)] = found.as_slice() {
+                    cfg.adopt_preset(name);
+                }
                 // A continued conversation's target is already its own (or what a flag said).
                 let reopen = crate::app::persist::Reopen {
                     last: flags.continue_last,
                     id: flags.resume.clone(),
                     keep_model: t.continued.is_some() || !g.model.is_empty(),
-                    notice: t
-                        .continued
-                        .as_ref()
-                        .and_then(crate::engine::target::Continued::notice)
-                        .or_else(|| found_note.map(|n| n.trim_start_matches("palaver: ").to_owned())),
+                    notice: t.continued.as_ref().and_then(crate::engine::target::Continued::notice),
                     compact: flags.compact,
                 };
                 let settings = headless::settings(g, &t);

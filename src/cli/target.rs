@@ -77,13 +77,19 @@ pub fn offered_on_screen(g: &Global, cfg: &mut Config) -> Vec<(String, String)> 
     found
 }
 
-/// The note of a run whose target `t` was found by its key (`Source::Found`), if it was.
+/// The (preset, variable) of a run whose target `t` was found by its key (`Source::Found`).
 #[must_use]
-pub fn found_note_for(g: &Global, cfg: &Config, t: &Target) -> Option<String> {
+pub fn found_for(g: &Global, cfg: &Config, t: &Target) -> Option<(String, String)> {
     match choose(g, cfg) {
-        Ok(Source::Found { name, var }) if t.provider == name && t.continued.is_none() => Some(found_note(&name, &var)),
+        Ok(Source::Found { name, var }) if t.provider == name && t.continued.is_none() => Some((name, var)),
         _ => None,
     }
+}
+
+/// The stderr note of a run whose target `t` was found by its key, if it was.
+#[must_use]
+pub fn found_note_for(g: &Global, cfg: &Config, t: &Target) -> Option<String> {
+    found_for(g, cfg, t).map(|(name, var)| found_note(&name, &var))
 }
 
 /// The one line a run that found its provider by its key says (stderr headless, a notice on

@@ -58,7 +58,8 @@ pub async fn run(target: Target, cfg: Config, paths: Paths, settings: TurnSettin
 }
 
 /// [`run`], reopening a stored conversation first when `reopen` asks (`--continue`, `--resume`).
-/// `providers`: the presets to offer in the picker (several keys set, nothing configured).
+/// `providers`: the preset found by its key variable, or several to offer in a picker (nothing
+/// configured).
 pub async fn run_with(
     target: Target,
     cfg: Config,
@@ -120,7 +121,7 @@ async fn launch(target: Target, cfg: Config, paths: Paths, settings: TurnSetting
     let mut state = State::new(TargetInfo::from_target(&target), settings, cfg, theme, &theme_name);
     load_user_commands(&mut state, &paths);
     state.demo_fallback.clone_from(&target.fallback);
-    if providers.len() > 1 {
+    if !providers.is_empty() {
         state.offer_providers(&providers);
     }
     if let Some(e) = theme_error {
