@@ -17,8 +17,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-const CHAT_OK: &str =
-    "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+const CHAT_OK: &str = "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
 
 /// Every preset key variable, so the machine's own never steer a test.
 const PRESET_KEYS: [&str; 16] = [
@@ -67,6 +66,9 @@ fn result(o: &Output) -> Value {
     serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {}\n{}", out(o), err(o)))
 }
 
+/// How a scripted server answers a window lookup: (path, body) → its reply, or a 404.
+type Lookup = dyn Fn(&str, &str) -> Option<Reply> + Send + Sync;
+
 /// A server answering chats, and the window lookups as `lookup` says (path, body → reply).
 fn server(lookup: impl Fn(&str, &str) -> Option<Reply> + Send + Sync + 'static) -> (Server, Arc<AtomicUsize>) {
     let asked = Arc::new(AtomicUsize::new(0));
@@ -84,39 +86,72 @@ fn server(lookup: impl Fn(&str, &str) -> Option<Reply> + Send + Sync + 'static) 
 
 #[test]
 fn each_servers_window_reaches_the_result_and_palaver_config_says_where() {
-    let llama = r#"{"object":"list","data":[{"id":"smollm2","owned_by":"llamacpp","meta":{"n_ctx":4096,"n_ctx_train":8192}}]}"#;
+    let llama =
+        r#"{"object":"list","data":[{"id":"smollm2","owned_by":"llamacpp","meta":{"n_ctx":4096,"n_ctx_train":8192}}]}"#;
     let llama_old = r#"{"object":"list","data":[{"id":"smollm2","owned_by":"llamacpp"}]}"#;
-    let cases: Vec<(&str, u64, &str, Box<dyn Fn(&str, &str) -> Option<Reply> + Send + Sync>)> = vec![
-        ("smollm2", 4096, "server (llama.cpp /v1/models)", Box::new(move |p, _| {
-            p.ends_with("/v1/models").then(|| Reply::json(200, llama))
-        })),
-        ("smollm2", 2048, "server (llama.cpp /props)", Box::new(move |p, _| match p {
-            "/v1/models" => Some(Reply::json(200, llama_old)),
-            "/props" => Some(Reply::json(200, r#"{"default_generation_settings":{"n_ctx":2048},"total_slots":2}"#)),
-            _ => None,
-        })),
-        ("org/model", 8192, "server (vLLM /v1/models)", Box::new(|p, _| {
-            (p == "/v1/models").then(|| {
-                Reply::json(200, r#"{"data":[{"id":"org/model","owned_by":"vllm","root":"org/model","max_model_len":8192}]}"#)
-            })
-        })),
-        ("llama3.2", 16384, "server (Ollama /api/show)", Box::new(|p, body| match p {
-            "/v1/models" => Some(Reply::json(200, r#"{"data":[{"id":"llama3.2:latest","object":"model","created":1,"owned_by":"library"}]}"#)),
-            // The model's name, as the list wrote it.
-            "/api/show" if body.contains("llama3.2:latest") => Some(Reply::json(
-                200,
-                r#"{"parameters":"num_ctx                        16384","model_info":{"general.architecture":"llama","llama.context_length":131072}}"#,
-            )),
-            _ => None,
-        })),
-        ("qwen", 6000, "server (LM Studio /api/v0/models)", Box::new(|p, _| match p {
-            "/v1/models" => Some(Reply::json(200, r#"{"data":[{"id":"qwen","object":"model","owned_by":"organization_owner"}]}"#)),
-            "/api/v0/models" => Some(Reply::json(
-                200,
-                r#"{"data":[{"id":"qwen","state":"loaded","max_context_length":32768,"loaded_context_length":6000}]}"#,
-            )),
-            _ => None,
-        })),
+    let cases: Vec<(&str, u64, &str, Box<Lookup>)> = vec![
+        (
+            "smollm2",
+            4096,
+            "server (llama.cpp /v1/models)",
+            Box::new(move |p, _| p.ends_with("/v1/models").then(|| Reply::json(200, llama))),
+        ),
+        (
+            "smollm2",
+            2048,
+            "server (llama.cpp /props)",
+            Box::new(move |p, _| match p {
+                "/v1/models" => Some(Reply::json(200, llama_old)),
+                "/props" => Some(Reply::json(200, r#"{"default_generation_settings":{"n_ctx":2048},"total_slots":2}"#)),
+                _ => None,
+            }),
+        ),
+        (
+            "org/model",
+            8192,
+            "server (vLLM /v1/models)",
+            Box::new(|p, _| {
+                (p == "/v1/models").then(|| {
+                    Reply::json(
+                        200,
+                        r#"{"data":[{"id":"org/model","owned_by":"vllm","root":"org/model","max_model_len":8192}]}"#,
+                    )
+                })
+            }),
+        ),
+        (
+            "llama3.2",
+            16384,
+            "server (Ollama /api/show)",
+            Box::new(|p, body| match p {
+                "/v1/models" => Some(Reply::json(
+                    200,
+                    r#"{"data":[{"id":"llama3.2:latest","object":"model","created":1,"owned_by":"library"}]}"#,
+                )),
+                // The model's name, as the list wrote it.
+                "/api/show" if body.contains("llama3.2:latest") => Some(Reply::json(
+                    200,
+                    r#"{"parameters":"num_ctx                        16384","model_info":{"general.architecture":"llama","llama.context_length":131072}}"#,
+                )),
+                _ => None,
+            }),
+        ),
+        (
+            "qwen",
+            6000,
+            "server (LM Studio /api/v0/models)",
+            Box::new(|p, _| match p {
+                "/v1/models" => Some(Reply::json(
+                    200,
+                    r#"{"data":[{"id":"qwen","object":"model","owned_by":"organization_owner"}]}"#,
+                )),
+                "/api/v0/models" => Some(Reply::json(
+                    200,
+                    r#"{"data":[{"id":"qwen","state":"loaded","max_context_length":32768,"loaded_context_length":6000}]}"#,
+                )),
+                _ => None,
+            }),
+        ),
     ];
     for (model, window, from, lookup) in cases {
         let (s, asked) = server(lookup);
@@ -193,12 +228,16 @@ fn one_preset_key_picks_its_preset_and_several_are_named() {
     let o = palaver(home.path(), &["-p", "hi"], &[("GROQ_API_KEY", secret), ("MISTRAL_API_KEY", "m-key")]);
     assert_eq!(o.status.code(), Some(2), "{}", err(&o));
     let e = err(&o);
-    assert!(e.contains("GROQ_API_KEY (groq)") && e.contains("MISTRAL_API_KEY (mistral)") && e.contains("--provider"), "{e}");
+    assert!(
+        e.contains("GROQ_API_KEY (groq)") && e.contains("MISTRAL_API_KEY (mistral)") && e.contains("--provider"),
+        "{e}"
+    );
     // --provider chooses.
-    let o = palaver(home.path(), &["--provider", "mistral", "-p", "hi", "--json"], &[
-        ("GROQ_API_KEY", secret),
-        ("MISTRAL_API_KEY", "m-key"),
-    ]);
+    let o = palaver(
+        home.path(),
+        &["--provider", "mistral", "-p", "hi", "--json"],
+        &[("GROQ_API_KEY", secret), ("MISTRAL_API_KEY", "m-key")],
+    );
     assert_eq!(result(&o)["provider"], "mistral", "{}", err(&o));
     // `providers` marks the set variables, never their values.
     let o = palaver(home.path(), &["providers"], &[("GROQ_API_KEY", secret)]);

@@ -23,10 +23,11 @@ fn the_provider_picker_names_each_key_and_its_model() {
     target.base_url = Some("https://api.groq.com/openai/v1".into());
     let settings = TurnSettings { stream: true, ..TurnSettings::default() };
     let mut s = State::new(target, settings, cfg, Theme::load("dark", None, true).unwrap(), "dark");
-    let found: Vec<(String, String)> = [("groq", "GROQ_API_KEY"), ("mistral", "MISTRAL_API_KEY"), ("deepseek", "DEEPSEEK_API_KEY")]
-        .iter()
-        .map(|(p, v)| ((*p).to_owned(), (*v).to_owned()))
-        .collect();
+    let found: Vec<(String, String)> =
+        [("groq", "GROQ_API_KEY"), ("mistral", "MISTRAL_API_KEY"), ("deepseek", "DEEPSEEK_API_KEY")]
+            .iter()
+            .map(|(p, v)| ((*p).to_owned(), (*v).to_owned()))
+            .collect();
     s.offer_providers(&found);
     let shown = screen::text(&screen::settle(&mut s, 80, 24, &mut RenderCache::default()));
     insta::assert_snapshot!("provider_picker_80x24", shown);

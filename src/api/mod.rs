@@ -15,8 +15,8 @@ pub mod responses_mapper;
 pub mod retry;
 pub mod sse;
 pub mod timings;
-pub mod wire;
 pub mod window;
+pub mod wire;
 
 use event::StreamEvent;
 use serde_json::Value;

@@ -96,7 +96,9 @@ pub fn found_note_for(g: &Global, cfg: &Config, t: &Target) -> Option<String> {
 /// the chat screen).
 #[must_use]
 pub fn found_note(name: &str, var: &str) -> String {
-    format!("palaver: using the built-in `{name}` preset: {var} is set (no provider is configured; --provider NAME picks another)")
+    format!(
+        "palaver: using the built-in `{name}` preset: {var} is set (no provider is configured; --provider NAME picks another)"
+    )
 }
 
 /// Resolves the target.
@@ -184,7 +186,9 @@ pub async fn build(g: &Global, cfg: &Config, source: Source) -> Result<Target, U
             // With a profile its command wins over any variable.
             let source = match &profile.api_key_cmd {
                 Some(cmd) => KeySource::Command(cmd.clone()),
-                None => KeySource::Env(g.api_key_env.clone().or_else(|| profile.api_key_env.clone()).unwrap_or(key_env)),
+                None => {
+                    KeySource::Env(g.api_key_env.clone().or_else(|| profile.api_key_env.clone()).unwrap_or(key_env))
+                }
             };
             (name, profile, url, key, None, None, source)
         }

@@ -121,7 +121,11 @@ mod tests {
         let cat = crate::config::catalogue::built_in();
         for p in all() {
             let Some(model) = p.profile.default_model.as_deref() else {
-                assert!(p.profile.key_optional || p.name == "azure", "{}: a hosted preset names a default model", p.name);
+                assert!(
+                    p.profile.key_optional || p.name == "azure",
+                    "{}: a hosted preset names a default model",
+                    p.name
+                );
                 continue;
             };
             let mut cfg = crate::config::Config::default();
