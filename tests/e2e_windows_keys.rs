@@ -333,3 +333,23 @@ fn the_chat_screen_says_which_key_it_found_and_offers_several_in_a_picker() {
     assert!(s.contains("provider: mistral"), "{s}");
     t.quit();
 }
+
+#[test]
+fn each_compare_column_has_its_servers_window() {
+    let llama = r#"{"data":[{"id":"smollm2","owned_by":"llamacpp","meta":{"n_ctx":4096}}]}"#;
+    let vllm = r#"{"data":[{"id":"org/m","owned_by":"vllm","max_model_len":8192}]}"#;
+    let (a, _) = server(move |p, _| (p == "/v1/models").then(|| Reply::json(200, llama)));
+    let (b, _) = server(move |p, _| (p == "/v1/models").then(|| Reply::json(200, vllm)));
+    let home = tempfile::tempdir().unwrap();
+    let cfg = format!("[providers.a]\nbase_url = \"{}\"\n[providers.b]\nbase_url = \"{}\"\n", a.base_url, b.base_url);
+    std::fs::write(home.path().join("config.toml"), cfg).unwrap();
+    let o = palaver(home.path(), &["compare", "-m", "a/smollm2", "-m", "b/org/m", "-p", "hi", "--json"], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let windows: Vec<(String, Value)> = out(&o)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|r| r["type"] == "result")
+        .map(|r| (r["model"].as_str().unwrap_or_default().to_owned(), r["context"]["window"].clone()))
+        .collect();
+    assert_eq!(windows, [("smollm2".to_owned(), Value::from(4096)), ("org/m".to_owned(), Value::from(8192))]);
+}
