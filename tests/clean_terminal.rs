@@ -36,7 +36,7 @@ const EVIL_IDS: &str = "{\"data\":[{\"id\":\"evil\\u001b]0;pwned\\u0007model\"},
 
 #[test]
 fn models_listed_with_escape_codes_print_clean() {
-    let server = Server::start(vec![Reply::json(200, EVIL_IDS)]);
+    let server = Server::start(vec![Reply::json(200, EVIL_IDS).on_get()]);
     let home = tempfile::tempdir().unwrap();
     let out = run(home.path(), &["models", "--base-url", &server.base_url]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -50,7 +50,7 @@ fn models_listed_with_escape_codes_print_clean() {
 #[test]
 fn a_models_error_with_escape_codes_prints_clean() {
     let body = "{\"error\":{\"message\":\"no \\u001b[2J\\u001b]52;c;aGk=\\u0007models here\"}}";
-    let server = Server::start(vec![Reply::json(500, body)]);
+    let server = Server::start(vec![Reply::json(500, body).on_get()]);
     let home = tempfile::tempdir().unwrap();
     let out = run(home.path(), &["models", "--base-url", &server.base_url]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
@@ -105,7 +105,7 @@ fn a_compressed_answer_says_that_it_is_compressed() {
     assert!(err.contains("gzip-compressed"), "{err}");
     assert_clean("stderr", &out.stderr);
     // And `palaver models` against a gateway that compresses the list.
-    let server = Server::start(vec![Reply::json(200, GZIP_BYTES).header("Content-Encoding", "gzip")]);
+    let server = Server::start(vec![Reply::json(200, GZIP_BYTES).header("Content-Encoding", "gzip").on_get()]);
     let out = run(home.path(), &["models", "--base-url", &server.base_url]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("gzip-compressed"), "{}", text(&out.stderr));

@@ -229,7 +229,7 @@ fn catalogue_update_writes_a_copy_that_wins_and_refuses_a_bad_file() {
 #[test]
 fn models_shows_each_models_window_price_and_where_they_came_from() {
     let models = r#"{"data":[{"id":"gpt-4o-mini"},{"id":"my-own-model"},{"id":"priced-by-me"}]}"#;
-    let s = Server::start(vec![Reply::json(200, models), Reply::json(200, models)]);
+    let s = Server::start(vec![Reply::json(200, models).on_get(), Reply::json(200, models).on_get()]);
     let home = tempfile::tempdir().unwrap();
     std::fs::write(home.path().join("config.toml"), "[models.\"priced-by-me\"]\nprice = { input = 1, output = 2 }\n")
         .unwrap();

@@ -203,7 +203,7 @@ fn the_provider_is_the_one_configured_one_or_the_user_says_which() {
 fn models_server(ids: &[&str]) -> Server {
     let data: Vec<Value> = ids.iter().map(|i| serde_json::json!({"id": i, "object": "model"})).collect();
     let body = serde_json::json!({"object": "list", "data": data}).to_string();
-    Server::start(vec![Reply::json(200, &body)])
+    Server::start(vec![Reply::json(200, &body).on_get()])
 }
 
 #[test]

@@ -143,7 +143,7 @@ fn a_bare_compare_model_that_is_another_providers_says_so_once() {
     let home = tempfile::tempdir().unwrap();
     std::fs::write(home.path().join("config.toml"), format!("[providers.local]\nbase_url = \"{}\"\n", s.base_url))
         .unwrap();
-    let out = palaver(&["compare", "-m", "my-model", "-m", "llama-3.3-70b-versatile", "-p", "hi"])
+    let out = palaver(&["compare", "-m", "my-model", "-m", "mistral-small-latest", "-p", "hi"])
         .env("PALAVER_HOME", home.path())
         .output()
         .unwrap();
@@ -151,8 +151,8 @@ fn a_bare_compare_model_that_is_another_providers_says_so_once() {
     assert_eq!(out.status.code(), Some(0), "{err}");
     let said: Vec<&str> = err.lines().filter(|l| l.contains("(the default provider)")).collect();
     assert_eq!(said.len(), 1, "once, for the model palaver knows elsewhere: {err}");
-    assert!(said[0].contains("`llama-3.3-70b-versatile` goes to local") && said[0].contains("groq's model"), "{err}");
-    assert!(said[0].contains("add [providers.groq] to config.toml"), "{err}");
+    assert!(said[0].contains("`mistral-small-latest` goes to local") && said[0].contains("mistral's model"), "{err}");
+    assert!(said[0].contains("add [providers.mistral] to config.toml"), "{err}");
     // It still went where it went: both columns asked the configured server.
     assert_eq!(s.requests().len(), 2);
 }

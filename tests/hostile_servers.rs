@@ -5,6 +5,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
+mod scripted;
+
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -35,7 +37,18 @@ impl Hostile {
         Self::start_on("127.0.0.1", handler)
     }
 
+    /// A server whose handler also answers model lists and window lookups (`palaver models`).
+    fn start_listing(handler: impl Fn(&Seen, &mut TcpStream) + Send + Sync + 'static) -> Self {
+        Self::serve("127.0.0.1", true, handler)
+    }
+
     fn start_on(ip: &str, handler: impl Fn(&Seen, &mut TcpStream) + Send + Sync + 'static) -> Self {
+        Self::serve(ip, false, handler)
+    }
+
+    /// Without `listing`, the window lookup palaver makes before a request (`GET /models`,
+    /// `/props`, `POST /api/show`) gets a 404 and is not recorded: the handler sees the chat.
+    fn serve(ip: &str, listing: bool, handler: impl Fn(&Seen, &mut TcpStream) + Send + Sync + 'static) -> Self {
         let listener = TcpListener::bind((ip, 0)).unwrap();
         let port = listener.local_addr().unwrap().port();
         let seen = Arc::new(Mutex::new(Vec::new()));
@@ -46,6 +59,9 @@ impl Hostile {
                 let (seen, handler) = (seen2.clone(), handler.clone());
                 thread::spawn(move || {
                     let Some(req) = read_request(&mut stream) else { return };
+                    if !listing && scripted::is_lookup(&req.line) {
+                        return json_reply(&mut stream, "404 Not Found", &json!({"error": "not scripted"}), &[]);
+                    }
                     seen.lock().unwrap().push(req.clone());
                     handler(&req, &mut stream);
                 });
@@ -666,7 +682,7 @@ fn a_store_that_cannot_be_written_is_said_in_the_result_line() {
 #[test]
 fn an_endless_model_list_is_cut_at_model_list_bytes() {
     let d = Dirs::new();
-    let s = Hostile::start(|_, s| {
+    let s = Hostile::start_listing(|_, s| {
         head(s, "200 OK", &[("Content-Type", "application/json")]);
         let _ = s.write_all(b"{\"data\":[");
         forever(s, "{\"id\":\"model-without-end\"},".repeat(1000).as_bytes());
@@ -679,7 +695,7 @@ fn an_endless_model_list_is_cut_at_model_list_bytes() {
     assert!(r.took < Duration::from_secs(8), "{:?}", r.took);
     // A smaller count limit refuses a long (finite) list, naming it.
     let d = Dirs::new();
-    let s = Hostile::start(|_, s| {
+    let s = Hostile::start_listing(|_, s| {
         let data: Vec<Value> = (0..50).map(|i| json!({"id": format!("m{i}")})).collect();
         json_reply(s, "200 OK", &json!({"data": data}), &[]);
     });

@@ -84,6 +84,14 @@ def watch(proc, signals=(), deadline=30, armed_when=None):
     return os.waitstatus_to_exitcode(status), usage.ru_maxrss / 1024, time.time() - start, killed
 
 
+def is_lookup(method, path):
+    """Whether a request is palaver's model list or window lookup, not a model request."""
+    path = path.split("?")[0]
+    if method == "GET":
+        return path.endswith(("/models", "/props", "/api/v0/models"))
+    return method == "POST" and path.endswith("/api/show")
+
+
 class Scripted:
     """A scripted model on 127.0.0.1 for the hostile benches: `handler(path, body, conn)` answers
     each request (a thread each); every request body is kept in `bodies`, in arrival order."""
@@ -109,8 +117,11 @@ class Scripted:
             h, body = read_request(conn)
             if h is None:
                 return
-            path = h.split(" ")[1]
-            self.bodies.append(body)
+            method, path = h.split(" ")[0], h.split(" ")[1]
+            # palaver's window lookup before a request (GET /models, /props, POST /api/show) is
+            # answered by the handler like any request, but is not one of the bodies a case counts.
+            if not is_lookup(method, path):
+                self.bodies.append(body)
             self.handler(path, body, conn)
         except OSError:
             pass

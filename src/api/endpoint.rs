@@ -52,8 +52,34 @@ pub enum KeySource {
     Unknown,
     /// The environment variable of this name.
     Env(String),
-    /// The profile's `api_key_cmd`.
-    Command,
+    /// The profile's `api_key_cmd`, as configured.
+    Command(String),
+}
+
+impl KeySource {
+    /// The key as a shell expression a copied command reads it from: `$GROQ_API_KEY`, or the
+    /// profile's command run as palaver runs it (`$(sh -c 'pass show groq')`). Never the key.
+    #[must_use]
+    pub fn shell(&self) -> String {
+        match self {
+            Self::Env(var) if is_shell_name(var) => format!("${var}"),
+            // A name the shell cannot expand with `$`: read it through `printenv`.
+            Self::Env(var) => format!("$(printenv {})", shell_quote(var)),
+            Self::Command(cmd) => format!("$(sh -c {})", shell_quote(cmd)),
+            Self::Unknown => "$OPENAI_API_KEY".to_owned(),
+        }
+    }
+}
+
+fn is_shell_name(s: &str) -> bool {
+    s.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// `s` as one single-quoted shell word.
+#[must_use]
+pub fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,7 +148,8 @@ impl Endpoint {
         crate::sys::secrets::register_all(key.into_iter().chain(headers).chain(password));
     }
 
-    /// A `curl` command reproducing a request, with the key shown as an environment variable.
+    /// A `curl` command reproducing a request, the key read where the profile reads it
+    /// ([`KeySource::shell`]).
     #[must_use]
     pub fn curl(&self, api: Api, body: &Value) -> String {
         let body = body.to_string().replace('\'', "'\\''");
@@ -145,9 +172,11 @@ impl Endpoint {
             let q: Vec<String> = self.query.iter().map(|(k, v)| format!("{k}={v}")).collect();
             s = format!("curl -sN '{url}?{}'", q.join("&"));
         }
+        // In double quotes: the shell expands the variable (or runs the command) when the copy runs.
+        let key = self.key_source.shell();
         match self.auth {
-            AuthStyle::Bearer => s.push_str(" -H \"Authorization: Bearer $OPENAI_API_KEY\""),
-            AuthStyle::ApiKeyHeader => s.push_str(" -H \"api-key: $OPENAI_API_KEY\""),
+            AuthStyle::Bearer => s.push_str(&format!(" -H \"Authorization: Bearer {key}\"")),
+            AuthStyle::ApiKeyHeader => s.push_str(&format!(" -H \"api-key: {key}\"")),
         }
         for (k, v) in &self.headers {
             // A secret header is shown as redacted, like the key: a copied command is shared.

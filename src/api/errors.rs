@@ -184,7 +184,7 @@ fn auth_hint(key: &KeySource, key_sent: bool, face: Face) -> String {
     match (key, key_sent) {
         (KeySource::Env(var), false) => format!("no API key was sent: export {var}=… (or {other})"),
         (KeySource::Env(var), true) => format!("the key in {var} was refused: check it, or {other}"),
-        (KeySource::Command, _) => "the key printed by api_key_cmd was refused: check what it prints".to_owned(),
+        (KeySource::Command(_), _) => "the key printed by api_key_cmd was refused: check what it prints".to_owned(),
         (KeySource::Unknown, _) => "the API key was refused: check it".to_owned(),
     }
 }
@@ -201,7 +201,7 @@ pub fn every_hint(face: Face) -> Vec<String> {
         Problem::TooLarge,
         Problem::BadRequest,
     ];
-    let keys = [KeySource::Unknown, KeySource::Env("K".into()), KeySource::Command];
+    let keys = [KeySource::Unknown, KeySource::Env("K".into()), KeySource::Command("pass show k".into())];
     let messages = KNOBS.iter().flat_map(|(words, _, _)| words.iter().copied()).chain(["bad"]);
     let mut out: Vec<String> = Vec::new();
     for message in messages {
@@ -471,7 +471,15 @@ mod tests {
             m.ends_with("no API key was sent: export MY_KEY=… (or name another variable with --api-key-env)"),
             "{m}"
         );
-        let m = describe_http(401, URL, Api::Chat, &bad_key, &KeySource::Command, true, Face::Headless);
+        let m = describe_http(
+            401,
+            URL,
+            Api::Chat,
+            &bad_key,
+            &KeySource::Command("pass show k".into()),
+            true,
+            Face::Headless,
+        );
         assert!(m.contains("api_key_cmd"), "{m}");
         // Nothing to add to an error that says nothing palaver can act on.
         let plain = error_from_body(500, br#"{"error":{"message":"The server is overloaded"}}"#);

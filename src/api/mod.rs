@@ -15,6 +15,7 @@ pub mod responses_mapper;
 pub mod retry;
 pub mod sse;
 pub mod timings;
+pub mod window;
 pub mod wire;
 
 use event::StreamEvent;

@@ -162,6 +162,7 @@ impl State {
             Command::Model(Some(name)) => {
                 self.target.model.clone_from(&name);
                 self.notice(format!("model: {name}"));
+                fx.extend(self.window_lookup());
             }
             Command::Model(None) => self.open_models(fx),
             Command::System(Some(text)) => {

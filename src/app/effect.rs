@@ -19,6 +19,9 @@ pub enum Effect {
     OpenEditor(String),
     /// Ask the provider for its models (`GET /models`); answer with `Msg::Models`.
     FetchModels,
+    /// Ask the server for this model's context window, once per server and model; answer with
+    /// `Msg::Window` when it states one (silence otherwise: the catalogue stands).
+    LearnWindow(String),
     /// Load a theme by name (built in or from the user's themes folder); answer with `Msg::ThemeLoaded`.
     LoadTheme(String),
     /// Leave the app.

@@ -251,9 +251,10 @@ fn seen(s: &State) -> Seen {
             .iter()
             .map(|o| match o {
                 Overlay::Help { scroll } => format!("help {scroll}"),
-                Overlay::Palette(p) | Overlay::Models { picker: p, .. } | Overlay::CodeBlocks { picker: p, .. } => {
-                    format!("picker {}", p.selected)
-                }
+                Overlay::Palette(p)
+                | Overlay::Models { picker: p, .. }
+                | Overlay::CodeBlocks { picker: p, .. }
+                | Overlay::Providers(p) => format!("picker {}", p.selected),
                 Overlay::Inspector => format!("inspector {} {}", s.flow.selected, s.flow.scroll),
                 Overlay::Approval => format!("approval {}", s.tools.approval.as_ref().map_or(0, |a| a.scroll)),
                 Overlay::Conversations(l) => format!("list {}", l.selected),

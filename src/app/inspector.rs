@@ -490,7 +490,8 @@ impl State {
         let provider = src.target.provider.clone();
         match id.and_then(|id| src.request(id)).cloned() {
             Some(r) => {
-                self.copying("the request as curl (the key is $OPENAI_API_KEY)".to_owned());
+                let key = src.target.key_shown.clone();
+                self.copying(format!("the request as curl (the key is {key})"));
                 fx.push(Effect::Tools(ToolEffect::CopyCurl { provider, api: r.api, body: Value::clone(&r.body) }));
             }
             None => self.flash_error("no request body was kept for this step"),

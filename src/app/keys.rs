@@ -91,9 +91,10 @@ impl State {
                 }
                 return true;
             }
-            Overlay::Palette(p) | Overlay::Models { picker: p, .. } | Overlay::CodeBlocks { picker: p, .. } => {
-                p.key(key)
-            }
+            Overlay::Palette(p)
+            | Overlay::Models { picker: p, .. }
+            | Overlay::CodeBlocks { picker: p, .. }
+            | Overlay::Providers(p) => p.key(key),
             Overlay::Conversations(_) => {
                 // The keys of "Everywhere" the list has no use of its own for pass on to the
                 // global bindings (it pages with PgUp/PgDn and ↑↓, closes with Esc).
@@ -117,6 +118,7 @@ impl State {
                 match layer {
                     Overlay::Palette(_) => self.run_palette(&value, fx),
                     Overlay::Models { .. } => self.run_command(super::commands::Command::Model(Some(value)), fx),
+                    Overlay::Providers(_) => self.use_provider(&value, fx),
                     Overlay::CodeBlocks { id, .. } => {
                         let idx: usize = value.parse().unwrap_or(0);
                         self.copy_code(id, Some(idx), fx);
@@ -498,8 +500,12 @@ impl State {
         if self.approval_paste(text) {
             return;
         }
-        if let Some(Overlay::Palette(p) | Overlay::Models { picker: p, .. } | Overlay::CodeBlocks { picker: p, .. }) =
-            self.overlays.last_mut()
+        if let Some(
+            Overlay::Palette(p)
+            | Overlay::Models { picker: p, .. }
+            | Overlay::CodeBlocks { picker: p, .. }
+            | Overlay::Providers(p),
+        ) = self.overlays.last_mut()
         {
             p.query.push_str(text.lines().next().unwrap_or(""));
             p.selected = 0;

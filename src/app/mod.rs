@@ -29,6 +29,7 @@ mod paste_image;
 pub mod persist;
 mod persist_sync;
 mod probs;
+mod provider_pick;
 pub mod queue;
 mod reopen;
 pub mod runner;
@@ -48,6 +49,7 @@ pub mod user_commands;
 pub mod vim;
 mod vim_keys;
 mod vim_motion;
+mod window;
 
 pub use effect::Effect;
 pub use msg::Msg;

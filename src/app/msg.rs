@@ -28,6 +28,8 @@ pub enum Msg {
     Edited(Result<String, String>),
     /// `GET /models` finished.
     Models(Result<Vec<String>, String>),
+    /// The server stated `model`'s context window (`Effect::LearnWindow`); it says nothing else.
+    Window { model: String, window: crate::api::window::ServedWindow },
     /// A theme finished loading (`/theme NAME`).
     ThemeLoaded { name: String, theme: Result<LoadedTheme, String> },
     /// What the last draw showed: the scroll position it settled on and where cells are.

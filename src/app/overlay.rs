@@ -115,6 +115,8 @@ pub enum Overlay {
     Palette(Picker),
     /// The model picker; `loading` until `GET /models` answers.
     Models { picker: Picker, loading: bool, error: Option<String> },
+    /// Which preset to use: no provider configured and several presets' keys set.
+    Providers(Picker),
     /// Which code block of message `id` to copy.
     CodeBlocks { id: u64, picker: Picker },
     /// Approve, deny or edit the tool call at the front of the queue (state in `State::tools`).
@@ -139,6 +141,7 @@ impl Overlay {
             Self::Help { .. } => "Help",
             Self::Palette(_) => "Commands",
             Self::Models { .. } => "Models",
+            Self::Providers(_) => "Providers: several keys are set",
             Self::CodeBlocks { .. } => "Copy code block",
             Self::Approval => "Approve tool call",
             Self::Inspector => "Flow inspector",

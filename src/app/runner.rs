@@ -28,6 +28,8 @@ pub struct Runner {
     no_color: bool,
     /// Running tool calls by (owner, message id, call index), so a cancel can drop them.
     tool_tasks: HashMap<(super::tools::Owner, u64, usize), AbortHandle>,
+    /// The (base URL, model) pairs whose window was asked for: once each per session.
+    windows_asked: std::collections::HashSet<(String, String)>,
 }
 
 /// The chat screen's requests: their errors' hints name slash commands, not flags.
@@ -55,6 +57,7 @@ impl Runner {
             themes_dir,
             no_color,
             tool_tasks: HashMap::new(),
+            windows_asked: std::collections::HashSet::new(),
         }
     }
 
@@ -108,6 +111,21 @@ impl Runner {
         let ep = self.endpoint.clone();
         tokio::spawn(async move {
             let _ = tx.send(Msg::Models(crate::api::models::list(&ep).await));
+        });
+    }
+
+    /// Asks the server for `model`'s window in the background, once per server and model.
+    pub fn learn_window(&mut self, model: String) {
+        if !self.windows_asked.insert((self.endpoint.base_url.clone(), model.clone())) {
+            return;
+        }
+        let tx = self.tx.clone();
+        let ep = self.endpoint.clone();
+        tokio::spawn(async move {
+            let within = crate::api::window::LOOKUP_TIMEOUT;
+            if let Some(window) = crate::api::window::served_window(&ep, &model, within).await {
+                let _ = tx.send(Msg::Window { model, window });
+            }
         });
     }
 

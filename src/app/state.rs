@@ -36,6 +36,8 @@ pub struct TargetInfo {
     /// The base URL stored with each reply (secrets stripped; none for the demo), so
     /// `--continue` goes back to it.
     pub base_url: Option<String>,
+    /// Where a copied curl command reads the key: `$GROQ_API_KEY`, `$(sh -c '…')` (never the key).
+    pub key_shown: String,
 }
 
 impl TargetInfo {
@@ -52,6 +54,7 @@ impl TargetInfo {
             chain_responses: false,
             attachments: crate::config::attachments::AttachmentPolicy::default(),
             base_url: None,
+            key_shown: "$OPENAI_API_KEY".to_owned(),
         }
     }
 
@@ -66,6 +69,7 @@ impl TargetInfo {
             chain_responses: t.chain_responses,
             attachments: t.attachments,
             base_url: t.storable_base_url(),
+            key_shown: t.endpoint.key_source.shell(),
         }
     }
 }
@@ -352,6 +356,10 @@ impl State {
                     }
                     Err(e) => self.flash_error(format!("editor: {e}")),
                 }
+            }
+            Msg::Window { model, window } => {
+                self.dirty = true;
+                self.cfg.served.insert(model, window);
             }
             Msg::Models(r) => {
                 self.dirty = true;

@@ -203,18 +203,24 @@ pub fn providers(json: bool, cfg: &Config) -> u8 {
         let url = prof.base_url.as_deref().unwrap_or_default();
         let key = prof.api_key_env.as_deref().unwrap_or("OPENAI_API_KEY");
         let own = cfg.providers.contains_key(&p.name);
+        // Whether the variable holds something, never what.
+        let set = std::env::var(key).is_ok_and(|v| !v.trim().is_empty());
         if json {
             rawln!(
                 "{}",
                 json!({"name": p.name, "about": p.about, "base_url": url, "api_key_env": key,
                     "key_optional": prof.key_optional, "auth": prof.auth.as_deref().unwrap_or("bearer"),
                     "api": prof.api().name(), "default_model": prof.default_model, "headers": prof.headers,
-                    "include_usage": prof.include_usage.unwrap_or(true), "note": p.note, "configured": own,
+                    "include_usage": prof.include_usage.unwrap_or(true), "note": p.note, "configured": own, "key_set": set,
                     "batch": prof.batch_terms().map(|t| json!({"discount": t.discount}))})
             );
             continue;
         }
-        let key = if prof.key_optional { format!("{key} (optional)") } else { key.to_owned() };
+        let key = match (prof.key_optional, set) {
+            (_, true) => format!("{key} (set)"),
+            (true, false) => format!("{key} (optional)"),
+            (false, false) => key.to_owned(),
+        };
         let mine = if own { " · config.toml has a profile of this name (it wins)" } else { "" };
         outln!("{:<11} {} · {url} · key {key} · {}{mine}", p.name, p.about, prof.api().name());
         if let Some(n) = &p.note {
@@ -223,6 +229,9 @@ pub fn providers(json: bool, cfg: &Config) -> u8 {
     }
     if !json {
         rawln!("\nuse one: palaver --provider NAME … (no config needed), or palaver config init --provider NAME");
+        rawln!(
+            "with no provider configured, the one preset whose key is set (and not OPENAI_API_KEY) is used by itself"
+        );
     }
     EXIT_OK
 }

@@ -36,6 +36,12 @@ pub async fn run(g: &Global, cfg: &Config, registry: &Registry, prompt: &str) ->
     if let Some(note) = targets.iter().find_map(super::target::fallback_note) {
         errln!("{note}");
     }
+    // Each column's window, from its server where config.toml gives none (as a `-p` run does).
+    let mut cfg = cfg.clone();
+    for t in &targets {
+        super::target::learn_window(&mut cfg, t).await;
+    }
+    let cfg = &cfg;
     // Ctrl+C stops every column (each keeps and stores what arrived); a second one exits.
     super::interrupt::install();
     let store = Recorder::open_store(&super::headless::notice);

@@ -252,6 +252,14 @@ fn next_run(g: &Global, cfg: &Config) -> Vec<(&'static str, String, String)> {
         }
         (fallback.to_owned(), "default".to_owned())
     };
+    match super::target::choose(g, cfg) {
+        Ok(super::target::Source::Found { name, var }) => return found_rows(g, cfg, &name, &var),
+        Err(e) if !super::target::keys_found().is_empty() => {
+            rows.push(("provider", "none chosen".to_owned(), format!("runs stop (exit 2): {}", e.0)));
+            return rows;
+        }
+        _ => {}
+    }
     let demo = g.demo
         || (g.base_url.is_none() && named.is_none() && cfg.providers.is_empty() && !env_key && env_url.is_none());
     if demo {
@@ -276,10 +284,64 @@ fn next_run(g: &Global, cfg: &Config) -> Vec<(&'static str, String, String)> {
     let (a, from) = api_row(profile, &pname);
     rows.push(("api", a, from));
     let (m, from) = model_row(profile, &pname, "gpt-4o-mini");
+    let window = window_row(cfg, &m);
     rows.push(("model", m, from));
+    rows.push(window);
     let key = profile.map_or_else(|| format!("${key_env} ({})", var_state(&key_env)), |p| key_source(p, g));
     rows.push(("key", key, "never shown".to_owned()));
     rows
+}
+
+/// The rows of a run that goes to preset `name` because its key variable `var` is set.
+fn found_rows(g: &Global, cfg: &Config, name: &str, var: &str) -> Vec<(&'static str, String, String)> {
+    let profile = crate::config::presets::get(name).map(|p| p.profile.clone()).unwrap_or_default();
+    let why = format!("{var} is set, the only provider key found (no provider configured)");
+    let mut rows = vec![("provider", format!("{name} (built-in preset)"), why)];
+    rows.push(("base_url", profile.base_url.clone().unwrap_or_default(), format!("the {name} preset")));
+    rows.push(("api", profile.api().name().to_owned(), format!("the {name} preset")));
+    let (model, from) = match (g.model.first(), &profile.default_model) {
+        (Some(m), _) => (m.clone(), "-m".to_owned()),
+        (None, Some(m)) => (m.clone(), format!("the {name} preset's default_model")),
+        (None, None) => ("gpt-4o-mini".to_owned(), "default".to_owned()),
+    };
+    let window = window_row(cfg, &model);
+    rows.push(("model", model, from));
+    rows.push(window);
+    rows.push(("key", format!("${var} ({})", var_state(var)), "never shown".to_owned()));
+    rows
+}
+
+/// The model's context window and where it came from: config.toml, the server (asked by
+/// [`learn_window`]) or the catalogue.
+fn window_row(cfg: &Config, model: &str) -> (&'static str, String, String) {
+    match cfg.model_facts(model).and_then(|f| Some((f.context_window.filter(|w| *w > 0)?, f.window_from?))) {
+        Some((w, from)) => ("window", format!("{} tokens", crate::text::fmt::thousands(w)), from.to_string()),
+        None => (
+            "window",
+            "unknown (no meter, no pre-send check)".to_owned(),
+            format!("set [models.\"{model}\"] context_window in config.toml"),
+        ),
+    }
+}
+
+/// Asks the next run's server for its model's window, as a run would (`target::learn_window`),
+/// so `palaver config` can say it came from there. Only a key from a variable is sent: a key
+/// command is not run here, and a local server needs none.
+pub async fn learn_window(g: &Global, cfg: &mut Config) {
+    let rows = next_run(g, cfg);
+    let get = |k: &str| rows.iter().find(|r| r.0 == k).map(|r| r.1.clone());
+    // The demo has no base_url row.
+    let (Some(url), Some(model)) = (get("base_url"), get("model")) else { return };
+    if cfg.window_configured(&model) {
+        return;
+    }
+    let profile = get("provider").and_then(|p| cfg.providers.get(&p).cloned()).unwrap_or_default();
+    let var = g.api_key_env.clone().or_else(|| profile.api_key_env.clone()).unwrap_or_else(|| "OPENAI_API_KEY".into());
+    let key = crate::api::client::Secret::new(std::env::var(&var).unwrap_or_default());
+    let ep = profile.endpoint(&url, key);
+    if let Some(w) = crate::api::window::served_window(&ep, &model, crate::api::window::LOOKUP_TIMEOUT).await {
+        cfg.served.insert(model, w);
+    }
 }
 
 /// The provider and base URL rows of the next run (not the demo, not several unchosen).

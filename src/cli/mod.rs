@@ -119,7 +119,12 @@ pub async fn run(cli: Cli) -> u8 {
     }
     match &cli.command {
         Some(Command::ServeDemo { addr }) => serve_demo(addr).await,
-        Some(Command::Config { action }) => config_cmd::run(*action, g, &cfg, &paths),
+        Some(Command::Config { action }) => {
+            if action.is_none() {
+                config_cmd::learn_window(g, &mut cfg).await;
+            }
+            config_cmd::run(*action, g, &cfg, &paths)
+        }
         Some(Command::Schemas { action }) => schemas_cmd::run(action.as_ref(), &paths),
         Some(Command::History { action }) => history::run(action, g.json, &paths),
         Some(Command::Compare(ca)) => {
@@ -209,10 +214,23 @@ pub async fn run(cli: Cli) -> u8 {
                 if let Err(code) = screen_possible() {
                     return code;
                 }
-                let (t, flags) = match continued::resolve(g, &cfg, &paths).await {
+                // Several presets' keys and nothing configured: the screen offers them in a picker.
+                let found = target::offered_on_screen(g, &mut cfg);
+                let mut picked = g.clone();
+                picked.provider = picked.provider.or_else(|| found.first().map(|(n, _)| n.clone()));
+                let (t, flags) = match continued::resolve(&picked, &cfg, &paths).await {
                     Ok(t) => t,
                     Err(e) => return usage(&e.0),
                 };
+                // One key found: the screen says so; several: it offers them.
+                let found = match target::found_for(g, &cfg, &t) {
+                    Some(one) => vec![one],
+                    None => found,
+                };
+                // As `--provider NAME` would: a compare opened from here finds its endpoint.
+                if let [(name, _)] = found.as_slice() {
+                    cfg.adopt_preset(name);
+                }
                 // A continued conversation's target is already its own (or what a flag said).
                 let reopen = crate::app::persist::Reopen {
                     last: flags.continue_last,
@@ -222,7 +240,7 @@ pub async fn run(cli: Cli) -> u8 {
                     compact: flags.compact,
                 };
                 let settings = headless::settings(g, &t);
-                return crate::interactive::run_with(t, cfg, paths, settings, reopen).await;
+                return crate::interactive::run_with(t, cfg, paths, settings, reopen, found).await;
             }
             // `-a -` takes stdin's bytes as an attachment; otherwise piped text joins the prompt.
             let stdin_attached = g.attach.iter().any(|a| a == "-");
@@ -244,6 +262,9 @@ pub async fn run(cli: Cli) -> u8 {
                 Err(e) => return usage(&e.0),
             };
             if let Some(note) = target::fallback_note(&t) {
+                errln!("{note}");
+            }
+            if let Some(note) = target::found_note_for(g, &cfg, &t) {
                 errln!("{note}");
             }
             if let Some(n) = t.continued.as_ref().and_then(crate::engine::target::Continued::notice) {
@@ -274,6 +295,8 @@ pub async fn run(cli: Cli) -> u8 {
                     }
                 }
             }
+            // Once nothing can stop the run any more: a usage error asks no server anything.
+            target::learn_window(&mut cfg, &t).await;
             let registry = build_registry(&cfg, &paths).await;
             if g.yes {
                 registry.on_mcp_sample(&headless_sampler::sampler(&t, &cfg));

@@ -29,6 +29,76 @@ pub enum Source {
     Profile { name: String, from: String },
     /// No provider configured: `OPENAI_BASE_URL` (else api.openai.com) with the key variable.
     Env,
+    /// No provider configured and no OpenAI key, but one preset's key variable `var` is set:
+    /// that built-in preset (`GROQ_API_KEY` → groq).
+    Found { name: String, var: String },
+}
+
+/// The presets whose key variable is set (`GROQ_API_KEY`), as (preset, variable), in the presets'
+/// order: those a run with no provider configured can go to. A preset whose URL needs the user's
+/// own part (Azure's resource) is not one: its key alone says nowhere to send it.
+#[must_use]
+pub fn keys_found() -> Vec<(String, String)> {
+    crate::config::presets::all()
+        .iter()
+        .filter(|p| !p.placeholder)
+        .filter_map(|p| Some((p.name.clone(), p.profile.api_key_env.clone()?)))
+        .filter(|(_, var)| var != "OPENAI_API_KEY" && std::env::var(var).is_ok_and(|v| !v.trim().is_empty()))
+        .collect()
+}
+
+/// The usage error of a run that found several preset keys and was told none to use.
+#[must_use]
+pub fn several_keys_message(found: &[(String, String)]) -> String {
+    let list: Vec<String> = found.iter().map(|(p, v)| format!("{v} ({p})")).collect();
+    format!(
+        "no provider is configured and {} provider keys are set: {}; pass --provider NAME to pick one (as in --provider {}), or write a profile with `palaver config init --provider NAME`",
+        found.len(),
+        list.join(", "),
+        found.first().map_or("NAME", |(p, _)| p.as_str())
+    )
+}
+
+/// The presets the chat screen offers in its picker: several keys found and nothing else to go
+/// by (no flag, no provider configured, no conversation to continue). Each is adopted into
+/// `cfg`, so choosing one works as `--provider NAME`.
+pub fn offered_on_screen(g: &Global, cfg: &mut Config) -> Vec<(String, String)> {
+    if g.continue_last || g.resume.is_some() {
+        return Vec::new();
+    }
+    let found = keys_found();
+    let several = matches!(choose(g, cfg), Err(UsageError(m)) if m == several_keys_message(&found));
+    if !several {
+        return Vec::new();
+    }
+    for (name, _) in &found {
+        cfg.adopt_preset(name);
+    }
+    found
+}
+
+/// The (preset, variable) of a run whose target `t` was found by its key (`Source::Found`).
+#[must_use]
+pub fn found_for(g: &Global, cfg: &Config, t: &Target) -> Option<(String, String)> {
+    match choose(g, cfg) {
+        Ok(Source::Found { name, var }) if t.provider == name && t.continued.is_none() => Some((name, var)),
+        _ => None,
+    }
+}
+
+/// The stderr note of a run whose target `t` was found by its key, if it was.
+#[must_use]
+pub fn found_note_for(g: &Global, cfg: &Config, t: &Target) -> Option<String> {
+    found_for(g, cfg, t).map(|(name, var)| found_note(&name, &var))
+}
+
+/// The one line a run that found its provider by its key says (stderr headless, a notice on
+/// the chat screen).
+#[must_use]
+pub fn found_note(name: &str, var: &str) -> String {
+    format!(
+        "palaver: using the built-in `{name}` preset: {var} is set (no provider is configured; --provider NAME picks another)"
+    )
 }
 
 /// Resolves the target.
@@ -69,6 +139,14 @@ pub fn choose(g: &Global, cfg: &Config) -> Result<Source, UsageError> {
     if env_key || env_url {
         return Ok(Source::Env);
     }
+    // A key flag names the variable: the presets' own are not looked for then.
+    if g.api_key_env.is_none() {
+        match keys_found().as_slice() {
+            [] => {}
+            [(name, var)] => return Ok(Source::Found { name: name.clone(), var: var.clone() }),
+            several => return Err(UsageError(several_keys_message(several))),
+        }
+    }
     Ok(Source::Demo { fallback: Some(fallback_reason(&key_env, cfg)) })
 }
 
@@ -95,7 +173,7 @@ pub async fn build(g: &Global, cfg: &Config, source: Source) -> Result<Target, U
             let cmd = if g.api_key_env.is_some() { None } else { profile.api_key_cmd.as_deref() };
             let var = g.api_key_env.clone().or_else(|| profile.api_key_env.clone()).unwrap_or(key_env);
             let key = resolve_key(&var, cmd, profile.key_cmd_timeout(), true).map_err(UsageError)?;
-            let source = if cmd.is_some() { KeySource::Command } else { KeySource::Env(var) };
+            let source = cmd.map_or(KeySource::Env(var), |c| KeySource::Command(c.to_owned()));
             let name = name.or(profile_name).unwrap_or_else(|| host_of(&url));
             (name, profile, url, key, None, None, source)
         }
@@ -106,12 +184,19 @@ pub async fn build(g: &Global, cfg: &Config, source: Source) -> Result<Target, U
                 .clone()
                 .ok_or_else(|| UsageError(format!("provider `{name}` has no base_url in config.toml")))?;
             // With a profile its command wins over any variable.
-            let source = if profile.api_key_cmd.is_some() {
-                KeySource::Command
-            } else {
-                KeySource::Env(g.api_key_env.clone().or_else(|| profile.api_key_env.clone()).unwrap_or(key_env))
+            let source = match &profile.api_key_cmd {
+                Some(cmd) => KeySource::Command(cmd.clone()),
+                None => {
+                    KeySource::Env(g.api_key_env.clone().or_else(|| profile.api_key_env.clone()).unwrap_or(key_env))
+                }
             };
             (name, profile, url, key, None, None, source)
+        }
+        Source::Found { name, var } => {
+            let profile = crate::config::presets::get(&name).map(|p| p.profile.clone()).unwrap_or_default();
+            let url = profile.base_url.clone().unwrap_or_else(|| DEFAULT_OPENAI.into());
+            let key = Secret::new(std::env::var(&var).unwrap_or_default());
+            (name, profile, url, key, None, None, KeySource::Env(var))
         }
         Source::Env => {
             let url = std::env::var("OPENAI_BASE_URL")
@@ -244,6 +329,20 @@ pub fn fallback_note(t: &Target) -> Option<String> {
              (--demo asks for the demo without this note)"
         )
     })
+}
+
+/// Asks the target's server for the model's window when config.toml gives none, and keeps what
+/// it says for this run (`Config::served`, between the config and the catalogue). Headless runs
+/// it before the request, bounded by `LOOKUP_TIMEOUT`; a server that says nothing or fails
+/// leaves the catalogue's window.
+pub async fn learn_window(cfg: &mut Config, t: &Target) {
+    if t.demo.is_some() || cfg.window_configured(&t.model) {
+        return;
+    }
+    let within = crate::api::window::LOOKUP_TIMEOUT;
+    if let Some(w) = crate::api::window::served_window(&t.endpoint, &t.model, within).await {
+        cfg.served.insert(t.model.clone(), w);
+    }
 }
 
 /// Targets for compare columns. A model written `provider/model` whose prefix names a configured
@@ -499,27 +598,27 @@ mod tests {
 
     #[test]
     fn a_bare_compare_model_that_is_another_providers_says_so() {
-        let mut t = crate::engine::target::test_target(crate::api::Api::Chat, "llama-3.3-70b-versatile");
+        let mut t = crate::engine::target::test_target(crate::api::Api::Chat, "mistral-small-latest");
         t.provider = "local".into();
         t.endpoint.base_url = "http://127.0.0.1:8080/v1".into();
         let c = cfg("[providers.local]\nbase_url = \"http://127.0.0.1:8080/v1\"\n");
         let note = likely_elsewhere(&c, &t).unwrap_or_default();
         assert!(
-            note.starts_with("`llama-3.3-70b-versatile` goes to local (the default provider), though it is groq's"),
+            note.starts_with("`mistral-small-latest` goes to local (the default provider), though it is mistral's"),
             "{note}"
         );
-        assert!(note.contains("add [providers.groq] to config.toml"), "{note}");
+        assert!(note.contains("add [providers.mistral] to config.toml"), "{note}");
         // Configured: named as a column's provider.
         let c = cfg(
-            "[providers.local]\nbase_url = \"http://127.0.0.1:8080/v1\"\n[providers.groq]\nbase_url = \"https://api.groq.com/openai/v1\"\n",
+            "[providers.local]\nbase_url = \"http://127.0.0.1:8080/v1\"\n[providers.mistral]\nbase_url = \"https://api.mistral.ai/v1\"\n",
         );
         assert!(
             likely_elsewhere(&c, &t)
                 .unwrap_or_default()
-                .ends_with("name it groq/llama-3.3-70b-versatile to send it there")
+                .ends_with("name it mistral/mistral-small-latest to send it there")
         );
         // Where it belongs, or a model palaver knows no other home for: nothing to say.
-        t.endpoint.base_url = "https://api.groq.com/openai/v1".into();
+        t.endpoint.base_url = "https://api.mistral.ai/v1".into();
         assert_eq!(likely_elsewhere(&c, &t), None);
         t.model = "my-own-finetune".into();
         assert_eq!(likely_elsewhere(&c, &t), None);

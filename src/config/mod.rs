@@ -56,6 +56,30 @@ pub struct ModelFacts {
     /// The price is the catalogue's (the user set none): costs from it are estimates.
     #[serde(skip)]
     pub price_estimated: bool,
+    /// Where `context_window` came from.
+    #[serde(skip)]
+    pub window_from: Option<WindowFrom>,
+}
+
+/// Where a model's context window came from, in the order they win.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowFrom {
+    /// The user's `[models."…"] context_window`.
+    Config,
+    /// The server said so, at this place (`llama.cpp /v1/models`).
+    Server(&'static str),
+    /// The model catalogue.
+    Catalogue,
+}
+
+impl std::fmt::Display for WindowFrom {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Config => f.write_str("config"),
+            Self::Server(at) => write!(f, "server ({at})"),
+            Self::Catalogue => f.write_str("catalogue"),
+        }
+    }
 }
 
 /// A user tool: JSON arguments on stdin, stdout is the result.
@@ -168,6 +192,10 @@ pub struct Config {
     /// Whether a `config.toml` was actually read.
     #[serde(skip)]
     pub loaded_from: Option<std::path::PathBuf>,
+    /// Windows the servers of this run stated, by model (`learn_window`): between the user's
+    /// `context_window` and the catalogue's.
+    #[serde(skip)]
+    pub served: BTreeMap<String, crate::api::window::ServedWindow>,
     /// Keys the file has that palaver does not read, each with its line and the closest known
     /// key (`check::unknown_keys`); the CLI prints them, the chat screen shows them as notices.
     #[serde(skip)]
@@ -281,7 +309,8 @@ impl Config {
 
     /// What is known about `model`: the user's `[models."…"]` entry, each field it leaves
     /// unset filled from the catalogue (under the entry's or a listing profile's
-    /// `catalogue_model` when one is set). `None` when neither knows the model.
+    /// `catalogue_model` when one is set); the window the server stated (`served`) comes
+    /// between the two. `None` when none of them knows the model.
     #[must_use]
     pub fn model_facts(&self, model: &str) -> Option<ModelFacts> {
         self.model_facts_in(model, catalogue::global())
@@ -298,12 +327,21 @@ impl Config {
                 .and_then(|p| p.catalogue_model.as_deref())
         });
         let entry = cat.lookup(alias.unwrap_or(model));
-        if user.is_none() && entry.is_none() {
+        let served = self.served.get(model);
+        if user.is_none() && entry.is_none() && served.is_none() {
             return None;
         }
         let mut f = user.cloned().unwrap_or_default();
+        f.window_from = f.context_window.map(|_| WindowFrom::Config);
+        if let (None, Some(w)) = (f.context_window, served) {
+            f.context_window = Some(w.tokens);
+            f.window_from = Some(WindowFrom::Server(w.source));
+        }
         if let Some(e) = entry {
-            f.context_window = f.context_window.or(e.context_window);
+            if let (None, Some(w)) = (f.context_window, e.context_window) {
+                f.context_window = Some(w);
+                f.window_from = Some(WindowFrom::Catalogue);
+            }
             f.max_output = f.max_output.or(e.max_output);
             let p = &e.prices;
             if f.price.is_none() && (p.input.is_some() || p.output.is_some()) {
@@ -320,6 +358,12 @@ impl Config {
             f.catalogue_key = Some(e.key.clone());
         }
         Some(f)
+    }
+
+    /// Whether config.toml gives `model`'s window (then no server is asked).
+    #[must_use]
+    pub fn window_configured(&self, model: &str) -> bool {
+        self.models.get(model).is_some_and(|m| m.context_window.is_some())
     }
 
     /// Makes the built-in preset `name` a provider of this run when config.toml has no
@@ -439,6 +483,29 @@ mod tests {
         let text = "default_provider = \"x\"\n[providers.x]\nbase_url = 3\n";
         let err = Config::parse(text, Path::new("config.toml")).err().map(|e| e.to_string()).unwrap_or_default();
         assert!(err.contains("line 3"), "{err}");
+    }
+
+    #[test]
+    fn the_window_comes_from_the_config_then_the_server_then_the_catalogue() {
+        use crate::api::window::ServedWindow;
+        let cat = catalogue::built_in();
+        let served = ServedWindow { tokens: 4096, source: "llama.cpp /v1/models" };
+        let mut cfg = Config::parse("[models.\"mine\"]\ncontext_window = 1000\n", Path::new("c")).unwrap();
+        for m in ["mine", "gpt-4o-mini", "smollm2"] {
+            cfg.served.insert(m.to_owned(), served);
+        }
+        let f = cfg.model_facts_in("mine", &cat).unwrap();
+        assert_eq!((f.context_window, f.window_from), (Some(1000), Some(WindowFrom::Config)));
+        let f = cfg.model_facts_in("gpt-4o-mini", &cat).unwrap();
+        assert_eq!((f.context_window, f.window_from), (Some(4096), Some(WindowFrom::Server("llama.cpp /v1/models"))));
+        // The catalogue still prices it.
+        assert!(f.price_estimated && f.price.is_some());
+        // A model only the server knows.
+        let f = cfg.model_facts_in("smollm2", &cat).unwrap();
+        assert_eq!(f.window_from.map(|w| w.to_string()).as_deref(), Some("server (llama.cpp /v1/models)"));
+        let f = Config::default().model_facts_in("gpt-4o-mini", &cat).unwrap();
+        assert_eq!((f.context_window, f.window_from), (Some(128_000), Some(WindowFrom::Catalogue)));
+        assert_eq!(Config::default().model_facts_in("smollm2", &cat), None);
     }
 
     #[test]

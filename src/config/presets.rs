@@ -111,4 +111,29 @@ mod tests {
         }
         assert_eq!(get("openrouter").unwrap().profile.batch_terms(), None);
     }
+
+    /// Every preset's default model has the catalogue's window and price, so a first run on any
+    /// of them gets a meter and a cost (groq's and xai's once named models the catalogue had
+    /// dropped). Local servers' presets name no model (their window comes from the server), nor
+    /// does Azure's (a deployment's name is the user's).
+    #[test]
+    fn every_presets_default_model_is_in_the_catalogue() {
+        let cat = crate::config::catalogue::built_in();
+        for p in all() {
+            let Some(model) = p.profile.default_model.as_deref() else {
+                assert!(
+                    p.profile.key_optional || p.name == "azure",
+                    "{}: a hosted preset names a default model",
+                    p.name
+                );
+                continue;
+            };
+            let mut cfg = crate::config::Config::default();
+            assert!(cfg.adopt_preset(&p.name));
+            let f = cfg.model_facts_in(model, &cat).unwrap_or_else(|| panic!("{}: {model} is not catalogued", p.name));
+            assert!(f.context_window.is_some_and(|w| w > 0), "{}: {model} has no window", p.name);
+            let price = f.price.unwrap_or_else(|| panic!("{}: {model} has no price", p.name));
+            assert!(price.input.is_some() && price.output.is_some(), "{}: {model}", p.name);
+        }
+    }
 }

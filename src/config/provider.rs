@@ -132,6 +132,16 @@ impl ProviderProfile {
             .map_or(API_KEY_CMD_TIMEOUT, |s| Duration::try_from_secs_f64(s.max(0.001)).unwrap_or(API_KEY_CMD_TIMEOUT))
     }
 
+    /// Where this profile's key comes from: its command wins over its variable.
+    #[must_use]
+    pub fn key_source(&self) -> KeySource {
+        match (&self.api_key_cmd, &self.api_key_env) {
+            (Some(cmd), _) => KeySource::Command(cmd.clone()),
+            (None, Some(var)) => KeySource::Env(var.clone()),
+            (None, None) => KeySource::Env("OPENAI_API_KEY".to_owned()),
+        }
+    }
+
     /// The endpoint for this profile, with `key` already resolved.
     #[must_use]
     pub fn endpoint(&self, base_url: &str, key: Secret) -> Endpoint {
@@ -145,11 +155,7 @@ impl ProviderProfile {
         Endpoint {
             base_url: base_url.to_owned(),
             key,
-            key_source: match (&self.api_key_cmd, &self.api_key_env) {
-                (Some(_), _) => KeySource::Command,
-                (None, Some(var)) => KeySource::Env(var.clone()),
-                (None, None) => KeySource::Env("OPENAI_API_KEY".to_owned()),
-            },
+            key_source: self.key_source(),
             auth: if self.auth.as_deref() == Some("api-key") { AuthStyle::ApiKeyHeader } else { AuthStyle::Bearer },
             headers: self.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             query: self.query.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),

@@ -54,36 +54,48 @@ const LAYOUT_BUDGET: Duration = Duration::from_millis(4);
 
 /// Runs the chat screen until the user quits; returns the exit status.
 pub async fn run(target: Target, cfg: Config, paths: Paths, settings: TurnSettings) -> u8 {
-    run_with(target, cfg, paths, settings, Reopen::default()).await
+    run_with(target, cfg, paths, settings, Reopen::default(), Vec::new()).await
 }
 
 /// [`run`], reopening a stored conversation first when `reopen` asks (`--continue`, `--resume`).
-pub async fn run_with(target: Target, cfg: Config, paths: Paths, settings: TurnSettings, reopen: Reopen) -> u8 {
-    launch(target, cfg, paths, settings, reopen, Vec::new(), false).await
+/// `providers`: the preset found by its key variable, or several to offer in a picker (nothing
+/// configured).
+pub async fn run_with(
+    target: Target,
+    cfg: Config,
+    paths: Paths,
+    settings: TurnSettings,
+    reopen: Reopen,
+    providers: Vec<(String, String)>,
+) -> u8 {
+    launch(target, cfg, paths, settings, Start { reopen, columns: Vec::new(), arena: false, providers }).await
 }
 
 /// [`run`] in compare mode: one column per target (2–4, resolved by the CLI), all fed from the
 /// one composer; the first target is the chat's own.
 pub async fn run_compare(columns: Vec<Target>, cfg: Config, paths: Paths, settings: TurnSettings) -> u8 {
     let Some(first) = columns.first().cloned() else { return 2 };
-    launch(first, cfg, paths, settings, Reopen::default(), columns, false).await
+    launch(first, cfg, paths, settings, Start { columns, ..Start::default() }).await
 }
 
 /// The blind arena on two to four targets (`palaver compare --arena -m A -m B [-m C -m D]`).
 pub async fn run_arena(columns: Vec<Target>, cfg: Config, paths: Paths, settings: TurnSettings) -> u8 {
     let Some(first) = columns.first().cloned() else { return 2 };
-    launch(first, cfg, paths, settings, Reopen::default(), columns, true).await
+    launch(first, cfg, paths, settings, Start { columns, arena: true, ..Start::default() }).await
 }
 
-async fn launch(
-    target: Target,
-    cfg: Config,
-    paths: Paths,
-    settings: TurnSettings,
+/// How the screen opens besides its target: a conversation to reopen, compare columns (an arena
+/// or not), presets to offer in the provider picker.
+#[derive(Default)]
+struct Start {
     reopen: Reopen,
     columns: Vec<Target>,
     arena: bool,
-) -> u8 {
+    providers: Vec<(String, String)>,
+}
+
+async fn launch(target: Target, cfg: Config, paths: Paths, settings: TurnSettings, start: Start) -> u8 {
+    let Start { reopen, columns, arena, providers } = start;
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let themes_dir = paths.themes_dir();
     // A theme chosen with `/theme` is newer than the config file's.
@@ -109,6 +121,9 @@ async fn launch(
     let mut state = State::new(TargetInfo::from_target(&target), settings, cfg, theme, &theme_name);
     load_user_commands(&mut state, &paths);
     state.demo_fallback.clone_from(&target.fallback);
+    if !providers.is_empty() {
+        state.offer_providers(&providers);
+    }
     if let Some(e) = theme_error {
         state.transcript.push_notice(NoticeKind::Error, e);
     }
@@ -133,7 +148,11 @@ async fn launch(
         let _ = tx.send(Msg::Compact(None));
     }
     let column_http = http.clone();
-    let runner = Runner::new(tx.clone(), http, target.endpoint.clone(), themes_dir, no_color);
+    let mut runner = Runner::new(tx.clone(), http, target.endpoint.clone(), themes_dir, no_color);
+    // Off the first frame: the server's answer arrives as a message, as any other.
+    if let Some(Effect::LearnWindow(model)) = state.window_lookup() {
+        runner.learn_window(model);
+    }
     let compare = ColumnRunner::new(tx.clone(), column_http, runner.clock(), state.cfg.clone(), &target, &columns)
         .with_votes(paths.database());
     let infos: Vec<TargetInfo> = columns.iter().map(TargetInfo::from_target).collect();
@@ -412,6 +431,7 @@ impl Loop {
                 Effect::StartRequest { id, api, body } => self.runner.start_request(id, api, body),
                 Effect::CancelRequest { id } => self.runner.cancel(id),
                 Effect::FetchModels => self.runner.fetch_models(),
+                Effect::LearnWindow(model) => self.runner.learn_window(model),
                 Effect::LoadTheme(name) => self.runner.load_theme(name),
                 Effect::Copy(text) => {
                     // A terminal that cannot be written to shows nothing anyway; the next draw fails loudly.

@@ -27,7 +27,7 @@ pub fn draw(f: &mut Frame, state: &State) {
                 };
                 picker(f, state, o.title(), p, note);
             }
-            Overlay::CodeBlocks { picker: p, .. } => picker(f, state, o.title(), p, None),
+            Overlay::CodeBlocks { picker: p, .. } | Overlay::Providers(p) => picker(f, state, o.title(), p, None),
             Overlay::Conversations(list) => super::conversations::draw(f, state, list),
             Overlay::Approval => super::approval::draw(f, state),
             Overlay::Inspector => super::inspector::draw(f, state),

@@ -6,7 +6,7 @@ The server is `../shared/realserver` (beside the repository): installed from PyP
 `stop.sh PORT` at the end whatever happens. suite.py runs this section last (`--realserver DIR`);
 it also runs alone:
 
-    python3 tests/interop/realserver.py --palaver target/debug/palaver [--shared ../shared/realserver]
+    python3 tests/interop/realserver.py --palaver target/debug/palaver [--shared ../shared/realserver] [--only meter]
 
 The model is a base model, so every check is about shapes and behaviour (exit status, finish
 reason, usage, the `turn` object, what the server answered), never about its words. One
@@ -118,6 +118,7 @@ class RealServer:
         self.work = tmp / "rs-work"  # palaver's cwd: what its read-only tools see
         self.home = tmp / "rs-home"  # HOME for palaver and the server
         self.n = 0
+        self.only: set[str] = set()  # the sections to run (--only); empty: all of them
 
     # -- reporting --------------------------------------------------------------------------
     def record(self, o: Outcome) -> Outcome:
@@ -407,6 +408,67 @@ class RealServer:
             self.record(Outcome("tool loop (--tools auto --max-tokens 200)", api, True, not whys, whys, elapsed,
                                 "; then ".join(notes)))
 
+    def served_n_ctx(self) -> int | None:
+        """The window llama.cpp says it serves (`GET /v1/models` `meta.n_ctx`), asked directly."""
+        import urllib.request
+        req = urllib.request.Request(self.url + "/models")
+        try:
+            with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(req, timeout=10) as resp:
+                listed = json.loads(resp.read())
+            return int(listed["data"][0]["meta"]["n_ctx"])
+        except (OSError, ValueError, KeyError, IndexError, TypeError):
+            return None
+
+    def meter(self) -> None:
+        """Issue 40 §3: with no config, only --base-url and -m, the window comes from the server:
+        headless `--json` reports it in `context.window`, and the chat screen's status bar shows
+        the `ctx` meter (against it, the pre-send check and auto-compaction work)."""
+        t0 = time.monotonic()
+        name = "window read from the server with no config: context.window and the ctx meter"
+        why: list[str] = []
+        n_ctx = self.served_n_ctx()
+        if n_ctx is None:
+            why.append("GET /v1/models did not state meta.n_ctx")
+        run = self.palaver("chat", True, PLAIN_PROMPT, ["--max-tokens", "8"])
+        r = self.check_common(run, ("stop", "length"))
+        why += run.why
+        window = (r.get("context") or {}).get("window")
+        if n_ctx is not None and window != n_ctx:
+            why.append(f"context.window is {window!r}, the server's n_ctx is {n_ctx}")
+        note = f"n_ctx {n_ctx}, context.window {window}"
+        if shutil.which("tmux") is None:
+            note += "; tmux is not installed: the status bar was not checked"
+        else:
+            home = self.new_home()
+            sock = f"palaver-rs-meter-{os.getpid()}"
+            script = f"'{self.bin}' --base-url '{self.url}' -m {MODEL} 2>'{home}/stderr.txt'; echo EXITED-$?; sleep 600"
+            env = self.env(home)
+            env["TERM"] = "xterm-256color"
+
+            def tmux(*a: str) -> str:
+                p = subprocess.run(["tmux", "-L", sock, *a], env=env, capture_output=True, timeout=30, check=False)
+                return p.stdout.decode("utf-8", "replace")
+            try:
+                tmux("-f", "/dev/null", "new-session", "-d", "-s", "main", "-n", "palaver", "-x", "120", "-y", "40",
+                     "-c", str(self.work), script)
+                # 4096 reads as 4.1k on the status bar.
+                shown = f"/{n_ctx / 1000:.1f}k" if n_ctx else "ctx "
+                deadline = time.monotonic() + 20 * SCALE
+                status = ""
+                while time.monotonic() < deadline:
+                    lines = [ln for ln in tmux("capture-pane", "-p", "-t", "main").splitlines() if ln.strip()]
+                    status = lines[-1] if lines else ""
+                    if "ctx " in status and shown in status:
+                        break
+                    time.sleep(0.2)
+                else:
+                    why.append(f"the status bar never showed the ctx meter ({shown}): {status.strip()!r}")
+                note += f"; status bar: {status.strip()[:60]!r}"
+                tmux("send-keys", "-t", "main", "C-q")
+            finally:
+                tmux("kill-server")
+        self.record(Outcome(name, "chat", True, not why, why, time.monotonic() - t0, note))
+
     def tui(self) -> None:
         """The chat screen in tmux: a prompt, a streamed reply, the usage panel, Ctrl+Q."""
         t0 = time.monotonic()
@@ -537,12 +599,22 @@ class RealServer:
             log = self.logs / "realserver-server.log" if self.logs else self.server_log()
             print(f"realserver: llama.cpp on {self.url} after {time.monotonic() - t0:.1f} s (its log: {log})",
                   flush=True)
-            self.plain()
-            self.small_truths()
-            cuts = self.tools_cut()
-            self.continue_after(cuts)
-            self.tool_loop()
-            self.tui()
+            def wanted(section: str) -> bool:
+                return not self.only or section in self.only
+            if wanted("plain"):
+                self.plain()
+            if wanted("truths"):
+                self.small_truths()
+            if wanted("tools") or wanted("continue"):
+                cuts = self.tools_cut()
+                if wanted("continue"):
+                    self.continue_after(cuts)
+            if wanted("loop"):
+                self.tool_loop()
+            if wanted("tui"):
+                self.tui()
+            if wanted("meter"):
+                self.meter()
         finally:
             self.stop()
         print(f"realserver: section took {time.monotonic() - t0:.0f} s", flush=True)
@@ -555,9 +627,12 @@ def main() -> int:
     ap.add_argument("--shared", default=str(Path(__file__).resolve().parents[2].parent / "shared" / "realserver"))
     ap.add_argument("--logs", default="", help="move the server's log here when it stops")
     ap.add_argument("--keep", action="store_true", help="keep the temp dir")
+    ap.add_argument("--only", default="", help="run only these sections, comma-separated: "
+                    "plain, truths, tools, continue, loop, tui, meter")
     opts = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="palaver-realserver-"))
     rs = RealServer(opts.palaver, Path(opts.shared), tmp, logs=Path(opts.logs) if opts.logs else None)
+    rs.only = {s.strip() for s in opts.only.split(",") if s.strip()}
 
     def on_signal(signum, _frame):
         raise SystemExit(128 + signum)

@@ -1,6 +1,12 @@
 //! A scripted HTTP server on 127.0.0.1 for end-to-end tests: each accepted request gets the
 //! next scripted answer (status, headers, body pieces with pauses, or a cut connection), and
 //! every request line, header block and body is recorded for assertions.
+//!
+//! palaver asks a server for its model's context window before a headless request and when the
+//! chat screen opens (`GET …/models`, llama.cpp's `/props`, Ollama's `/api/show`, LM Studio's
+//! `/api/v0/models`). Those asks take no scripted answer and are not recorded: they get a 404
+//! (the server states no window), unless the next scripted answer is marked [`Reply::on_get`]
+//! (a model list a test serves on purpose).
 
 #![allow(dead_code)]
 
@@ -19,6 +25,8 @@ pub struct Reply {
     pub pieces: Vec<(Vec<u8>, Duration)>,
     /// Close the connection without finishing (no chunked terminator).
     pub cut: bool,
+    /// This answer is for a model list or window lookup (see the module's note).
+    pub for_lookup: bool,
 }
 
 impl Reply {
@@ -28,6 +36,7 @@ impl Reply {
             headers: vec![("Content-Type".into(), "text/event-stream".into())],
             pieces: vec![(body.as_bytes().to_vec(), Duration::ZERO)],
             cut: false,
+            for_lookup: false,
         }
     }
     pub fn json(status: u16, body: &str) -> Self {
@@ -36,6 +45,7 @@ impl Reply {
             headers: vec![("Content-Type".into(), "application/json".into())],
             pieces: vec![(body.as_bytes().to_vec(), Duration::ZERO)],
             cut: false,
+            for_lookup: false,
         }
     }
     pub fn header(mut self, k: &str, v: &str) -> Self {
@@ -54,6 +64,29 @@ impl Reply {
         self.cut = true;
         self
     }
+    /// Answers the next model list or window lookup (`GET /models`…), which otherwise gets a
+    /// 404 of its own without taking a scripted answer.
+    pub fn on_get(mut self) -> Self {
+        self.for_lookup = true;
+        self
+    }
+}
+
+/// Whether a request is a model list or window lookup (see the module's note).
+pub fn is_lookup(request_line: &str) -> bool {
+    let mut words = request_line.split_whitespace();
+    let (method, path) = (words.next().unwrap_or_default(), words.next().unwrap_or_default());
+    let path = path.split('?').next().unwrap_or_default();
+    match method {
+        "GET" => path.ends_with("/models") || path.ends_with("/props") || path.ends_with("/api/v0/models"),
+        "POST" => path.ends_with("/api/show"),
+        _ => false,
+    }
+}
+
+/// The answer a lookup gets when no scripted one is marked for it.
+fn not_scripted() -> Reply {
+    Reply::json(404, r#"{"error":{"message":"not scripted"}}"#)
 }
 
 /// A recorded request.
@@ -75,14 +108,35 @@ impl Server {
         let port = listener.local_addr().unwrap().port();
         let seen = Arc::new(Mutex::new(Vec::new()));
         let seen2 = seen.clone();
+        // The next scripted answer; the last one answers every request after it.
+        let next = Arc::new(Mutex::new(0usize));
+        let replies = Arc::new(replies);
         thread::spawn(move || {
-            for (i, stream) in listener.incoming().enumerate() {
+            for stream in listener.incoming() {
                 let Ok(stream) = stream else { break };
-                let reply = replies.get(i.min(replies.len().saturating_sub(1))).cloned();
-                let seen = seen2.clone();
+                let (seen, next, replies) = (seen2.clone(), next.clone(), replies.clone());
                 thread::spawn(move || {
-                    if let Some(reply) = reply {
-                        serve_one(stream, &reply, &seen);
+                    let Ok(mut write) = stream.try_clone() else { return };
+                    let mut reader = BufReader::new(stream);
+                    let Some(request) = read_request(&mut reader) else { return };
+                    let reply = {
+                        let mut at = next.lock().unwrap();
+                        let i = (*at).min(replies.len().saturating_sub(1));
+                        match replies.get(i) {
+                            Some(r) if is_lookup(&request.request_line) && !r.for_lookup => None,
+                            Some(r) => {
+                                *at += 1;
+                                Some(r.clone())
+                            }
+                            None => return,
+                        }
+                    };
+                    match reply {
+                        Some(reply) => {
+                            seen.lock().unwrap().push(request);
+                            write_reply(&mut write, &reply);
+                        }
+                        None => write_reply(&mut write, &not_scripted()),
                     }
                 });
             }
@@ -98,9 +152,19 @@ impl Server {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let seen2 = seen.clone();
         thread::spawn(move || {
-            for reply in replies {
+            let mut replies = replies.into_iter().peekable();
+            while let Some(next) = replies.peek() {
                 let Ok((stream, _)) = listener.accept() else { break };
-                serve_one(stream, &reply, &seen2);
+                let Ok(mut write) = stream.try_clone() else { break };
+                let mut reader = BufReader::new(stream);
+                let Some(request) = read_request(&mut reader) else { continue };
+                if is_lookup(&request.request_line) && !next.for_lookup {
+                    write_reply(&mut write, &not_scripted());
+                    continue;
+                }
+                let Some(reply) = replies.next() else { break };
+                seen2.lock().unwrap().push(request);
+                write_reply(&mut write, &reply);
             }
         });
         Self { base_url: format!("http://127.0.0.1:{port}/v1"), seen }
@@ -122,7 +186,10 @@ impl Server {
                     let Ok(mut write) = stream.try_clone() else { return };
                     let mut reader = BufReader::new(stream);
                     let Some(request) = read_request(&mut reader) else { return };
-                    seen.lock().unwrap().push(request.clone());
+                    // A lookup is answered as the test says but not recorded (see the module's note).
+                    if !is_lookup(&request.request_line) {
+                        seen.lock().unwrap().push(request.clone());
+                    }
                     write_reply(&mut write, &respond(&request));
                 });
             }
@@ -133,13 +200,6 @@ impl Server {
     pub fn requests(&self) -> Vec<Seen> {
         self.seen.lock().map(|s| s.clone()).unwrap_or_default()
     }
-}
-
-fn serve_one(mut stream: TcpStream, reply: &Reply, seen: &Arc<Mutex<Vec<Seen>>>) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let Some(request) = read_request(&mut reader) else { return };
-    seen.lock().unwrap().push(request);
-    write_reply(&mut stream, reply);
 }
 
 fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Seen> {

@@ -102,6 +102,7 @@ impl State {
                     chain_responses: profile.previous_response_id.unwrap_or(false),
                     attachments: profile.attachments,
                     base_url: profile.base_url.as_deref().map(crate::engine::target::storable_url),
+                    key_shown: profile.key_source().shell(),
                 }
             }
             // A bare model goes to the one provider that lists it (as on the command line).

@@ -152,14 +152,14 @@ impl Runner {
         }
     }
 
-    /// A `curl` command reproducing a request, the key as `$OPENAI_API_KEY`.
+    /// A `curl` command reproducing a request, the key read where the profile reads it.
     #[must_use]
     pub fn curl(&self, api: crate::api::Api, body: &serde_json::Value) -> String {
         curl_for(&self.endpoint, api, body)
     }
 }
 
-/// A `curl` command reproducing a request to `endpoint`, the key as `$OPENAI_API_KEY`.
+/// A `curl` command reproducing a request to `endpoint`, the key read where the profile reads it.
 #[must_use]
 pub fn curl_for(endpoint: &crate::api::client::Endpoint, api: crate::api::Api, body: &serde_json::Value) -> String {
     // A body with attachments is megabytes: past what a command line (and a clipboard)
