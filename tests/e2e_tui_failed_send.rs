@@ -43,7 +43,7 @@ fn a_refused_send_gives_back_the_draft_with_its_chips() {
     t.wait_for("the paste chip", |s| s.contains("[pasted 300 lines"));
     t.keys(&["Enter"]);
     let s = t.wait_for("the error and the draft", |s| {
-        s.contains("m · failed") && s.contains("the chat screen)") && s.contains("look at [pasted")
+        s.contains("m · failed") && s.contains("(/model)") && s.contains("look at [pasted")
     });
     assert!(s.contains("read images: remove the image, or send it to a model that can"), "what to do: {s}");
     assert!(s.contains("look at [pasted 300 lines"), "the paste is back as its chip: {s}");
