@@ -24,6 +24,9 @@ fn label(c: Choice, call: &ToolCall) -> String {
     match c {
         Choice::Once => "approve once".to_owned(),
         Choice::Session => format!("approve {} for this session", sanitize(&call.name)),
+        Choice::Outside => {
+            "run outside the sandbox: network and writes outside the workspace open for this one command".to_owned()
+        }
         Choice::Deny => "deny".to_owned(),
         Choice::Reason => "deny with a reason".to_owned(),
         Choice::Edit => "edit the arguments".to_owned(),
@@ -183,17 +186,8 @@ fn source(spec: Option<&ToolSpec>, call: &ToolCall) -> String {
 }
 
 /// Which sandbox a command this call starts will run in (none for calls that start none).
-fn sandbox_text(state: &State, a: &Approval, call: &ToolCall, spec: Option<&ToolSpec>) -> Option<String> {
-    let policy = state.owner_sandbox(a.owner);
-    let policy = match (call.kind.as_str(), spec.map(|s| &s.source)) {
-        ("shell" | "local_shell", _) => policy,
-        ("" | "custom", Some(ToolSource::Builtin)) if call.name == "run_command" => policy,
-        ("" | "custom", Some(ToolSource::User)) => {
-            policy.with_mode(state.cfg.tools.iter().find(|t| t.name == call.name).and_then(|t| t.sandbox))
-        }
-        _ => return None,
-    };
-    Some(policy.describe_on(state.tools.sandbox_support))
+fn sandbox_text(state: &State, a: &Approval, call: &ToolCall) -> Option<String> {
+    Some(state.call_sandbox(a.owner, call)?.describe_on(state.tools.sandbox_support))
 }
 
 fn details(state: &State, a: &Approval, call: &ToolCall, cols: usize) -> Vec<Line<'static>> {
@@ -203,11 +197,6 @@ fn details(state: &State, a: &Approval, call: &ToolCall, cols: usize) -> Vec<Lin
         Span::styled(format!("⚙ {}", reveal(&call.name)), theme.style(R::Tool).add_modifier(Modifier::BOLD)),
         Span::styled(format!("  {}", reveal(&source(spec.as_ref(), call))), theme.style(R::Dim)),
     ])];
-    // The pseudo-specs of MCP approvals, shell and patch calls only repeat the source line.
-    let described = call.kind.is_empty() || call.kind == "custom";
-    if let Some(d) = spec.as_ref().map(|s| s.description.as_str()).filter(|d| described && !d.is_empty()) {
-        out.extend(wrap::plain(&reveal(d), cols, theme.style(R::Dim)));
-    }
     // Paths outside the workspace (or holding secrets) come first: approving grants exactly these.
     let turn = state.tools.turn(a.owner).filter(|t| t.id == a.id);
     let paths = turn.and_then(|t| t.paths.get(&a.index));
@@ -274,7 +263,7 @@ fn details(state: &State, a: &Approval, call: &ToolCall, cols: usize) -> Vec<Lin
             }
         }
     }
-    if let Some(text) = sandbox_text(state, a, call, spec.as_ref()) {
+    if let Some(text) = sandbox_text(state, a, call) {
         let role = if text.starts_with("sandbox") { R::Dim } else { R::Warning };
         out.extend(wrap::plain(&text, cols, theme.style(role)));
     }
@@ -283,6 +272,14 @@ fn details(state: &State, a: &Approval, call: &ToolCall, cols: usize) -> Vec<Lin
         out.push(heading(theme, if call.kind == "custom" { "Input" } else { "Arguments" }));
         let text = if call.kind == "custom" { call.arguments.clone() } else { pretty_json(&call.arguments) };
         out.extend(wrap::plain(&reveal(&text), cols, theme.style(R::Base)));
+    }
+    // What runs comes before what the tool says of itself: on a small screen a long
+    // description would push the command out of sight. The pseudo-specs of MCP approvals,
+    // shell and patch calls only repeat the source line.
+    let described = call.kind.is_empty() || call.kind == "custom";
+    if let Some(d) = spec.as_ref().map(|s| s.description.as_str()).filter(|d| described && !d.is_empty()) {
+        out.push(Line::default());
+        out.extend(wrap::plain(&reveal(d), cols, theme.style(R::Dim)));
     }
     wrap::fit(out, cols)
 }

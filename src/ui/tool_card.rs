@@ -193,6 +193,11 @@ fn card(m: &Message, index: usize, call: &ToolCall, state: &State, cols: usize, 
         if let Some(o) = call.output.as_ref().filter(|_| matches!(call.status, ToolStatus::Done | ToolStatus::Failed)) {
             let n = o.lines().count();
             status.push_str(&format!(" · {n} line{} · {}", if n == 1 { "" } else { "s" }, size(o.len())));
+            // What the sandbox refused, even when the command went on and exited 0.
+            for r in crate::sys::spawn::refusal::Refusal::in_output(o) {
+                status.push_str(&format!(" · {}", r.label()));
+                role = if role == R::Success { R::Warning } else { role };
+            }
         }
     }
     let name = title(call);
