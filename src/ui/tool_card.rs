@@ -11,6 +11,7 @@ use crate::app::keymap::Action;
 use crate::app::tools::Owner;
 use crate::app::transcript::Cell;
 use crate::engine::message::{Message, ToolCall, ToolStatus};
+use crate::sys::spawn::refusal::Refusal;
 pub use crate::text::fmt::{pretty_json, size};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -187,17 +188,18 @@ fn card(m: &Message, index: usize, call: &ToolCall, state: &State, cols: usize, 
         status.push_str(&format!("{mark} {label}"));
     } else {
         status.push_str(&format!("{mark} {label}"));
+        // What the sandbox refused comes first, even when the command went on and exited 0.
+        let finished = matches!(call.status, ToolStatus::Done | ToolStatus::Failed);
+        for r in call.output.as_deref().filter(|_| finished).map(Refusal::in_output).unwrap_or_default() {
+            status.push_str(&format!(" · {}", r.label()));
+            role = if role == R::Success { R::Warning } else { role };
+        }
         if let Some(ms) = call.duration_ms {
             status.push_str(&format!(" · {}", fmt::duration(ms)));
         }
         if let Some(o) = call.output.as_ref().filter(|_| matches!(call.status, ToolStatus::Done | ToolStatus::Failed)) {
             let n = o.lines().count();
             status.push_str(&format!(" · {n} line{} · {}", if n == 1 { "" } else { "s" }, size(o.len())));
-            // What the sandbox refused, even when the command went on and exited 0.
-            for r in crate::sys::spawn::refusal::Refusal::in_output(o) {
-                status.push_str(&format!(" · {}", r.label()));
-                role = if role == R::Success { R::Warning } else { role };
-            }
         }
     }
     let name = title(call);
