@@ -350,7 +350,8 @@ fn a_server_that_ignored_the_tools_is_said_once_and_the_status_bar_shows_it() {
     if !tmux_available() {
         return;
     }
-    let server = Server::start(vec![Reply::sse(&tiny_prompt("first answer")), Reply::sse(&tiny_prompt("second answer"))]);
+    let server =
+        Server::start(vec![Reply::sse(&tiny_prompt("first answer")), Reply::sse(&tiny_prompt("second answer"))]);
     let t = start(&format!("--base-url {} --model scripted --tools ask", server.base_url));
     t.wait_ready();
     let s = t.wait_for("the status bar", |s| s.contains("tools 6 ask"));

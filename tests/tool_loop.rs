@@ -309,7 +309,10 @@ fn tools_the_server_ignored_are_said_once_on_stderr_and_in_the_result() {
     let (out, r) = run(&server, "chat", &[], dir.path());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.matches("seems to have ignored the 6 tools").count(), 1, "{stderr}");
-    assert!(stderr.contains("the prompt counted 12 tokens") && stderr.contains("chat template without tool"), "{stderr}");
+    assert!(
+        stderr.contains("the prompt counted 12 tokens") && stderr.contains("chat template without tool"),
+        "{stderr}"
+    );
     assert_eq!(r["turn"]["tools_ignored"]["tools"], 6, "{r}");
     assert_eq!(r["turn"]["tools_ignored"]["prompt_tokens"], 12, "{r}");
     assert!(r["turn"]["tools_ignored"]["tool_tokens"].as_u64().unwrap() > 150, "{r}");

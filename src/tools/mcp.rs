@@ -605,8 +605,7 @@ fn plain(e: &impl std::fmt::Display) -> String {
 fn unreachable(e: &rmcp::service::ClientInitializeError, url: &str) -> Option<String> {
     use rmcp::transport::streamable_http_client::StreamableHttpError;
     let rmcp::service::ClientInitializeError::TransportError { error, .. } = e else { return None };
-    let Some(StreamableHttpError::Client(r)) = error.error.downcast_ref::<StreamableHttpError<reqwest::Error>>()
-    else {
+    let Some(StreamableHttpError::Client(r)) = error.error.downcast_ref::<StreamableHttpError<reqwest::Error>>() else {
         return None;
     };
     r.status().is_none().then(|| crate::api::errors::describe_reqwest(r, url))

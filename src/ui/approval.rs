@@ -52,11 +52,8 @@ fn choices(state: &State, a: &Approval, call: &ToolCall, cols: usize) -> Vec<Lin
         for (n, mut line) in
             wrap::plain(&label(c, call), cols.saturating_sub(lead).max(1), theme.style(R::Base)).into_iter().enumerate()
         {
-            let (mark, letter) = if n == 0 {
-                (if on { " ▸ " } else { "   " }, letter.clone())
-            } else {
-                ("   ", " ".repeat(lead - 3))
-            };
+            let (mark, letter) =
+                if n == 0 { (if on { " ▸ " } else { "   " }, letter.clone()) } else { ("   ", " ".repeat(lead - 3)) };
             line.spans.insert(0, Span::styled(letter, theme.style(R::Accent).add_modifier(Modifier::BOLD)));
             line.spans.insert(0, Span::styled(mark, theme.style(R::Accent)));
             if on {

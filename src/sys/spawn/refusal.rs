@@ -133,9 +133,10 @@ mod tests {
             assert!(!find(s.as_bytes(), false).contains(&Network), "{s}");
         }
         // bash's /dev/tcp under Landlock alone: EACCES on connect.
-        assert_eq!(find(b"sh: connect: Permission denied\nsh: /dev/tcp/127.0.0.1/80: Permission denied", true), [
-            Network
-        ]);
+        assert_eq!(
+            find(b"sh: connect: Permission denied\nsh: /dev/tcp/127.0.0.1/80: Permission denied", true),
+            [Network]
+        );
     }
 
     #[test]
