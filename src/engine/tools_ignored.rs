@@ -9,7 +9,9 @@
 //! (OpenAI's own counts run below the JSON's) must not be accused; the smaller definitions are
 //! left alone, their estimate too rough to tell a dropped list from a short one. A prompt count
 //! of zero is no count (some servers send zeros); a long conversation can hide the drop (its
-//! messages alone outweigh the tools), which only delays the notice to a shorter one.
+//! messages alone outweigh the tools), which only delays the notice to a shorter one. The rule
+//! trusts the count to cover the whole prompt, cached part included, as llama.cpp, vLLM, OpenAI
+//! and current Ollama do; a server counting only what it had not cached could be misread.
 
 use super::usage::UsageView;
 use serde_json::Value;

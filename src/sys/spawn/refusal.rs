@@ -116,7 +116,8 @@ mod tests {
 
     #[test]
     fn programs_refused_a_socket_read_as_the_network_closed() {
-        let seen: [&str; 8] = [
+        let seen: [&str; 9] = [
+            "nc: connect to 127.0.0.1 port 80 (tcp) failed: Operation not permitted",
             "curl: (7) Failed to connect to 127.0.0.1 port 18404 after 0 ms: Couldn't connect to server",
             "curl: (6) Could not resolve host: example.com",
             "Connecting to 127.0.0.1:18404... failed: Operation not permitted.",
