@@ -10,9 +10,11 @@
 //!   connection or lookup prints ([`NETWORK`]), or a refusal ([`REFUSED`]) within
 //!   [`NEAR`] lines of a socket word ([`SOCKET_WORDS`]). With the network closed no connection
 //!   can succeed, so whatever the program blames, the sandbox is why;
-//! - **write**: any other "Permission denied" / `EACCES`, or "Read-only file system" / `EROFS`
-//!   (Landlock refuses writes outside the writable paths with `EACCES`, the read-only bind
-//!   mounts over `.git/hooks` and the like with `EROFS`; reads are never refused).
+//! - **write**: "Read-only file system" / `EROFS` (the read-only bind mounts over `.git/hooks`
+//!   and the like), or "Permission denied" / `EACCES` on a line that says it was writing
+//!   ([`WRITING`]: `cannot create`, `cannot touch`, `could not lock`, Python's `Errno 13`…).
+//!   Landlock refuses writes outside the writable paths with `EACCES` and never refuses a read
+//!   or an exec, so a bare "Permission denied" (`./script.sh` not executable) is not labelled.
 //!
 //! A line that matches nothing labels nothing: the generic note ([`super::sandbox::Policy::failure_hint`])
 //! still says the sandbox may be why.
@@ -67,6 +69,30 @@ const REFUSED: [&str; 4] = ["Operation not permitted", "Permission denied", "EPE
 /// Words that tie a nearby refusal to a socket (a traceback's frame, Node's `syscall:` field).
 const SOCKET_WORDS: [&str; 6] = ["socket", "connect", "urlopen", "getaddrinfo", "http.client", "/dev/tcp/"];
 
+/// How programs say a refused call was a write (matched lowercased): sh, coreutils, git,
+/// Python, Node, and tools that say "for writing".
+const WRITING: [&str; 19] = [
+    "cannot create",
+    "can't create",
+    "cannot touch",
+    "cannot remove",
+    "cannot make",
+    "cannot move",
+    "cannot overwrite",
+    "cannot write",
+    "could not create",
+    "could not write",
+    "could not lock",
+    "unable to create",
+    "unable to write",
+    "unable to unlink",
+    "failed to create",
+    "failed to write",
+    "for writing",
+    "errno 13",
+    "eacces: permission denied, ",
+];
+
 /// Lines either side of a refusal searched for a socket word.
 const NEAR: usize = 4;
 
@@ -89,10 +115,12 @@ pub fn find(stderr: &[u8], network_closed: bool) -> Vec<Refusal> {
                 .any(|l| SOCKET_WORDS.iter().any(|w| l.to_lowercase().contains(w)));
         if network_closed && (says_network(line) || socket) {
             network = true;
-        } else if line.contains("Permission denied")
-            || line.contains("EACCES")
-            || line.contains("Read-only file system")
+        } else if line.contains("Read-only file system")
             || line.contains("EROFS")
+            || (line.contains("Permission denied") || line.contains("EACCES")) && {
+                let lower = line.to_lowercase();
+                WRITING.iter().any(|w| lower.contains(w))
+            }
         {
             write = true;
         }
@@ -150,6 +178,17 @@ mod tests {
         // What is no refusal labels nothing; wget's "Connecting to" line alone is progress.
         assert!(find(b"grep: x: No such file or directory\nConnecting to h:80... connected.", true).is_empty());
         assert!(find(b"chmod: changing permissions of '/etc/x': Operation not permitted", true).is_empty());
+        // Landlock never refuses an exec or a read: a script that is not executable is no write.
+        assert!(find(b"sh: 1: ./build.sh: Permission denied", true).is_empty());
+        for w in [
+            "touch: cannot touch '/opt/x': Permission denied",
+            "error: could not lock config file .git/config: Permission denied",
+            "PermissionError: [Errno 13] Permission denied: '/home/u/out.txt'",
+            "Error: EACCES: permission denied, open '/home/u/out.txt'",
+            "mkdir: cannot create directory '/opt/d': Permission denied",
+        ] {
+            assert_eq!(find(w.as_bytes(), true), vec![Write], "{w}");
+        }
     }
 
     #[test]
