@@ -698,8 +698,11 @@ fn card_of_a_command_whose_write_the_sandbox_refused() {
     let mut sim = Sim::new(Api::Chat, "m");
     let id = sim.send("save it");
     sim.call(id, 0, "run_command", r#"{"command":"echo x > ~/notes.txt; curl -s http://127.0.0.1:9/; echo ok"}"#);
+    sim.call(id, 1, "read_file", r#"{"path":"quoted.md"}"#);
     sim.end_calls(id);
     sim.choose('y');
+    // A file that quotes a label is no refusal: only a command palaver sandboxed is labelled.
+    sim.done(id, 1, ToolOutput::ok(Refusal::Write.marker()), 1);
     let output = format!(
         "exit status: 0\nstdout:\nok\n\nstderr:\nsh: 1: cannot create /home/u/notes.txt: Permission denied\n\n{}\n{}\n\
          [palaver ran this command in the workspace-write sandbox: …]",
@@ -709,5 +712,7 @@ fn card_of_a_command_whose_write_the_sandbox_refused() {
     sim.done(id, 0, ToolOutput::ok(output), 12);
     let screen = sim.render(120, 40);
     assert!(screen.contains("✓ done · blocked by the sandbox (network closed) · write refused"), "{screen}");
+    let read = screen.lines().find(|l| l.contains("⚙ read_file")).unwrap();
+    assert!(!read.contains("refused"), "{screen}");
     insta::assert_snapshot!("card_refused_write_120x40", screen);
 }

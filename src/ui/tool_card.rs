@@ -189,7 +189,9 @@ fn card(m: &Message, index: usize, call: &ToolCall, state: &State, cols: usize, 
     } else {
         status.push_str(&format!("{mark} {label}"));
         // What the sandbox refused comes first, even when the command went on and exited 0.
-        let finished = matches!(call.status, ToolStatus::Done | ToolStatus::Failed);
+        // Only a command palaver started in the sandbox carries them (not a file that quotes one).
+        let finished =
+            matches!(call.status, ToolStatus::Done | ToolStatus::Failed) && state.call_sandbox(owner, call).is_some();
         for r in call.output.as_deref().filter(|_| finished).map(Refusal::in_output).unwrap_or_default() {
             status.push_str(&format!(" · {}", r.label()));
             role = if role == R::Success { R::Warning } else { role };
