@@ -61,6 +61,7 @@ pub fn headers_and_errors(data: &[u8]) {
         &err,
         &crate::api::endpoint::KeySource::Unknown,
         true,
+        crate::api::errors::Face::Headless,
     );
     let key = String::from_utf8_lossy(value).into_owned();
     crate::sys::secrets::register(&key);

@@ -86,3 +86,33 @@ fn vim_dd_then_p_of_a_paste_chip_sends_the_paste() {
     assert!(sent.contains("pasted row 19999") && !sent.contains("[pasted 20,000"), "the paste's text");
     t.quit();
 }
+
+/// Issue 40: ↑ brings a sent prompt with a big paste back as it was typed — the paste as its
+/// chip, as a failed send gives it back — and sending it again sends the whole paste.
+#[test]
+fn up_brings_a_sent_paste_back_as_its_chip() {
+    if !tmux_available() {
+        return;
+    }
+    let answer = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"got it\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+    let server = Server::start(vec![Reply::sse(answer), Reply::sse(answer)]);
+    let paste = tempfile::NamedTempFile::new().unwrap();
+    let text: String = (0..300).map(|i| format!("log line {i:04}\n")).collect();
+    std::fs::write(paste.path(), &text).unwrap();
+    let t = Tmux::launch(&format!("--base-url {} --model m", server.base_url)).start();
+    t.wait_ready();
+    t.type_text("look at ");
+    t.tmux(&["load-buffer", &paste.path().display().to_string()]);
+    t.tmux(&["paste-buffer", "-p", "-t", "main"]);
+    t.wait_for("the paste chip", |s| s.contains("[pasted 300 lines"));
+    t.keys(&["Enter"]);
+    t.wait_for("the reply", |s| s.contains("got it") && s.contains("✓ done"));
+    t.keys(&["Up"]);
+    let s = t.wait_for("the recalled draft", |s| s.lines().any(|l| l.contains("│ look at [pasted 300 lines")));
+    assert!(s.contains("1 paste"), "the composer's title counts the chip: {s}");
+    t.keys(&["Enter"]);
+    t.wait_for("the second request", |_| server.requests().len() == 2);
+    let body = &server.requests()[1].body;
+    assert!(body.contains("log line 0000") && body.contains("log line 0299"), "the whole paste went out again");
+    t.quit();
+}

@@ -162,7 +162,21 @@ fn the_arena_hides_names_and_numbers_until_a_deliberate_vote() {
     column_answer_with_usage(&mut sim, 1, "Second answer, from whoever B is.", 124);
     for (w, h) in [(80, 24), (120, 40)] {
         let screen = sim.render(w, h);
-        for name in ["demo-reasoning", " demo ", "tok/s", "reasoning)", "in 438", "out ", "$0", "no price"] {
+        // Nor the time to the first token, the time taken or the finish reason: they tell
+        // servers and models apart too.
+        for name in [
+            "demo-reasoning",
+            " demo ",
+            "tok/s",
+            "reasoning)",
+            "in 438",
+            "out ",
+            "$0",
+            "no price",
+            "ttft",
+            "done in",
+            "finish",
+        ] {
             assert!(!screen.contains(name), "{name:?} shows before the vote:\n{screen}");
         }
         assert!(screen.contains(" A ") && screen.contains(" B "), "{screen}");
@@ -171,7 +185,7 @@ fn the_arena_hides_names_and_numbers_until_a_deliberate_vote() {
     }
     // Typing after the answers goes to the composer: "tell" casts no tie.
     let fx = sim.key(KeyCode::Char('t'), KeyModifiers::NONE);
-    assert!(!fx.iter().any(|e| matches!(e, Effect::Compare(CompareEffect::Vote { .. }))));
+    assert!(!fx.iter().any(|e| matches!(e, Effect::Compare(CompareEffect::Vote(_)))));
     sim.key(KeyCode::Backspace, KeyModifiers::NONE);
 
     // Tab to the bar, → → to "B better": the bar shows the highlight; Enter votes.
@@ -185,18 +199,19 @@ fn the_arena_hides_names_and_numbers_until_a_deliberate_vote() {
     let vote = fx
         .iter()
         .find_map(|e| match e {
-            Effect::Compare(CompareEffect::Vote { row: Some(v), .. }) => Some(v.clone()),
+            Effect::Compare(CompareEffect::Vote(v)) => Some(v.clone()),
             _ => None,
         })
         .expect("a vote effect");
-    assert_eq!(vote.winner, "b");
-    assert_eq!((vote.model_a.as_str(), vote.model_b.as_str()), (order[0].as_str(), order[1].as_str()));
+    assert_eq!(vote.vote, "b");
+    let models: Vec<String> = vote.models.iter().map(|m| m.model.clone()).collect();
+    assert_eq!(models, order);
     assert_eq!(vote.prompt, "Which is better?");
     for (w, h) in [(80, 24), (120, 40)] {
         let screen = sim.render(w, h);
         assert!(screen.contains("demo-reasoning"), "names show after the vote:\n{screen}");
         assert!(
-            screen.contains("tok/s") && screen.contains("out ") && screen.contains("$0"),
+            screen.contains("tok/s") && screen.contains("out ") && screen.contains("$0") && screen.contains("ttft"),
             "numbers show after the vote:\n{screen}"
         );
         insta::assert_snapshot!(format!("arena_after_vote_{w}x{h}"), screen);
@@ -293,7 +308,7 @@ fn column_answer_with_reasoning(sim: &mut Sim, column: usize, reasoning: &str, t
 }
 
 #[test]
-fn a_three_model_arena_hides_reasoning_until_the_vote_and_stores_the_pairs_it_decides() {
+fn a_three_model_arena_hides_reasoning_until_the_vote_and_stores_one_battle() {
     let mut sim = Sim::new();
     sim.s.open_arena(vec![target("demo"), target("demo-reasoning"), target("demo-tools")], 7).unwrap();
     let order: Vec<String> =
@@ -316,25 +331,21 @@ fn a_three_model_arena_hides_reasoning_until_the_vote_and_stores_the_pairs_it_de
     assert!(screen.contains("C better") && screen.contains("all bad"), "one option a column:\n{screen}");
     insta::assert_snapshot!("arena_three_before_vote_120x30", screen);
 
-    // C is best: it beat A and beat B; A and B are not compared.
+    // C is best: one battle, its three models in column order, C ranked first.
     sim.key(KeyCode::Tab, KeyModifiers::NONE);
     sim.key(KeyCode::Char('c'), KeyModifiers::NONE);
     let fx = sim.key(KeyCode::Enter, KeyModifiers::NONE);
-    let rows: Vec<Option<(String, String, String)>> = fx
+    let battles: Vec<_> = fx
         .iter()
         .filter_map(|e| match e {
-            Effect::Compare(CompareEffect::Vote { row, .. }) => {
-                Some(row.as_ref().map(|v| (v.model_a.clone(), v.model_b.clone(), v.winner.clone())))
-            }
+            Effect::Compare(CompareEffect::Vote(v)) => Some(v.clone()),
             _ => None,
         })
         .collect();
-    let pair = |i: usize, j: usize, w: &str| Some((order[i].clone(), order[j].clone(), w.to_owned()));
-    assert_eq!(rows, [None, pair(0, 2, "b"), pair(1, 2, "b")], "pairs (A,B) (A,C) (B,C)");
-    let styled = fx.iter().any(|e| {
-        matches!(e, Effect::Compare(CompareEffect::Vote { row: Some(v), .. }) if v.style_a.is_some() && v.style_b.is_some())
-    });
-    assert!(styled, "each row carries both answers' style");
+    assert_eq!(battles.len(), 1, "one battle, not its pairs");
+    let models: Vec<String> = battles[0].models.iter().map(|m| m.model.clone()).collect();
+    assert_eq!((models, battles[0].ranking()), (order.clone(), vec![2, 2, 1]));
+    assert!(battles[0].models.iter().all(|m| m.style.is_some()), "each model carries its answers' style");
     let screen = sim.render(120, 30);
     assert!(screen.contains("▸ reasoning"), "the reasoning block shows after the vote:\n{screen}");
     assert!(screen.contains("demo-reasoning") && screen.contains("demo-tools"), "{screen}");

@@ -126,3 +126,21 @@ fn an_image_to_a_model_that_takes_none_is_warned_about() {
         insta::assert_snapshot!(format!("image_to_a_model_without_vision_{w}x{h}"), text);
     }
 }
+
+/// The compare screen's composer draws the chips as the chat's does (issue 40).
+#[test]
+fn chips_above_the_compare_composer() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let mut s = state();
+    for c in "/compare demo demo-reasoning".chars() {
+        s.apply(Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)));
+    }
+    s.apply(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
+    assert!(s.compare.is_active());
+    s.apply(loaded(Attachment::from_bytes("photo.png", png(64, 48)).unwrap()));
+    let mut cache = RenderCache::default();
+    let text = screen::text(&screen::settle(&mut s, 80, 24, &mut cache));
+    let composer: Vec<&str> = text.lines().skip_while(|l| !l.contains("message to 2 models")).collect();
+    assert!(composer.get(1).is_some_and(|l| l.contains("▣ photo.png 64×48")), "{text}");
+    insta::assert_snapshot!("compare_chips_80x24", text);
+}

@@ -129,3 +129,32 @@ fn a_long_flash_takes_the_whole_status_line_instead_of_being_cut() {
     let status = screen.lines().last().unwrap();
     assert!(status.contains("copied") && status.contains("✓ done") && status.contains("ctx"), "{screen}");
 }
+
+/// With the usage panel hidden (a narrow screen, or `/panels`), the status bar carries the
+/// conversation's cost; with `/schema` on, it says the answers must follow one.
+#[test]
+fn the_status_bar_shows_cost_without_the_panel_and_the_schema_when_on() {
+    let body = "data: {\"id\":\"c\",\"model\":\"gpt-4o-mini\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Teal.\"},\"finish_reason\":\"stop\"}]}\n\n\
+        data: {\"id\":\"c\",\"model\":\"gpt-4o-mini\",\"choices\":[],\"usage\":{\"prompt_tokens\":12000,\"completion_tokens\":800,\"total_tokens\":12800}}\n\n\
+        data: [DONE]\n\n";
+    let mut s = replay_body(state_for(Api::Chat, "gpt-4o-mini"), Api::Chat, body.as_bytes());
+    let status = |s: &mut State, w: u16, h: u16| {
+        let screen = screen::text(&screen::settle(s, w, h, &mut RenderCache::default()));
+        (screen.lines().last().unwrap_or_default().to_owned(), screen)
+    };
+    // The panel shows it: the bar does not repeat it.
+    let (bar, screen) = status(&mut s, 120, 40);
+    assert!(screen.contains("cost") && !bar.contains("~$"), "{screen}");
+    // Hidden: the bar has it.
+    let (bar, _) = status(&mut s, 90, 24);
+    assert!(bar.contains("~$0.00228"), "{bar}");
+    assert!(!bar.contains("schema"), "{bar}");
+    for c in "/schema name, age int".chars() {
+        s.apply(Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)));
+    }
+    s.apply(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
+    s.flash = None;
+    let (bar, screen) = status(&mut s, 90, 24);
+    assert!(bar.contains("schema") && bar.contains("~$0.00228"), "{bar}");
+    insta::assert_snapshot!("status_cost_and_schema_90x24", screen);
+}

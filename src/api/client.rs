@@ -228,8 +228,15 @@ pub async fn run_serialized(
             }
             RetryDecision::GiveUp(note) => {
                 let mut info = ErrorInfo::from_provider(&err, "http");
-                info.message =
-                    errors::describe_http(status, &ep.url(api.path()), api, &err, &ep.key_source, !ep.key.is_empty());
+                info.message = errors::describe_http(
+                    status,
+                    &ep.url(api.path()),
+                    api,
+                    &err,
+                    &ep.key_source,
+                    !ep.key.is_empty(),
+                    ep.face,
+                );
                 if let Some(note) = note {
                     info.message = format!("{} ({note})", info.message);
                 }

@@ -85,6 +85,8 @@ pub struct Endpoint {
     pub max_retry_wait: Duration,
     /// What a reply, a body or a request may grow to.
     pub limits: Limits,
+    /// Where its errors are shown: their hints name that face's knobs.
+    pub face: super::errors::Face,
 }
 
 impl Endpoint {

@@ -102,62 +102,178 @@ pub fn problem(status: u16, err: &ProviderError) -> Option<Problem> {
     }
 }
 
-/// What the user can do about `p`, in words that fit both the chat screen and a headless run.
+/// Where a message is shown, so that its hint names a knob that exists there: a flag for a
+/// headless run, a slash command on the chat screen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Face {
+    #[default]
+    Headless,
+    Screen,
+}
+
+/// A request parameter a server may name in a refusal, and the knob that sets it: (words in
+/// the message, headless flag, chat-screen command; none: `/set` with the parameter's name).
+/// The first match wins.
+const KNOBS: &[(&[&str], &str, Option<&str>)] = &[
+    (&["logprobs"], "--logprobs", Some("/logprobs")),
+    (&["max_output_tokens", "max_completion_tokens", "max_tokens"], "--max-tokens", None),
+    (&["temperature"], "--temperature", None),
+    (&["reasoning_effort"], "--reasoning-effort", None),
+    (&["response_format", "json_schema"], "--schema", Some("/schema")),
+    (&["tool_choice", "tools"], "--tools", Some("/tools")),
+];
+
+/// The knob for the request parameter the server's `message` names, if any.
+fn named_knob(message: &str, face: Face) -> Option<String> {
+    let lower = message.to_ascii_lowercase();
+    KNOBS.iter().find_map(|(words, flag, cmd)| {
+        let word = words.iter().find(|w| lower.contains(**w))?;
+        Some(match (face, cmd) {
+            (Face::Headless, _) => (*flag).to_owned(),
+            (Face::Screen, Some(cmd)) => (*cmd).to_owned(),
+            (Face::Screen, None) => format!("/set {word} (or /unset {word})"),
+        })
+    })
+}
+
+/// What the user can do about `p` (the server said `message`), in the knobs of `face`.
 #[must_use]
-pub fn what_to_do(p: Problem, key: &KeySource, key_sent: bool) -> String {
+pub fn what_to_do(p: Problem, message: &str, key: &KeySource, key_sent: bool, face: Face) -> String {
+    let pick = |headless: &str, screen: &str| match face {
+        Face::Headless => headless.to_owned(),
+        Face::Screen => screen.to_owned(),
+    };
     match p {
-        Problem::ContextOverflow => "the conversation does not fit the model's context window: send a shorter \
-            prompt or fewer attachments, lower --max-tokens, start a new conversation (/new), or summarise \
-            the earlier turns (--continue --compact)"
-            .to_owned(),
-        Problem::NoVision => "this model (or server) cannot read images: remove the image, or send it to a \
-            model that can (-m, or /model on the chat screen)"
-            .to_owned(),
+        Problem::ContextOverflow => pick(
+            "the conversation does not fit the model's context window: send a shorter prompt or fewer \
+             attachments, lower --max-tokens, start a new conversation (leave out --continue), or summarise \
+             the earlier turns (--continue --compact)",
+            "the conversation does not fit the model's context window: send a shorter prompt or fewer \
+             attachments, summarise the earlier turns (/compact), or start a new conversation (/new)",
+        ),
+        Problem::NoVision => pick(
+            "this model (or server) cannot read images: remove the image, or send it to a model that can (-m)",
+            "this model (or server) cannot read images: remove the image, or send it to a model that can (/model)",
+        ),
         Problem::Quota => "the account is out of quota: check its plan and billing (retrying will not help)".to_owned(),
         Problem::TooLarge => "the request is larger than the server accepts: attach fewer or smaller files".to_owned(),
-        Problem::BadRequest => "the server refused the request as it was sent, so sending it again will not help: \
-            check the model (-m, /model), the request options (--max-tokens, /set) and the last turn (a tool \
-            call's arguments, an attachment)"
-            .to_owned(),
-        Problem::Auth => match (key, key_sent) {
-            (KeySource::Env(var), false) => {
-                format!("no API key was sent: export {var}=… (or name another variable with --api-key-env)")
-            }
-            (KeySource::Env(var), true) => {
-                format!("the key in {var} was refused: check it, or name another variable with --api-key-env")
-            }
-            (KeySource::Command, _) => "the key printed by api_key_cmd was refused: check what it prints".to_owned(),
-            (KeySource::Unknown, _) => "the API key was refused: check it".to_owned(),
+        Problem::BadRequest => match named_knob(message, face) {
+            Some(knob) => format!(
+                "the server refused the request as it was sent, so sending it again will not help: change or \
+                 leave out what it names ({knob})"
+            ),
+            None => pick(
+                "the server refused the request as it was sent, so sending it again will not help: check the \
+                 model (-m), the request options (--max-tokens, --temperature, the profile's [request] in \
+                 config.toml) and the last turn (a tool call's arguments, an attachment)",
+                "the server refused the request as it was sent, so sending it again will not help: check the \
+                 model (/model), the request options (/set lists them) and the last turn (a tool call's \
+                 arguments, an attachment)",
+            ),
         },
+        Problem::Auth => auth_hint(key, key_sent, face),
     }
 }
 
-/// The message for an HTTP error `status` from `url` (the endpoint of `api`), from the error
-/// the body held, with what to do when the error says it (see [`problem`]).
+fn auth_hint(key: &KeySource, key_sent: bool, face: Face) -> String {
+    // The chat screen cannot change where the key comes from: that takes a new start.
+    let other = match face {
+        Face::Headless => "name another variable with --api-key-env",
+        Face::Screen => "start palaver again with --api-key-env naming another variable",
+    };
+    match (key, key_sent) {
+        (KeySource::Env(var), false) => format!("no API key was sent: export {var}=… (or {other})"),
+        (KeySource::Env(var), true) => format!("the key in {var} was refused: check it, or {other}"),
+        (KeySource::Command, _) => "the key printed by api_key_cmd was refused: check what it prints".to_owned(),
+        (KeySource::Unknown, _) => "the API key was refused: check it".to_owned(),
+    }
+}
+
+/// Every hint [`what_to_do`] and [`describe_http`] can give on `face`, for the test that each
+/// names a knob that exists there.
 #[must_use]
-pub fn describe_http(status: u16, url: &str, api: Api, err: &ProviderError, key: &KeySource, key_sent: bool) -> String {
-    let base = describe_status(status, url, api, err);
+pub fn every_hint(face: Face) -> Vec<String> {
+    let problems = [
+        Problem::ContextOverflow,
+        Problem::NoVision,
+        Problem::Quota,
+        Problem::Auth,
+        Problem::TooLarge,
+        Problem::BadRequest,
+    ];
+    let keys = [KeySource::Unknown, KeySource::Env("K".into()), KeySource::Command];
+    let messages = KNOBS.iter().flat_map(|(words, _, _)| words.iter().copied()).chain(["bad"]);
+    let mut out: Vec<String> = Vec::new();
+    for message in messages {
+        for p in problems {
+            for key in &keys {
+                for sent in [false, true] {
+                    out.push(what_to_do(p, message, key, sent, face));
+                }
+            }
+        }
+    }
+    let not_found = |code: Option<&str>| ProviderError {
+        status: Some(404),
+        message: "File Not Found".into(),
+        kind: None,
+        code: code.map(str::to_owned),
+        param: None,
+        body: Value::Null,
+    };
+    for api in [Api::Chat, Api::Responses] {
+        for code in [None, Some("model_not_found")] {
+            out.push(describe_status(404, "http://h/v1", api, &not_found(code), face));
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The message for an HTTP error `status` from `url` (the endpoint of `api`), from the error
+/// the body held, with what to do when the error says it (see [`problem`]), in the knobs of
+/// `face`.
+#[must_use]
+pub fn describe_http(
+    status: u16,
+    url: &str,
+    api: Api,
+    err: &ProviderError,
+    key: &KeySource,
+    key_sent: bool,
+    face: Face,
+) -> String {
+    let base = describe_status(status, url, api, err, face);
     match problem(status, err) {
-        Some(p) => format!("{} — {}", base.trim_end(), what_to_do(p, key, key_sent)),
+        Some(p) => format!("{} — {}", base.trim_end(), what_to_do(p, &err.message, key, key_sent, face)),
         None => base,
     }
 }
 
-fn describe_status(status: u16, url: &str, api: Api, err: &ProviderError) -> String {
+fn describe_status(status: u16, url: &str, api: Api, err: &ProviderError, face: Face) -> String {
     if status != 404 {
         return err.message.clone();
     }
     if names_a_model(err) {
         // OpenAI, vLLM and Ollama answer 404 for an unknown model (Azure for an unknown
         // deployment): the API itself is there. Which names the server knows is one command away.
-        return format!("{} ({url}); `palaver models` lists the models it offers", err.message);
+        let lists = match face {
+            Face::Headless => "`palaver models` lists the models it offers",
+            Face::Screen => "/model lists the models it offers",
+        };
+        return format!("{} ({url}); {lists}", err.message);
     }
     let other = match api {
         Api::Chat => Api::Responses,
         Api::Responses => Api::Chat,
     };
+    let knob = match face {
+        Face::Headless => "--api",
+        Face::Screen => "/api",
+    };
     format!(
-        "{url}: {}. The server may not offer the {} API: try --api {} (or check the base URL)",
+        "{url}: {}. The server may not offer the {} API: try {knob} {} (or check the base URL)",
         err.message.trim_end_matches('.'),
         title(api),
         other.name()
@@ -293,14 +409,22 @@ mod tests {
     #[test]
     fn a_404_names_the_url_and_suggests_the_other_api() {
         let e = error_from_body(404, br#"{"error":{"message":"File Not Found","type":"not_found_error","code":404}}"#);
-        let m = describe_http(404, URL, Api::Responses, &e, &KeySource::Unknown, true);
+        let m = describe_http(404, URL, Api::Responses, &e, &KeySource::Unknown, true, Face::Headless);
         assert_eq!(
             m,
             "http://127.0.0.1:8080/v1/responses: File Not Found. The server may not offer the Responses API: \
              try --api chat (or check the base URL)"
         );
         let e = error_from_body(404, b"<html><body><h1>404 Not Found</h1><hr>nginx</body></html>");
-        let m = describe_http(404, "http://h/v1/chat/completions", Api::Chat, &e, &KeySource::Unknown, true);
+        let m = describe_http(
+            404,
+            "http://h/v1/chat/completions",
+            Api::Chat,
+            &e,
+            &KeySource::Unknown,
+            true,
+            Face::Headless,
+        );
         assert!(m.starts_with("http://h/v1/chat/completions: 404 Not Found nginx."), "{m}");
         assert!(m.contains("Chat Completions API: try --api responses"), "{m}");
     }
@@ -312,12 +436,12 @@ mod tests {
             &json!({"error":{"message":"The model `x` does not exist","code":"model_not_found"}}),
         );
         assert_eq!(
-            describe_http(404, URL, Api::Responses, &e, &KeySource::Unknown, true),
+            describe_http(404, URL, Api::Responses, &e, &KeySource::Unknown, true, Face::Headless),
             format!("The model `x` does not exist ({URL}); `palaver models` lists the models it offers")
         );
         // A 400 is the server's own word first, then why sending it again will not help.
         let e = error_from_body(400, br#"{"detail":"bad"}"#);
-        let m = describe_http(400, URL, Api::Responses, &e, &KeySource::Unknown, true);
+        let m = describe_http(400, URL, Api::Responses, &e, &KeySource::Unknown, true, Face::Headless);
         assert!(m.starts_with("bad — the server refused the request as it was sent"), "{m}");
     }
 
@@ -328,30 +452,30 @@ mod tests {
             br#"{"error":{"code":400,"message":"request (2009 tokens) exceeds the available context size (512 tokens), try increasing it","type":"exceed_context_size_error"}}"#,
         );
         assert_eq!(problem(400, &ctx), Some(Problem::ContextOverflow));
-        let m = describe_http(400, URL, Api::Chat, &ctx, &KeySource::Unknown, true);
+        let m = describe_http(400, URL, Api::Chat, &ctx, &KeySource::Unknown, true, Face::Headless);
         assert!(m.starts_with("request (2009 tokens) exceeds the available context size"), "{m}");
         assert!(m.contains(" — the conversation does not fit the model's context window"), "{m}");
-        assert!(m.contains("/new") && m.contains("--compact"), "{m}");
+        assert!(m.contains("--continue --compact") && !m.contains("/new"), "headless: flags only: {m}");
         let img = error_from_body(500, br#"{"error":{"code":500,"message":"image input is not supported - hint: if this is unexpected, you may need to provide the mmproj","type":"server_error"}}"#);
-        let m = describe_http(500, URL, Api::Chat, &img, &KeySource::Unknown, true);
-        assert!(m.ends_with("cannot read images: remove the image, or send it to a model that can (-m, or /model on the chat screen)"), "{m}");
+        let m = describe_http(500, URL, Api::Chat, &img, &KeySource::Unknown, true, Face::Headless);
+        assert!(m.ends_with("cannot read images: remove the image, or send it to a model that can (-m)"), "{m}");
         let bad_key = error_from_body(401, br#"{"error":{"message":"Incorrect API key provided"}}"#);
         let env = KeySource::Env("MY_KEY".into());
-        let m = describe_http(401, URL, Api::Chat, &bad_key, &env, true);
+        let m = describe_http(401, URL, Api::Chat, &bad_key, &env, true, Face::Headless);
         assert_eq!(
             m,
             "Incorrect API key provided — the key in MY_KEY was refused: check it, or name another variable with --api-key-env"
         );
-        let m = describe_http(401, URL, Api::Chat, &bad_key, &env, false);
+        let m = describe_http(401, URL, Api::Chat, &bad_key, &env, false, Face::Headless);
         assert!(
             m.ends_with("no API key was sent: export MY_KEY=… (or name another variable with --api-key-env)"),
             "{m}"
         );
-        let m = describe_http(401, URL, Api::Chat, &bad_key, &KeySource::Command, true);
+        let m = describe_http(401, URL, Api::Chat, &bad_key, &KeySource::Command, true, Face::Headless);
         assert!(m.contains("api_key_cmd"), "{m}");
         // Nothing to add to an error that says nothing palaver can act on.
         let plain = error_from_body(500, br#"{"error":{"message":"The server is overloaded"}}"#);
-        assert_eq!(describe_http(500, URL, Api::Chat, &plain, &env, true), "The server is overloaded");
+        assert_eq!(describe_http(500, URL, Api::Chat, &plain, &env, true, Face::Headless), "The server is overloaded");
     }
 
     #[test]
@@ -367,5 +491,38 @@ mod tests {
         assert!(t.ends_with("body.4: bad; and 2 more"), "{t}");
         assert_eq!(detail_text(&json!({"msg":"x"})).as_deref(), Some("x"));
         assert_eq!(detail_text(&json!("")), None);
+    }
+
+    #[test]
+    fn a_refusal_naming_a_parameter_names_its_knob_where_it_is_shown() {
+        // llama.cpp's Responses API refuses `palaver --logprobs 3` so.
+        let e = error_from_body(
+            400,
+            br#"{"error":{"code":400,"message":"top_logprobs requires logprobs to be set to true","type":"invalid_request_error"}}"#,
+        );
+        let headless = describe_http(400, URL, Api::Responses, &e, &KeySource::Unknown, true, Face::Headless);
+        assert!(headless.ends_with("change or leave out what it names (--logprobs)"), "{headless}");
+        assert!(!headless.contains("/set"), "{headless}");
+        let screen = describe_http(400, URL, Api::Responses, &e, &KeySource::Unknown, true, Face::Screen);
+        assert!(screen.ends_with("(/logprobs)"), "{screen}");
+        let e = error_from_body(400, br#"{"error":{"message":"max_output_tokens must be at least 16"}}"#);
+        let screen = describe_http(400, URL, Api::Responses, &e, &KeySource::Unknown, true, Face::Screen);
+        assert!(screen.ends_with("(/set max_output_tokens (or /unset max_output_tokens))"), "{screen}");
+        // Nothing named: the general knobs of each face.
+        let e = error_from_body(400, br#"{"error":{"message":"bad"}}"#);
+        let headless = describe_http(400, URL, Api::Chat, &e, &KeySource::Unknown, true, Face::Headless);
+        assert!(headless.contains("(-m)") && !headless.contains('/'), "{headless}");
+        let screen = describe_http(400, URL, Api::Chat, &e, &KeySource::Unknown, true, Face::Screen);
+        assert!(screen.contains("(/model)") && screen.contains("/set lists them"), "{screen}");
+    }
+
+    #[test]
+    fn the_chat_screen_is_pointed_at_its_commands() {
+        let ctx = error_from_body(400, br#"{"error":{"message":"x","type":"exceed_context_size_error"}}"#);
+        let m = describe_http(400, URL, Api::Chat, &ctx, &KeySource::Unknown, true, Face::Screen);
+        assert!(m.contains("/compact") && m.contains("/new") && !m.contains("--"), "{m}");
+        let e = error_from_body(404, br#"{"error":{"message":"File Not Found"}}"#);
+        let m = describe_http(404, URL, Api::Responses, &e, &KeySource::Unknown, true, Face::Screen);
+        assert!(m.contains("try /api chat"), "{m}");
     }
 }

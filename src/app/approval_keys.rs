@@ -93,7 +93,7 @@ impl State {
                 return true;
             }
             // Typed ahead: text, whatever letters it holds. The choosing keys mean nothing yet.
-            return self.text_to_composer(key, None) || step(key).is_some();
+            return self.type_ahead(true, key) || step(key).is_some();
         }
         let choices = self.approval_choices();
         if send {

@@ -62,12 +62,14 @@ pub enum Command {
     Schema(Option<String>),
 }
 
-/// (command, argument, description) for help and the palette.
+/// (command, arguments, description): the one table `/help`, the `/` menu, Tab and the palette
+/// read. Arguments in brackets may be left out (Enter in the menu runs the command at once);
+/// the others are asked for (Enter completes the name and waits for them).
 pub const COMMANDS: &[(&str, &str, &str)] = &[
-    ("/model", "NAME", "switch model (no name: pick from a list)"),
+    ("/model", "[NAME]", "switch model (no name: pick from a list)"),
     ("/system", "TEXT", "set the system prompt (no text: clear it)"),
     ("/api", "chat|responses", "switch API"),
-    ("/theme", "NAME", "switch theme"),
+    ("/theme", "[NAME]", "switch theme"),
     ("/panels", "", "show or hide the usage and safety panels"),
     ("/clear", "", "clear the transcript, keep the settings"),
     ("/new", "", "start over with the starting settings (this conversation stays saved)"),
@@ -77,18 +79,18 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("/arena", "A B [C D]", "blind arena: 2–4 hidden models answer, you vote (a · b · … · t · n), then names show"),
     (
         "/set",
-        "KEY VALUE",
+        "[KEY VALUE]",
         "set a request option: reasoning.effort, reasoning.summary, text.verbosity, truncation, max_output_tokens, parallel_tool_calls, max_tool_calls, service_tier, metadata.K, prompt_cache_key, safety_identifier, … (no key: list them)",
     ),
     ("/unset", "KEY", "remove a request option"),
     (
         "/tools",
-        "auto|ask|none",
+        "[auto|ask|none]",
         "offer tools to the model: auto runs read-only ones, ask asks for every call, none offers none",
     ),
     ("/attach", "PATH|URL", "attach a file or image to the next message (Tab completes the path; alt+x removes)"),
     ("/vim", "", "vim keys in the composer (normal, insert, visual) on or off"),
-    ("/mouse", "on|off", "capture the mouse (wheel, clicks) or leave it to the terminal, so text can be selected"),
+    ("/mouse", "[on|off]", "capture the mouse (wheel, clicks) or leave it to the terminal, so text can be selected"),
     (
         "/compact",
         "[WHAT TO KEEP]",
@@ -96,8 +98,8 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ),
     ("/paste-image", "", "attach the image on the system clipboard (also Ctrl+V)"),
     ("/export", "html [PATH]", "write this conversation as one self-contained HTML page (no script, images inline)"),
-    ("/logprobs", "N|off", "token probabilities on the next replies, N alternatives (p on a reply: its heatmap)"),
-    ("/schema", "JSON|SHORT|off", "answers must follow a JSON schema ('name, age int, tags [str]'); each is checked"),
+    ("/logprobs", "[N|off]", "token probabilities on the next replies, N alternatives (p on a reply: its heatmap)"),
+    ("/schema", "[JSON|SHORT|off]", "answers must follow a JSON schema ('name, age int, tags [str]'); each is checked"),
     ("/help", "", "keys and commands"),
 ];
 

@@ -7,6 +7,9 @@ use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 const CHIP_LINES: usize = 20;
 const CHIP_BYTES: usize = 8 * 1024;
 
+/// Sent drafts with chips kept for ↑ (each holds its pastes' text).
+const KEEP_CHIPPED: usize = 16;
+
 /// The draft being typed and the prompts sent before.
 #[derive(Debug, Clone)]
 pub struct Composer {
@@ -17,6 +20,11 @@ pub struct Composer {
     /// Big pastes held out of the text area: (the chip that stands for it in the draft, the
     /// text). The draft's text has them put back.
     pastes: Vec<(String, String)>,
+    /// The newest prompts sent with chips: (the text sent, the draft), so ↑ brings one back as
+    /// it was typed, as a failed send does.
+    chipped: Vec<(String, Draft)>,
+    /// The `/` menu over the draft (`app::slash_menu`).
+    pub menu: super::slash_menu::Menu,
 }
 
 /// A draft as the user left it: its text with the chips in it, and what each chip holds. A
@@ -53,7 +61,14 @@ impl Default for Composer {
 impl Composer {
     #[must_use]
     pub fn new() -> Self {
-        Self { area: fresh_area(), history: Vec::new(), walk: None, pastes: Vec::new() }
+        Self {
+            area: fresh_area(),
+            history: Vec::new(),
+            walk: None,
+            pastes: Vec::new(),
+            chipped: Vec::new(),
+            menu: super::slash_menu::Menu::default(),
+        }
     }
 
     /// The draft as one string, big pastes put back in place of their chips.
@@ -161,7 +176,7 @@ impl Composer {
             .filter(|c| *c == '\n' || *c == '\t' || !c.is_control())
             .collect();
         self.walk = None;
-        if clean.lines().count() >= CHIP_LINES || clean.len() >= CHIP_BYTES {
+        if is_big(&clean) {
             // Thousands of lines in the text area would bury the draft and slow every key.
             let label = chip(self.pastes.len() + 1, &clean);
             self.area.insert_str(&label);
@@ -207,10 +222,19 @@ impl Composer {
         self.walk = None;
     }
 
-    /// Records a sent prompt (no immediate duplicates).
+    /// Records a sent prompt (no immediate duplicates); sent from a draft with chips, the
+    /// draft is kept so ↑ brings the chips back.
     pub fn remember(&mut self, text: &str) {
         if !text.trim().is_empty() && self.history.last().map(String::as_str) != Some(text) {
             self.history.push(text.to_owned());
+        }
+        let draft = self.draft();
+        if !draft.pastes.is_empty() && self.text() == text {
+            self.chipped.retain(|(t, _)| t != text);
+            self.chipped.push((text.to_owned(), draft));
+            if self.chipped.len() > KEEP_CHIPPED {
+                self.chipped.remove(0);
+            }
         }
         self.walk = None;
     }
@@ -249,9 +273,18 @@ impl Composer {
         }
     }
 
+    /// Shows history entry `i` as it was typed: its chips again, and a big prompt from an
+    /// earlier session (its chips unknown) as one chip, as a paste of it would be.
     fn show_history(&mut self, i: usize) {
         let text = self.history[i].clone();
-        self.set_text(&text);
+        match self.chipped.iter().find(|(t, _)| *t == text) {
+            Some((_, draft)) => self.restore(draft.clone()),
+            None if is_big(&text) => {
+                self.set_text("");
+                self.paste(&text);
+            }
+            None => self.set_text(&text),
+        }
         self.walk = Some(i);
     }
 
@@ -272,6 +305,11 @@ impl Composer {
         self.walk = None;
         self.history = kept;
     }
+}
+
+/// Whether `text` is a chip rather than lines in the draft.
+fn is_big(text: &str) -> bool {
+    text.lines().count() >= CHIP_LINES || text.len() >= CHIP_BYTES
 }
 
 fn fresh_area() -> TextArea<'static> {
@@ -347,6 +385,34 @@ mod tests {
         // A second paste is numbered after the restored one.
         c.paste(&big);
         assert!(c.area.lines().join("").contains("[pasted #2 "), "{:?}", c.area.lines());
+    }
+
+    #[test]
+    fn up_brings_a_sent_paste_back_as_its_chip() {
+        let mut c = Composer::new();
+        let big: String = (0..300).map(|i| format!("log line {i}\n")).collect();
+        c.area.insert_str("why does this fail? ");
+        c.paste(&big);
+        let sent = c.text();
+        c.remember(&sent);
+        c.clear();
+        c.remember("a short one");
+        assert!(c.history_prev());
+        assert_eq!(c.text(), "a short one");
+        assert!(c.history_prev());
+        assert_eq!(c.area.lines().len(), 1, "a chip, not 300 lines: {:?}", c.area.lines());
+        assert!(c.area.lines()[0].starts_with("why does this fail? [pasted 300 lines"), "{:?}", c.area.lines());
+        assert_eq!(c.text(), sent, "the chip still sends the paste");
+        assert_eq!(c.pasted(), Some((1, big.len())));
+        // Walking on keeps working from the restored chip.
+        assert!(c.history_next());
+        assert_eq!(c.text(), "a short one");
+        // A big prompt from an earlier session (its chips unknown) comes back as one chip.
+        let mut c = Composer::new();
+        c.seed_history(vec![big.clone()]);
+        assert!(c.history_prev());
+        assert_eq!(c.area.lines().len(), 1);
+        assert_eq!(c.text(), big);
     }
 
     #[test]

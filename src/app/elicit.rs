@@ -1,7 +1,8 @@
 //! The elicitation form: an MCP server asking the user for input (`elicitation/create`) while a
 //! call runs. The form is a modal over the chat (`Overlay::Elicit`); forms that arrive while one
 //! is open wait their turn. Nothing is answered by accident, as in the approval modal: for
-//! `GUARD_MS` after a form shows no key is its own (typing goes on into the composer); Enter in
+//! `GUARD_MS` after a form shows, and while the user is still mid-sentence, text goes on into
+//! the composer (`State::type_ahead`, the approval modal's rule); Enter in
 //! a field moves to the next field and never answers; a button answers only with the Enter
 //! right after Tab or an arrow put the focus on it. Esc and Ctrl+C answer "cancel". The answer
 //! goes back to the waiting server request through `ToolEffect::Answer`.
@@ -75,8 +76,14 @@ impl State {
             self.answer_form(Answer::Cancel, fx);
             return true;
         }
-        if now < form.shown_at.saturating_add(GUARD_MS) {
-            // Just shown: what the user was typing is not an answer.
+        let guarded = now < form.shown_at.saturating_add(GUARD_MS);
+        // What the user was typing when the form showed is not an answer: it goes on into
+        // the composer, as under the approval modal.
+        if self.type_ahead(guarded, key) {
+            return true;
+        }
+        let Some(form) = self.tools.forms.front_mut() else { return false };
+        if guarded {
             return false;
         }
         let n = form.fields.len() + BUTTONS.len();
@@ -117,6 +124,12 @@ impl State {
             }
         }
         true
+    }
+
+    /// Whether the front form has just shown (its keys are not its own yet).
+    #[must_use]
+    pub fn elicit_guarded(&self) -> bool {
+        self.tools.forms.front().is_some_and(|f| self.now_ms < f.shown_at.saturating_add(GUARD_MS))
     }
 
     /// Sends `answer` for the front form and shows the next one, if any.

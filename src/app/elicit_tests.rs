@@ -52,7 +52,31 @@ fn keys_during_the_guard_are_not_the_form_s() {
     let form = Form { message: "?".into(), fields: fields(&json!({"properties": {"a": {"type": "string"}}})) };
     s.apply(Msg::Tools(ToolMsg::Elicit { server: "x".into(), form, reply: Reply::default() }));
     typed(&mut s, "hi");
-    assert_eq!(s.tools.forms[0].fields[0].value, "", "typing went on into the composer");
+    assert_eq!(s.tools.forms[0].fields[0].value, "", "not the form's");
+    assert_eq!(s.composer.text(), "hi", "typing went on into the composer");
+}
+
+#[test]
+fn a_sentence_typed_before_the_form_goes_on_into_the_composer_as_under_the_approval_modal() {
+    let mut s = test_state();
+    s.apply(Msg::Tick { now_ms: 1000 });
+    typed(&mut s, "so the ");
+    let form = Form { message: "?".into(), fields: fields(&json!({"properties": {"a": {"type": "string"}}})) };
+    s.apply(Msg::Tools(ToolMsg::Elicit { server: "x".into(), form, reply: Reply::default() }));
+    assert!(s.typing_reaches_composer(), "the composer's title says typing lands there");
+    // Past the guard, but the user never paused: still their sentence.
+    for (i, c) in "answer".chars().enumerate() {
+        s.apply(Msg::Tick { now_ms: 1000 + 300 * (i as u64 + 1) });
+        key(&mut s, KeyCode::Char(c));
+    }
+    assert_eq!(s.composer.text(), "so the answer");
+    assert_eq!(s.tools.forms[0].fields[0].value, "");
+    // After a pause the keys are the form's.
+    s.apply(Msg::Tick { now_ms: 60_000 });
+    assert!(!s.typing_reaches_composer());
+    typed(&mut s, "Ada");
+    assert_eq!(s.tools.forms[0].fields[0].value, "Ada");
+    assert_eq!(s.composer.text(), "so the answer");
 }
 
 #[test]

@@ -34,6 +34,9 @@ impl State {
             self.ask_quit(armed);
             return;
         }
+        if !modal && self.focus == Focus::Composer && self.slash_menu_key(&key, fx) {
+            return;
+        }
         if !modal && self.focus == Focus::Composer && !self.compare.is_active() && self.vim_key(key) {
             return;
         }

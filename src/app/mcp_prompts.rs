@@ -5,9 +5,12 @@
 //! are sanitised before they are shown.
 
 use super::effect::Effect;
+use super::slash_menu::{Entry, Kind, Param, one_line};
 use super::state::State;
 use super::tools::ToolEffect;
 use crate::text::sanitize::sanitize;
+#[cfg(test)]
+use crate::tools::mcp::prompts::PromptArg;
 use crate::tools::mcp::prompts::{PromptInfo, PromptText};
 use serde_json::{Map, Value};
 
@@ -62,26 +65,37 @@ fn words(text: &str) -> Vec<String> {
 /// # Errors
 /// A value with no argument left for it, or a required argument without a value (named).
 pub fn bind(info: &PromptInfo, words: &[String]) -> Result<Map<String, Value>, String> {
+    let args = assign(info, words)?;
+    if let Some(missing) = missing(info, &args).first() {
+        return Err(format!("{} needs its argument `{missing}` (write {missing}=…)", info.name));
+    }
+    Ok(args)
+}
+
+/// The required arguments of `info` that `args` has no value for.
+fn missing(info: &PromptInfo, args: &Map<String, Value>) -> Vec<String> {
+    info.args.iter().filter(|a| a.required && !args.contains_key(&a.name)).map(|a| a.name.clone()).collect()
+}
+
+/// `words` given to `info`'s arguments, by name and then in order.
+fn assign(info: &PromptInfo, words: &[String]) -> Result<Map<String, Value>, String> {
     let mut args = Map::new();
     let mut loose = Vec::new();
     for w in words {
         match w.split_once('=') {
-            Some((k, v)) if info.args.iter().any(|(n, _)| n == k) => {
+            Some((k, v)) if info.args.iter().any(|a| a.name == k) => {
                 args.insert(k.to_owned(), Value::String(v.to_owned()));
             }
             _ => loose.push(w),
         }
     }
-    let mut free = info.args.iter().filter(|(n, _)| !args.contains_key(n)).map(|(n, _)| n.clone()).collect::<Vec<_>>();
+    let mut free = info.args.iter().filter(|a| !args.contains_key(&a.name)).map(|a| a.name.clone()).collect::<Vec<_>>();
     free.reverse();
     for w in loose {
         let Some(name) = free.pop() else {
             return Err(format!("{} takes no more arguments than {}", info.name, info.args.len()));
         };
         args.insert(name, Value::String(w.clone()));
-    }
-    if let Some((missing, _)) = info.args.iter().find(|(n, req)| *req && !args.contains_key(n)) {
-        return Err(format!("{} needs its argument `{missing}` (write {missing}=…)", info.name));
     }
     Ok(args)
 }
@@ -160,20 +174,58 @@ impl State {
     /// The MCP prompts as command rows: (`/mcp:SERVER:PROMPT`, sanitised description and arguments).
     #[must_use]
     pub fn mcp_prompt_rows(&self) -> Vec<(String, String)> {
+        let row = |e: Entry| (e.name, format!("{} {}", e.about, e.args).trim().to_owned());
+        self.mcp_prompt_entries().into_iter().map(row).collect()
+    }
+
+    /// The MCP prompts (and `/resource`, when a server has resources) as menu entries, every
+    /// word from the server sanitised and on one line; optional arguments in brackets.
+    #[must_use]
+    pub fn mcp_prompt_entries(&self) -> Vec<Entry> {
         let mut rows = Vec::new();
-        if self.tools.set.0.mcp_clients().iter().any(|c| !c.resources().is_empty()) {
-            rows.push(("/resource".to_owned(), "list MCP resources; /resource URI attaches one".to_owned()));
+        let clients = self.tools.set.0.mcp_clients();
+        if clients.iter().any(|c| !c.resources().is_empty()) {
+            rows.push(Entry {
+                name: "/resource".to_owned(),
+                args: "[URI]".to_owned(),
+                about: "list MCP resources; /resource URI attaches one".to_owned(),
+                kind: Kind::Mcp,
+                params: Vec::new(),
+            });
         }
-        for c in self.tools.set.0.mcp_clients() {
+        for c in clients {
             for p in c.prompts().iter() {
+                let params: Vec<Param> = p
+                    .args
+                    .iter()
+                    .map(|a| Param { name: one_line(&a.name), required: a.required, about: one_line(&a.description) })
+                    .collect();
                 let args: Vec<String> =
-                    p.args.iter().map(|(n, req)| if *req { n.clone() } else { format!("[{n}]") }).collect();
-                let label = format!("{} {}", p.description.lines().next().unwrap_or(""), args.join(" "));
-                let name = format!("{PREFIX}{}:{}", c.name(), p.name);
-                rows.push((sanitize(&name).into_owned(), sanitize(label.trim()).into_owned()));
+                    params.iter().map(|a| if a.required { a.name.clone() } else { format!("[{}]", a.name) }).collect();
+                rows.push(Entry {
+                    // The name is typed back: sanitised, never cut.
+                    name: sanitize(&format!("{PREFIX}{}:{}", c.name(), p.name)).into_owned(),
+                    args: args.join(" "),
+                    about: one_line(&p.description),
+                    kind: Kind::Mcp,
+                    params,
+                });
             }
         }
         rows
+    }
+
+    /// The required arguments an MCP prompt line (`/mcp:t:greet mood=warm`) has no value for
+    /// yet (sanitised); empty for any other line.
+    #[must_use]
+    pub fn missing_prompt_args(&self, text: &str) -> Vec<String> {
+        let Some(Ok(typed)) = parse(text) else { return Vec::new() };
+        let clients = self.tools.set.0.mcp_clients();
+        let Some(client) = clients.iter().find(|c| c.name() == typed.server) else { return Vec::new() };
+        let prompts = client.prompts();
+        let Some(info) = prompts.iter().find(|p| p.name == typed.prompt) else { return Vec::new() };
+        let given = assign(info, &typed.words).unwrap_or_default();
+        missing(info, &given).iter().map(|n| one_line(n)).collect()
     }
 }
 
@@ -185,7 +237,10 @@ pub(crate) mod tests {
         PromptInfo {
             name: "greet".into(),
             description: String::new(),
-            args: vec![("who".into(), true), ("mood".into(), false)],
+            args: vec![
+                PromptArg { name: "who".into(), required: true, description: String::new() },
+                PromptArg { name: "mood".into(), required: false, description: String::new() },
+            ],
         }
     }
 

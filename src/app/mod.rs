@@ -35,6 +35,7 @@ pub mod runner;
 pub mod sample;
 pub mod schema;
 mod scroll;
+pub mod slash_menu;
 pub mod state;
 pub mod storage;
 mod tool_turns;

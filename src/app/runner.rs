@@ -30,6 +30,13 @@ pub struct Runner {
     tool_tasks: HashMap<(super::tools::Owner, u64, usize), AbortHandle>,
 }
 
+/// The chat screen's requests: their errors' hints name slash commands, not flags.
+#[must_use]
+pub fn on_screen(mut endpoint: Endpoint) -> Endpoint {
+    endpoint.face = crate::api::errors::Face::Screen;
+    endpoint
+}
+
 impl Runner {
     #[must_use]
     pub fn new(
@@ -42,7 +49,7 @@ impl Runner {
         Self {
             tx,
             http,
-            endpoint,
+            endpoint: on_screen(endpoint),
             clock: Instant::now(),
             requests: HashMap::new(),
             themes_dir,
@@ -66,7 +73,7 @@ impl Runner {
     /// Sends later requests to `endpoint` through its own client (a kept compare column carries
     /// on at its provider; a client is built for one endpoint, see `endpoint_client`).
     pub fn set_endpoint(&mut self, endpoint: Endpoint, http: reqwest::Client) {
-        self.endpoint = endpoint;
+        self.endpoint = on_screen(endpoint);
         self.http = http;
     }
 

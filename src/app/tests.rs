@@ -195,6 +195,23 @@ fn slash_commands() {
 }
 
 #[test]
+fn a_cancel_says_what_it_kept() {
+    // Before any text: nothing to keep, and it does not say it kept a partial reply.
+    let mut s = test_state();
+    let (id, _) = started(&send(&mut s, "go"));
+    assert!(s.apply(key(KeyCode::Esc)).contains(&Effect::CancelRequest { id }));
+    let flash = s.flash.as_ref().map(|f| f.text.clone()).unwrap_or_default();
+    assert_eq!(flash, "cancelled; nothing had arrived, so there is nothing to keep");
+    // After some text: what arrived is kept.
+    let mut s = test_state();
+    let (id, _) = started(&send(&mut s, "go"));
+    text(&mut s, id, "Half");
+    s.apply(key(KeyCode::Esc));
+    let flash = s.flash.as_ref().map(|f| f.text.clone()).unwrap_or_default();
+    assert_eq!(flash, "cancelled; what arrived is kept");
+}
+
+#[test]
 fn ctrl_c_cancels_then_clears_then_asks_once_then_quits() {
     let mut s = test_state();
     let (id, _) = started(&send(&mut s, "go"));

@@ -125,12 +125,14 @@ impl State {
         self.cancel_tools(fx);
         let Some(live) = self.live.take() else { return };
         let elapsed = live.started_ms.map_or(0, |s| self.now_ms.saturating_sub(s));
+        let mut kept = "nothing had arrived, so there is nothing to keep";
         if let Some(m) = self.transcript.message_mut(live.id) {
             reducer::finish(m, Ending::Cancelled, elapsed);
+            kept = m.kept_when_stopped();
         }
         fx.push(Effect::CancelRequest { id: live.id });
         self.recount();
-        self.flash("cancelled; the partial reply is kept");
+        self.flash(format!("cancelled; {kept}"));
         self.after_compaction(live.id, fx);
     }
 

@@ -48,6 +48,14 @@ impl State {
         true
     }
 
+    /// The rule for type-ahead under a modal that asks (the approval modal, the elicitation
+    /// form): while it is new (`guarded`), or the user is still in the middle of a sentence,
+    /// a key that edits text is part of what they were typing and goes on into the composer,
+    /// never into the modal. True when it did.
+    pub(crate) fn type_ahead(&mut self, guarded: bool, key: &KeyEvent) -> bool {
+        (guarded || self.mid_sentence()) && self.text_to_composer(key, None)
+    }
+
     /// Whether text typed now lands in the composer: nothing over it but the approval modal
     /// while it lists its options (its keys send text on), and the keys not on a selected
     /// message, the compare columns or the vote bar (there letters are commands).
@@ -57,6 +65,7 @@ impl State {
             Some(Overlay::Approval) => {
                 self.tools.approval.as_ref().is_some_and(|a| matches!(a.mode, super::approval::Mode::Choose))
             }
+            Some(Overlay::Elicit) => self.elicit_guarded(),
             Some(_) => false,
             None => self.focus == Focus::Composer,
         }

@@ -5,6 +5,7 @@
 //! changes and runs only when sent a second time (once a session).
 
 use super::effect::Effect;
+use super::slash_menu::{Entry, Kind, one_line};
 use super::state::State;
 use crate::api::Api;
 use crate::config::commands::{CommandSource, UserCommand, expand};
@@ -164,26 +165,19 @@ impl State {
         o
     }
 
-    /// Tab on `/na`: completes a command name (built in or the user's), or lists the
-    /// candidates with their descriptions; false when the draft is not a bare `/name`.
+    /// Tab on `/na`: completes a command name (built in, the user's, an MCP prompt) when one
+    /// fits, else opens the `/` menu on the candidates; false when the draft is not a bare
+    /// `/name`.
     pub(crate) fn complete_command_name(&mut self) -> bool {
         let typed = self.composer.text();
         if !typed.starts_with('/') || typed.starts_with("//") || typed.contains(char::is_whitespace) {
             return false;
         }
-        let builtin = super::commands::COMMANDS.iter().map(|(c, _, d)| ((*c).to_owned(), (*d).to_owned()));
-        let found: Vec<(String, String)> = builtin
-            .chain(self.user_command_rows())
-            .chain(self.mcp_prompt_rows())
-            .filter(|(c, _)| c.starts_with(&typed))
-            .collect();
+        let found: Vec<Entry> = self.command_entries().into_iter().filter(|e| e.name.starts_with(&typed)).collect();
         match found.as_slice() {
-            [] => self.flash(format!("no command starts with {typed}")),
-            [(one, _)] => self.composer.set_text(&format!("{one} ")),
-            many => {
-                let shown: Vec<String> = many.iter().map(|(c, d)| format!("{c} ({d})")).collect();
-                self.flash(shown.join(" · "));
-            }
+            [] => self.flash(format!("no command starts with {}", crate::text::sanitize::sanitize(&typed))),
+            [one] => self.composer.set_text(&format!("{} ", one.name)),
+            _ => self.composer.menu.armed = true,
         }
         true
     }
@@ -191,10 +185,32 @@ impl State {
     /// The user's commands as palette rows.
     #[must_use]
     pub fn user_command_rows(&self) -> Vec<(String, String)> {
-        // Someone else's file: its description is untrusted text for the terminal.
-        let clean = |t: String| crate::text::sanitize::sanitize(&t).into_owned();
-        self.mine.commands.iter().map(|c| (format!("/{}", c.name), clean(c.label()))).collect()
+        self.user_command_entries().into_iter().map(|e| (e.name, e.about)).collect()
     }
+
+    /// The user's commands as menu entries: a prompt with placeholders wants what fills them.
+    #[must_use]
+    pub fn user_command_entries(&self) -> Vec<Entry> {
+        let entry = |c: &UserCommand| Entry {
+            name: format!("/{}", c.name),
+            args: placeholders(&c.body),
+            // Someone else's file: its description is untrusted text for the terminal.
+            about: one_line(&c.label()),
+            kind: Kind::User,
+            params: Vec::new(),
+        };
+        self.mine.commands.iter().map(entry).collect()
+    }
+}
+
+/// The argument hint for a prompt template: `ARGUMENTS` for `$ARGUMENTS`, else `$1 $2` for
+/// the numbered ones it uses; empty when it takes none.
+fn placeholders(body: &str) -> String {
+    if body.contains("$ARGUMENTS") {
+        return "ARGUMENTS".to_owned();
+    }
+    let used: Vec<String> = (1..=9).map(|n| format!("${n}")).filter(|p| body.contains(p.as_str())).collect();
+    used.join(" ")
 }
 
 #[cfg(test)]

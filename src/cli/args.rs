@@ -343,6 +343,9 @@ const APPLIES: &[(&str, &[&str])] = &[
             "yes",
             "json",
             "resume",
+            // compare's own, global so that `compare show` takes them too.
+            "report",
+            "min_pass",
         ],
     ),
     ("models", &["provider", "base_url", "api_key_env", "demo"]),
@@ -403,7 +406,13 @@ fn environment_help() -> String {
          OPENAI_BASE_URL  the server, unless --base-url or a provider profile names one\n  \
          NO_COLOR         no colours\n\n\
          With no key and no config.toml, palaver answers with its built-in demo provider (scripted text);\n\
-         --demo asks for it. Exit status: 0 ok · 1 provider/API error · 2 usage or config error · 130 interrupted",
+         --demo asks for it.\n\n\
+         Exit status:\n  0    ok (a reply cut by the token limit is 0, with a notice on stderr)\n  \
+         1    provider/API error\n  \
+         2    usage or config error (including the chat screen asked for with stdout not a terminal)\n  \
+         3    a check failed (compare --min-pass; an answer that does not validate against --schema)\n  \
+         4    the provider's content filter stopped the reply\n  \
+         130  interrupted",
         paths.config_file().display(),
         paths.data_dir.display()
     )

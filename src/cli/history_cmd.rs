@@ -16,6 +16,8 @@ use crate::ui::sanitize::sanitize;
 use serde_json::json;
 use std::io::Write;
 
+#[path = "history_battles.rs"]
+mod battles;
 #[path = "history_import.rs"]
 mod import;
 #[path = "history_search.rs"]
@@ -48,7 +50,7 @@ pub fn run(action: &HistoryAction, json: bool, paths: &Paths) -> u8 {
     };
     let result = match action {
         HistoryAction::List => list(&store, json),
-        HistoryAction::Show { id } => with_entry(&store, id, |e| show(&store, e)),
+        HistoryAction::Show { id } => with_entry(&store, id, |e| show(&store, e, &path)),
         HistoryAction::Export { id, format } => with_entry(&store, id, |e| export_entry(&store, e, *format)),
         HistoryAction::Rm { id } => with_entry(&store, id, |e| rm(&store, e)),
         HistoryAction::Search { text, limit } => search::run(&store, &text.join(" "), *limit, json),
@@ -148,10 +150,10 @@ fn write_out(text: &str) -> Result<u8, StoreError> {
     Ok(EXIT_OK)
 }
 
-fn show(store: &StoreHandle, entry: &EntryRef) -> Result<u8, StoreError> {
+fn show(store: &StoreHandle, entry: &EntryRef, db: &std::path::Path) -> Result<u8, StoreError> {
     let id = match entry {
         EntryRef::Conversation(id) => id,
-        EntryRef::Compare(group) => return show_compare(store, group),
+        EntryRef::Compare(group) => return show_compare(store, group, db),
     };
     let c = load(store, id)?;
     let s = &c.summary;
@@ -177,22 +179,34 @@ fn show(store: &StoreHandle, entry: &EntryRef) -> Result<u8, StoreError> {
     write_out(&out)
 }
 
-/// A compare: a header, then every column's transcript under a rule naming it.
-fn show_compare(store: &StoreHandle, group: &str) -> Result<u8, StoreError> {
+/// A compare: a header, then every column's transcript under a rule naming it; an arena's
+/// columns battle by battle, each named by its battle and letter (its model after the vote).
+fn show_compare(store: &StoreHandle, group: &str, db: &std::path::Path) -> Result<u8, StoreError> {
     let e = compare_entry(store, group)?;
     let n = e.columns.len();
-    let mut out = format!(
-        "{}\ncompare · {n} model{} · {} · {}\n",
-        sanitize(&e.title),
-        plural(n as u64),
-        e.id,
-        short_date(e.updated_at)
-    );
-    for (i, col) in e.columns.iter().enumerate() {
+    let fought = battles::of_group(db, group);
+    let numbers = battles::numbers(&e.columns);
+    let what = match numbers.iter().max() {
+        Some(&k) if !fought.is_empty() => format!("arena · {k} battle{}", plural(k as u64)),
+        _ => format!("compare · {n} model{}", plural(n as u64)),
+    };
+    let mut out = format!("{}\n{what} · {} · {}\n", sanitize(&e.title), e.id, short_date(e.updated_at));
+    let mut order: Vec<usize> = (0..n).collect();
+    if !fought.is_empty() {
+        order.sort_by_key(|&i| (numbers[i], e.columns[i].compare_column));
+    }
+    for i in order {
+        let col = &e.columns[i];
         let c = load(store, &col.id)?;
-        let number = col.compare_column.map_or(i + 1, |c| c as usize + 1);
+        let position = col.compare_column.map_or(i, |c| c as usize);
         let model = sanitize(col.model.as_deref().unwrap_or("-")).into_owned();
-        out.push_str(&format!("\n══ column {number} · {model} · {} ══\n", col.id));
+        let rule = if fought.is_empty() {
+            format!("column {} · {model}", position + 1)
+        } else {
+            let battle = fought.iter().find(|b| b.id == format!("{group}/{}", numbers[i]));
+            battles::label(numbers[i], position, &model, battle)
+        };
+        out.push_str(&format!("\n══ {rule} · {} ══\n", col.id));
         for m in &c.messages {
             out.push('\n');
             transcript_message(&mut out, m);

@@ -298,9 +298,62 @@ pub async fn resolve_columns(g: &Global, cfg: &Config, models: &[String]) -> Res
             }
         };
         t.model = model;
+        if provider.is_none() && !targets_named(g) {
+            if let Some(note) = likely_elsewhere(cfg, &t) {
+                say!("{note}");
+            }
+        }
         out.push(t);
     }
     Ok(out)
+}
+
+/// Whether flags name the target, so every bare model goes there by the user's own word.
+fn targets_named(g: &Global) -> bool {
+    g.demo || g.provider.is_some() || g.base_url.is_some()
+}
+
+/// What to say of a bare compare model `t` that went to the default target when another
+/// provider palaver knows (configured, or a preset) is where it was likely meant: the preset
+/// whose default model it is, else the provider the catalogue files it under. `None` when
+/// palaver knows of no other home for it, or it is already there.
+fn likely_elsewhere(cfg: &Config, t: &Target) -> Option<String> {
+    if t.demo.is_some() {
+        return None;
+    }
+    let by_preset = crate::config::presets::all()
+        .iter()
+        .find(|p| p.profile.default_model.as_deref() == Some(t.model.as_str()))
+        .map(|p| p.name.clone());
+    let by_catalogue = || {
+        let entry = crate::config::catalogue::global().lookup(&t.model)?;
+        let (maker, _) = entry.key.split_once('/')?;
+        let known = cfg.providers.contains_key(maker) || crate::config::presets::get(maker).is_some();
+        known.then(|| maker.to_owned())
+    };
+    let home = by_preset.or_else(by_catalogue)?;
+    // Already there, under its own name or another (a profile on the same server).
+    let url = cfg
+        .providers
+        .get(&home)
+        .map(|p| &p.base_url)
+        .or_else(|| Some(&crate::config::presets::get(&home)?.profile.base_url));
+    let same_server = url
+        .and_then(Option::as_deref)
+        .is_some_and(|u| u.trim_end_matches('/') == t.endpoint.base_url.trim_end_matches('/'));
+    if home == t.provider || same_server {
+        return None;
+    }
+    let how = if cfg.providers.contains_key(&home) {
+        format!("name it {home}/{} to send it there", t.model)
+    } else {
+        format!(
+            "to send it there, add [providers.{home}] to config.toml (`palaver providers` shows its settings) and \
+             name it {home}/{}",
+            t.model
+        )
+    };
+    Some(format!("`{}` goes to {} (the default provider), though it is {home}'s model; {how}", t.model, t.provider))
 }
 
 /// Whether a bare column model is to be looked for in the providers' own model lists: no flag
@@ -442,5 +495,33 @@ mod tests {
         let got: Vec<(&str, &str, &str)> =
             t.iter().map(|t| (t.provider.as_str(), t.model.as_str(), t.endpoint.base_url.as_str())).collect();
         assert_eq!(got, [("a", "m-a", "http://127.0.0.1:9501/v1"), ("b", "m-b", "http://127.0.0.1:9502/v1")]);
+    }
+
+    #[test]
+    fn a_bare_compare_model_that_is_another_providers_says_so() {
+        let mut t = crate::engine::target::test_target(crate::api::Api::Chat, "llama-3.3-70b-versatile");
+        t.provider = "local".into();
+        t.endpoint.base_url = "http://127.0.0.1:8080/v1".into();
+        let c = cfg("[providers.local]\nbase_url = \"http://127.0.0.1:8080/v1\"\n");
+        let note = likely_elsewhere(&c, &t).unwrap_or_default();
+        assert!(
+            note.starts_with("`llama-3.3-70b-versatile` goes to local (the default provider), though it is groq's"),
+            "{note}"
+        );
+        assert!(note.contains("add [providers.groq] to config.toml"), "{note}");
+        // Configured: named as a column's provider.
+        let c = cfg(
+            "[providers.local]\nbase_url = \"http://127.0.0.1:8080/v1\"\n[providers.groq]\nbase_url = \"https://api.groq.com/openai/v1\"\n",
+        );
+        assert!(
+            likely_elsewhere(&c, &t)
+                .unwrap_or_default()
+                .ends_with("name it groq/llama-3.3-70b-versatile to send it there")
+        );
+        // Where it belongs, or a model palaver knows no other home for: nothing to say.
+        t.endpoint.base_url = "https://api.groq.com/openai/v1".into();
+        assert_eq!(likely_elsewhere(&c, &t), None);
+        t.model = "my-own-finetune".into();
+        assert_eq!(likely_elsewhere(&c, &t), None);
     }
 }

@@ -157,6 +157,7 @@ impl ProviderProfile {
             max_retries: self.max_retries.unwrap_or(3),
             max_retry_wait: Duration::from_secs(60),
             limits: self.limits.unwrap_or_default(),
+            face: crate::api::errors::Face::Headless,
         }
     }
 }

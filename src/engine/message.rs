@@ -252,6 +252,22 @@ impl Message {
         &self.main().content
     }
 
+    /// Whether any of a reply arrived: text, reasoning, a refusal, a tool call, an output item.
+    #[must_use]
+    pub fn arrived_any(&self) -> bool {
+        !self.items.is_empty()
+            || self.choices.iter().any(|c| {
+                !(c.content.is_empty() && c.reasoning.is_empty() && c.refusal.is_empty() && c.tool_calls.is_empty())
+            })
+    }
+
+    /// What stopping this reply kept, in the words every face uses: a cancel before anything
+    /// arrived has nothing to keep, and must not say it kept a partial reply.
+    #[must_use]
+    pub fn kept_when_stopped(&self) -> &'static str {
+        if self.arrived_any() { "what arrived is kept" } else { "nothing had arrived, so there is nothing to keep" }
+    }
+
     /// Every attachment the message holds: its own, then each tool call's images, in order.
     pub fn all_attachments_mut(&mut self) -> impl Iterator<Item = &mut super::attachment::Attachment> {
         let calls = self.choices.iter_mut().flat_map(|c| c.tool_calls.iter_mut().flat_map(|t| t.images.iter_mut()));

@@ -25,9 +25,9 @@ pub fn parse(form: &str) -> Result<Value, String> {
         if !is_name(name) {
             return Err(format!("`{name}` is not a field name (letters, digits, _ and -)"));
         }
-        let ty = words.collect::<Vec<_>>().join("");
-        let mut prop = field_type(if ty.is_empty() { "str" } else { &ty })
-            .ok_or_else(|| format!("`{ty}` (field `{name}`) is not a type: str, int, float, bool or [T]"))?;
+        let rest: Vec<&str> = words.collect();
+        let ty = rest.join("");
+        let mut prop = field_type(if ty.is_empty() { "str" } else { &ty }).ok_or_else(|| not_a_type(name, &rest))?;
         if let (Some(d), Some(o)) = (description, prop.as_object_mut()) {
             o.insert("description".into(), json!(d));
         }
@@ -40,6 +40,33 @@ pub fn parse(form: &str) -> Result<Value, String> {
         return Err("the short form names no field (e.g. 'name, age int, tags [str]: the tags')".into());
     }
     Ok(json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false}))
+}
+
+/// Why the words after field `name` are not a type. Several words whose last one is a type
+/// are most likely fields written without their commas (`name age int`): say so, with the
+/// form it probably meant.
+fn not_a_type(name: &str, rest: &[&str]) -> String {
+    let ty = rest.join("");
+    let looks_like_fields = rest.len() > 1 && rest.iter().any(|w| field_type(w).is_none() && is_name(w));
+    if !looks_like_fields {
+        return format!("`{ty}` (field `{name}`) is not a type: str, int, float, bool or [T]");
+    }
+    // Each word that is not a type starts a field; a type word belongs to the field before it.
+    let mut fields: Vec<String> = vec![name.to_owned()];
+    for w in rest {
+        match fields.last_mut() {
+            Some(last) if field_type(w).is_some() && !last.contains(' ') => {
+                last.push(' ');
+                last.push_str(w);
+            }
+            _ => fields.push((*w).to_owned()),
+        }
+    }
+    format!(
+        "`{name} {}` is not one field: separate fields with commas (`{}`); a type is str, int, float, bool or [T]",
+        rest.join(" "),
+        fields.join(", ")
+    )
 }
 
 fn is_name(s: &str) -> bool {
@@ -95,5 +122,19 @@ mod tests {
         assert!(parse("a, a int").unwrap_err().contains("twice"));
         assert!(parse("person.json").unwrap_err().contains("`person.json`"));
         assert!(parse("x [[int]]").is_ok(), "arrays nest");
+    }
+
+    #[test]
+    fn fields_without_commas_are_told_to_use_them() {
+        let e = parse("name age int").unwrap_err();
+        assert_eq!(
+            e,
+            "`name age int` is not one field: separate fields with commas (`name, age int`); a type is str, int, \
+             float, bool or [T]"
+        );
+        assert!(parse("a b c").unwrap_err().contains("(`a, b, c`)"));
+        // A misspelt type alone is still a type mistake, and what was accepted still is.
+        assert!(parse("age integr").unwrap_err().starts_with("`integr` (field `age`) is not a type"));
+        assert!(parse("tags [ int ]").is_ok() && parse("name, age int").is_ok());
     }
 }

@@ -104,10 +104,10 @@ pub async fn run_turn<S: TurnSink + ?Sized>(
         let decisions = match next {
             Next::Stop { notice, stop } => {
                 let notice = match stop {
-                    TurnStop::Cancelled => Some(match turn.stop.ended_by() {
-                        Some(signal) => format!("stopped by {signal}; what arrived is kept"),
-                        None => "stopped by the user (Ctrl+C); what arrived is kept".to_owned(),
-                    }),
+                    TurnStop::Cancelled => {
+                        let by = turn.stop.ended_by().map_or_else(|| "the user (Ctrl+C)".to_owned(), str::to_owned);
+                        Some(format!("stopped by {by}; {}", msg.kept_when_stopped()))
+                    }
                     _ => notice,
                 };
                 if saved > 0 || !msg.main().tool_calls.is_empty() {

@@ -93,6 +93,65 @@ pub const MIGRATION_RUN_VARS: &str = r"
 ALTER TABLE compare_prompts ADD COLUMN vars TEXT;
 ";
 
+/// An arena battle as one row: its id, the hidden models in their columns' order, the vote and
+/// the ranking it makes. Votes stored before it (one `arena_votes` row per pair of models)
+/// stay where they are and are read as battles of two (`RunStore::battles`).
+pub const MIGRATION_BATTLES: &str = r"
+CREATE TABLE arena_battles (
+    id         TEXT PRIMARY KEY NOT NULL,     -- the compare group and the battle's number
+    created_at INTEGER NOT NULL,
+    prompt     TEXT NOT NULL DEFAULT '',
+    models     TEXT NOT NULL,                 -- JSON [{model, provider, style}] in column order A, B, …
+    vote       TEXT NOT NULL,                 -- a|b|c|d (that column best), tie, bad (all bad)
+    ranking    TEXT NOT NULL                  -- JSON: each column's place, 1 best
+);
+";
+
+/// One hidden model of a battle.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BattleModel {
+    pub model: String,
+    pub provider: String,
+    /// The style of its answers (`None` on votes stored before it was kept).
+    #[serde(default)]
+    pub style: Option<Style>,
+}
+
+/// An arena battle and its vote: one row however many models it had.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BattleRow {
+    /// `GROUP/N`: the compare it was fought in (`history show GROUP`) and its number there; a
+    /// vote stored before battles were is read as `vote-ROWID`.
+    pub id: String,
+    pub created_at: i64,
+    pub prompt: String,
+    /// In column order: A, B, …
+    pub models: Vec<BattleModel>,
+    /// `a`…`d` (that column was best), `tie`, or `bad` (all bad).
+    pub vote: String,
+}
+
+impl BattleRow {
+    /// The column the vote named best, if any.
+    #[must_use]
+    pub fn best(&self) -> Option<usize> {
+        match self.vote.as_str() {
+            "a" => Some(0),
+            "b" => Some(1),
+            "c" => Some(2),
+            "d" => Some(3),
+            _ => None,
+        }
+    }
+
+    /// Each column's place, 1 best: the one named best first and the others after it; a tie
+    /// or "all bad" puts them all first.
+    #[must_use]
+    pub fn ranking(&self) -> Vec<u8> {
+        (0..self.models.len()).map(|i| if self.best().is_none_or(|b| b == i) { 1 } else { 2 }).collect()
+    }
+}
+
 /// One model of a run, in column order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunModel {
@@ -157,33 +216,6 @@ pub struct RunSummary {
     pub cells_failed: u64,
 }
 
-/// An arena vote: which of two hidden models answered better.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct VoteRow {
-    pub model_a: String,
-    pub provider_a: String,
-    pub model_b: String,
-    pub provider_b: String,
-    /// `a`, `b`, `tie` or `bad` (both bad).
-    pub winner: String,
-    pub prompt: String,
-    /// The style of A's and B's answers (`None` on votes stored before it was kept).
-    pub style_a: Option<Style>,
-    pub style_b: Option<Style>,
-}
-
-/// A change to the arena votes. An arena vote can be changed or taken back until the next
-/// battle starts, so the store must end with only the final one.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum VoteWrite {
-    /// A new vote.
-    Insert(VoteRow),
-    /// The vote stored under this row id, changed.
-    Replace(i64, VoteRow),
-    /// The vote stored under this row id, taken back.
-    Delete(i64),
-}
-
 enum Cmd {
     CreateRun {
         id: String,
@@ -196,8 +228,8 @@ enum Cmd {
     Status(String, String),
     /// A batch of the run (`compare --batch`), inserted or updated.
     Batch(String, super::runs_batches::BatchRow),
-    /// A vote change, answered with its row id once committed (or why it failed).
-    Vote(VoteWrite, Sender<Result<i64, String>>),
+    /// A battle and its vote, answered once committed (or with why it failed).
+    Battle(Box<BattleRow>, Sender<Result<(), String>>),
     Flush(Sender<Result<(), String>>),
 }
 
@@ -324,18 +356,18 @@ impl RunStore {
         self.send(Cmd::Status(run.to_owned(), status.to_owned()));
     }
 
-    /// Writes a change to the arena votes and waits until it is on disk; returns the row id
-    /// (the new one for an insert), with which the vote is changed or taken back later.
+    /// Stores a battle and its vote, and waits until it is on disk. A vote is final: a battle
+    /// stored again keeps its first vote.
     ///
     /// # Errors
     /// The write failed, or the writer stopped.
-    pub fn write_vote(&self, w: VoteWrite) -> Result<i64, StoreError> {
+    pub fn write_battle(&self, b: BattleRow) -> Result<(), StoreError> {
         let (reply, rx) = mpsc::channel();
-        if !self.send(Cmd::Vote(w, reply)) {
+        if !self.send(Cmd::Battle(Box::new(b), reply)) {
             return Err(StoreError::Closed);
         }
         match rx.recv() {
-            Ok(Ok(id)) => Ok(id),
+            Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(StoreError::Io { path: self.path.clone(), source: std::io::Error::other(e) }),
             Err(_) => Err(StoreError::Closed),
         }
@@ -402,7 +434,7 @@ fn write_loop(conn: &Connection, rx: &Receiver<Cmd>) {
                         for w in &writes {
                             if let Err(e) = write_batch(conn, std::slice::from_ref(w)) {
                                 let msg = super::describe(&e);
-                                if let Cmd::Vote(_, reply) = w {
+                                if let Cmd::Battle(_, reply) = w {
                                     // The one waiting for it hears why.
                                     let _ = reply.send(Err(msg));
                                     continue;
@@ -499,67 +531,30 @@ fn write_batch(conn: &Connection, cmds: &[Cmd]) -> rusqlite::Result<()> {
                 )?;
             }
             Cmd::Batch(run, b) => super::runs_batches::write(&tx, run, b, now)?,
-            Cmd::Vote(w, reply) => replies.push((reply, write_vote(&tx, w, now)?)),
+            Cmd::Battle(b, reply) => {
+                write_battle(&tx, b, now)?;
+                replies.push(reply);
+            }
             Cmd::Flush(_) => {}
         }
     }
     tx.commit()?;
-    for (reply, id) in replies {
-        let _ = reply.send(Ok(id));
+    for reply in replies {
+        let _ = reply.send(Ok(()));
     }
     Ok(())
 }
 
-/// A vote's style as stored: JSON, or NULL when unknown.
-fn style_json(s: Option<Style>) -> Option<String> {
-    s.and_then(|s| serde_json::to_string(&s).ok())
-}
-
-/// One change to the arena votes; returns the row id it concerns.
-fn write_vote(tx: &rusqlite::Transaction<'_>, w: &VoteWrite, now: i64) -> rusqlite::Result<i64> {
-    match w {
-        VoteWrite::Insert(v) => {
-            tx.execute(
-                "INSERT INTO arena_votes (created_at, model_a, provider_a, model_b, provider_b, winner, prompt,
-                 style_a, style_b) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                params![
-                    now,
-                    v.model_a,
-                    v.provider_a,
-                    v.model_b,
-                    v.provider_b,
-                    v.winner,
-                    v.prompt,
-                    style_json(v.style_a),
-                    style_json(v.style_b)
-                ],
-            )?;
-            Ok(tx.last_insert_rowid())
-        }
-        VoteWrite::Replace(id, v) => {
-            // The vote keeps its place (stats replay votes in row order); only what it says changes.
-            tx.execute(
-                "UPDATE arena_votes SET model_a = ?2, provider_a = ?3, model_b = ?4, provider_b = ?5, winner = ?6,
-                 prompt = ?7, style_a = ?8, style_b = ?9 WHERE id = ?1",
-                params![
-                    id,
-                    v.model_a,
-                    v.provider_a,
-                    v.model_b,
-                    v.provider_b,
-                    v.winner,
-                    v.prompt,
-                    style_json(v.style_a),
-                    style_json(v.style_b)
-                ],
-            )?;
-            Ok(*id)
-        }
-        VoteWrite::Delete(id) => {
-            tx.execute("DELETE FROM arena_votes WHERE id = ?1", params![id])?;
-            Ok(*id)
-        }
-    }
+/// One battle; a battle already stored keeps its vote (votes are final).
+fn write_battle(tx: &rusqlite::Transaction<'_>, b: &BattleRow, now: i64) -> rusqlite::Result<()> {
+    let models = serde_json::to_string(&b.models).unwrap_or_else(|_| "[]".into());
+    let ranking = serde_json::to_string(&b.ranking()).unwrap_or_else(|_| "[]".into());
+    tx.execute(
+        "INSERT OR IGNORE INTO arena_battles (id, created_at, prompt, models, vote, ranking)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![b.id, now, b.prompt, models, b.vote, ranking],
+    )?;
+    Ok(())
 }
 
 #[cfg(test)]

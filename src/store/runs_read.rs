@@ -4,7 +4,8 @@
 //! arena's votes.
 
 use super::StoreError;
-use super::runs::{CellRow, PromptRow, RunModel, RunStore, RunSummary, VoteRow};
+use super::runs::{BattleModel, BattleRow, CellRow, PromptRow, RunModel, RunStore, RunSummary};
+use crate::engine::evals::style::Style;
 use rusqlite::{OptionalExtension, Row, params};
 use serde_json::Value;
 use std::collections::HashSet;
@@ -222,27 +223,58 @@ impl RunStore {
         })
     }
 
-    /// Every arena vote, oldest first.
+    /// Every arena battle, oldest first: the battles stored whole, and each vote stored before
+    /// them (one row per pair of models) as a battle of its two.
     ///
     /// # Errors
     /// A database error.
-    pub fn votes(&self) -> Result<Vec<VoteRow>, StoreError> {
+    pub fn battles(&self) -> Result<Vec<BattleRow>, StoreError> {
+        let mut out = self.read(|c| {
+            // A file from before battles were stored, opened read-only, has no such table.
+            let table = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'arena_battles'";
+            if c.query_row(table, [], |_| Ok(())).optional()?.is_none() {
+                return Ok(Vec::new());
+            }
+            c.prepare("SELECT id, created_at, prompt, models, vote FROM arena_battles ORDER BY created_at, rowid")?
+                .query_map([], |r| {
+                    let models: String = r.get(3)?;
+                    Ok(BattleRow {
+                        id: r.get(0)?,
+                        created_at: r.get(1)?,
+                        prompt: r.get(2)?,
+                        // Models that do not parse make a battle of none: it counts for nobody.
+                        models: serde_json::from_str(&models).unwrap_or_default(),
+                        vote: r.get(4)?,
+                    })
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()
+        })?;
+        out.extend(self.old_votes()?);
+        out.sort_by_key(|b| b.created_at);
+        Ok(out)
+    }
+
+    /// The votes stored a pair at a time, before battles were stored whole.
+    fn old_votes(&self) -> Result<Vec<BattleRow>, StoreError> {
         self.read(|c| {
             c.prepare(
-                "SELECT model_a, provider_a, model_b, provider_b, winner, prompt, style_a, style_b FROM arena_votes
-                 ORDER BY id",
+                "SELECT id, created_at, model_a, provider_a, model_b, provider_b, winner, prompt, style_a, style_b
+                 FROM arena_votes ORDER BY id",
             )?
             .query_map([], |r| {
-                Ok(VoteRow {
-                    model_a: r.get(0)?,
-                    provider_a: r.get(1)?,
-                    model_b: r.get(2)?,
-                    provider_b: r.get(3)?,
-                    winner: r.get(4)?,
-                    prompt: r.get(5)?,
-                    // A style that does not parse is as good as none: the vote still counts raw.
-                    style_a: r.get::<_, Option<String>>(6)?.and_then(|s| serde_json::from_str(&s).ok()),
-                    style_b: r.get::<_, Option<String>>(7)?.and_then(|s| serde_json::from_str(&s).ok()),
+                // A style that does not parse is as good as none: the vote still counts raw.
+                let style = |i: usize| -> rusqlite::Result<Option<Style>> {
+                    Ok(r.get::<_, Option<String>>(i)?.and_then(|s| serde_json::from_str(&s).ok()))
+                };
+                let model = |m: usize, p: usize, s: usize| -> rusqlite::Result<BattleModel> {
+                    Ok(BattleModel { model: r.get(m)?, provider: r.get(p)?, style: style(s)? })
+                };
+                Ok(BattleRow {
+                    id: format!("vote-{}", r.get::<_, i64>(0)?),
+                    created_at: r.get(1)?,
+                    prompt: r.get(7)?,
+                    models: vec![model(2, 3, 8)?, model(4, 5, 9)?],
+                    vote: r.get(6)?,
                 })
             })?
             .collect()

@@ -1,46 +1,73 @@
-//! The arena votes writer: a vote stored, changed and taken back leaves only the final one,
-//! in its place among the others (stats replay votes in row order).
+//! The arena's store: a battle is one row with its vote and ranking, written once (a vote is
+//! final), and votes stored a pair at a time before battles were still read, as battles of two.
 
-use super::{RunStore, VoteRow, VoteWrite};
+use super::{BattleModel, BattleRow, RunStore};
+use crate::engine::evals::style::Style;
 
-fn row(a: &str, b: &str, winner: &str) -> VoteRow {
-    VoteRow {
-        model_a: a.into(),
-        provider_a: "demo".into(),
-        model_b: b.into(),
-        provider_b: "demo".into(),
-        winner: winner.into(),
+fn battle(id: &str, models: &[&str], vote: &str) -> BattleRow {
+    BattleRow {
+        id: id.into(),
+        created_at: 0,
         prompt: "which?".into(),
-        style_a: None,
-        style_b: None,
+        models: models
+            .iter()
+            .map(|m| BattleModel { model: (*m).into(), provider: "demo".into(), style: Some(Style::default()) })
+            .collect(),
+        vote: vote.into(),
     }
 }
 
-fn winners(store: &RunStore) -> Vec<String> {
-    store.votes().unwrap_or_else(|e| panic!("{e}")).into_iter().map(|v| v.winner).collect()
+#[test]
+fn a_battle_is_one_row_with_its_ranking_and_its_vote_is_final() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let db = dir.path().join("palaver.db");
+    let store = RunStore::open(&db).unwrap_or_else(|e| panic!("{e}"));
+    let ok = |r: Result<(), super::StoreError>| r.unwrap_or_else(|e| panic!("{e}"));
+    ok(store.write_battle(battle("g/1", &["x", "y", "z"], "c")));
+    // The same battle again (a second vote) changes nothing: the first vote stands.
+    ok(store.write_battle(battle("g/1", &["x", "y", "z"], "a")));
+    ok(store.write_battle(battle("g/2", &["y", "x"], "tie")));
+    let back = store.battles().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(back.len(), 2, "one row per battle, not per pair: {back:?}");
+    assert_eq!((back[0].id.as_str(), back[0].vote.as_str(), back[0].models.len()), ("g/1", "c", 3));
+    assert_eq!(back[0].models[2].style, Some(Style::default()));
+    assert_eq!(back[1].vote, "tie");
+    let conn = rusqlite::Connection::open(&db).unwrap_or_else(|e| panic!("{e}"));
+    let ranking: String = conn
+        .query_row("SELECT ranking FROM arena_battles WHERE id = 'g/1'", [], |r| r.get(0))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ranking, "[2,2,1]");
 }
 
 #[test]
-fn a_vote_changed_and_taken_back_leaves_only_the_final_one() {
+fn votes_stored_a_pair_at_a_time_read_as_battles_of_two() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let store = RunStore::open(&dir.path().join("palaver.db")).unwrap_or_else(|e| panic!("{e}"));
-    let ok = |r: Result<i64, super::StoreError>| r.unwrap_or_else(|e| panic!("{e}"));
-    let first = ok(store.write_vote(VoteWrite::Insert(row("x", "y", "a"))));
-    let second = ok(store.write_vote(VoteWrite::Insert(row("y", "x", "b"))));
-    assert_ne!(first, second);
-    // Changing the first keeps its place before the second.
-    assert_eq!(ok(store.write_vote(VoteWrite::Replace(first, row("x", "y", "tie")))), first);
-    assert_eq!(winners(&store), ["tie", "b"]);
-    // Taken back: gone; voted again: a new row, after the others.
-    ok(store.write_vote(VoteWrite::Delete(second)));
-    assert_eq!(winners(&store), ["tie"]);
-    let third = ok(store.write_vote(VoteWrite::Insert(row("y", "x", "bad"))));
-    assert!(third > first);
-    assert_eq!(winners(&store), ["tie", "bad"]);
-    // Reopened, the store holds the same.
+    let db = dir.path().join("palaver.db");
+    let store = RunStore::open(&db).unwrap_or_else(|e| panic!("{e}"));
     drop(store);
-    let store = RunStore::open(&dir.path().join("palaver.db")).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(winners(&store), ["tie", "bad"]);
+    // As an older palaver wrote them.
+    let conn = rusqlite::Connection::open(&db).unwrap_or_else(|e| panic!("{e}"));
+    conn.execute_batch(
+        r#"INSERT INTO arena_votes (created_at, model_a, provider_a, model_b, provider_b, winner, prompt, style_a, style_b)
+           VALUES (1, 'x', 'demo', 'y', 'demo', 'b', 'old?', '{"tokens":5,"headers":0,"lists":0,"bold":0}', NULL);"#,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    drop(conn);
+    let store = RunStore::open(&db).unwrap_or_else(|e| panic!("{e}"));
+    store.write_battle(battle("g/1", &["x", "y"], "a")).unwrap_or_else(|e| panic!("{e}"));
+    let back = store.battles().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(back.len(), 2);
+    let old = &back[0];
+    assert_eq!((old.id.as_str(), old.vote.as_str(), old.prompt.as_str()), ("vote-1", "b", "old?"));
+    assert_eq!((old.models[0].model.as_str(), old.models[1].model.as_str()), ("x", "y"));
+    assert_eq!((old.models[0].style.map(|s| s.tokens), old.models[1].style), (Some(5), None));
+    drop(store);
+    // A file from before battles, opened read-only (not migrated): its votes still read.
+    let conn = rusqlite::Connection::open(&db).unwrap_or_else(|e| panic!("{e}"));
+    conn.execute_batch("DROP TABLE arena_battles; PRAGMA user_version = 6;").unwrap_or_else(|e| panic!("{e}"));
+    drop(conn);
+    let old = RunStore::open_read_only(&db).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(old.battles().unwrap_or_else(|e| panic!("{e}")).len(), 1);
 }
 
 #[test]
@@ -68,24 +95,6 @@ fn a_running_run_whose_process_let_go_of_its_lock_is_stopped() {
 }
 
 #[test]
-fn a_votes_answer_style_is_stored_and_read_back() {
-    use crate::engine::evals::style::Style;
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let store = RunStore::open(&dir.path().join("palaver.db")).unwrap_or_else(|e| panic!("{e}"));
-    let styled = VoteRow {
-        style_a: Some(Style { tokens: 120, headers: 2, lists: 5, bold: 1 }),
-        style_b: Some(Style { tokens: 30, ..Style::default() }),
-        ..row("x", "y", "a")
-    };
-    let id = store.write_vote(VoteWrite::Insert(row("x", "y", "b"))).unwrap_or_else(|e| panic!("{e}"));
-    store.write_vote(VoteWrite::Replace(id, styled.clone())).unwrap_or_else(|e| panic!("{e}"));
-    store.write_vote(VoteWrite::Insert(row("y", "x", "tie"))).unwrap_or_else(|e| panic!("{e}"));
-    let votes = store.votes().unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(votes[0], styled, "a changed vote carries its new style");
-    assert_eq!((votes[1].style_a, votes[1].style_b), (None, None));
-}
-
-#[test]
 fn a_templated_prompts_row_is_kept_and_an_older_file_reads_without_it() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let db = dir.path().join("palaver.db");
@@ -107,8 +116,10 @@ fn a_templated_prompts_row_is_kept_and_an_older_file_reads_without_it() {
     drop(store);
     // A file from before the column, opened read-only (so not migrated): the prompts still read.
     let conn = rusqlite::Connection::open(&db).unwrap_or_else(|e| panic!("{e}"));
-    conn.execute_batch("ALTER TABLE compare_prompts DROP COLUMN vars; PRAGMA user_version = 5;")
-        .unwrap_or_else(|e| panic!("{e}"));
+    conn.execute_batch(
+        "DROP TABLE arena_battles; ALTER TABLE compare_prompts DROP COLUMN vars; PRAGMA user_version = 5;",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     drop(conn);
     let old = RunStore::open_read_only(&db).unwrap_or_else(|e| panic!("{e}"));
     let back = old.prompts(&id).unwrap_or_else(|e| panic!("{e}"));

@@ -14,6 +14,7 @@ const MIGRATIONS: &[&str] = &[
     MIGRATION_INDEX_FINISHED,
     super::runs::MIGRATION_VOTE_STYLE,
     super::runs::MIGRATION_RUN_VARS,
+    super::runs::MIGRATION_BATTLES,
 ];
 
 /// The version at which the search index holds finished messages only (tests build files just before it).

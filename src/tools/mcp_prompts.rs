@@ -23,8 +23,16 @@ pub struct PromptInfo {
     pub name: String,
     /// As the server wrote it (unsanitised).
     pub description: String,
-    /// Its arguments in the server's order: (name, required).
-    pub args: Vec<(String, bool)>,
+    /// Its arguments in the server's order.
+    pub args: Vec<PromptArg>,
+}
+
+/// One argument of a prompt (unsanitised, as the server wrote it).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PromptArg {
+    pub name: String,
+    pub required: bool,
+    pub description: String,
 }
 
 /// What `prompts/get` returned, flattened for the composer.
@@ -60,7 +68,11 @@ impl McpClient {
                             .arguments
                             .unwrap_or_default()
                             .into_iter()
-                            .map(|a| (a.name, a.required == Some(true)))
+                            .map(|a| PromptArg {
+                                name: a.name,
+                                required: a.required == Some(true),
+                                description: a.description.unwrap_or_default(),
+                            })
                             .collect(),
                     }
                 }));
@@ -162,7 +174,9 @@ mod tests {
         let prompts = client.prompts();
         let names: Vec<_> = prompts.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, ["greet", "plain"]);
-        assert_eq!(client.prompts()[0].args, vec![("who".to_owned(), true), ("mood".to_owned(), false)]);
+        let args: Vec<_> =
+            client.prompts()[0].args.iter().map(|a| (a.name.clone(), a.required, a.description.clone())).collect();
+        assert_eq!(args, [("who".into(), true, "whom to greet".into()), ("mood".into(), false, "how".into())]);
         let args = serde_json::json!({"who": "Ada"}).as_object().cloned().unwrap();
         let got = client.get_prompt("greet", args).await.unwrap();
         assert_eq!(got.text, "Please greet Ada in a plain way.");

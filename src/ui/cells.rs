@@ -242,7 +242,12 @@ fn banners(m: &Message, cols: usize, theme: &Theme) -> Vec<Line<'static>> {
     }
     match m.status {
         MessageStatus::Cancelled => {
-            out.push(Line::from(Span::styled("■ cancelled — the partial reply is kept", strong(R::Warning))));
+            let text = if m.arrived_any() {
+                "■ cancelled — the partial reply is kept"
+            } else {
+                "■ cancelled before any reply arrived"
+            };
+            out.push(Line::from(Span::styled(text, strong(R::Warning))));
         }
         MessageStatus::Failed | MessageStatus::Interrupted => {
             let text = match &m.error {

@@ -85,8 +85,14 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State) {
         .border_style(border)
         .padding(Padding::horizontal(1))
         .title(Span::styled(title, theme.style(R::Title)));
-    let mut inner = block.inner(area);
+    let inner = block.inner(area);
     f.render_widget(block, area);
+    draw_inside(f, inner, state, focused);
+}
+
+/// Inside the composer's frame (the chat's and the compare screen's): the attachment chips,
+/// then the draft.
+pub fn draw_inside(f: &mut Frame, mut inner: Rect, state: &State, focused: bool) {
     if !state.attachments.is_empty() && inner.height > 1 {
         f.buffer_mut().set_line(inner.x, inner.y, &chips(state), inner.width);
         inner.y += 1;

@@ -18,6 +18,7 @@ pub mod panels;
 pub mod probs;
 pub mod queue;
 pub mod safety;
+pub mod slash_menu;
 pub mod status;
 pub mod stream_code;
 pub mod stream_md;
@@ -103,6 +104,7 @@ pub fn draw(f: &mut Frame, state: &State, cache: &mut RenderCache) -> ViewReport
         panels::draw(f, p, state);
     }
     composer::draw(f, a.composer, state);
+    slash_menu::draw(f, a.composer, state);
     status::draw(f, a.status, state);
     overlays::draw(f, state);
     report.composer = (a.composer.x, a.composer.y, a.composer.width, a.composer.height);

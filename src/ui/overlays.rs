@@ -3,8 +3,8 @@
 
 use super::theme::Role as R;
 use crate::app::State;
-use crate::app::commands::COMMANDS;
 use crate::app::overlay::{Overlay, Picker};
+use crate::app::slash_menu::Kind;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
@@ -120,16 +120,23 @@ fn help(f: &mut Frame, state: &State, scroll: u16) {
     }
     lines.push(Line::default());
     lines.push(heading("Commands (type in the composer, or Ctrl+P)"));
-    for (cmd, arg, desc) in COMMANDS {
-        let usage = if arg.is_empty() { (*cmd).to_owned() } else { format!("{cmd} {arg}") };
-        row(&mut lines, &usage, desc);
+    // The `/` menu's list (already sanitised), so help and the menu never disagree.
+    let entries = state.command_entries();
+    let of = |kind: Kind| entries.iter().filter(move |e| e.kind == kind);
+    for e in of(Kind::BuiltIn) {
+        row(&mut lines, &e.usage(), &e.about);
     }
     row(&mut lines, "//text", "send a message that starts with a slash");
-    if !state.mine.commands.is_empty() {
-        lines.push(Line::default());
-        lines.push(heading("Your commands (commands/*.md; $ARGUMENTS is what follows)"));
-        for (name, label) in state.user_command_rows() {
-            row(&mut lines, &crate::ui::sanitize::sanitize(&name), &crate::ui::sanitize::sanitize(&label));
+    for (kind, title) in [
+        (Kind::User, "Your commands (commands/*.md; $ARGUMENTS is what follows)"),
+        (Kind::Mcp, "MCP prompts (from the servers in config.toml)"),
+    ] {
+        if of(kind).next().is_some() {
+            lines.push(Line::default());
+            lines.push(heading(title));
+            for e in of(kind) {
+                row(&mut lines, &e.usage(), &e.about);
+            }
         }
     }
     lines.push(Line::default());

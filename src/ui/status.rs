@@ -31,6 +31,12 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State) {
     // What the next request offers: a model must never get tools unnoticed (only a flash that
     // needs the whole line hides it, for its few seconds).
     left.push(tools_span(state));
+    // The spans after the timings: the tools, then the schema and the cost when there.
+    let mut segments = 1;
+    for span in [schema_span(state), cost_span(state)].into_iter().flatten() {
+        left.push(span);
+        segments += 1;
+    }
     let width = usize::from(area.width);
     // How full the next request is: always there when the window is known, so on a narrow
     // line it goes short and the reply's timings give way to it.
@@ -40,9 +46,10 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State) {
         let spans_w = |l: &[Span<'_>]| -> usize { l.iter().map(|s| super::wrap::width(&s.content)).sum() };
         let fits = |l: &[Span<'_>], m: &Span<'_>| spans_w(l) + super::wrap::width(&m.content) + help_w <= width;
         let meter = if fits(&left, &full) { full } else { super::compaction::meter(state, true).unwrap_or(full) };
-        // Timings are the (gap, figure) pairs between the state's label and the tools.
-        while !fits(&left, &meter) && left.len() > 3 {
-            left.drain(left.len() - 3..left.len() - 1);
+        // Timings are the (gap, figure) pairs between the state's label and the segments.
+        while !fits(&left, &meter) && left.len() > 2 + segments {
+            let end = left.len() - segments;
+            left.drain(end - 2..end);
         }
         left.push(meter);
     }
@@ -121,6 +128,24 @@ fn tools_span(state: &State) -> Span<'static> {
             Span::styled(format!("  tools {n} {}", mode.name()), theme.style(role))
         }
     }
+}
+
+/// " schema" while `/schema` holds the answers to one: a reply that must be JSON should not
+/// surprise.
+fn schema_span(state: &State) -> Option<Span<'static>> {
+    state.settings.schema.as_ref()?;
+    Some(Span::styled("  schema", state.theme.style(R::Accent)))
+}
+
+/// The conversation's cost so far, when the usage panel that shows it is hidden (`~` when it is
+/// the catalogue's estimate).
+fn cost_span(state: &State) -> Option<Span<'static>> {
+    if state.panels_shown() {
+        return None;
+    }
+    let cost = state.totals.cost?;
+    let label = crate::engine::metrics::money_label(cost, state.totals.cost_estimated);
+    Some(Span::styled(format!("  {label}"), state.theme.style(R::Dim)))
 }
 
 /// `text` cut to `cols` columns, with an ellipsis when cut.

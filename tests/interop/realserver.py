@@ -513,6 +513,48 @@ class RealServer:
             why.append(f"stderr names an HTTP error: {err.strip()[-300:]}")
         self.record(Outcome(name, "chat", True, not why, why, time.monotonic() - t0, note))
 
+    def small_truths(self) -> None:
+        """Issue 40's small truths against the real server: llama.cpp's Responses API refuses
+        `--logprobs N` (top_logprobs without logprobs) and the hint names --logprobs, never a
+        chat-screen command; a short schema without commas is told to use them; a Ctrl+C says
+        what it kept: nothing when no text had arrived (a long prompt still being read)."""
+        run = self.palaver("responses", True, PLAIN_PROMPT, ["--logprobs", "3"])
+        r = run.result or {}
+        msg = ((r.get("error") or {}).get("message") or "") + run.stderr
+        why = [w for w in run.why if not w.startswith("expected exactly one result")]
+        if run.rc != 1:
+            why.append(f"exit status {run.rc}, expected 1 (the server refuses top_logprobs without logprobs)")
+        if "(--logprobs)" not in msg or "/set" in msg or "/logprobs" in msg:
+            why.append(f"the hint should name --logprobs and no slash command: {msg.strip()[-400:]!r}")
+        self.record(Outcome("a refusal naming logprobs names --logprobs", "responses", True, not why, why, run.elapsed))
+
+        run = self.palaver("chat", True, PLAIN_PROMPT, ["--schema", "name age int"])
+        why = []
+        if run.rc != 2 or "separate fields with commas (`name, age int`)" not in run.stderr:
+            why.append(f"exit {run.rc}, stderr {run.stderr.strip()[-300:]!r}")
+        self.record(Outcome("a short schema without commas is told to use them", "chat", True, not why, why,
+                            run.elapsed))
+
+        # About 3,000 tokens: one thread reads them for seconds before the first token.
+        long_prompt = "lorem ipsum dolor sit amet " * 500
+        run = self.palaver("chat", True, long_prompt, ["--max-tokens", "8"], budget=0.8)
+        r = run.result or {}
+        why = [w for w in run.why if "panicked" in w]
+        said_nothing = "nothing had arrived, so there is nothing to keep" in run.stderr
+        said_kept = "what arrived is kept" in run.stderr
+        if not run.interrupted:
+            note = "finished before the interrupt: not judged"
+        elif (r.get("text") or "") == "":
+            note = "interrupted before any text"
+            if run.rc != 130 or not said_nothing or said_kept:
+                why.append(f"exit {run.rc}; a cancel before any text must say nothing was kept: "
+                           f"{run.stderr.strip()[-300:]!r}")
+        else:
+            note = "interrupted after some text"
+            if run.rc != 130 or not said_kept or said_nothing:
+                why.append(f"exit {run.rc}; a cancel after text must say it is kept: {run.stderr.strip()[-300:]!r}")
+        self.record(Outcome("Ctrl+C says what it kept", "chat", True, not why, why, run.elapsed, note))
+
     # -- main -----------------------------------------------------------------------------------------
     def run(self) -> list[Outcome]:
         t0 = time.monotonic()
@@ -536,6 +578,7 @@ class RealServer:
             print(f"realserver: llama.cpp on {self.url} after {time.monotonic() - t0:.1f} s (its log: {log})",
                   flush=True)
             self.plain()
+            self.small_truths()
             cuts = self.tools_cut()
             self.continue_after(cuts)
             self.tool_loop()

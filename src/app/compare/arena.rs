@@ -3,8 +3,9 @@
 //! stay on the composer, so text typed then is a follow-up for all. Reasoning blocks stay
 //! hidden until the vote (a reasoning model would give itself away; `ui::compare::columns`). A vote is deliberate: Tab to the bar,
 //! an option highlighted with the arrows (or its letter) and Enter right after (`vote.rs`).
-//! Then the names are shown and the vote is stored; it can be changed or taken back until the
-//! next prompt starts a new battle: fresh conversations, a new random order, names hidden again.
+//! Then the names are shown and the battle is stored, once, with its ranking: the vote is final
+//! (a vote cast with the names in sight would not be blind). The next prompt starts a new
+//! battle: fresh conversations, a new random order, names hidden again.
 
 use super::{CompareEffect, MAX_COLUMNS};
 use crate::app::effect::Effect;
@@ -12,7 +13,7 @@ use crate::app::state::{Focus, State, TargetInfo};
 use crate::engine::evals::stats::Rng;
 use crate::engine::evals::style::{Style, style_of};
 use crate::engine::message::Role;
-use crate::store::runs::VoteRow;
+use crate::store::runs::{BattleModel, BattleRow};
 
 /// A vote: one of the columns was best, or all tied, or all were bad.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,31 +91,18 @@ impl Vote {
         }
     }
 
-    /// What it says of the pair of columns `i` < `j`, as stored (`a`: `i` won, `b`: `j` won,
-    /// `tie`, `bad`); `None` when it says nothing of them (a third column was best).
+    /// As the store keeps it: `a`…`d`, `tie`, `bad`.
     #[must_use]
-    pub fn pair_winner(self, i: usize, j: usize) -> Option<&'static str> {
-        match (self, self.best()) {
-            (Self::Tie, _) => Some("tie"),
-            (Self::BothBad, _) => Some("bad"),
-            (_, Some(w)) if w == i => Some("a"),
-            (_, Some(w)) if w == j => Some("b"),
-            _ => None,
+    pub fn stored(self) -> &'static str {
+        match self {
+            Self::A => "a",
+            Self::B => "b",
+            Self::C => "c",
+            Self::D => "d",
+            Self::Tie => "tie",
+            Self::BothBad => "bad",
         }
     }
-}
-
-/// The pairs of columns of a battle of `n` models, in a fixed order: the ratings see a battle
-/// of several models as the pairs the vote decides (the best one beat each of the others; a
-/// tie or "all bad" ties every pair).
-#[must_use]
-pub fn pairs(n: usize) -> Vec<(usize, usize)> {
-    (0..n).flat_map(|i| (i + 1..n).map(move |j| (i, j))).collect()
-}
-
-/// The store key of pair `k` of battle `round`: each pair is a vote row of its own.
-fn pair_battle(generation: u64, round: u64, k: usize) -> (u64, u64) {
-    (generation, round * 8 + k as u64)
 }
 
 /// The style of everything a column answered in this battle (a follow-up's answer counts too,
@@ -143,7 +131,7 @@ fn hidden_models(n: usize) -> String {
 /// The arena's state within a compare.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Arena {
-    /// Names are shown (after a vote; they stay shown if it is taken back).
+    /// Names are shown (after the vote).
     pub revealed: bool,
     /// Every column answered the battle's latest prompt: the vote bar is up, until the next
     /// prompt (a follow-up of this battle, or the first of the next one).
@@ -306,62 +294,43 @@ impl State {
         }
     }
 
-    /// Casts (or changes) this battle's vote: the names are shown and the store holds it, as
-    /// one row for each pair of columns the vote decides.
+    /// Casts this battle's vote: the names are shown and the store keeps the battle, once, with
+    /// its ranking. Once the names are shown the vote is final: voting again would be voting
+    /// with the names in sight.
     pub(crate) fn arena_vote(&mut self, vote: Vote, fx: &mut Vec<Effect>) {
         let Some(cmp) = self.compare.active.as_mut() else { return };
-        let generation = cmp.generation;
         let Some(arena) = cmp.arena.as_mut() else { return };
-        let before = arena.vote.replace(vote);
-        arena.revealed = true;
         arena.bar = VoteBar::default();
-        let n = cmp.columns.len();
-        let style = |i: usize| cmp.columns.get(i).map(battle_style);
-        for (k, (i, j)) in pairs(n).into_iter().enumerate() {
-            let (a, b) = (&cmp.columns[i].target, &cmp.columns[j].target);
-            let row = vote.pair_winner(i, j).map(|winner| VoteRow {
-                model_a: a.model.clone(),
-                provider_a: a.provider.clone(),
-                model_b: b.model.clone(),
-                provider_b: b.provider.clone(),
-                winner: winner.to_owned(),
-                prompt: arena.prompt.clone(),
-                style_a: style(i),
-                style_b: style(j),
-            });
-            fx.push(Effect::Compare(CompareEffect::Vote { battle: pair_battle(generation, arena.round, k), row }));
+        if arena.vote.is_some() || arena.revealed {
+            self.focus = Focus::Composer;
+            self.flash("the vote is final once the names are shown · the next prompt starts a new battle");
+            return;
         }
+        arena.vote = Some(vote);
+        arena.revealed = true;
+        let n = cmp.columns.len();
+        let battle = BattleRow {
+            id: format!("{}/{}", cmp.group, arena.round + 1),
+            created_at: 0,
+            prompt: arena.prompt.clone(),
+            models: cmp
+                .columns
+                .iter()
+                .map(|c| BattleModel {
+                    model: c.target.model.clone(),
+                    provider: c.target.provider.clone(),
+                    style: Some(battle_style(c)),
+                })
+                .collect(),
+            vote: vote.stored().to_owned(),
+        };
+        fx.push(Effect::Compare(CompareEffect::Vote(Box::new(battle))));
         let names: Vec<String> =
             cmp.columns.iter().enumerate().map(|(i, c)| format!("{} was {}", letter(i), c.target.model)).collect();
-        let what = if before.is_some() { "vote changed to" } else { "voted" };
-        let tab = self.keymap.hint(crate::app::keymap::Action::CompareColumns);
-        let msg = format!(
-            "{what} {}: {} · {tab} then u takes it back · next prompt: new battle",
-            vote.describe(n),
-            names.join(", ")
-        );
+        let msg = format!("voted {}: {} · next prompt: new battle", vote.describe(n), names.join(", "));
         self.focus = Focus::Composer;
         self.flash(msg);
         self.dirty = true;
-    }
-
-    /// Takes this battle's vote back: the store forgets it. The names stay shown (they were
-    /// seen); voting again is allowed until the next prompt starts a new battle.
-    pub(crate) fn arena_undo(&mut self, fx: &mut Vec<Effect>) -> bool {
-        let Some(cmp) = self.compare.active.as_mut() else { return false };
-        let generation = cmp.generation;
-        let n = cmp.columns.len();
-        let Some(arena) = cmp.arena.as_mut().filter(|a| a.vote.is_some()) else { return false };
-        arena.vote = None;
-        for k in 0..pairs(n).len() {
-            fx.push(Effect::Compare(CompareEffect::Vote {
-                battle: pair_battle(generation, arena.round, k),
-                row: None,
-            }));
-        }
-        self.flash("vote taken back (the names stay shown) · vote again, or the next prompt starts a new battle");
-        self.dirty = true;
-        true
     }
 }
 

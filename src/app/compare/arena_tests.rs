@@ -1,7 +1,7 @@
 //! The arena's vote through `State::apply`: once both answered the keys stay on the composer
 //! (typing is a follow-up for both); a vote takes the bar (Tab), a choice and the Enter right
-//! after; it can be changed or taken back until the next battle, and the store is told each
-//! time, so it ends with the final vote.
+//! after; the store is told once, one battle with its id and every column, and the vote is
+//! final once the names are shown.
 
 use crate::api::client::WireEvent;
 use crate::api::event::StreamEvent;
@@ -10,7 +10,7 @@ use crate::app::effect::Effect;
 use crate::app::msg::Msg;
 use crate::app::state::{Focus, State, TargetInfo};
 use crate::app::test_state;
-use crate::store::runs::VoteRow;
+use crate::store::runs::BattleRow;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 fn key(s: &mut State, code: KeyCode) -> Vec<Effect> {
@@ -31,11 +31,11 @@ fn starts(fx: &[Effect]) -> Vec<(u64, usize, u64)> {
         .collect()
 }
 
-/// The vote changes the effects ask the store for.
-fn votes(fx: &[Effect]) -> Vec<((u64, u64), Option<VoteRow>)> {
+/// The battles the effects ask the store to keep.
+fn votes(fx: &[Effect]) -> Vec<BattleRow> {
     fx.iter()
         .filter_map(|e| match e {
-            Effect::Compare(CompareEffect::Vote { battle, row }) => Some((*battle, row.clone())),
+            Effect::Compare(CompareEffect::Vote(battle)) => Some((**battle).clone()),
             _ => None,
         })
         .collect()
@@ -43,7 +43,7 @@ fn votes(fx: &[Effect]) -> Vec<((u64, u64), Option<VoteRow>)> {
 
 fn winner(fx: &[Effect]) -> Option<String> {
     match votes(fx).as_slice() {
-        [(_, Some(row))] => Some(row.winner.clone()),
+        [row] => Some(row.vote.clone()),
         _ => None,
     }
 }
@@ -118,9 +118,12 @@ fn a_vote_is_the_bar_a_choice_and_enter() {
         .as_ref()
         .map(|c| c.columns.iter().map(|c| c.target.model.clone()).collect())
         .unwrap_or_default();
-    let row = votes(&fx).remove(0).1.unwrap_or_else(|| panic!("a row"));
-    assert_eq!((row.model_a, row.model_b), (order[0].clone(), order[1].clone()));
+    let row = votes(&fx).remove(0);
+    let models: Vec<String> = row.models.iter().map(|m| m.model.clone()).collect();
+    assert_eq!(models, order);
     assert_eq!(row.prompt, "Which is better?");
+    let group = s.compare.active.as_ref().map(|c| c.group.clone()).unwrap_or_default();
+    assert_eq!(row.id, format!("{group}/1"), "the battle's id names its compare");
     assert!(s.arena().is_some_and(|a| a.revealed && a.vote.is_some()));
     assert_eq!(s.focus, Focus::Composer);
 }
@@ -156,37 +159,33 @@ fn a_letter_followed_by_text_is_text() {
 }
 
 #[test]
-fn a_vote_can_be_changed_and_taken_back_until_the_next_battle() {
+fn a_vote_is_final_once_the_names_are_shown() {
     let mut s = arena();
     battle(&mut s, "first");
     key(&mut s, KeyCode::Tab);
     key(&mut s, KeyCode::Char('a'));
     let first = votes(&key(&mut s, KeyCode::Enter));
-    let battle_key = first[0].0;
-    // Changed: the same battle, another winner.
+    assert_eq!(first.len(), 1);
+    // Choosing again, or u and Backspace, store nothing and change nothing.
     key(&mut s, KeyCode::Tab);
     key(&mut s, KeyCode::Char('t'));
     let fx = key(&mut s, KeyCode::Enter);
-    assert_eq!(votes(&fx)[0].0, battle_key);
-    assert_eq!(winner(&fx).as_deref(), Some("tie"));
-    // Taken back: the store is told to forget it; the names stay shown.
+    assert!(votes(&fx).is_empty(), "{fx:?}");
+    assert!(s.flash.as_ref().is_some_and(|f| f.text.contains("the vote is final")));
     key(&mut s, KeyCode::Tab);
-    let fx = key(&mut s, KeyCode::Char('u'));
-    assert_eq!(votes(&fx), [(battle_key, None)]);
-    assert!(s.arena().is_some_and(|a| a.vote.is_none() && a.revealed));
-    // Backspace does the same once voted again.
-    key(&mut s, KeyCode::Char('n'));
-    assert_eq!(winner(&key(&mut s, KeyCode::Enter)).as_deref(), Some("bad"));
-    key(&mut s, KeyCode::Tab);
-    assert_eq!(votes(&key(&mut s, KeyCode::Backspace)), [(battle_key, None)]);
-    // The next prompt is a new battle: its vote has a key of its own, and the old one is final.
+    let mut fx = key(&mut s, KeyCode::Char('u'));
+    fx.extend(key(&mut s, KeyCode::Backspace));
+    assert!(votes(&fx).is_empty(), "{fx:?}");
+    assert!(s.arena().is_some_and(|a| a.vote == Some(super::Vote::A) && a.revealed));
+    // The next prompt is a new battle with an id of its own.
     key(&mut s, KeyCode::Esc);
     battle(&mut s, "second");
     assert!(s.compare.active.as_ref().is_some_and(Compare::hidden));
     key(&mut s, KeyCode::Tab);
     key(&mut s, KeyCode::Char('a'));
-    let fx = key(&mut s, KeyCode::Enter);
-    assert_ne!(votes(&fx)[0].0, battle_key);
+    let second = votes(&key(&mut s, KeyCode::Enter));
+    assert_eq!(second.len(), 1);
+    assert_ne!(second[0].id, first[0].id);
 }
 
 #[test]
@@ -220,22 +219,16 @@ fn the_inspector_waits_for_the_vote() {
 }
 
 #[test]
-fn a_vote_among_several_decides_the_pairs_it_names() {
-    use super::{Vote, pairs};
-    assert_eq!(pairs(2), [(0, 1)]);
-    assert_eq!(pairs(4).len(), 6);
+fn the_vote_bar_has_one_better_per_column() {
+    use super::Vote;
     assert_eq!(Vote::options(3).iter().map(|v| v.letter()).collect::<String>(), "abctn");
     assert_eq!(Vote::options(9).len(), 6, "at most four columns");
-    // B best of three: B beat A (pair 0,1: "b") and B beat C (pair 1,2: "a"); A and C untouched.
-    let decided: Vec<Option<&str>> = pairs(3).into_iter().map(|(i, j)| Vote::B.pair_winner(i, j)).collect();
-    assert_eq!(decided, [Some("b"), None, Some("a")]);
-    assert!(pairs(3).into_iter().all(|(i, j)| Vote::Tie.pair_winner(i, j) == Some("tie")));
-    assert!(pairs(3).into_iter().all(|(i, j)| Vote::BothBad.pair_winner(i, j) == Some("bad")));
     assert_eq!((Vote::BothBad.label(2), Vote::BothBad.label(3)), ("both bad", "all bad"));
+    assert_eq!(Vote::C.stored(), "c");
 }
 
 #[test]
-fn taking_back_a_three_model_vote_forgets_every_pair() {
+fn a_three_model_vote_is_one_battle_with_every_answers_style() {
     let mut s = test_state();
     let targets = ["demo", "demo-reasoning", "demo-tools"]
         .iter()
@@ -260,16 +253,11 @@ fn taking_back_a_three_model_vote_forgets_every_pair() {
     key(&mut s, KeyCode::Tab);
     typed(&mut s, "t");
     let cast = votes(&key(&mut s, KeyCode::Enter));
-    assert_eq!(cast.len(), 3, "a tie of three is three tied pairs");
-    assert!(cast.iter().all(|(_, r)| r.as_ref().is_some_and(|r| r.winner == "tie")));
-    // Each row carries both answers' style ("answer": six bytes, two tokens estimated).
-    assert!(cast.iter().all(|(_, r)| {
-        r.as_ref().is_some_and(|r| r.style_a.is_some_and(|s| s.tokens == 2) && r.style_b.is_some_and(|s| s.tokens == 2))
-    }));
-    key(&mut s, KeyCode::Tab);
-    let back = votes(&key(&mut s, KeyCode::Char('u')));
-    let keys: Vec<(u64, u64)> = cast.iter().map(|(k, _)| *k).collect();
-    assert_eq!(back, keys.iter().map(|k| (*k, None)).collect::<Vec<_>>(), "each pair's row is taken back");
+    assert_eq!(cast.len(), 1, "one battle, not three pairs");
+    assert_eq!((cast[0].vote.as_str(), cast[0].models.len()), ("tie", 3));
+    assert_eq!(cast[0].ranking(), [1, 1, 1]);
+    // Each model carries its answers' style ("answer": six bytes, two tokens estimated).
+    assert!(cast[0].models.iter().all(|m| m.style.is_some_and(|s| s.tokens == 2)));
 }
 
 #[test]

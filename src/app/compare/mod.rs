@@ -212,9 +212,8 @@ pub enum CompareEffect {
     Cancel { generation: u64, column: usize, id: u64 },
     /// The kept column's provider becomes the chat's endpoint.
     UseEndpoint { provider: String },
-    /// Set the stored vote of arena battle `battle` (compare generation, round): store it,
-    /// replace the one stored, or (`None`) take it back. The store ends with the final one.
-    Vote { battle: (u64, u64), row: Option<crate::store::runs::VoteRow> },
+    /// Store an arena battle with its vote (final: cast once).
+    Vote(Box<crate::store::runs::BattleRow>),
 }
 
 /// What the runner reports about column requests.

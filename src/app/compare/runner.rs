@@ -14,7 +14,7 @@ use crate::demo::DemoServer;
 use crate::engine::message::ErrorInfo;
 use crate::engine::target::Target;
 use crate::engine::turn::spawn_request;
-use crate::store::runs::VoteRow;
+use crate::store::runs::BattleRow;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -42,50 +42,25 @@ pub struct ColumnRunner {
     requests: HashMap<(u64, usize, u64), AbortHandle>,
     /// Where arena votes go (`None`: not kept).
     votes: Option<Arc<Votes>>,
-    /// Vote changes handed out so far: they are written in this order.
-    vote_seq: u64,
 }
 
-/// The arena votes of the session: the store (opened with the first vote) and the row id of
-/// each battle's vote, so a change replaces it and an undo deletes it. Changes run on blocking
-/// threads but strictly in the order they were made (`next`), so the store ends with the last.
+/// Where the session's arena battles go: the store, opened with the first vote. A vote is
+/// final, so each battle is written once.
 struct Votes {
     path: std::path::PathBuf,
-    book: std::sync::Mutex<VoteBook>,
-    turn: std::sync::Condvar,
-}
-
-#[derive(Default)]
-struct VoteBook {
-    /// The sequence number of the change whose turn it is.
-    next: u64,
-    store: Option<crate::store::runs::RunStore>,
-    /// Row ids by battle (compare generation, round).
-    rows: HashMap<(u64, u64), i64>,
+    store: std::sync::Mutex<Option<crate::store::runs::RunStore>>,
 }
 
 impl Votes {
-    /// Sets battle `battle`'s stored vote to `row` (none: taken back); returns why it failed.
-    fn apply(&self, book: &mut VoteBook, battle: (u64, u64), row: Option<VoteRow>) -> Result<(), String> {
-        use crate::store::runs::{RunStore, VoteWrite};
-        if book.store.is_none() {
-            book.store = Some(RunStore::open(&self.path).map_err(|e| e.to_string())?);
+    /// Stores a battle and its vote; returns why it failed.
+    fn write(&self, battle: BattleRow) -> Result<(), String> {
+        use crate::store::runs::RunStore;
+        let mut store = self.store.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if store.is_none() {
+            *store = Some(RunStore::open(&self.path).map_err(|e| e.to_string())?);
         }
-        let Some(store) = book.store.as_ref() else { return Ok(()) };
-        let write = match (row, book.rows.get(&battle)) {
-            (Some(r), None) => VoteWrite::Insert(r),
-            (Some(r), Some(&id)) => VoteWrite::Replace(id, r),
-            (None, Some(&id)) => VoteWrite::Delete(id),
-            (None, None) => return Ok(()),
-        };
-        let delete = matches!(write, VoteWrite::Delete(_));
-        let id = store.write_vote(write).map_err(|e| e.to_string())?;
-        if delete {
-            book.rows.remove(&battle);
-        } else {
-            book.rows.insert(battle, id);
-        }
-        Ok(())
+        let Some(store) = store.as_ref() else { return Ok(()) };
+        store.write_battle(battle).map_err(|e| e.to_string())
     }
 }
 
@@ -119,35 +94,23 @@ impl ColumnRunner {
             endpoints: Arc::new(Mutex::new(known)),
             requests: HashMap::new(),
             votes: None,
-            vote_seq: 0,
         }
     }
 
     /// Keeps arena votes in the database at `path`.
     #[must_use]
     pub fn with_votes(mut self, path: std::path::PathBuf) -> Self {
-        let book = std::sync::Mutex::new(VoteBook::default());
-        self.votes = Some(Arc::new(Votes { path, book, turn: std::sync::Condvar::new() }));
+        self.votes = Some(Arc::new(Votes { path, store: std::sync::Mutex::new(None) }));
         self
     }
 
-    /// Sets a battle's stored vote off the UI task. A blocking task (the runtime finishes
-    /// those before the process ends, so a vote right before Ctrl+Q is kept) that waits for
-    /// its turn, so changes land in the order they were made.
-    fn vote(&mut self, battle: (u64, u64), row: Option<VoteRow>) {
+    /// Stores a battle's vote off the UI task: a blocking task, which the runtime finishes
+    /// before the process ends, so a vote right before Ctrl+Q is kept.
+    fn vote(&mut self, battle: BattleRow) {
         let Some(votes) = self.votes.clone() else { return };
-        let seq = self.vote_seq;
-        self.vote_seq += 1;
         let tx = self.tx.clone();
         tokio::task::spawn_blocking(move || {
-            let lock = votes.book.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            let mut book =
-                votes.turn.wait_while(lock, |b| b.next != seq).unwrap_or_else(std::sync::PoisonError::into_inner);
-            let result = votes.apply(&mut book, battle, row);
-            book.next += 1;
-            drop(book);
-            votes.turn.notify_all();
-            if let Err(e) = result {
+            if let Err(e) = votes.write(battle) {
                 let _ = tx.send(Msg::Compare(CompareMsg::VoteFailed(e)));
             }
         });
@@ -172,7 +135,7 @@ impl ColumnRunner {
                 }
             }
             CompareEffect::UseEndpoint { provider } => self.use_endpoint(provider, runner),
-            CompareEffect::Vote { battle, row } => self.vote(battle, row),
+            CompareEffect::Vote(battle) => self.vote(*battle),
         }
     }
 
@@ -197,7 +160,7 @@ impl ColumnRunner {
                 }
             };
             // Dropping `rx` (when this task ends or is aborted) stops the request task.
-            let mut rx = spawn_request(r.http, r.endpoint, api, body);
+            let mut rx = spawn_request(r.http, crate::app::runner::on_screen(r.endpoint), api, body);
             while let Some(event) = rx.recv().await {
                 let msg = CompareMsg::Wire { generation, column, id, event: Box::new(event), now_ms: ms() };
                 if tx.send(Msg::Compare(msg)).is_err() {

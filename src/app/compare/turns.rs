@@ -274,12 +274,13 @@ impl State {
         let now = self.now_ms;
         let Some(cmp) = self.compare.active.as_mut() else { return };
         let generation = cmp.generation;
-        let mut n = 0;
+        let (mut n, mut any) = (0, false);
         for (i, col) in cmp.columns.iter_mut().enumerate() {
             let Some(live) = col.live.take() else { continue };
             let elapsed = live.started_ms.map_or(0, |s| now.saturating_sub(s));
             if let Some(m) = col.transcript.message_mut(live.id) {
                 reducer::finish(m, Ending::Cancelled, elapsed);
+                any |= m.arrived_any();
             }
             fx.push(Effect::Compare(CompareEffect::Cancel { generation, column: i, id: live.id }));
             n += 1;
@@ -292,10 +293,12 @@ impl State {
             }
         }
         if n + tools > 0 {
+            // Only what arrived can be kept.
+            let kept = if any { "partial replies are kept" } else { "nothing had arrived" };
             let replies = match n {
                 0 => String::new(),
-                1 => "cancelled 1 reply; partial replies are kept".to_owned(),
-                n => format!("cancelled {n} replies; partial replies are kept"),
+                1 => format!("cancelled 1 reply; {kept}"),
+                n => format!("cancelled {n} replies; {kept}"),
             };
             let stopped = match tools {
                 0 => String::new(),

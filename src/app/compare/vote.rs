@@ -2,8 +2,8 @@
 //! up when every column has answered and is reached with Tab from the composer. A vote is deliberate: ←/→ (or ↑/↓)
 //! highlight an option, or its letter does; Enter right after one of those casts it. A letter
 //! followed by any other text is text: both go to the composer, as does any other typing.
-//! Once cast, choosing again changes the vote and `u` or Backspace takes it back, until the
-//! next prompt starts a new battle. Esc goes back to the composer, Tab on to the columns.
+//! Once cast it is final (the names are shown): the next prompt starts a new battle. Esc goes
+//! back to the composer, Tab on to the columns.
 
 use super::arena::Vote;
 use crate::app::effect::Effect;
@@ -18,7 +18,6 @@ impl State {
         let Some(arena) = self.arena_mut() else { return };
         // Enter votes only right after a choosing key: every key takes the highlight away.
         let (highlight, pending) = (arena.bar.highlight.take(), arena.bar.pending.take());
-        let voted = arena.vote.is_some();
         let options = Vote::options(columns);
         let n = options.len();
         let plain = !key.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
@@ -46,10 +45,6 @@ impl State {
             }
             KeyCode::BackTab => {
                 self.focus_composer();
-                return;
-            }
-            KeyCode::Char('u') | KeyCode::Backspace if plain && pending.is_none() && voted => {
-                self.arena_undo(fx);
                 return;
             }
             KeyCode::Char(c) if plain && pending.is_none() => {

@@ -5,8 +5,8 @@ use super::super::args::{CompareAction, CompareArgs, Global};
 use super::super::exit::{EXIT_OK, EXIT_USAGE};
 use super::{json, open_store_to_read, ratings, report, summary};
 use crate::config::Paths;
-use crate::engine::evals::rating::{Game, Outcome, standings};
-use crate::store::runs::{RunStore, VoteRow};
+use crate::engine::evals::rating::{Game, Outcome, standings_by_battle};
+use crate::store::runs::{BattleRow, RunStore};
 use std::io::Write;
 
 /// Bootstrap resamples behind each rating's interval.
@@ -120,9 +120,10 @@ fn show(store: &RunStore, id: &str, json_out: bool, ca: &CompareArgs, cfg: &crat
     status
 }
 
-/// The arena's models (as `provider/model`) and its votes as games between them.
+/// The arena's models (as `provider/model`) and each battle as the games its vote decided
+/// between them: the best one beat each of the others; a tie or "all bad" ties every pair.
 #[must_use]
-pub fn games(votes: &[VoteRow]) -> (Vec<String>, Vec<Game>) {
+pub fn games(battles: &[BattleRow]) -> (Vec<String>, Vec<Vec<Game>>) {
     let mut names: Vec<String> = Vec::new();
     let mut index = |n: String| match names.iter().position(|x| *x == n) {
         Some(i) => i,
@@ -131,32 +132,39 @@ pub fn games(votes: &[VoteRow]) -> (Vec<String>, Vec<Game>) {
             names.len() - 1
         }
     };
-    let mut games = Vec::new();
-    for v in votes {
-        let a = index(format!("{}/{}", v.provider_a, v.model_a));
-        let b = index(format!("{}/{}", v.provider_b, v.model_b));
-        let outcome = match v.winner.as_str() {
-            "a" => Outcome::AWins,
-            "b" => Outcome::BWins,
-            "tie" => Outcome::Tie,
-            _ => Outcome::BothBad,
-        };
-        games.push(Game { a, b, outcome });
+    let mut out = Vec::new();
+    for b in battles {
+        let ids: Vec<usize> = b.models.iter().map(|m| index(format!("{}/{}", m.provider, m.model))).collect();
+        let mut games = Vec::new();
+        for i in 0..ids.len() {
+            for j in i + 1..ids.len() {
+                let outcome = match (b.vote.as_str(), b.best()) {
+                    ("tie", _) => Outcome::Tie,
+                    (_, Some(w)) if w == i => Outcome::AWins,
+                    (_, Some(w)) if w == j => Outcome::BWins,
+                    // A third column was best: this vote says nothing of the pair.
+                    (_, Some(_)) => continue,
+                    _ => Outcome::BothBad,
+                };
+                games.push(Game { a: ids[i], b: ids[j], outcome });
+            }
+        }
+        out.push(games);
     }
-    (names, games)
+    (names, out)
 }
 
 fn stats(store: &RunStore, json_out: bool) -> u8 {
-    let votes = match store.votes() {
+    let battles = match store.battles() {
         Ok(v) => v,
         Err(e) => {
             say!("cannot read the votes: {e}");
             return EXIT_USAGE;
         }
     };
-    let (names, g) = games(&votes);
-    let s = standings(names.len(), &g, BOOTSTRAP_ROUNDS);
-    let styled_votes = ratings::styled_games(&votes, &g);
+    let (names, g) = games(&battles);
+    let s = standings_by_battle(names.len(), &g, BOOTSTRAP_ROUNDS);
+    let styled_votes = ratings::styled_games(&names, &battles, &g);
     let styled = ratings::style_control(names.len(), &styled_votes);
     let mut out = std::io::stdout().lock();
     if json_out {
@@ -182,7 +190,7 @@ fn stats(store: &RunStore, json_out: bool) -> u8 {
             }
             let _ = writeln!(out, "{line}");
         }
-    } else if votes.is_empty() {
+    } else if battles.is_empty() {
         let _ = writeln!(
             out,
             "no arena votes yet: palaver compare --arena -m A -m B, then Tab to the vote bar and Enter on your choice after each battle"
@@ -191,9 +199,9 @@ fn stats(store: &RunStore, json_out: bool) -> u8 {
         let _ = write!(out, "{}", ratings::table(&names, &s, styled.as_ref().map_err(String::as_str)));
         let _ = writeln!(
             out,
-            "{} vote{} · Bradley–Terry rating on the Elo scale (mean 1000), 95% bootstrap interval; ties and both-bad count half",
-            votes.len(),
-            if votes.len() == 1 { "" } else { "s" }
+            "{} battle{} · Bradley–Terry rating on the Elo scale (mean 1000), 95% bootstrap interval over battles; ties and both-bad count half",
+            battles.len(),
+            if battles.len() == 1 { "" } else { "s" }
         );
         if styled.is_ok() {
             let _ = writeln!(

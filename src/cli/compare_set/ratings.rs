@@ -4,9 +4,9 @@
 //! votes are said to be few rather than shown with precision they do not have.
 
 use crate::engine::evals::rating::{Game, Standing};
-use crate::engine::evals::rating_style::{K, StyledGame, StyledStandings, style_separable, styled_standings};
-use crate::engine::evals::style::FEATURES;
-use crate::store::runs::VoteRow;
+use crate::engine::evals::rating_style::{K, StyledGame, StyledStandings, style_separable, styled_standings_by_battle};
+use crate::engine::evals::style::{FEATURES, Style};
+use crate::store::runs::BattleRow;
 use crate::text::sanitize::sanitize;
 
 /// Votes a model needs before its interval says much: with fewer, a bootstrap over a handful of
@@ -23,26 +23,39 @@ pub const STYLED_ROUNDS: usize = 200;
 /// The seed of the style-controlled bootstrap: the same votes always give the same figures.
 const SEED: u64 = 0x5717_1E5E;
 
-/// The votes that carry both answers' style, as games between the models of `games`' list
-/// (the same indices: `games` and `votes` are in the same order).
+/// The battles whose every answer's style is kept, as styled games between `names` (the
+/// games of each battle as `actions::games` made them, in the same order).
 #[must_use]
-pub fn styled_games(votes: &[VoteRow], games: &[Game]) -> Vec<StyledGame> {
-    votes
+pub fn styled_games(names: &[String], battles: &[BattleRow], games: &[Vec<Game>]) -> Vec<Vec<StyledGame>> {
+    battles
         .iter()
         .zip(games)
-        .filter_map(|(v, g)| {
-            let (style_a, style_b) = (v.style_a?, v.style_b?);
-            Some(StyledGame { a: g.a, b: g.b, outcome: g.outcome, style_a, style_b })
+        .filter_map(|(b, gs)| {
+            let style_of = |model: usize| -> Option<Style> {
+                let name = names.get(model)?;
+                b.models.iter().find(|m| format!("{}/{}", m.provider, m.model) == *name)?.style
+            };
+            gs.iter()
+                .map(|g| {
+                    Some(StyledGame {
+                        a: g.a,
+                        b: g.b,
+                        outcome: g.outcome,
+                        style_a: style_of(g.a)?,
+                        style_b: style_of(g.b)?,
+                    })
+                })
+                .collect()
         })
         .collect()
 }
 
-/// Style control over `styled` votes, or why it is not fitted: too few votes for it to mean
+/// Style control over `styled` battles, or why it is not fitted: too few votes for it to mean
 /// anything, or styles that cannot be told apart from the models.
 ///
 /// # Errors
 /// The line the table prints instead of the style coefficients.
-pub fn style_control(n: usize, styled: &[StyledGame]) -> Result<StyledStandings, String> {
+pub fn style_control(n: usize, styled: &[Vec<StyledGame>]) -> Result<StyledStandings, String> {
     if styled.len() < MIN_STYLED_VOTES {
         return Err(format!(
             "styled: not fitted — {} vote{} carr{} the answers' style (votes from before palaver kept it \
@@ -52,12 +65,13 @@ pub fn style_control(n: usize, styled: &[StyledGame]) -> Result<StyledStandings,
             if styled.len() == 1 { "ies" } else { "y" }
         ));
     }
-    if !style_separable(n, styled) {
+    let games: Vec<StyledGame> = styled.iter().flatten().copied().collect();
+    if !style_separable(n, &games) {
         return Err("styled: not fitted — in these votes the answers' style goes with the model (each model answers \
                     in its own style), so style cannot be told apart from the model; vote on varied prompts"
             .to_owned());
     }
-    Ok(styled_standings(n, styled, STYLED_ROUNDS, SEED ^ styled.len() as u64))
+    Ok(styled_standings_by_battle(n, styled, STYLED_ROUNDS, SEED ^ styled.len() as u64))
 }
 
 /// The standings table, best raw rating first, with the style-controlled columns beside (or a
@@ -131,16 +145,15 @@ fn coefficients(st: &StyledStandings) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::evals::rating::{Outcome, standings};
+    use crate::engine::evals::rating::{Outcome, standings, standings_by_battle};
     use crate::engine::evals::stats::Rng;
-    use crate::engine::evals::style::Style;
+    use crate::store::runs::BattleModel;
 
     #[test]
     fn too_few_votes_are_said_to_be_too_few() {
         let names = vec!["alpha".to_owned(), "beta".to_owned()];
         let few: Vec<Game> = (0..3).map(|_| Game { a: 0, b: 1, outcome: Outcome::AWins }).collect();
-        let styled: Vec<StyledGame> = Vec::new();
-        let why = style_control(2, &styled[..0]).err().unwrap_or_default();
+        let why = style_control(2, &[]).err().unwrap_or_default();
         let why = why.replace("0 votes carry", "3 votes carry");
         let table = table(&names, &standings(2, &few, 50), Err(&why));
         assert!(table.contains("* fewer than 10 votes (alpha, beta)"), "{table}");
@@ -153,7 +166,7 @@ mod tests {
     }
 
     /// 90 votes among three models where voters reward length and `long` writes long answers.
-    fn planted() -> (Vec<String>, Vec<VoteRow>) {
+    fn planted() -> (Vec<String>, Vec<BattleRow>) {
         let names = ["long", "short", "plain"];
         let mut rng = Rng::new(11);
         let votes = (0..90)
@@ -167,15 +180,14 @@ mod tests {
                     (false, _) => "b",
                 };
                 let style = |t: u64, lists: u64| Some(Style { tokens: t, headers: 1, lists, bold: 2 });
-                VoteRow {
-                    model_a: names[a].into(),
-                    provider_a: "demo".into(),
-                    model_b: names[b].into(),
-                    provider_b: "demo".into(),
-                    winner: winner.into(),
+                let model = |m: usize, style| BattleModel { model: names[m].into(), provider: "demo".into(), style };
+                let (sa, sb) = (style(la, rng.below(4) as u64), style(lb, rng.below(4) as u64));
+                BattleRow {
+                    id: format!("g/{i}"),
+                    created_at: 0,
                     prompt: String::new(),
-                    style_a: style(la, rng.below(4) as u64),
-                    style_b: style(lb, rng.below(4) as u64),
+                    models: vec![model(a, sa), model(b, sb)],
+                    vote: winner.into(),
                 }
             })
             .collect();
@@ -186,10 +198,10 @@ mod tests {
     fn stats_show_raw_and_style_controlled_ratings_and_the_coefficients() {
         let (_, votes) = planted();
         let (names, games) = super::super::actions::games(&votes);
-        let styled = styled_games(&votes, &games);
+        let styled = styled_games(&names, &votes, &games);
         assert_eq!(styled.len(), 90);
         let st = style_control(names.len(), &styled).unwrap_or_else(|e| panic!("{e}"));
-        let raw = standings(names.len(), &games, 200);
+        let raw = standings_by_battle(names.len(), &games, 200);
         let long = names.iter().position(|n| n == "demo/long").unwrap_or_else(|| panic!("{names:?}"));
         let mean_other = |r: &[f64]| (r.iter().sum::<f64>() - r[long]) / 2.0;
         let raw_r: Vec<f64> = raw.iter().map(|x| x.rating).collect();
@@ -215,11 +227,38 @@ mod tests {
                 StyledGame { a, b, outcome, style_a: fixed(100 * (a as u64 + 1)), style_b: fixed(100 * (b as u64 + 1)) }
             })
             .collect();
-        let why = style_control(3, &games).err().unwrap_or_default();
+        let battles: Vec<Vec<StyledGame>> = games.into_iter().map(|g| vec![g]).collect();
+        let why = style_control(3, &battles).err().unwrap_or_default();
         assert!(why.contains("cannot be told apart from the model"), "{why}");
         // The planted set varies within each model: it is fitted.
         let (_, votes) = planted();
         let (names, g) = super::super::actions::games(&votes);
-        assert!(style_control(names.len(), &styled_games(&votes, &g)).is_ok());
+        assert!(style_control(names.len(), &styled_games(&names, &votes, &g)).is_ok());
+    }
+
+    #[test]
+    fn a_battle_of_three_is_one_vote_with_its_styles() {
+        let style = |t: u64| Some(Style { tokens: t, headers: 0, lists: 0, bold: 0 });
+        let m = |name: &str, t: u64| BattleModel { model: name.into(), provider: "p".into(), style: style(t) };
+        let battle = BattleRow {
+            id: "g/1".into(),
+            created_at: 0,
+            prompt: "hi".into(),
+            models: vec![m("x", 10), m("y", 20), m("z", 30)],
+            vote: "c".into(),
+        };
+        assert_eq!(battle.ranking(), [2, 2, 1]);
+        let (names, games) = super::super::actions::games(std::slice::from_ref(&battle));
+        assert_eq!(names, ["p/x", "p/y", "p/z"]);
+        // z beat x and z beat y; x and y were not compared.
+        assert_eq!(
+            games,
+            [vec![Game { a: 0, b: 2, outcome: Outcome::BWins }, Game { a: 1, b: 2, outcome: Outcome::BWins }]]
+        );
+        let styled = styled_games(&names, std::slice::from_ref(&battle), &games);
+        assert_eq!(styled[0][1].style_a.tokens, 20);
+        assert_eq!(styled[0][1].style_b.tokens, 30);
+        let s = standings_by_battle(3, &games, 50);
+        assert_eq!((s[2].games, s[2].wins, s[0].losses, s[1].losses), (1, 1, 1, 1));
     }
 }

@@ -86,17 +86,31 @@ pub fn fit(n: usize, games: &[Game]) -> Vec<f64> {
 }
 
 /// Each model's standing: counts, win rate, rating and a bootstrap interval (`rounds`
-/// resamples of the votes, seeded so the same votes always give the same figures).
+/// resamples of the votes, seeded so the same votes always give the same figures). Each game is
+/// a battle of its own; see [`standings_by_battle`].
 #[must_use]
 pub fn standings(n: usize, games: &[Game], rounds: usize) -> Vec<Standing> {
-    let rating = fit(n, games);
+    let battles: Vec<Vec<Game>> = games.iter().map(|g| vec![*g]).collect();
+    standings_by_battle(n, &battles, rounds)
+}
+
+/// As [`standings`] over battles, each the games one vote decided (a vote among three models
+/// decides two or three pairs). The bootstrap resamples battles, not games: the pairs of one
+/// vote are one observation, so a battle of many models does not narrow the intervals. A
+/// model's counts are per battle too: a win when it beat another, a loss when it lost to one.
+#[must_use]
+pub fn standings_by_battle(n: usize, battles: &[Vec<Game>], rounds: usize) -> Vec<Standing> {
+    let all: Vec<Game> = battles.iter().flatten().copied().collect();
+    let rating = fit(n, &all);
     let mut samples: Vec<Vec<f64>> = vec![Vec::with_capacity(rounds); n];
-    let mut rng = Rng::new(0x5EED ^ games.len() as u64);
-    if !games.is_empty() {
-        let mut sample = Vec::with_capacity(games.len());
+    let mut rng = Rng::new(0x5EED ^ battles.len() as u64);
+    if !battles.is_empty() {
+        let mut sample = Vec::with_capacity(all.len());
         for _ in 0..rounds {
             sample.clear();
-            sample.extend((0..games.len()).map(|_| games[rng.below(games.len())]));
+            for _ in 0..battles.len() {
+                sample.extend_from_slice(&battles[rng.below(battles.len())]);
+            }
             for (i, r) in fit(n, &sample).into_iter().enumerate() {
                 samples[i].push(r);
             }
@@ -115,14 +129,8 @@ pub fn standings(n: usize, games: &[Game], rounds: usize) -> Vec<Standing> {
                 low: rating[i],
                 high: rating[i],
             };
-            for g in games.iter().filter(|g| g.a == i || g.b == i) {
-                s.games += 1;
-                match (g.outcome, g.a == i) {
-                    (Outcome::AWins, true) | (Outcome::BWins, false) => s.wins += 1,
-                    (Outcome::AWins, false) | (Outcome::BWins, true) => s.losses += 1,
-                    (Outcome::Tie, _) => s.ties += 1,
-                    (Outcome::BothBad, _) => s.both_bad += 1,
-                }
+            for battle in battles {
+                count_battle(&mut s, i, battle);
             }
             #[allow(clippy::cast_precision_loss)]
             if s.games > 0 {
@@ -134,6 +142,27 @@ pub fn standings(n: usize, games: &[Game], rounds: usize) -> Vec<Standing> {
             s
         })
         .collect()
+}
+
+/// What one battle counts for model `i`: nothing when it was not in it, else one win, loss,
+/// tie or both-bad.
+fn count_battle(s: &mut Standing, i: usize, battle: &[Game]) {
+    let mine: Vec<&Game> = battle.iter().filter(|g| g.a == i || g.b == i).collect();
+    if mine.is_empty() {
+        return;
+    }
+    s.games += 1;
+    let won = |g: &&Game| matches!((g.outcome, g.a == i), (Outcome::AWins, true) | (Outcome::BWins, false));
+    let lost = |g: &&Game| matches!((g.outcome, g.a == i), (Outcome::AWins, false) | (Outcome::BWins, true));
+    if mine.iter().any(won) {
+        s.wins += 1;
+    } else if mine.iter().any(lost) {
+        s.losses += 1;
+    } else if mine.iter().all(|g| g.outcome == Outcome::BothBad) {
+        s.both_bad += 1;
+    } else {
+        s.ties += 1;
+    }
 }
 
 #[cfg(test)]
@@ -180,5 +209,24 @@ mod tests {
             assert!(x.low <= x.rating + 1e-6 && x.rating <= x.high + 1e-6, "{x:?}");
         }
         assert_eq!(standings(3, &g, 200), s, "seeded: the same votes give the same figures");
+    }
+
+    #[test]
+    fn a_battle_of_three_counts_once_and_does_not_narrow_the_interval() {
+        // Twenty battles of three: model 0 best in twelve (beating 1 and 2), 1 best in eight.
+        let battle = |best: usize| -> Vec<Game> {
+            (0..3).filter(|&o| o != best).map(|o| Game { a: best, b: o, outcome: Outcome::AWins }).collect()
+        };
+        let battles: Vec<Vec<Game>> = (0..20).map(|k| battle(if k % 5 < 3 { 0 } else { 1 })).collect();
+        let by_battle = standings_by_battle(3, &battles, 300);
+        assert_eq!((by_battle[0].games, by_battle[0].wins, by_battle[0].losses), (20, 12, 8));
+        assert_eq!((by_battle[2].games, by_battle[2].wins, by_battle[2].losses), (20, 0, 20));
+        // The same votes as forty separate pairs: counted twice, and the interval narrower.
+        let pairs: Vec<Game> = battles.iter().flatten().copied().collect();
+        let by_pair = standings(3, &pairs, 300);
+        assert_eq!(by_pair[0].games, 32);
+        let width = |s: &Standing| s.high - s.low;
+        assert!(width(&by_battle[0]) > width(&by_pair[0]), "{by_battle:?} vs {by_pair:?}");
+        assert!((by_battle[0].rating - by_pair[0].rating).abs() < 1e-9, "the same fit");
     }
 }

@@ -231,18 +231,30 @@ fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Option<Vec<f64>> {
 }
 
 /// The fit and its 95% intervals from `rounds` bootstrap resamples of the votes, drawn from
-/// `seed`: the same votes and seed always give the same figures.
+/// `seed`: the same votes and seed always give the same figures. Each game is a battle of its
+/// own; see [`styled_standings_by_battle`].
 #[must_use]
 pub fn styled_standings(n: usize, games: &[StyledGame], rounds: usize, seed: u64) -> StyledStandings {
-    let fit = fit_styled(n, games);
+    let battles: Vec<Vec<StyledGame>> = games.iter().map(|g| vec![*g]).collect();
+    styled_standings_by_battle(n, &battles, rounds, seed)
+}
+
+/// As [`styled_standings`] over battles (the games one vote decided): the bootstrap resamples
+/// battles, so a vote among several models is one observation, not one per pair.
+#[must_use]
+pub fn styled_standings_by_battle(n: usize, battles: &[Vec<StyledGame>], rounds: usize, seed: u64) -> StyledStandings {
+    let games: Vec<StyledGame> = battles.iter().flatten().copied().collect();
+    let fit = fit_styled(n, &games);
     let mut ratings: Vec<Vec<f64>> = (0..n).map(|_| Vec::with_capacity(rounds)).collect();
     let mut coefs: Vec<Vec<f64>> = (0..K).map(|_| Vec::with_capacity(rounds)).collect();
     let mut rng = Rng::new(seed);
-    if !games.is_empty() {
+    if !battles.is_empty() {
         let mut sample = Vec::with_capacity(games.len());
         for _ in 0..rounds {
             sample.clear();
-            sample.extend((0..games.len()).map(|_| games[rng.below(games.len())]));
+            for _ in 0..battles.len() {
+                sample.extend_from_slice(&battles[rng.below(battles.len())]);
+            }
             let f = fit_styled(n, &sample);
             for (i, r) in f.ratings.into_iter().enumerate() {
                 ratings[i].push(r);

@@ -218,13 +218,17 @@ pub fn header_lines(state: &State, cmp: &Compare, i: usize, width: usize) -> Vec
     let dim = theme.style(R::Dim);
     let m = ColumnMetrics::of(state, col);
     let mut chips: Vec<(String, Style)> = Vec::new();
-    let elapsed = m.elapsed_ms.map(fmt::duration).unwrap_or_default();
+    // In an arena before the vote, palaver's own numbers that could tell the models apart
+    // (times, the finish reason, token counts, speed, cost) wait for the vote.
+    let hidden = cmp.hidden();
+    let elapsed = m.elapsed_ms.filter(|_| !hidden).map(fmt::duration).unwrap_or_default();
     let phase = match &m.phase {
         Phase::Ready => ("ready".to_owned(), dim),
         Phase::Waiting => {
             (format!("{} waiting {elapsed}", cells::spinner(state.now_ms)), theme.style(R::StatusStreaming))
         }
         Phase::Streaming => (format!("● streaming {elapsed}"), theme.style(R::StatusStreaming)),
+        Phase::Done if hidden => ("✓ done".to_owned(), theme.style(R::Success)),
         Phase::Done => (format!("✓ done in {elapsed}"), theme.style(R::Success)),
         Phase::Cancelled => (format!("■ cancelled at {elapsed}"), theme.style(R::Warning)),
         Phase::Failed(why) => (format!("✗ {why}"), theme.style(R::Error).add_modifier(Modifier::BOLD)),
@@ -233,9 +237,6 @@ pub fn header_lines(state: &State, cmp: &Compare, i: usize, width: usize) -> Vec
     let phase = tools_phase(state, cmp.owner(i)).unwrap_or(phase);
     chips.push((phase.0.trim_end().to_owned(), phase.1));
     let r = &m.reply;
-    // In an arena before the vote, palaver's own numbers that could tell the models apart
-    // (token counts, speed, cost) wait for the vote.
-    let hidden = cmp.hidden();
     // What needs attention comes first, so a narrow column cannot cut it off.
     if let Some(note) = &col.note {
         chips.push((format!("↻ {}", sanitize(note)), theme.style(R::Warning)));
@@ -243,15 +244,17 @@ pub fn header_lines(state: &State, cmp: &Compare, i: usize, width: usize) -> Vec
     if r.safety_flag {
         chips.push(("⚑ safety".to_owned(), theme.style(R::Warning).add_modifier(Modifier::BOLD)));
     }
-    let finish = r.finish_reason.as_deref().filter(|_| !matches!(m.phase, Phase::Cancelled | Phase::Failed(_)));
+    // A reply cut at the token limit names a model that writes long (or a server's cap).
+    let finish =
+        r.finish_reason.as_deref().filter(|_| !hidden && !matches!(m.phase, Phase::Cancelled | Phase::Failed(_)));
     if let Some(f) = finish.filter(|f| *f != "stop") {
         chips.push((format!("finish {}", sanitize(f)), theme.style(R::Warning)));
     }
-    if let Some(ttft) = r.ttft_ms {
+    if let Some(ttft) = r.ttft_ms.filter(|_| !hidden) {
         chips.push((format!("ttft {}", fmt::duration(ttft)), dim));
     }
     if hidden && col.last_reply().is_some() {
-        chips.push(("tokens and cost after the vote".to_owned(), dim));
+        chips.push(("numbers after the vote".to_owned(), dim));
     }
     if let Some(tps) = r.tokens_per_s.filter(|_| !hidden) {
         chips.push((format!("{}{tps:.0} tok/s", if r.tps_estimated { "~" } else { "" }), dim));
@@ -343,6 +346,8 @@ fn header(state: &State, m: &Message, hidden: Option<&str>) -> Line<'static> {
             };
             let mut spans = vec![Span::styled(name, theme.style(R::Assistant).add_modifier(Modifier::BOLD))];
             let meta = match m.status {
+                // Nor its time: how long a reply took can name its server.
+                MessageStatus::Complete if hidden.is_some() => None,
                 MessageStatus::Complete => m.timing.total_ms.map(|t| (fmt::duration(t), R::Dim)),
                 _ => cells::status_word(m, state.now_ms),
             };

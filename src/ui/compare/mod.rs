@@ -104,6 +104,7 @@ pub fn draw(f: &mut Frame, state: &State, cache: &mut RenderCache) -> ViewReport
         vote::draw(f, vote_area, state, cmp);
     }
     draw_composer(f, composer_area, state, cmp);
+    super::slash_menu::draw(f, composer_area, state);
     draw_status(f, status_area, state, cmp);
     overlays::draw(f, state);
     report.composer = (composer_area.x, composer_area.y, composer_area.width, composer_area.height);
@@ -161,13 +162,7 @@ fn draw_composer(f: &mut Frame, area: Rect, state: &State, cmp: &Compare) {
         .title(Span::styled(clip(&title, usize::from(area.width.saturating_sub(2))), theme.style(R::Title)));
     let inner = block.inner(area);
     f.render_widget(block, area);
-    if focused {
-        f.render_widget(&state.composer.area, inner);
-    } else {
-        let mut ta = state.composer.area.clone();
-        ta.set_cursor_style(ta.style());
-        f.render_widget(&ta, inner);
-    }
+    composer::draw_inside(f, inner, state, focused);
 }
 
 /// Columns whose tool loop is between requests (calls running or waiting for the user).

@@ -35,11 +35,11 @@ struct Metric {
 /// Draws the strip into `area`; `segments` are the columns' x ranges (x, width) to align under.
 pub fn draw(f: &mut Frame, area: Rect, state: &State, cmp: &Compare, segments: &[(u16, u16)]) {
     let theme = &state.theme;
-    // In an arena before the vote only the time to the first token shows: token counts, their
-    // rate and cost can tell the models apart (a tokenizer, a price, reasoning tokens).
+    // In an arena before the vote no number shows: the time to the first token, token counts,
+    // their rate and cost can all tell the models apart (a server, a tokenizer, a price).
     let hidden = cmp.hidden();
     let title = if hidden {
-        " Metrics · longer bar = better · ★ first token soonest · more after the vote "
+        " Metrics · after the vote "
     } else {
         " Metrics · longer bar = better · ★ best: first token soonest, most tok/s, fewest output tokens, lowest cost "
     };
@@ -117,11 +117,11 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State, cmp: &Compare, segments: &
         let (x, w) = clamp_segment(inner, x, w);
         f.buffer_mut().set_string(x, inner.y, super::clip(&name, usize::from(w)), style);
     }
-    let shown = if hidden { &rows[..1] } else { &rows[..] };
-    if hidden && inner.height > 2 {
-        let note = "speed, token counts and cost show after the vote: they can tell the models apart";
+    let shown = if hidden { &rows[..0] } else { &rows[..] };
+    if hidden && inner.height > 1 {
+        let note = "ttft, speed, tokens and cost after the vote: they tell models apart";
         let line = Line::from(Span::styled(super::clip(note, usize::from(inner.width)), theme.style(R::Dim)));
-        f.buffer_mut().set_line(inner.x, inner.y + 2, &line, inner.width);
+        f.buffer_mut().set_line(inner.x, inner.y + 1, &line, inner.width);
     }
     for (r, metric) in shown.iter().enumerate() {
         let y = inner.y + 1 + u16::try_from(r).unwrap_or(0);

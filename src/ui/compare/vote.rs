@@ -65,9 +65,7 @@ fn hint(state: &State, arena: &crate::app::compare::arena::Arena, focused: bool,
     let back = state.keymap.hint(Action::CompareLeave);
     match (focused, arena.vote, arena.bar.pending) {
         (true, _, Some(c)) => (format!("Enter votes · any other key makes “{c}” text"), "Enter votes".to_owned()),
-        (true, Some(_), None) => {
-            (format!("←→ and Enter change it · u takes it back · {back} back"), "u undo · ←→ Enter".to_owned())
-        }
+        (true, Some(_), None) => (format!("the vote is final · {back} back"), "final".to_owned()),
         (true, None, None) => {
             let letters: Vec<String> = Vote::options(n).iter().map(|v| v.letter().to_string()).collect();
             (
@@ -75,9 +73,7 @@ fn hint(state: &State, arena: &crate::app::compare::arena::Arena, focused: bool,
                 "←→ then Enter".to_owned(),
             )
         }
-        (false, Some(v), _) => {
-            (format!("voted {} · {tab} to change or take it back", v.describe(n)), format!("{tab}: change, undo"))
-        }
+        (false, Some(v), _) => (format!("voted {} · final", v.describe(n)), "voted · final".to_owned()),
         (false, None, _) => (format!("{tab} to vote"), format!("{tab} to vote")),
     }
 }
