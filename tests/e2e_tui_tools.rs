@@ -335,3 +335,33 @@ fn a_read_of_a_file_holding_a_private_key_asks_before_sending() {
     assert!(!follow.contains("b3BlbnNzaC1rZXktdjEAAAAA"), "{follow}");
     assert!(follow.contains("did not send its output"), "{follow}");
 }
+
+/// A reply whose usage counts a prompt far smaller than the six tool definitions alone.
+fn tiny_prompt(text: &str) -> String {
+    format!(
+        "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{text}\"}},\"finish_reason\":\"stop\"}}]}}\n\n\
+         data: {{\"choices\":[],\"usage\":{{\"prompt_tokens\":12,\"completion_tokens\":1,\"total_tokens\":13}}}}\n\n\
+         data: [DONE]\n\n"
+    )
+}
+
+#[test]
+fn a_server_that_ignored_the_tools_is_said_once_and_the_status_bar_shows_it() {
+    if !tmux_available() {
+        return;
+    }
+    let server =
+        Server::start(vec![Reply::sse(&tiny_prompt("first answer")), Reply::sse(&tiny_prompt("second answer"))]);
+    let t = start(&format!("--base-url {} --model scripted --tools ask", server.base_url));
+    t.wait_ready();
+    let s = t.wait_for("the status bar", |s| s.contains("tools 6 ask"));
+    assert!(!s.contains("ignored"), "{s}");
+    t.send("hi");
+    let s = t.wait_for("the notice", |s| s.contains("first answer") && s.contains("seems to have ignored"));
+    assert!(s.contains("tools 6 ignored?"), "{s}");
+    assert!(s.contains("the 6 tools it was sent"), "{s}");
+    t.send("again");
+    let s = t.wait_for("the second answer", |s| s.contains("second answer"));
+    assert_eq!(s.matches("seems to have ignored").count(), 1, "said once: {s}");
+    assert!(s.contains("tools 6 ignored?"), "{s}");
+}

@@ -129,7 +129,7 @@ async fn a_command_that_does_not_exist_is_an_error() {
     let cfg = McpServer { command: vec!["palaver-nonexistent-binary".into(), "--flag".into()], ..McpServer::default() };
     let err = McpClient::start("ghost", &cfg).await.unwrap_err();
     assert!(err.contains("`palaver-nonexistent-binary`"), "{err}");
-    assert!(err.contains("No such file or directory"), "{err}");
+    assert!(err.contains("no such command (is it installed, and on PATH?)"), "{err}");
     assert!(!err.contains("os error"), "{err}");
 
     let empty = McpServer { command: vec![], ..McpServer::default() };
@@ -219,7 +219,7 @@ async fn a_failing_server_is_a_notice_and_the_other_tools_stay() {
     let notices = r.add_mcp_servers(&McpConfig { servers }).await;
     assert_eq!(notices.len(), 2, "{notices:?}");
     assert!(notices.iter().any(|n| n.contains("`broken`") && n.contains("exit status: 3")), "{notices:?}");
-    assert!(notices.iter().any(|n| n.contains("`missing`") && n.contains("No such file")), "{notices:?}");
+    assert!(notices.iter().any(|n| n.contains("`missing`") && n.contains("no such command")), "{notices:?}");
     assert!(r.get("read_file").is_some(), "built-ins stay");
     assert_eq!(r.get("echo").unwrap().source, ToolSource::Mcp("good".into(), Transport::Stdio));
     assert!(!r.execute("echo", "{\"x\":1}", Duration::from_secs(5)).await.is_error);

@@ -257,15 +257,17 @@ fn the_turn_usage_adds_up_and_the_step_limit_is_testable() {
         );
         s
     };
+    // Prompts that hold the six tool definitions (about 358 tokens): fewer would read as a
+    // server that ignored them (`turn.tools_ignored`).
     let s = Server::start(vec![
-        Reply::sse(&with_usage(10)),
+        Reply::sse(&with_usage(400)),
         Reply::sse(&text_stream(
             "t",
-            Some(serde_json::json!({"prompt_tokens": 20, "completion_tokens": 2, "total_tokens": 22})),
+            Some(serde_json::json!({"prompt_tokens": 420, "completion_tokens": 2, "total_tokens": 422})),
         )),
     ]);
     let r = palaver(&s, home.path(), dir.path(), &["-p", "go", "--tools", "auto"]);
-    assert_eq!(r.result["usage"]["prompt_tokens"], 30);
+    assert_eq!(r.result["usage"]["prompt_tokens"], 820);
     assert_eq!(r.result["usage"]["completion_tokens"], 3);
     assert_eq!(r.result["usage"]["requests"].as_array().map(Vec::len), Some(2));
     assert_eq!(r.result["turn"], serde_json::json!({"requests": 2, "tool_rounds": 1, "stop": "answer"}));

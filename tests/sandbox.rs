@@ -305,3 +305,42 @@ fn a_scripted_model_cannot_write_home_or_connect_but_can_write_the_workspace() {
     assert!(received(&udp), "with the network open, the datagram arrives");
     assert!(!base.path().join("home/outside-file").exists());
 }
+
+/// Refusals labelled: a `curl` to a listening port and a write outside the workspace, in a
+/// script that goes on and exits 0, come back labelled "blocked by the sandbox (network
+/// closed)" and "write refused by the sandbox" — for the model, and in the `--json` result.
+#[test]
+fn refused_connections_and_writes_are_labelled_even_when_the_command_exits_0() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let calls = [
+        ("c1", format!("curl -sS http://127.0.0.1:{port}/ ; echo carried on")),
+        ("c2", "echo x > ~/outside-file; echo carried on".to_owned()),
+        ("c3", "echo fine > ./inside".to_owned()),
+    ];
+    let calls: Vec<(&str, &str)> = calls.iter().map(|(i, c)| (*i, c.as_str())).collect();
+    let base = outside_tmp();
+    let s = Server::start(vec![Reply::sse(&chat_calls(&calls)), Reply::sse(CHAT_TEXT)]);
+    let (out, r) = headless(&s, base.path(), PROFILE);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(r["text"], "done", "{stderr}");
+    let Support::Landlock { sockets, .. } = support() else { return };
+    let follow: Value = serde_json::from_str(&s.requests()[1].body).unwrap();
+    let result = |i: usize| follow["messages"][2 + i]["content"].as_str().unwrap_or_default().to_owned();
+    assert!(result(0).starts_with("exit status: 0"), "{}", result(0));
+    if sockets && which("curl") {
+        assert!(result(0).contains("[palaver: blocked by the sandbox (network closed)]"), "{}", result(0));
+        let output = r["tool_calls"][0]["output"].as_str().unwrap_or_default();
+        assert!(output.contains("blocked by the sandbox (network closed)"), "{r}");
+    }
+    assert!(result(1).starts_with("exit status: 0"), "{}", result(1));
+    assert!(result(1).contains("[palaver: write refused by the sandbox]"), "{}", result(1));
+    assert!(!result(1).contains("network closed"), "{}", result(1));
+    assert!(!result(2).contains("[palaver:"), "{}", result(2));
+    let (tools, _) = (r["tool_calls"].as_array().unwrap(), listener);
+    assert_eq!(tools.len(), 3);
+}
+
+fn which(program: &str) -> bool {
+    Command::new("sh").args(["-c", &format!("command -v {program}")]).output().is_ok_and(|o| o.status.success())
+}

@@ -296,3 +296,30 @@ fn git_hooks_and_config_are_not_written_headless_even_with_yes() {
     assert!(said(1).contains(".git/config") && said(1).contains("git config"), "{r}");
     assert!(!dir.path().join(".git/hooks/pre-commit").exists() && !dir.path().join(".git/config").exists());
 }
+
+/// A reply whose usage counts a prompt far smaller than the six tool definitions alone: the
+/// server dropped them (llama.cpp with a template without tool support does).
+const TINY_PROMPT: &str = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hello\"},\"finish_reason\":\"stop\"}]}\n\n\
+    data: {\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":1,\"total_tokens\":13}}\n\ndata: [DONE]\n\n";
+
+#[test]
+fn tools_the_server_ignored_are_said_once_on_stderr_and_in_the_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(vec![Reply::sse(TINY_PROMPT)]);
+    let (out, r) = run(&server, "chat", &[], dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.matches("seems to have ignored the 6 tools").count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("the prompt counted 12 tokens") && stderr.contains("chat template without tool"),
+        "{stderr}"
+    );
+    assert_eq!(r["turn"]["tools_ignored"]["tools"], 6, "{r}");
+    assert_eq!(r["turn"]["tools_ignored"]["prompt_tokens"], 12, "{r}");
+    assert!(r["turn"]["tools_ignored"]["tool_tokens"].as_u64().unwrap() > 150, "{r}");
+    assert_eq!(r["text"], "hello");
+    // Without tools offered there is nothing to have ignored.
+    let server = Server::start(vec![Reply::sse(TINY_PROMPT)]);
+    let (out, r) = run(&server, "chat", &["--tools", "none"], dir.path());
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("ignored"));
+    assert!(r["turn"].get("tools_ignored").is_none(), "{r}");
+}

@@ -616,3 +616,103 @@ fn sampling_modal_names_the_server_what_it_asks_and_what_it_would_run_on() {
     sim.key(KeyCode::Tab, KeyModifiers::NONE);
     sim.snap_all("sampling_modal");
 }
+
+/// The policy the call's `Run` effect carries, from the effects of a decision.
+fn run_policy(fx: &[palaver::app::Effect]) -> Option<palaver::tools::sandbox::Policy> {
+    fx.iter().find_map(|e| match e {
+        palaver::app::Effect::Tools(palaver::app::tools::ToolEffect::Run { set, .. }) => {
+            Some(set.0.workspace().sandbox().clone())
+        }
+        _ => None,
+    })
+}
+
+/// On a 50×15 terminal the command comes first: the tool's description, after it, is what
+/// scrolls out of sight.
+#[test]
+fn approval_modal_at_50x15_shows_the_command_before_the_description() {
+    let mut sim = Sim::new(Api::Chat, "m");
+    let id = sim.send("clean");
+    sim.call(id, 0, "run_command", r#"{"command":"cargo clean --release"}"#);
+    sim.end_calls(id);
+    sim.wait();
+    let screen = sim.render(50, 15);
+    assert!(screen.contains("$ cargo clean --release"), "{screen}");
+    insta::assert_snapshot!("approval_run_command_50x15", screen);
+    // A tool with arguments (and a long description): the arguments come before it too.
+    let mut sim = Sim::new(Api::Chat, "m");
+    sim.s.tools.flags.mode = palaver::engine::tool_loop::ToolMode::Ask;
+    let id = sim.send("find main");
+    sim.call(id, 0, "search_files", r#"{"path":"src","content":"fn main"}"#);
+    sim.end_calls(id);
+    sim.wait();
+    sim.key(KeyCode::Down, KeyModifiers::NONE);
+    let screen = sim.render(50, 15);
+    assert!(screen.contains("\"content\": \"fn main\""), "{screen}");
+    insta::assert_snapshot!("approval_search_files_50x15", screen);
+}
+
+/// A command the sandbox would hold in: a deliberate second choice runs that one command
+/// outside it, reached only with the arrows (no letter, and typing never reaches it), and
+/// saying what opens.
+#[test]
+fn approval_modal_running_one_command_outside_the_sandbox() {
+    use palaver::app::approval::Choice;
+    let mut sim = Sim::new(Api::Chat, "m");
+    let id = sim.send("fetch it");
+    sim.call(id, 0, "run_command", r#"{"command":"curl -sO https://example.com/data.csv"}"#);
+    sim.call(id, 1, "run_command", r#"{"command":"curl -sO https://example.com/more.csv"}"#);
+    sim.end_calls(id);
+    assert!(sim.s.approval_choices().contains(&Choice::Outside));
+    assert_eq!(Choice::Outside.letter(), None);
+    sim.wait();
+    let at = sim.s.approval_choices().iter().position(|&c| c == Choice::Outside).unwrap();
+    for _ in 0..=at {
+        sim.key(KeyCode::Down, KeyModifiers::NONE);
+    }
+    sim.snap_all("approval_outside_the_sandbox");
+    let fx = sim.s.apply(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
+    assert_eq!(run_policy(&fx), Some(palaver::tools::sandbox::Policy::default()), "{fx:?}");
+    // The next command runs in the sandbox again: the choice was for that one call.
+    let fx = sim.choose('y');
+    let policy = run_policy(&fx).unwrap();
+    assert_eq!(policy.mode, palaver::config::provider::SandboxMode::WorkspaceWrite);
+    assert!(!policy.network);
+}
+
+/// A file tool starts no command: nothing to run outside of.
+#[test]
+fn no_outside_choice_for_a_call_that_starts_no_command() {
+    let mut sim = Sim::new(Api::Chat, "m");
+    let id = sim.send("write");
+    sim.call(id, 0, "write_file", r#"{"path":"a","content":"b"}"#);
+    sim.end_calls(id);
+    assert!(!sim.s.approval_choices().contains(&palaver::app::approval::Choice::Outside));
+}
+
+/// A command that exited 0 after the sandbox refused a write and a connection: the card says
+/// so, not just "done".
+#[test]
+fn card_of_a_command_whose_write_the_sandbox_refused() {
+    use palaver::sys::spawn::refusal::Refusal;
+    let mut sim = Sim::new(Api::Chat, "m");
+    let id = sim.send("save it");
+    sim.call(id, 0, "run_command", r#"{"command":"echo x > ~/notes.txt; curl -s http://127.0.0.1:9/; echo ok"}"#);
+    sim.call(id, 1, "read_file", r#"{"path":"quoted.md"}"#);
+    sim.end_calls(id);
+    sim.choose('y');
+    // A file that quotes a label is no refusal: only a command palaver sandboxed is labelled.
+    sim.done(id, 1, ToolOutput::ok(Refusal::Write.marker()), 1);
+    let output = format!(
+        "exit status: 0\nstdout:\nok\n\nstderr:\nsh: 1: cannot create /home/u/notes.txt: Permission denied\n\n{}\n{}\n\
+         [palaver ran this command in the workspace-write sandbox: …]",
+        Refusal::Network.marker(),
+        Refusal::Write.marker()
+    );
+    sim.done(id, 0, ToolOutput::ok(output), 12);
+    let screen = sim.render(120, 40);
+    assert!(screen.contains("✓ done · blocked by the sandbox (network closed) · write refused"), "{screen}");
+    let read = screen.lines().find(|l| l.contains("⚙ read_file")).unwrap();
+    assert!(!read.contains("refused"), "{screen}");
+    insta::assert_snapshot!("card_refused_write_120x40", screen);
+}

@@ -9,7 +9,8 @@ use super::state::State;
 use super::tools::Owner;
 use crate::engine::message::ToolStatus;
 use crate::engine::tool_loop::{Gate, gate, refusal_output, spec_for};
-use crate::tools::Approval as Policy;
+use crate::tools::sandbox::Policy as SandboxPolicy;
+use crate::tools::{Approval as Policy, ToolSource};
 
 /// For this long after it shows a call the modal takes no key: what was typed ahead goes to
 /// the composer, and Enter decides nothing.
@@ -33,19 +34,21 @@ pub enum Mode {
 pub enum Choice {
     Once,
     Session,
+    /// Approve once, the command run outside the sandbox (that call only).
+    Outside,
     Deny,
     Reason,
     Edit,
 }
 
 impl Choice {
-    /// The letter that highlights it (then Enter confirms). A grant for the session has none:
-    /// only the arrows reach it.
+    /// The letter that highlights it (then Enter confirms). A grant for the session and a run
+    /// outside the sandbox have none: only the arrows reach them.
     #[must_use]
     pub fn letter(self) -> Option<char> {
         match self {
             Self::Once => Some('y'),
-            Self::Session => None,
+            Self::Session | Self::Outside => None,
             Self::Deny => Some('n'),
             Self::Reason => Some('r'),
             Self::Edit => Some('e'),
@@ -105,6 +108,8 @@ impl Approval {
 pub enum Decision {
     Once,
     Session,
+    /// Once, outside the sandbox.
+    Outside,
     Deny(Option<String>),
     /// Approve with these arguments instead of the model's.
     Edited(String),
@@ -130,6 +135,21 @@ impl State {
                 .is_some_and(|c| spec_for(&self.tools.set.0, c).is_some_and(|s| s.approval != Policy::Always))
     }
 
+    /// The sandbox a command `call` of `owner` starts would run in (none for calls that start
+    /// none: file tools, MCP tools, patches, MCP approvals).
+    #[must_use]
+    pub fn call_sandbox(&self, owner: Owner, call: &crate::engine::message::ToolCall) -> Option<SandboxPolicy> {
+        let policy = self.owner_sandbox(owner);
+        match (call.kind.as_str(), spec_for(&self.tools.set.0, call).map(|s| s.source)) {
+            ("shell" | "local_shell", _) => Some(policy),
+            ("" | "custom", Some(ToolSource::Builtin)) if call.name == "run_command" => Some(policy),
+            ("" | "custom", Some(ToolSource::User)) => {
+                Some(policy.with_mode(self.cfg.tools.iter().find(|t| t.name == call.name).and_then(|t| t.sandbox)))
+            }
+            _ => None,
+        }
+    }
+
     /// Whether approving the call grants paths outside the workspace (or files holding
     /// secrets): then no option has a letter, and only the arrows and Enter choose.
     #[must_use]
@@ -144,6 +164,12 @@ impl State {
         let mut out = vec![Choice::Once];
         if self.session_approval_offered(a.owner, a.id, a.index) {
             out.push(Choice::Session);
+        }
+        if self.call_at(a.owner, a.id, a.index).and_then(|c| self.call_sandbox(a.owner, c)).is_some_and(|p| {
+            p.mode != crate::tools::sandbox::SandboxMode::Off
+                && !matches!(self.tools.sandbox_support, Some(crate::tools::sandbox::Support::Unavailable(_)))
+        }) {
+            out.push(Choice::Outside);
         }
         out.extend([Choice::Deny, Choice::Reason]);
         // An MCP approval has no arguments of ours to edit.
@@ -239,6 +265,14 @@ impl State {
         self.tools.approval = None;
         match d {
             Decision::Once => self.start_call(owner, id, index, fx),
+            Decision::Outside => {
+                let name = self.call_at(owner, id, index).map(|c| c.name.clone()).unwrap_or_default();
+                if let Some(t) = self.tools.turn_mut(owner) {
+                    t.outside.insert(index);
+                }
+                self.flash(format!("{name} runs outside the sandbox (this call only)"));
+                self.start_call(owner, id, index, fx);
+            }
             Decision::Session => {
                 let name = self.call_at(owner, id, index).map(|c| c.name.clone()).unwrap_or_default();
                 self.tools.session.insert(name.clone());

@@ -142,6 +142,7 @@ impl State {
         match c {
             Choice::Once => self.decide(Decision::Once, fx),
             Choice::Session => self.decide(Decision::Session, fx),
+            Choice::Outside => self.decide(Decision::Outside, fx),
             Choice::Deny => self.decide(Decision::Deny(None), fx),
             Choice::Reason => {
                 let mut c = input("");

@@ -41,6 +41,7 @@ pub mod state;
 pub mod storage;
 mod tool_turns;
 pub mod tools;
+mod tools_ignored;
 pub mod totals;
 pub mod transcript;
 mod turns;

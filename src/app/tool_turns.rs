@@ -137,6 +137,9 @@ impl State {
         let mut account = self.tools.accounts.remove(&owner).unwrap_or_default();
         let Some(m) = self.owner_transcript_mut(owner).and_then(|t| t.message_mut(id)) else { return };
         let next = account.after_reply(&policy, m, &registry, &|name| session.contains(name));
+        if let Some(found) = account.tools_ignored {
+            self.on_tools_ignored(owner, found);
+        }
         self.dirty = true;
         let decisions = match next {
             Next::Stop { notice, .. } => {
@@ -209,8 +212,10 @@ impl State {
         // Only the paths the modal named are approved, and only for this call.
         let mut approved = Vec::new();
         let mut held = None;
+        let mut outside = false;
         if let Some(t) = self.tools.turn_mut(owner).filter(|t| t.id == id) {
             approved = t.paths.remove(&index).unwrap_or_default().into_iter().map(|p| p.path).collect();
+            outside = t.outside.remove(&index);
             held = t.held.remove(&index);
             if held.is_none() {
                 t.running.insert(index, now);
@@ -222,7 +227,10 @@ impl State {
             return;
         }
         self.update_call(owner, id, index, |c| c.status = ToolStatus::Running);
-        let set = self.tools.set.with_sandbox(self.owner_sandbox(owner));
+        // Outside the sandbox (the user chose it for this call): a policy with no helper wraps
+        // nothing, whatever mode a user tool names; the config is not touched.
+        let policy = if outside { Policy::default() } else { self.owner_sandbox(owner) };
+        let set = self.tools.set.with_sandbox(policy);
         fx.push(Effect::Tools(ToolEffect::Run { owner, id, index, call, set, approved }));
     }
 

@@ -171,6 +171,8 @@ pub struct Turn {
     /// Outputs that hold secrets, by call index, with how long the call took: the call waits
     /// in the queue, and approving it sends this output (the tool does not run again).
     pub held: BTreeMap<usize, (ToolOutput, u64)>,
+    /// Calls the user chose to run outside the sandbox (that call only).
+    pub outside: BTreeSet<usize>,
 }
 
 /// The tool loop's state.
@@ -205,6 +207,9 @@ pub struct Tools {
     /// Tab cycling through resource URIs after `/resource `: what was typed, the candidate
     /// shown, and the draft that shows it (Tab goes on only while the draft is still that).
     pub resource_tab: Option<(String, usize, String)>,
+    /// Where the server seemed to ignore the tools it was sent ([`State::tools_ignored_key`]):
+    /// said once each, and the status bar says `ignored?` while the chat talks to one.
+    pub ignored: BTreeSet<String>,
 }
 
 impl Default for Tools {
@@ -224,6 +229,7 @@ impl Default for Tools {
             forms: VecDeque::new(),
             samples: VecDeque::new(),
             resource_tab: None,
+            ignored: BTreeSet::new(),
         }
     }
 }

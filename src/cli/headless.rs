@@ -293,6 +293,9 @@ impl Printer {
             let out = c.output.as_deref().unwrap_or_default();
             let line = format!("[{} {}({}) → {:?}, {} bytes]", c.id, c.name, c.arguments, c.status, out.len());
             eprintln!("{}", sanitize(&line));
+            for r in crate::sys::spawn::refusal::Refusal::in_output(out) {
+                say!("{}: {}", sanitize(&c.name), r.label());
+            }
             if c.status == ToolStatus::Denied {
                 // Why it did not run (no one could approve it, a path outside the workspace…).
                 match out.strip_prefix(crate::engine::tool_loop::refusal_output("").as_str()) {

@@ -25,5 +25,6 @@ pub mod structured;
 pub mod structured_short;
 pub mod target;
 pub mod tool_loop;
+pub mod tools_ignored;
 pub mod turn;
 pub mod turn_engine;

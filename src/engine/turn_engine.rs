@@ -96,6 +96,8 @@ pub struct TurnAccount {
     pub usages: Vec<Option<Value>>,
     /// How the turn ended, once it has.
     pub stop: Option<TurnStop>,
+    /// The server seemed to ignore the tools it was sent (the first request that showed it).
+    pub tools_ignored: Option<super::tools_ignored::ToolsIgnored>,
 }
 
 impl TurnAccount {
@@ -110,6 +112,9 @@ impl TurnAccount {
     ) -> Next {
         self.requests += 1;
         self.usages.push(reply.usage.clone());
+        if self.tools_ignored.is_none() {
+            self.tools_ignored = super::tools_ignored::check(&offered(policy.mode, registry), reply.usage.as_ref());
+        }
         let has_calls = !reply.main().tool_calls.is_empty();
         let (stop, why) = match stop_reason(policy, reply, self.rounds) {
             Some(s) => s,
@@ -182,8 +187,12 @@ impl TurnAccount {
     /// The result line's `turn` object.
     #[must_use]
     pub fn summary(&self) -> Value {
-        json!({"requests": self.requests, "tool_rounds": self.rounds,
-            "stop": self.stop.map(TurnStop::as_str)})
+        let mut out = json!({"requests": self.requests, "tool_rounds": self.rounds,
+            "stop": self.stop.map(TurnStop::as_str)});
+        if let Some(found) = &self.tools_ignored {
+            out["tools_ignored"] = found.json();
+        }
+        out
     }
 }
 

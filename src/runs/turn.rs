@@ -96,7 +96,12 @@ pub async fn run_turn<S: TurnSink + ?Sized>(
             sink.notice(&n);
         }
         dropped_images_notice(&msg, sink);
-        let decisions = match account.after_reply(&policy, &mut msg, registry, &|_| false) {
+        let known = account.tools_ignored.is_some();
+        let next = account.after_reply(&policy, &mut msg, registry, &|_| false);
+        if let Some(found) = account.tools_ignored.filter(|_| !known) {
+            sink.notice(&found.notice());
+        }
+        let decisions = match next {
             Next::Stop { notice, stop } => {
                 let notice = match stop {
                     TurnStop::Cancelled => {

@@ -216,7 +216,7 @@ impl McpClient {
         // Ctrl-C on the terminal is palaver's to handle, not the server's), killed when dropped.
         let mut cmd = crate::sys::spawn::Spawn::server(program, &cfg.env);
         cmd.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-        let mut child = cmd.tokio().map_err(|e| format!("`{program}`: {}", io_message(&e)))?;
+        let mut child = cmd.tokio().map_err(|e| format!("`{program}`: {}", start_message(&e)))?;
         // Ended with its group when the client is dropped, and by a Ctrl+C that exits palaver
         // (say while it has not answered `initialize`).
         let group = super::process::Group::server(child.id().unwrap_or(0));
@@ -272,13 +272,23 @@ impl McpClient {
         let handshake = async {
             let handler = client_info(cfg.allow_sampling);
             let transport = flood::Gate::new(remote.transport, handler.budget.clone(), over.clone());
-            let service =
-                handler.serve(transport).await.map_err(|e| format!("the MCP handshake failed: {}", plain(&e)))?;
-            let tools = list_tools(service.peer(), &over, cfg.max_tools.unwrap_or(MCP_TOOLS)).await?;
-            Ok::<_, String>((service, tools))
+            let service = handler.serve(transport).await.map_err(|e| {
+                unreachable(&e, url).map_or_else(|| Ok(format!("the MCP handshake failed: {}", plain(&e))), Err)
+            })?;
+            let tools = list_tools(service.peer(), &over, cfg.max_tools.unwrap_or(MCP_TOOLS)).await.map_err(Ok)?;
+            Ok::<_, Result<String, String>>((service, tools))
+        };
+        // `Err(Err(words))`: no HTTP answer at all, worded as a provider's would be.
+        let handshake = async {
+            match handshake.await {
+                Err(Err(unreached)) => Ok(Err(secrets::redact(&unreached).into_owned())),
+                Err(Ok(cause)) => Err(cause),
+                Ok(done) => Ok(Ok(done)),
+            }
         };
         match tokio::time::timeout(limit, handshake).await {
-            Ok(Ok((service, tools))) => Ok((service, tools, Link::Http(shown), over)),
+            Ok(Ok(Err(unreached))) => Err(unreached),
+            Ok(Ok(Ok((service, tools)))) => Ok((service, tools, Link::Http(shown), over)),
             Ok(Err(cause)) if legacy::refused(&cause) => {
                 // Streamable HTTP refused: an older server may speak HTTP+SSE at this URL.
                 match legacy::start(cfg, url, limit).await {
@@ -586,6 +596,28 @@ fn plain(e: &impl std::fmt::Display) -> String {
     match (text.find("Transport ["), text.find("] error: ")) {
         (Some(start), Some(end)) if start < end => format!("{}{}", &text[..start], &text[end + 9..]),
         _ => text,
+    }
+}
+
+/// A request that got no HTTP answer (refused, no such host, TLS, a timeout), in the words a
+/// provider's gets (`api::errors::describe_reqwest`). rmcp keeps the reqwest error two
+/// wrappers down, neither of which names it as its `source`.
+fn unreachable(e: &rmcp::service::ClientInitializeError, url: &str) -> Option<String> {
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    let rmcp::service::ClientInitializeError::TransportError { error, .. } = e else { return None };
+    let Some(StreamableHttpError::Client(r)) = error.error.downcast_ref::<StreamableHttpError<reqwest::Error>>() else {
+        return None;
+    };
+    r.status().is_none().then(|| crate::api::errors::describe_reqwest(r, url))
+}
+
+/// Why a command could not be started, in plain words: not found, not executable, or the
+/// system's own.
+fn start_message(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such command (is it installed, and on PATH?)".to_owned(),
+        std::io::ErrorKind::PermissionDenied => "not executable (permission denied)".to_owned(),
+        _ => io_message(e),
     }
 }
 

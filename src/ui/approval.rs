@@ -24,41 +24,77 @@ fn label(c: Choice, call: &ToolCall) -> String {
     match c {
         Choice::Once => "approve once".to_owned(),
         Choice::Session => format!("approve {} for this session", sanitize(&call.name)),
+        Choice::Outside => {
+            "run outside the sandbox: network and writes outside the workspace open for this one command".to_owned()
+        }
         Choice::Deny => "deny".to_owned(),
         Choice::Reason => "deny with a reason".to_owned(),
         Choice::Edit => "edit the arguments".to_owned(),
     }
 }
 
-/// The options, one a line: the highlighted one marked, each with its letter if it has one.
-fn choices(state: &State, a: &Approval, call: &ToolCall) -> Vec<Line<'static>> {
+/// The options, one a line (a long one wrapped under itself): the highlighted one marked,
+/// each with its letter if it has one.
+fn choices(state: &State, a: &Approval, call: &ToolCall, cols: usize) -> Vec<Line<'static>> {
     let theme = &state.theme;
     let choices = state.approval_choices();
     // Where no option has a letter (a path outside the workspace) there is no letter column.
     let letters = choices.iter().any(|&c| state.approval_letter(c).is_some());
-    choices
-        .into_iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let on = a.highlight == Some(i);
-            let letter = match state.approval_letter(c) {
-                Some(l) => format!("{l}  "),
-                None if letters => "   ".to_owned(),
-                None => String::new(),
-            };
-            let mut spans = vec![
-                Span::styled(if on { " ▸ " } else { "   " }, theme.style(R::Accent)),
-                Span::styled(letter, theme.style(R::Accent).add_modifier(Modifier::BOLD)),
-                Span::styled(label(c, call), theme.style(R::Base)),
-            ];
+    let mut out = Vec::new();
+    for (i, c) in choices.into_iter().enumerate() {
+        let on = a.highlight == Some(i);
+        let letter = match state.approval_letter(c) {
+            Some(l) => format!("{l}  "),
+            None if letters => "   ".to_owned(),
+            None => String::new(),
+        };
+        let lead = 3 + wrap::width(&letter);
+        for (n, mut line) in
+            wrap::plain(&label(c, call), cols.saturating_sub(lead).max(1), theme.style(R::Base)).into_iter().enumerate()
+        {
+            let (mark, letter) =
+                if n == 0 { (if on { " ▸ " } else { "   " }, letter.clone()) } else { ("   ", " ".repeat(lead - 3)) };
+            line.spans.insert(0, Span::styled(letter, theme.style(R::Accent).add_modifier(Modifier::BOLD)));
+            line.spans.insert(0, Span::styled(mark, theme.style(R::Accent)));
             if on {
-                for s in &mut spans {
+                for s in &mut line.spans {
                     s.style = s.style.patch(theme.style(R::Selection));
                 }
             }
-            Line::from(spans)
-        })
-        .collect()
+            out.push(line);
+        }
+    }
+    out
+}
+
+/// A short name for each option, for the one-line list of a small screen.
+fn short(c: Choice) -> &'static str {
+    match c {
+        Choice::Once => "approve",
+        Choice::Session => "session",
+        Choice::Outside => "outside the sandbox",
+        Choice::Deny => "deny",
+        Choice::Reason => "deny + reason",
+        Choice::Edit => "edit",
+    }
+}
+
+/// The options on one line: each with its letter, the highlighted one marked.
+fn one_line_choices(state: &State, a: &Approval) -> Vec<Span<'static>> {
+    let theme = &state.theme;
+    let mut spans = Vec::new();
+    for (i, c) in state.approval_choices().into_iter().enumerate() {
+        if i > 0 {
+            spans.push(Span::styled(" · ", theme.style(R::Dim)));
+        }
+        let on = a.highlight == Some(i);
+        let selected = |st: ratatui::style::Style| if on { st.patch(theme.style(R::Selection)) } else { st };
+        if let Some(l) = state.approval_letter(c) {
+            spans.push(Span::styled(format!("{l} "), selected(theme.style(R::Accent).add_modifier(Modifier::BOLD))));
+        }
+        spans.push(Span::styled(short(c), selected(theme.style(R::Base))));
+    }
+    spans
 }
 
 /// The line under the options: wait (the guard), or how to choose — and that typing goes to
@@ -101,7 +137,13 @@ pub fn draw(f: &mut Frame, state: &State) {
     let width = screen.width.saturating_sub(4).min(96).max(20.min(screen.width));
     let inner_w = usize::from(width.saturating_sub(2)).max(1);
     let details = details(state, a, call, inner_w);
-    let footer = footer(state, a, call, inner_w);
+    // The details keep at least this many rows (the tool, what runs): where the listed options
+    // would leave fewer, they go on one line instead.
+    let room = usize::from(screen.height.saturating_sub(4));
+    let mut footer = footer(state, a, call, inner_w, false);
+    if room.saturating_sub(footer.len()) < details.len().min(DETAIL_ROWS) {
+        footer = self::footer(state, a, call, inner_w, true);
+    }
     let input_rows: u16 = match &a.mode {
         Mode::Choose => 0,
         Mode::Reason(_) => 1,
@@ -183,17 +225,8 @@ fn source(spec: Option<&ToolSpec>, call: &ToolCall) -> String {
 }
 
 /// Which sandbox a command this call starts will run in (none for calls that start none).
-fn sandbox_text(state: &State, a: &Approval, call: &ToolCall, spec: Option<&ToolSpec>) -> Option<String> {
-    let policy = state.owner_sandbox(a.owner);
-    let policy = match (call.kind.as_str(), spec.map(|s| &s.source)) {
-        ("shell" | "local_shell", _) => policy,
-        ("" | "custom", Some(ToolSource::Builtin)) if call.name == "run_command" => policy,
-        ("" | "custom", Some(ToolSource::User)) => {
-            policy.with_mode(state.cfg.tools.iter().find(|t| t.name == call.name).and_then(|t| t.sandbox))
-        }
-        _ => return None,
-    };
-    Some(policy.describe_on(state.tools.sandbox_support))
+fn sandbox_text(state: &State, a: &Approval, call: &ToolCall) -> Option<String> {
+    Some(state.call_sandbox(a.owner, call)?.describe_on(state.tools.sandbox_support))
 }
 
 fn details(state: &State, a: &Approval, call: &ToolCall, cols: usize) -> Vec<Line<'static>> {
@@ -203,11 +236,6 @@ fn details(state: &State, a: &Approval, call: &ToolCall, cols: usize) -> Vec<Lin
         Span::styled(format!("⚙ {}", reveal(&call.name)), theme.style(R::Tool).add_modifier(Modifier::BOLD)),
         Span::styled(format!("  {}", reveal(&source(spec.as_ref(), call))), theme.style(R::Dim)),
     ])];
-    // The pseudo-specs of MCP approvals, shell and patch calls only repeat the source line.
-    let described = call.kind.is_empty() || call.kind == "custom";
-    if let Some(d) = spec.as_ref().map(|s| s.description.as_str()).filter(|d| described && !d.is_empty()) {
-        out.extend(wrap::plain(&reveal(d), cols, theme.style(R::Dim)));
-    }
     // Paths outside the workspace (or holding secrets) come first: approving grants exactly these.
     let turn = state.tools.turn(a.owner).filter(|t| t.id == a.id);
     let paths = turn.and_then(|t| t.paths.get(&a.index));
@@ -274,15 +302,25 @@ fn details(state: &State, a: &Approval, call: &ToolCall, cols: usize) -> Vec<Lin
             }
         }
     }
-    if let Some(text) = sandbox_text(state, a, call, spec.as_ref()) {
+    if let Some(text) = sandbox_text(state, a, call) {
         let role = if text.starts_with("sandbox") { R::Dim } else { R::Warning };
         out.extend(wrap::plain(&text, cols, theme.style(role)));
     }
     if show_args {
-        out.push(Line::default());
+        if out.last().is_some_and(|l| l.width() > 0) {
+            out.push(Line::default());
+        }
         out.push(heading(theme, if call.kind == "custom" { "Input" } else { "Arguments" }));
         let text = if call.kind == "custom" { call.arguments.clone() } else { pretty_json(&call.arguments) };
         out.extend(wrap::plain(&reveal(&text), cols, theme.style(R::Base)));
+    }
+    // What runs comes before what the tool says of itself: on a small screen a long
+    // description would push the command out of sight. The pseudo-specs of MCP approvals,
+    // shell and patch calls only repeat the source line.
+    let described = call.kind.is_empty() || call.kind == "custom";
+    if let Some(d) = spec.as_ref().map(|s| s.description.as_str()).filter(|d| described && !d.is_empty()) {
+        out.push(Line::default());
+        out.extend(wrap::plain(&reveal(d), cols, theme.style(R::Dim)));
     }
     wrap::fit(out, cols)
 }
@@ -364,15 +402,46 @@ pub fn line_diff(old: &str, new: &str) -> String {
     out
 }
 
-fn footer(state: &State, a: &Approval, call: &ToolCall, cols: usize) -> Vec<Line<'static>> {
+/// Rows the details keep before the options are put on one line.
+const DETAIL_ROWS: usize = 6;
+
+/// The options, a line each — or `compact`, all on one (wrapped) line with short names, the
+/// highlighted one's full label under them.
+fn footer(state: &State, a: &Approval, call: &ToolCall, cols: usize, compact: bool) -> Vec<Line<'static>> {
     let theme = &state.theme;
     let key = |k: &str| Span::styled(k.to_owned(), theme.style(R::Accent).add_modifier(Modifier::BOLD));
     let text = |t: &str| Span::styled(t.to_owned(), theme.style(R::Base));
     let sep = || Span::styled(" · ", theme.style(R::Dim));
-    let mut out = vec![Line::default()];
+    let mut out = if compact { Vec::new() } else { vec![Line::default()] };
     match &a.mode {
+        Mode::Choose if compact => {
+            out.extend(wrap::spans(one_line_choices(state, a), cols));
+            match state.approval_choices().get(a.highlight.unwrap_or(usize::MAX)) {
+                Some(&c) if a.pending.is_none() => {
+                    out.extend(wrap::plain(&format!("▸ {}", label(c, call)), cols, theme.style(R::Accent)));
+                }
+                // The letters are on the options' line already.
+                _ if state.approval_guarded() || a.pending.is_some() => {
+                    out.extend(wrap::spans(choose_hint(state, a), cols));
+                }
+                _ => out.extend(wrap::spans(
+                    vec![
+                        key("↑↓"),
+                        Span::styled(" then ", theme.style(R::Dim)),
+                        key("Enter"),
+                        sep(),
+                        key("PgDn"),
+                        Span::styled(" more", theme.style(R::Dim)),
+                        sep(),
+                        key("Esc"),
+                        Span::styled(" cancels", theme.style(R::Dim)),
+                    ],
+                    cols,
+                )),
+            }
+        }
         Mode::Choose => {
-            out.extend(choices(state, a, call));
+            out.extend(choices(state, a, call, cols));
             out.extend(wrap::spans(choose_hint(state, a), cols));
         }
         Mode::Reason(_) => {

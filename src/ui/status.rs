@@ -112,13 +112,18 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State) {
 }
 
 /// " tools off", " tools 6 auto", " tools 6 ask": how many tools the next request offers, and
-/// whether read-only ones run without asking.
+/// whether read-only ones run without asking; " tools 6 ignored?" when the server seemed to
+/// drop the ones it was sent.
 fn tools_span(state: &State) -> Span<'static> {
     let theme = &state.theme;
     match state.tools.flags.mode {
         ToolMode::Off => Span::styled("  tools off", theme.style(R::Dim)),
         mode => {
             let n = state.tools.definitions().len();
+            if state.tools_ignored_here() {
+                // The server seemed to drop them: the model cannot call any.
+                return Span::styled(format!("  tools {n} ignored?"), theme.style(R::Error));
+            }
             let role = if mode == ToolMode::Auto { R::Warning } else { R::Accent };
             Span::styled(format!("  tools {n} {}", mode.name()), theme.style(role))
         }

@@ -11,6 +11,7 @@ use crate::app::keymap::Action;
 use crate::app::tools::Owner;
 use crate::app::transcript::Cell;
 use crate::engine::message::{Message, ToolCall, ToolStatus};
+use crate::sys::spawn::refusal::Refusal;
 pub use crate::text::fmt::{pretty_json, size};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -187,6 +188,14 @@ fn card(m: &Message, index: usize, call: &ToolCall, state: &State, cols: usize, 
         status.push_str(&format!("{mark} {label}"));
     } else {
         status.push_str(&format!("{mark} {label}"));
+        // What the sandbox refused comes first, even when the command went on and exited 0.
+        // Only a command palaver started in the sandbox carries them (not a file that quotes one).
+        let finished =
+            matches!(call.status, ToolStatus::Done | ToolStatus::Failed) && state.call_sandbox(owner, call).is_some();
+        for r in call.output.as_deref().filter(|_| finished).map(Refusal::in_output).unwrap_or_default() {
+            status.push_str(&format!(" · {}", r.label()));
+            role = if role == R::Success { R::Warning } else { role };
+        }
         if let Some(ms) = call.duration_ms {
             status.push_str(&format!(" · {}", fmt::duration(ms)));
         }

@@ -356,6 +356,9 @@ class RealServer:
                     r = self.check_common(run, ("stop", "length", "tool_calls"))
                     cut = bool(r) and self.check_tools(r, run.why)
                     turn = r.get("turn") or {}
+                    # Gemma's template takes the tools: palaver must not say they were ignored.
+                    if turn.get("tools_ignored") or "seems to have ignored" in run.stderr:
+                        run.why.append(f"tools said ignored by a tool-aware template: {turn.get('tools_ignored')}")
                     calls = r.get("tool_calls") or []
                     note = (f"{'cut a call' if cut else 'no cut call'}; stop {turn.get('stop')}, "
                             f"{turn.get('requests')} request(s), {len(calls)} call(s)")
@@ -468,6 +471,43 @@ class RealServer:
             finally:
                 tmux("kill-server")
         self.record(Outcome(name, "chat", True, not why, why, time.monotonic() - t0, note))
+
+    def tools_ignored(self) -> None:
+        """SmolLM2 with its own template (no tool support): llama.cpp drops the tools silently,
+        and palaver says so once, from the prompt's size (one more server, on its own port)."""
+        t0 = time.monotonic()
+        name = "--tools auto on a template without tool support: the tools are said ignored"
+        gguf = state_dir() / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"
+        if not gguf.is_file():
+            self.record(Outcome(name, "-", True, True, [], 0, f"{gguf} not installed (install_smollm2.sh)",
+                                skipped=True))
+            return
+        port = free_port()
+        env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR")}
+        env.update({"HOME": str(self.home), "REALSERVER_HOME": str(state_dir()), "NO_PROXY": "*"})
+        args = ["bash", str(self.shared / "start.sh"), str(port), "-t", "1", "-n", "16", "-m", str(gguf),
+                "-a", "smollm2", "--chat-template-file", ""]
+        started = subprocess.run(args, env=env, capture_output=True, timeout=130 * SCALE, check=False)
+        gemma = self.url
+        try:
+            if started.returncode != 0:
+                why = f"start.sh exited {started.returncode}: {started.stderr.decode(errors='replace')[-300:]}"
+                self.record(Outcome(name, "-", True, False, [why], time.monotonic() - t0))
+                return
+            self.url = f"http://127.0.0.1:{port}/v1"
+            run = self.palaver("chat", True, "Hello!", ["--tools", "auto", "--max-tokens", "8"])
+            r = self.check_common(run, ("stop", "length"))
+            found = (r.get("turn") or {}).get("tools_ignored") or {}
+            if not found.get("tools") or found.get("prompt_tokens", 10**9) >= found.get("tool_tokens", 0):
+                run.why.append(f"turn.tools_ignored is {found!r}: the dropped tools went unnoticed")
+            said = run.stderr.count("seems to have ignored")
+            if said != 1 or "chat template without tool support" not in run.stderr:
+                run.why.append(f"the stderr notice came {said} time(s): {run.stderr[-400:]}")
+            self.outcome(name, "chat", True, run, f"tools_ignored {found}")
+        finally:
+            self.url = gemma
+            subprocess.run(["bash", str(self.shared / "stop.sh"), str(port)], env=env, capture_output=True,
+                           timeout=30, check=False)
 
     def tui(self) -> None:
         """The chat screen in tmux: a prompt, a streamed reply, the usage panel, Ctrl+Q."""
@@ -611,6 +651,8 @@ class RealServer:
                     self.continue_after(cuts)
             if wanted("loop"):
                 self.tool_loop()
+            if wanted("ignored"):
+                self.tools_ignored()
             if wanted("tui"):
                 self.tui()
             if wanted("meter"):

@@ -17,6 +17,7 @@
 pub mod env;
 pub mod protect;
 pub mod reap;
+pub mod refusal;
 pub mod sandbox;
 #[cfg(target_os = "linux")]
 pub mod seccomp;

@@ -202,14 +202,21 @@ impl Policy {
     /// The sentence added to a sandboxed command's result when it failed, or when its stderr
     /// reads like a refusal (a script may go on and exit 0), so the model knows why.
     #[must_use]
+    /// What the sandbox refused, as [`super::refusal`] reads stderr, comes first, one
+    /// `[palaver: LABEL]` line each: the card shows those labels.
     pub fn result_hint(&self, success: bool, stderr: &[u8]) -> Option<String> {
         let refused = |needle: &[u8]| stderr.windows(needle.len()).any(|w| w == needle);
         let said =
             refused(b"Permission denied") || refused(b"Operation not permitted") || refused(b"Read-only file system");
-        if success && !said {
+        if !self.active() {
             return None;
         }
-        self.failure_hint()
+        let found = super::refusal::find(stderr, !self.network);
+        if success && !said && found.is_empty() {
+            return None;
+        }
+        let labels: String = found.iter().map(|r| format!("{}\n", r.marker())).collect();
+        self.failure_hint().map(|hint| format!("{labels}{hint}"))
     }
 
     /// The sentence added to a failed sandboxed command's result, so the model knows why.
