@@ -126,7 +126,16 @@ async fn read(
 /// Whether streamable HTTP's handshake failed with a 4xx that means "not this transport"
 /// (400, 404, 405), not with a refusal of the credentials.
 pub(super) fn refused(cause: &str) -> bool {
-    ["400", "404", "405"].iter().any(|code| cause.contains(code))
+    ["400", "404", "405"].iter().any(|code| cause.match_indices(code).any(|(at, _)| status_at(cause, at)))
+}
+
+/// Whether the three digits at `at` stand alone as a status (`404 Not Found`, `(405)`), not as
+/// part of a port, a number or an address (`:18404/mcp`).
+fn status_at(cause: &str, at: usize) -> bool {
+    let before = cause[..at].chars().next_back();
+    let after = cause[at + 3..].chars().next();
+    !before.is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, ':' | '.' | '/' | '-' | '_'))
+        && !after.is_some_and(|c| c.is_ascii_alphanumeric() || c == '.')
 }
 
 /// Connects over the legacy transport, initialises the session and lists the tools (within
@@ -156,5 +165,19 @@ pub(super) async fn start(
         Ok(Ok((service, tools))) => Ok((service, tools, over)),
         Ok(Err(e)) => Err(e),
         Err(_) => Err(format!("it did not finish starting within {} s", limit.as_secs_f32())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::refused;
+
+    #[test]
+    fn a_status_means_not_this_transport_and_a_port_does_not() {
+        assert!(refused("Unexpected server response: 404 Not Found"));
+        assert!(refused("http status (405)"));
+        assert!(!refused("could not connect to http://127.0.0.1:18404/mcp: Connection refused"));
+        assert!(!refused("unauthorized: 401"));
+        assert!(!refused("timed out after 14045 ms"));
     }
 }
