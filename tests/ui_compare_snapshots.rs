@@ -400,7 +400,8 @@ fn tools_running() -> Sim {
         0,
         300,
         &[("list_directory", r#"{"path":"."}"#), ("read_file", r#"{"path":"Cargo.toml"}"#)],
-        usage(40, 24, 0, 0),
+        // The six tool definitions alone are about 360 tokens of every prompt.
+        usage(420, 24, 0, 0),
     );
     sim.stream(1, TERSE, 4, 200, 900);
     sim.tool_done(0, 340, 0, "Cargo.toml\nsrc/\ntests/", 12);
@@ -416,8 +417,8 @@ fn a_column_with_tool_cards() {
     // The read finishes: the follow-up carries both results and the model answers.
     sim.tool_done(0, 1100, 1, "[package]\nname = \"palaver\"\nversion = \"0.1.0\"\nedition = \"2024\"", 8);
     sim.stream(0, TOOLS_ANSWER, 5, 1300, 1900);
-    sim.finish(0, 1950, "stop", usage(160, 70, 0, 0));
-    sim.finish(1, 1000, "stop", usage(30, 60, 15, 0));
+    sim.finish(0, 1950, "stop", usage(560, 70, 0, 0));
+    sim.finish(1, 1000, "stop", usage(400, 60, 15, 0));
     sim.snap_all("tool_cards_finished");
 }
 

@@ -109,8 +109,9 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State, cmp: &Compare, segments: &
     ];
     // Model names, under each column.
     for (i, &(x, w)) in segments.iter().enumerate() {
-        let Some(col) = cmp.columns.get(i) else { continue };
-        let _ = col;
+        if cmp.columns.get(i).is_none() {
+            continue;
+        }
         let name = sanitize(&cmp.label(i)).into_owned();
         let style =
             if cmp.focus == i { theme.style(R::Title).add_modifier(Modifier::BOLD) } else { theme.style(R::Title) };
@@ -119,7 +120,7 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State, cmp: &Compare, segments: &
     }
     let shown = if hidden { &rows[..0] } else { &rows[..] };
     if hidden && inner.height > 1 {
-        let note = "ttft, speed, tokens and cost after the vote: they tell models apart";
+        let note = "timings, speed, tokens and cost show after the vote: they tell models apart";
         let line = Line::from(Span::styled(super::clip(note, usize::from(inner.width)), theme.style(R::Dim)));
         f.buffer_mut().set_line(inner.x, inner.y + 1, &line, inner.width);
     }
