@@ -102,13 +102,28 @@ pub fn problem(status: u16, err: &ProviderError) -> Option<Problem> {
     }
 }
 
-/// What the user can do about `p`, in words that fit both the chat screen and a headless run.
+/// Each suggestion [`what_to_do`] words for a headless run, and its words on the chat screen,
+/// where flags do nothing: every suggestion must work where it is shown.
+const ON_THE_CHAT_SCREEN: &[(&str, &str)] = &[
+    ("lower --max-tokens", "lower max_tokens (/set max_tokens N)"),
+    ("start a new conversation (leave out --continue)", "start a new conversation (/new)"),
+    ("summarise the earlier turns (--continue --compact)", "summarise the earlier turns (/compact)"),
+];
+
+/// An error's text as the chat screen shows it: its suggestions as `/` commands.
+#[must_use]
+pub fn on_the_chat_screen(message: &str) -> String {
+    ON_THE_CHAT_SCREEN.iter().fold(message.to_owned(), |m, (flags, slash)| m.replace(flags, slash))
+}
+
+/// What the user can do about `p`, in words for a headless run (flags, or a command that works
+/// on either face); [`on_the_chat_screen`] turns them into the chat screen's.
 #[must_use]
 pub fn what_to_do(p: Problem, key: &KeySource, key_sent: bool) -> String {
     match p {
         Problem::ContextOverflow => "the conversation does not fit the model's context window: send a shorter \
-            prompt or fewer attachments, lower --max-tokens, start a new conversation (/new), or summarise \
-            the earlier turns (--continue --compact)"
+            prompt or fewer attachments, lower --max-tokens, start a new conversation (leave out --continue), \
+            or summarise the earlier turns (--continue --compact)"
             .to_owned(),
         Problem::NoVision => "this model (or server) cannot read images: remove the image, or send it to a \
             model that can (-m, or /model on the chat screen)"
@@ -331,7 +346,10 @@ mod tests {
         let m = describe_http(400, URL, Api::Chat, &ctx, &KeySource::Unknown, true);
         assert!(m.starts_with("request (2009 tokens) exceeds the available context size"), "{m}");
         assert!(m.contains(" — the conversation does not fit the model's context window"), "{m}");
-        assert!(m.contains("/new") && m.contains("--compact"), "{m}");
+        assert!(m.contains("leave out --continue") && m.contains("(--continue --compact)"), "{m}");
+        let chat = on_the_chat_screen(&m);
+        assert!(chat.contains("(/new)") && chat.contains("(/compact)") && chat.contains("/set max_tokens"), "{chat}");
+        assert!(!chat.contains("--"), "no flag is suggested on the chat screen: {chat}");
         let img = error_from_body(500, br#"{"error":{"code":500,"message":"image input is not supported - hint: if this is unexpected, you may need to provide the mmproj","type":"server_error"}}"#);
         let m = describe_http(500, URL, Api::Chat, &img, &KeySource::Unknown, true);
         assert!(m.ends_with("cannot read images: remove the image, or send it to a model that can (-m, or /model on the chat screen)"), "{m}");

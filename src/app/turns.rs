@@ -159,6 +159,9 @@ impl State {
             }
         }
         if done {
+            if let Some(e) = msg.error.as_mut() {
+                e.message = crate::api::errors::on_the_chat_screen(&e.message);
+            }
             self.finish_live();
             self.recount();
         }
