@@ -197,7 +197,7 @@ pub fn context_tokens<M: Borrow<Message>>(messages: &[M], system: Option<&str>) 
             summary(tail[0]) + estimate(system.unwrap_or_default()) + rest(&tail[1..])
         }
         Some(i) => counted(tail[i]).unwrap_or(0) + rest(&tail[i + 1..]),
-        None => estimate(system.unwrap_or_default()) + rest(&tail),
+        None => estimate(system.unwrap_or_default()) + rest(tail),
     }
 }
 
