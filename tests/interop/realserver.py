@@ -76,10 +76,11 @@ def answered_after_auto_compaction(home: Path) -> str | None:
     return after[-1][1]
 
 
-def paste_prompt(i: int) -> str:
-    """A question with a 40-line paste (about 1,000 of SmolLM2's tokens), as a user pastes a log."""
+def paste_prompt(i: int, lines: int = 40) -> str:
+    """A question with a paste of `lines` lines (40: about 1,000 of SmolLM2's tokens), as a user
+    pastes a log."""
     lines = "\n".join(f"entry {n}: value={(n * 7919 + i * 104729) % 1000003}, status={'ok' if n % 3 else 'fail'}, "
-                      f"note=the quick brown fox jumps" for n in range(40))
+                      f"note=the quick brown fox jumps" for n in range(lines))
     return f"{lines}\n\nWhich entries failed? ({i})"
 
 
@@ -586,9 +587,17 @@ class RealServer:
                     why.append("the question's --max-tokens 40 was not kept")
             if HTTP_ERROR.search(stderr):
                 why.append(f"--continue --compact met an HTTP error: {stderr.strip()[-300:]!r}")
-            # Grow it past auto_compact's 85 % again, then ask on the chat screen.
-            for i in range(3):
-                turn(["--continue", "-p", paste_prompt(i + 3), "--max-tokens", "48"], 0, f"turn {i + 5}")
+            # Grow it past auto_compact's 85 % again (by the server's count, in steps small enough
+            # that no request passes the window), then ask on the chat screen.
+            used = 0
+            for i in range(12):
+                if used >= 3_560 or why:
+                    break
+                r, _ = turn(["--continue", "-p", paste_prompt(i + 3, 10), "--max-tokens", "48"], 0,
+                            f"growing turn {i + 1}")
+                u = r.get("usage") or {}
+                used = (u.get("prompt_tokens") or 0) + (u.get("completion_tokens") or 0)
+            notes.append(f"grown to {used} tokens")
             notes.append(self.auto_compact_on_screen(home, why))
         finally:
             env = dict(os.environ, REALSERVER_HOME=str(state_dir()))
