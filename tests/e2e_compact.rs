@@ -375,6 +375,7 @@ fn headless_continue_leaves_a_failed_turn_out_and_compacts_into_a_small_window()
     let e = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{e}");
     assert!(e.contains("(--continue --compact)") && !e.contains("(/compact)"), "{e}");
+    assert!(e.contains("the prompt alone is over it"), "compacting would not help: {e}");
     // The next run leaves it out, and says so in one line.
     let o = run(&["--continue", "-p", "hi"]);
     let e = String::from_utf8_lossy(&o.stderr);

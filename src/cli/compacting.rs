@@ -105,10 +105,17 @@ pub fn note_failed_turns(history: &[Message]) {
 pub fn warn_overflow(history: &[Message], system: Option<&str>, window: Option<u64>) {
     let Some(window) = window else { return };
     let next = compact::context_tokens(history, system);
+    let own = history.last().map_or(0, compact::message_tokens);
+    // Compacting helps only when the earlier turns are what does not fit.
+    let what = if own > window {
+        "the prompt alone is over it: shorten it or send less"
+    } else {
+        "--continue --compact summarises the earlier turns first"
+    };
     if next > window {
         say!(
             "this request is about {} tokens, over the model's {} token window: sending it anyway (the server \
-             may refuse it or cut it); --continue --compact summarises the earlier turns first",
+             may refuse it or cut it); {what}",
             crate::text::fmt::thousands(next),
             crate::text::fmt::thousands(window)
         );
