@@ -35,7 +35,8 @@ pub async fn compact_first(
     window: Option<u64>,
 ) -> Result<(), Message> {
     let Some(user) = history.pop() else { return Ok(()) };
-    let turns = compact::turns(history);
+    // Failed turns are never sent, so the summary does not stand for them either.
+    let turns = compact::turns(&compact::sendable(history.iter()).0);
     if turns == 0 {
         say!("--compact: nothing to compact yet; the prompt goes as it is");
         history.push(user);
