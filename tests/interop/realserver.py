@@ -590,7 +590,7 @@ class RealServer:
             # Grow it past auto_compact's 85 % again (by the server's count, in steps small enough
             # that no request passes the window), then ask on the chat screen.
             used = 0
-            for i in range(12):
+            for i in range(16):
                 if used >= 3_560 or why:
                     break
                 r, _ = turn(["--continue", "-p", paste_prompt(i + 3, 10), "--max-tokens", "48"], 0,
