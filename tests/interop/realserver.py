@@ -8,6 +8,10 @@ it also runs alone:
 
     python3 tests/interop/realserver.py --palaver target/debug/palaver [--shared ../shared/realserver]
 
+After it, `small_window` starts a second server with SmolLM2-135M-Instruct (`install_smollm2.sh`;
+skipped outside CI when it is not installed) to compact a conversation on its real 4,096-token
+window. One case alone: `--only small_window`.
+
 The model is a base model, so every check is about shapes and behaviour (exit status, finish
 reason, usage, the `turn` object, what the server answered), never about its words. One
 PASS/FAIL/SKIP line per case with its time; alone, the last line is `realserver: N passed, M failed`.
