@@ -284,3 +284,172 @@ fn a_signal_during_continue_compact_exits_130_saying_so() {
     }
     assert!(s.requests().iter().all(|r| r.body.contains("Summarise the conversation so far")), "the prompt never went");
 }
+
+/// The window the small-window server enforces, by its own count.
+const WINDOW: u64 = 1_000;
+/// The longest reply it writes: a request that asks for more (or for no limit) is cut there.
+const LONGEST: u64 = 120;
+
+/// The small-window server's own token count of a chat request: a token for every three bytes
+/// of text and four per message, as a small model's tokenizer might (palaver's estimate must
+/// not fall below it on the texts the tests send).
+fn server_count(body: &Value) -> u64 {
+    body["messages"]
+        .as_array()
+        .map(|ms| ms.iter().map(|m| m["content"].as_str().unwrap_or("").len() as u64 / 3 + 4).sum())
+        .unwrap_or(0)
+}
+
+/// A chat stream answering `text`, ending with `reason`.
+fn reply_as(text: &str, reason: &str, prompt: u64, completion: u64) -> Reply {
+    Reply::sse(&format!(
+        "data: {{\"id\":\"c\",\"model\":\"small\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{text}\"}},\"finish_reason\":null}}]}}\n\n\
+         data: {{\"id\":\"c\",\"model\":\"small\",\"choices\":[{{\"index\":0,\"delta\":{{}},\"finish_reason\":\"{reason}\"}}]}}\n\n\
+         data: {{\"id\":\"c\",\"model\":\"small\",\"choices\":[],\"usage\":{{\"prompt_tokens\":{prompt},\"completion_tokens\":{completion},\"total_tokens\":{}}}}}\n\n\
+         data: [DONE]\n\n",
+        prompt + completion
+    ))
+}
+
+/// A server with a small window, as llama.cpp enforces one: HTTP 400 when the prompt and the
+/// reply it may write are over [`WINDOW`] by its own count, a reply cut (`length`) when asked
+/// for more than [`LONGEST`] tokens; it summarises when asked to and answers "fine" otherwise.
+fn small_window_server() -> Server {
+    Server::start_fn(|seen| {
+        let body: Value = serde_json::from_str(&seen.body).unwrap_or(Value::Null);
+        let prompt = server_count(&body);
+        let asked = body["max_tokens"].as_u64();
+        if prompt + asked.unwrap_or(0).min(LONGEST) > WINDOW {
+            return Reply::json(
+                400,
+                &format!(
+                    r#"{{"error":{{"code":400,"message":"request ({prompt} tokens) exceeds the available context size ({WINDOW} tokens), try increasing it","type":"exceed_context_size_error"}}}}"#
+                ),
+            );
+        }
+        let cut = asked.is_none_or(|n| n > LONGEST);
+        let (reason, completion) = if cut { ("length", LONGEST) } else { ("stop", asked.unwrap_or(LONGEST).min(5)) };
+        if seen.body.contains("Summarise the conversation so far") {
+            reply_as(SUMMARY, reason, prompt, completion)
+        } else {
+            reply_as("fine", "stop", prompt, 2)
+        }
+    })
+}
+
+/// Every chat request's body, and whether it fit the window by the server's count.
+fn bodies(s: &Server) -> Vec<(Value, bool)> {
+    s.requests()
+        .iter()
+        .filter(|r| r.request_line.contains("/chat/completions"))
+        .map(|r| {
+            let v: Value = serde_json::from_str(&r.body).unwrap();
+            let fits = server_count(&v) + v["max_tokens"].as_u64().unwrap_or(0).min(LONGEST) <= WINDOW;
+            (v, fits)
+        })
+        .collect()
+}
+
+/// A paragraph of `lines` numbered lines, numbers and words as a paste has them.
+fn paste(tag: &str, lines: usize) -> String {
+    (0..lines).map(|i| format!("{tag} line {i}: value={}, status=ok\n", i * 7919 % 100_000)).collect()
+}
+
+fn small_home(extra: &str, url: &str) -> tempfile::TempDir {
+    home(&format!(
+        "{extra}default_provider = \"small\"\n[providers.small]\nbase_url = \"{url}\"\ndefault_model = \"small\"\n\
+         [models.\"small\"]\ncontext_window = {WINDOW}\n"
+    ))
+}
+
+#[test]
+fn headless_continue_leaves_a_failed_turn_out_and_compacts_into_a_small_window() {
+    let s = small_window_server();
+    let h = small_home("", &s.base_url);
+    let run = |args: &[&str]| palaver(h.path(), args);
+    let first = paste("first", 20);
+    assert!(run(&["-p", &first]).status.success());
+    // A prompt over the window: refused, with the flags that help headless.
+    let huge = paste("huge", 120);
+    let o = run(&["--continue", "-p", &huge]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.contains("(--continue --compact)") && !e.contains("(/compact)"), "{e}");
+    assert!(e.contains("the prompt alone is over it"), "compacting would not help: {e}");
+    // The next run leaves it out, and says so in one line.
+    let o = run(&["--continue", "-p", "hi"]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{e}");
+    assert_eq!(e.matches("1 earlier turn that failed is left out of this request").count(), 1, "{e}");
+    assert!(!bodies(&s).last().unwrap().0.to_string().contains("huge line"), "the failed prompt is not re-sent");
+    for tag in ["second", "third"] {
+        let o = run(&["--continue", "-p", &paste(tag, 12)]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    // The whole conversation and a summary's budget are over the window: the summary request is
+    // fitted, asks for its own budget (not the turn's 40), comes back cut and is kept.
+    let before = bodies(&s).len();
+    let o = run(&["--continue", "--compact", "--max-tokens", "40", "-p", "go on", "--json"]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    let r = result_of(&o);
+    assert_eq!(o.status.code(), Some(0), "{e}");
+    assert_eq!(r["text"], "fine");
+    let out = String::from_utf8_lossy(&o.stdout);
+    let line = out.lines().find(|l| l.contains("\"type\":\"compaction\"")).expect("a compaction line");
+    let c: Value = serde_json::from_str(line).unwrap();
+    assert_eq!(c["cut"], true, "{c}");
+    assert!(e.contains("to fit the summary request into the model's window"), "{e}");
+    let new = &bodies(&s)[before..];
+    assert_eq!(new.len(), 2, "the summary, then the prompt");
+    let (summary_req, fits) = &new[0];
+    assert!(*fits, "the summary request fits: {} tokens", server_count(summary_req));
+    assert_eq!(summary_req["max_tokens"], WINDOW / 4, "the summary's own budget");
+    assert_eq!(new[1].0["max_tokens"], 40, "the prompt keeps the turn's");
+    assert!(new[1].0["messages"][0]["content"].as_str().is_some_and(|t| t.contains(SUMMARY)));
+    // And the conversation goes on from the summary.
+    let o = run(&["--continue", "-p", "and then?", "--json"]);
+    assert_eq!(result_of(&o)["text"], "fine");
+    assert!(bodies(&s).last().unwrap().1, "it fits");
+}
+
+#[test]
+fn the_chat_screen_compacts_into_a_small_window_by_itself_and_by_slash_compact() {
+    if !tmux_available() {
+        eprintln!("tmux not available; skipping");
+        return;
+    }
+    let s = small_window_server();
+    let h = small_home("", &s.base_url);
+    // Five turns, the last request at about 90 % of the window.
+    for (i, tag) in ["one", "two", "three", "four", "five"].iter().enumerate() {
+        let p = paste(tag, 15);
+        let mut args = vec!["--max-tokens", "40", "-p", &p];
+        if i > 0 {
+            args.insert(0, "--continue");
+        }
+        let o = palaver(h.path(), &args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let t = Tmux::launch("--continue --max-tokens 40").home(h.path()).keys_one_at_a_time().start();
+    t.wait_for("the reopened conversation", |s| s.contains("ctx "));
+    // Past auto_compact's share: the summary goes first, fitted and cut, then the prompt.
+    let before = bodies(&s).len();
+    t.send("what now?");
+    let screen = t.wait_for("the answer after the summary", |s| s.contains("fine") && s.contains("✓ done"));
+    assert!(screen.contains("cut at its token budget"), "{screen}");
+    let new = &bodies(&s)[before..];
+    assert_eq!(new.len(), 2, "the summary, then the prompt");
+    assert!(new.iter().all(|(_, fits)| *fits), "every request fits the window");
+    assert!(new[0].0.to_string().contains("Summarise the conversation so far"));
+    assert_eq!(new[0].0["max_tokens"], WINDOW / 4);
+    // `/compact` by hand, on what came since: it fits too, and the conversation goes on.
+    let before = bodies(&s).len();
+    t.send("/compact");
+    t.wait_for("the second summary", |s| s.contains("◆ compact: 1 turn summarised") && s.contains("… cut off"));
+    t.send("and then?");
+    t.wait_for("the answer", |s| s.contains("✓ done"));
+    let new = &bodies(&s)[before..];
+    assert_eq!(new.len(), 2, "{:?}", new.iter().map(|(b, _)| b.to_string()).collect::<Vec<_>>());
+    assert!(new.iter().all(|(_, fits)| *fits), "every request fits the window");
+    t.quit();
+}

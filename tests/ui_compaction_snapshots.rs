@@ -46,11 +46,16 @@ fn send(s: &mut State, text: &str) -> u64 {
 
 /// Reply `id` answers `text` and ends, with usage (prompt, completion).
 fn answer(s: &mut State, id: u64, text: &str, usage: (u64, u64)) {
+    answer_as(s, id, text, usage, "stop");
+}
+
+/// Reply `id` answers `text` and ends with finish reason `reason`.
+fn answer_as(s: &mut State, id: u64, text: &str, usage: (u64, u64), reason: &str) {
     let events = vec![
         StreamEvent::Text { choice: 0, delta: text.into() },
         StreamEvent::Usage(json!({"prompt_tokens": usage.0, "completion_tokens": usage.1,
             "total_tokens": usage.0 + usage.1})),
-        StreamEvent::Finish { choice: 0, reason: "stop".into() },
+        StreamEvent::Finish { choice: 0, reason: reason.into() },
     ];
     let chunk = WireEvent::Chunk { frames_skipped: 0, frames: vec![], events, at_ms: 10 };
     s.apply(Msg::Wire { id, event: Box::new(chunk), now_ms: 1010 });
@@ -135,4 +140,19 @@ fn the_compaction_card_folds_the_originals_and_opens_them() {
         }
         insta::assert_snapshot!(format!("card_open_{w}x{h}"), open);
     }
+}
+
+#[test]
+fn a_summary_cut_by_its_budget_is_kept_and_says_so() {
+    let mut s = state(8_000, true);
+    three_turns(&mut s, 1_200);
+    let id = send(&mut s, "/compact");
+    answer_as(&mut s, id, "- Lyon is in France, Turin in Italy.\n- Lyon is the", (1_300, 1_024), "length");
+    let mut cache = RenderCache::default();
+    let buf = screen::settle(&mut s, 80, 24, &mut cache);
+    let text = screen::text(&buf);
+    assert!(!text.contains("Where is Lyon?"), "the cut summary took effect: the originals are folded:\n{text}");
+    assert!(text.contains("1,240 → 1,024 tokens · cut at its token"), "{text}");
+    assert!(text.contains("ctx 13%"), "the meter counts the summary at its length:\n{text}");
+    insta::assert_snapshot!("card_cut_80x24", text);
 }

@@ -149,7 +149,8 @@ pub fn what_to_do(p: Problem, message: &str, key: &KeySource, key_sent: bool, fa
              attachments, lower --max-tokens, start a new conversation (leave out --continue), or summarise \
              the earlier turns (--continue --compact)",
             "the conversation does not fit the model's context window: send a shorter prompt or fewer \
-             attachments, summarise the earlier turns (/compact), or start a new conversation (/new)",
+             attachments, lower max_tokens (/set max_tokens N), summarise the earlier turns (/compact), or \
+             start a new conversation (/new)",
         ),
         Problem::NoVision => pick(
             "this model (or server) cannot read images: remove the image, or send it to a model that can (-m)",
@@ -455,7 +456,11 @@ mod tests {
         let m = describe_http(400, URL, Api::Chat, &ctx, &KeySource::Unknown, true, Face::Headless);
         assert!(m.starts_with("request (2009 tokens) exceeds the available context size"), "{m}");
         assert!(m.contains(" — the conversation does not fit the model's context window"), "{m}");
-        assert!(m.contains("--continue --compact") && !m.contains("/new"), "headless: flags only: {m}");
+        assert!(m.contains("leave out --continue") && m.contains("(--continue --compact)"), "{m}");
+        assert!(!m.contains("/new"), "headless: flags only: {m}");
+        let chat = describe_http(400, URL, Api::Chat, &ctx, &KeySource::Unknown, true, Face::Screen);
+        assert!(chat.contains("(/new)") && chat.contains("(/compact)") && chat.contains("/set max_tokens"), "{chat}");
+        assert!(!chat.contains("--"), "no flag is suggested on the chat screen: {chat}");
         let img = error_from_body(500, br#"{"error":{"code":500,"message":"image input is not supported - hint: if this is unexpected, you may need to provide the mmproj","type":"server_error"}}"#);
         let m = describe_http(500, URL, Api::Chat, &img, &KeySource::Unknown, true, Face::Headless);
         assert!(m.ends_with("cannot read images: remove the image, or send it to a model that can (-m)"), "{m}");

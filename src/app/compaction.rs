@@ -8,6 +8,7 @@ use super::effect::Effect;
 use super::state::{Live, SentDraft, State};
 use super::transcript::{Cell, NoticeKind};
 use crate::engine::compact::{self, Compaction};
+use crate::engine::compact_fit;
 use crate::engine::message::Message;
 
 /// The context the next request carries, recounted when the transcript changes (never per frame).
@@ -47,8 +48,9 @@ impl State {
     /// The draft's and the chips' tokens, estimated.
     fn draft_tokens(&self) -> u64 {
         let text: u64 = self.composer.area.lines().iter().map(|l| compact::estimate(l) + 1).sum();
-        // A big paste is a chip in the text area: its bytes are held beside it.
-        let pasted = self.composer.pasted().map_or(0, |(_, bytes)| (bytes as u64).div_ceil(4));
+        // A big paste is a chip in the text area: its bytes are held beside it, counted as a
+        // text attachment's are.
+        let pasted = self.composer.pasted().map_or(0, |(_, bytes)| (bytes as u64).div_ceil(3));
         let files: u64 = self.attachments.iter().map(compact::attachment_tokens).sum();
         if self.composer.is_empty() && self.attachments.is_empty() { 0 } else { text + pasted + files + 4 }
     }
@@ -98,7 +100,14 @@ impl State {
         let mut opts = self.request_options();
         // A summary is text: offering tools would invite a call instead.
         opts.tools.clear();
-        let body = crate::engine::request::build_body(self.target.api, &compact::request(&messages, &ask), &opts);
+        let window = self.context_window();
+        let budget = compact_fit::budget(self.cfg.compact_max_tokens, window);
+        let fitted = compact_fit::summary_request(&messages, &ask, opts.system.as_deref(), window, budget);
+        opts.max_tokens = Some(fitted.max_tokens);
+        let body = crate::engine::request::build_body(self.target.api, &fitted.messages, &opts);
+        if let Some(n) = fitted.trimmed.notice() {
+            self.transcript.push_notice(NoticeKind::Info, n);
+        }
         let mut m = Message::assistant_pending();
         m.model = Some(self.target.model.clone());
         m.provider = Some(self.target.provider.clone());
@@ -163,10 +172,17 @@ impl State {
     pub(crate) fn after_compaction(&mut self, id: u64, fx: &mut Vec<Effect>) {
         let Some(m) = self.transcript.message(id).filter(|m| m.compaction.is_some()) else { return };
         let done = compact::effective(m);
+        let cut = compact::cut(m);
         let came_back = m.status == crate::engine::MessageStatus::Complete;
         self.recount();
-        if !done && came_back {
-            self.transcript.push_notice(NoticeKind::Error, "the summary came back cut or empty: nothing was replaced");
+        if cut {
+            self.transcript.push_notice(
+                NoticeKind::Info,
+                "the summary was cut at its token budget and is kept as it is (compact_max_tokens in config.toml \
+                 sets the budget; /compact again summarises anew)",
+            );
+        } else if !done && came_back {
+            self.transcript.push_notice(NoticeKind::Error, "the summary came back empty: nothing was replaced");
         }
         let Some(held) = self.held.take() else { return };
         if done {
@@ -211,11 +227,15 @@ mod tests {
     }
 
     fn finish(s: &mut State, text: &str, usage: serde_json::Value) -> Vec<Effect> {
+        finish_as(s, text, usage, "stop")
+    }
+
+    fn finish_as(s: &mut State, text: &str, usage: serde_json::Value, reason: &str) -> Vec<Effect> {
         let id = s.live.as_ref().map(|l| l.id).unwrap_or_default();
         let events = vec![
             StreamEvent::Text { choice: 0, delta: text.into() },
             StreamEvent::Usage(usage),
-            StreamEvent::Finish { choice: 0, reason: "stop".into() },
+            StreamEvent::Finish { choice: 0, reason: reason.into() },
         ];
         let chunk = WireEvent::Chunk { frames_skipped: 0, frames: vec![], events, at_ms: 1 };
         let mut fx = s.apply(Msg::Wire { id, event: Box::new(chunk), now_ms: 1 });
@@ -312,12 +332,80 @@ mod tests {
     }
 
     #[test]
+    fn the_summary_request_fits_the_window_with_its_own_budget_and_a_cut_summary_is_kept() {
+        let mut s = state_with_window(4_096);
+        s.settings.max_tokens = Some(40);
+        let paste = "line 12: the quick brown fox 48213 jumps over the lazy dog\n".repeat(60);
+        for i in 0..3 {
+            send(&mut s, &format!("{paste}question {i}"));
+            finish(
+                &mut s,
+                &format!("answer {i}"),
+                serde_json::json!({"prompt_tokens": 1_300 * (i + 1), "completion_tokens": 10}),
+            );
+        }
+        let fx = send(&mut s, "/compact");
+        let body = &bodies(&fx)[0];
+        assert_eq!(body["max_tokens"], 1_024, "the summary's own budget, not the turn's 40");
+        let sent: u64 = body["messages"]
+            .as_array()
+            .map(|m| m.iter().map(|m| compact::estimate(m["content"].as_str().unwrap_or_default()) + 4).sum())
+            .unwrap_or_default();
+        assert!(sent + 1_024 <= 4_096, "the request fits: {sent} + 1,024");
+        assert!(body.to_string().contains("cut to fit the summary request"), "{body}");
+        assert!(
+            s.transcript
+                .cells
+                .iter()
+                .any(|c| matches!(c, Cell::Notice(n) if n.text.contains("to fit the summary request")))
+        );
+        finish_as(
+            &mut s,
+            "they asked three ques",
+            serde_json::json!({"prompt_tokens": 2_900, "completion_tokens": 1_024}),
+            "length",
+        );
+        assert_eq!(s.context.marks.len(), 1, "the cut summary took effect");
+        assert_eq!(s.context.tokens, 1_024, "counted as what it is");
+        assert!(
+            s.transcript
+                .cells
+                .iter()
+                .any(|c| matches!(c, Cell::Notice(n) if n.text.contains("cut at its token budget")))
+        );
+        let fx = send(&mut s, "next");
+        let msgs = bodies(&fx)[0]["messages"].as_array().cloned().unwrap_or_default();
+        assert_eq!(msgs.len(), 2, "the summary and the prompt");
+        assert_eq!(bodies(&fx)[0]["max_tokens"], 40, "the turn keeps its own");
+    }
+
+    #[test]
+    fn an_overflow_error_suggests_slash_commands_on_the_chat_screen() {
+        let mut s = state_with_window(100_000);
+        send(&mut s, "q");
+        let id = s.live.as_ref().map(|l| l.id).unwrap_or_default();
+        // The chat screen's runner asks for its wording (`Face::Screen`).
+        let message = crate::api::errors::what_to_do(
+            crate::api::errors::Problem::ContextOverflow,
+            "",
+            &crate::api::endpoint::KeySource::Unknown,
+            true,
+            crate::api::errors::Face::Screen,
+        );
+        let err =
+            crate::engine::ErrorInfo { status: Some(400), message, kind: "http".into(), body: serde_json::Value::Null };
+        s.apply(Msg::Wire { id, event: Box::new(WireEvent::Failed(err)), now_ms: 1 });
+        let m = s.transcript.message(id).and_then(|m| m.error.clone()).map(|e| e.message).unwrap_or_default();
+        assert!(m.contains("(/compact)") && m.contains("(/new)") && !m.contains("--"), "{m}");
+    }
+
+    #[test]
     fn the_meter_counts_the_draft_and_its_pasted_chips() {
         let mut s = state_with_window(100_000);
         assert_eq!(s.context_meter(), Some((0, 100_000)));
         s.composer.set_text("12345678");
         let typed = s.context_meter().map(|m| m.0).unwrap_or_default();
-        assert_eq!(typed, 2 + 1 + 4);
+        assert_eq!(typed, 8 + 1 + 4);
         s.apply(Msg::Paste("word\n".repeat(4_000)));
         let pasted = s.context_meter().map(|m| m.0).unwrap_or_default();
         assert!(pasted >= typed + 5_000, "a chip counts its 20,000 bytes: {pasted}");

@@ -3,7 +3,7 @@
 //! messages a request carries.
 
 pub use super::cells::Cells;
-use crate::engine::message::{Message, MessageStatus, Role};
+use crate::engine::message::Message;
 
 /// How loud a notice is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -170,20 +170,8 @@ impl Transcript {
     /// What a request would carry of the cells before `end` (a compare opened from there).
     #[must_use]
     pub fn request_refs_before(&self, end: usize) -> Vec<&Message> {
-        let mut out: Vec<&Message> = Vec::new();
-        for m in self.cells[..end.min(self.cells.len())].iter().filter_map(Cell::message) {
-            if m.is_live() {
-                continue;
-            }
-            if m.role() == Role::Assistant && failed_turn(m) {
-                if out.last().is_some_and(|p| p.role() == Role::User) {
-                    out.pop();
-                }
-                continue;
-            }
-            out.push(m);
-        }
-        out
+        let cells = self.cells[..end.min(self.cells.len())].iter().filter_map(Cell::message);
+        crate::engine::compact::sendable(cells).0
     }
 
     /// Moves the cells from `at` on into a kept branch, with the branches that hung off them.
@@ -228,16 +216,10 @@ impl Transcript {
     }
 }
 
-/// A reply that ended in an error, or with nothing at all: the turn is not part of the context.
-fn failed_turn(m: &Message) -> bool {
-    let main = m.main();
-    let empty = main.content.is_empty() && main.tool_calls.is_empty() && main.refusal.is_empty();
-    matches!(m.status, MessageStatus::Failed | MessageStatus::Interrupted) || empty
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::message::{MessageStatus, Role};
 
     fn reply(text: &str, status: MessageStatus) -> Message {
         let mut m = Message::with_text(Role::Assistant, text);

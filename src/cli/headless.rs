@@ -546,14 +546,15 @@ pub async fn run_prompt(g: &Global, t: &Target, cfg: &crate::config::Config, reg
     if let Some(c) = &t.continued {
         printer.result_key("continued", c.json());
     }
+    let window = cfg.model_facts(&t.model).and_then(|f| f.context_window).filter(|w| *w > 0);
+    super::compacting::note_failed_turns(&history);
     if g.compact {
         let opts = settings(g, t).request_options(t, &t.model);
-        if let Err(failed) = super::compacting::compact_first(t, cfg, &http, &mut history, &mut rec, g.json, opts).await
-        {
+        let compacted = super::compacting::compact_first(t, cfg, &http, &mut history, &mut rec, g.json, opts, window);
+        if let Err(failed) = compacted.await {
             return out_of_compaction(t, &mut rec, &mut printer, &failed);
         }
     }
-    let window = cfg.model_facts(&t.model).and_then(|f| f.context_window).filter(|w| *w > 0);
     super::compacting::warn_overflow(&history, g.system.as_deref(), window);
     let turn = Turn { target: t, settings: settings(g, t), registry, http: &http, stop };
     let mut out = run_turn(&turn, &mut history, &mut rec, &mut printer).await;

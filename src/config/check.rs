@@ -12,6 +12,7 @@ pub const TOP: &[&str] = &[
     "mouse",
     "auto_compact",
     "compact_prompt",
+    "compact_max_tokens",
     "judge_prompt",
     "clipboard_image_cmd",
     "notify",

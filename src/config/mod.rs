@@ -177,6 +177,9 @@ pub struct Config {
     /// The summarisation prompt `/compact` and `--compact` send (default
     /// [`DEFAULT_COMPACT_PROMPT`]).
     pub compact_prompt: Option<String>,
+    /// The summary's own output budget, in tokens (default: a quarter of the window, at most
+    /// 1,024); the turn's `max_tokens` never applies to it.
+    pub compact_max_tokens: Option<u64>,
     /// A file whose text replaces the built-in prompt of prompt-set `judge` checks
     /// (`assets/judges/rubric.md`; a check's own `prompt` wins).
     pub judge_prompt: Option<std::path::PathBuf>,

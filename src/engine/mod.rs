@@ -12,6 +12,7 @@ pub mod attach_load;
 pub mod attach_wire;
 pub mod attachment;
 pub mod compact;
+pub mod compact_fit;
 pub mod diff;
 pub mod evals;
 pub mod images;

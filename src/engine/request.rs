@@ -59,8 +59,9 @@ pub fn set_option(extra: &mut Map<String, Value>, dotted: &str, value: &str) {
 pub fn build_body<M: Borrow<Message>>(api: Api, messages: &[M], opts: &RequestOptions) -> Value {
     // Every call answered, whatever the history went through (cut, refused, stored by an older
     // palaver): strict servers reject a call without its answer. A finished compaction stands
-    // for every turn before it.
-    let (summary, rest) = super::compact::in_context(messages);
+    // for every turn before it; a failed turn is never re-sent (`compact::sendable`).
+    let (sendable, _) = super::compact::sendable(messages.iter().map(Borrow::borrow));
+    let (summary, rest) = super::compact::in_context(&sendable);
     let sent: Vec<&Message> = summary.iter().chain(rest.iter().map(Borrow::borrow)).collect();
     let answers = missing_answers(&sent);
     let messages = with_answers(&sent, &answers);
@@ -309,6 +310,11 @@ pub fn unset_option(extra: &mut Map<String, Value>, dotted: &str) -> bool {
 mod tests {
     use super::*;
 
+    /// A reply that has ended (a reply in flight is never sent).
+    fn answered() -> Message {
+        Message { status: crate::engine::message::MessageStatus::Complete, ..Message::assistant_pending() }
+    }
+
     #[test]
     fn dotted_options_nest() {
         let mut m = Map::new();
@@ -328,9 +334,10 @@ mod tests {
 
     #[test]
     fn chaining_sends_only_the_new_turn() {
-        let mut a = Message::assistant_pending();
+        let mut a = answered();
         a.meta.id = Some("resp_1".into());
         a.items = vec![json!({"type": "message", "id": "m1"})];
+        a.main_mut().content = "hello".into();
         let msgs = vec![Message::user("one"), a, Message::user("two")];
         let mut opts = RequestOptions { model: "m".into(), ..Default::default() };
         let stateless = build_body(Api::Responses, &msgs, &opts);
@@ -356,7 +363,7 @@ mod tests {
         };
         call.images = crate::engine::attachment::from_tool_images("shot", images);
         assert_eq!(call.images[0].name, "shot-1.png");
-        let mut a = Message::assistant_pending();
+        let mut a = answered();
         a.main_mut().tool_calls.push(call.clone());
         let msgs = vec![Message::user("look"), a, Message::answer_to(&call)];
         let opts = RequestOptions { model: "m".into(), send_image_data: true, ..Default::default() };
@@ -394,7 +401,7 @@ mod tests {
 
     #[test]
     fn chat_and_responses_carry_tool_results() {
-        let mut a = Message::assistant_pending();
+        let mut a = answered();
         a.main_mut().tool_calls.push(ToolCall { id: "call_1".into(), name: "f".into(), ..ToolCall::default() });
         let msgs = vec![Message::user("hi"), a, Message::tool_result("call_1", "out")];
         let opts = RequestOptions {

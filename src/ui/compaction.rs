@@ -27,9 +27,10 @@ pub fn card(m: &Message, c: &Compaction, state: &State, cols: usize) -> Vec<Line
             .as_ref()
             .and_then(|u| UsageView::from_raw(u).completion)
             .map_or_else(|| format!("~{}", fmt::thousands(compact::estimate(m.text()))), fmt::thousands);
-        (format!("◆ {how}: {turns} summarised · {before} → {after} tokens"), R::Accent)
+        let cut = if compact::cut(m) { " · cut at its token budget, kept as it is" } else { "" };
+        (format!("◆ {how}: {turns} summarised · {before} → {after} tokens{cut}"), R::Accent)
     } else if m.status == MessageStatus::Complete {
-        (format!("◆ {how}: the summary of {turns} came back cut or empty · nothing was replaced"), R::Warning)
+        (format!("◆ {how}: the summary of {turns} came back empty · nothing was replaced"), R::Warning)
     } else {
         (format!("◆ {how} of {turns} did not finish · nothing was replaced"), R::Warning)
     };

