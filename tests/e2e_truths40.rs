@@ -17,14 +17,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 fn palaver(args: &[&str]) -> Command {
-    let home = tempfile::tempdir().unwrap().keep();
-    let mut c = Command::new(env!("CARGO_BIN_EXE_palaver"));
-    c.args(args)
-        .env("PALAVER_HOME", home)
-        .env("OPENAI_API_KEY", "sk-test")
-        .env_remove("OPENAI_BASE_URL")
-        .stdin(Stdio::null());
-    c
+    common::cli::palaver(&tempfile::tempdir().unwrap().keep(), args)
 }
 
 fn run(args: &[&str]) -> Output {

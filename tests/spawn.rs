@@ -228,7 +228,9 @@ async fn tool_env_and_a_tools_own_env_decide_what_commands_get() {
 }
 
 /// A daemon palaver's own helper left before a command started (a gpg-agent from `api_key_cmd`)
-/// is no descendant of that command: the command's end leaves it alone.
+/// is no descendant of that command: the command's end leaves it alone. The helper waits a
+/// moment before it answers, as a real daemon is detached before its starter returns: on a busy
+/// machine `setsid` may not yet have run when the helper's group is ended.
 #[test]
 fn a_daemon_started_before_the_command_is_not_swept() {
     let base = outside_tmp();
@@ -242,7 +244,7 @@ fn a_daemon_started_before_the_command_is_not_swept() {
     ]);
     let config = format!(
         "default_provider = \"p\"\n[providers.p]\nbase_url = \"{}\"\n\
-         api_key_cmd = \"setsid sleep {tag}8 > /dev/null 2>&1 & echo sk-from-cmd\"\ndefault_model = \"m\"\ntools = \"auto\"\n",
+         api_key_cmd = \"setsid sleep {tag}8 > /dev/null 2>&1 & sleep 1; echo sk-from-cmd\"\ndefault_model = \"m\"\ntools = \"auto\"\n",
         s.base_url
     );
     std::fs::write(base.path().join("palaver/config.toml"), config).unwrap();

@@ -2,7 +2,7 @@
 //! (`State::slash_menu`, `State::argument_hint`; the entries are sanitised there).
 
 use super::theme::Role as R;
-use super::wrap::width;
+use super::wrap::{ellipsize, width};
 use crate::app::State;
 use crate::app::slash_menu::Entry;
 use ratatui::Frame;
@@ -12,24 +12,6 @@ use ratatui::widgets::{Block, Clear};
 
 /// Most rows the menu lists at once (it scrolls to keep the chosen one in view).
 const MAX_ROWS: usize = 10;
-
-/// `text` cut to `cols` columns, with `…` when cut.
-fn fit(text: &str, cols: usize) -> String {
-    if width(text) <= cols {
-        return text.to_owned();
-    }
-    let (mut out, mut w) = (String::new(), 0);
-    for c in text.chars() {
-        let cw = width(c.encode_utf8(&mut [0; 4]));
-        if w + cw + 1 > cols {
-            break;
-        }
-        out.push(c);
-        w += cw;
-    }
-    out.push('…');
-    out
-}
 
 /// Draws the menu, or else the argument hint, above `composer` (the composer's frame).
 pub fn draw(f: &mut Frame, composer: Rect, state: &State) {
@@ -53,7 +35,7 @@ fn draw_menu(f: &mut Frame, composer: Rect, state: &State, rows: &[Entry], chose
     let shown = usize::from(area.height - 2);
     let first = chosen.saturating_sub(shown - 1).min(rows.len().saturating_sub(shown));
     let count = if rows.len() > shown { format!(" {}/{} ", chosen + 1, rows.len()) } else { String::new() };
-    let title = fit(
+    let title = ellipsize(
         " commands · ↑↓ choose · Tab completes · Enter runs · Esc closes ",
         usize::from(area.width.saturating_sub(2)).saturating_sub(count.len()),
     );
@@ -68,9 +50,9 @@ fn draw_menu(f: &mut Frame, composer: Rect, state: &State, rows: &[Entry], chose
     // The usage column as wide as the widest shown, at most half the box.
     let usage_w = rows.iter().map(|e| width(&e.usage())).max().unwrap_or(0).min(cols / 2).max(1);
     for (i, e) in rows.iter().enumerate().skip(first).take(shown) {
-        let usage = fit(&e.usage(), usage_w);
+        let usage = ellipsize(&e.usage(), usage_w);
         let pad = " ".repeat(usage_w.saturating_sub(width(&usage)) + 2);
-        let about = fit(&e.about, cols.saturating_sub(usage_w + 3));
+        let about = ellipsize(&e.about, cols.saturating_sub(usage_w + 3));
         let mut spans = vec![
             Span::styled(if i == chosen { "▸" } else { " " }, theme.style(R::Accent)),
             Span::styled(usage, theme.style(R::Accent)),
@@ -97,8 +79,8 @@ fn draw_hint(f: &mut Frame, composer: Rect, state: &State, entry: &Entry, missin
     f.render_widget(Clear, area);
     f.render_widget(block, area);
     let cols = usize::from(inner.width);
-    let usage = fit(&entry.usage(), cols);
-    let about = fit(&format!("  {}", entry.about), cols.saturating_sub(width(&usage)));
+    let usage = ellipsize(&entry.usage(), cols);
+    let about = ellipsize(&format!("  {}", entry.about), cols.saturating_sub(width(&usage)));
     let mut lines =
         vec![Line::from(vec![Span::styled(usage, theme.style(R::Accent)), Span::styled(about, theme.style(R::Dim))])];
     for p in &entry.params {
@@ -109,7 +91,7 @@ fn draw_hint(f: &mut Frame, composer: Rect, state: &State, entry: &Entry, missin
         };
         let head = format!("  {} ", p.name);
         let about = if p.about.is_empty() { String::new() } else { format!(" — {}", p.about) };
-        let tail = fit(&about, cols.saturating_sub(width(&head) + width(mark)));
+        let tail = ellipsize(&about, cols.saturating_sub(width(&head) + width(mark)));
         lines.push(Line::from(vec![
             Span::styled(head, theme.style(R::Base)),
             Span::styled(mark, theme.style(role)),

@@ -73,7 +73,7 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State) {
                 }
             }
             let kept: usize = left.iter().map(|s| super::wrap::width(&s.content)).sum();
-            let text = ellipsize(&text, width.saturating_sub(kept + 2));
+            let text = super::wrap::ellipsize(&text, width.saturating_sub(kept + 2));
             Span::styled(format!("{text} "), theme.style(role))
         }
         None => {
@@ -146,25 +146,6 @@ fn cost_span(state: &State) -> Option<Span<'static>> {
     let cost = state.totals.cost?;
     let label = crate::engine::metrics::money_label(cost, state.totals.cost_estimated);
     Some(Span::styled(format!("  {label}"), state.theme.style(R::Dim)))
-}
-
-/// `text` cut to `cols` columns, with an ellipsis when cut.
-fn ellipsize(text: &str, cols: usize) -> String {
-    if super::wrap::width(text) <= cols {
-        return text.to_owned();
-    }
-    let mut out = String::new();
-    let mut w = 0;
-    for c in text.chars() {
-        let cw = super::wrap::width(c.encode_utf8(&mut [0; 4]));
-        if w + cw + 1 > cols {
-            break;
-        }
-        out.push(c);
-        w += cw;
-    }
-    out.push('…');
-    out
 }
 
 /// "● streaming  ttft 180 ms  42 tok/s  3.1 s" and friends.

@@ -48,6 +48,26 @@ pub fn width(s: &str) -> usize {
     s.chars().map(|c| c.width().unwrap_or(0)).sum()
 }
 
+/// `text` cut to `cols` columns, with an ellipsis when cut.
+#[must_use]
+pub fn ellipsize(text: &str, cols: usize) -> String {
+    if width(text) <= cols {
+        return text.to_owned();
+    }
+    let mut out = String::new();
+    let mut w = 0;
+    for c in text.chars() {
+        let cw = width(c.encode_utf8(&mut [0; 4]));
+        if w + cw + 1 > cols {
+            break;
+        }
+        out.push(c);
+        w += cw;
+    }
+    out.push('…');
+    out
+}
+
 /// Wraps plain text in one style: each `\n` starts a line, long lines wrap at spaces, words
 /// longer than the width are cut.
 #[must_use]

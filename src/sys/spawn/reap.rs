@@ -97,7 +97,10 @@ impl Group {
     }
 
     fn tracked(pid: u32, set: &'static Mutex<BTreeMap<u32, u64>>) -> Self {
-        let since = i32::try_from(pid).ok().and_then(stat).map_or(0, |(_, p)| p.started);
+        // A child gone before it was tracked (it cannot be, but a slow machine must not turn
+        // that into "sweep everything since boot"): its escapes started no earlier than now.
+        let since =
+            i32::try_from(pid).ok().and_then(stat).map(|(_, p)| p.started).or_else(now_ticks).unwrap_or(u64::MAX);
         set.lock().unwrap_or_else(PoisonError::into_inner).insert(pid, since);
         Self { pid, set, since }
     }
@@ -221,6 +224,17 @@ fn children_of(parent: i32) -> Vec<Proc> {
 /// The parent and the process of `/proc/PID/stat`: `pid (comm) state ppid pgrp … starttime …`
 /// (starttime is the 22nd field), where `comm` may hold spaces and parentheses, so the fields
 /// are read after the last `)`.
+/// Now, in the clock ticks since boot that `/proc/PID/stat` counts start times in (USER_HZ,
+/// which the kernel fixes at 100 for `/proc` whatever its own tick rate).
+fn now_ticks() -> Option<u64> {
+    use std::io::Read;
+    let mut buf = [0u8; 64];
+    let n = std::fs::File::open("/proc/uptime").ok()?.read(&mut buf).ok()?;
+    let up: f64 = std::str::from_utf8(buf.get(..n)?).ok()?.split_ascii_whitespace().next()?.parse().ok()?;
+    // Whole ticks: a second's hundredths, never negative nor fractional.
+    Some((up * 100.0).floor().max(0.0) as u64)
+}
+
 fn stat(pid: i32) -> Option<(i32, Proc)> {
     use std::io::Read;
     let mut file = std::fs::File::open(format!("/proc/{pid}/stat")).ok()?;

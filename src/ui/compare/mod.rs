@@ -31,25 +31,7 @@ pub struct Caches {
     pub diff: diff::DiffCache,
 }
 
-/// `text` cut to `cols` columns, with an ellipsis when cut.
-#[must_use]
-pub fn clip(text: &str, cols: usize) -> String {
-    if wrap::width(text) <= cols {
-        return text.to_owned();
-    }
-    let mut out = String::new();
-    let mut w = 0;
-    for c in text.chars() {
-        let cw = wrap::width(c.encode_utf8(&mut [0; 4]));
-        if w + cw + 1 > cols {
-            break;
-        }
-        out.push(c);
-        w += cw;
-    }
-    out.push('…');
-    out
-}
+pub use super::wrap::ellipsize as clip;
 
 /// Draws the compare screen; returns the view report (the chat's own scroll position is kept).
 pub fn draw(f: &mut Frame, state: &State, cache: &mut RenderCache) -> ViewReport {
