@@ -187,3 +187,50 @@ impl Endpoint {
         s
     }
 }
+
+/// Whether `url` points at this machine or a private network (a server the user runs: llama.cpp,
+/// Ollama, vLLM, LM Studio), rather than a hosted provider.
+#[must_use]
+pub fn is_local(url: &str) -> bool {
+    let rest = url.split("://").nth(1).unwrap_or(url);
+    let host = rest.split(['/', '?']).next().unwrap_or(rest);
+    let name = if host.starts_with('[') {
+        host.split(']').next().map_or(host, |h| h.trim_start_matches('['))
+    } else {
+        host.rsplit_once(':').map_or(host, |(h, _)| h)
+    };
+    if let Ok(ip) = name.parse::<std::net::IpAddr>() {
+        return match ip {
+            std::net::IpAddr::V4(v4) => {
+                v4.is_loopback() || v4.is_private() || v4.is_link_local() || v4.is_unspecified()
+            }
+            std::net::IpAddr::V6(v6) => {
+                v6.is_loopback() || v6.is_unspecified() || (v6.segments()[0] & 0xfe00) == 0xfc00
+            }
+        };
+    }
+    let name = name.to_ascii_lowercase();
+    name == "localhost" || name.ends_with(".localhost") || name.ends_with(".local") || name == "host.docker.internal"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_local;
+
+    #[test]
+    fn local_means_this_machine_or_a_private_network() {
+        for url in [
+            "http://127.0.0.1:8080/v1",
+            "http://localhost:11434/v1",
+            "http://[::1]:8000/v1",
+            "http://192.168.1.20:1234/v1",
+            "http://10.0.0.5/v1",
+            "http://gpu-box.local:8000/v1",
+        ] {
+            assert!(is_local(url), "{url}");
+        }
+        for url in ["https://api.openai.com/v1", "https://api.groq.com/openai/v1", "https://8.8.8.8/v1"] {
+            assert!(!is_local(url), "{url}");
+        }
+    }
+}

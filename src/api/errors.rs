@@ -387,16 +387,11 @@ pub fn describe_reqwest(e: &reqwest::Error, base_url: &str) -> String {
     // a handshake that never comes (llama.cpp); local servers seldom speak TLS at all.
     let plain_http_likely = lower.contains("corrupt message")
         || lower.contains("invalidcontenttype")
-        || (is_local(base_url) && (e.is_connect() || e.is_timeout()));
+        || (super::endpoint::is_local(base_url) && (e.is_connect() || e.is_timeout()));
     if base_url.starts_with("https://") && plain_http_likely {
         out.push_str(" (is the server plain HTTP? try http://)");
     }
     out
-}
-
-fn is_local(url: &str) -> bool {
-    let host = url.split("://").nth(1).unwrap_or(url);
-    ["127.", "localhost", "[::1]", "0.0.0.0"].iter().any(|h| host.starts_with(h))
 }
 
 #[cfg(test)]

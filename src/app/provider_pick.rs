@@ -85,6 +85,8 @@ mod tests {
         assert!(!s.target.include_usage, "the preset's own settings come with it");
         let to = Effect::Compare(crate::app::compare::CompareEffect::UseEndpoint { provider: "mistral".into() });
         assert!(fx.contains(&to), "{fx:?}");
-        assert!(fx.contains(&Effect::LearnWindow("mistral-small-latest".into())), "{fx:?}");
+        // A hosted provider's catalogued model: the catalogue's window, no round trip to ask.
+        assert!(s.context_window().is_some(), "the catalogue knows mistral-small-latest's window");
+        assert!(!fx.iter().any(|e| matches!(e, Effect::LearnWindow(_))), "{fx:?}");
     }
 }

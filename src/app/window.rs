@@ -6,13 +6,13 @@ use super::effect::Effect;
 use super::state::State;
 
 impl State {
-    /// The lookup to start, if any: not for the demo (no base URL), nor when config.toml gives
-    /// the window or the server already stated it.
+    /// The lookup to start, if any: not for the demo (no base URL); otherwise as
+    /// `Config::asks_server_for_window` says.
     #[must_use]
     pub fn window_lookup(&self) -> Option<Effect> {
         let m = &self.target.model;
-        let known = self.cfg.window_configured(m) || self.cfg.served.contains_key(m);
-        (self.target.base_url.is_some() && !known).then(|| Effect::LearnWindow(m.clone()))
+        let url = self.target.base_url.as_deref()?;
+        self.cfg.asks_server_for_window(m, url).then(|| Effect::LearnWindow(m.clone()))
     }
 }
 

@@ -332,7 +332,7 @@ pub async fn learn_window(g: &Global, cfg: &mut Config) {
     let get = |k: &str| rows.iter().find(|r| r.0 == k).map(|r| r.1.clone());
     // The demo has no base_url row.
     let (Some(url), Some(model)) = (get("base_url"), get("model")) else { return };
-    if cfg.window_configured(&model) {
+    if !cfg.asks_server_for_window(&model, &url) {
         return;
     }
     let profile = get("provider").and_then(|p| cfg.providers.get(&p).cloned()).unwrap_or_default();

@@ -336,7 +336,7 @@ pub fn fallback_note(t: &Target) -> Option<String> {
 /// it before the request, bounded by `LOOKUP_TIMEOUT`; a server that says nothing or fails
 /// leaves the catalogue's window.
 pub async fn learn_window(cfg: &mut Config, t: &Target) {
-    if t.demo.is_some() || cfg.window_configured(&t.model) {
+    if t.demo.is_some() || !cfg.asks_server_for_window(&t.model, &t.endpoint.base_url) {
         return;
     }
     let within = crate::api::window::LOOKUP_TIMEOUT;

@@ -369,6 +369,19 @@ impl Config {
         self.models.get(model).is_some_and(|m| m.context_window.is_some())
     }
 
+    /// Whether a run asks the server at `base_url` for `model`'s window before it counts on one:
+    /// not when config.toml gives it, nor when the server already said; a hosted provider only
+    /// when the catalogue does not know the model (its list and the catalogue agree, and every
+    /// headless run would pay a round trip before its first token); a server the user runs
+    /// (local or on a private network) always, since its window is whatever it was started with.
+    #[must_use]
+    pub fn asks_server_for_window(&self, model: &str, base_url: &str) -> bool {
+        if self.window_configured(model) || self.served.contains_key(model) {
+            return false;
+        }
+        crate::api::endpoint::is_local(base_url) || self.model_facts(model).and_then(|f| f.context_window).is_none()
+    }
+
     /// Makes the built-in preset `name` a provider of this run when config.toml has no
     /// profile of that name (`--provider groq` with no config file); a profile always wins.
     /// Returns whether a preset was taken.
@@ -509,6 +522,16 @@ mod tests {
         let f = Config::default().model_facts_in("gpt-4o-mini", &cat).unwrap();
         assert_eq!((f.context_window, f.window_from), (Some(128_000), Some(WindowFrom::Catalogue)));
         assert_eq!(Config::default().model_facts_in("smollm2", &cat), None);
+    }
+
+    #[test]
+    fn a_local_server_is_asked_for_its_window_and_a_hosted_one_only_for_unknown_models() {
+        let cfg = Config::parse("[models.\"mine\"]\ncontext_window = 1000\n", Path::new("c")).unwrap();
+        let (local, hosted) = ("http://127.0.0.1:8080/v1", "https://api.openai.com/v1");
+        assert!(cfg.asks_server_for_window("gpt-4o-mini", local), "a local server may serve it on any window");
+        assert!(!cfg.asks_server_for_window("gpt-4o-mini", hosted), "the catalogue knows it: no round trip");
+        assert!(cfg.asks_server_for_window("some-new-model", hosted));
+        assert!(!cfg.asks_server_for_window("mine", local), "config.toml gives it");
     }
 
     #[test]

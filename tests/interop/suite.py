@@ -225,6 +225,12 @@ class Suite:
             args += ["--provider", "interop"]
         else:
             args += ["--base-url", c.base_url or self.urls[c.server]]
+            if c.server == "llmock":
+                # palaver asks a local server for the model's window (GET /models) unless
+                # config.toml gives it, and llmock's scenario queue is consumed by any request,
+                # that one included: the window given here keeps each scripted fault for the
+                # request it was scripted for.
+                (home / "config.toml").write_text(f'[models."{c.model}"]\ncontext_window = 128000\n')
         args += ["--api", c.api, "-m", c.model, "-p", c.prompt, "--json", "--tools", c.tools, *c.args]
         if not c.stream:
             args.append("--no-stream")
