@@ -50,7 +50,7 @@ impl State {
         let text: u64 = self.composer.area.lines().iter().map(|l| compact::estimate(l) + 1).sum();
         // A big paste is a chip in the text area: its bytes are held beside it, counted as a
         // text attachment's are.
-        let pasted = self.composer.pasted().map_or(0, |(_, bytes)| (bytes as u64).div_ceil(3));
+        let pasted = self.composer.pasted().map_or(0, |(_, bytes)| compact::text_bytes_tokens(bytes as u64));
         let files: u64 = self.attachments.iter().map(compact::attachment_tokens).sum();
         if self.composer.is_empty() && self.attachments.is_empty() { 0 } else { text + pasted + files + 4 }
     }

@@ -37,12 +37,12 @@ pub struct Draft {
     pastes: Vec<(String, String)>,
 }
 
-/// `[pasted 2,000 lines · 184 KB · ~46k tokens]`: size and a rough token count (four bytes a
-/// token) before anything is sent.
+/// `[pasted 2,000 lines · 184 KB · ~61k tokens]`: size and a rough token count (as the context
+/// meter counts a paste) before anything is sent.
 #[must_use]
 pub fn chip(n: usize, text: &str) -> String {
     let lines = text.lines().count();
-    let tokens = text.len().div_ceil(4);
+    let tokens = crate::engine::compact::text_bytes_tokens(text.len() as u64);
     let tokens = if tokens >= 1000 { format!("~{}k", (tokens + 500) / 1000) } else { format!("~{tokens}") };
     let number = if n > 1 { format!(" #{n}") } else { String::new() };
     format!(

@@ -149,13 +149,21 @@ pub fn estimate(text: &str) -> u64 {
     hundredths.div_ceil(100)
 }
 
+/// Tokens of a text held as bytes (a paste, a text attachment), estimated without reading it: a
+/// third of a token a byte, as numbers and code need. The meter, the paste chip and the
+/// composer's title all count a paste this way, so they never disagree.
+#[must_use]
+pub fn text_bytes_tokens(bytes: u64) -> u64 {
+    bytes.div_ceil(3)
+}
+
 /// Tokens an attachment adds, estimated: text by its bytes (a third of a token each, as
 /// numbers and code need), an image at a typical tile cost, a document by its bytes (their
 /// text is usually far less than their bytes), a URL little.
 #[must_use]
 pub fn attachment_tokens(a: &Attachment) -> u64 {
     match a.kind {
-        AttachKind::Text => a.size.div_ceil(3),
+        AttachKind::Text => text_bytes_tokens(a.size),
         AttachKind::Image => 1_000,
         AttachKind::File => a.size.div_ceil(16),
         AttachKind::Url => 100,

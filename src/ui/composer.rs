@@ -74,7 +74,7 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State) {
         format!(
             " message · {what} · {} · ~{} tokens · {} opens · Enter sends ",
             super::tool_card::size(bytes),
-            super::fmt::thousands(u64::try_from(bytes.div_ceil(4)).unwrap_or(u64::MAX)),
+            super::fmt::thousands(crate::engine::compact::text_bytes_tokens(u64::try_from(bytes).unwrap_or(u64::MAX))),
             state.keymap.hint(Action::OpenPaste)
         )
     } else {
