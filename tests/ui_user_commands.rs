@@ -7,30 +7,12 @@ mod common;
 
 use common::screen;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use palaver::api::Api;
 use palaver::app::overlay::Overlay;
-use palaver::app::{Msg, State, TargetInfo};
-use palaver::config::Config;
-use palaver::config::commands::{CommandSource, parse};
-use palaver::engine::target::TurnSettings;
-use palaver::ui::{RenderCache, theme::Theme};
-use std::path::PathBuf;
+use palaver::app::{Msg, State};
+use palaver::ui::RenderCache;
 
 fn state() -> State {
-    let cfg = Config::parse("", std::path::Path::new("config.toml")).unwrap();
-    let theme = Theme::load("dark", None, true).unwrap();
-    let settings = TurnSettings { stream: true, ..TurnSettings::default() };
-    let mut s = State::new(TargetInfo::new("demo", "demo", Api::Chat), settings, cfg, theme, "dark");
-    s.mine.commands = vec![
-        parse(
-            "review",
-            "---\ndescription: Review code for bugs\nmodel: demo-reasoning\n---\nReview $ARGUMENTS",
-            CommandSource::User,
-            PathBuf::from("review.md"),
-        ),
-        parse("release-notes", "Write release notes for $1", CommandSource::Workspace, PathBuf::from("r.md")),
-    ];
-    s
+    screen::with_user_commands("---\ndescription: Review code for bugs\nmodel: demo-reasoning\n---\nReview $ARGUMENTS")
 }
 
 fn render(s: &mut State, w: u16, h: u16) -> String {

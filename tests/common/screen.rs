@@ -29,3 +29,19 @@ pub fn text(buf: &Buffer) -> String {
     }
     out
 }
+
+/// The chat screen on the demo with two of the user's commands: `/review` (a user command
+/// whose file is `review`) and `/release-notes` (a workspace one taking `$1`).
+pub fn with_user_commands(review: &str) -> State {
+    use palaver::config::commands::{CommandSource, parse};
+    let cfg = palaver::config::Config::parse("", std::path::Path::new("config.toml")).unwrap();
+    let theme = palaver::ui::theme::Theme::load("dark", None, true).unwrap();
+    let settings = palaver::engine::target::TurnSettings { stream: true, ..Default::default() };
+    let target = palaver::app::TargetInfo::new("demo", "demo", palaver::api::Api::Chat);
+    let mut s = State::new(target, settings, cfg, theme, "dark");
+    s.mine.commands = vec![
+        parse("review", review, CommandSource::User, std::path::PathBuf::from("review.md")),
+        parse("release-notes", "Write release notes for $1", CommandSource::Workspace, "r.md".into()),
+    ];
+    s
+}
