@@ -58,7 +58,9 @@ impl State {
     /// Recounts the context and the folds: after a reply ends or the transcript changes shape.
     pub(crate) fn recount_context(&mut self) {
         let msgs = self.transcript.request_refs();
-        self.context.tokens = compact::context_tokens(&msgs, self.settings.system.as_deref());
+        // The tool definitions go with every request: counted until a reply's usage holds them.
+        let tools = compact::definitions_tokens(&self.request_options().tools);
+        self.context.tokens = compact::context_tokens_with(&msgs, self.settings.system.as_deref(), tools);
         self.context.marks = self
             .transcript
             .cells
@@ -397,6 +399,21 @@ mod tests {
         s.apply(Msg::Wire { id, event: Box::new(WireEvent::Failed(err)), now_ms: 1 });
         let m = s.transcript.message(id).and_then(|m| m.error.clone()).map(|e| e.message).unwrap_or_default();
         assert!(m.contains("(/compact)") && m.contains("(/new)") && !m.contains("--"), "{m}");
+    }
+
+    #[test]
+    fn the_meter_counts_the_tool_definitions_until_a_reply_has_usage() {
+        let mut s = state_with_window(100_000);
+        let bare = s.context.tokens;
+        s.tools.set = crate::app::tools::ToolSet(std::sync::Arc::new(crate::tools::Registry::builtins()));
+        s.tools.flags.mode = crate::engine::tool_loop::ToolMode::Auto;
+        s.recount();
+        let defs = compact::definitions_tokens(&s.request_options().tools);
+        assert!(defs > 300, "six built-in tools: {defs}");
+        assert_eq!(s.context.tokens, bare + defs, "the definitions go with every request");
+        send(&mut s, "q");
+        finish(&mut s, "a", serde_json::json!({"prompt_tokens": 700, "completion_tokens": 5}));
+        assert_eq!(s.context.tokens, 705, "once counted by the provider, not twice");
     }
 
     #[test]

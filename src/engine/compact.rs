@@ -193,6 +193,20 @@ pub fn counted(m: &Message) -> Option<u64> {
 /// ([`sendable`]): never a failed turn, nor a summary that was thrown away.
 #[must_use]
 pub fn context_tokens<M: Borrow<Message>>(messages: &[M], system: Option<&str>) -> u64 {
+    context_tokens_with(messages, system, 0)
+}
+
+/// Tokens of the tool definitions a request offers, estimated as the JSON that is sent.
+#[must_use]
+pub fn definitions_tokens(definitions: &[serde_json::Value]) -> u64 {
+    definitions.iter().map(|d| estimate(&d.to_string())).sum()
+}
+
+/// [`context_tokens`] for a request that also offers tool definitions of `tools` tokens
+/// ([`definitions_tokens`]): added where no reply's count holds them already (before the
+/// first reply with usage, and after a compaction).
+#[must_use]
+pub fn context_tokens_with<M: Borrow<Message>>(messages: &[M], system: Option<&str>, tools: u64) -> u64 {
     let (sent, _) = sendable(messages.iter().map(Borrow::borrow));
     let from = last_effective(&sent).unwrap_or(0);
     let tail = &sent[from..];
@@ -202,10 +216,10 @@ pub fn context_tokens<M: Borrow<Message>>(messages: &[M], system: Option<&str>) 
     };
     match base {
         Some(0) if tail[0].compaction.is_some() => {
-            summary(tail[0]) + estimate(system.unwrap_or_default()) + rest(&tail[1..])
+            summary(tail[0]) + estimate(system.unwrap_or_default()) + tools + rest(&tail[1..])
         }
         Some(i) => counted(tail[i]).unwrap_or(0) + rest(&tail[i + 1..]),
-        None => estimate(system.unwrap_or_default()) + rest(tail),
+        None => estimate(system.unwrap_or_default()) + tools + rest(tail),
     }
 }
 

@@ -34,7 +34,7 @@ pub fn check(definitions: &[Value], usage: Option<&Value>) -> Option<ToolsIgnore
     if definitions.is_empty() {
         return None;
     }
-    let tool_tokens: u64 = definitions.iter().map(|d| super::compact::estimate(&d.to_string())).sum();
+    let tool_tokens = super::compact::definitions_tokens(definitions);
     let prompt_tokens = UsageView::from_raw(usage?).prompt.filter(|&p| p > 0)?;
     (tool_tokens >= MIN_TOOL_TOKENS && prompt_tokens < tool_tokens / 2).then_some(ToolsIgnored {
         tools: definitions.len(),
