@@ -152,15 +152,14 @@ impl Endpoint {
     /// ([`KeySource::shell`]).
     #[must_use]
     pub fn curl(&self, api: Api, body: &Value) -> String {
-        let body = body.to_string().replace('\'', "'\\''");
-        format!("{} -d '{body}'", self.curl_head(api))
+        format!("{} -d {}", self.curl_head(api), shell_quote(&body.to_string()))
     }
 
     /// `curl` reading the body from `path` (`--data-binary @path`): for bodies too large for a
     /// command line (attachments).
     #[must_use]
     pub fn curl_file(&self, api: Api, path: &str) -> String {
-        format!("{} --data-binary '@{}'", self.curl_head(api), path.replace('\'', "'\\''"))
+        format!("{} --data-binary {}", self.curl_head(api), shell_quote(&format!("@{path}")))
     }
 
     /// The command up to the body: URL, auth, headers.

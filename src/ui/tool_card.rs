@@ -318,7 +318,7 @@ pub fn shell_quote(argv: &[String]) -> String {
             if !a.is_empty() && a.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,@%+".contains(c)) {
                 a.clone()
             } else {
-                format!("'{}'", a.replace('\'', "'\\''"))
+                crate::api::endpoint::shell_quote(a)
             }
         })
         .collect::<Vec<_>>()
