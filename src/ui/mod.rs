@@ -20,6 +20,7 @@ pub mod queue;
 pub mod safety;
 pub mod slash_menu;
 pub mod status;
+pub mod stream_block;
 pub mod stream_code;
 pub mod stream_md;
 pub mod transcript;
