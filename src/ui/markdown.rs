@@ -9,14 +9,16 @@
 
 mod blocks;
 mod code;
+mod para;
 mod table;
 #[cfg(test)]
 mod tests;
 mod wrap;
 
-pub use blocks::{TopBlock, is_cut, top_level};
+pub use blocks::{TopBlock, is_cut, starting_at, top_level};
 pub use code::CodeRows;
 pub use code::{base as code_base, highlighted as highlighted_rows, plain as plain_rows};
+pub use para::Paragraph;
 
 use super::sanitize::sanitize;
 use super::theme::{Role, Theme};

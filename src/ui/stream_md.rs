@@ -1,11 +1,15 @@
 //! Markdown for an answer that is still arriving, at a cost that does not grow with the answer.
 //! Complete lines are rendered as markdown; blocks that a blank line (outside a code fence) has
-//! closed are rendered once and kept; the open block is re-rendered when a line completes,
-//! except a code fence at the top level, whose lines are laid out as they arrive and
-//! highlighted once each, when first drawn (`LazyCode`). When the answer is finished, what
+//! closed are rendered once and kept. A block that can grow without bound is rendered as its
+//! lines arrive, each line sanitized once (a paragraph: `markdown::Paragraph`; the kinds are
+//! picked in [`choose`]), a top-level code fence too, its lines highlighted once each, when
+//! first drawn (`LazyCode`); a one-line block (a heading, a rule) is closed at once; any other
+//! open block is re-rendered when a line completes. When the answer is finished, what
 //! streaming rendered is kept if a parse of the whole answer shows every cut fell between
-//! top-level blocks (and nothing needs its neighbours to be sanitized or linked); otherwise it
-//! is rendered whole, once. Either way the final lines are those of rendering it whole.
+//! top-level blocks, every block rendered line by line is one block of its kind there (a
+//! paragraph without an inline element across its lines), and nothing needs its neighbours to
+//! be sanitized or linked; otherwise it is rendered whole, once. Either way the final lines
+//! are those of rendering it whole.
 //!
 //! Within a frame's [`FrameBudget`](super::frame_budget::FrameBudget) complete lines are laid
 //! out only until the layout allowance is spent: the rendering then stops at a line, is
@@ -17,8 +21,9 @@
 //! until the verdict comes back.
 
 use super::frame_budget;
-use super::markdown::{self, CodeRows};
+use super::markdown::{self, CodeRows, Paragraph};
 use super::sanitize::{may_reach, sanitize};
+use super::stream_block::{BlockKind, GrowingBlock};
 use super::stream_code::LazyCode;
 use super::theme::Theme;
 use super::wrap;
@@ -42,8 +47,11 @@ pub struct StreamingMarkdown {
     stable_rows: usize,
     /// Bytes of the answer the closed blocks cover.
     stable_len: usize,
-    /// The open block (from `stable_len` to the last complete line), unless a fence is open.
+    /// The open block (from `stable_len` to the last complete line), unless a fence is open or
+    /// the block is rendered line by line.
     active: Vec<Line<'static>>,
+    /// The open block rendered as its lines arrive.
+    growing: Option<OpenBlock>,
     /// A top-level code fence being rendered line by line (then it is the open block).
     fence: Option<OpenFence>,
     /// Bytes of the answer rendered so far (closed and open blocks).
@@ -68,6 +76,8 @@ pub struct StreamingMarkdown {
     /// by line: checked against a parse of the whole answer before it is reused.
     cuts: Vec<usize>,
     fences: Vec<FenceCut>,
+    /// The closed blocks rendered line by line, checked the same way.
+    grown: Vec<Grown>,
     /// Some line holds an escape sequence, C1 control or CR, which the sanitiser may treat
     /// together with the lines after it: lines are then never sanitised one at a time.
     reaching: bool,
@@ -107,11 +117,42 @@ struct OpenFence {
     code: LazyCode,
 }
 
-/// Closed blocks: rendered lines, or a code block's rows.
+/// A block rendered line by line: what it is and on which lines, for the final check.
+#[derive(Debug, Clone, Copy)]
+struct Grown {
+    kind: BlockKind,
+    first: usize,
+    /// Its last line; `None` while it is open.
+    last: Option<usize>,
+}
+
+/// The open block when it is rendered line by line.
+#[derive(Debug)]
+struct OpenBlock {
+    /// The blank line above it, when a block is above.
+    gap: Vec<Line<'static>>,
+    block: Box<dyn GrowingBlock>,
+    first: usize,
+    /// Its first line (sanitized) while it is the only one.
+    head: Option<String>,
+}
+
+/// How a block is rendered, as [`choose`] picks it.
+enum Choice {
+    /// As its lines arrive.
+    Grow(Box<dyn GrowingBlock>),
+    /// Closed at once: a block of one line.
+    Single,
+    /// Again from its start each time a line completes.
+    Rerender,
+}
+
+/// Closed blocks: rendered lines, a code block's rows, or a block rendered line by line.
 #[derive(Debug)]
 enum Piece {
     Lines(Vec<Line<'static>>),
     Code(Box<LazyCode>),
+    Block(Box<dyn GrowingBlock>),
 }
 
 impl Piece {
@@ -119,7 +160,47 @@ impl Piece {
         match self {
             Self::Lines(l) => l.get(i),
             Self::Code(c) => c.row(i),
+            Self::Block(b) => b.get(i),
         }
+    }
+}
+
+impl OpenBlock {
+    fn len(&self) -> usize {
+        self.gap.len() + self.block.len()
+    }
+
+    fn get(&self, i: usize) -> Option<&Line<'static>> {
+        match i.checked_sub(self.gap.len()) {
+            None => self.gap.get(i),
+            Some(j) => self.block.get(j),
+        }
+    }
+}
+
+/// Picks how the block whose first line is `head` (sanitized) is rendered; `next` is the
+/// second line of a block that began as a one-line paragraph and did not go on as one. Each
+/// kind rendered line by line slots in here.
+fn choose(head: &str, next: Option<&str>, cols: usize, theme: &Theme) -> Choice {
+    use pulldown_cmark::{Event, Parser, Tag};
+    let grow = |b: Option<Box<dyn GrowingBlock>>| b.map_or(Choice::Rerender, Choice::Grow);
+    let paragraph = || Paragraph::start(head, cols, theme).map(|p| Box::new(p) as Box<dyn GrowingBlock>);
+    if let Some(next) = next {
+        let is_table = markdown::top_level(&format!("{head}\n{next}"))
+            .is_some_and(|b| matches!(b.as_slice(), [t] if t.kind == Some(BlockKind::Table) && t.last == 1));
+        // A table slots in here: `TableBlock::start(head, next, cols, theme)`.
+        let table: Option<Box<dyn GrowingBlock>> = None;
+        return if is_table { grow(table) } else { Choice::Rerender };
+    }
+    if Paragraph::plain(head) {
+        return grow(paragraph());
+    }
+    match Parser::new_ext(head, crate::text::code::options()).next() {
+        Some(Event::Start(Tag::Paragraph)) => grow(paragraph()),
+        Some(Event::Start(Tag::Heading { .. }) | Event::Rule) => Choice::Single,
+        // A list slots in here: `ListBlock::start(head, cols, theme)`.
+        Some(Event::Start(Tag::List(_))) => grow(None),
+        _ => Choice::Rerender,
     }
 }
 
@@ -127,7 +208,7 @@ impl StreamingMarkdown {
     #[must_use]
     pub fn len(&self) -> usize {
         let fence = self.fence.as_ref().map_or(0, |f| f.head.len() + f.code.len());
-        self.stable_rows + self.active.len() + fence
+        self.stable_rows + self.active.len() + self.growing.as_ref().map_or(0, OpenBlock::len) + fence
     }
 
     #[must_use]
@@ -146,6 +227,12 @@ impl StreamingMarkdown {
             return self.active.get(i);
         }
         i -= self.active.len();
+        if let Some(open) = &self.growing {
+            if i < open.len() {
+                return open.get(i);
+            }
+            i -= open.len();
+        }
         let f = self.fence.as_ref()?;
         if i < f.head.len() { f.head.get(i) } else { f.code.row(i - f.head.len()) }
     }
@@ -255,7 +342,7 @@ impl StreamingMarkdown {
         }
         self.scanned = pos;
         self.rendered_len = pos;
-        if self.fence.is_some() {
+        if self.fence.is_some() || self.growing.is_some() {
             return;
         }
         let (boundary, line) = self.boundary;
@@ -286,6 +373,9 @@ impl StreamingMarkdown {
             }
             return;
         }
+        if self.growing.is_some() && !self.grow(start, line, cols, theme) {
+            return;
+        }
         let trimmed = line.trim_start();
         let marker = trimmed.starts_with("```") || trimmed.starts_with("~~~");
         if self.in_fence {
@@ -294,6 +384,93 @@ impl StreamingMarkdown {
             self.in_fence = !self.open_fence(content, start, end, cols, theme);
         } else if line.trim().is_empty() {
             self.boundary = (end, self.line_no + 1);
+        } else if start == self.stable_len || start == self.boundary.0 {
+            self.start_block(content, start, end, line, cols, theme);
+        }
+    }
+
+    /// Offers the line at `start` to the block rendered line by line. Returns whether the line
+    /// is still to be read as any other: the block ended before it, or went back to being
+    /// re-rendered whole with it.
+    fn grow(&mut self, start: usize, line: &str, cols: usize, theme: &Theme) -> bool {
+        let Some(open) = &mut self.growing else { return true };
+        if self.reaching {
+            // The block's lines cannot be sanitised one at a time: re-rendered from its start.
+            self.growing = None;
+            return true;
+        }
+        if line.trim().is_empty() {
+            self.end_growing(start);
+            return true;
+        }
+        let clean = sanitize(line);
+        if open.block.push(&clean) {
+            open.head = None;
+            return false;
+        }
+        // Whether the line starts a block of its own after the block's last line (for a
+        // paragraph, any of its lines stands for the others).
+        let before = open.head.as_deref().unwrap_or("a");
+        let split = markdown::top_level(&format!("{before}\n{clean}"))
+            .is_some_and(|b| matches!(b.as_slice(), [a, b] if a.last == 0 && b.first == 1));
+        if split {
+            self.end_growing(start);
+            return true;
+        }
+        if let Some(head) = open.head.take() {
+            if let Choice::Grow(block) = choose(&head, Some(&clean), cols, theme) {
+                open.block = block;
+                return false;
+            }
+        }
+        // Anything else (a setext heading's underline…): the block is rendered whole again.
+        self.growing = None;
+        true
+    }
+
+    /// The block rendered line by line ends before the line at `at`: it joins the closed ones.
+    fn end_growing(&mut self, at: usize) {
+        let Some(open) = self.growing.take() else { return };
+        let last = Some(self.line_no.saturating_sub(1));
+        self.grown.push(Grown { kind: open.block.kind(), first: open.first, last });
+        self.push_block(open);
+        self.stable_len = at;
+        self.cuts.push(self.line_no);
+    }
+
+    /// Appends a block rendered line by line (and the gap above it) to the closed blocks.
+    fn push_block(&mut self, open: OpenBlock) {
+        self.push_lines(open.gap);
+        self.starts.push(self.stable_rows);
+        self.stable_rows += open.block.len();
+        self.stable.push(Piece::Block(open.block));
+    }
+
+    /// The line at `content[start..end]` starts a block: a kind rendered line by line starts
+    /// here, a one-line block is closed at once, else the block is re-rendered as lines arrive.
+    fn start_block(&mut self, content: &str, start: usize, end: usize, line: &str, cols: usize, theme: &Theme) {
+        if self.reaching || cols == 0 || line.starts_with(' ') {
+            return;
+        }
+        let clean = sanitize(line);
+        let choice = choose(&clean, None, cols, theme);
+        if matches!(choice, Choice::Rerender) {
+            return;
+        }
+        let (boundary, boundary_line) = self.boundary;
+        if boundary > self.stable_len {
+            self.close_piece(content, boundary, boundary_line, cols, theme);
+        }
+        self.active.clear();
+        match choice {
+            Choice::Grow(block) => {
+                self.cuts.push(self.line_no);
+                let gap = if self.stable_rows > 0 { vec![Line::default()] } else { Vec::new() };
+                self.growing = Some(OpenBlock { gap, block, first: self.line_no, head: Some(clean.into_owned()) });
+                self.stable_len = start;
+            }
+            Choice::Single => self.close_piece(content, end, self.line_no + 1, cols, theme),
+            Choice::Rerender => {}
         }
     }
 
@@ -395,6 +572,9 @@ impl StreamingMarkdown {
         }
         let active = std::mem::take(&mut self.active);
         self.push_lines(active);
+        if let Some(open) = self.growing.take() {
+            self.push_block(open);
+        }
         self.stable_len = content.len();
         self.whole = true;
     }
@@ -471,34 +651,40 @@ impl StreamingMarkdown {
 
     /// Where the streamed rendering was cut, for the final check.
     fn cut_points(&self) -> CutPoints {
+        let open = self.growing.as_ref().map(|o| Grown { kind: o.block.kind(), first: o.first, last: None });
         CutPoints {
             cuts: self.cuts.clone(),
             fences: self.fences.iter().chain(self.fence.as_ref().map(|f| &f.cut)).cloned().collect(),
+            grown: self.grown.iter().copied().chain(open).collect(),
             last_line: self.line_no.saturating_sub(1),
         }
     }
 }
 
-/// Where a streamed rendering was cut: lines between pieces, and fences rendered line by line
-/// (the last one perhaps still open at `last_line`).
+/// Where a streamed rendering was cut: lines between pieces, and fences and other blocks
+/// rendered line by line (the last one perhaps still open at `last_line`).
 struct CutPoints {
     cuts: Vec<usize>,
     fences: Vec<FenceCut>,
+    grown: Vec<Grown>,
     last_line: usize,
 }
 
 impl CutPoints {
-    /// Whether every cut falls between top-level blocks of the whole answer and every fence
-    /// rendered line by line is one of its code blocks, whole.
+    /// Whether every cut falls between top-level blocks of the whole answer, every fence
+    /// rendered line by line is one of its code blocks, whole, and every other block rendered
+    /// line by line is one of its blocks of that kind, whole (a paragraph, with no inline
+    /// element across its lines).
     fn exact(&self, content: &str) -> bool {
         let Some(blocks) = markdown::top_level(&sanitize(content)) else { return false };
+        let on = |first: usize, last: Option<usize>| {
+            markdown::starting_at(&blocks, first).filter(|b| b.last == last.unwrap_or(self.last_line))
+        };
         self.cuts.iter().all(|&l| markdown::is_cut(&blocks, l))
-            && self.fences.iter().all(|f| {
-                blocks.iter().any(|b| {
-                    b.first == f.first
-                        && b.last == f.last.unwrap_or(self.last_line)
-                        && b.fence.as_ref() == Some(&f.lang)
-                })
+            && self.fences.iter().all(|f| on(f.first, f.last).is_some_and(|b| b.fence.as_ref() == Some(&f.lang)))
+            && self.grown.iter().all(|g| {
+                let read_alone = |b: &markdown::TopBlock| g.kind != BlockKind::Paragraph || !b.crossing;
+                on(g.first, g.last).is_some_and(|b| b.kind == Some(g.kind) && read_alone(b))
             })
     }
 }

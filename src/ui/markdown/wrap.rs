@@ -134,6 +134,7 @@ enum Placement {
     LineStart,
 }
 
+#[derive(Debug, Clone)]
 struct Wrapper {
     width: usize,
     lines: Vec<Spans>,
@@ -169,27 +170,35 @@ impl Wrapper {
         if word.is_empty() {
             return;
         }
-        let word_w: usize = word.iter().map(|(t, _)| cols(t)).sum();
-        let space_w: usize = spaces.iter().map(|(t, _)| cols(t)).sum();
+        self.place_parts(word, spaces);
+        word.clear();
+        spaces.clear();
+    }
+
+    /// [`Self::place`] without clearing, for a word held as borrowed or owned pieces.
+    fn place_parts<S: AsRef<str>>(&mut self, word: &[(S, Style)], spaces: &[(S, Style)]) {
+        if word.is_empty() {
+            return;
+        }
+        let word_w: usize = word.iter().map(|(t, _)| cols(t.as_ref())).sum();
+        let space_w: usize = spaces.iter().map(|(t, _)| cols(t.as_ref())).sum();
         let placement = self.placement(space_w, word_w);
         if placement != Placement::LineStart {
-            for (t, s) in spaces.iter() {
-                push(&mut self.cur, t, *s);
+            for (t, s) in spaces {
+                push(&mut self.cur, t.as_ref(), *s);
             }
             self.cur_w += space_w;
         }
         if placement == Placement::CutAfterGap || word_w > self.width {
-            for (t, s) in word.iter() {
-                self.break_text(t, *s);
+            for (t, s) in word {
+                self.break_text(t.as_ref(), *s);
             }
         } else {
-            for (t, s) in word.iter() {
-                push(&mut self.cur, t, *s);
+            for (t, s) in word {
+                push(&mut self.cur, t.as_ref(), *s);
             }
             self.cur_w += word_w;
         }
-        word.clear();
-        spaces.clear();
     }
 
     /// [`Self::place`] for one word after a gap of spaces, in one style, lying side by side:
@@ -219,6 +228,110 @@ impl Wrapper {
             push(&mut self.cur, c, style);
             self.cur_w += cw;
         }
+    }
+}
+
+/// [`wrap`] of runs that arrive a few at a time (a paragraph streaming line by line): lines
+/// already ended are final, and only the line being filled and the word being read are redone
+/// as runs arrive, so the cost grows with the new runs rather than with all of them.
+#[derive(Debug, Clone)]
+pub(super) struct GrowingWrap {
+    w: Wrapper,
+    /// The word being read and the spaces before it, when they did not lie whole in one run.
+    word: Vec<(String, Style)>,
+    spaces: Vec<(String, Style)>,
+    /// Lines taken out as final.
+    taken: usize,
+}
+
+impl GrowingWrap {
+    pub(super) fn new(width: usize) -> Self {
+        let w = Wrapper { width: width.max(1), lines: Vec::new(), cur: Vec::new(), cur_w: 0 };
+        Self { w, word: Vec::new(), spaces: Vec::new(), taken: 0 }
+    }
+
+    /// Wraps more runs, as [`wrap`] would after those before them; a word at the end of the last
+    /// run stays open for the runs after it.
+    pub(super) fn push(&mut self, runs: &[Run]) {
+        for (text, style) in runs {
+            self.push_run(text, *style);
+        }
+    }
+
+    /// [`wrap_runs`]'s loop over one run; `gap` is where the spaces just read in it began.
+    fn push_run(&mut self, text: &str, style: Style) {
+        let mut gap: Option<usize> = None;
+        let mut at = 0;
+        while at < text.len() {
+            let rest = &text[at..];
+            let cut = rest.bytes().position(|b| b == b' ' || b == b'\n').unwrap_or(rest.len());
+            if cut > 0 {
+                if cut < rest.len() && self.word.is_empty() && self.spaces.is_empty() {
+                    // The word and its gap lie whole in this run: placed at once.
+                    let from = gap.take().unwrap_or(at);
+                    self.w.place_word(&text[from..at + cut], at - from, style);
+                } else {
+                    if let Some(g) = gap.take() {
+                        self.spaces.push((text[g..at].to_owned(), style));
+                    }
+                    self.word.push((rest[..cut].to_owned(), style));
+                }
+                at += cut;
+                continue;
+            }
+            if !self.word.is_empty() {
+                self.end_word();
+            }
+            let gap_len = rest.len() - rest.trim_start_matches(' ').len();
+            if gap_len > 0 {
+                if let Some(g) = gap.take() {
+                    // Spaces pending before a word piece that went to the lists.
+                    self.spaces.push((text[g..at].to_owned(), style));
+                }
+                gap = Some(at);
+                at += gap_len;
+            } else {
+                // A hard break.
+                gap = None;
+                self.spaces.clear();
+                self.w.newline();
+                at += 1;
+            }
+        }
+        if let Some(g) = gap {
+            self.spaces.push((text[g..].to_owned(), style));
+        }
+    }
+
+    /// Places the word being read: the next run starts another (a line's last word, before
+    /// the break that follows it).
+    pub(super) fn end_word(&mut self) {
+        self.w.place_parts(&self.word, &self.spaces);
+        if !self.word.is_empty() {
+            self.word.clear();
+            self.spaces.clear();
+        }
+    }
+
+    /// Moves the lines that are final out, in order.
+    pub(super) fn take_done(&mut self) -> Vec<Spans> {
+        self.taken += self.w.lines.len();
+        std::mem::take(&mut self.w.lines)
+    }
+
+    /// The lines after the final ones, as [`wrap`] ends them, with `extra` read after the
+    /// word being read (without changing what is pending).
+    pub(super) fn tail(&self, extra: Option<(&str, Style)>) -> Vec<Spans> {
+        let mut w = Wrapper { width: self.w.width, lines: Vec::new(), cur: self.w.cur.clone(), cur_w: self.w.cur_w };
+        let mut word: Vec<(&str, Style)> = self.word.iter().map(|(t, s)| (t.as_str(), *s)).collect();
+        let mut spaces: Vec<(&str, Style)> = self.spaces.iter().map(|(t, s)| (t.as_str(), *s)).collect();
+        word.extend(extra);
+        w.place(&mut word, &mut spaces);
+        // The whole wrap ends with the line being filled, and has one line at least.
+        if !w.cur.is_empty() || (w.lines.is_empty() && self.w.lines.is_empty() && self.taken == 0) {
+            w.newline();
+        }
+        w.lines
     }
 }
 
