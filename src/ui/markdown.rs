@@ -82,6 +82,9 @@ struct Renderer<'t> {
     code: Option<(String, String)>,
     table: Option<table::Table>,
     row: Vec<Vec<Run>>,
+    /// The source was sanitized and holds no character reference (`&#27;`), so its text
+    /// events are already clean: a streamed line is then sanitized once, not twice.
+    clean_source: bool,
 }
 
 impl<'t> Renderer<'t> {
@@ -99,6 +102,7 @@ impl<'t> Renderer<'t> {
             code: None,
             table: None,
             row: Vec::new(),
+            clean_source: false,
         }
     }
 
@@ -123,7 +127,7 @@ impl<'t> Renderer<'t> {
     }
 
     fn text(&mut self, text: &str, style: Style) {
-        let clean = sanitize(text);
+        let clean = if self.clean_source { text.into() } else { sanitize(text) };
         if !clean.is_empty() {
             self.runs.push((clean.into_owned(), style));
         }

@@ -335,3 +335,135 @@ fn a_long_answer_whose_pieces_cannot_stand_alone_is_rendered_whole_off_the_frame
     finish_in_frames(&mut md, &text, 80, &theme);
     assert_eq!(lines(&md), whole(&text, 80, &theme));
 }
+
+/// Answers of each shape issue 41 names, small: one paragraph of many lines, many paragraphs,
+/// a long line with no space, CJK, emoji with combining marks, headings over paragraphs, and
+/// lines with inline markup and hard breaks.
+fn shapes() -> Vec<(&'static str, String)> {
+    let words = ["streaming", "a", "paragraph", "of", "plain", "words,", "lines", "joined", "by", "newlines."];
+    let line = |i: usize| (0..(i % 9 + 2)).map(|j| words[(i * 7 + j * 3) % words.len()]).collect::<Vec<_>>().join(" ");
+    let para: String = (0..120).map(|i| line(i) + "\n").collect();
+    let paras: String = (0..40).map(|i| format!("{}\n{}\n\n", line(i), line(i + 1))).collect();
+    let blob: String = (0..3000).map(|i| char::from(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"[i * 7 % 64])).collect();
+    let cjk: String = (0..60).map(|i| format!("日本語のテキスト{i}、折り返しが必要な長さの行です。\n")).collect();
+    let emoji: String = (0..60).map(|i| format!("e\u{301} 👨\u{200d}👩\u{200d}👧 ❤\u{fe0f} n\u{303}{i} x\u{20dd}\n")).collect();
+    let headed: String = (0..20).map(|i| format!("## Part {i}\n{}\n{}\n***\n", line(i), line(i + 2))).collect();
+    let marked: String = (0..40)
+        .map(|i| match i % 5 {
+            0 => format!("some *em* and `code` {i}  \n"),
+            1 => format!("a [link](https://example.com/{i}) &amp; **strong**\n"),
+            2 => format!("ends with a backslash {i}\\\n"),
+            3 => format!("2. not a list, ~~struck~~ {i}\n"),
+            _ => format!("    indented continuation {i}\n"),
+        })
+        .collect();
+    vec![
+        ("paragraph", para),
+        ("paragraphs", paras),
+        ("blob", format!("{blob}\nand after it\n{blob}\n")),
+        ("cjk", cjk),
+        ("emoji", emoji),
+        ("headed", headed),
+        ("marked", format!("Start.\n{marked}end")),
+    ]
+}
+
+#[test]
+fn every_shape_streams_line_by_line_and_ends_as_the_whole_render() {
+    let theme = Theme::load("dark", None, false).unwrap();
+    for (name, text) in shapes() {
+        for cols in [7, 33, 80] {
+            let mut md = StreamingMarkdown::default();
+            let mut at = 0;
+            let mut steps = 0;
+            while at < text.len() {
+                at = (at + 8).min(text.len());
+                while !text.is_char_boundary(at) {
+                    at += 1;
+                }
+                let covered = md.update(&text[..at], true, cols, &theme);
+                steps += 1;
+                if steps % 23 == 0 {
+                    assert_eq!(lines(&md), whole(&text[..covered], cols, &theme), "{name} at {cols}, {covered} bytes");
+                }
+            }
+            assert!(md.growing.is_some() || !md.grown.is_empty(), "{name}: rendered line by line");
+            assert!(md.finish(&text, cols, &theme), "{name} at {cols}: the streamed rendering is reused");
+            assert_eq!(lines(&md), whole(&text, cols, &theme), "{name} at {cols}");
+        }
+    }
+}
+
+#[test]
+fn paragraphs_that_turn_out_otherwise_end_as_the_whole_render() {
+    let theme = Theme::load("dark", None, false).unwrap();
+    let cases = [
+        // A setext heading: the paragraph was a heading all along.
+        "one line\nanother line\n===\n\nafter\n",
+        "one line\n---\nafter\n",
+        // Emphasis, a code span and a link across lines.
+        "some *emphasis\nacross* lines\nand more\n",
+        "a `code\nspan` here\n",
+        "a [link\ntext](https://example.com) here\n",
+        // A one-line paragraph that is a table's head, and one that is not.
+        "| a | b |\n|---|---|\n| 1 | 2 |\n\nafter\n",
+        "a | b\n--|--\n1 | 2\n",
+        "text\nmore text\n|---|---|\n",
+        // Blocks that interrupt a paragraph.
+        "text\n# heading\ntext\n- item\n- item\ntext\n> quote\ntext\n```rust\nfn x() {}\n```\ntext\n<div>\nhtml\n</div>\n",
+        // A line with an escape sequence: never sanitized alone.
+        "text \u{1b}]0;title\nstill the title\u{7} text\nmore\n",
+        "text\r\nwith CR\r\n",
+        // A reference definition used in a paragraph streamed line by line.
+        "see [the docs][d]\nand more\n\n[d]: https://example.com\n",
+        // Lines that are blank once sanitized.
+        "text\n\u{7}\nmore\n",
+    ];
+    for text in cases {
+        for cols in [5, 40] {
+            let mut md = StreamingMarkdown::default();
+            let mut at = 0;
+            while let Some(i) = text[at..].find('\n') {
+                at += i + 1;
+                md.update(&text[..at], true, cols, &theme);
+            }
+            md.update(text, false, cols, &theme);
+            assert_eq!(lines(&md), whole(text, cols, &theme), "{text:?} at {cols}");
+        }
+    }
+}
+
+#[test]
+fn random_answers_stream_to_the_whole_render() {
+    let theme = Theme::load("dark", None, false).unwrap();
+    let kinds = [
+        "plain words here", "more plain text", "日本語の行", "e\u{301}👨\u{200d}👩\u{200d}👧", "", "", "# heading",
+        "---", "===", "- item", "1. one", "2. two", "> quote", "```", "```rust", "| a | b |", "|---|---|",
+        "    indented", "*open emphasis", "closed emphasis*", "ends in a backslash\\", "two trailing  ",
+        "<div>", "`code` and **strong**", "[l](http://x)", "&amp; &#27;", "verylongwordwithoutanyspacesatall",
+    ];
+    let mut seed = 5u64;
+    for case in 0..300 {
+        let mut text = String::new();
+        for _ in 0..(case % 17 + 3) {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            text.push_str(kinds[(seed >> 33) as usize % kinds.len()]);
+            text.push('\n');
+        }
+        if case % 3 == 0 {
+            text.pop();
+        }
+        let cols = [4, 19, 60][case % 3];
+        let mut md = StreamingMarkdown::default();
+        let mut at = 0;
+        while at < text.len() {
+            at = (at + (seed as usize >> (at % 17)) % 23 + 1).min(text.len());
+            while !text.is_char_boundary(at) {
+                at += 1;
+            }
+            md.update(&text[..at], true, cols, &theme);
+        }
+        md.update(&text, false, cols, &theme);
+        assert_eq!(lines(&md), whole(&text, cols, &theme), "{text:?} at {cols}");
+    }
+}

@@ -153,6 +153,7 @@ fn line_runs(before: Option<&str>, line: &str, theme: &Theme) -> Option<(Vec<Run
         None => format!("{line}\na"),
     };
     let mut r = Renderer::new(1, theme);
+    r.clean_source = !doc.contains('&');
     let (mut from, mut until, mut end) = (before.is_none().then_some(0), None, Break::Soft);
     let mut depth = 0usize;
     for (event, range) in Parser::new_ext(&doc, options()).into_offset_iter() {

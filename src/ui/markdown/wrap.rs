@@ -445,6 +445,45 @@ mod tests {
     }
 
     #[test]
+    fn a_growing_wrap_is_the_wrap_of_all_its_runs_so_far() {
+        // The same random runs as above, arriving a few at a time, at every width: the lines
+        // already final plus the tail are the whole wrap at every step, and final lines stay.
+        let bold = Style::new().bold();
+        let pieces = ["a", "bb", "ccc ", " ", "  ", "   dd", "\n", "0123456789abc", "日本語", "é\u{301}x", "e ", " f"];
+        let mut seed = 3u64;
+        for case in 0..300 {
+            let mut runs = Vec::new();
+            for _ in 0..(case % 11 + 1) {
+                let mut text = String::new();
+                for _ in 0..(seed % 5 + 1) {
+                    seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                    text.push_str(pieces[(seed >> 33) as usize % pieces.len()]);
+                }
+                runs.push((text, if seed & (1 << 20) == 0 { Style::new() } else { bold }));
+            }
+            for width in [1, 2, 3, 4, 7, 10, 16, 24] {
+                let mut g = GrowingWrap::new(width);
+                let mut done: Vec<Spans> = Vec::new();
+                let mut at = 0;
+                while at < runs.len() {
+                    let n = (seed as usize >> (at % 13)) % 3 + 1;
+                    let next = (at + n).min(runs.len());
+                    g.push(&runs[at..next]);
+                    at = next;
+                    if runs.get(at).is_some_and(|(t, _)| t.starts_with([' ', '\n'])) {
+                        // A word ends where the next run starts with a break.
+                        g.end_word();
+                    }
+                    done.extend(g.take_done());
+                    let mut got = done.clone();
+                    got.extend(g.tail(None));
+                    assert_eq!(got, wrap(&runs[..at], width), "{runs:?} to {at} at {width}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn hard_breaks_and_empty_input() {
         assert_eq!(text(&wrap(&plain("a\nb"), 10)), ["a", "b"]);
         assert_eq!(text(&wrap(&plain("a\n\nb"), 10)), ["a", "", "b"]);
