@@ -467,3 +467,43 @@ fn random_answers_stream_to_the_whole_render() {
         assert_eq!(lines(&md), whole(&text, cols, &theme), "{text:?} at {cols}");
     }
 }
+
+/// Not a test: how the time to stream one paragraph grows with its size (issue 41's shape),
+/// 8 bytes a delta as the chat screen's cells receive them, then finished. Run with
+/// `cargo test --profile profiling --lib growth_of_one_paragraph -- --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement, not a test"]
+fn growth_of_one_paragraph() {
+    let theme = Theme::load("dark", None, false).unwrap();
+    let words = ["streaming", "a", "paragraph", "of", "plain", "words,", "lines", "joined", "by", "newlines."];
+    let kb: usize = std::env::var("PARA_KB").ok().and_then(|v| v.parse().ok()).unwrap_or(200);
+    let mut times = Vec::new();
+    for size in [kb * 1024, 4 * kb * 1024] {
+        let mut text = String::new();
+        let mut i = 0;
+        while text.len() < size {
+            let mut line = String::new();
+            while line.len() < 70 {
+                line.push_str(words[(i * 7 + line.len()) % words.len()]);
+                line.push(' ');
+                i += 1;
+            }
+            text.push_str(line.trim_end());
+            text.push('\n');
+        }
+        let started = std::time::Instant::now();
+        let mut md = StreamingMarkdown::default();
+        let mut at = 0;
+        while at < text.len() {
+            at = (at + 8).min(text.len());
+            md.update(&text[..at], true, 120, &theme);
+        }
+        while md.update(&text, false, 120, &theme) < text.len() {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let took = started.elapsed().as_secs_f64();
+        println!("{} KB, {} deltas: {took:.3} s, {} rows", text.len() / 1024, text.len() / 8, md.len());
+        times.push(took);
+    }
+    println!("4x the bytes: {:.2}x the time", times[1] / times[0]);
+}

@@ -116,7 +116,7 @@ impl GrowingBlock for Paragraph {
         let before = self.first.as_deref().unwrap_or("a");
         let Some((runs, end)) = line_runs(Some(before), line, &self.theme) else { return false };
         let joint = if self.end == Break::Soft { " " } else { "\n" };
-        self.wrap.push(&[(joint.to_owned(), self.theme.style(Role::Base))]);
+        self.wrap.push_run(joint, self.theme.style(Role::Base));
         self.first = None;
         self.add(&runs, end);
         true

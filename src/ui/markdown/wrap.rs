@@ -259,7 +259,7 @@ impl GrowingWrap {
     }
 
     /// [`wrap_runs`]'s loop over one run; `gap` is where the spaces just read in it began.
-    fn push_run(&mut self, text: &str, style: Style) {
+    pub(super) fn push_run(&mut self, text: &str, style: Style) {
         let mut gap: Option<usize> = None;
         let mut at = 0;
         while at < text.len() {
