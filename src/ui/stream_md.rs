@@ -399,17 +399,18 @@ impl StreamingMarkdown {
             self.growing = None;
             return true;
         }
-        if line.trim().is_empty() {
-            self.end_growing(start);
-            return true;
-        }
         let clean = sanitize(line);
         if open.block.push(&clean) {
             open.head = None;
             return false;
         }
-        // Whether the line starts a block of its own after the block's last line (for a
-        // paragraph, any of its lines stands for the others).
+        if open.block.kind() != BlockKind::Paragraph || line.trim().is_empty() {
+            // A line the block refuses starts the next one.
+            self.end_growing(start);
+            return true;
+        }
+        // Whether the line starts a block of its own after the paragraph's last line (any of
+        // its lines stands for the others), or changes what the paragraph is.
         let before = open.head.as_deref().unwrap_or("a");
         let split = markdown::top_level(&format!("{before}\n{clean}"))
             .is_some_and(|b| matches!(b.as_slice(), [a, b] if a.last == 0 && b.first == 1));

@@ -418,6 +418,7 @@ fn paragraphs_that_turn_out_otherwise_end_as_the_whole_render() {
         "see [the docs][d]\nand more\n\n[d]: https://example.com\n",
         // Lines that are blank once sanitized.
         "text\n\u{7}\nmore\n",
+        "text\n\u{3000}\nmore\n",
     ];
     for text in cases {
         for cols in [5, 40] {

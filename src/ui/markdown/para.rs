@@ -113,6 +113,10 @@ impl Paragraph {
 
 impl GrowingBlock for Paragraph {
     fn push(&mut self, line: &str) -> bool {
+        if line.bytes().all(|b| b == b' ') {
+            // A blank line ends a paragraph.
+            return false;
+        }
         let before = self.first.as_deref().unwrap_or("a");
         let Some((runs, end)) = line_runs(Some(before), line, &self.theme) else { return false };
         let joint = if self.end == Break::Soft { " " } else { "\n" };
