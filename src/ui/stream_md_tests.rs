@@ -344,9 +344,12 @@ fn shapes() -> Vec<(&'static str, String)> {
     let line = |i: usize| (0..(i % 9 + 2)).map(|j| words[(i * 7 + j * 3) % words.len()]).collect::<Vec<_>>().join(" ");
     let para: String = (0..120).map(|i| line(i) + "\n").collect();
     let paras: String = (0..40).map(|i| format!("{}\n{}\n\n", line(i), line(i + 1))).collect();
-    let blob: String = (0..3000).map(|i| char::from(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"[i * 7 % 64])).collect();
+    let blob: String = (0..3000)
+        .map(|i| char::from(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"[i * 7 % 64]))
+        .collect();
     let cjk: String = (0..60).map(|i| format!("日本語のテキスト{i}、折り返しが必要な長さの行です。\n")).collect();
-    let emoji: String = (0..60).map(|i| format!("e\u{301} 👨\u{200d}👩\u{200d}👧 ❤\u{fe0f} n\u{303}{i} x\u{20dd}\n")).collect();
+    let emoji: String =
+        (0..60).map(|i| format!("e\u{301} 👨\u{200d}👩\u{200d}👧 ❤\u{fe0f} n\u{303}{i} x\u{20dd}\n")).collect();
     let headed: String = (0..20).map(|i| format!("## Part {i}\n{}\n{}\n***\n", line(i), line(i + 2))).collect();
     let marked: String = (0..40)
         .map(|i| match i % 5 {
@@ -438,10 +441,33 @@ fn paragraphs_that_turn_out_otherwise_end_as_the_whole_render() {
 fn random_answers_stream_to_the_whole_render() {
     let theme = Theme::load("dark", None, false).unwrap();
     let kinds = [
-        "plain words here", "more plain text", "日本語の行", "e\u{301}👨\u{200d}👩\u{200d}👧", "", "", "# heading",
-        "---", "===", "- item", "1. one", "2. two", "> quote", "```", "```rust", "| a | b |", "|---|---|",
-        "    indented", "*open emphasis", "closed emphasis*", "ends in a backslash\\", "two trailing  ",
-        "<div>", "`code` and **strong**", "[l](http://x)", "&amp; &#27;", "verylongwordwithoutanyspacesatall",
+        "plain words here",
+        "more plain text",
+        "日本語の行",
+        "e\u{301}👨\u{200d}👩\u{200d}👧",
+        "",
+        "",
+        "# heading",
+        "---",
+        "===",
+        "- item",
+        "1. one",
+        "2. two",
+        "> quote",
+        "```",
+        "```rust",
+        "| a | b |",
+        "|---|---|",
+        "    indented",
+        "*open emphasis",
+        "closed emphasis*",
+        "ends in a backslash\\",
+        "two trailing  ",
+        "<div>",
+        "`code` and **strong**",
+        "[l](http://x)",
+        "&amp; &#27;",
+        "verylongwordwithoutanyspacesatall",
     ];
     let mut seed = 5u64;
     for case in 0..300 {
