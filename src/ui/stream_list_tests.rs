@@ -63,7 +63,7 @@ fn line(rng: &mut Rng, marker: &str) -> String {
         15 => rng.pick(&["# heading", "> quote", "```", "---", "***", "    indented", "<div>", "=== "]).to_owned(),
         16 => format!("{marker}{}", rng.pick(&["# heading in item", "> quote in item", "```rust", "- nested at once"])),
         17 => marker.trim_end().to_owned(),
-        18 => format!(" {marker}{text}"),
+        18 => format!("{}{text}", rng.pick(&[" ", "\t", "\t- ", "   ", "<b>html</b> "])),
         _ => format!("{marker}{text} {}", rng.pick(WORDS)),
     }
 }
@@ -108,7 +108,10 @@ fn check(lines: &[String], cols: usize, theme: &Theme) -> (usize, usize) {
             counts.0 += 1;
         } else {
             counts.1 += 1;
-            assert!(blocks.len() > 1 && markdown::is_cut(&blocks, accepted.len()), "refused {line:?} after {accepted:?}");
+            // The line starts the next top-level block. (Not `is_cut`: a list ending in an empty
+            // item reaches, in pulldown-cmark's ranges, into the indent of the line after it.)
+            let next = blocks.last().map(|b| b.first);
+            assert!(blocks.len() > 1 && next == Some(accepted.len()), "refused {line:?} after {accepted:?}");
             assert_eq!(rows(&block), before, "a refused line changed nothing");
         }
     }
@@ -162,3 +165,4 @@ fn a_long_list_is_drawn_an_item_at_a_time() {
     }
     assert_eq!(block.len(), 50_000);
 }
+

@@ -7,6 +7,7 @@ fn cell(rng: &mut Rng) -> String {
         1 => "a \\| escaped pipe".to_owned(),
         2 => "wide ".repeat(1 + rng.below(12)),
         3 => "表の中の漢字とかな".to_owned(),
+        4 => rng.pick(&["`a | b` in code", "`x \\| y`", "<br>", "~~gone~~ **bold** *em*"]).to_owned(),
         _ => rng.pick(WORDS).to_owned(),
     }
 }
@@ -90,7 +91,10 @@ fn check(lines: &[String], cols: usize, theme: &Theme) -> (usize, usize) {
             counts.0 += 1;
         } else {
             counts.1 += 1;
-            assert!(blocks.len() > 1 && markdown::is_cut(&blocks, accepted.len()), "refused {line:?} after {accepted:?}");
+            // The line starts the next top-level block. (Not `is_cut`: a list ending in an empty
+            // item reaches, in pulldown-cmark's ranges, into the indent of the line after it.)
+            let next = blocks.last().map(|b| b.first);
+            assert!(blocks.len() > 1 && next == Some(accepted.len()), "refused {line:?} after {accepted:?}");
             assert_eq!(rows(&block), before, "a refused line changed nothing");
         }
     }
