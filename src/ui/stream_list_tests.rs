@@ -59,7 +59,9 @@ fn line(rng: &mut Rng, marker: &str) -> String {
         11 => format!("{indent}  {}{text}", rng.pick(&["- ", "* ", "1. "])),
         12 => text.to_owned(),
         13 => format!("{marker}[ ] {text}"),
-        14 => format!("{indent}{}", rng.pick(&["# nested heading", "> quoted", "```", "---", "| a | b |", "|---|---|"])),
+        14 => {
+            format!("{indent}{}", rng.pick(&["# nested heading", "> quoted", "```", "---", "| a | b |", "|---|---|"]))
+        }
         15 => rng.pick(&["# heading", "> quote", "```", "---", "***", "    indented", "<div>", "=== "]).to_owned(),
         16 => format!("{marker}{}", rng.pick(&["# heading in item", "> quote in item", "```rust", "- nested at once"])),
         17 => marker.trim_end().to_owned(),
@@ -80,7 +82,8 @@ fn random_lists_match_the_whole_render_at_every_line() {
         let marker = markers[case % markers.len()];
         let theme = &themes[case % 2];
         let first = format!("{marker}{}", rng.pick(WORDS));
-        let lines: Vec<String> = std::iter::once(first).chain((0..rng.below(25)).map(|_| line(&mut rng, marker))).collect();
+        let lines: Vec<String> =
+            std::iter::once(first).chain((0..rng.below(25)).map(|_| line(&mut rng, marker))).collect();
         for cols in [1 + case % 40, [80, 120, 5][case % 3]] {
             let (a, r) = check(&lines, cols, theme);
             counts = (counts.0 + a, counts.1 + r);
@@ -165,4 +168,3 @@ fn a_long_list_is_drawn_an_item_at_a_time() {
     }
     assert_eq!(block.len(), 50_000);
 }
-

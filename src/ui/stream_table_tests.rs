@@ -50,10 +50,8 @@ fn random_tables_match_the_whole_render_at_every_row() {
         let header = format!("| {} |", head.join(" | "));
         let aligns: Vec<&str> = (0..ncols).map(|_| rng.pick(&["---", ":--", "--:", ":-:", "-"])).collect();
         let delimiter = if rng.below(2) == 0 { format!("|{}|", aligns.join("|")) } else { aligns.join(" | ") };
-        let lines: Vec<String> = [header, delimiter]
-            .into_iter()
-            .chain((0..rng.below(20)).map(|_| body_line(&mut rng, ncols)))
-            .collect();
+        let lines: Vec<String> =
+            [header, delimiter].into_iter().chain((0..rng.below(20)).map(|_| body_line(&mut rng, ncols))).collect();
         for cols in [1 + case % 40, [80, 120, 13][case % 3]] {
             let (a, r) = check(&lines, cols, theme);
             counts = (counts.0 + a, counts.1 + r);
