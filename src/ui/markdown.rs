@@ -10,6 +10,7 @@
 mod blocks;
 mod code;
 mod para;
+mod parts;
 mod table;
 #[cfg(test)]
 mod tests;
@@ -19,6 +20,8 @@ pub use blocks::{TopBlock, is_cut, starting_at, top_level};
 pub use code::CodeRows;
 pub use code::{base as code_base, highlighted as highlighted_rows, plain as plain_rows};
 pub use para::Paragraph;
+pub use parts::{ListShape, list_item, list_shape, table_of};
+pub use table::{Columns as TableColumns, Table, head_cells};
 
 use super::sanitize::sanitize;
 use super::theme::{Role, Theme};
@@ -79,6 +82,9 @@ struct Renderer<'t> {
     links: Vec<(String, usize)>,
     /// A block just ended; the next block starts after a blank line.
     pending_gap: bool,
+    /// Rows were drawn before this renderer's (it renders one item of a list on its own), so a
+    /// gap is drawn even before its first row.
+    earlier: bool,
     code: Option<(String, String)>,
     table: Option<table::Table>,
     row: Vec<Vec<Run>>,
@@ -99,6 +105,7 @@ impl<'t> Renderer<'t> {
             styles: Vec::new(),
             links: Vec::new(),
             pending_gap: false,
+            earlier: false,
             code: None,
             table: None,
             row: Vec::new(),
@@ -330,7 +337,7 @@ impl<'t> Renderer<'t> {
 
     fn begin_block(&mut self) {
         self.flush();
-        if self.pending_gap && !self.out.is_empty() {
+        if self.pending_gap && (self.earlier || !self.out.is_empty()) {
             // Quote gutters continue through the gap; list indents are just spaces.
             let mut prefix = String::new();
             if self.prefix_width() < self.width {

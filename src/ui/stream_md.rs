@@ -1,7 +1,8 @@
 //! Markdown for an answer that is still arriving, at a cost that does not grow with the answer.
 //! Complete lines are rendered as markdown; blocks that a blank line (outside a code fence) has
 //! closed are rendered once and kept. A block that can grow without bound is rendered as its
-//! lines arrive, each line sanitized once (a paragraph: `markdown::Paragraph`; the kinds are
+//! lines arrive, each line sanitized once (a paragraph: `markdown::Paragraph`, a list:
+//! `stream_list`, a table: `stream_table`; the kinds are
 //! picked in [`choose`]), a top-level code fence too, its lines highlighted once each, when
 //! first drawn (`LazyCode`); a one-line block (a heading, a rule) is closed at once; any other
 //! open block is re-rendered when a line completes. When the answer is finished, what
@@ -25,6 +26,8 @@ use super::markdown::{self, CodeRows, Paragraph};
 use super::sanitize::{may_reach, sanitize};
 use super::stream_block::{BlockKind, GrowingBlock};
 use super::stream_code::LazyCode;
+use super::stream_list::ListBlock;
+use super::stream_table::TableBlock;
 use super::theme::Theme;
 use super::wrap;
 use ratatui::text::Line;
@@ -188,9 +191,10 @@ fn choose(head: &str, next: Option<&str>, cols: usize, theme: &Theme) -> Choice 
     if let Some(next) = next {
         let is_table = markdown::top_level(&format!("{head}\n{next}"))
             .is_some_and(|b| matches!(b.as_slice(), [t] if t.kind == Some(BlockKind::Table) && t.last == 1));
-        // A table slots in here: `TableBlock::start(head, next, cols, theme)`.
-        let table: Option<Box<dyn GrowingBlock>> = None;
-        return if is_table { grow(table) } else { Choice::Rerender };
+        if !is_table {
+            return Choice::Rerender;
+        }
+        return grow(TableBlock::start(head, next, cols, theme).map(|t| Box::new(t) as Box<dyn GrowingBlock>));
     }
     if Paragraph::plain(head) {
         return grow(paragraph());
@@ -198,8 +202,9 @@ fn choose(head: &str, next: Option<&str>, cols: usize, theme: &Theme) -> Choice 
     match Parser::new_ext(head, crate::text::code::options()).next() {
         Some(Event::Start(Tag::Paragraph)) => grow(paragraph()),
         Some(Event::Start(Tag::Heading { .. }) | Event::Rule) => Choice::Single,
-        // A list slots in here: `ListBlock::start(head, cols, theme)`.
-        Some(Event::Start(Tag::List(_))) => grow(None),
+        Some(Event::Start(Tag::List(_))) => {
+            grow(ListBlock::start(head, cols, theme).map(|l| Box::new(l) as Box<dyn GrowingBlock>))
+        }
         _ => Choice::Rerender,
     }
 }

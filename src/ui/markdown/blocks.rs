@@ -36,7 +36,12 @@ pub fn top_level(text: &str) -> Option<Vec<TopBlock>> {
     let mut blocks: Vec<TopBlock> = Vec::new();
     let mut depth = 0usize;
     for (event, range) in iter {
-        let lines = || (line_of(range.start), line_of(range.end.saturating_sub(1).max(range.start)));
+        // A block's range takes in the blank lines and the indent after it (a list's does): its
+        // last line is the last that holds any of its text.
+        let lines = || {
+            let end = range.start + text.get(range.clone()).map_or(0, |t| t.trim_end().len());
+            (line_of(range.start), line_of(end.saturating_sub(1).max(range.start)))
+        };
         match event {
             Event::Start(tag) if depth == 0 => {
                 let fence = match &tag {
@@ -103,6 +108,10 @@ mod tests {
         // The loose list runs across its blank line.
         assert!(!is_cut(&b, 11));
         assert!(top_level("[a]: https://example.com\n\nsee [a]\n").is_none());
+        // A list ends at its last item's text, not at the blank lines or indent after it.
+        let list = top_level("1. a\n2. b\n\n\nA para.\n").unwrap();
+        assert_eq!((list[0].first, list[0].last, list[1].first), (0, 1, 4));
+        assert_eq!(top_level("1.\n x\n").unwrap()[0].last, 0);
         assert_eq!(b[1].kind, Some(BlockKind::Paragraph));
         assert_eq!(b[3].kind, Some(BlockKind::List));
         assert_eq!(starting_at(&b, 5).map(|b| b.first), Some(5));

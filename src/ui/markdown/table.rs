@@ -12,8 +12,8 @@ use ratatui::text::Span;
 pub(super) const MAX_CELL_LINES: usize = 6;
 
 /// A table collected from parser events.
-#[derive(Default)]
-pub(super) struct Table {
+#[derive(Debug, Default, Clone)]
+pub struct Table {
     pub aligns: Vec<Alignment>,
     pub head: Vec<Vec<Run>>,
     pub rows: Vec<Vec<Vec<Run>>>,
@@ -21,48 +21,140 @@ pub(super) struct Table {
 
 /// Lays the table out in `width` columns.
 pub(super) fn render(table: &Table, width: usize, theme: &Theme) -> Vec<Spans> {
-    let strong = theme.style(Role::Strong);
-    let head: Vec<Vec<Run>> =
-        table.head.iter().map(|cell| cell.iter().map(|(t, s)| (t.clone(), s.patch(strong))).collect()).collect();
-    let rows: Vec<&Vec<Vec<Run>>> = std::iter::once(&head).chain(&table.rows).collect();
-    let ncols = rows.iter().map(|r| r.len()).max().unwrap_or(0).max(table.aligns.len());
-    if ncols == 0 {
-        return Vec::new();
+    let head = head_cells(&table.head, theme);
+    let mut columns = Columns::new(&table.aligns, width, theme);
+    columns.add(&head);
+    for row in &table.rows {
+        columns.add(row);
     }
-    let overhead = 3 * ncols + 1;
-    if width < overhead + ncols {
-        return fallback(&rows, width, theme);
-    }
-    let natural: Vec<usize> = (0..ncols)
-        .map(|c| {
-            rows.iter()
-                .filter_map(|r| r.get(c))
-                .map(|cell| wrap(cell, usize::MAX / 2).iter().map(|l| spans_width(l)).max().unwrap_or(0))
-                .max()
-                .unwrap_or(0)
-                .max(1)
-        })
-        .collect();
-    let widths = fit(&natural, width - overhead);
+    let mut out = columns.draw_upto(&head, &table.rows);
+    out.extend(columns.bottom());
+    out
+}
 
-    let border = theme.style(Role::TableBorder);
-    let rule = |l: &str, m: &str, r: &str| -> Spans {
+/// The head's cells as drawn: strong.
+#[must_use]
+pub fn head_cells(cells: &[Vec<Run>], theme: &Theme) -> Vec<Vec<Run>> {
+    let strong = theme.style(Role::Strong);
+    cells.iter().map(|cell| cell.iter().map(|(t, s)| (t.clone(), s.patch(strong))).collect()).collect()
+}
+
+/// How the columns are drawn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Layout {
+    /// No column at all: nothing is drawn.
+    Empty,
+    /// Narrower than the borders need: each row wrapped on its own ([`fallback`]).
+    Narrow,
+    /// Bordered columns of these widths.
+    Boxed(Vec<usize>),
+}
+
+/// A table's columns for a width: each column's natural width (its widest cell so far) and
+/// the layout they fit into. The whole table's render adds every row before drawing; a table
+/// streamed row by row adds each as it comes and draws its rows again only when
+/// [`Columns::add`] says the layout changed.
+#[derive(Debug, Clone)]
+pub struct Columns {
+    aligns: Vec<Alignment>,
+    width: usize,
+    natural: Vec<usize>,
+    layout: Layout,
+    border: Style,
+}
+
+impl Columns {
+    #[must_use]
+    pub fn new(aligns: &[Alignment], width: usize, theme: &Theme) -> Self {
+        let natural = vec![1; aligns.len()];
+        let layout = layout(&natural, width);
+        Self { aligns: aligns.to_vec(), width, natural, layout, border: theme.style(Role::TableBorder) }
+    }
+
+    /// Takes a row's cells into the natural widths. Returns whether the layout changed: rows
+    /// drawn before are then drawn differently.
+    pub fn add(&mut self, row: &[Vec<Run>]) -> bool {
+        let mut grew = row.len() > self.natural.len();
+        if grew {
+            self.natural.resize(row.len(), 1);
+        }
+        for (n, cell) in self.natural.iter_mut().zip(row) {
+            let w = wrap(cell, usize::MAX / 2).iter().map(|l| spans_width(l)).max().unwrap_or(0);
+            if w > *n {
+                *n = w;
+                grew = true;
+            }
+        }
+        if !grew {
+            return false;
+        }
+        let layout = layout(&self.natural, self.width);
+        let changed = layout != self.layout;
+        self.layout = layout;
+        changed
+    }
+
+    /// The table down to its last row (without [`Self::bottom`]).
+    #[must_use]
+    pub fn draw_upto(&self, head: &[Vec<Run>], rows: &[Vec<Vec<Run>>]) -> Vec<Spans> {
+        let mut out: Vec<Spans> = self.top().into_iter().collect();
+        self.draw(head, &mut out);
+        if !rows.is_empty() {
+            out.extend(self.mid());
+        }
+        for row in rows {
+            self.draw(row, &mut out);
+        }
+        out
+    }
+
+    /// One row's lines (the head's cells as [`head_cells`] gives them).
+    pub fn draw(&self, row: &[Vec<Run>], out: &mut Vec<Spans>) {
+        match &self.layout {
+            Layout::Empty => {}
+            Layout::Narrow => fallback(row, self.width, self.border, out),
+            Layout::Boxed(widths) => draw_row(row, widths, &self.aligns, self.border, out),
+        }
+    }
+
+    #[must_use]
+    pub fn top(&self) -> Option<Spans> {
+        self.rule("┌", "┬", "┐")
+    }
+
+    /// The rule between the head and the first row.
+    #[must_use]
+    pub fn mid(&self) -> Option<Spans> {
+        self.rule("├", "┼", "┤")
+    }
+
+    #[must_use]
+    pub fn bottom(&self) -> Option<Spans> {
+        self.rule("└", "┴", "┘")
+    }
+
+    fn rule(&self, l: &str, m: &str, r: &str) -> Option<Spans> {
+        let Layout::Boxed(widths) = &self.layout else { return None };
         let mut s = String::from(l);
         for (i, w) in widths.iter().enumerate() {
             s.push_str(&"─".repeat(w + 2));
             s.push_str(if i + 1 == widths.len() { r } else { m });
         }
-        vec![Span::styled(s, border)]
-    };
-    let mut out = vec![rule("┌", "┬", "┐")];
-    for (i, row) in rows.iter().enumerate() {
-        draw_row(row, &widths, &table.aligns, border, &mut out);
-        if i == 0 && rows.len() > 1 {
-            out.push(rule("├", "┼", "┤"));
-        }
+        Some(vec![Span::styled(s, self.border)])
     }
-    out.push(rule("└", "┴", "┘"));
-    out
+}
+
+/// The layout of columns of these natural widths in `width` columns.
+fn layout(natural: &[usize], width: usize) -> Layout {
+    let ncols = natural.len();
+    if ncols == 0 {
+        return Layout::Empty;
+    }
+    let overhead = 3 * ncols + 1;
+    if width < overhead + ncols {
+        return Layout::Narrow;
+    }
+    Layout::Boxed(fit(natural, width - overhead))
 }
 
 /// Column widths summing to at most `budget`: columns that fit keep their natural
@@ -123,21 +215,16 @@ fn draw_row(row: &[Vec<Run>], widths: &[usize], aligns: &[Alignment], border: St
     }
 }
 
-/// Too narrow for borders: one wrapped line group per row, cells separated by `│`.
-fn fallback(rows: &[&Vec<Vec<Run>>], width: usize, theme: &Theme) -> Vec<Spans> {
-    let border = theme.style(Role::TableBorder);
-    let mut out = Vec::new();
-    for row in rows {
-        let mut runs: Vec<Run> = Vec::new();
-        for (i, cell) in row.iter().enumerate() {
-            if i > 0 {
-                runs.push((" │ ".to_owned(), border));
-            }
-            runs.extend(cell.iter().cloned());
+/// A row too narrow for borders: its cells wrapped as one text, separated by `│`.
+fn fallback(row: &[Vec<Run>], width: usize, border: Style, out: &mut Vec<Spans>) {
+    let mut runs: Vec<Run> = Vec::new();
+    for (i, cell) in row.iter().enumerate() {
+        if i > 0 {
+            runs.push((" │ ".to_owned(), border));
         }
-        out.extend(wrap(&runs, width));
+        runs.extend(cell.iter().cloned());
     }
-    out
+    out.extend(wrap(&runs, width));
 }
 
 #[cfg(test)]

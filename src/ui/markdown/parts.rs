@@ -1,0 +1,106 @@
+//! Pieces of a block rendered as its lines arrive (`stream_list`, `stream_table`): one item of
+//! a top-level list drawn as the whole list draws it, a table's cells collected as the whole
+//! table's are, and the parses that say whether a line still belongs to the block. The rules
+//! stay the renderer's: these entry points feed it the item's or the row's own parse.
+
+use super::{Renderer, options, table::Table};
+use crate::ui::sanitize::sanitize;
+use crate::ui::theme::Theme;
+use pulldown_cmark::{Event, Parser, Tag, TagEnd};
+use ratatui::text::Line;
+
+/// How a text parses when it is exactly one top-level list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListShape {
+    /// Where each item starts (byte offsets).
+    pub items: Vec<usize>,
+    /// The first item's number; `None` for a bullet list.
+    pub start: Option<u64>,
+}
+
+/// The shape of `text` (sanitized) as one top-level list; `None` when it is anything else, or
+/// defines link references (which items rendered one at a time would not see).
+#[must_use]
+pub fn list_shape(text: &str) -> Option<ListShape> {
+    let iter = Parser::new_ext(text, options()).into_offset_iter();
+    if iter.reference_definitions().iter().next().is_some() {
+        return None;
+    }
+    let mut events = iter.into_iter();
+    let Some((Event::Start(Tag::List(start)), _)) = events.next() else { return None };
+    let mut shape = ListShape { items: Vec::new(), start };
+    let mut depth = 1usize;
+    for (event, range) in events {
+        if depth == 0 {
+            // A second top-level block.
+            return None;
+        }
+        match event {
+            Event::Start(tag) => {
+                if depth == 1 && matches!(tag, Tag::Item) {
+                    shape.items.push(range.start);
+                }
+                depth += 1;
+            }
+            Event::End(_) => depth -= 1,
+            _ => {}
+        }
+    }
+    Some(shape)
+}
+
+/// One item of a top-level list (`text`: the item's lines, marker first), drawn as
+/// [`super::render`] draws it inside the whole list: numbered `number` (`None` for a bullet),
+/// after the items before it (`after`: whether the one before left a gap pending; `None` for
+/// the first item). Returns the rows and whether this item leaves a gap pending.
+#[must_use]
+pub fn list_item(
+    text: &str,
+    width: u16,
+    theme: &Theme,
+    number: Option<u64>,
+    after: Option<bool>,
+) -> (Vec<Line<'static>>, bool) {
+    if width == 0 {
+        return (Vec::new(), false);
+    }
+    let text = sanitize(text);
+    let mut r = Renderer::new(usize::from(width), theme);
+    r.earlier = after.is_some();
+    r.pending_gap = after.unwrap_or(false);
+    let mut events = Parser::new_ext(&text, options());
+    // The list's own start and end belong to the whole list, not to one of its items.
+    if !matches!(events.next(), Some(Event::Start(Tag::List(_)))) {
+        return (Vec::new(), false);
+    }
+    r.lists.push(number);
+    for event in events {
+        if matches!(event, Event::End(TagEnd::List(_))) && r.lists.len() == 1 {
+            break;
+        }
+        r.event(event);
+    }
+    (r.out, r.pending_gap)
+}
+
+/// The cells of `text` as the renderer collects them, when `text` is exactly one table.
+#[must_use]
+pub fn table_of(text: &str, theme: &Theme) -> Option<Table> {
+    let text = sanitize(text);
+    // The width plays no part in collecting cells.
+    let mut r = Renderer::new(1, theme);
+    let mut events = Parser::new_ext(&text, options());
+    let Some(Event::Start(Tag::Table(aligns))) = events.next() else { return None };
+    r.start(Tag::Table(aligns));
+    for event in events.by_ref() {
+        if matches!(event, Event::End(TagEnd::Table)) {
+            break;
+        }
+        r.event(event);
+    }
+    // Anything after the table is another block.
+    if events.next().is_some() {
+        return None;
+    }
+    r.table.take()
+}

@@ -1,0 +1,124 @@
+use super::*;
+use crate::ui::stream_list::tests::{Rng, WORDS, rows, whole};
+
+fn cell(rng: &mut Rng) -> String {
+    match rng.below(8) {
+        0 => String::new(),
+        1 => "a \\| escaped pipe".to_owned(),
+        2 => "wide ".repeat(1 + rng.below(12)),
+        3 => "表の中の漢字とかな".to_owned(),
+        4 => rng.pick(&["`a | b` in code", "`x \\| y`", "<br>", "~~gone~~ **bold** *em*"]).to_owned(),
+        _ => rng.pick(WORDS).to_owned(),
+    }
+}
+
+fn row(rng: &mut Rng, ncols: usize) -> String {
+    let n = match rng.below(6) {
+        0 => ncols.saturating_sub(1).max(1),
+        1 => ncols + 1,
+        _ => ncols,
+    };
+    let cells: Vec<String> = (0..n).map(|_| cell(rng)).collect();
+    let inner = cells.join(" | ");
+    match rng.below(4) {
+        0 => inner,
+        1 => format!("| {inner}"),
+        _ => format!("| {inner} |"),
+    }
+}
+
+/// A body line: mostly rows, sometimes a line that starts another block.
+fn body_line(rng: &mut Rng, ncols: usize) -> String {
+    match rng.below(16) {
+        0 => rng.pick(&["# heading", "> quote", "```", "- item", "1. item", "---", "***", "<div>"]).to_owned(),
+        1 => rng.pick(&["plain words", "    indented", "|", "||", "| --- |", "  | spaced |"]).to_owned(),
+        _ => row(rng, ncols),
+    }
+}
+
+/// Pushes random tables row by row and compares every step with the whole render; a line is
+/// refused exactly when the whole parse ends the table before it.
+#[test]
+fn random_tables_match_the_whole_render_at_every_row() {
+    let themes = [Theme::default(), Theme::load("dark", None, true).unwrap()];
+    let mut rng = Rng(0x0dd_ba11_cafe_f00d);
+    let mut counts = (0, 0);
+    for case in 0..300 {
+        let theme = &themes[case % 2];
+        let ncols = 1 + rng.below(4);
+        let head: Vec<String> = (0..ncols).map(|_| cell(&mut rng)).collect();
+        let header = format!("| {} |", head.join(" | "));
+        let aligns: Vec<&str> = (0..ncols).map(|_| rng.pick(&["---", ":--", "--:", ":-:", "-"])).collect();
+        let delimiter = if rng.below(2) == 0 { format!("|{}|", aligns.join("|")) } else { aligns.join(" | ") };
+        let lines: Vec<String> =
+            [header, delimiter].into_iter().chain((0..rng.below(20)).map(|_| body_line(&mut rng, ncols))).collect();
+        for cols in [1 + case % 40, [80, 120, 13][case % 3]] {
+            let (a, r) = check(&lines, cols, theme);
+            counts = (counts.0 + a, counts.1 + r);
+        }
+    }
+    // The generator exercises both outcomes.
+    assert!(counts.0 > 1000 && counts.1 > 200, "{counts:?}");
+}
+
+/// Returns how many lines were accepted and refused.
+fn check(lines: &[String], cols: usize, theme: &Theme) -> (usize, usize) {
+    let mut counts = (0, 0);
+    let Some(mut block) = TableBlock::start(&lines[0], &lines[1], cols, theme) else {
+        // Not a table head: the whole parse agrees.
+        let blocks = markdown::top_level(&lines[..2].join("\n")).unwrap_or_default();
+        assert!(markdown::table_of(&lines[..2].join("\n"), theme).is_none(), "{lines:?} {blocks:?}");
+        return (0, 0);
+    };
+    let mut accepted = lines[..2].to_vec();
+    assert_eq!(rows(&block), whole(&accepted, cols, theme), "{accepted:?} at {cols}");
+    for line in &lines[2..] {
+        if line.trim().is_empty() {
+            // The caller cuts blocks at blank lines: none reaches a block, and it would end one.
+            assert!(!block.push(line));
+            continue;
+        }
+        let before = rows(&block);
+        let mut with = accepted.clone();
+        with.push(line.clone());
+        let blocks = markdown::top_level(&with.join("\n")).expect("no references");
+        if block.push(line) {
+            assert_eq!(blocks.len(), 1, "accepted {line:?} after {accepted:?}");
+            accepted = with;
+            assert_eq!(rows(&block), whole(&accepted, cols, theme), "{accepted:?} at {cols}");
+            counts.0 += 1;
+        } else {
+            counts.1 += 1;
+            // The line starts the next top-level block. (Not `is_cut`: a list ending in an empty
+            // item reaches, in pulldown-cmark's ranges, into the indent of the line after it.)
+            let next = blocks.last().map(|b| b.first);
+            assert!(blocks.len() > 1 && next == Some(accepted.len()), "refused {line:?} after {accepted:?}");
+            assert_eq!(rows(&block), before, "a refused line changed nothing");
+        }
+    }
+    counts
+}
+
+#[test]
+fn starts_only_on_a_table_head() {
+    let theme = Theme::default();
+    assert!(TableBlock::start("| a | b |", "|---|:-:|", 40, &theme).is_some());
+    assert!(TableBlock::start("a | b", "--- | ---", 40, &theme).is_some());
+    assert!(TableBlock::start("| a | b |", "|---|", 40, &theme).is_none());
+    assert!(TableBlock::start("a", "b", 40, &theme).is_none());
+    assert!(TableBlock::start("# a | b", "--- | ---", 40, &theme).is_none());
+}
+
+/// A long table of steady widths is laid out per row: the rows are drawn again only the few
+/// times a column grows.
+#[test]
+fn steady_rows_are_drawn_once() {
+    let theme = Theme::default();
+    let mut block = TableBlock::start("| id | name | value |", "|---:|---|:-:|", 80, &theme).unwrap();
+    for i in 0..20_000 {
+        assert!(block.push(&format!("| {i} | row {} | {} |", i % 7, i * 3)));
+    }
+    assert!(block.relayouts() <= 6, "{} relayouts", block.relayouts());
+    // Borders, head, rule, rows.
+    assert_eq!(block.len(), 20_004);
+}
