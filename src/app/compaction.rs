@@ -10,6 +10,7 @@ use super::transcript::{Cell, NoticeKind};
 use crate::engine::compact::{self, Compaction};
 use crate::engine::compact_fit;
 use crate::engine::message::Message;
+use std::sync::Arc;
 
 /// The context the next request carries, recounted when the transcript changes (never per frame).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -120,7 +121,7 @@ impl State {
         self.live = Some(Live { id, started_ms: None, draft: None });
         self.selected = None;
         self.scroll_bottom();
-        fx.push(Effect::StartRequest { id, api: self.target.api, body: body.into() });
+        fx.push(Effect::StartRequest { id, api: self.target.api, body: Arc::new(body.into()) });
     }
 
     /// Before a prompt goes out: compacts first when it would pass `auto_compact` (holding the

@@ -5,7 +5,6 @@
 use super::effect::Effect;
 use super::state::State;
 use super::tools::ToolEffect;
-use super::transcript::Cell;
 use crate::store::export::{Export, FORMAT, VERSION};
 use crate::store::ids::rfc3339;
 
@@ -23,10 +22,7 @@ impl State {
             .transcript
             .cells
             .iter()
-            .filter_map(|c| match c {
-                Cell::Message(m) => Some(m.clone()),
-                _ => None,
-            })
+            .filter_map(|c| c.message().cloned())
             .collect();
         if messages.is_empty() {
             self.flash_error("nothing to export yet");
@@ -80,7 +76,7 @@ mod tests {
         let mut fx = Vec::new();
         s.export_page(Some("html"), &mut fx);
         assert!(fx.is_empty(), "an empty conversation is not exported");
-        s.transcript.cells.push(Cell::Message(Message::user("hi <b>")));
+        s.transcript.cells.push(Cell::Message(Message::user("hi <b>").into()));
         s.export_page(Some("html /tmp/x.html"), &mut fx);
         match fx.as_slice() {
             [Effect::Tools(ToolEffect::ExportPage { export, path })] => {

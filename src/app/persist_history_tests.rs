@@ -151,7 +151,7 @@ fn a_transcript_replaced_wholesale_is_walked_again() {
 
 fn change_unseen_in(t: &mut Transcript, nth: usize) {
     if let Some(m) = t.cells.messages_unmarked().nth(nth) {
-        m.revision += 1;
+        std::sync::Arc::make_mut(m).revision += 1;
     }
 }
 
