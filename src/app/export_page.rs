@@ -18,12 +18,7 @@ impl State {
             self.flash_error(not_html(format, self.persist.id.as_deref()));
             return;
         }
-        let messages: Vec<_> = self
-            .transcript
-            .cells
-            .iter()
-            .filter_map(|c| c.message().cloned())
-            .collect();
+        let messages: Vec<_> = self.transcript.cells.iter().filter_map(|c| c.message().cloned()).collect();
         if messages.is_empty() {
             self.flash_error("nothing to export yet");
             return;

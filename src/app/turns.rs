@@ -4,9 +4,9 @@
 use super::effect::Effect;
 use super::state::{Focus, Live, SentDraft, State};
 use crate::api::client::WireEvent;
+use crate::engine::body::Body;
 use crate::engine::message::{Message, MessageStatus, Role};
 use crate::engine::reducer::{self, Ending};
-use crate::engine::body::Body;
 use crate::engine::turn::apply_wire;
 use std::sync::Arc;
 

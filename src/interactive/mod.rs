@@ -207,13 +207,7 @@ async fn launch(target: Target, cfg: Config, paths: Paths, settings: TurnSetting
         id: app.state.persist.id.clone(),
         title: app.state.persist.title.clone(),
         model: target.model.clone(),
-        messages: app
-            .state
-            .transcript
-            .cells
-            .iter()
-            .filter_map(|c| c.message().cloned())
-            .collect(),
+        messages: app.state.transcript.cells.iter().filter_map(|c| c.message().cloned()).collect(),
     });
     // Dropping the guard restores the terminal; `target` (and a demo server in it) lives until here.
     drop(app);

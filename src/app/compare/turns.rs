@@ -10,9 +10,9 @@ use crate::app::effect::Effect;
 use crate::app::state::{Focus, Live, State, TargetInfo};
 use crate::app::tools::Owner;
 use crate::app::transcript::{Cell, NoticeKind, Transcript};
+use crate::engine::body::Body;
 use crate::engine::message::{Message, MessageStatus, Role};
 use crate::engine::reducer::{self, Ending};
-use crate::engine::body::Body;
 use crate::engine::request::RequestOptions;
 use crate::engine::turn::apply_wire;
 
