@@ -239,7 +239,7 @@ fn the_streaming_reply_is_changed_in_place_while_a_request_holds_the_history() {
     let mut s = long();
     let fx = type_line(&mut s, "one more");
     let id = s.live.as_ref().map(|l| l.id).unwrap_or_default();
-    let at = |s: &State| s.transcript.cells.iter().filter_map(Cell::shared).last().map(std::sync::Arc::as_ptr);
+    let at = |s: &State| s.transcript.cells.iter().filter_map(Cell::shared).next_back().map(std::sync::Arc::as_ptr);
     delta(&mut s, id, "a", 20);
     let first = at(&s);
     for (i, d) in ["b", "c", "d"].into_iter().enumerate() {
