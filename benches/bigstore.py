@@ -17,8 +17,10 @@ against it, in a 120x40 pseudo-terminal:
 
 usage: bigstore.py [PALAVER] [--home DIR] [--rounds N] [--only-big]
 
---only-big: a store of the long conversation alone (a few MB, built in seconds): the resume and
-scroll figures only. floor.py --history uses such a store (see `only_big_store`).
+--only-big: a store of the long conversation alone (a few MB, built in seconds): the resume,
+scroll and send figures only. floor.py --history uses such a store (see `only_big_store`). Each
+round runs on a fresh copy of it, so every round sends after the same 10,000 messages and the
+shared store in the temp directory is never written.
 
 The store is written directly with SQLite (Python's sqlite3) into a schema palaver made itself,
 each row a copy of a row palaver saved (so bodies are palaver's own JSON); it is built once into
@@ -27,6 +29,7 @@ the temp directory (a minute or two) and reused. A report: nothing is asserted.
 import argparse
 import os
 import random
+import shutil
 import signal
 import sqlite3
 import statistics
@@ -198,7 +201,13 @@ def main():
 
     first, resume, rss, search, scroll, landing, opened_from_list = [], [], [], [], [], [], []
     send, send_work = [], []
+    built = args.home
     for _ in range(args.rounds):
+        if args.only_big:
+            # A few MB: copied, so the prompts sent below never reach the next round's store.
+            args.home = tempfile.mkdtemp(prefix="palaver-bigstore-round-")
+            shutil.copytree(built, args.home, dirs_exist_ok=True)
+            env = env_for(args.home)
         if not args.only_big:
             s = latency.Screen(base, env, watch="Ctrl+P")
             first.append(s.shown())
@@ -245,6 +254,8 @@ def main():
         s.settle(quiet=0.3)
         send_work.append(max((f[2] for f in s.frames()[before:]), default=0.0))
         s.stop()
+        if args.only_big:
+            shutil.rmtree(args.home, ignore_errors=True)
 
     def ms(xs):
         got = [x * 1000 for x in xs if x is not None]

@@ -206,7 +206,7 @@ fn streaming(c: &mut Criterion) {
         for d in &deltas {
             *clock += Duration::from_micros(1_000_000 / DELTAS_PER_SECOND);
             msg.main_mut().content.push_str(d);
-            let op = Op::Save { conv: conv.clone(), branch: None, position: 0, msg: Box::new(msg.clone()) };
+            let op = Op::Save { conv: conv.clone(), branch: None, position: 0, msg: msg.clone().into() };
             w.submit(op, *clock);
             w.tick(*clock);
         }

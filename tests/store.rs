@@ -538,14 +538,14 @@ fn streaming_saves_are_coalesced_and_the_finish_written_at_once() {
     for i in 0..1000u64 {
         let now = t0 + Duration::from_millis(i);
         msg.main_mut().content.push_str("tok ");
-        w.submit(Op::Save { conv: "c".into(), branch: None, position: 0, msg: Box::new(msg.clone()) }, now);
+        w.submit(Op::Save { conv: "c".into(), branch: None, position: 0, msg: msg.clone().into() }, now);
         w.tick(now);
     }
     let streamed = w.batches - 1;
     assert!((4..=5).contains(&streamed), "{streamed} disk writes for 1 s of streaming");
     msg.status = MessageStatus::Complete;
     let end = t0 + Duration::from_millis(1001);
-    w.submit(Op::Save { conv: "c".into(), branch: None, position: 0, msg: Box::new(msg) }, end);
+    w.submit(Op::Save { conv: "c".into(), branch: None, position: 0, msg: msg.into() }, end);
     w.tick(end);
     assert_eq!(w.batches - 1, streamed + 1, "the finished reply is written at once");
     assert_eq!(w.queued(), 0);

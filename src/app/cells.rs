@@ -19,6 +19,7 @@
 use super::transcript::Cell;
 use crate::engine::message::Message;
 use std::ops::{Deref, DerefMut};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// More touched messages than this between two syncs (the sync is off, or not for this list):
@@ -59,6 +60,9 @@ impl Cells {
 
     /// The message with `id`, to change its content (not the list's shape): remembered as
     /// touched for the store sync. Searches from the end: the live message is nearly always last.
+    /// A message still held elsewhere (a request in flight, a column, a store save) is copied
+    /// first, once: the holder keeps what it took. The streaming reply is held by nobody but
+    /// now and then a store save, so its deltas copy nothing.
     pub fn message_mut(&mut self, id: u64) -> Option<&mut Message> {
         let i = self.list.iter().rposition(|c| c.id() == id)?;
         let Cell::Message(m) = &mut self.list[i] else { return None };
@@ -71,7 +75,7 @@ impl Cells {
             self.touched.push(id);
         }
         self.low = self.low.min(i);
-        Some(m)
+        Some(Arc::make_mut(m))
     }
 
     /// The messages touched since the last call, for the store sync, which asks at the end of
@@ -80,9 +84,9 @@ impl Cells {
         std::mem::take(&mut self.touched)
     }
 
-    /// The message with `id`, for the store sync alone: it lends the message's raw frames out
-    /// while copying it and puts them back, changing nothing the sync must see again.
-    pub(crate) fn message_unmarked(&mut self, id: u64) -> Option<&mut Message> {
+    /// The message with `id`, for the store sync alone: it may lend the message's raw frames
+    /// out while copying it and put them back, changing nothing the sync must see again.
+    pub(crate) fn message_unmarked(&mut self, id: u64) -> Option<&mut Arc<Message>> {
         let i = self.list.iter().rposition(|c| c.id() == id)?;
         match &mut self.list[i] {
             Cell::Message(m) => Some(m),
@@ -91,7 +95,7 @@ impl Cells {
     }
 
     /// Every message in order, for the store sync alone (see [`Cells::message_unmarked`]).
-    pub(crate) fn messages_unmarked(&mut self) -> impl Iterator<Item = &mut Message> {
+    pub(crate) fn messages_unmarked(&mut self) -> impl Iterator<Item = &mut Arc<Message>> {
         self.list.iter_mut().filter_map(|c| match c {
             Cell::Message(m) => Some(m),
             Cell::Notice(_) => None,

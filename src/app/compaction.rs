@@ -10,6 +10,7 @@ use super::transcript::{Cell, NoticeKind};
 use crate::engine::compact::{self, Compaction};
 use crate::engine::compact_fit;
 use crate::engine::message::Message;
+use std::sync::Arc;
 
 /// The context the next request carries, recounted when the transcript changes (never per frame).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -120,7 +121,7 @@ impl State {
         self.live = Some(Live { id, started_ms: None, draft: None });
         self.selected = None;
         self.scroll_bottom();
-        fx.push(Effect::StartRequest { id, api: self.target.api, body: body.into() });
+        fx.push(Effect::StartRequest { id, api: self.target.api, body: Arc::new(body.into()) });
     }
 
     /// Before a prompt goes out: compacts first when it would pass `auto_compact` (holding the
@@ -131,9 +132,9 @@ impl State {
         let own = self.draft_tokens();
         #[allow(clippy::cast_precision_loss)]
         let share = next as f64 / window as f64;
-        let can_compact = compact::turns(&self.transcript.request_refs()) > 0 && self.compare.active.is_none();
-        let auto = self.cfg.auto_compact_at().filter(|_| !self.auto_declined && can_compact);
-        if auto.is_some_and(|at| share > at) && own < window {
+        // Whether there is anything to compact walks the history: asked only past a threshold.
+        let past_auto = self.cfg.auto_compact_at().is_some_and(|at| !self.auto_declined && share > at);
+        if past_auto && own < window && self.can_compact() {
             let pct = (share * 100.0).round();
             self.transcript.push_notice(
                 NoticeKind::Info,
@@ -153,7 +154,7 @@ impl State {
         }
         if next > window && self.overflow_ok.as_deref() != Some(text) {
             self.overflow_ok = Some(text.to_owned());
-            let hint = if can_compact { ", or /compact first" } else { "" };
+            let hint = if self.can_compact() { ", or /compact first" } else { "" };
             self.transcript.push_notice(
                 NoticeKind::Error,
                 format!(
@@ -167,6 +168,11 @@ impl State {
             return true;
         }
         false
+    }
+
+    /// Whether `/compact` has turns to summarise here (the chat's, not a compare's).
+    fn can_compact(&self) -> bool {
+        self.compare.active.is_none() && compact::turns(&self.transcript.request_refs()) > 0
     }
 
     /// A compaction reply ended (any way): sends the prompt it held when it took effect, or

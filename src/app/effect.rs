@@ -2,7 +2,6 @@
 //! out and report back with `Msg`s; the state itself never touches the network, disk or terminal.
 
 use crate::api::Api;
-use serde_json::Value;
 use std::sync::Arc;
 
 /// One thing to do.
@@ -10,7 +9,7 @@ use std::sync::Arc;
 pub enum Effect {
     /// Send a request whose reply streams into assistant message `id`. The body is shared with
     /// the inspector, which keeps it to show what was sent: one copy, however long the history.
-    StartRequest { id: u64, api: Api, body: Arc<Value> },
+    StartRequest { id: u64, api: Api, body: Arc<crate::engine::body::Body> },
     /// Stop the request of message `id` (its task ends when its receiver is dropped).
     CancelRequest { id: u64 },
     /// Put text on the system clipboard with OSC 52 (works over SSH).

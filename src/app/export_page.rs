@@ -5,7 +5,6 @@
 use super::effect::Effect;
 use super::state::State;
 use super::tools::ToolEffect;
-use super::transcript::Cell;
 use crate::store::export::{Export, FORMAT, VERSION};
 use crate::store::ids::rfc3339;
 
@@ -19,15 +18,7 @@ impl State {
             self.flash_error(not_html(format, self.persist.id.as_deref()));
             return;
         }
-        let messages: Vec<_> = self
-            .transcript
-            .cells
-            .iter()
-            .filter_map(|c| match c {
-                Cell::Message(m) => Some(m.clone()),
-                _ => None,
-            })
-            .collect();
+        let messages: Vec<_> = self.transcript.cells.iter().filter_map(|c| c.message().cloned()).collect();
         if messages.is_empty() {
             self.flash_error("nothing to export yet");
             return;
@@ -80,7 +71,7 @@ mod tests {
         let mut fx = Vec::new();
         s.export_page(Some("html"), &mut fx);
         assert!(fx.is_empty(), "an empty conversation is not exported");
-        s.transcript.cells.push(Cell::Message(Message::user("hi <b>")));
+        s.transcript.cells.push(Cell::Message(Message::user("hi <b>").into()));
         s.export_page(Some("html /tmp/x.html"), &mut fx);
         match fx.as_slice() {
             [Effect::Tools(ToolEffect::ExportPage { export, path })] => {

@@ -52,7 +52,7 @@ fn opened() -> (State, Vec<Effect>) {
 }
 
 fn head() -> Result<Vec<Cell>, String> {
-    Ok((0..6).map(|i| Cell::Message(turn(i))).collect())
+    Ok((0..6).map(|i| Cell::Message(turn(i).into())).collect())
 }
 
 fn texts(s: &State) -> Vec<String> {

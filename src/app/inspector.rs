@@ -26,7 +26,7 @@ const KEEP_REQUESTS: usize = 64;
 pub struct SentRequest {
     pub api: Api,
     /// The request's own body, shared, not copied.
-    pub body: std::sync::Arc<Value>,
+    pub body: std::sync::Arc<crate::engine::body::Body>,
 }
 
 /// Whose message a request was sent for: the chat's (generation 0, column 0 are unused there)
@@ -290,7 +290,7 @@ pub fn step_json(state: &State, step: &Step) -> Value {
                 "method": "POST",
                 "path": format!("/{}", r.api.path()),
                 "headers": {"content-type": "application/json", "authorization": "<redacted>"},
-                "body": r.body,
+                "body": r.body.json(),
             }),
             None => json!({"note": "this request was sent before palaver started; its body was not kept"}),
         },

@@ -44,7 +44,7 @@ pub enum PersistOp {
     /// compare group and column position of a compare column's conversation.
     Create { local: u64, title: String, model: String, provider: String, api: String, compare: Option<(String, u32)> },
     /// Save the message at `position` of `branch` (insert or update).
-    Save { conv: ConvKey, branch: BranchKey, position: usize, msg: Box<Message> },
+    Save { conv: ConvKey, branch: BranchKey, position: usize, msg: std::sync::Arc<Message> },
     /// Fork `branch` off `parent` at `position` and make it the active branch.
     Fork { conv: ConvKey, parent: BranchKey, branch: BranchKey, position: usize },
     /// Make `branch` the active branch (the user switched versions).
@@ -186,7 +186,7 @@ pub struct Persist {
     pub(crate) kept: HashMap<u64, Slot>,
     /// The last save of a reply that was still live, to settle it as cancelled if it leaves the
     /// transcript while live (a `/new` mid-stream).
-    pub(crate) live_copy: Option<(ConvKey, BranchKey, usize, Box<Message>)>,
+    pub(crate) live_copy: Option<(ConvKey, BranchKey, usize, std::sync::Arc<Message>)>,
     /// Store ids of the branches forked this session.
     pub(crate) forked: HashMap<BranchKey, i64>,
     /// The transcript's stamp (`cells.rs`) when `path` was last made to match it: while it is

@@ -151,7 +151,7 @@ fn a_transcript_replaced_wholesale_is_walked_again() {
 
 fn change_unseen_in(t: &mut Transcript, nth: usize) {
     if let Some(m) = t.cells.messages_unmarked().nth(nth) {
-        m.revision += 1;
+        std::sync::Arc::make_mut(m).revision += 1;
     }
 }
 
@@ -203,4 +203,77 @@ fn a_compare_from_here_on_a_long_history_saves_the_new_columns_and_not_the_seede
     }
     let fx = s.apply(Msg::Tick { now_ms: 600 });
     assert_eq!(creates(&fx), 1, "{fx:?}");
+}
+
+/// Whether `held` are the chat's own messages (the same allocations), in order.
+fn shared_with_chat(s: &State, held: &[&std::sync::Arc<Message>]) -> bool {
+    let chat: Vec<&std::sync::Arc<Message>> = s.transcript.cells.iter().filter_map(Cell::shared).collect();
+    held.len() <= chat.len() && held.iter().zip(&chat).all(|(a, b)| std::sync::Arc::ptr_eq(a, b))
+}
+
+#[test]
+fn a_prompt_sent_after_a_long_history_takes_it_shared_and_builds_nothing_on_the_ui_task() {
+    let mut s = long();
+    let fx = type_line(&mut s, "one more");
+    let Some(body) = fx.iter().find_map(|e| if let Effect::StartRequest { body, .. } = e { Some(body) } else { None })
+    else {
+        panic!("no request in {fx:?}");
+    };
+    // The request task builds the JSON; printing the effect must not.
+    assert!(format!("{body:?}").contains("not built"), "the body's JSON was built on the UI task");
+    let held: Vec<&std::sync::Arc<Message>> = body.messages().iter().collect();
+    assert_eq!(held.len(), HISTORY + 1, "the history and the prompt");
+    assert!(shared_with_chat(&s, &held), "the request holds copies of the history, not the transcript's messages");
+    // The prompt is saved as the transcript's own message, not a copy.
+    let prompt = ops(&fx).into_iter().find_map(|op| match op {
+        PersistOp::Save { position, msg, .. } if *position == HISTORY => Some(msg.clone()),
+        _ => None,
+    });
+    assert!(prompt.is_some_and(|m| std::sync::Arc::ptr_eq(&m, held[HISTORY])), "the prompt's save is a copy");
+    let json = body.json();
+    assert_eq!(json["messages"].as_array().map(Vec::len), Some(HISTORY + 1));
+}
+
+#[test]
+fn the_streaming_reply_is_changed_in_place_while_a_request_holds_the_history() {
+    let mut s = long();
+    let fx = type_line(&mut s, "one more");
+    let id = s.live.as_ref().map(|l| l.id).unwrap_or_default();
+    let at = |s: &State| s.transcript.cells.iter().filter_map(Cell::shared).next_back().map(std::sync::Arc::as_ptr);
+    delta(&mut s, id, "a", 20);
+    let first = at(&s);
+    for (i, d) in ["b", "c", "d"].into_iter().enumerate() {
+        delta(&mut s, id, d, 30 + i as u64);
+        assert_eq!(at(&s), first, "a delta copied the reply");
+    }
+    assert_eq!(s.transcript.message(id).map(Message::text), Some("abcd"));
+    drop(fx);
+}
+
+#[test]
+fn a_compare_from_here_shares_the_history_with_every_column_and_their_saves() {
+    let mut s = long();
+    let fx = type_line(&mut s, "/here demo");
+    let cmp = s.compare.active.as_ref().unwrap_or_else(|| panic!("no compare: {fx:?}"));
+    for col in &cmp.columns {
+        let held: Vec<&std::sync::Arc<Message>> = col.transcript.cells.iter().filter_map(Cell::shared).collect();
+        assert!(held.len() >= HISTORY - 1);
+        assert!(shared_with_chat(&s, &held[..HISTORY - 1]), "column {} copied the history", col.index);
+    }
+    // Column 1 is a conversation of its own: its saves of the history are the chat's messages.
+    let chat: Vec<&std::sync::Arc<Message>> = s.transcript.cells.iter().filter_map(Cell::shared).collect();
+    let saved: Vec<_> = ops(&fx)
+        .into_iter()
+        .filter_map(|op| match op {
+            PersistOp::Save { position, msg, .. } if *position < HISTORY - 1 => Some((*position, msg.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(saved.len(), HISTORY - 1);
+    assert!(saved.iter().all(|(p, m)| std::sync::Arc::ptr_eq(m, chat[*p])), "a column's save copied a message");
+    let body = fx.iter().find_map(|e| match e {
+        Effect::Compare(crate::app::compare::CompareEffect::Start { body, .. }) => Some(body),
+        _ => None,
+    });
+    assert!(body.is_some_and(|b| format!("{b:?}").contains("not built")), "a column's body was built on the UI task");
 }

@@ -10,6 +10,7 @@ use super::transcript::{Cell, Transcript};
 use crate::engine::message::{Message, Role};
 use crate::engine::reducer::{self, Ending};
 use crate::store::ids::title_from_prompt;
+use std::sync::Arc;
 
 /// One conversation to keep saved.
 struct Subject<'a> {
@@ -40,15 +41,23 @@ struct Now {
     signal: Option<&'static str>,
 }
 
-/// A copy of a message for the store, without its raw frames (not stored by default, and most
-/// of the size of a long reply), counted as dropped the way the store's own streaming save does.
-fn store_copy(m: &mut Message) -> Box<Message> {
+/// The message as the store gets it: shared when it holds no raw frames (a history of 10,000
+/// messages a compare column saves as its own is not copied on the UI task); else a copy
+/// without them (not stored by default, and most of the size of a long reply), counted as
+/// dropped the way the store's own streaming save does.
+fn store_copy(m: &mut Arc<Message>) -> Arc<Message> {
+    if m.frames.is_empty() {
+        return Arc::clone(m);
+    }
+    // Lent out and put back: the frames are not copied. A holder of the message (a request
+    // in flight) keeps it: the transcript's gets a copy once, as any change would.
+    let m = Arc::make_mut(m);
     let frames = std::mem::take(&mut m.frames);
-    let mut copy = Box::new(m.clone());
+    let mut copy = m.clone();
     m.frames = frames;
     copy.frames_bytes = 0;
     copy.frames_dropped += m.frames.len() as u64;
-    copy
+    Arc::new(copy)
 }
 
 impl State {
@@ -269,7 +278,7 @@ impl Subject<'_> {
         }
         if let Some((conv, branch, position, mut msg)) = self.persist.live_copy.take() {
             let elapsed = msg.timing.ttft_ms.unwrap_or(0);
-            reducer::finish(&mut msg, Ending::Cancelled, elapsed);
+            reducer::finish(Arc::make_mut(&mut msg), Ending::Cancelled, elapsed);
             ops.push(PersistOp::Save { conv, branch, position, msg });
         }
     }
@@ -282,7 +291,7 @@ fn save_one(
     p: &mut Persist,
     started: Option<u64>,
     (conv, index): (&ConvKey, usize),
-    m: &mut Message,
+    m: &mut Arc<Message>,
     now: Now,
     ops: &mut Vec<PersistOp>,
 ) -> Save {
@@ -306,9 +315,10 @@ fn save_one(
     let branch = slot.branch;
     if live && now.hurry {
         // Quitting mid-stream stops the reply: it is kept as cancelled, not left "streaming".
-        reducer::finish(&mut msg, Ending::Cancelled, now.ms.saturating_sub(started.unwrap_or(now.ms)));
+        let msg = Arc::make_mut(&mut msg);
+        reducer::finish(msg, Ending::Cancelled, now.ms.saturating_sub(started.unwrap_or(now.ms)));
         if let Some(signal) = now.signal {
-            interrupted_by(&mut msg, signal);
+            interrupted_by(msg, signal);
         }
         p.live_copy = None;
     } else if live {

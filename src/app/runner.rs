@@ -7,7 +7,6 @@ use crate::api::Api;
 use crate::api::client::Endpoint;
 use crate::config::theme::Theme;
 use crate::engine::turn::spawn_request;
-use serde_json::Value;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -81,7 +80,7 @@ impl Runner {
     }
 
     /// Sends a request; its wire events arrive as `Msg::Wire` for message `id`.
-    pub fn start_request(&mut self, id: u64, api: Api, body: std::sync::Arc<Value>) {
+    pub fn start_request(&mut self, id: u64, api: Api, body: std::sync::Arc<crate::engine::body::Body>) {
         self.requests.retain(|_, h| !h.is_finished());
         let mut rx = spawn_request(self.http.clone(), self.endpoint.clone(), api, body);
         let tx = self.tx.clone();

@@ -256,7 +256,7 @@ impl Storage {
                 // Made cells here, off the UI task, so the screen only numbers them.
                 let result = s
                     .load_head(&id, branch, upto)
-                    .map(|msgs| msgs.into_iter().map(super::transcript::Cell::Message).collect())
+                    .map(|msgs| msgs.into_iter().map(|m| super::transcript::Cell::Message(m.into())).collect())
                     .map_err(|e| e.to_string());
                 StoreMsg::Head { id, branch, result }
             }),

@@ -4,6 +4,7 @@
 
 pub use super::cells::Cells;
 use crate::engine::message::Message;
+use std::sync::Arc;
 
 /// How loud a notice is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,12 +21,12 @@ pub struct Notice {
     pub text: String,
 }
 
-/// One transcript entry.
-// Notices are rare and small; boxing every message would add an indirection to every access.
-#[allow(clippy::large_enum_variant)]
+/// One transcript entry. A message is shared (`Arc`): a request, a compare column and the
+/// store take the transcript's own messages, never copies; a change goes through
+/// [`Cells::message_mut`], which copies a message only while another holder still has it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cell {
-    Message(Message),
+    Message(Arc<Message>),
     Notice(Notice),
 }
 
@@ -48,6 +49,12 @@ impl Cell {
 
     #[must_use]
     pub fn message(&self) -> Option<&Message> {
+        self.shared().map(Arc::as_ref)
+    }
+
+    /// The message, to hold on to without a copy.
+    #[must_use]
+    pub fn shared(&self) -> Option<&Arc<Message>> {
         match self {
             Self::Message(m) => Some(m),
             Self::Notice(_) => None,
@@ -84,8 +91,19 @@ impl Transcript {
     pub fn push_message(&mut self, mut m: Message) -> u64 {
         m.id = self.fresh_id();
         let id = m.id;
-        self.cells.push(Cell::Message(m));
+        self.cells.push(Cell::Message(Arc::new(m)));
         id
+    }
+
+    /// Appends messages of another transcript, shared, with the ids they have there (a
+    /// compare column takes the chat's history this way: a new id would be a copy). Ids handed
+    /// out later come after all of them, so they stay unique as long as these were.
+    pub fn push_shared(&mut self, msgs: impl IntoIterator<Item = Arc<Message>>) {
+        let cells: &mut Vec<Cell> = &mut self.cells;
+        for m in msgs {
+            self.next_id = self.next_id.max(m.id);
+            cells.push(Cell::Message(m));
+        }
     }
 
     pub fn push_notice(&mut self, kind: NoticeKind, text: impl Into<String>) -> u64 {
@@ -103,7 +121,7 @@ impl Transcript {
         for c in &mut head {
             let id = self.fresh_id();
             match c {
-                Cell::Message(m) => m.id = id,
+                Cell::Message(m) => Arc::make_mut(m).id = id,
                 Cell::Notice(notice) => notice.id = id,
             }
             ids.push(id);
@@ -127,7 +145,7 @@ impl Transcript {
         for mut m in msgs {
             m.id = self.fresh_id();
             ids.push(m.id);
-            cells.push(Cell::Message(m));
+            cells.push(Cell::Message(Arc::new(m)));
         }
         let n = cells.len();
         self.cells.splice(index..index, cells);
@@ -164,13 +182,20 @@ impl Transcript {
     /// the draft).
     #[must_use]
     pub fn request_refs(&self) -> Vec<&Message> {
-        self.request_refs_before(self.cells.len())
+        self.request_shared().into_iter().map(AsRef::as_ref).collect()
+    }
+
+    /// [`Transcript::request_refs`], shared: what a request task or a compare column holds on
+    /// to. Pointers alone are copied, never a message.
+    #[must_use]
+    pub fn request_shared(&self) -> Vec<&Arc<Message>> {
+        self.request_shared_before(self.cells.len())
     }
 
     /// What a request would carry of the cells before `end` (a compare opened from there).
     #[must_use]
-    pub fn request_refs_before(&self, end: usize) -> Vec<&Message> {
-        let cells = self.cells[..end.min(self.cells.len())].iter().filter_map(Cell::message);
+    pub fn request_shared_before(&self, end: usize) -> Vec<&Arc<Message>> {
+        let cells = self.cells[..end.min(self.cells.len())].iter().filter_map(Cell::shared);
         crate::engine::compact::sendable(cells).0
     }
 

@@ -4,10 +4,11 @@
 use super::effect::Effect;
 use super::state::{Focus, Live, SentDraft, State};
 use crate::api::client::WireEvent;
+use crate::engine::body::Body;
 use crate::engine::message::{Message, MessageStatus, Role};
 use crate::engine::reducer::{self, Ending};
-use crate::engine::request::build_body;
 use crate::engine::turn::apply_wire;
+use std::sync::Arc;
 
 impl State {
     /// Sends the composer's text: a slash command, or a prompt.
@@ -76,9 +77,9 @@ impl State {
 
     /// Starts a reply to the conversation as it stands.
     pub(crate) fn start_reply(&mut self, draft: Option<SentDraft>, fx: &mut Vec<Effect>) {
-        // Borrowed: a request after 10,000 messages copies none of them on the UI task.
-        let body =
-            build_body(self.target.api, &self.transcript.request_refs(), &self.with_one_turn(self.request_options()));
+        // Shared: a request after 10,000 messages copies none of them on the UI task, and its
+        // JSON is built by the request task.
+        let body = self.request_body();
         let mut m = Message::assistant_pending();
         m.model = Some(self.turn_model());
         m.provider = Some(self.target.provider.clone());
@@ -89,8 +90,14 @@ impl State {
         self.focus = Focus::Composer;
         self.selected = None;
         self.scroll_bottom();
-        fx.push(Effect::StartRequest { id, api: self.target.api, body: body.into() });
+        fx.push(Effect::StartRequest { id, api: self.target.api, body });
         self.recount_context();
+    }
+
+    /// The body of the next request: the transcript's messages, shared (see `engine::body`).
+    fn request_body(&self) -> Arc<Body> {
+        let messages = self.transcript.request_shared().into_iter().cloned().collect();
+        Arc::new(Body::new(self.target.api, messages, self.with_one_turn(self.request_options())))
     }
 
     /// Regenerates the last reply; the old one is kept as a branch.

@@ -11,7 +11,7 @@ fn with(files: &[(&str, &str, CommandSource)]) -> State {
 
 fn sent(fx: &[Effect]) -> Option<&Value> {
     fx.iter().find_map(|e| match e {
-        Effect::StartRequest { body, .. } => Some(&**body),
+        Effect::StartRequest { body, .. } => Some(body.json()),
         _ => None,
     })
 }

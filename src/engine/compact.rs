@@ -70,21 +70,22 @@ pub fn failed_turn(m: &Message) -> bool {
 /// turn — the reply and the prompt it failed on, which the user sends again from the draft or
 /// a new run; re-sending a prompt that was over the window would only fail again.
 #[must_use]
-pub fn sendable<'a>(messages: impl IntoIterator<Item = &'a Message>) -> (Vec<&'a Message>, usize) {
-    let mut out: Vec<&Message> = Vec::new();
+pub fn sendable<'a, M: Borrow<Message>>(messages: impl IntoIterator<Item = &'a M>) -> (Vec<&'a M>, usize) {
+    let mut out: Vec<&M> = Vec::new();
     let mut failed = 0;
-    for m in messages {
+    for held in messages {
+        let m: &Message = held.borrow();
         if m.is_live() || (m.compaction.is_some() && !effective(m)) {
             continue;
         }
         if m.role() == Role::Assistant && failed_turn(m) {
-            if out.last().is_some_and(|p| p.role() == Role::User) {
+            if out.last().is_some_and(|p| Borrow::<Message>::borrow(*p).role() == Role::User) {
                 out.pop();
                 failed += 1;
             }
             continue;
         }
-        out.push(m);
+        out.push(held);
     }
     (out, failed)
 }
@@ -207,7 +208,7 @@ pub fn definitions_tokens(definitions: &[serde_json::Value]) -> u64 {
 /// first reply with usage, and after a compaction).
 #[must_use]
 pub fn context_tokens_with<M: Borrow<Message>>(messages: &[M], system: Option<&str>, tools: u64) -> u64 {
-    let (sent, _) = sendable(messages.iter().map(Borrow::borrow));
+    let (sent, _) = sendable::<Message>(messages.iter().map(Borrow::borrow));
     let from = last_effective(&sent).unwrap_or(0);
     let tail = &sent[from..];
     let base = tail.iter().rposition(|m| m.role() == Role::Assistant && !m.is_live() && counted(m).is_some());

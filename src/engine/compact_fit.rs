@@ -86,7 +86,7 @@ pub fn summary_request<'a, M: Borrow<Message>>(
     window: Option<u64>,
     budget: u64,
 ) -> SummaryRequest<'a> {
-    let (sendable, failed) = compact::sendable(messages.iter().map(Borrow::borrow));
+    let (sendable, failed) = compact::sendable::<Message>(messages.iter().map(Borrow::borrow));
     let (summary, rest) = compact::in_context(&sendable);
     let mut msgs: Vec<Cow<'a, Message>> = summary.map(Cow::Owned).into_iter().collect();
     msgs.extend(rest.iter().map(|m| Cow::Borrowed(*m)));

@@ -11,6 +11,7 @@ pub mod abilities;
 pub mod attach_load;
 pub mod attach_wire;
 pub mod attachment;
+pub mod body;
 pub mod compact;
 pub mod compact_fit;
 pub mod diff;

@@ -60,7 +60,7 @@ pub fn build_body<M: Borrow<Message>>(api: Api, messages: &[M], opts: &RequestOp
     // Every call answered, whatever the history went through (cut, refused, stored by an older
     // palaver): strict servers reject a call without its answer. A finished compaction stands
     // for every turn before it; a failed turn is never re-sent (`compact::sendable`).
-    let (sendable, _) = super::compact::sendable(messages.iter().map(Borrow::borrow));
+    let (sendable, _) = super::compact::sendable::<Message>(messages.iter().map(Borrow::borrow));
     let (summary, rest) = super::compact::in_context(&sendable);
     let sent: Vec<&Message> = summary.iter().chain(rest.iter().map(Borrow::borrow)).collect();
     let answers = missing_answers(&sent);

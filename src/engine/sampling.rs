@@ -94,7 +94,12 @@ impl SampleRun {
 pub async fn run(t: &Target, max_output: Option<u64>, req: &SampleRequest) -> Result<SampleRun, String> {
     let http =
         crate::api::client::endpoint_client(&t.endpoint).map_err(|e| format!("cannot start the HTTP client: {e}"))?;
-    let rx = super::turn::spawn_request(http, t.endpoint.clone(), t.api, body(t.api, base_options(t), max_output, req));
+    let rx = super::turn::spawn_request(
+        http,
+        t.endpoint.clone(),
+        t.api,
+        std::sync::Arc::new(body(t.api, base_options(t), max_output, req).into()),
+    );
     collect(rx, &t.model).await
 }
 

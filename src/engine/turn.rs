@@ -1,6 +1,7 @@
 //! Drives one request through the client and folds what arrives into the assistant message.
 //! Both the headless runner and the TUI consume these same wire events.
 
+use super::body::Body;
 use super::message::{ErrorInfo, Message, MessageStatus};
 use super::reducer::{self, Ending};
 use crate::api::Api;
@@ -13,24 +14,28 @@ use tokio::sync::mpsc;
 /// Starts a request on its own task. The task stops when the returned receiver is dropped.
 /// A panic inside it (a bug, or a value nobody foresaw) ends the request with an error on its
 /// own turn rather than a silent close that reads as "no content". The body is shared (`Arc`):
-/// the chat screen keeps it for the inspector without a copy.
+/// the chat screen keeps it for the inspector without a copy; its JSON is built (when it was
+/// not already) and written here, off the caller's task.
 #[must_use]
 pub fn spawn_request(
     http: reqwest::Client,
     ep: Endpoint,
     api: Api,
-    body: impl Into<Arc<Value>>,
+    body: Arc<Body>,
 ) -> mpsc::UnboundedReceiver<WireEvent> {
     use futures_util::FutureExt;
     let (tx, rx) = mpsc::unbounded_channel();
-    let body = body.into();
     tokio::spawn(async move {
-        // A body with attachments is megabytes of JSON to write: on a blocking thread, not the
-        // runtime thread the chat screen shares.
-        let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(false);
-        let bytes = match tokio::task::spawn_blocking(move || serde_json::to_vec(&*body)).await {
+        // A body is megabytes of JSON to build and write with a long history or attachments: on
+        // a blocking thread, not the runtime thread the chat screen shares.
+        let built = tokio::task::spawn_blocking(move || {
+            let json = body.json();
+            (json.get("stream").and_then(Value::as_bool).unwrap_or(false), serde_json::to_vec(json))
+        })
+        .await;
+        let (stream, bytes) = match built {
             Ok(b) => b,
-            Err(e) => Err(serde_json::Error::io(std::io::Error::other(e.to_string()))),
+            Err(e) => (false, Err(serde_json::Error::io(std::io::Error::other(e.to_string())))),
         };
         let run =
             std::panic::AssertUnwindSafe(client::run_serialized(&http, &ep, api, stream, bytes, &tx)).catch_unwind();

@@ -207,16 +207,7 @@ async fn launch(target: Target, cfg: Config, paths: Paths, settings: TurnSetting
         id: app.state.persist.id.clone(),
         title: app.state.persist.title.clone(),
         model: target.model.clone(),
-        messages: app
-            .state
-            .transcript
-            .cells
-            .iter()
-            .filter_map(|c| match c {
-                crate::app::transcript::Cell::Message(m) => Some(m.clone()),
-                crate::app::transcript::Cell::Notice(_) => None,
-            })
-            .collect(),
+        messages: app.state.transcript.cells.iter().filter_map(|c| c.message().cloned()).collect(),
     });
     // Dropping the guard restores the terminal; `target` (and a demo server in it) lives until here.
     drop(app);

@@ -213,7 +213,7 @@ pub async fn stream_reply<S: TurnSink + ?Sized>(
     msg.base_url = t.storable_base_url();
     msg.timing.started_at_ms = crate::store::ids::now_ms();
     let start = Instant::now();
-    let mut rx = spawn_request(http.clone(), t.endpoint.clone(), t.api, body);
+    let mut rx = spawn_request(http.clone(), t.endpoint.clone(), t.api, std::sync::Arc::new(body.into()));
     let mut interrupted = false;
     // One checkpoint timer, moved only when the save it waits for moves (arming a new one
     // after every read was a timer insert and removal per read).

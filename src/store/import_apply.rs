@@ -102,7 +102,7 @@ fn conversation(
         conv: id.clone(),
         branch: Some(branch),
         position,
-        msg: Box::new(e.restored(m)),
+        msg: std::sync::Arc::new(e.restored(m)),
     };
     if e.branches.is_empty() {
         for (position, m) in e.messages.iter().enumerate() {

@@ -350,12 +350,12 @@ impl StoreHandle {
 
     /// [`StoreHandle::save_message`] on a given branch.
     pub fn save_message_in(&self, conv: &str, branch: Option<i64>, position: usize, msg: &Message) {
-        self.save_owned(conv, branch, position, Box::new(msg.clone()));
+        self.save_owned(conv, branch, position, std::sync::Arc::new(msg.clone()));
     }
 
-    /// [`StoreHandle::save_message_in`] of a copy the caller already made: queued as it is, so a
-    /// long reply's checkpoint is not copied once more on its way to the writer.
-    pub fn save_owned(&self, conv: &str, branch: Option<i64>, position: usize, msg: Box<Message>) {
+    /// [`StoreHandle::save_message_in`] of a message the caller shares or already copied:
+    /// queued as it is, so a long reply's checkpoint is not copied on its way to the writer.
+    pub fn save_owned(&self, conv: &str, branch: Option<i64>, position: usize, msg: std::sync::Arc<Message>) {
         self.send(Op::Save { conv: conv.to_owned(), branch, position, msg });
     }
 
@@ -381,7 +381,7 @@ impl StoreHandle {
             copy
         };
         copy.frames.shrink_to_fit();
-        let op = Op::Save { conv: conv.to_owned(), branch: None, position, msg: Box::new(copy) };
+        let op = Op::Save { conv: conv.to_owned(), branch: None, position, msg: std::sync::Arc::new(copy) };
         in_flight.fetch_add(1, SeqCst);
         let sent = self.inner.tx.as_ref().is_some_and(|tx| tx.send(Cmd::Live(op, in_flight.clone())).is_ok());
         if !sent {

@@ -16,7 +16,9 @@ pub enum Op {
         conv: String,
         branch: Option<i64>,
         position: usize,
-        msg: Box<Message>,
+        /// Shared with whoever queued it (the chat screen's transcript): the writer copies it
+        /// only when it must cut it and the other holder still has it.
+        msg: std::sync::Arc<Message>,
     },
     /// Deletes the messages of a branch from `from` on.
     Truncate {
@@ -108,7 +110,7 @@ pub fn apply(db: &Connection, op: &mut Op, ctx: &mut Ctx<'_>) -> rusqlite::Resul
     if let Op::Save { conv, branch, position, msg } = op {
         let branch = resolve_branch(db, conv, *branch, ctx)?;
         let at = ctx.others.check(db, conv, branch, *position)?;
-        return save(db, conv, branch, at, msg, ctx);
+        return save(db, conv, branch, at, std::sync::Arc::make_mut(msg), ctx);
     }
     match &*op {
         Op::Save { .. } => Ok(()),

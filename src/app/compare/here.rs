@@ -54,7 +54,7 @@ impl State {
         let end = (u + 1..self.transcript.cells.len())
             .find(|&i| self.transcript.cells[i].message().is_some_and(|m| m.role() == Role::User))
             .unwrap_or(self.transcript.cells.len());
-        let answer: Vec<_> = self.transcript.cells[u + 1..end].iter().filter_map(Cell::message).cloned().collect();
+        let answer: Vec<_> = self.transcript.cells[u + 1..end].iter().filter_map(Cell::shared).cloned().collect();
         let mut targets = vec![self.target.clone()];
         targets.extend(models.iter().map(|m| self.column_target(m)));
         if let Err(e) = self.open_compare_from(targets, u + 1) {
@@ -64,9 +64,7 @@ impl State {
         let Some(cmp) = self.compare.active.as_mut() else { return };
         cmp.from_here = Some(u + 1);
         if let Some(col) = cmp.columns.first_mut() {
-            for m in answer {
-                col.transcript.push_message(m);
-            }
+            col.transcript.push_shared(answer);
             col.seeded = col.transcript.cells.len();
         }
         let n = cmp.columns.len();

@@ -20,7 +20,6 @@ use super::tools::Owner;
 use super::transcript::Transcript;
 use crate::api::Api;
 use crate::api::client::WireEvent;
-use serde_json::Value;
 
 /// Fewest and most columns a compare has.
 pub const MIN_COLUMNS: usize = 2;
@@ -207,7 +206,14 @@ impl CompareMode {
 pub enum CompareEffect {
     /// Send a column's request to `provider`'s endpoint; its reply streams into message `id`
     /// of column `column` of compare `generation`.
-    Start { generation: u64, column: usize, id: u64, provider: String, api: Api, body: std::sync::Arc<Value> },
+    Start {
+        generation: u64,
+        column: usize,
+        id: u64,
+        provider: String,
+        api: Api,
+        body: std::sync::Arc<crate::engine::body::Body>,
+    },
     /// Stop a column's request; what arrived stays.
     Cancel { generation: u64, column: usize, id: u64 },
     /// The kept column's provider becomes the chat's endpoint.

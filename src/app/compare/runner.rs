@@ -139,7 +139,15 @@ impl ColumnRunner {
         }
     }
 
-    fn start(&mut self, generation: u64, column: usize, id: u64, provider: String, api: Api, body: Arc<Value>) {
+    fn start(
+        &mut self,
+        generation: u64,
+        column: usize,
+        id: u64,
+        provider: String,
+        api: Api,
+        body: Arc<crate::engine::body::Body>,
+    ) {
         self.requests.retain(|_, h| !h.is_finished());
         let tx = self.tx.clone();
         let clock = self.clock;

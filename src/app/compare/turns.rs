@@ -10,9 +10,10 @@ use crate::app::effect::Effect;
 use crate::app::state::{Focus, Live, State, TargetInfo};
 use crate::app::tools::Owner;
 use crate::app::transcript::{Cell, NoticeKind, Transcript};
+use crate::engine::body::Body;
 use crate::engine::message::{Message, MessageStatus, Role};
 use crate::engine::reducer::{self, Ending};
-use crate::engine::request::{RequestOptions, build_body};
+use crate::engine::request::RequestOptions;
 use crate::engine::turn::apply_wire;
 
 impl State {
@@ -36,17 +37,15 @@ impl State {
         if let Some(old) = self.compare.active.take() {
             self.compare.kept.push(old);
         }
-        // Every column starts from the conversation as it stands (without failed turns): one copy
-        // of the history each.
-        let history = self.transcript.request_refs_before(end);
+        // Every column starts from the conversation as it stands (without failed turns), shared:
+        // no column copies a message of it.
+        let history = self.transcript.request_shared_before(end);
         let columns = targets
             .into_iter()
             .enumerate()
             .map(|(i, target)| {
                 let mut c = Column::new(i, target);
-                for m in &history {
-                    c.transcript.push_message((*m).clone());
-                }
+                c.transcript.push_shared(history.iter().copied().cloned());
                 c.seeded = history.len();
                 c
             })
@@ -150,7 +149,8 @@ impl State {
         let Some(cmp) = self.compare.active.as_mut() else { return };
         let generation = cmp.generation;
         let Some(col) = cmp.columns.get_mut(i) else { return };
-        let body = build_body(col.target.api, &col.transcript.request_refs(), &opts);
+        let messages = col.transcript.request_shared().into_iter().cloned().collect();
+        let body = Body::new(col.target.api, messages, opts);
         let mut m = Message::assistant_pending();
         m.model = Some(col.target.model.clone());
         m.provider = Some(col.target.provider.clone());
@@ -167,7 +167,7 @@ impl State {
             id,
             provider: col.target.provider.clone(),
             api: col.target.api,
-            body: body.into(),
+            body: std::sync::Arc::new(body),
         }));
     }
 
@@ -431,6 +431,7 @@ fn settle(mut t: Transcript) -> Transcript {
     for cell in &mut t.cells {
         if let Cell::Message(m) = cell {
             if m.is_live() {
+                let m = std::sync::Arc::make_mut(m);
                 m.status = MessageStatus::Cancelled;
                 m.revision += 1;
             }

@@ -59,7 +59,12 @@ impl Runner {
             ToolEffect::SampleAnswer { reply, answer } => reply.send(answer),
             ToolEffect::Sample { server, api, model, body, reply } => {
                 // Off the UI task; the server's request waits on `reply`.
-                let rx = crate::engine::turn::spawn_request(self.http.clone(), self.endpoint.clone(), api, body);
+                let rx = crate::engine::turn::spawn_request(
+                    self.http.clone(),
+                    self.endpoint.clone(),
+                    api,
+                    std::sync::Arc::new(body.into()),
+                );
                 let tx = self.tx.clone();
                 tokio::spawn(async move {
                     let result = crate::engine::sampling::collect(rx, &model).await;

@@ -156,6 +156,7 @@ impl ColumnCache {
             if hide {
                 let mut bare = cell.clone();
                 if let Cell::Message(m) = &mut bare {
+                    let m = std::sync::Arc::make_mut(m);
                     m.choices.iter_mut().for_each(|c| c.reasoning.clear());
                     m.items.retain(|i| !is_reasoning_item(i));
                 }
