@@ -12,19 +12,25 @@ use ratatui::style::Style;
 use ratatui::text::Line;
 use std::collections::HashMap;
 
-/// Wrapped plain text that only ever grows: complete lines are wrapped once, the last line again
-/// each time.
+/// Wrapped plain text that only ever grows (a reply's reasoning): complete lines are wrapped
+/// once, the last line as it grows (`GrowingLine`). Its rows are read in place, never copied.
 #[derive(Debug, Default)]
 pub struct Incremental {
+    /// The width and style the rows are for.
+    key: Option<(usize, Style)>,
     done_len: usize,
     done: Vec<Line<'static>>,
+    /// The line still arriving, and whether it has rows (not when it is empty after others).
+    last: GrowingLine,
+    shows_last: bool,
 }
 
 impl Incremental {
-    /// The wrapped lines of `text`, reusing the complete lines already wrapped.
-    pub fn update(&mut self, text: &str, cols: usize, style: Style) -> Vec<Line<'static>> {
-        if text.len() < self.done_len || !text.is_char_boundary(self.done_len) {
-            *self = Self::default();
+    /// Wraps `text`, reusing the complete lines already wrapped.
+    pub fn update(&mut self, text: &str, cols: usize, style: Style) {
+        let key = Some((cols, style));
+        if self.key != key || text.len() < self.done_len || !text.is_char_boundary(self.done_len) {
+            *self = Self { key, ..Self::default() };
         }
         let cut = text.rfind('\n').map_or(0, |i| i + 1);
         if cut > self.done_len {
@@ -32,12 +38,32 @@ impl Incremental {
             self.done.extend(wrap::plain(&sanitize(chunk), cols, style));
             self.done_len = cut;
         }
-        let mut out = self.done.clone();
-        let tail = &text[self.done_len..];
-        if !tail.is_empty() || self.done.is_empty() {
-            out.extend(wrap::plain(&sanitize(tail), cols, style));
+        let last = &text[self.done_len..];
+        self.shows_last = !last.is_empty() || self.done.is_empty();
+        if self.shows_last {
+            self.last.update(self.done_len, last, cols, style, None);
+        } else {
+            self.last.clear();
         }
-        out
+    }
+
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.done.len() + if self.shows_last { self.last.len() } else { 0 }
+    }
+
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    #[must_use]
+    pub fn get(&self, i: usize) -> Option<&Line<'static>> {
+        match i.checked_sub(self.done.len()) {
+            None => self.done.get(i),
+            Some(j) if self.shows_last => self.last.get(j),
+            Some(_) => None,
+        }
     }
 }
 
@@ -59,7 +85,9 @@ pub struct CachedCell {
     pub tail: GrowingLine,
     /// After the answer: tool cards, banners.
     pub post: Vec<Line<'static>>,
+    /// The reasoning's rows, drawn within `pre` from index `reasoning_at` when it is open.
     pub reasoning: Incremental,
+    pub reasoning_at: Option<usize>,
     /// Images drawn over rows the body reserved for them.
     pub images: Vec<super::images::Slot>,
     /// How images are drawn (copied from the cache before a build).
@@ -70,7 +98,23 @@ impl CachedCell {
     /// Body lines (without the header and the blank line after the cell).
     #[must_use]
     pub fn body_len(&self) -> usize {
-        self.pre.len() + self.md.len() + self.tail.len() + self.post.len()
+        self.pre_len() + self.md.len() + self.tail.len() + self.post.len()
+    }
+
+    /// Rows before the answer: `pre` and the reasoning's rows within it.
+    #[must_use]
+    pub fn pre_len(&self) -> usize {
+        self.pre.len() + self.reasoning_at.map_or(0, |_| self.reasoning.len())
+    }
+
+    fn pre_line(&self, i: usize) -> Option<&Line<'static>> {
+        match self.reasoning_at {
+            Some(at) if i >= at => {
+                let r = self.reasoning.len();
+                if i < at + r { self.reasoning.get(i - at) } else { self.pre.get(i - r) }
+            }
+            _ => self.pre.get(i),
+        }
     }
 
     /// Rows the cell takes: header, body, one blank separator.
@@ -86,9 +130,9 @@ impl CachedCell {
     /// Body line `i`.
     #[must_use]
     pub fn body_line(&self, i: usize) -> Option<&Line<'static>> {
-        let (p, m, t) = (self.pre.len(), self.md.len(), self.tail.len());
+        let (p, m, t) = (self.pre_len(), self.md.len(), self.tail.len());
         if i < p {
-            self.pre.get(i)
+            self.pre_line(i)
         } else if i < p + m {
             self.md.get(i - p)
         } else if i < p + m + t {
@@ -198,6 +242,49 @@ impl RenderCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn growing_reasoning_reads_as_the_whole_reasoning_wrapped() {
+        let text = "First thought, a long one that wraps.\nlinewithoutanyspacesthatgoesonandonandon\n\n日本語のテキスト \
+                    and\tmore\nlast";
+        for cols in [1, 4, 9, 30] {
+            let mut r = Incremental::default();
+            for (end, _) in text.char_indices().skip(1).chain([(text.len(), ' ')]) {
+                let part = &text[..end];
+                r.update(part, cols, Style::default());
+                let mut want: Vec<Line<'static>> = Vec::new();
+                let cut = part.rfind('\n').map_or(0, |i| i + 1);
+                if cut > 0 {
+                    want.extend(wrap::plain(&sanitize(&part[..cut - 1]), cols, Style::default()));
+                }
+                if cut < part.len() || cut == 0 {
+                    want.extend(wrap::plain(&sanitize(&part[cut..]), cols, Style::default()));
+                }
+                let got: Vec<Line<'static>> = (0..r.len()).filter_map(|i| r.get(i)).cloned().collect();
+                assert_eq!(got, want, "{cols} cols, {part:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn open_reasoning_is_drawn_in_place_between_its_header_and_the_answer() {
+        use crate::engine::message::{Message, Role};
+        let mut s = crate::app::test_state();
+        s.transcript.push_message(Message::user("why"));
+        let mut reply = Message::with_text(Role::Assistant, "the answer");
+        reply.choices[0].reasoning = "step one\nstep two".into();
+        s.transcript.push_message(reply);
+        let id = s.transcript.cells.last().map(crate::app::transcript::Cell::id).unwrap_or_default();
+        s.reasoning_open.insert(id);
+        let mut cache = RenderCache::default();
+        cache.retain(&s);
+        let cell = cache.cell(&s, 1, 40).unwrap();
+        let rows: Vec<String> =
+            (0..cell.body_len()).filter_map(|i| cell.body_line(i)).map(ToString::to_string).collect();
+        assert!(rows.len() > 4, "{rows:?}");
+        assert_eq!(rows[..4], ["▾ reasoning", "step one", "step two", ""]);
+        assert!(rows[4].contains("the answer"), "{rows:?}");
+    }
 
     #[test]
     fn the_budget_evicts_the_cells_used_longest_ago() {

@@ -33,6 +33,7 @@ pub fn build(entry: &mut CachedCell, cell: &Cell, state: &State, cols: usize, ow
         Cell::Notice(n) => {
             entry.header = false;
             entry.pre = notice(n, cols, theme);
+            entry.reasoning_at = None;
             entry.md.clear();
             entry.tail.clear();
             entry.post.clear();
@@ -57,6 +58,7 @@ pub fn build(entry: &mut CachedCell, cell: &Cell, state: &State, cols: usize, ow
                         attachments(&mut lines, &mut entry.images, m, entry.image_mode, cols, theme);
                     }
                     entry.pre = lines;
+                    entry.reasoning_at = None;
                     entry.md.clear();
                     entry.tail.clear();
                     entry.post.clear();
@@ -71,6 +73,7 @@ pub fn build(entry: &mut CachedCell, cell: &Cell, state: &State, cols: usize, ow
 pub fn hide(entry: &mut CachedCell) {
     entry.header = false;
     entry.pre.clear();
+    entry.reasoning_at = None;
     entry.md.clear();
     entry.tail.clear();
     entry.post.clear();
@@ -117,11 +120,14 @@ fn assistant(entry: &mut CachedCell, m: &Message, state: &State, cols: usize, ow
     let live = m.is_live();
     // Reasoning and refusal come before the answer.
     let mut pre = Vec::new();
+    let mut reasoning_at = None;
     if !main.reasoning.is_empty() {
         let dim = theme.style(R::Reasoning);
         if expanded {
             pre.push(Line::from(Span::styled("▾ reasoning", dim.add_modifier(Modifier::BOLD))));
-            pre.extend(entry.reasoning.update(&main.reasoning, cols, dim));
+            // Its rows are read from `entry.reasoning` where they go, not copied here.
+            entry.reasoning.update(&main.reasoning, cols, dim);
+            reasoning_at = Some(pre.len());
             pre.push(Line::default());
         } else {
             let words = main.reasoning.split_whitespace().count();
@@ -134,9 +140,12 @@ fn assistant(entry: &mut CachedCell, m: &Message, state: &State, cols: usize, ow
     }
     pre.extend(super::item_card::leading(m, state, cols));
     if let Some(c) = &m.compaction {
-        pre.splice(0..0, super::compaction::card(m, c, state, cols));
+        let card = super::compaction::card(m, c, state, cols);
+        reasoning_at = reasoning_at.map(|at| at + card.len());
+        pre.splice(0..0, card);
     }
     entry.pre = pre;
+    entry.reasoning_at = reasoning_at;
 
     // An answer checked against a schema is drawn as JSON, once it has finished.
     let json = state.json_views.get(m.id).filter(|_| !live);
@@ -151,7 +160,7 @@ fn assistant(entry: &mut CachedCell, m: &Message, state: &State, cols: usize, ow
     let tail = &content[committed..];
     if live && !tail.is_empty() && !entry.md.behind() {
         let (width, cursor) = (cols.saturating_sub(1).max(1), Span::styled("▌", theme.style(R::Accent)));
-        entry.tail.update(committed, tail, width, theme.style(R::Base), cursor);
+        entry.tail.update(committed, tail, width, theme.style(R::Base), Some(cursor));
     } else {
         entry.tail.clear();
     }
@@ -159,7 +168,7 @@ fn assistant(entry: &mut CachedCell, m: &Message, state: &State, cols: usize, ow
     post.extend(super::item_card::trailing(m, state, cols));
     post.extend(super::tool_card::cards(m, state, cols, owner));
     post.extend(banners(m, cols, theme));
-    let before = entry.pre.len() + entry.md.len();
+    let before = entry.pre_len() + entry.md.len();
     generated_images(&mut post, &mut entry.images, m, entry.image_mode, cols, before, theme);
     entry.post = post;
 }

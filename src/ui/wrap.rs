@@ -201,19 +201,20 @@ impl Wrapper {
 }
 
 /// The line still arriving, wrapped as [`plain`] wraps it, for a cost that does not grow with
-/// the line: the greedy wrap of words already followed by a space never changes, so they are
-/// placed once; only the last word (it may grow) and the row it lands on are redone. A line
-/// holding an escape sequence, C1 control or CR (which the sanitiser reads with what follows)
-/// is wrapped whole each time instead.
+/// the line: each byte is sanitised and measured once, and the greedy wrap places a token
+/// once what follows it is known (a word once a space follows; a word wider than the line
+/// character by character as it arrives, as it is cut from the row it starts on whatever
+/// comes next). Only the row being filled and the last token are laid out again on each
+/// update. A line holding an escape sequence, C1 control or CR (which the sanitiser reads
+/// with what follows) is wrapped whole each time instead.
 #[derive(Debug, Default)]
 pub struct GrowingLine {
     /// Where the line starts in its text, and the width and style it is wrapped for.
     key: Option<(usize, usize, Style)>,
-    /// Bytes of the line placed, and checked for sequences that reach.
-    done: usize,
-    checked: usize,
+    /// Bytes of the line read, and whether they held a sequence that reaches.
+    read: usize,
     reaching: bool,
-    /// The placed part sanitised, the rows it filled, and the row being filled.
+    /// The line read so far, sanitised; the rows it filled, and the row being filled.
     text: String,
     rows: Vec<Line<'static>>,
     row: OneStyle,
@@ -223,38 +224,29 @@ pub struct GrowingLine {
 
 impl GrowingLine {
     /// Wraps `line` (which starts at byte `start` of its text and has no newline) to `cols`,
-    /// then appends `cursor` to the last row.
-    pub fn update(&mut self, start: usize, line: &str, cols: usize, style: Style, cursor: Span<'static>) {
+    /// then appends `cursor` (if any) to the last row.
+    pub fn update(&mut self, start: usize, line: &str, cols: usize, style: Style, cursor: Option<Span<'static>>) {
         let key = Some((start, cols, style));
-        if self.key != key || line.len() < self.checked || !line.is_char_boundary(self.checked) {
+        if self.key != key || line.len() < self.read || !line.is_char_boundary(self.read) {
             *self = Self { key, row: OneStyle { cols: cols.max(1), ..OneStyle::default() }, ..Self::default() };
         }
-        self.reaching |= may_reach(&line[self.checked..]);
-        self.checked = line.len();
+        let new = &line[self.read..];
+        // Text without a reaching sequence sanitises a character at a time, so the new bytes
+        // sanitised alone are what the whole line sanitised would hold there.
+        self.reaching |= may_reach(new);
+        self.read = line.len();
         if self.reaching {
-            self.done = 0;
+            self.text = String::new();
             self.rows.clear();
             self.rest = plain(&sanitize(line), cols, style);
         } else {
-            // Place every word now followed by a space: up to the start of the last word.
-            if let Some(cut) = last_word(line, self.done) {
-                let from = self.text.len();
-                self.text.push_str(&sanitize(&line[self.done..cut]));
-                self.row.place(&self.text, from, style, &mut self.rows);
-                self.done = cut;
-            }
-            // The row being filled and the last word, on their own.
-            let base = self.row.start.unwrap_or(self.text.len());
-            let mut text = self.text[base..].to_owned();
-            let from = text.len();
-            text.push_str(&sanitize(&line[self.done..]));
-            let mut row = self.row.clone();
-            row.shift(base);
+            let from = self.text.len();
+            self.text.push_str(&sanitize(new));
+            self.row.feed(&self.text, from, style, &mut self.rows);
             self.rest.clear();
-            row.place(&text, from, style, &mut self.rest);
-            row.flush(&text, style, &mut self.rest);
+            self.row.clone().finish(&self.text, style, &mut self.rest);
         }
-        if let Some(last) = self.rest.last_mut() {
+        if let Some((last, cursor)) = self.rest.last_mut().zip(cursor) {
             last.spans.push(cursor);
         }
     }
@@ -280,8 +272,9 @@ impl GrowingLine {
     }
 }
 
-/// [`spans`]'s greedy wrap for text in one style, kept as offsets into the text: a row is a
-/// slice, made a line once when it is full (the same lines, without a span per word).
+/// [`spans`]'s greedy wrap for text in one style that arrives in pieces, kept as offsets into
+/// the text: a row is a slice, made a line once when it is full (the same lines, without a
+/// span per word).
 #[derive(Debug, Default, Clone)]
 struct OneStyle {
     cols: usize,
@@ -289,32 +282,80 @@ struct OneStyle {
     start: Option<usize>,
     end: usize,
     w: usize,
+    /// The last token, not placed yet: where it goes depends on how long it gets.
+    last: Option<Token>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Token {
+    at: usize,
+    space: bool,
+    /// Columns so far.
+    w: usize,
+    /// A word wider than the line: its characters are placed as they arrive.
+    cutting: bool,
 }
 
 impl OneStyle {
-    /// Places the tokens of `text[from..]`, pushing the rows they fill to `rows`.
-    fn place(&mut self, text: &str, from: usize, style: Style, rows: &mut Vec<Line<'static>>) {
-        for (token, is_space) in tokens(&text[from..]) {
-            let at = token.as_ptr() as usize - text.as_ptr() as usize;
-            let tw = width(token);
-            if self.w + tw <= self.cols {
-                self.push(at, token.len(), tw);
-            } else if is_space {
-                self.flush(text, style, rows);
-            } else if tw <= self.cols {
-                self.flush(text, style, rows);
-                self.push(at, token.len(), tw);
-            } else {
-                // A word wider than the line: cut it where it overflows.
-                for (i, c) in token.char_indices() {
-                    let cw = c.width().unwrap_or(0);
-                    if self.w + cw > self.cols {
-                        self.flush(text, style, rows);
+    /// Reads `text[from..]` (the text before was read already), placing every token that
+    /// is followed by another and pushing the rows they fill to `rows`.
+    fn feed(&mut self, text: &str, from: usize, style: Style, rows: &mut Vec<Line<'static>>) {
+        for (piece, space) in tokens(&text[from..]) {
+            let at = piece.as_ptr() as usize - text.as_ptr() as usize;
+            let mut t = match self.last {
+                Some(t) if t.space == space => t,
+                ended => {
+                    if let Some(t) = ended {
+                        self.place(t, text, at, style, rows);
                     }
-                    self.push(at + i, c.len_utf8(), cw);
+                    Token { at, space, w: 0, cutting: false }
+                }
+            };
+            if t.cutting {
+                self.cut(text, at, at + piece.len(), style, rows);
+            } else {
+                t.w += if space { piece.len() } else { width(piece) };
+                if !space && t.w > self.cols {
+                    t.cutting = true;
+                    self.cut(text, t.at, at + piece.len(), style, rows);
                 }
             }
+            self.last = Some(t);
         }
+    }
+
+    /// Places the token `t`, which ends at `end`, as [`Wrapper::token`] does.
+    fn place(&mut self, t: Token, text: &str, end: usize, style: Style, rows: &mut Vec<Line<'static>>) {
+        if t.cutting {
+            // Placed as it arrived.
+        } else if self.w + t.w <= self.cols {
+            self.push(t.at, end - t.at, t.w);
+        } else if t.space {
+            self.flush(text, style, rows);
+        } else {
+            self.flush(text, style, rows);
+            self.push(t.at, end - t.at, t.w);
+        }
+    }
+
+    /// Places the characters of `text[from..to]`, part of a word wider than the line, cutting
+    /// it where it overflows.
+    fn cut(&mut self, text: &str, from: usize, to: usize, style: Style, rows: &mut Vec<Line<'static>>) {
+        for (i, c) in text[from..to].char_indices() {
+            let cw = c.width().unwrap_or(0);
+            if self.w + cw > self.cols {
+                self.flush(text, style, rows);
+            }
+            self.push(from + i, c.len_utf8(), cw);
+        }
+    }
+
+    /// Places the last token as the end of the text and ends the row.
+    fn finish(mut self, text: &str, style: Style, rows: &mut Vec<Line<'static>>) {
+        if let Some(t) = self.last.take() {
+            self.place(t, text, text.len(), style, rows);
+        }
+        self.flush(text, style, rows);
     }
 
     fn push(&mut self, at: usize, len: usize, w: usize) {
@@ -330,29 +371,6 @@ impl OneStyle {
         self.start = None;
         self.w = 0;
     }
-
-    /// Moves the row's offsets to a text that starts at `base` of the old one.
-    fn shift(&mut self, base: usize) {
-        self.start = self.start.map(|s| s - base);
-        self.end = self.end.saturating_sub(base);
-    }
-}
-
-/// The start of the last word of `line` after `from` that a space precedes and that starts
-/// with a character the sanitiser keeps: the text before it ends its last token there.
-fn last_word(line: &str, from: usize) -> Option<usize> {
-    let b = line.as_bytes();
-    let mut end = b.len();
-    while let Some(i) = memchr::memrchr(b' ', &b[from..end]).map(|i| from + i) {
-        let next = line.get(i + 1..).and_then(|s| s.chars().next());
-        if next
-            .is_some_and(|c| c != ' ' && !c.is_control() && sanitize(c.encode_utf8(&mut [0; 4])).len() == c.len_utf8())
-        {
-            return Some(i + 1);
-        }
-        end = i;
-    }
-    None
 }
 
 /// Splits text into runs of spaces and runs of non-spaces. (A space byte is never part of a
@@ -411,7 +429,7 @@ mod tests {
             let mut g = GrowingLine::default();
             for (end, _) in line.char_indices().skip(1) {
                 let part = &line[..end];
-                g.update(5, part, cols, Style::default(), cursor());
+                g.update(5, part, cols, Style::default(), Some(cursor()));
                 let mut want = plain(&sanitize(part), cols, Style::default());
                 if let Some(last) = want.last_mut() {
                     last.spans.push(cursor());
@@ -419,16 +437,100 @@ mod tests {
                 let got: Vec<Line<'_>> = (0..g.len()).filter_map(|i| g.get(i)).cloned().collect();
                 assert_eq!(got, want, "{cols} cols, {part:?}");
             }
-            assert!(g.done > 0, "words were placed once");
+            assert!(!g.rows.is_empty(), "rows were placed once");
             // A new line (a newline arrived) starts over; so does an escape sequence.
-            g.update(9, "next", cols, Style::default(), cursor());
+            g.update(9, "next", cols, Style::default(), Some(cursor()));
             assert_eq!(text(&(0..g.len()).filter_map(|i| g.get(i)).cloned().collect::<Vec<_>>()).concat(), "next▌");
-            g.update(9, "next \u{1b}[31mred", cols, Style::default(), cursor());
+            g.update(9, "next \u{1b}[31mred", cols, Style::default(), Some(cursor()));
             assert!(
                 text(&(0..g.len()).filter_map(|i| g.get(i)).cloned().collect::<Vec<_>>()).concat().ends_with("red▌")
             );
         }
     }
+
+    /// Feeds `line` to a [`GrowingLine`] in the pieces `cuts` makes, checking after each that
+    /// it shows what the whole line wrapped shows, and that only the last rows are redone.
+    fn grows_as_whole(line: &str, cuts: &[usize], cols: usize) -> Result<(), String> {
+        let cursor = || Span::raw("▌");
+        let mut g = GrowingLine::default();
+        let mut ends: Vec<usize> = cuts.iter().map(|&c| c % (line.len() + 1)).collect();
+        ends.push(line.len());
+        ends.sort_unstable();
+        for end in ends.into_iter().filter(|&e| line.is_char_boundary(e)) {
+            let part = &line[..end];
+            g.update(3, part, cols, Style::default(), Some(cursor()));
+            let mut want = plain(&sanitize(part), cols, Style::default());
+            if let Some(last) = want.last_mut() {
+                last.spans.push(cursor());
+            }
+            let got: Vec<Line<'_>> = (0..g.len()).filter_map(|i| g.get(i)).cloned().collect();
+            if got != want {
+                return Err(format!("{cols} cols, {part:?}:\n got {:?}\nwant {:?}", text(&got), text(&want)));
+            }
+            if !g.reaching && g.rest.len() > 2 {
+                return Err(format!("{} rows redone at {cols} cols, {part:?}", g.rest.len()));
+            }
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn a_long_line_without_spaces_is_cut_as_it_arrives() {
+        let blob: String = (0..900u32)
+            .map(|i| {
+                char::from(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"[(i * 7 % 64) as usize])
+            })
+            .collect();
+        let cjk = "日本語のテキストは空白なしで続きます。".repeat(12);
+        let emoji = "e\u{301}👍🏽👨\u{200d}👩\u{200d}👧a\u{308}\u{323}✋🏿".repeat(16);
+        for line in [blob.as_str(), &cjk, &emoji, &format!("{cjk} {blob} {emoji}")] {
+            let cuts: Vec<usize> = (0..line.len()).step_by(7).collect();
+            for cols in [1, 2, 3, 13, 80] {
+                grows_as_whole(line, &cuts, cols).unwrap();
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+        #[test]
+        fn any_line_grows_as_the_whole_line(
+            pieces in proptest::collection::vec(0usize..PIECES.len(), 0..60),
+            cuts in proptest::collection::vec(0usize..1000, 0..30),
+            cols in 1usize..=40,
+        ) {
+            let line: String = pieces.iter().map(|&i| PIECES[i]).collect();
+            grows_as_whole(&line, &cuts, cols).map_err(proptest::test_runner::TestCaseError::fail)?;
+        }
+    }
+
+    /// What lines are made of: words, runs of spaces, wide and zero-width characters,
+    /// combining marks, emoji sequences, tabs and controls the sanitiser drops or expands.
+    const PIECES: &[&str] = &[
+        "a",
+        "word",
+        "b",
+        " ",
+        "  ",
+        "     ",
+        "日",
+        "本語",
+        "\u{301}",
+        "e\u{301}\u{302}",
+        "👍🏽",
+        "👨\u{200d}👩\u{200d}👧",
+        "\u{200b}",
+        "\u{a0}",
+        "\u{3000}",
+        "\t",
+        "\u{1}",
+        "\u{202e}",
+        "\u{7f}",
+        "x",
+        "abcdefghijklmnopqrstuvwxyz0123456789",
+        "\u{fe0f}",
+        "ｆｕｌｌ",
+    ];
 
     #[test]
     fn controls_never_pass() {
