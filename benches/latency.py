@@ -10,7 +10,7 @@ its draw, and the messages applied before it), while
            frame after the last delta, for a second)
   compare  four compare columns stream at once (25,000 deltas each)
   paragraph  one paragraph of 3.2 MB streams (issue 41: shapes.py's `paragraph` shape, lines of
-           ~70 characters joined by single newlines, 400,000 deltas of 8 characters)
+           ~70 characters joined by single newlines, 400,000 deltas of 8 bytes)
   paragraph end  that answer ends
 
 It prints p50, p99 and the worst of each, with the sample counts. A report, not a test: nothing
@@ -393,7 +393,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=2, help="streams per situation")
     ap.add_argument("--keys", type=int, default=80, help="keys typed while idle")
     ap.add_argument("--paragraph-deltas", type=int, default=400_000,
-                    help="deltas of the one-paragraph answer (8 characters each: 3.2 MB at 400,000)")
+                    help="deltas of the one-paragraph answer (8 bytes each: 3.2 MB at 400,000)")
     ap.add_argument("--only", choices=["idle", "stream", "compare", "paragraph"])
     ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()

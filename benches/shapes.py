@@ -6,14 +6,17 @@ usage: shapes.py [PALAVER] [--only SHAPE[,SHAPE]] [--deltas N] [--rounds N] [--t
 
 For each shape below, an answer of --deltas deltas (default 100,000) and one of 4x that are
 streamed from a local server (floor.py's: a process of its own, one write per SSE event, Chat
-Completions chunks of about 8 characters each; the model name picks the shape and size) to
+Completions chunks of about 8 bytes each, cut between characters; the model name picks the shape
+and size) to
 palaver -p (headless, stdout into a pipe) and to the chat screen (a 120x40 pseudo-terminal driven
 by floor.run_screen: it types a prompt, waits until the server has sent the whole stream and
 palaver's CPU time stops moving, then ends it), alternating, --rounds times. CPU is user + system
 of the whole process (wait4's rusage), start-up included. After each chat-screen run, its history
 must hold the whole reply, byte for byte, or the bench stops.
 
-Shapes (the text scales with the deltas, about 8 characters a delta; bytes are printed):
+Shapes (the text scales with the deltas, about 8 bytes a delta, so 3.2 MB at 400,000 for every
+shape: under palaver's default reply limit of 4 MB, which a 400,000-delta CJK answer at 8
+characters a delta, 9.6 MB, is not):
   paragraphs  many paragraphs of prose: lines of ~80 characters, a blank line every 4 lines
   paragraph   ONE paragraph: lines of ~70 characters joined by single newlines, no blank line
   line        one line of base64-like text, no space, no newline
@@ -53,7 +56,7 @@ import floor  # noqa: E402  (the floor bench's server, clients and CPU measures)
 
 GROWTH_TARGET = 4.5
 RATIO_TARGET = 1.3
-PER_DELTA = 8  # characters (code points) a delta
+PER_DELTA = 8  # bytes a delta (a little more when a character would be cut)
 
 # ---------------------------------------------------------------- the shapes
 # Each generator yields the answer's text in pieces (lines, mostly) for ever; `text` takes as
@@ -171,17 +174,28 @@ def text(shape, deltas):
     want = deltas * PER_DELTA - len(closing)
     parts, n = [], 0
     for piece in gen(random.Random(41)):
-        if n + len(piece) > want:
+        size = len(piece.encode())
+        if n + size > want:
             if shape == "line":
                 parts.append(piece[: want - n])
             break
         parts.append(piece)
-        n += len(piece)
+        n += size
     return "".join(parts) + closing
 
 
 def split(t):
-    return [t[i : i + PER_DELTA] for i in range(0, len(t), PER_DELTA)]
+    """`t` in deltas of PER_DELTA bytes, each cut moved on to the next character (a grapheme may
+    be cut, as tokens cut them)."""
+    raw = t.encode()
+    cuts = []
+    for off in range(PER_DELTA, len(raw), PER_DELTA):
+        while off < len(raw) and raw[off] & 0xC0 == 0x80:
+            off += 1
+        if not cuts or off > cuts[-1]:
+            cuts.append(off)
+    bounds = [0, *cuts, len(raw)]
+    return [raw[x:y].decode() for x, y in zip(bounds, bounds[1:]) if y > x]
 
 
 def model(shape, deltas):

@@ -34,7 +34,7 @@ pub const ALL: [Shape; 8] = [
     Shape::Emoji,
 ];
 
-/// Characters (not bytes) a delta, as the shapes bench streams them.
+/// Bytes a delta, as the shapes bench streams them (a cut is moved on to the next character).
 pub const PER_DELTA: usize = 8;
 
 impl Shape {
@@ -234,42 +234,39 @@ fn piece(shape: Shape, rng: &mut Rng, n: usize) -> String {
     }
 }
 
-/// The whole answer of `shape` for about `deltas` deltas of [`PER_DELTA`] characters.
+/// The whole answer of `shape` for about `deltas` deltas of [`PER_DELTA`] bytes.
 #[must_use]
 pub fn text(shape: Shape, deltas: usize) -> String {
     let closing = if shape == Shape::Code { "```\n" } else { "" };
     let want = deltas * PER_DELTA - closing.len();
     let mut rng = Rng::new(41);
-    let (mut out, mut chars) = (String::new(), 0);
+    let mut out = String::new();
     for n in 0.. {
         let p = piece(shape, &mut rng, n);
-        let len = p.chars().count();
-        if chars + len > want {
+        if out.len() + p.len() > want {
             if shape == Shape::Line {
-                out.extend(p.chars().take(want - chars));
+                // Base64 is ASCII: any byte is a character boundary.
+                out.push_str(&p[..want - out.len()]);
             }
             break;
         }
         out.push_str(&p);
-        chars += len;
     }
     out + closing
 }
 
-/// `text` cut into deltas of [`PER_DELTA`] characters (a grapheme may be cut, as tokens cut them).
+/// `text` cut into deltas of [`PER_DELTA`] bytes, each cut moved on to the next character (a
+/// grapheme may be cut, as tokens cut them).
 #[must_use]
 pub fn deltas(text: &str) -> Vec<&str> {
     let mut out = Vec::with_capacity(text.len() / PER_DELTA + 1);
-    let mut bounds = text.char_indices().map(|(i, _)| i).step_by(PER_DELTA).skip(1);
     let mut start = 0;
-    loop {
-        let end = bounds.next().unwrap_or(text.len());
+    for grid in (PER_DELTA..text.len()).step_by(PER_DELTA).chain([text.len()]) {
+        let end = (grid..=text.len()).find(|&i| text.is_char_boundary(i)).unwrap_or(text.len());
         if end > start {
             out.push(&text[start..end]);
+            start = end;
         }
-        if end == text.len() {
-            return out;
-        }
-        start = end;
     }
+    out
 }
