@@ -189,12 +189,14 @@ def serve_bodies(bodies, pick):
 
 
 class Server:
-    """The server process, seen from the driver: its port, and how many streams it has sent."""
+    """The server process, seen from the driver: its port, and how many streams it has sent.
+    `argv`: another server to start (shapes.py's), which prints the same lines."""
 
-    def __init__(self, deltas, per_event):
-        argv = [sys.executable, os.path.abspath(__file__), "--serve", "--deltas", str(deltas)]
-        if not per_event:
-            argv.append("--bulk")
+    def __init__(self, deltas, per_event, argv=None):
+        if argv is None:
+            argv = [sys.executable, os.path.abspath(__file__), "--serve", "--deltas", str(deltas)]
+            if not per_event:
+                argv.append("--bulk")
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
         self.sent = 0
         self.cond = threading.Condition()
@@ -234,6 +236,14 @@ def cpu(ru):
     return ru.ru_utime + ru.ru_stime
 
 
+class Timeout(Exception):
+    """A run went past its time allowance and was killed; `cpu`: its CPU seconds until then."""
+
+    def __init__(self, seconds):
+        super().__init__(f"killed after {seconds:.1f} s of CPU")
+        self.cpu = seconds
+
+
 def drain(fd_or_file):
     def run():
         try:
@@ -249,16 +259,24 @@ def drain(fd_or_file):
     return t
 
 
-def run_pipe(argv, env):
-    """Runs a command with stdout into a pipe this script drains; returns its CPU seconds."""
+def run_pipe(argv, env, timeout=None):
+    """Runs a command with stdout into a pipe this script drains; returns its CPU seconds.
+    `timeout`: wall seconds after which it is killed and Timeout raised."""
     r, w = os.pipe()
     p = subprocess.Popen(argv, stdout=w, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=env)
     os.close(w)
     t = drain(r)
+    killer = threading.Timer(timeout, p.kill) if timeout else None
+    if killer:
+        killer.start()
     _, status, ru = os.wait4(p.pid, 0)
     p.returncode = os.waitstatus_to_exitcode(status)
     t.join()
     os.close(r)
+    if killer:
+        killer.cancel()
+        if killer.finished.is_set() and p.returncode == -signal.SIGKILL:
+            raise Timeout(cpu(ru))
     if p.returncode != 0:
         sys.exit(f"{argv[0]} exited with {p.returncode}: {' '.join(argv)}")
     return cpu(ru)
@@ -288,12 +306,14 @@ def task_cpu(pid):
     return total / 1e9
 
 
-def run_screen(palaver, url, model, env, server, extra=(), ready_on=(b"Type a message", b" ready"), answer=None):
+def run_screen(palaver, url, model, env, server, extra=(), ready_on=(b"Type a message", b" ready"), answer=None,
+               timeout=None):
     """The chat screen in a 120x40 pseudo-terminal: type a prompt, wait for the whole reply and for
     palaver to go idle, end it with SIGTERM; returns its CPU seconds. `extra`: more arguments;
     `ready_on`: texts of which one on screen says it is up (a reopened conversation has its own);
     `answer`: a list to append the CPU of the answer alone to (from the prompt typed until idle,
-    without the start nor the reopening)."""
+    without the start nor the reopening); `timeout`: wall seconds from the prompt after which it
+    is killed and Timeout raised."""
     pid, fd = pty.fork()
     if pid == 0:
         fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
@@ -343,14 +363,32 @@ def run_screen(palaver, url, model, env, server, extra=(), ready_on=(b"Type a me
     time.sleep(0.3 if prof else 0)
     sent = server.sent
     os.write(fd, b"go")
+    start = time.monotonic()
     time.sleep(0.05)
     os.write(fd, b"\r")
-    if not server.wait_sent(sent, 120):
+
+    def killed():
+        os.kill(pid, signal.SIGKILL)
+        _, _, ru = os.wait4(pid, 0)
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+        return Timeout(cpu(ru))
+
+    if not server.wait_sent(sent, timeout or 120):
+        if timeout:
+            raise killed()
         os.kill(pid, signal.SIGKILL)
         sys.exit("the server never finished a stream for the chat screen")
     # The reply is sent; palaver is done when its CPU time stops moving.
     last, still = ticks(pid), 0
     while still < 4:
+        if timeout and time.monotonic() - start > timeout:
+            if prof:
+                prof.send_signal(signal.SIGINT)
+                prof.wait()
+            raise killed()
         time.sleep(0.15)
         now = ticks(pid)
         still = still + 1 if now == last else 0

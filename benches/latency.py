@@ -9,12 +9,16 @@ its draw, and the messages applied before it), while
   end      that answer ends and its final layout is built (keys and frames from the first
            frame after the last delta, for a second)
   compare  four compare columns stream at once (25,000 deltas each)
+  paragraph  one paragraph of 3.2 MB streams (issue 41: shapes.py's `paragraph` shape, lines of
+           ~70 characters joined by single newlines, 400,000 deltas of 8 bytes)
+  paragraph end  that answer ends
 
 It prints p50, p99 and the worst of each, with the sample counts. A report, not a test: nothing
 is asserted (the targets of issue 31 are printed beside the figures). The machine may be shared;
 the load average is printed with the figures.
 
-usage: latency.py [PALAVER] [--deltas N] [--compare-deltas N] [--rounds N] [--keys N]
+usage: latency.py [PALAVER] [--deltas N] [--compare-deltas N] [--paragraph-deltas N] [--rounds N]
+                  [--keys N] [--only idle|stream|compare|paragraph]
 
 Keys are Greek letters, each erased with Backspace before the next, so the composer never
 wraps and no glyph of the answers (ASCII) or of the screen's frame can be taken for one.
@@ -36,6 +40,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import floor  # noqa: E402  (the floor bench's stream helpers)
+import shapes  # noqa: E402  (the shapes bench's answers)
 
 GLYPHS = "αβγδεζηθικλμνξοπρστυφχψω"
 
@@ -63,7 +68,7 @@ def code_deltas(n):
     return deltas
 
 
-def serve(deltas, compare_deltas):
+def serve(deltas, compare_deltas, paragraph_deltas):
     # The server stands in for a provider on another machine: its CPU is not palaver's to share.
     # On a 2-core machine a server sending four streams at full speed would otherwise take the
     # core palaver's screen runs on, and the frames would measure the server, not palaver.
@@ -79,15 +84,24 @@ def serve(deltas, compare_deltas):
         "bench-code": floor.sse(code_deltas(deltas)),
         "bench-col": floor.sse(floor.markdown_deltas(compare_deltas)),
     }
+    if paragraph_deltas:
+        bodies["bench-para"] = floor.sse(shapes.split(shapes.text("paragraph", paragraph_deltas)))
 
-    # Compare columns (models named bench-col…) get the markdown stream, the rest the code one.
-    floor.serve_bodies(bodies, lambda model: bodies["bench-col"] if (model or "").startswith("bench-col") else bodies["bench-code"])
+    # Compare columns (models named bench-col…) get the markdown stream, bench-para the paragraph,
+    # the rest the code one.
+    def pick(model):
+        model = model or ""
+        if model.startswith("bench-col"):
+            return bodies["bench-col"]
+        return bodies.get(model, bodies["bench-code"])
+
+    floor.serve_bodies(bodies, pick)
 
 
 class Server:
-    def __init__(self, deltas, compare_deltas):
+    def __init__(self, deltas, compare_deltas, paragraph_deltas):
         argv = [sys.executable, os.path.abspath(__file__), "--serve", "--deltas", str(deltas),
-                "--compare-deltas", str(compare_deltas)]
+                "--compare-deltas", str(compare_deltas), "--paragraph-deltas", str(paragraph_deltas)]
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
         self.sent = 0
         self.cond = threading.Condition()
@@ -378,14 +392,17 @@ def main():
     ap.add_argument("--compare-deltas", type=int, default=25_000)
     ap.add_argument("--rounds", type=int, default=2, help="streams per situation")
     ap.add_argument("--keys", type=int, default=80, help="keys typed while idle")
-    ap.add_argument("--only", choices=["idle", "stream", "compare"])
+    ap.add_argument("--paragraph-deltas", type=int, default=400_000,
+                    help="deltas of the one-paragraph answer (8 bytes each: 3.2 MB at 400,000)")
+    ap.add_argument("--only", choices=["idle", "stream", "compare", "paragraph"])
     ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.serve:
-        serve(args.deltas, args.compare_deltas)
+        serve(args.deltas, args.compare_deltas, args.paragraph_deltas)
         return 0
     palaver = os.path.abspath(args.palaver)
-    server = Server(args.deltas, args.compare_deltas)
+    para = args.paragraph_deltas if args.only in (None, "paragraph") else 0
+    server = Server(args.deltas, args.compare_deltas, para)
     url = f"http://127.0.0.1:{server.port}/v1"
     homes = tempfile.mkdtemp(prefix="palaver-latency-")
     started = time.monotonic()
@@ -400,17 +417,21 @@ def main():
             cols = [a for i in range(4) for a in ("-m", f"bench-col-{i}")]
             got = streaming(palaver, url, homes, server, ["compare", *cols], f"compare{r}", 4)
             merge(results, {"compare": got["stream"], "compare end": got["end"]})
+        for r in range(args.rounds if para else 0):
+            got = streaming(palaver, url, homes, server, ["-m", "bench-para"], f"paragraph{r}", 1, timeout=600)
+            merge(results, {"paragraph": got["stream"], "paragraph end": got["end"]})
     finally:
         server.stop()
     load = os.getloadavg()
-    print(f"latency bench: {args.deltas} deltas (code-heavy markdown), compare 4 x {args.compare_deltas}; "
+    print(f"latency bench: {args.deltas} deltas (code-heavy markdown), compare 4 x {args.compare_deltas}, "
+          f"one paragraph of {para} deltas; "
           f"{args.rounds} round(s); {time.monotonic() - started:.0f} s; load average {load[0]:.1f} {load[1]:.1f}")
     print("targets: key p99 <= 33 ms, worst <= 50 ms; every frame's work <= 16 ms")
     print("draw: a frame's wall time; run: of it, the time palaver's thread was on a CPU (the rest it")
     print("waited for one: a busy machine, not palaver's work); apply: messages applied before a frame\n")
     print(f"{'situation':13} {'keys':>5} {'key p50':>8} {'p99':>8} {'worst':>8}   {'frames':>6} {'draw p50':>9} "
           f"{'p99':>8} {'worst':>8}   {'run p99':>8} {'worst':>8}   {'apply p99':>9} {'worst':>8}   (ms)")
-    for name in ("idle", "stream", "end", "compare", "compare end"):
+    for name in ("idle", "stream", "end", "compare", "compare end", "paragraph", "paragraph end"):
         if name not in results:
             continue
         k, d, a, r = results[name]

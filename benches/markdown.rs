@@ -1,9 +1,19 @@
 //! Benchmarks for the text path every frame may hit: markdown rendering (with code
 //! highlighting) and the terminal-control sanitizer; and what streaming costs per line as an
 //! answer grows: a code block of 50 lines against one of 5,000, 10 KB of prose against 1 MB
-//! (criterion's per-element time is the cost of one line; it should not grow with the answer).
+//! (criterion's per-element time is the cost of one line; it should not grow with the answer);
+//! and issue 41's shapes (tests/common/shapes.rs) streamed through the chat screen's cell path
+//! at 10,000 and 40,000 deltas (the per-element time is one delta's: it should not grow either).
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use palaver::api::Api;
+use palaver::api::client::WireEvent;
+use palaver::api::event::StreamEvent;
+use palaver::app::{Msg, State, TargetInfo};
+use palaver::config::Config;
+use palaver::engine::target::TurnSettings;
+use palaver::ui::RenderCache;
 use palaver::ui::highlight::LineHighlighter;
 use palaver::ui::markdown::render;
 use palaver::ui::sanitize::sanitize;
@@ -150,5 +160,64 @@ fn per_line(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(markdown, benches, per_line);
+#[path = "../tests/common/shapes.rs"]
+mod shapes;
+
+/// A chat state whose reply to a prompt is streaming; returns it and the reply's id.
+fn streaming_state() -> (State, u64) {
+    let target = TargetInfo::new("bench", "bench", Api::Chat);
+    let theme = Theme::load("dark", None, false).unwrap_or_default();
+    let settings = TurnSettings { stream: true, ..TurnSettings::default() };
+    let mut s = State::new(target, settings, Config::default(), theme, "dark");
+    for c in "go".chars() {
+        s.apply(Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)));
+    }
+    s.apply(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
+    let id = s.live.as_ref().map(|l| l.id).unwrap_or_else(|| panic!("no reply started"));
+    s.apply(Msg::RequestStarted { id, now_ms: 0 });
+    (s, id)
+}
+
+fn wire(s: &mut State, id: u64, events: Vec<StreamEvent>) {
+    let event = Box::new(WireEvent::Chunk { frames_skipped: 0, frames: vec![], events, at_ms: 1 });
+    s.apply(Msg::Wire { id, event, now_ms: 1 });
+}
+
+/// Streams `deltas` into a fresh chat state, 64 deltas between two frames; each frame lays the
+/// reply out through the render cache at 100 columns and reads its last 40 rows, as the screen
+/// following the answer does (no frame budget: all the work is done); then ends the answer and
+/// lays out the end.
+fn stream_cells(deltas: &[&str]) -> usize {
+    let (mut s, id) = streaming_state();
+    let mut cache = RenderCache::default();
+    let frame = |s: &State, cache: &mut RenderCache| {
+        cache.retain(s);
+        let cell = cache.cell(s, s.transcript.cells.len() - 1, 100).unwrap_or_else(|| panic!("no reply"));
+        let n = cell.body_len();
+        (n.saturating_sub(40)..n).filter_map(|i| cell.body_line(i)).map(|l| l.spans.len()).sum::<usize>()
+    };
+    for burst in deltas.chunks(64) {
+        wire(&mut s, id, burst.iter().map(|d| StreamEvent::Text { choice: 0, delta: (*d).into() }).collect());
+        black_box(frame(&s, &mut cache));
+    }
+    wire(&mut s, id, vec![StreamEvent::Finish { choice: 0, reason: "stop".into() }, StreamEvent::End]);
+    s.apply(Msg::Wire { id, event: Box::new(WireEvent::Closed { at_ms: 1 }), now_ms: 2 });
+    frame(&s, &mut cache)
+}
+
+fn per_shape(c: &mut Criterion) {
+    let mut g = c.benchmark_group("shapes");
+    g.sample_size(10);
+    for shape in shapes::ALL {
+        for n in [10_000usize, 40_000] {
+            let text = shapes::text(shape, n);
+            let deltas = shapes::deltas(&text);
+            g.throughput(Throughput::Elements(deltas.len() as u64));
+            g.bench_function(format!("{}_{}k_deltas", shape.name(), n / 1000), |b| b.iter(|| stream_cells(&deltas)));
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(markdown, benches, per_line, per_shape);
 criterion_main!(markdown);
