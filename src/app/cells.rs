@@ -42,6 +42,9 @@ pub struct Cells {
     touched: Vec<u64>,
     /// The lowest index handed out by `message_mut` since `stamp` was taken (`usize::MAX`: none).
     low: usize,
+    /// For each message handed out by `message_mut`, a process-unique mark of the last time:
+    /// what a cache of something computed from a message (its token estimate) is checked by.
+    changes: std::collections::HashMap<u64, u64>,
 }
 
 impl Cells {
@@ -75,7 +78,15 @@ impl Cells {
             self.touched.push(id);
         }
         self.low = self.low.min(i);
+        self.changes.insert(id, fresh_stamp());
         Some(Arc::make_mut(m))
+    }
+
+    /// The mark of the last change of message `id` through [`Cells::message_mut`] (0: none since
+    /// the list was made): equal marks mean the message was not handed out for change between.
+    #[must_use]
+    pub fn changed(&self, id: u64) -> u64 {
+        self.changes.get(&id).copied().unwrap_or(0)
     }
 
     /// The messages touched since the last call, for the store sync, which asks at the end of
@@ -105,14 +116,21 @@ impl Cells {
 
 impl Default for Cells {
     fn default() -> Self {
-        Self { list: Vec::new(), stamp: fresh_stamp(), touched: Vec::new(), low: usize::MAX }
+        Self {
+            list: Vec::new(),
+            stamp: fresh_stamp(),
+            touched: Vec::new(),
+            low: usize::MAX,
+            changes: Default::default(),
+        }
     }
 }
 
 /// A copy is another list: it gets a stamp of its own.
 impl Clone for Cells {
     fn clone(&self) -> Self {
-        Self { list: self.list.clone(), stamp: fresh_stamp(), touched: Vec::new(), low: usize::MAX }
+        let changes = self.changes.clone();
+        Self { list: self.list.clone(), stamp: fresh_stamp(), touched: Vec::new(), low: usize::MAX, changes }
     }
 }
 

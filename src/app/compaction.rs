@@ -10,6 +10,7 @@ use super::transcript::{Cell, NoticeKind};
 use crate::engine::compact::{self, Compaction};
 use crate::engine::compact_fit;
 use crate::engine::message::Message;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The context the next request carries, recounted when the transcript changes (never per frame).
@@ -20,6 +21,38 @@ pub struct ContextCount {
     /// (cell index, id) of each compaction that took effect, in order: the cells between one
     /// and the one before are folded behind it until its card is opened.
     pub marks: Vec<(usize, u64)>,
+    pub memo: TokenMemo,
+}
+
+/// Token estimates of the chat's messages, so a recount (every Enter) estimates only the
+/// messages that changed: keyed by the message's id and where it is held, checked by the mark
+/// of its last change (`Cells::changed`), its revision and its length. A cache, not state: two
+/// counts are equal whatever their caches hold.
+#[derive(Debug, Clone, Default)]
+pub struct TokenMemo(HashMap<(u64, usize), ([u64; 3], u64)>);
+
+impl PartialEq for TokenMemo {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for TokenMemo {}
+
+impl TokenMemo {
+    /// The estimate of `m`, whose last change had the mark `changed`.
+    fn tokens(&mut self, m: &Message, changed: u64) -> u64 {
+        let key = (m.id, std::ptr::from_ref(m) as usize);
+        let check = [changed, m.revision, m.main().content.len() as u64];
+        match self.0.get(&key) {
+            Some((c, t)) if *c == check => *t,
+            _ => {
+                let t = compact::message_tokens(m);
+                self.0.insert(key, (check, t));
+                t
+            }
+        }
+    }
 }
 
 /// A prompt held while the automatic compaction before it runs.
@@ -58,10 +91,16 @@ impl State {
 
     /// Recounts the context and the folds: after a reply ends or the transcript changes shape.
     pub(crate) fn recount_context(&mut self) {
-        let msgs = self.transcript.request_refs();
         // The tool definitions go with every request: counted until a reply's usage holds them.
         let tools = compact::definitions_tokens(&self.request_options().tools);
-        self.context.tokens = compact::context_tokens_with(&msgs, self.settings.system.as_deref(), tools);
+        let msgs = self.transcript.request_refs();
+        let (memo, cells) = (&mut self.context.memo, &self.transcript.cells);
+        if memo.0.len() > 2 * cells.len() + 1024 {
+            // Messages dropped or replaced: their estimates go.
+            memo.0.clear();
+        }
+        let mut tokens = |m: &Message| memo.tokens(m, cells.changed(m.id));
+        self.context.tokens = compact::context_tokens_by(&msgs, self.settings.system.as_deref(), tools, &mut tokens);
         self.context.marks = self
             .transcript
             .cells
@@ -249,6 +288,40 @@ mod tests {
         let mut fx = s.apply(Msg::Wire { id, event: Box::new(chunk), now_ms: 1 });
         fx.extend(s.apply(Msg::Wire { id, event: Box::new(WireEvent::Closed { at_ms: 2 }), now_ms: 2 }));
         fx
+    }
+
+    #[test]
+    fn the_recount_estimates_again_only_what_changed_and_always_agrees_with_a_fresh_count() {
+        use crate::engine::message::Role;
+        let mut s = crate::app::test_state();
+        let ids: Vec<u64> = (0..50)
+            .map(|i| {
+                let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
+                s.transcript.push_message(Message::with_text(role, &format!("message number {i} says something")))
+            })
+            .collect();
+        let fresh = |s: &State| {
+            let tools = compact::definitions_tokens(&s.request_options().tools);
+            compact::context_tokens_with(&s.transcript.request_refs(), s.settings.system.as_deref(), tools)
+        };
+        s.recount_context();
+        assert_eq!(s.context.tokens, fresh(&s));
+        let held = s.context.memo.0.len();
+        assert!(held >= 50, "every message's estimate kept ({held})");
+        // A message changed in place (same place, same revision) is estimated again.
+        if let Some(m) = s.transcript.message_mut(ids[10]) {
+            m.main_mut().content.push_str(&" and a great deal more".repeat(40));
+        }
+        s.recount_context();
+        assert_eq!(s.context.tokens, fresh(&s));
+        // So is one whose text keeps its length, and one replaced by another at its index.
+        if let Some(m) = s.transcript.message_mut(ids[12]) {
+            m.main_mut().content = "MESSAGE NUMBER 12 SAYS SOMETHING".into();
+        }
+        s.transcript.cells[14] = Cell::Message(Arc::new(Message::with_text(Role::User, &"x".repeat(900))));
+        s.recount_context();
+        assert_eq!(s.context.tokens, fresh(&s));
+        assert!(s.context.memo.0.len() <= 2 * s.transcript.cells.len() + 1024);
     }
 
     fn send(s: &mut State, text: &str) -> Vec<Effect> {

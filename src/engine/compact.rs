@@ -208,24 +208,32 @@ pub fn definitions_tokens(definitions: &[serde_json::Value]) -> u64 {
 /// first reply with usage, and after a compaction).
 #[must_use]
 pub fn context_tokens_with<M: Borrow<Message>>(messages: &[M], system: Option<&str>, tools: u64) -> u64 {
+    context_tokens_by(messages, system, tools, &mut message_tokens)
+}
+
+/// [`context_tokens_with`], with each message's estimate from `tokens` (a cache of
+/// [`message_tokens`]: a prompt after 10,000 replies without usage estimates only what changed).
+pub fn context_tokens_by<M: Borrow<Message>>(
+    messages: &[M],
+    system: Option<&str>,
+    tools: u64,
+    tokens: &mut dyn FnMut(&Message) -> u64,
+) -> u64 {
     let (sent, _) = sendable::<Message>(messages.iter().map(Borrow::borrow));
     let from = last_effective(&sent).unwrap_or(0);
     let tail = &sent[from..];
     let base = tail.iter().rposition(|m| m.role() == Role::Assistant && !m.is_live() && counted(m).is_some());
-    let summary = |m: &Message| {
-        m.usage.as_ref().map(UsageView::from_raw).and_then(|u| u.completion).unwrap_or_else(|| message_tokens(m))
-    };
+    let mut rest = |messages: &[&Message]| -> u64 { messages.iter().filter(|m| !m.is_live()).map(|m| tokens(m)).sum() };
     match base {
         Some(0) if tail[0].compaction.is_some() => {
-            summary(tail[0]) + estimate(system.unwrap_or_default()) + tools + rest(&tail[1..])
+            let m = tail[0];
+            let summary = m.usage.as_ref().map(UsageView::from_raw).and_then(|u| u.completion);
+            let summary = summary.unwrap_or_else(|| message_tokens(m));
+            summary + estimate(system.unwrap_or_default()) + tools + rest(&tail[1..])
         }
         Some(i) => counted(tail[i]).unwrap_or(0) + rest(&tail[i + 1..]),
         None => estimate(system.unwrap_or_default()) + tools + rest(tail),
     }
-}
-
-fn rest(messages: &[&Message]) -> u64 {
-    messages.iter().filter(|m| !m.is_live()).map(|m| message_tokens(m)).sum()
 }
 
 #[cfg(test)]
