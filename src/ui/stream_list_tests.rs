@@ -100,25 +100,37 @@ fn check(lines: &[String], cols: usize, theme: &Theme) -> (usize, usize) {
     let mut accepted = vec![lines[0].clone()];
     assert_eq!(rows(&block), whole(&accepted, cols, theme), "{accepted:?} at {cols}");
     for line in &lines[1..] {
-        let before = rows(&block);
-        let mut with = accepted.clone();
-        with.push(line.clone());
-        let blocks = markdown::top_level(&with.join("\n")).expect("no references");
-        if block.push(line) {
-            assert_eq!(blocks.len(), 1, "accepted {line:?} after {accepted:?}");
-            accepted = with;
-            assert_eq!(rows(&block), whole(&accepted, cols, theme), "{accepted:?} at {cols}");
-            counts.0 += 1;
-        } else {
-            counts.1 += 1;
-            // The line starts the next top-level block. (Not `is_cut`: a list ending in an empty
-            // item reaches, in pulldown-cmark's ranges, into the indent of the line after it.)
-            let next = blocks.last().map(|b| b.first);
-            assert!(blocks.len() > 1 && next == Some(accepted.len()), "refused {line:?} after {accepted:?}");
-            assert_eq!(rows(&block), before, "a refused line changed nothing");
-        }
+        push_and_compare(&mut block, &mut accepted, line, cols, theme, &mut counts);
     }
     counts
+}
+
+/// Offers `line` to `block`, which holds `accepted`: an accepted line must keep the whole parse
+/// one block and the rows those of the whole render; a refused one must start the whole parse's
+/// next top-level block and change nothing. Counts (accepted, refused).
+pub(crate) fn push_and_compare(
+    block: &mut dyn GrowingBlock,
+    accepted: &mut Vec<String>,
+    line: &str,
+    cols: usize,
+    theme: &Theme,
+    counts: &mut (usize, usize),
+) {
+    let before = rows(block);
+    let mut with = accepted.clone();
+    with.push(line.to_owned());
+    let blocks = markdown::top_level(&with.join("\n")).expect("no references");
+    if block.push(line) {
+        assert_eq!(blocks.len(), 1, "accepted {line:?} after {accepted:?}");
+        *accepted = with;
+        assert_eq!(rows(block), whole(accepted, cols, theme), "{accepted:?} at {cols}");
+        counts.0 += 1;
+    } else {
+        counts.1 += 1;
+        let next = blocks.last().map(|b| b.first);
+        assert!(blocks.len() > 1 && next == Some(accepted.len()), "refused {line:?} after {accepted:?}");
+        assert_eq!(rows(block), before, "a refused line changed nothing");
+    }
 }
 
 #[test]

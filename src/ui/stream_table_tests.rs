@@ -1,5 +1,5 @@
 use super::*;
-use crate::ui::stream_list::tests::{Rng, WORDS, rows, whole};
+use crate::ui::stream_list::tests::{Rng, WORDS, push_and_compare, rows, whole};
 
 fn cell(rng: &mut Rng) -> String {
     match rng.below(8) {
@@ -78,23 +78,7 @@ fn check(lines: &[String], cols: usize, theme: &Theme) -> (usize, usize) {
             assert!(!block.push(line));
             continue;
         }
-        let before = rows(&block);
-        let mut with = accepted.clone();
-        with.push(line.clone());
-        let blocks = markdown::top_level(&with.join("\n")).expect("no references");
-        if block.push(line) {
-            assert_eq!(blocks.len(), 1, "accepted {line:?} after {accepted:?}");
-            accepted = with;
-            assert_eq!(rows(&block), whole(&accepted, cols, theme), "{accepted:?} at {cols}");
-            counts.0 += 1;
-        } else {
-            counts.1 += 1;
-            // The line starts the next top-level block. (Not `is_cut`: a list ending in an empty
-            // item reaches, in pulldown-cmark's ranges, into the indent of the line after it.)
-            let next = blocks.last().map(|b| b.first);
-            assert!(blocks.len() > 1 && next == Some(accepted.len()), "refused {line:?} after {accepted:?}");
-            assert_eq!(rows(&block), before, "a refused line changed nothing");
-        }
+        push_and_compare(&mut block, &mut accepted, line, cols, theme, &mut counts);
     }
     counts
 }
