@@ -37,6 +37,10 @@ use std::sync::mpsc::{Receiver, TryRecvError};
 /// takes well under a millisecond; of the 500 KB answers of the latency bench, about 10).
 const CHECK_OFF_THREAD: usize = 32 * 1024;
 
+/// An open block that can grow is re-rendered until it is this long, then taken line by line
+/// (tests take every such block line by line from its first lines).
+const PROMOTE_AT: usize = if cfg!(test) { 1 } else { 4 * 1024 };
+
 /// Held by the helper thread doing a final check.
 static CHECKS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
@@ -81,6 +85,9 @@ pub struct StreamingMarkdown {
     fences: Vec<FenceCut>,
     /// The closed blocks rendered line by line, checked the same way.
     grown: Vec<Grown>,
+    /// Where an open block began that could not be taken line by line ([`Self::promote`]): it
+    /// is not tried again.
+    unpromoted: Option<usize>,
     /// Some line holds an escape sequence, C1 control or CR, which the sanitiser may treat
     /// together with the lines after it: lines are then never sanitised one at a time.
     reaching: bool,
@@ -359,6 +366,7 @@ impl StreamingMarkdown {
             if self.stable_rows > 0 && !self.active.is_empty() {
                 self.active.insert(0, Line::default());
             }
+            self.promote(content, pos, cols, theme);
         });
     }
 
@@ -390,7 +398,7 @@ impl StreamingMarkdown {
         } else if line.trim().is_empty() {
             self.boundary = (end, self.line_no + 1);
         } else if start == self.stable_len || start == self.boundary.0 {
-            self.start_block(content, start, end, line, cols, theme);
+            self.start_block(content, end, line, cols, theme);
         }
     }
 
@@ -454,13 +462,16 @@ impl StreamingMarkdown {
 
     /// The line at `content[start..end]` starts a block: a kind rendered line by line starts
     /// here, a one-line block is closed at once, else the block is re-rendered as lines arrive.
-    fn start_block(&mut self, content: &str, start: usize, end: usize, line: &str, cols: usize, theme: &Theme) {
+    fn start_block(&mut self, content: &str, end: usize, line: &str, cols: usize, theme: &Theme) {
         if self.reaching || cols == 0 || line.starts_with(' ') {
             return;
         }
         let clean = sanitize(line);
         let choice = choose(&clean, None, cols, theme);
-        if matches!(choice, Choice::Rerender) {
+        // A block that can grow is re-rendered while it is small (most paragraphs and lists
+        // are: re-rendering a few lines costs less than taking them one by one) and taken line
+        // by line once it passes `PROMOTE_AT` bytes (`promote`).
+        if matches!(choice, Choice::Rerender | Choice::Grow(_)) {
             return;
         }
         let (boundary, boundary_line) = self.boundary;
@@ -468,16 +479,48 @@ impl StreamingMarkdown {
             self.close_piece(content, boundary, boundary_line, cols, theme);
         }
         self.active.clear();
-        match choice {
-            Choice::Grow(block) => {
-                self.cuts.push(self.line_no);
-                let gap = if self.stable_rows > 0 { vec![Line::default()] } else { Vec::new() };
-                self.growing = Some(OpenBlock { gap, block, first: self.line_no, head: Some(clean.into_owned()) });
-                self.stable_len = start;
-            }
-            Choice::Single => self.close_piece(content, end, self.line_no + 1, cols, theme),
-            Choice::Rerender => {}
+        if matches!(choice, Choice::Single) {
+            self.close_piece(content, end, self.line_no + 1, cols, theme);
         }
+    }
+
+    /// The open block `content[stable_len..pos]` (complete lines, re-rendered so far) is taken
+    /// line by line from here on when it has grown past `PROMOTE_AT` bytes and its kind can be:
+    /// its lines are pushed once now, as they would have been as they arrived. A block that
+    /// refuses one of them stays re-rendered (and is not tried again).
+    fn promote(&mut self, content: &str, pos: usize, cols: usize, theme: &Theme) {
+        let from = self.stable_len;
+        if pos - from < PROMOTE_AT || self.unpromoted == Some(from) || self.reaching || cols == 0 {
+            return;
+        }
+        self.unpromoted = Some(from);
+        let text = &content[from..pos];
+        if !text.ends_with('\n') || text.starts_with([' ', '\n']) {
+            return;
+        }
+        let mut lines = text.split_inclusive('\n').map(|l| sanitize(l.trim_end_matches(['\n', '\r'])));
+        let (Some(head), second) = (lines.next(), lines.next()) else { return };
+        let table = second.as_deref().and_then(|next| match choose(&head, Some(next), cols, theme) {
+            Choice::Grow(block) => Some(block),
+            _ => None,
+        });
+        let (mut block, rest) = match table {
+            Some(block) => (block, None),
+            None => match choose(&head, None, cols, theme) {
+                Choice::Grow(block) => (block, second),
+                _ => return,
+            },
+        };
+        if !rest.into_iter().chain(lines).all(|line| !line.trim().is_empty() && block.push(&line)) {
+            return;
+        }
+        let count = memchr::memchr_iter(b'\n', text.as_bytes()).count();
+        let first = self.line_no - count;
+        self.cuts.push(first);
+        let gap = if self.stable_rows > 0 { vec![Line::default()] } else { Vec::new() };
+        let head = (count == 1).then(|| head.into_owned());
+        self.growing = Some(OpenBlock { gap, block, first, head });
+        self.active.clear();
     }
 
     /// Renders `content[stable_len..at]` as closed blocks; `line` is the number of the line at `at`.
