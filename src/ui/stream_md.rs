@@ -1,9 +1,9 @@
 //! Markdown for an answer that is still arriving, at a cost that does not grow with the answer.
 //! Complete lines are rendered as markdown; blocks that a blank line (outside a code fence) has
 //! closed are rendered once and kept. A block that can grow without bound is rendered as its
-//! lines arrive once it passes a few KB (re-rendered until then), each line sanitized once (a paragraph: `markdown::Paragraph`, a list:
-//! `stream_list`, a table: `stream_table`; the kinds are
-//! picked in [`choose`]), a top-level code fence too, its lines highlighted once each, when
+//! lines arrive once it passes a few KB (re-rendered until then), each line sanitized once (a
+//! paragraph: `markdown::Paragraph`, a list: `stream_list`, a table: `stream_table`; the kinds
+//! are picked in [`choose`]), a top-level code fence too, its lines highlighted once each, when
 //! first drawn (`LazyCode`); a one-line block (a heading, a rule) is closed at once; any other
 //! open block is re-rendered when a line completes. When the answer is finished, what
 //! streaming rendered is kept if a parse of the whole answer shows every cut fell between
