@@ -367,14 +367,17 @@ def run_screen(palaver, url, model, env, server, extra=(), ready_on=(b"Type a me
     time.sleep(0.05)
     os.write(fd, b"\r")
 
-    def killed():
-        os.kill(pid, signal.SIGKILL)
+    def reap(sig):
+        os.kill(pid, sig)
         _, _, ru = os.wait4(pid, 0)
         try:
             os.close(fd)
         except OSError:
             pass
-        return Timeout(cpu(ru))
+        return ru
+
+    def killed():
+        return Timeout(cpu(reap(signal.SIGKILL)))
 
     if not server.wait_sent(sent, timeout or 120):
         if timeout:
@@ -398,13 +401,7 @@ def run_screen(palaver, url, model, env, server, extra=(), ready_on=(b"Type a me
     if prof:
         prof.send_signal(signal.SIGINT)
         prof.wait()
-    os.kill(pid, signal.SIGTERM)
-    _, status, ru = os.wait4(pid, 0)
-    try:
-        os.close(fd)
-    except OSError:
-        pass
-    return cpu(ru)
+    return cpu(reap(signal.SIGTERM))
 
 
 # ---------------------------------------------------------------- a long history
