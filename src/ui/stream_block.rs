@@ -33,3 +33,12 @@ pub trait GrowingBlock: std::fmt::Debug + Send {
     fn get(&self, i: usize) -> Option<&Line<'static>>;
     fn kind(&self) -> BlockKind;
 }
+
+/// Row `i` of a block held as two parts in order (rows final, then rows that may still change).
+#[must_use]
+pub fn row_of<'a>(first: &'a [Line<'static>], then: &'a [Line<'static>], i: usize) -> Option<&'a Line<'static>> {
+    match i.checked_sub(first.len()) {
+        None => first.get(i),
+        Some(j) => then.get(j),
+    }
+}

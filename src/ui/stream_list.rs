@@ -93,7 +93,7 @@ impl GrowingBlock for ListBlock {
     }
 
     fn get(&self, i: usize) -> Option<&Line<'static>> {
-        self.done.get(i).or_else(|| self.rows.get(i.checked_sub(self.done.len())?))
+        super::stream_block::row_of(&self.done, &self.rows, i)
     }
 
     fn kind(&self) -> BlockKind {

@@ -124,7 +124,7 @@ impl GrowingBlock for TableBlock {
     }
 
     fn get(&self, i: usize) -> Option<&Line<'static>> {
-        self.lines.get(i).or_else(|| self.bottom.get(i.checked_sub(self.lines.len())?))
+        super::stream_block::row_of(&self.lines, &self.bottom, i)
     }
 
     fn kind(&self) -> BlockKind {

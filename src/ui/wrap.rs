@@ -263,8 +263,7 @@ impl GrowingLine {
 
     #[must_use]
     pub fn get(&self, i: usize) -> Option<&Line<'static>> {
-        let n = self.rows.len();
-        if i < n { self.rows.get(i) } else { self.rest.get(i - n) }
+        super::stream_block::row_of(&self.rows, &self.rest, i)
     }
 
     pub fn clear(&mut self) {

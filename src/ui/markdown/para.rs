@@ -131,10 +131,7 @@ impl GrowingBlock for Paragraph {
     }
 
     fn get(&self, i: usize) -> Option<&Line<'static>> {
-        match i.checked_sub(self.rows.len()) {
-            None => self.rows.get(i),
-            Some(j) => self.tail.get(j),
-        }
+        crate::ui::stream_block::row_of(&self.rows, &self.tail, i)
     }
 
     fn kind(&self) -> BlockKind {

@@ -421,23 +421,30 @@ mod tests {
         assert_eq!(text(&wrap(&plain("ab 0123456789"), 6)), ["ab 012", "345678", "9"]);
     }
 
+    /// `count` runs of up to `pieces` random pieces each (words, gaps of one to three spaces,
+    /// hard breaks, long and wide words, combining marks), in two styles.
+    fn random_runs(seed: &mut u64, count: usize, pieces: u64) -> Vec<Run> {
+        let bold = Style::new().bold();
+        let from = ["a", "bb", "ccc ", " ", "  ", "   dd", "\n", "0123456789abc", "日本語", "é\u{301}x", "e ", " f"];
+        let mut runs = Vec::new();
+        for _ in 0..count {
+            let mut text = String::new();
+            for _ in 0..(*seed % pieces + 1) {
+                *seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                text.push_str(from[(*seed >> 33) as usize % from.len()]);
+            }
+            runs.push((text, if *seed & (1 << 20) == 0 { Style::new() } else { bold }));
+        }
+        runs
+    }
+
     #[test]
     fn the_shortcut_wraps_as_the_lists_do() {
         // Runs of words, gaps of one to three spaces, hard breaks, long and wide words, in
         // two styles, at every width from 1 to 24: the same lines, spans and styles.
-        let bold = Style::new().bold();
-        let pieces = ["a", "bb", "ccc ", " ", "  ", "   dd", "\n", "0123456789abc", "日本語", "é\u{301}x", "e ", " f"];
         let mut seed = 7u64;
         for case in 0..400 {
-            let mut runs = Vec::new();
-            for _ in 0..(case % 9 + 1) {
-                let mut text = String::new();
-                for _ in 0..(seed % 6 + 1) {
-                    seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-                    text.push_str(pieces[(seed >> 33) as usize % pieces.len()]);
-                }
-                runs.push((text, if seed & (1 << 20) == 0 { Style::new() } else { bold }));
-            }
+            let runs = random_runs(&mut seed, case % 9 + 1, 6);
             for width in 1..25 {
                 assert_eq!(wrap_runs(&runs, width, true), wrap_runs(&runs, width, false), "{runs:?} at {width}");
             }
@@ -448,19 +455,9 @@ mod tests {
     fn a_growing_wrap_is_the_wrap_of_all_its_runs_so_far() {
         // The same random runs as above, arriving a few at a time, at every width: the lines
         // already final plus the tail are the whole wrap at every step, and final lines stay.
-        let bold = Style::new().bold();
-        let pieces = ["a", "bb", "ccc ", " ", "  ", "   dd", "\n", "0123456789abc", "日本語", "é\u{301}x", "e ", " f"];
         let mut seed = 3u64;
         for case in 0..300 {
-            let mut runs = Vec::new();
-            for _ in 0..(case % 11 + 1) {
-                let mut text = String::new();
-                for _ in 0..(seed % 5 + 1) {
-                    seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-                    text.push_str(pieces[(seed >> 33) as usize % pieces.len()]);
-                }
-                runs.push((text, if seed & (1 << 20) == 0 { Style::new() } else { bold }));
-            }
+            let runs = random_runs(&mut seed, case % 11 + 1, 5);
             for width in [1, 2, 3, 4, 7, 10, 16, 24] {
                 let mut g = GrowingWrap::new(width);
                 let mut done: Vec<Spans> = Vec::new();
