@@ -203,17 +203,30 @@ fn choose(head: &str, next: Option<&str>, cols: usize, theme: &Theme) -> Choice 
         }
         return grow(TableBlock::start(head, next, cols, theme).map(|t| Box::new(t) as Box<dyn GrowingBlock>));
     }
+    if one_line_block(head) {
+        return Choice::Single;
+    }
     if Paragraph::plain(head) {
         return grow(paragraph());
     }
     match Parser::new_ext(head, crate::text::code::options()).next() {
         Some(Event::Start(Tag::Paragraph)) => grow(paragraph()),
-        Some(Event::Start(Tag::Heading { .. }) | Event::Rule) => Choice::Single,
         Some(Event::Start(Tag::List(_))) => {
             grow(ListBlock::start(head, cols, theme).map(|l| Box::new(l) as Box<dyn GrowingBlock>))
         }
         _ => Choice::Rerender,
     }
+}
+
+/// Whether the block whose first line is `head` (sanitized) is a block of that line alone (an
+/// ATX heading, a rule): closed at once.
+fn one_line_block(head: &str) -> bool {
+    use pulldown_cmark::{Event, Parser, Tag};
+    !Paragraph::plain(head)
+        && matches!(
+            Parser::new_ext(head, crate::text::code::options()).next(),
+            Some(Event::Start(Tag::Heading { .. }) | Event::Rule)
+        )
 }
 
 impl StreamingMarkdown {
@@ -467,11 +480,10 @@ impl StreamingMarkdown {
             return;
         }
         let clean = sanitize(line);
-        let choice = choose(&clean, None, cols, theme);
         // A block that can grow is re-rendered while it is small (most paragraphs and lists
         // are: re-rendering a few lines costs less than taking them one by one) and taken line
         // by line once it passes `PROMOTE_AT` bytes (`promote`).
-        if matches!(choice, Choice::Rerender | Choice::Grow(_)) {
+        if !one_line_block(&clean) {
             return;
         }
         let (boundary, boundary_line) = self.boundary;
@@ -479,9 +491,7 @@ impl StreamingMarkdown {
             self.close_piece(content, boundary, boundary_line, cols, theme);
         }
         self.active.clear();
-        if matches!(choice, Choice::Single) {
-            self.close_piece(content, end, self.line_no + 1, cols, theme);
-        }
+        self.close_piece(content, end, self.line_no + 1, cols, theme);
     }
 
     /// The open block `content[stable_len..pos]` (complete lines, re-rendered so far) is taken
