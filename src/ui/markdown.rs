@@ -21,7 +21,7 @@ pub use code::CodeRows;
 pub use code::{base as code_base, highlighted as highlighted_rows, plain as plain_rows};
 pub use para::Paragraph;
 pub use parts::{ListShape, list_item, list_shape, table_of};
-pub use table::{Columns as TableColumns, Table, head_cells};
+pub use table::{Columns as TableColumns, Measure as CellMeasure, Table, head_cells, measure as measure_cell};
 
 use super::sanitize::sanitize;
 use super::theme::{Role, Theme};

@@ -1,17 +1,26 @@
 //! A table rendered as its rows arrive. Each row is read from pulldown-cmark's parse of the
 //! head, the delimiter row and that row (its cells exactly as the whole table's parse gives
-//! them) and drawn on its own; the columns' natural widths are running maxima, and only when
-//! their fit to the width changes are the rows drawn again, once. The layout rules are
+//! them), measured once, and drawn only when it is read: a 20,000-row table on screen shows a
+//! screenful of rows, and a change of the columns' widths (the id column gaining a digit)
+//! costs a pass over the rows' measures instead of drawing them all again. The layout rules are
 //! `markdown::TableColumns`', the same the whole table's render uses.
 
-use super::markdown::{self, TableColumns};
+use super::markdown::{self, CellMeasure, TableColumns};
 use super::stream_block::{BlockKind, GrowingBlock};
 use super::theme::Theme;
 use super::wrap;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
+use std::cell::OnceCell;
 
 type Cell = Vec<(String, Style)>;
+
+/// A row's cells and their measures.
+#[derive(Debug)]
+struct Row {
+    cells: Vec<Cell>,
+    measures: Vec<CellMeasure>,
+}
 
 /// A table growing a row at a time.
 #[derive(Debug)]
@@ -22,12 +31,17 @@ pub struct TableBlock {
     /// The head and delimiter lines, which every row is parsed after.
     head_text: String,
     head: Vec<Cell>,
-    rows: Vec<Vec<Cell>>,
+    rows: Vec<Row>,
     columns: TableColumns,
-    /// The rows drawn down to the last table row, and the bottom rule.
-    lines: Vec<Line<'static>>,
+    /// The top rule, the head and, once a row came, the rule under it.
+    top: Vec<Line<'static>>,
+    /// Where each row's lines start among the rows' lines.
+    starts: Vec<usize>,
+    body_len: usize,
+    /// Each row's lines, drawn when first read.
+    drawn: Vec<OnceCell<Vec<Line<'static>>>>,
     bottom: Vec<Line<'static>>,
-    /// How many times the rows were drawn again for a change of column widths.
+    /// How many times the columns' widths changed.
     relayouts: usize,
 }
 
@@ -52,43 +66,86 @@ impl TableBlock {
             head,
             rows: Vec::new(),
             columns,
-            lines: Vec::new(),
+            top: Vec::new(),
+            starts: Vec::new(),
+            body_len: 0,
+            drawn: Vec::new(),
             bottom: Vec::new(),
             relayouts: 0,
         };
-        block.draw_all();
+        block.relayout();
         block.relayouts = 0;
         Some(block)
     }
 
-    /// How many times the rows were drawn again because a column's width changed.
+    /// How many times the columns' widths changed, so that every row's height was found again.
     #[must_use]
     pub fn relayouts(&self) -> usize {
         self.relayouts
     }
 
     /// Lines as the renderer emits them at the top level, fitted as the streamed answer is.
-    fn fitted(&self, spans: Vec<Vec<Span<'static>>>, out: &mut Vec<Line<'static>>) {
+    fn fitted(&self, spans: Vec<Vec<Span<'static>>>) -> Vec<Line<'static>> {
         if self.width == 0 {
-            return;
+            return Vec::new();
         }
         let lines = spans.into_iter().map(|s| markdown::top_line(s, self.width)).collect();
-        out.extend(wrap::fit(lines, self.cols));
+        wrap::fit(lines, self.cols)
     }
 
-    /// Draws every row again (the column widths changed).
-    fn draw_all(&mut self) {
+    /// The columns' widths changed: the head and rules are drawn again, every row's height is
+    /// found again, and rows drawn before are forgotten.
+    fn relayout(&mut self) {
         self.relayouts += 1;
-        let mut lines = Vec::new();
-        self.fitted(self.columns.draw_upto(&self.head, &self.rows), &mut lines);
-        self.lines = lines;
-        self.draw_bottom();
+        self.draw_top();
+        self.bottom = self.fitted(self.columns.bottom().into_iter().collect());
+        let rows = std::mem::take(&mut self.rows);
+        self.starts.clear();
+        self.drawn.clear();
+        self.body_len = 0;
+        for row in rows {
+            self.add_row(row);
+        }
     }
 
-    fn draw_bottom(&mut self) {
-        let mut bottom = Vec::new();
-        self.fitted(self.columns.bottom().into_iter().collect(), &mut bottom);
-        self.bottom = bottom;
+    fn draw_top(&mut self) {
+        let mut spans: Vec<_> = self.columns.top().into_iter().collect();
+        self.columns.draw(&self.head, &mut spans);
+        if !self.rows.is_empty() {
+            spans.extend(self.columns.mid());
+        }
+        self.top = self.fitted(spans);
+    }
+
+    /// Places a row after the others under the current columns: its height is found from its
+    /// cells' measures (only a cell wider than its column is wrapped, to count its lines), and
+    /// it is drawn when read. Without boxed columns it is drawn now, to learn its height.
+    fn add_row(&mut self, row: Row) {
+        let height = if self.width == 0 { Some(0) } else { self.columns.row_height(&row.cells, &row.measures) };
+        let (height, drawn) = match height {
+            Some(h) => (h, OnceCell::new()),
+            None => {
+                let lines = self.draw_row(&row);
+                (lines.len(), OnceCell::from(lines))
+            }
+        };
+        self.starts.push(self.body_len);
+        self.body_len += height;
+        self.drawn.push(drawn);
+        self.rows.push(row);
+    }
+
+    fn draw_row(&self, row: &Row) -> Vec<Line<'static>> {
+        let mut spans = Vec::new();
+        self.columns.draw(&row.cells, &mut spans);
+        self.fitted(spans)
+    }
+
+    /// Line `j` of the rows' lines, drawing its row when it was not drawn yet.
+    fn body_line(&self, j: usize) -> Option<&Line<'static>> {
+        let r = self.starts.partition_point(|&s| s <= j).checked_sub(1)?;
+        let (row, drawn) = (self.rows.get(r)?, self.drawn.get(r)?);
+        drawn.get_or_init(|| self.draw_row(row)).get(j - self.starts[r])
     }
 }
 
@@ -99,32 +156,32 @@ impl GrowingBlock for TableBlock {
         }
         let text = format!("{}\n{line}", self.head_text);
         let Some(mut table) = markdown::table_of(&text, &self.theme) else { return false };
-        let Some(row) = table.rows.pop().filter(|_| table.rows.is_empty()) else { return false };
-        let changed = self.columns.add(&row);
-        self.rows.push(row);
+        let Some(cells) = table.rows.pop().filter(|_| table.rows.is_empty()) else { return false };
+        let measures: Vec<_> = cells.iter().map(|c| markdown::measure_cell(c)).collect();
+        let widths: Vec<usize> = measures.iter().map(|m| m.width).collect();
+        let changed = self.columns.add_widths(&widths);
+        let row = Row { cells, measures };
+        let first = self.rows.is_empty();
+        self.add_row(row);
         if changed {
-            self.draw_all();
-            return true;
+            self.relayout();
+        } else if first {
+            // The rule under the head comes with the first row.
+            self.draw_top();
         }
-        let mut spans = Vec::new();
-        if self.rows.len() == 1 {
-            spans.extend(self.columns.mid());
-        }
-        if let Some(row) = self.rows.last() {
-            self.columns.draw(row, &mut spans);
-        }
-        let mut lines = std::mem::take(&mut self.lines);
-        self.fitted(spans, &mut lines);
-        self.lines = lines;
         true
     }
 
     fn len(&self) -> usize {
-        self.lines.len() + self.bottom.len()
+        self.top.len() + self.body_len + self.bottom.len()
     }
 
     fn get(&self, i: usize) -> Option<&Line<'static>> {
-        super::stream_block::row_of(&self.lines, &self.bottom, i)
+        let Some(j) = i.checked_sub(self.top.len()) else { return self.top.get(i) };
+        match j.checked_sub(self.body_len) {
+            None => self.body_line(j),
+            Some(k) => self.bottom.get(k),
+        }
     }
 
     fn kind(&self) -> BlockKind {

@@ -83,6 +83,32 @@ fn check(lines: &[String], cols: usize, theme: &Theme) -> (usize, usize) {
     counts
 }
 
+/// Rows are drawn when read: a table read only now and then (a row from the middle, its last
+/// line) and whole at the end, across changes of the columns' widths, ends as the whole render.
+#[test]
+fn rows_read_late_or_out_of_order_match_the_whole_render() {
+    let theme = Theme::default();
+    let mut rng = Rng(0x5eed_7ab1e);
+    for case in 0..200 {
+        let ncols = 1 + rng.below(4);
+        let head: Vec<String> = (0..ncols).map(|_| cell(&mut rng)).collect();
+        let mut accepted = vec![format!("| {} |", head.join(" | ")), vec!["---"; ncols].join(" | ")];
+        let cols = [1 + case % 40, 80, 120, 13][case % 4];
+        let Some(mut block) = TableBlock::start(&accepted[0], &accepted[1], cols, &theme) else { continue };
+        for _ in 0..rng.below(30) {
+            let line = row(&mut rng, ncols);
+            if block.push(&line) {
+                accepted.push(line);
+            }
+            if rng.below(5) == 0 && !block.is_empty() {
+                let i = rng.below(block.len());
+                assert_eq!(block.get(i), whole(&accepted, cols, &theme).get(i), "row {i} of {accepted:?} at {cols}");
+            }
+        }
+        assert_eq!(rows(&block), whole(&accepted, cols, &theme), "{accepted:?} at {cols}");
+    }
+}
+
 #[test]
 fn starts_only_on_a_table_head() {
     let theme = Theme::default();

@@ -2,7 +2,7 @@
 //! borders. Cells wrap within their column; a cell taller than [`MAX_CELL_LINES`] is cut
 //! with `…` so one runaway cell cannot push the whole conversation off screen.
 
-use super::wrap::{Run, Spans, ellipsize, spans_width, wrap};
+use super::wrap::{Run, Spans, ellipsize, extent, spans_width, wrap};
 use crate::ui::theme::{Role, Theme};
 use pulldown_cmark::Alignment;
 use ratatui::style::Style;
@@ -74,12 +74,17 @@ impl Columns {
     /// Takes a row's cells into the natural widths. Returns whether the layout changed: rows
     /// drawn before are then drawn differently.
     pub fn add(&mut self, row: &[Vec<Run>]) -> bool {
+        let widths: Vec<usize> = row.iter().map(|cell| measure(cell).width).collect();
+        self.add_widths(&widths)
+    }
+
+    /// [`Self::add`] for a row whose cells' natural widths were measured already.
+    pub fn add_widths(&mut self, row: &[usize]) -> bool {
         let mut grew = row.len() > self.natural.len();
         if grew {
             self.natural.resize(row.len(), 1);
         }
-        for (n, cell) in self.natural.iter_mut().zip(row) {
-            let w = wrap(cell, usize::MAX / 2).iter().map(|l| spans_width(l)).max().unwrap_or(0);
+        for (n, &w) in self.natural.iter_mut().zip(row) {
             if w > *n {
                 *n = w;
                 grew = true;
@@ -92,6 +97,19 @@ impl Columns {
         let changed = layout != self.layout;
         self.layout = layout;
         changed
+    }
+
+    /// How many lines [`Self::draw`] draws for a row whose cells measure `measures`, without
+    /// drawing it, when the columns are boxed (`None` when not).
+    #[must_use]
+    pub fn row_height(&self, row: &[Vec<Run>], measures: &[Measure]) -> Option<usize> {
+        let Layout::Boxed(widths) = &self.layout else { return None };
+        let cell_height = |c: usize, w: usize| match (row.get(c), measures.get(c)) {
+            (Some(_), Some(m)) if m.one_line && m.width <= w => 1,
+            (Some(cell), _) => extent(cell, w).0.min(MAX_CELL_LINES),
+            (None, _) => 1,
+        };
+        Some(widths.iter().enumerate().map(|(c, &w)| cell_height(c, w)).max().unwrap_or(1))
     }
 
     /// The table down to its last row (without [`Self::bottom`]).
@@ -142,6 +160,20 @@ impl Columns {
         }
         Some(vec![Span::styled(s, self.border)])
     }
+}
+
+/// A cell's natural width (its widest line, unwrapped) and whether it is one line: such a
+/// cell is drawn on one line in any column at least that wide.
+#[derive(Debug, Clone, Copy)]
+pub struct Measure {
+    pub width: usize,
+    pub one_line: bool,
+}
+
+#[must_use]
+pub fn measure(cell: &[Run]) -> Measure {
+    let (lines, widest) = extent(cell, usize::MAX / 2);
+    Measure { width: widest, one_line: lines == 1 }
 }
 
 /// The layout of columns of these natural widths in `width` columns.

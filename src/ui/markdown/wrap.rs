@@ -68,12 +68,22 @@ pub(super) fn wrap(runs: &[Run], width: usize) -> Vec<Spans> {
     wrap_runs(runs, width, true)
 }
 
+/// How many lines [`wrap`] makes of `runs` at `width`, and the widest of them, without building
+/// them (a table measures every streamed cell and counts the lines of those that wrap).
+pub(super) fn extent(runs: &[Run], width: usize) -> (usize, usize) {
+    let w = run_wrapper(Wrapper::counting(width), runs, true);
+    (w.ended, w.widest)
+}
+
 /// [`wrap`]; `shortcut` places a word that lies whole in one run, with the gap before it, at
 /// once (most of prose), instead of through the lists of pieces a word split across runs
 /// needs. The result is the same either way (tested); the shortcut halves a long answer's
 /// final layout.
 fn wrap_runs(runs: &[Run], width: usize, shortcut: bool) -> Vec<Spans> {
-    let mut w = Wrapper { width: width.max(1), lines: Vec::new(), cur: Vec::new(), cur_w: 0 };
+    run_wrapper(Wrapper::new(width), runs, shortcut).lines
+}
+
+fn run_wrapper(mut w: Wrapper, runs: &[Run], shortcut: bool) -> Wrapper {
     let mut word: Vec<(&str, Style)> = Vec::new();
     let mut spaces: Vec<(&str, Style)> = Vec::new();
     for (text, style) in runs {
@@ -117,10 +127,10 @@ fn wrap_runs(runs: &[Run], width: usize, shortcut: bool) -> Vec<Spans> {
         }
     }
     w.place(&mut word, &mut spaces);
-    if !w.cur.is_empty() || w.lines.is_empty() {
+    if w.cur_any || w.ended == 0 {
         w.newline();
     }
-    w.lines
+    w
 }
 
 /// Where [`Wrapper::placement`] puts a word.
@@ -140,12 +150,49 @@ struct Wrapper {
     lines: Vec<Spans>,
     cur: Spans,
     cur_w: usize,
+    /// Whether the line being filled holds any text.
+    cur_any: bool,
+    /// Whether lines are built, or only counted and measured.
+    keep: bool,
+    /// Lines ended, and the widest of them.
+    ended: usize,
+    widest: usize,
 }
 
 impl Wrapper {
+    fn new(width: usize) -> Self {
+        Self::with_line(width, Vec::new(), 0)
+    }
+
+    /// A wrapper whose line being filled is `cur`, `cur_w` wide.
+    fn with_line(width: usize, cur: Spans, cur_w: usize) -> Self {
+        let cur_any = !cur.is_empty();
+        Self { width: width.max(1), lines: Vec::new(), cur, cur_w, cur_any, keep: true, ended: 0, widest: 0 }
+    }
+
+    fn counting(width: usize) -> Self {
+        Self { keep: false, ..Self::new(width) }
+    }
+
     fn newline(&mut self) {
-        self.lines.push(std::mem::take(&mut self.cur));
+        if self.keep {
+            self.lines.push(std::mem::take(&mut self.cur));
+        }
+        self.ended += 1;
+        self.widest = self.widest.max(self.cur_w);
         self.cur_w = 0;
+        self.cur_any = false;
+    }
+
+    /// Appends text to the line being filled.
+    fn put(&mut self, text: &str, style: Style) {
+        if text.is_empty() {
+            return;
+        }
+        self.cur_any = true;
+        if self.keep {
+            push(&mut self.cur, text, style);
+        }
     }
 
     /// The greedy wrap's one rule, for a word `word_w` wide after a gap `space_w` wide: ends
@@ -185,7 +232,7 @@ impl Wrapper {
         let placement = self.placement(space_w, word_w);
         if placement != Placement::LineStart {
             for (t, s) in spaces {
-                push(&mut self.cur, t.as_ref(), *s);
+                self.put(t.as_ref(), *s);
             }
             self.cur_w += space_w;
         }
@@ -195,7 +242,7 @@ impl Wrapper {
             }
         } else {
             for (t, s) in word {
-                push(&mut self.cur, t.as_ref(), *s);
+                self.put(t.as_ref(), *s);
             }
             self.cur_w += word_w;
         }
@@ -210,10 +257,10 @@ impl Wrapper {
         let from = if placement == Placement::LineStart { gap } else { 0 };
         self.cur_w += gap - from;
         if placement == Placement::CutAfterGap || word_w > self.width {
-            push(&mut self.cur, &joined[from..gap], style);
+            self.put(&joined[from..gap], style);
             self.break_text(&joined[gap..], style);
         } else {
-            push(&mut self.cur, &joined[from..], style);
+            self.put(&joined[from..], style);
             self.cur_w += word_w;
         }
     }
@@ -225,7 +272,7 @@ impl Wrapper {
             if self.cur_w + cw > self.width && self.cur_w > 0 {
                 self.newline();
             }
-            push(&mut self.cur, c, style);
+            self.put(c, style);
             self.cur_w += cw;
         }
     }
@@ -246,7 +293,7 @@ pub(super) struct GrowingWrap {
 
 impl GrowingWrap {
     pub(super) fn new(width: usize) -> Self {
-        let w = Wrapper { width: width.max(1), lines: Vec::new(), cur: Vec::new(), cur_w: 0 };
+        let w = Wrapper::new(width);
         Self { w, word: Vec::new(), spaces: Vec::new(), taken: 0 }
     }
 
@@ -322,13 +369,13 @@ impl GrowingWrap {
     /// The lines after the final ones, as [`wrap`] ends them, with `extra` read after the
     /// word being read (without changing what is pending).
     pub(super) fn tail(&self, extra: Option<(&str, Style)>) -> Vec<Spans> {
-        let mut w = Wrapper { width: self.w.width, lines: Vec::new(), cur: self.w.cur.clone(), cur_w: self.w.cur_w };
+        let mut w = Wrapper::with_line(self.w.width, self.w.cur.clone(), self.w.cur_w);
         let mut word: Vec<(&str, Style)> = self.word.iter().map(|(t, s)| (t.as_str(), *s)).collect();
         let mut spaces: Vec<(&str, Style)> = self.spaces.iter().map(|(t, s)| (t.as_str(), *s)).collect();
         word.extend(extra);
         w.place(&mut word, &mut spaces);
         // The whole wrap ends with the line being filled, and has one line at least.
-        if !w.cur.is_empty() || (w.lines.is_empty() && self.w.lines.is_empty() && self.taken == 0) {
+        if w.cur_any || (w.lines.is_empty() && self.w.lines.is_empty() && self.taken == 0) {
             w.newline();
         }
         w.lines
@@ -337,7 +384,7 @@ impl GrowingWrap {
 
 /// Hard wrap of one code line (no word boundaries). Always returns at least one line.
 pub(super) fn hard_wrap(pieces: &[(Style, String)], width: usize) -> Vec<Spans> {
-    let mut w = Wrapper { width: width.max(1), lines: Vec::new(), cur: Vec::new(), cur_w: 0 };
+    let mut w = Wrapper::new(width);
     for (style, text) in pieces {
         w.break_text(text, *style);
     }
@@ -436,6 +483,22 @@ mod tests {
             runs.push((text, if *seed & (1 << 20) == 0 { Style::new() } else { bold }));
         }
         runs
+    }
+
+    /// Counting lines without building them counts what [`wrap`] builds, and the widest line
+    /// is what the spans measure wherever merging same-styled text cannot change a width.
+    #[test]
+    fn extent_counts_the_lines_wrap_makes() {
+        let mut seed = 11u64;
+        for case in 0..400 {
+            let runs = random_runs(&mut seed, case % 9 + 1, 6);
+            for width in (1..25).chain([usize::MAX / 2]) {
+                let lines = wrap(&runs, width);
+                let (count, widest) = extent(&runs, width);
+                assert_eq!(count, lines.len(), "{runs:?} at {width}");
+                assert_eq!(widest, lines.iter().map(|l| spans_width(l)).max().unwrap_or(0), "{runs:?} at {width}");
+            }
+        }
     }
 
     #[test]
