@@ -113,6 +113,12 @@ impl<'t> Renderer<'t> {
         }
     }
 
+    /// A renderer for `doc`, which was sanitized: its text events are then clean unless a
+    /// character reference (`&#27;`) decodes to something the sanitizer must see.
+    fn on_sanitized(width: usize, theme: &'t Theme, doc: &str) -> Self {
+        Self { clean_source: !doc.contains('&'), ..Self::new(width, theme) }
+    }
+
     fn role(&self, role: Role) -> Style {
         self.theme.style(role)
     }

@@ -5,12 +5,15 @@
 //! costs a pass over the rows' measures instead of drawing them all again. The layout rules are
 //! `markdown::TableColumns`', the same the whole table's render uses.
 
-use super::markdown::{self, CellMeasure, TableColumns};
+use super::markdown::{self, CellMeasure, Paragraph, TableColumns};
+use super::sanitize::sanitize;
 use super::stream_block::{BlockKind, GrowingBlock};
+use super::theme::Role;
 use super::theme::Theme;
 use super::wrap;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
+use std::borrow::Cow;
 use std::cell::OnceCell;
 
 type Cell = Vec<(String, Style)>;
@@ -141,6 +144,35 @@ impl TableBlock {
         self.fitted(spans)
     }
 
+    /// A row's cells as the parse of the head and that row gives them, or `None` when the row
+    /// does not continue the table.
+    fn parsed_row(&self, line: &str) -> Option<Vec<Cell>> {
+        let mut table = markdown::table_of(&format!("{}\n{line}", self.head_text), &self.theme)?;
+        table.rows.pop().filter(|_| table.rows.is_empty())
+    }
+
+    /// A row's cells read without a parse (most rows of a long table): a line that starts and
+    /// ends with a pipe starts no other block, and when it holds no byte inline markup, an
+    /// escape or a character reference could begin with, its cells are the text between its
+    /// pipes, trimmed, in the body's style, padded or cut to the head's count as the parse does.
+    fn plain_row(&self, line: &str) -> Option<Vec<Cell>> {
+        let inner = line.trim_end_matches([' ', '\t']).strip_prefix('|')?.strip_suffix('|')?;
+        // A line the sanitizer would change (a tab to expand) is left to the parse, which
+        // sanitizes.
+        if !Paragraph::inline_plain(inner) || matches!(sanitize(inner), Cow::Owned(_)) {
+            return None;
+        }
+        let style = self.theme.style(Role::Base);
+        let mut cells: Vec<Cell> = inner
+            .split('|')
+            .take(self.head.len())
+            .map(|cell| cell.trim_matches([' ', '\t']))
+            .map(|text| if text.is_empty() { Vec::new() } else { vec![(text.to_owned(), style)] })
+            .collect();
+        cells.resize(self.head.len(), Vec::new());
+        Some(cells)
+    }
+
     /// Line `j` of the rows' lines, drawing its row when it was not drawn yet.
     fn body_line(&self, j: usize) -> Option<&Line<'static>> {
         let r = self.starts.partition_point(|&s| s <= j).checked_sub(1)?;
@@ -154,9 +186,7 @@ impl GrowingBlock for TableBlock {
         if line.trim().is_empty() || line.contains('\n') {
             return false;
         }
-        let text = format!("{}\n{line}", self.head_text);
-        let Some(mut table) = markdown::table_of(&text, &self.theme) else { return false };
-        let Some(cells) = table.rows.pop().filter(|_| table.rows.is_empty()) else { return false };
+        let Some(cells) = self.plain_row(line).or_else(|| self.parsed_row(line)) else { return false };
         let measures: Vec<_> = cells.iter().map(|c| markdown::measure_cell(c)).collect();
         let widths: Vec<usize> = measures.iter().map(|m| m.width).collect();
         let changed = self.columns.add_widths(&widths);

@@ -6,7 +6,7 @@ fn cell(rng: &mut Rng) -> String {
         0 => String::new(),
         1 => "a \\| escaped pipe".to_owned(),
         2 => "wide ".repeat(1 + rng.below(12)),
-        3 => "表の中の漢字とかな".to_owned(),
+        3 => rng.pick(&["表の中の漢字とかな", "tab\tinside", " \tpadded\t "]).to_owned(),
         4 => rng.pick(&["`a | b` in code", "`x \\| y`", "<br>", "~~gone~~ **bold** *em*"]).to_owned(),
         _ => rng.pick(WORDS).to_owned(),
     }
@@ -131,4 +131,34 @@ fn steady_rows_are_drawn_once() {
     assert!(block.relayouts() <= 6, "{} relayouts", block.relayouts());
     // Borders, head, rule, rows.
     assert_eq!(block.len(), 20_004);
+}
+
+/// A row read without a parse has the cells the parse gives, whatever its count of cells and
+/// whatever block its cells' text would start on its own.
+#[test]
+fn plain_rows_have_the_parsed_cells() {
+    let theme = Theme::default();
+    let block = TableBlock::start("| h | i | j |", "|---|:-:|--:|", 80, &theme).unwrap();
+    let rows = [
+        "||",
+        "| |",
+        "|  |  |",
+        "| a |",
+        "| a | b | c | d | e |",
+        "| 1. x | - y | # z |",
+        "| --- | === | > q |",
+        "|x|y|z|",
+        "| a  b |c|   ",
+        "| 3.14 | 1) one | +1 |",
+        "| www.example.com | http://x.y | a:b |",
+        "| 日本 | é | 👍🏽 |",
+    ];
+    for row in rows {
+        let fast = block.plain_row(row);
+        assert!(fast.is_some(), "{row:?} takes the parse");
+        assert_eq!(fast, block.parsed_row(row), "{row:?}");
+    }
+    for row in ["| a *b* |", "| `c` |", "| a \\| b |", "| &amp; |", "| <b> |", "| a\tb |", "a | b", "| a"] {
+        assert!(block.plain_row(row).is_none(), "{row:?} is read without a parse");
+    }
 }

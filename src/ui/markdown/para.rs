@@ -86,7 +86,14 @@ impl Paragraph {
     #[must_use]
     pub fn plain(line: &str) -> bool {
         let b = line.as_bytes();
-        b.first().is_some_and(|&c| !LEADING[usize::from(c)]) && !b.iter().any(|&c| INLINE[usize::from(c)])
+        b.first().is_some_and(|&c| !LEADING[usize::from(c)]) && Self::inline_plain(line)
+    }
+
+    /// Whether `text` holds no byte that inline markup, an escape or a character reference
+    /// could begin with.
+    #[must_use]
+    pub fn inline_plain(text: &str) -> bool {
+        !text.bytes().any(|c| INLINE[usize::from(c)])
     }
 
     fn add(&mut self, runs: &[Run], end: Break) {

@@ -88,7 +88,7 @@ pub fn list_item(
 pub fn table_of(text: &str, theme: &Theme) -> Option<Table> {
     let text = sanitize(text);
     // The width plays no part in collecting cells.
-    let mut r = Renderer::new(1, theme);
+    let mut r = Renderer::on_sanitized(1, theme, &text);
     let mut events = Parser::new_ext(&text, options());
     let Some(Event::Start(Tag::Table(aligns))) = events.next() else { return None };
     r.start(Tag::Table(aligns));
