@@ -20,7 +20,7 @@ pub use blocks::{TopBlock, is_cut, starting_at, top_level};
 pub use code::CodeRows;
 pub use code::{base as code_base, highlighted as highlighted_rows, plain as plain_rows};
 pub use para::Paragraph;
-pub use parts::{ListShape, list_item, list_shape, table_of};
+pub use parts::{ListShape, inline_runs, list_item, list_shape, table_of};
 pub use table::{Columns as TableColumns, Measure as CellMeasure, Table, head_cells, measure as measure_cell};
 
 use super::sanitize::sanitize;

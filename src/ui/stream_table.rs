@@ -151,24 +151,30 @@ impl TableBlock {
         table.rows.pop().filter(|_| table.rows.is_empty())
     }
 
-    /// A row's cells read without a parse (most rows of a long table): a line that starts and
-    /// ends with a pipe starts no other block, and when it holds no byte inline markup, an
-    /// escape or a character reference could begin with, its cells are the text between its
-    /// pipes, trimmed, in the body's style, padded or cut to the head's count as the parse does.
+    /// A row's cells read without the table's parse (most rows of a long table): a line that
+    /// starts and ends with a pipe starts no other block, and when no backslash can hide a pipe
+    /// in it, its cells are the text between its pipes, trimmed, padded or cut to the head's
+    /// count as the table's parse does. A cell without inline markup is one run in the body's
+    /// style; any other is parsed alone, as the table's parse reads a cell (inline markup never
+    /// spans a pipe).
     fn plain_row(&self, line: &str) -> Option<Vec<Cell>> {
         let inner = line.trim_end_matches([' ', '\t']).strip_prefix('|')?.strip_suffix('|')?;
         // A line the sanitizer would change (a tab to expand) is left to the parse, which
         // sanitizes.
-        if !Paragraph::inline_plain(inner) || matches!(sanitize(inner), Cow::Owned(_)) {
+        if inner.contains('\\') || matches!(sanitize(inner), Cow::Owned(_)) {
             return None;
         }
         let style = self.theme.style(Role::Base);
-        let mut cells: Vec<Cell> = inner
-            .split('|')
-            .take(self.head.len())
-            .map(|cell| cell.trim_matches([' ', '\t']))
-            .map(|text| if text.is_empty() { Vec::new() } else { vec![(text.to_owned(), style)] })
-            .collect();
+        let mut cells = Vec::with_capacity(self.head.len());
+        for text in inner.split('|').take(self.head.len()).map(|cell| cell.trim_matches([' ', '\t'])) {
+            cells.push(match text {
+                "" => Vec::new(),
+                _ if Paragraph::inline_plain(text) => vec![(text.to_owned(), style)],
+                // Text that alone parses as another block (`# x`, `- x`) is left to the table's
+                // parse.
+                _ => markdown::inline_runs(text, &self.theme)?,
+            });
+        }
         cells.resize(self.head.len(), Vec::new());
         Some(cells)
     }

@@ -3,7 +3,7 @@
 //! table's are, and the parses that say whether a line still belongs to the block. The rules
 //! stay the renderer's: these entry points feed it the item's or the row's own parse.
 
-use super::{Renderer, options, table::Table};
+use super::{Renderer, options, table::Table, wrap::Run};
 use crate::ui::sanitize::sanitize;
 use crate::ui::theme::Theme;
 use pulldown_cmark::{Event, Parser, Tag, TagEnd};
@@ -81,6 +81,26 @@ pub fn list_item(
         r.event(event);
     }
     (r.out, r.pending_gap)
+}
+
+/// The runs of `text` (sanitized, one line) read as inline content alone, as the renderer
+/// collects a table cell's: `None` when the line parses as anything but one paragraph (a
+/// heading, a list item, an HTML block, a link reference definition).
+#[must_use]
+pub fn inline_runs(text: &str, theme: &Theme) -> Option<Vec<Run>> {
+    let mut r = Renderer::on_sanitized(1, theme, text);
+    let mut events = Parser::new_ext(text, options());
+    let Some(Event::Start(Tag::Paragraph)) = events.next() else { return None };
+    for event in events.by_ref() {
+        if matches!(event, Event::End(TagEnd::Paragraph)) {
+            break;
+        }
+        r.event(event);
+    }
+    if events.next().is_some() || !r.styles.is_empty() || !r.links.is_empty() {
+        return None;
+    }
+    Some(r.runs)
 }
 
 /// The cells of `text` as the renderer collects them, when `text` is exactly one table.

@@ -71,6 +71,15 @@ pub(super) fn wrap(runs: &[Run], width: usize) -> Vec<Spans> {
 /// How many lines [`wrap`] makes of `runs` at `width`, and the widest of them, without building
 /// them (a table measures every streamed cell and counts the lines of those that wrap).
 pub(super) fn extent(runs: &[Run], width: usize) -> (usize, usize) {
+    // Printable ASCII that fits, with no space to drop at either end (most table cells): one
+    // line, a column a byte.
+    let text = || runs.iter().map(|(t, _)| t.as_str()).filter(|t| !t.is_empty());
+    let total: usize = text().map(str::len).sum();
+    let trimmed =
+        text().next().is_some_and(|t| !t.starts_with(' ')) && text().last().is_some_and(|t| !t.ends_with(' '));
+    if total <= width && trimmed && text().all(|t| t.bytes().all(|b| (0x20..0x7f).contains(&b))) {
+        return (1, total);
+    }
     let w = run_wrapper(Wrapper::counting(width), runs, true);
     (w.ended, w.widest)
 }
