@@ -76,7 +76,7 @@ pub(super) fn extent(runs: &[Run], width: usize) -> (usize, usize) {
     let text = || runs.iter().map(|(t, _)| t.as_str()).filter(|t| !t.is_empty());
     let total: usize = text().map(str::len).sum();
     let trimmed =
-        text().next().is_some_and(|t| !t.starts_with(' ')) && text().last().is_some_and(|t| !t.ends_with(' '));
+        text().next().is_some_and(|t| !t.starts_with(' ')) && text().next_back().is_some_and(|t| !t.ends_with(' '));
     if total <= width && trimmed && text().all(|t| t.bytes().all(|b| (0x20..0x7f).contains(&b))) {
         return (1, total);
     }
