@@ -132,7 +132,12 @@ pub fn row_of(f: &CellFacts<'_>, outcome: Result<&Value, &BatchError>) -> CellRo
     }
     if let (Some(expect), true) = (f.expect, row.ok) {
         // A batch line has a cost but no duration (`max_latency_ms` is refused up front).
-        let facts = crate::engine::evals::expect::Facts { cost: row.cost, latency_ms: None };
+        let facts = crate::engine::evals::expect::Facts {
+            cost: row.cost,
+            latency_ms: None,
+            finish_reason: row.finish_reason.as_deref(),
+            refusal: !main.refusal.is_empty(),
+        };
         row.checks = serde_json::to_value(expect.run_with(&row.text, facts)).ok();
     }
     row

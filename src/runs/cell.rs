@@ -95,7 +95,13 @@ pub async fn run(job: CellJob<'_>) -> Option<CellRow> {
     }
     let mut row = fold(row, &out, &history, job.cfg, t, started);
     if let (Some(expect), true) = (job.expect, row.ok) {
-        let mut results = expect.run_with(&row.text, Facts { cost: row.cost, latency_ms: row.total_ms });
+        let facts = Facts {
+            cost: row.cost,
+            latency_ms: row.total_ms,
+            finish_reason: row.finish_reason.as_deref(),
+            refusal: !out.msg.main().refusal.is_empty(),
+        };
+        let mut results = expect.run_with(&row.text, facts);
         let grading = Grading {
             judges: job.judges,
             cfg: job.cfg,

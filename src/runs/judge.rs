@@ -41,7 +41,7 @@ pub struct Grading<'a> {
 }
 
 fn failed(detail: String, usage: Option<serde_json::Value>) -> CheckResult {
-    CheckResult { kind: "judge".into(), pass: false, detail: Some(detail), score: None, judge: usage }
+    CheckResult { judge: usage, ..CheckResult::new("judge", false, Some(detail)) }
 }
 
 /// The judge's answer to `text` (its content, or why it failed) and its call's usage.
@@ -102,11 +102,13 @@ pub async fn grade<S: TurnSink + ?Sized>(g: &Grading<'_>, spec: &JudgeSpec, sink
     };
     Some(match judge::parse(&answer) {
         Ok(grade) => CheckResult {
-            kind: "judge".into(),
-            pass: grade.score + 1e-9 >= spec.threshold,
-            detail: Some(format!("score {:.2}: {}", grade.score, grade.reason)),
             score: Some(grade.score),
             judge: usage,
+            ..CheckResult::new(
+                "judge",
+                grade.score + 1e-9 >= spec.threshold,
+                Some(format!("score {:.2}: {}", grade.score, grade.reason)),
+            )
         },
         Err(why) => failed(why, usage),
     })

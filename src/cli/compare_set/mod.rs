@@ -275,8 +275,8 @@ fn batch_api_check(targets: &[crate::engine::target::Target]) -> Result<(), u8> 
 /// Refused before anything is sent, naming the line, rather than stored as a failure the run
 /// never checked. (`judge` checks grade the answers once the batches are gathered.)
 fn batch_checks(items: &[prompts::PromptItem]) -> Result<(), String> {
-    use crate::engine::evals::expect::Check;
-    let latency = |e: &Expect| e.checks.iter().any(|c| matches!(c, Check::MaxLatencyMs(_)));
+    use crate::engine::evals::expect::Test;
+    let latency = |e: &Expect| e.has(|t| matches!(t, Test::MaxLatencyMs(_)));
     match items.iter().find(|i| i.expect.as_ref().is_some_and(latency)) {
         Some(item) => Err(format!(
             "line {}: a `max_latency_ms` check is not run on --batch runs (a batch line has no duration; drop --batch, or the check)",

@@ -64,13 +64,8 @@ pub async fn run(shared: &Shared) {
             _ => sel.detail.clone(),
         };
         for (k, &i) in answered.iter().enumerate() {
-            let result = CheckResult {
-                kind: "select_best".into(),
-                pass: sel.winner == Some(k),
-                detail: Some(detail.clone()),
-                score: None,
-                judge: if k == 0 { sel.usage.clone() } else { None },
-            };
+            let mut result = CheckResult::new("select_best", sel.winner == Some(k), Some(detail.clone()));
+            result.judge = if k == 0 { sel.usage.clone() } else { None };
             add_checks(shared, cells[i].clone(), [result]);
         }
     }

@@ -2,6 +2,7 @@
 //! two faces: the terminal table (metrics down, models across, the best figure of each row
 //! marked `*`) and the `{"type":"summary"}` JSON line.
 
+use crate::engine::evals::expect;
 use crate::engine::evals::stats::percentile;
 use crate::engine::metrics::best_all;
 use crate::store::StoreError;
@@ -105,9 +106,7 @@ pub fn compute(store: &RunStore, run: &RunSummary, cfg: &crate::config::Config) 
         m.safety_hits += u64::from(f.safety_flag);
         if checked.contains(&f.prompt_idx) {
             m.checked += 1;
-            let pass = f.checks.as_ref().and_then(|c| c.as_array()).is_some_and(|a| {
-                !a.is_empty() && a.iter().all(|r| r.get("pass").and_then(serde_json::Value::as_bool) == Some(true))
-            });
+            let pass = f.checks.as_ref().and_then(|c| c.as_array()).is_some_and(|a| expect::cell_passes(a));
             m.passed += u64::from(pass);
         }
         super::judges::add(&mut m.judge, f.checks.as_ref());

@@ -1,25 +1,100 @@
-//! A prompt's `expect`: checks on the answer's text. A string is "contains"; an object may
-//! hold `contains` (a string or a list, all must appear), `not_contains`, `regex`, `json: true`
-//! (the answer is JSON), `json_schema` (the answer is JSON valid against the schema), `schema`
-//! (the same check, and the schema is also sent as the structured-output format: a prompt line's
-//! `"schema"` and `--schema` become this); a list holds several such checks. Every check must pass. The JSON of the answer is its whole text,
-//! else the first fenced code block (models like to fence JSON).
+//! A prompt's `expect`: checks on the answer. A string is "contains"; an object holds checks
+//! by name; a list holds several such. Every check that weighs something must pass.
 //!
-//! Checks beyond the text: `max_cost` (dollars) and `max_latency_ms` (the cell's whole time)
-//! take the cell's figures ([`Facts`]); `{"judge": "rubric", "model": "…", "threshold": 0.7}`
-//! is graded by a judge model, which the runner calls (see `judge.rs` for its prompt and answer).
+//! - **Text:** `contains` (a string or a list, all must appear), `not_contains`, `icontains`
+//!   (case-insensitive), `contains_any`, `contains_all`, `icontains_any`, `icontains_all`,
+//!   `equals` (the whole answer, without the whitespace around it), `starts_with` (after leading
+//!   whitespace), `regex`, `levenshtein` (`{"value": "…", "max": 5}`: at most that many edits
+//!   from the whole answer), `words` and `chars` (`{"min": 1, "max": 50}`).
+//! - **Shape:** `json` / `is_json: true` (the answer is JSON), `json_schema` (JSON valid against
+//!   the schema), `schema` (the same check, and the schema is also sent as the structured-output
+//!   format: a prompt line's `"schema"` and `--schema` become this), `finish_reason` (a string
+//!   or a list), `is_refusal: true`. The JSON of the answer is its whole text, else the first
+//!   fenced code block (models like to fence JSON).
+//! - **Figures:** `max_cost` (dollars) and `max_latency_ms` (the cell's whole time) take the
+//!   cell's figures ([`Facts`]).
+//! - **Judges:** `{"judge": "rubric", "model": "…", "threshold": 0.7}` is graded by a judge
+//!   model, which the runner calls (see `judge.rs` for its prompt and answer); `select_best`
+//!   picks the best answer across the models.
+//! - **Modifiers**, in the same object, apply to every check in it: `weight` (a number of 0 or
+//!   more, 1 by default; a check weighing 0 is reported and decides nothing) and `metric` (a
+//!   name reports group the checks under). `{"not": CHECKS}` passes where its checks fail.
 
+use super::text_checks;
 use serde::Serialize;
 use serde_json::Value;
 
-/// One compiled check.
+/// Every check name `expect` knows, for the message naming an unknown one.
+pub const KNOWN: &[&str] = &[
+    "contains",
+    "not_contains",
+    "icontains",
+    "contains_any",
+    "contains_all",
+    "icontains_any",
+    "icontains_all",
+    "equals",
+    "starts_with",
+    "regex",
+    "levenshtein",
+    "words",
+    "chars",
+    "json",
+    "is_json",
+    "json_schema",
+    "schema",
+    "finish_reason",
+    "is_refusal",
+    "max_cost",
+    "max_latency_ms",
+    "judge",
+    "select_best",
+    "not",
+    "weight",
+    "metric",
+];
+
+/// One compiled check: what it tests, and how it counts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Check {
+    pub test: Test,
+    /// Passes where the test fails (`not`).
+    pub negate: bool,
+    /// How much it counts; 0: reported, deciding nothing.
+    pub weight: f64,
+    /// The name reports group it under.
+    pub metric: Option<String>,
+}
+
+/// What a check tests.
 #[derive(Debug, Clone)]
-pub enum Check {
+pub enum Test {
     Contains(String),
     NotContains(String),
+    /// Case-insensitive; the needle is lower-cased once.
+    IContains(String),
+    /// Any of them appears (`fold`: case-insensitive, needles lower-cased).
+    ContainsAny {
+        any: Vec<String>,
+        fold: bool,
+    },
+    ContainsAll {
+        all: Vec<String>,
+        fold: bool,
+    },
+    Equals(String),
+    StartsWith(String),
     Regex(regex::Regex),
+    Levenshtein {
+        value: String,
+        max: usize,
+    },
+    Words(Bounds),
+    Chars(Bounds),
     Json,
     Schema(Box<Value>),
+    FinishReason(Vec<String>),
+    Refusal,
     MaxCost(f64),
     MaxLatencyMs(u64),
     /// Graded by a judge model: not run here (see [`Expect::judges`]).
@@ -27,6 +102,13 @@ pub enum Check {
     /// The judge picks the best of the prompt's answers across the models: run once every
     /// model has answered (see [`Expect::select_best`]).
     SelectBest(Box<JudgeSpec>),
+}
+
+/// A count's bounds, both included.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bounds {
+    pub min: Option<usize>,
+    pub max: Option<usize>,
 }
 
 /// A `judge` check (or `select_best`, whose criterion is the rubric): the rubric, the judge model (`None`: the run's first model), the score it
@@ -39,25 +121,23 @@ pub struct JudgeSpec {
     pub prompt: Option<String>,
 }
 
-/// What a cell's figures say, for the checks that are not about the text.
+/// What a cell says beyond its text, for the checks that are not about the text.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Facts {
+pub struct Facts<'a> {
     /// Dollars, when the model has a price.
     pub cost: Option<f64>,
     pub latency_ms: Option<u64>,
+    pub finish_reason: Option<&'a str>,
+    /// The API's own refusal field held text.
+    pub refusal: bool,
 }
 
-impl PartialEq for Check {
+impl PartialEq for Test {
     fn eq(&self, other: &Self) -> bool {
         match (self, other) {
-            (Self::Contains(a), Self::Contains(b)) | (Self::NotContains(a), Self::NotContains(b)) => a == b,
             (Self::Regex(a), Self::Regex(b)) => a.as_str() == b.as_str(),
-            (Self::Json, Self::Json) => true,
-            (Self::Schema(a), Self::Schema(b)) => a == b,
-            (Self::MaxCost(a), Self::MaxCost(b)) => a == b,
-            (Self::MaxLatencyMs(a), Self::MaxLatencyMs(b)) => a == b,
-            (Self::Judge(a), Self::Judge(b)) | (Self::SelectBest(a), Self::SelectBest(b)) => a == b,
-            _ => false,
+            // Every other kind holds plain values: compared by what it prints.
+            _ => format!("{self:?}") == format!("{other:?}"),
         }
     }
 }
@@ -84,12 +164,35 @@ pub struct CheckResult {
     /// A judge's own call: its model, tokens and cost (counted apart from the model's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge: Option<Value>,
+    /// How much the check counts, when not 1.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub weight: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metric: Option<String>,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref, clippy::float_cmp)]
+fn is_one(w: &f64) -> bool {
+    *w == 1.0
 }
 
 impl CheckResult {
-    fn new(kind: &str, pass: bool, detail: Option<String>) -> Self {
-        Self { kind: kind.to_owned(), pass, detail, score: None, judge: None }
+    #[must_use]
+    pub fn new(kind: &str, pass: bool, detail: Option<String>) -> Self {
+        Self { kind: kind.to_owned(), pass, detail, score: None, judge: None, weight: 1.0, metric: None }
     }
+}
+
+/// Whether a cell passes on its stored checks (`[{kind, pass, weight?}, …]`): it has one at
+/// least, and every check that weighs something passed. The one rule every report uses.
+#[must_use]
+pub fn cell_passes(checks: &[Value]) -> bool {
+    let weighs = |r: &&Value| r.get("weight").and_then(Value::as_f64).is_none_or(|w| w > 0.0);
+    !checks.is_empty() && checks.iter().filter(weighs).all(|r| r.get("pass").and_then(Value::as_bool) == Some(true))
 }
 
 impl Expect {
@@ -100,7 +203,7 @@ impl Expect {
     pub fn compile(v: &Value) -> Result<Self, String> {
         let mut checks = Vec::new();
         let mut send = None;
-        add(v, &mut checks, &mut send)?;
+        add(v, &Modifiers::default(), &mut checks, &mut send)?;
         if checks.is_empty() {
             return Err("no check in it".into());
         }
@@ -116,33 +219,65 @@ impl Expect {
     /// Runs every check on `answer` and the cell's `facts` but the judges (the runner calls
     /// them and adds their results).
     #[must_use]
-    pub fn run_with(&self, answer: &str, facts: Facts) -> Vec<CheckResult> {
+    pub fn run_with(&self, answer: &str, facts: Facts<'_>) -> Vec<CheckResult> {
         self.checks.iter().filter_map(|c| c.run(answer, facts)).collect()
     }
 
     /// The `select_best` check, if any.
     #[must_use]
     pub fn select_best(&self) -> Option<&JudgeSpec> {
-        self.checks.iter().find_map(|c| match c {
-            Check::SelectBest(j) => Some(j.as_ref()),
+        self.checks.iter().find_map(|c| match &c.test {
+            Test::SelectBest(j) => Some(j.as_ref()),
             _ => None,
         })
     }
 
     /// Every check that calls a judge model (`judge` and `select_best`).
     pub fn judged(&self) -> impl Iterator<Item = &JudgeSpec> {
-        self.checks.iter().filter_map(|c| match c {
-            Check::Judge(j) | Check::SelectBest(j) => Some(j.as_ref()),
+        self.checks.iter().filter_map(|c| match &c.test {
+            Test::Judge(j) | Test::SelectBest(j) => Some(j.as_ref()),
             _ => None,
         })
     }
 
     /// The judge checks, in order.
     pub fn judges(&self) -> impl Iterator<Item = &JudgeSpec> {
-        self.checks.iter().filter_map(|c| match c {
-            Check::Judge(j) => Some(j.as_ref()),
+        self.checks.iter().filter_map(|c| match &c.test {
+            Test::Judge(j) => Some(j.as_ref()),
             _ => None,
         })
+    }
+
+    /// Whether any check is of this kind.
+    pub fn has(&self, kind: impl Fn(&Test) -> bool) -> bool {
+        self.checks.iter().any(|c| kind(&c.test))
+    }
+}
+
+/// How the checks of one object count: what `not`, `weight` and `metric` around them say.
+#[derive(Debug, Clone, Default)]
+struct Modifiers {
+    negate: bool,
+    weight: Option<f64>,
+    metric: Option<String>,
+}
+
+impl Modifiers {
+    fn check(&self, test: Test) -> Check {
+        Check { test, negate: self.negate, weight: self.weight.unwrap_or(1.0), metric: self.metric.clone() }
+    }
+
+    /// These modifiers with an object's own `weight` and `metric`.
+    fn of(&self, o: &serde_json::Map<String, Value>) -> Result<Self, String> {
+        let mut m = self.clone();
+        if let Some(w) = o.get("weight") {
+            m.weight = Some(w.as_f64().filter(|w| *w >= 0.0).ok_or("`weight` takes a number of 0 or more")?);
+        }
+        if let Some(name) = o.get("metric") {
+            let name = name.as_str().filter(|n| !n.trim().is_empty()).ok_or("`metric` takes a name")?;
+            m.metric = Some(name.to_owned());
+        }
+        Ok(m)
     }
 }
 
@@ -159,58 +294,27 @@ fn strings(v: &Value, what: &str) -> Result<Vec<String>, String> {
     }
 }
 
-fn add(v: &Value, out: &mut Vec<Check>, send: &mut Option<Value>) -> Result<(), String> {
+fn add(v: &Value, m: &Modifiers, out: &mut Vec<Check>, send: &mut Option<Value>) -> Result<(), String> {
     match v {
-        Value::String(s) => out.push(Check::Contains(s.clone())),
+        Value::String(s) => out.push(m.check(Test::Contains(s.clone()))),
         Value::Array(a) => {
             for x in a {
-                add(x, out, send)?;
+                add(x, m, out, send)?;
             }
         }
-        Value::Object(o) if o.contains_key("judge") => out.push(Check::Judge(Box::new(judge(o, "judge")?))),
+        Value::Object(o) if o.contains_key("judge") => {
+            out.push(m.of(o)?.check(Test::Judge(Box::new(judge(o, "judge")?))))
+        }
         Value::Object(o) if o.contains_key("select_best") => {
-            out.push(Check::SelectBest(Box::new(judge(o, "select_best")?)));
+            out.push(m.of(o)?.check(Test::SelectBest(Box::new(judge(o, "select_best")?))));
         }
         Value::Object(o) => {
+            let m = m.of(o)?;
             for (k, x) in o {
                 match k.as_str() {
-                    "contains" => out.extend(strings(x, k)?.into_iter().map(Check::Contains)),
-                    "not_contains" => out.extend(strings(x, k)?.into_iter().map(Check::NotContains)),
-                    "regex" => {
-                        for r in strings(x, k)? {
-                            let re = regex::RegexBuilder::new(&r)
-                                .size_limit(1 << 20)
-                                .build()
-                                .map_err(|e| format!("regex `{r}`: {e}"))?;
-                            out.push(Check::Regex(re));
-                        }
-                    }
-                    "json" => match x {
-                        Value::Bool(true) => out.push(Check::Json),
-                        Value::Bool(false) => {}
-                        _ => return Err("`json` takes true".into()),
-                    },
-                    "json_schema" | "schema" => {
-                        jsonschema::validator_for(x).map_err(|e| format!("{k} does not compile: {e}"))?;
-                        out.push(Check::Schema(Box::new(x.clone())));
-                        if k == "schema" {
-                            *send = Some(x.clone());
-                        }
-                    }
-                    "max_cost" => match x.as_f64().filter(|c| *c >= 0.0) {
-                        Some(c) => out.push(Check::MaxCost(c)),
-                        None => return Err("`max_cost` takes dollars, a number of 0 or more".into()),
-                    },
-                    "max_latency_ms" => match x.as_u64() {
-                        Some(ms) => out.push(Check::MaxLatencyMs(ms)),
-                        None => return Err("`max_latency_ms` takes milliseconds, a whole number".into()),
-                    },
-                    _ => {
-                        return Err(format!(
-                            "unknown check `{k}` (known: contains, not_contains, regex, json, json_schema, schema, \
-                             max_cost, max_latency_ms, judge)"
-                        ));
-                    }
+                    "weight" | "metric" => {}
+                    "not" => add(x, &Modifiers { negate: !m.negate, ..m.clone() }, out, send)?,
+                    _ => out.extend(tests(k, x, send)?.into_iter().map(|t| m.check(t))),
                 }
             }
         }
@@ -219,10 +323,96 @@ fn add(v: &Value, out: &mut Vec<Check>, send: &mut Option<Value>) -> Result<(), 
     Ok(())
 }
 
-/// A `judge` object: `judge` (the rubric), `model`, `threshold` (0 to 1, default 0.5), `prompt`.
+/// The tests a check named `k` with value `x` makes.
+fn tests(k: &str, x: &Value, send: &mut Option<Value>) -> Result<Vec<Test>, String> {
+    let lower = |v: Vec<String>| v.into_iter().map(|s| s.to_lowercase()).collect::<Vec<_>>();
+    let one = |t: Test| Ok(vec![t]);
+    match k {
+        "contains" => Ok(strings(x, k)?.into_iter().map(Test::Contains).collect()),
+        "not_contains" => Ok(strings(x, k)?.into_iter().map(Test::NotContains).collect()),
+        "icontains" => Ok(lower(strings(x, k)?).into_iter().map(Test::IContains).collect()),
+        "contains_any" => one(Test::ContainsAny { any: strings(x, k)?, fold: false }),
+        "icontains_any" => one(Test::ContainsAny { any: lower(strings(x, k)?), fold: true }),
+        "contains_all" => one(Test::ContainsAll { all: strings(x, k)?, fold: false }),
+        "icontains_all" => one(Test::ContainsAll { all: lower(strings(x, k)?), fold: true }),
+        "equals" => one(Test::Equals(x.as_str().ok_or("`equals` takes a string")?.to_owned())),
+        "starts_with" => one(Test::StartsWith(x.as_str().ok_or("`starts_with` takes a string")?.to_owned())),
+        "regex" => strings(x, k)?
+            .into_iter()
+            .map(|r| {
+                let re = regex::RegexBuilder::new(&r).size_limit(1 << 20).build();
+                re.map(Test::Regex).map_err(|e| format!("regex `{r}`: {e}"))
+            })
+            .collect(),
+        "levenshtein" => one(levenshtein(x)?),
+        "words" => one(Test::Words(bounds(x, k)?)),
+        "chars" => one(Test::Chars(bounds(x, k)?)),
+        "json" | "is_json" => match x {
+            Value::Bool(true) => one(Test::Json),
+            Value::Bool(false) => Ok(Vec::new()),
+            _ => Err(format!("`{k}` takes true")),
+        },
+        "json_schema" | "schema" => {
+            jsonschema::validator_for(x).map_err(|e| format!("{k} does not compile: {e}"))?;
+            if k == "schema" {
+                *send = Some(x.clone());
+            }
+            one(Test::Schema(Box::new(x.clone())))
+        }
+        "finish_reason" => one(Test::FinishReason(strings(x, k)?)),
+        "is_refusal" => match x {
+            Value::Bool(true) => one(Test::Refusal),
+            _ => Err("`is_refusal` takes true (and `{\"not\": {\"is_refusal\": true}}` says the opposite)".into()),
+        },
+        "max_cost" => match x.as_f64().filter(|c| *c >= 0.0) {
+            Some(c) => one(Test::MaxCost(c)),
+            None => Err("`max_cost` takes dollars, a number of 0 or more".into()),
+        },
+        "max_latency_ms" => match x.as_u64() {
+            Some(ms) => one(Test::MaxLatencyMs(ms)),
+            None => Err("`max_latency_ms` takes milliseconds, a whole number".into()),
+        },
+        _ => Err(format!("unknown check `{k}` (known: {})", KNOWN.join(", "))),
+    }
+}
+
+/// `{"value": "…", "max": N}` (`max` 5 by default).
+fn levenshtein(x: &Value) -> Result<Test, String> {
+    const USAGE: &str = "`levenshtein` takes {\"value\": \"the expected answer\", \"max\": edits}";
+    let o = x.as_object().ok_or(USAGE)?;
+    if o.keys().any(|k| k != "value" && k != "max") {
+        return Err(USAGE.into());
+    }
+    let value = o.get("value").and_then(Value::as_str).ok_or(USAGE)?.to_owned();
+    let max = match o.get("max") {
+        None => 5,
+        Some(m) => m.as_u64().and_then(|m| usize::try_from(m).ok()).ok_or(USAGE)?,
+    };
+    Ok(Test::Levenshtein { value, max })
+}
+
+/// `{"min": N, "max": N}`, either or both.
+fn bounds(x: &Value, k: &str) -> Result<Bounds, String> {
+    let usage = || format!("`{k}` takes {{\"min\": N, \"max\": N}} (either or both, whole numbers)");
+    let o = x.as_object().ok_or_else(usage)?;
+    if o.is_empty() || o.keys().any(|b| b != "min" && b != "max") {
+        return Err(usage());
+    }
+    let get = |b: &str| match o.get(b) {
+        None => Ok(None),
+        Some(v) => v.as_u64().and_then(|n| usize::try_from(n).ok()).map(Some).ok_or_else(usage),
+    };
+    Ok(Bounds { min: get("min")?, max: get("max")? })
+}
+
+/// A `judge` object: `judge` (the rubric), `model`, `threshold` (0 to 1, default 0.5), `prompt`,
+/// and the modifiers `weight` and `metric`.
 fn judge(o: &serde_json::Map<String, Value>, kind: &str) -> Result<JudgeSpec, String> {
-    let keys: &[&str] =
-        if kind == "judge" { &["judge", "model", "threshold", "prompt"] } else { &[kind, "model", "prompt"] };
+    let keys: &[&str] = if kind == "judge" {
+        &["judge", "model", "threshold", "prompt", "weight", "metric"]
+    } else {
+        &[kind, "model", "prompt", "weight", "metric"]
+    };
     if let Some(k) = o.keys().find(|k| !keys.contains(&k.as_str())) {
         return Err(format!("`{kind}` takes {}, not `{k}`", keys.join(", ")));
     }
@@ -263,8 +453,26 @@ fn clip(s: &str) -> String {
 }
 
 impl Check {
-    fn run(&self, answer: &str, facts: Facts) -> Option<CheckResult> {
-        let (kind, pass, detail) = match self {
+    fn run(&self, answer: &str, facts: Facts<'_>) -> Option<CheckResult> {
+        let (kind, pass, detail) = self.test.run(answer, facts)?;
+        let mut result = if self.negate {
+            let why = format!("must not pass, and passed{}", detail.map(|d| format!(" ({d})")).unwrap_or_default());
+            CheckResult::new(&format!("not_{kind}"), !pass, pass.then_some(why))
+        } else {
+            CheckResult::new(kind, pass, detail)
+        };
+        result.weight = self.weight;
+        result.metric.clone_from(&self.metric);
+        Some(result)
+    }
+}
+
+impl Test {
+    /// The check's kind, whether it passed, and what failed (or, for a negated check, what
+    /// passed). `None` for the judges, which the runner grades.
+    fn run(&self, answer: &str, facts: Facts<'_>) -> Option<(&'static str, bool, Option<String>)> {
+        let missing = |pass: bool, s: &str| (!pass).then(|| format!("missing `{}`", clip(s)));
+        Some(match self {
             Self::Judge(_) | Self::SelectBest(_) => return None,
             Self::MaxCost(max) => match facts.cost {
                 Some(c) => ("max_cost", c <= *max, (c > *max).then(|| format!("cost ${c:.6} > ${max}"))),
@@ -276,16 +484,50 @@ impl Check {
             },
             Self::Contains(s) => {
                 let pass = answer.contains(s.as_str());
-                ("contains", pass, (!pass).then(|| format!("missing `{}`", clip(s))))
+                ("contains", pass, missing(pass, s))
             }
             Self::NotContains(s) => {
                 let pass = !answer.contains(s.as_str());
                 ("not_contains", pass, (!pass).then(|| format!("has `{}`", clip(s))))
             }
+            Self::IContains(s) => {
+                let pass = answer.to_lowercase().contains(s.as_str());
+                ("icontains", pass, missing(pass, s))
+            }
+            Self::ContainsAny { any, fold } => {
+                let text = if *fold { answer.to_lowercase() } else { answer.to_owned() };
+                let pass = any.iter().any(|s| text.contains(s.as_str()));
+                let kind = if *fold { "icontains_any" } else { "contains_any" };
+                (kind, pass, (!pass).then(|| format!("none of {} appears", any.len())))
+            }
+            Self::ContainsAll { all, fold } => {
+                let text = if *fold { answer.to_lowercase() } else { answer.to_owned() };
+                let first = all.iter().find(|s| !text.contains(s.as_str()));
+                let kind = if *fold { "icontains_all" } else { "contains_all" };
+                (kind, first.is_none(), first.map(|s| format!("missing `{}`", clip(s))))
+            }
+            Self::Equals(s) => {
+                let pass = answer.trim() == s.trim();
+                ("equals", pass, (!pass).then(|| format!("is not `{}`", clip(s))))
+            }
+            Self::StartsWith(s) => {
+                let pass = answer.trim_start().starts_with(s.as_str());
+                ("starts_with", pass, (!pass).then(|| format!("does not start with `{}`", clip(s))))
+            }
             Self::Regex(re) => {
                 let pass = re.is_match(answer);
                 ("regex", pass, (!pass).then(|| format!("no match for `{}`", clip(re.as_str()))))
             }
+            Self::Levenshtein { value, max } => {
+                let d = text_checks::levenshtein_within(answer.trim(), value.trim(), *max);
+                (
+                    "levenshtein",
+                    d.is_some(),
+                    d.is_none().then(|| format!("more than {max} edits from `{}`", clip(value))),
+                )
+            }
+            Self::Words(b) => count("words", text_checks::words(answer), *b),
+            Self::Chars(b) => count("chars", text_checks::chars(answer), *b),
             Self::Json => {
                 let pass = answer_json(answer).is_some();
                 ("json", pass, (!pass).then(|| "the answer is not JSON".to_owned()))
@@ -298,9 +540,25 @@ impl Check {
                     ("schema", first.is_none(), first.map(|d| clip(&d)))
                 }
             },
-        };
-        Some(CheckResult::new(kind, pass, detail))
+            Self::FinishReason(want) => {
+                let got = facts.finish_reason.unwrap_or("none");
+                let pass = want.iter().any(|w| w == got);
+                ("finish_reason", pass, (!pass).then(|| format!("finished with `{got}`, not {}", want.join(" or "))))
+            }
+            Self::Refusal => {
+                let pass = text_checks::is_refusal(answer, facts.refusal);
+                ("is_refusal", pass, (!pass).then(|| "the answer is not a refusal".to_owned()))
+            }
+        })
     }
+}
+
+/// A count's check against its bounds.
+fn count(kind: &'static str, n: usize, b: Bounds) -> (&'static str, bool, Option<String>) {
+    let low = b.min.filter(|&min| n < min).map(|min| format!("{n} {kind}, fewer than {min}"));
+    let high = b.max.filter(|&max| n > max).map(|max| format!("{n} {kind}, more than {max}"));
+    let detail = low.or(high);
+    (kind, detail.is_none(), detail)
 }
 
 #[cfg(test)]
@@ -315,7 +573,7 @@ mod tests {
     #[test]
     fn cost_latency_and_judge_checks() {
         let e = Expect::compile(&json!({"max_cost": 0.01, "max_latency_ms": 500})).unwrap();
-        let facts = Facts { cost: Some(0.02), latency_ms: Some(400) };
+        let facts = Facts { cost: Some(0.02), latency_ms: Some(400), ..Facts::default() };
         let r = e.run_with("x", facts);
         assert_eq!((r[0].pass, r[0].detail.as_deref()), (false, Some("cost $0.020000 > $0.01")));
         assert!(r[1].pass);
@@ -365,7 +623,66 @@ mod tests {
     }
 
     #[test]
+    fn text_and_shape_checks() {
+        assert_eq!(run(json!({"icontains": ["PARIS", "france"]}), "paris, France"), [true, true]);
+        assert_eq!(run(json!({"contains_any": ["Lyon", "Paris"]}), "Paris"), [true]);
+        assert_eq!(run(json!({"contains_any": ["Lyon", "Nice"]}), "Paris"), [false]);
+        assert_eq!(run(json!({"icontains_any": ["PARIS"]}), "paris"), [true]);
+        assert_eq!(run(json!({"contains_all": ["a", "b"]}), "ab"), [true]);
+        assert_eq!(run(json!({"icontains_all": ["A", "z"]}), "ab"), [false]);
+        assert_eq!(run(json!({"equals": "Paris"}), "  Paris\n"), [true]);
+        assert_eq!(run(json!({"equals": "Paris"}), "Paris."), [false]);
+        assert_eq!(run(json!({"starts_with": "Yes"}), "\nYes, it is."), [true]);
+        assert_eq!(run(json!({"levenshtein": {"value": "Paris", "max": 1}}), "Parsi"), [false]);
+        assert_eq!(run(json!({"levenshtein": {"value": "Paris", "max": 2}}), "Parsi"), [true]);
+        assert_eq!(run(json!({"levenshtein": {"value": "Paris"}}), "Pariis"), [true]);
+        assert_eq!(run(json!({"words": {"min": 2, "max": 3}}), "one two three four"), [false]);
+        assert_eq!(run(json!({"chars": {"max": 5}}), " héllo "), [true]);
+        assert_eq!(run(json!({"is_json": true}), "[1]"), [true]);
+        assert_eq!(run(json!({"is_refusal": true}), "I'm sorry, but I can't help with that."), [true]);
+        let e = Expect::compile(&json!({"finish_reason": ["stop", "tool_calls"], "is_refusal": true})).unwrap();
+        let facts = Facts { finish_reason: Some("length"), refusal: true, ..Facts::default() };
+        let r = e.run_with("Sure", facts);
+        assert_eq!(
+            (r[0].pass, r[0].detail.as_deref()),
+            (false, Some("finished with `length`, not stop or tool_calls"))
+        );
+        assert!(r[1].pass, "the API's own refusal field counts");
+    }
+
+    #[test]
+    fn not_weight_and_metric() {
+        let e = Expect::compile(&json!([
+            {"not": {"contains": "sorry", "is_refusal": true}},
+            {"equals": "x", "weight": 0, "metric": "exact"},
+            {"not": {"not": "Paris"}, "weight": 2}
+        ]))
+        .unwrap();
+        let r = e.run("Paris");
+        let kinds: Vec<&str> = r.iter().map(|c| c.kind.as_str()).collect();
+        assert_eq!(kinds, ["not_contains", "not_is_refusal", "equals", "contains"]);
+        assert!(r[0].pass && r[1].pass && !r[2].pass && r[3].pass, "{r:?}");
+        assert_eq!((r[2].weight, r[2].metric.as_deref(), r[3].weight), (0.0, Some("exact"), 2.0));
+        let failed = e.run("sorry");
+        assert_eq!(failed[0].detail.as_deref(), Some("must not pass, and passed"));
+        // A check weighing nothing decides nothing; the weights survive the store's JSON.
+        let stored: Vec<Value> = r.iter().map(|c| serde_json::to_value(c).unwrap()).collect();
+        assert!(cell_passes(&stored));
+        assert!(!cell_passes(&[]));
+        let back: CheckResult = serde_json::from_value(stored[2].clone()).unwrap();
+        assert_eq!(back, r[2]);
+        assert!(stored[0].get("weight").is_none(), "weight 1 is not written");
+    }
+
+    #[test]
     fn mistakes_are_errors_up_front() {
+        let unknown = Expect::compile(&json!({"containz": "a"})).unwrap_err();
+        assert!(KNOWN.iter().all(|k| unknown.contains(k)), "{unknown}");
+        assert!(unknown.contains("select_best"));
+        assert!(Expect::compile(&json!({"levenshtein": "Paris"})).is_err());
+        assert!(Expect::compile(&json!({"words": {"least": 2}})).is_err());
+        assert!(Expect::compile(&json!({"contains": "a", "weight": -1})).is_err());
+        assert!(Expect::compile(&json!({"is_refusal": false})).is_err());
         assert!(Expect::compile(&json!({"regex": "("})).is_err());
         assert!(Expect::compile(&json!({"containz": "a"})).is_err());
         assert!(Expect::compile(&json!({"json_schema": {"type": 12}})).is_err());

@@ -11,3 +11,4 @@ pub mod stats;
 pub mod style;
 pub mod template;
 pub mod template_set;
+pub mod text_checks;
