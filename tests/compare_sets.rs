@@ -155,6 +155,50 @@ fn expect_checks_give_pass_rates_and_an_exit_status_for_ci() {
     assert!(err(&out).contains("line 2: expect: regex"), "{}", err(&out));
 }
 
+/// Tool, token-probability, negated and weighted checks on a demo model that calls tools: the
+/// calls stored with the cell are what the tool checks read, a perplexity check makes the
+/// request ask for log probabilities, and a check weighing 0 is reported without deciding.
+#[test]
+fn tool_perplexity_negated_and_weighted_checks_decide_cells() {
+    let home = tempfile::tempdir().unwrap();
+    let set = home.path().join("set.jsonl");
+    std::fs::write(
+        &set,
+        r#"{"id":"path","prompt":"look around","expect":[{"tool_called":{"name":"read_file","arguments_schema":{"type":"object","required":["path"]}}},{"trajectory":{"tools":["read_file","list_directory"],"order":"any_order"}},{"tool_f1":{"expected":["read_file","list_directory","current_time"]}},{"not":{"tool_called":"write_file"}}]}
+{"id":"probs","prompt":"hello","expect":[{"perplexity":1000},{"equals":"never this","weight":0,"metric":"exact"},{"not":{"is_refusal":true}}]}
+{"id":"quiet","prompt":"hello","expect":{"tool_not_called":"*"}}
+"#,
+    )
+    .unwrap();
+    let args =
+        ["compare", "--demo", "-m", "demo-tools", "--tools", "auto", "--prompts", set.to_str().unwrap(), "--json"];
+    let out = run(home.path(), &args);
+    let ls = lines(&out);
+    let cell = |id: &str| ls.iter().find(|l| l["prompt_id"] == id).unwrap().clone();
+    let kinds = |c: &Value| {
+        c["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| (r["kind"].as_str().unwrap().to_owned(), r["pass"] == true))
+            .collect::<Vec<_>>()
+    };
+    let path = cell("path");
+    assert!(kinds(&path).iter().all(|(_, pass)| *pass), "{path}");
+    assert_eq!(kinds(&path).last().unwrap().0, "not_tool_called");
+    let probs = cell("probs");
+    assert_eq!(
+        kinds(&probs),
+        [("perplexity".into(), true), ("equals".into(), false), ("not_is_refusal".into(), true)],
+        "{probs}"
+    );
+    assert_eq!(probs["checks"][1]["weight"], 0.0);
+    assert_eq!(kinds(&cell("quiet")), [("tool_not_called".into(), false)]);
+    let summary = ls.last().unwrap();
+    assert_eq!((summary["models"][0]["checked"].as_u64(), summary["models"][0]["passed"].as_u64()), (Some(3), Some(2)));
+    assert_eq!(out.status.code(), Some(3), "a failed check: 3\n{}", err(&out));
+}
+
 #[test]
 fn a_rate_limited_provider_does_not_hold_up_the_other() {
     let seq = Arc::new(AtomicUsize::new(0));

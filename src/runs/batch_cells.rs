@@ -46,13 +46,7 @@ pub fn request_body(
     if !prompt.attach.is_empty() {
         user.attachments = crate::engine::attach_load::load_all(&prompt.attach, |_| None, &t.attachments, t.api)?;
     }
-    let mut settings = settings.clone();
-    if prompt.system.is_some() {
-        settings.system.clone_from(&prompt.system);
-    }
-    if let Some(schema) = expect.and_then(|e| e.send.as_ref()) {
-        settings.schema = schema_of(&schema.to_string());
-    }
+    let settings = super::cell::settings_for(settings, prompt, expect, schema_of);
     let mut opts = settings.request_options(t, &t.model);
     opts.stream = false;
     opts.tools = Vec::new();
@@ -137,6 +131,8 @@ pub fn row_of(f: &CellFacts<'_>, outcome: Result<&Value, &BatchError>) -> CellRo
             latency_ms: None,
             finish_reason: row.finish_reason.as_deref(),
             refusal: !main.refusal.is_empty(),
+            perplexity: crate::engine::logprobs::stats_of(&main.logprobs).map(|s| s.perplexity),
+            tool_calls: row.tool_calls.as_ref(),
         };
         row.checks = serde_json::to_value(expect.run_with(&row.text, facts)).ok();
     }

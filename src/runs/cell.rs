@@ -78,14 +78,7 @@ pub async fn run(job: CellJob<'_>) -> Option<CellRow> {
             Err(e) => return Some(failed(row, format!("reading the attachments failed: {e}"))),
         }
     }
-    let mut settings = job.settings.clone();
-    if job.prompt.system.is_some() {
-        settings.system.clone_from(&job.prompt.system);
-    }
-    // A `schema` check (the line's `"schema"`, or `--schema`) asks the provider for it too.
-    if let Some(schema) = job.expect.and_then(|e| e.send.as_ref()) {
-        settings.schema = (job.schema_of)(&schema.to_string());
-    }
+    let settings = settings_for(job.settings, job.prompt, job.expect, job.schema_of);
     let mut history = vec![user];
     let mut rec = Recorder::off();
     let turn = Turn { target: t, settings, registry: job.registry, http: job.http, stop: job.stop.clone() };
@@ -100,6 +93,8 @@ pub async fn run(job: CellJob<'_>) -> Option<CellRow> {
             latency_ms: row.total_ms,
             finish_reason: row.finish_reason.as_deref(),
             refusal: !out.msg.main().refusal.is_empty(),
+            perplexity: crate::engine::logprobs::stats_of(&out.msg.main().logprobs).map(|s| s.perplexity),
+            tool_calls: row.tool_calls.as_ref(),
         };
         let mut results = expect.run_with(&row.text, facts);
         let grading = Grading {
@@ -117,6 +112,28 @@ pub async fn run(job: CellJob<'_>) -> Option<CellRow> {
     }
     row.finished_at = crate::store::ids::now_ms();
     Some(row)
+}
+
+/// A cell's settings: the run's, with the prompt's system prompt and what its checks ask of the
+/// request: a `schema` check (the line's `"schema"`, or `--schema`) asks the provider for that
+/// format, and a `perplexity` check for token log probabilities.
+pub fn settings_for(
+    run: &TurnSettings,
+    prompt: &PromptRow,
+    expect: Option<&Expect>,
+    schema_of: SchemaOf,
+) -> TurnSettings {
+    let mut settings = run.clone();
+    if prompt.system.is_some() {
+        settings.system.clone_from(&prompt.system);
+    }
+    if let Some(schema) = expect.and_then(|e| e.send.as_ref()) {
+        settings.schema = schema_of(&schema.to_string());
+    }
+    if expect.is_some_and(Expect::wants_logprobs) && settings.logprobs.is_none() {
+        settings.logprobs = Some(0);
+    }
+    settings
 }
 
 /// The row of a finished turn: its answer, usage, cost, timings and error.

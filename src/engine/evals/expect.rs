@@ -12,7 +12,9 @@
 //!   or a list), `is_refusal: true`. The JSON of the answer is its whole text, else the first
 //!   fenced code block (models like to fence JSON).
 //! - **Figures:** `max_cost` (dollars) and `max_latency_ms` (the cell's whole time) take the
-//!   cell's figures ([`Facts`]).
+//!   cell's figures ([`Facts`]); `perplexity` (at most this, from the answer's token log
+//!   probabilities, which the request then asks for).
+//! - **Tools** (`tool_checks`): `tool_called`, `tool_not_called`, `trajectory`, `tool_f1`.
 //! - **Judges:** `{"judge": "rubric", "model": "…", "threshold": 0.7}` is graded by a judge
 //!   model, which the runner calls (see `judge.rs` for its prompt and answer); `select_best`
 //!   picks the best answer across the models.
@@ -21,6 +23,7 @@
 //!   name reports group the checks under). `{"not": CHECKS}` passes where its checks fail.
 
 use super::text_checks;
+use super::tool_checks::{self, ToolTest};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -45,6 +48,11 @@ pub const KNOWN: &[&str] = &[
     "schema",
     "finish_reason",
     "is_refusal",
+    "perplexity",
+    "tool_called",
+    "tool_not_called",
+    "trajectory",
+    "tool_f1",
     "max_cost",
     "max_latency_ms",
     "judge",
@@ -95,6 +103,9 @@ pub enum Test {
     Schema(Box<Value>),
     FinishReason(Vec<String>),
     Refusal,
+    /// At most this perplexity over the answer's tokens.
+    Perplexity(f64),
+    Tool(Box<ToolTest>),
     MaxCost(f64),
     MaxLatencyMs(u64),
     /// Graded by a judge model: not run here (see [`Expect::judges`]).
@@ -130,6 +141,10 @@ pub struct Facts<'a> {
     pub finish_reason: Option<&'a str>,
     /// The API's own refusal field held text.
     pub refusal: bool,
+    /// Over the answer's tokens, when log probabilities came back.
+    pub perplexity: Option<f64>,
+    /// The cell's stored tool calls (`[{name, arguments, …}]`).
+    pub tool_calls: Option<&'a Value>,
 }
 
 impl PartialEq for Test {
@@ -248,6 +263,12 @@ impl Expect {
         })
     }
 
+    /// Whether a check reads token log probabilities (the request then asks for them).
+    #[must_use]
+    pub fn wants_logprobs(&self) -> bool {
+        self.has(|t| matches!(t, Test::Perplexity(_)))
+    }
+
     /// Whether any check is of this kind.
     pub fn has(&self, kind: impl Fn(&Test) -> bool) -> bool {
         self.checks.iter().any(|c| kind(&c.test))
@@ -360,6 +381,10 @@ fn tests(k: &str, x: &Value, send: &mut Option<Value>) -> Result<Vec<Test>, Stri
             one(Test::Schema(Box::new(x.clone())))
         }
         "finish_reason" => one(Test::FinishReason(strings(x, k)?)),
+        "perplexity" => match x.as_f64().filter(|p| *p >= 1.0) {
+            Some(p) => one(Test::Perplexity(p)),
+            None => Err("`perplexity` takes the most it may be, a number of 1 or more".into()),
+        },
         "is_refusal" => match x {
             Value::Bool(true) => one(Test::Refusal),
             _ => Err("`is_refusal` takes true (and `{\"not\": {\"is_refusal\": true}}` says the opposite)".into()),
@@ -372,7 +397,10 @@ fn tests(k: &str, x: &Value, send: &mut Option<Value>) -> Result<Vec<Test>, Stri
             Some(ms) => one(Test::MaxLatencyMs(ms)),
             None => Err("`max_latency_ms` takes milliseconds, a whole number".into()),
         },
-        _ => Err(format!("unknown check `{k}` (known: {})", KNOWN.join(", "))),
+        _ => match ToolTest::compile(k, x) {
+            Some(test) => one(Test::Tool(Box::new(test?))),
+            None => Err(format!("unknown check `{k}` (known: {})", KNOWN.join(", "))),
+        },
     }
 }
 
@@ -454,13 +482,23 @@ fn clip(s: &str) -> String {
 
 impl Check {
     fn run(&self, answer: &str, facts: Facts<'_>) -> Option<CheckResult> {
-        let (kind, pass, detail) = self.test.run(answer, facts)?;
+        let (kind, pass, detail, score) = match &self.test {
+            Test::Tool(t) => {
+                let (pass, detail, score) = t.run(&tool_checks::calls(facts.tool_calls));
+                (t.kind(), pass, detail, score)
+            }
+            test => {
+                let (kind, pass, detail) = test.run(answer, facts)?;
+                (kind, pass, detail, None)
+            }
+        };
         let mut result = if self.negate {
             let why = format!("must not pass, and passed{}", detail.map(|d| format!(" ({d})")).unwrap_or_default());
             CheckResult::new(&format!("not_{kind}"), !pass, pass.then_some(why))
         } else {
             CheckResult::new(kind, pass, detail)
         };
+        result.score = score;
         result.weight = self.weight;
         result.metric.clone_from(&self.metric);
         Some(result)
@@ -473,7 +511,11 @@ impl Test {
     fn run(&self, answer: &str, facts: Facts<'_>) -> Option<(&'static str, bool, Option<String>)> {
         let missing = |pass: bool, s: &str| (!pass).then(|| format!("missing `{}`", clip(s)));
         Some(match self {
-            Self::Judge(_) | Self::SelectBest(_) => return None,
+            Self::Judge(_) | Self::SelectBest(_) | Self::Tool(_) => return None,
+            Self::Perplexity(max) => match facts.perplexity {
+                Some(p) => ("perplexity", p <= *max, (p > *max).then(|| format!("perplexity {p:.2} > {max}"))),
+                None => ("perplexity", false, Some("no token log probabilities came back".to_owned())),
+            },
             Self::MaxCost(max) => match facts.cost {
                 Some(c) => ("max_cost", c <= *max, (c > *max).then(|| format!("cost ${c:.6} > ${max}"))),
                 None => ("max_cost", false, Some("no price is known for this model".to_owned())),
@@ -648,6 +690,26 @@ mod tests {
             (false, Some("finished with `length`, not stop or tool_calls"))
         );
         assert!(r[1].pass, "the API's own refusal field counts");
+    }
+
+    #[test]
+    fn perplexity_and_tool_checks_read_the_facts() {
+        let e = Expect::compile(&json!({"perplexity": 3, "tool_f1": {"expected": ["a", "b"], "min": 0.5}})).unwrap();
+        assert!(e.wants_logprobs());
+        let calls = json!([{"name": "a", "arguments": "{}"}]);
+        let facts = Facts { perplexity: Some(3.5), tool_calls: Some(&calls), ..Facts::default() };
+        let r = e.run_with("x", facts);
+        assert_eq!(
+            (r[0].kind.as_str(), r[0].pass, r[0].detail.as_deref()),
+            ("perplexity", false, Some("perplexity 3.50 > 3"))
+        );
+        assert_eq!((r[1].kind.as_str(), r[1].pass), ("tool_f1", true));
+        assert!((r[1].score.unwrap() - 2.0 / 3.0).abs() < 1e-9);
+        assert_eq!(e.run("x")[0].detail.as_deref(), Some("no token log probabilities came back"));
+        let none = Expect::compile(&json!({"not": {"tool_called": "a"}})).unwrap();
+        assert!(!none.run_with("x", facts)[0].pass);
+        assert!(!Expect::compile(&json!("x")).unwrap().wants_logprobs());
+        assert!(Expect::compile(&json!({"perplexity": 0.5})).is_err());
     }
 
     #[test]

@@ -12,3 +12,4 @@ pub mod style;
 pub mod template;
 pub mod template_set;
 pub mod text_checks;
+pub mod tool_checks;
