@@ -199,6 +199,64 @@ fn tool_perplexity_negated_and_weighted_checks_decide_cells() {
     assert_eq!(out.status.code(), Some(3), "a failed check: 3\n{}", err(&out));
 }
 
+/// A `script` check runs the set's own program on the cell (JSON on stdin, a verdict on its last
+/// line), sandboxed with every socket closed and a timeout, and only with --allow-scripts: a
+/// set names programs, and a set is often someone else's file.
+#[test]
+fn script_checks_run_sandboxed_and_only_when_allowed() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join("set");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(
+        dir.join("echo.sh"),
+        "input=$(cat)\ncase \"$input\" in\n  *'you said'*) echo 'thinking'; echo '{\"pass\": true, \"score\": 0.9, \"reason\": \"echoes\"}' ;;\n  *) echo '{\"pass\": false, \"reason\": \"no echo\"}' ;;\nesac\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("net.py"),
+        "import json, socket\ntry:\n    socket.socket()\n    print(json.dumps({'pass': False, 'reason': 'a socket opened'}))\nexcept OSError as e:\n    print(json.dumps({'pass': True, 'reason': 'no socket'}))\n",
+    )
+    .unwrap();
+    let set = dir.join("set.jsonl");
+    std::fs::write(
+        &set,
+        r#"{"id":"echo","prompt":"hello","expect":{"script":["sh","echo.sh"],"metric":"custom"}}
+{"id":"slow","prompt":"hello","expect":{"script":{"command":["sleep","30"],"timeout_s":1}}}
+{"id":"net","prompt":"hello","expect":{"script":["python3","net.py"]}}
+"#,
+    )
+    .unwrap();
+    let refused = run(home.path(), &["compare", "--demo", "-m", "demo", "--prompts", set.to_str().unwrap()]);
+    assert_eq!(refused.status.code(), Some(2), "{}", err(&refused));
+    assert!(
+        err(&refused).contains("line 1: a `script` check would run `sh`") && err(&refused).contains("--allow-scripts"),
+        "{}",
+        err(&refused)
+    );
+    let args = ["compare", "--demo", "-m", "demo", "--prompts", set.to_str().unwrap(), "--allow-scripts", "--json"];
+    let out = run(home.path(), &args);
+    let ls = lines(&out);
+    let check = |id: &str| ls.iter().find(|l| l["prompt_id"] == id).unwrap()["checks"][0].clone();
+    let echo = check("echo");
+    assert_eq!(
+        (echo["kind"].as_str(), echo["pass"].as_bool(), echo["score"].as_f64()),
+        (Some("script"), Some(true), Some(0.9)),
+        "{echo}"
+    );
+    assert_eq!(echo["metric"], "custom");
+    let slow = check("slow");
+    assert!(slow["pass"] == false && slow["detail"].as_str().unwrap().contains("took longer than 1 s"), "{slow}");
+    if palaver::tools::sandbox::support().available()
+        && std::process::Command::new("python3").arg("-V").output().is_ok()
+    {
+        assert_eq!(check("net")["pass"], true, "{}", check("net"));
+    }
+    // A resumed run asks again before it runs a script.
+    let id = ls.last().unwrap()["run"].as_str().unwrap().to_owned();
+    let again = run(home.path(), &["compare", "--demo", "--resume", &id, "--retry-failed"]);
+    assert_eq!(again.status.code(), Some(2), "{}", err(&again));
+}
+
 #[test]
 fn a_rate_limited_provider_does_not_hold_up_the_other() {
     let seq = Arc::new(AtomicUsize::new(0));

@@ -272,6 +272,11 @@ pub struct CompareArgs {
     /// and nothing is sent
     #[arg(long, alias = "allow-attach-outside")]
     pub allow_outside: bool,
+    /// Run the programs a prompt set's `script` checks name (each gets the cell as JSON on
+    /// stdin), sandboxed: writes only in the temporary directory, the network closed, a
+    /// timeout; without it such a line is refused and nothing is sent
+    #[arg(long)]
+    pub allow_scripts: bool,
     /// Send each model's cells through its provider's batch API (files + batches: slower, at
     /// the batch discount); the provider's profile must say `batch = true`
     #[arg(long)]

@@ -105,8 +105,14 @@ pub async fn run(job: CellJob<'_>) -> Option<CellRow> {
             answer: &row.text,
             stop: job.stop.clone(),
         };
-        for spec in expect.judges() {
-            results.push(grade(&grading, spec, &mut *job.sink).await?);
+        for (spec, check) in expect.judge_checks() {
+            results.push(check.counted(grade(&grading, spec, &mut *job.sink).await?));
+        }
+        if expect.scripts().next().is_some() {
+            let input = super::script::input(&job.prompt.prompt, &row);
+            for (spec, check) in expect.scripts() {
+                results.push(check.counted(super::script::check(spec, &input).await));
+            }
         }
         row.checks = serde_json::to_value(results).ok();
     }

@@ -9,6 +9,7 @@ pub mod cell;
 pub mod judge;
 pub mod recorder;
 pub mod scheduler;
+pub mod script;
 pub mod sink;
 pub mod stop;
 pub mod turn;

@@ -89,11 +89,12 @@ pub fn set_file(ws: &Workspace, name: &str, allow: bool) -> Result<Option<String
 }
 
 /// Checks and resolves every item's local `attach` paths and its judges' prompt files against
-/// the set's folder.
+/// the set's folder, and refuses `script` checks unless `scripts` (the user's `--allow-scripts`):
+/// a set names programs to run, and a set is often someone else's file.
 ///
 /// # Errors
-/// The first refused path: its line, the path as written and why; nothing has been sent.
-pub fn check(items: &mut [PromptItem], ws: &Workspace, allow: bool) -> Result<(), String> {
+/// The first refused path or script: its line, what it names and why; nothing has been sent.
+pub fn check(items: &mut [PromptItem], ws: &Workspace, allow: bool, scripts: bool) -> Result<(), String> {
     for item in items.iter_mut() {
         let line = item.line;
         let refused = |kind: &str, spec: &str, why: String| {
@@ -118,7 +119,14 @@ pub fn check(items: &mut [PromptItem], ws: &Workspace, allow: bool) -> Result<()
             if let Some(e) = failed {
                 return Err(e);
             }
-            item.expect = Some(Expect::compile(raw).map_err(|e| format!("line {line}: expect: {e}"))?);
+            // Scripts run in the set's folder, whatever the set says; kept in what the store
+            // keeps, so a resumed run finds it.
+            script_dirs(raw, &ws.root().display().to_string());
+            let expect = Expect::compile(raw).map_err(|e| format!("line {line}: expect: {e}"))?;
+            if !scripts {
+                refuse_scripts(&expect).map_err(|e| format!("line {line}: {e}"))?;
+            }
+            item.expect = Some(expect);
         }
     }
     Ok(())
@@ -138,6 +146,39 @@ fn judge_prompts(expect: &mut Value, resolve: &mut dyn FnMut(&str) -> Option<Str
         }
         _ => {}
     }
+}
+
+/// Sets the folder every `script` check of `expect` runs in.
+fn script_dirs(expect: &mut Value, dir: &str) {
+    match expect {
+        Value::Array(checks) => checks.iter_mut().for_each(|c| script_dirs(c, dir)),
+        Value::Object(o) => {
+            if let Some(script) = o.get_mut("script") {
+                if script.is_array() {
+                    *script = serde_json::json!({"command": script.take()});
+                }
+                if let Value::Object(s) = script {
+                    s.insert("dir".into(), Value::String(dir.to_owned()));
+                }
+            }
+            if let Some(inner) = o.get_mut("not") {
+                script_dirs(inner, dir);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A set's `script` checks are refused unless the user allowed them (`--allow-scripts`).
+///
+/// # Errors
+/// The first script, naming its program.
+pub fn refuse_scripts(expect: &Expect) -> Result<(), String> {
+    let Some((spec, _)) = expect.scripts().next() else { return Ok(()) };
+    let program = crate::text::sanitize::sanitize(spec.command.first().map_or("", String::as_str)).into_owned();
+    Err(format!(
+        "a `script` check would run `{program}`, a program the prompt set names; nothing was sent (pass --allow-scripts to run the set's scripts, sandboxed with the network closed)"
+    ))
 }
 
 /// The credential kinds a regular file's text holds (nothing for a FIFO, a device, a folder or
@@ -164,7 +205,7 @@ mod tests {
 
     fn set(dir: &Path, lines: &str, allow: bool) -> Result<Vec<PromptItem>, String> {
         let mut items = parse(lines).unwrap();
-        check(&mut items, &folder(dir).unwrap(), allow).map(|()| items)
+        check(&mut items, &folder(dir).unwrap(), allow, false).map(|()| items)
     }
 
     #[test]

@@ -120,9 +120,15 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
     if let Some(note) = targets.iter().find_map(super::target::fallback_note) {
         errln!("{note}");
     }
-    // Checks compile again from what the store kept (a resumed run has no file to read).
+    // Checks compile again from what the store kept (a resumed run has no file to read); its
+    // scripts run only when this command allows them too.
     let expects: Vec<Option<Expect>> =
         prompt_rows.iter().map(|p| p.expect.as_ref().and_then(|v| Expect::compile(v).ok())).collect();
+    if !ca.allow_scripts {
+        if let Err(e) = expects.iter().flatten().try_for_each(attach_rules::refuse_scripts) {
+            return usage(&format!("run {}: {e}", run.id));
+        }
+    }
     let judges = match ready {
         Some(j) => j,
         None => match judges::prepare(&g, cfg, &expects).await {
@@ -271,19 +277,28 @@ fn batch_api_check(targets: &[crate::engine::target::Target]) -> Result<(), u8> 
     )))
 }
 
-/// The check a batch run cannot keep: `max_latency_ms` (a batch line has no duration).
+/// The checks a batch run cannot keep: `max_latency_ms` (a batch line has no duration) and
+/// `script` (a batch's answers are graded as they are gathered, where no program runs).
 /// Refused before anything is sent, naming the line, rather than stored as a failure the run
 /// never checked. (`judge` checks grade the answers once the batches are gathered.)
 fn batch_checks(items: &[prompts::PromptItem]) -> Result<(), String> {
     use crate::engine::evals::expect::Test;
-    let latency = |e: &Expect| e.has(|t| matches!(t, Test::MaxLatencyMs(_)));
-    match items.iter().find(|i| i.expect.as_ref().is_some_and(latency)) {
-        Some(item) => Err(format!(
-            "line {}: a `max_latency_ms` check is not run on --batch runs (a batch line has no duration; drop --batch, or the check)",
-            item.line
-        )),
-        None => Ok(()),
+    for item in items {
+        let Some(e) = &item.expect else { continue };
+        if e.has(|t| matches!(t, Test::MaxLatencyMs(_))) {
+            return Err(format!(
+                "line {}: a `max_latency_ms` check is not run on --batch runs (a batch line has no duration; drop --batch, or the check)",
+                item.line
+            ));
+        }
+        if e.scripts().next().is_some() {
+            return Err(format!(
+                "line {}: a `script` check is not run on --batch runs (drop --batch, or the check)",
+                item.line
+            ));
+        }
     }
+    Ok(())
 }
 
 /// The summary's note on a batch run's prices: `costs at the batch price (batch −50%)`.
@@ -341,7 +356,8 @@ async fn start(
     let ws = attach_rules::folder(&folder).map_err(|e| usage(&format!("{shown}: {e}")))?;
     let set_file = |name: &str| attach_rules::set_file(&ws, name, ca.allow_outside);
     let mut items = prompts::parse_with(&text, &set_file).map_err(|e| usage(&format!("{shown}: {e}")))?;
-    attach_rules::check(&mut items, &ws, ca.allow_outside).map_err(|e| usage(&format!("{shown}: {e}")))?;
+    attach_rules::check(&mut items, &ws, ca.allow_outside, ca.allow_scripts)
+        .map_err(|e| usage(&format!("{shown}: {e}")))?;
     let targets = resolve_columns(g, cfg, &g.model).await.map_err(|e| usage(&e.0))?;
     if ca.batch {
         batch_api_check(&targets)?;

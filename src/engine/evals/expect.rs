@@ -15,6 +15,10 @@
 //!   cell's figures ([`Facts`]); `perplexity` (at most this, from the answer's token log
 //!   probabilities, which the request then asks for).
 //! - **Tools** (`tool_checks`): `tool_called`, `tool_not_called`, `trajectory`, `tool_f1`.
+//! - **Scripts:** `{"script": ["python3", "check.py"]}` (or `{"command": [...], "timeout_s":
+//!   30}`): the user's program gets the cell as JSON on stdin and prints `{"pass", "score",
+//!   "reason"}`; the runner runs it (sandboxed, network closed), and only when the user allowed
+//!   a set's scripts.
 //! - **Judges:** `{"judge": "rubric", "model": "…", "threshold": 0.7}` is graded by a judge
 //!   model, which the runner calls (see `judge.rs` for its prompt and answer); `select_best`
 //!   picks the best answer across the models.
@@ -55,6 +59,7 @@ pub const KNOWN: &[&str] = &[
     "tool_f1",
     "max_cost",
     "max_latency_ms",
+    "script",
     "judge",
     "select_best",
     "not",
@@ -108,11 +113,22 @@ pub enum Test {
     Tool(Box<ToolTest>),
     MaxCost(f64),
     MaxLatencyMs(u64),
+    /// A user's program: not run here (see [`Expect::scripts`]).
+    Script(Box<ScriptSpec>),
     /// Graded by a judge model: not run here (see [`Expect::judges`]).
     Judge(Box<JudgeSpec>),
     /// The judge picks the best of the prompt's answers across the models: run once every
     /// model has answered (see [`Expect::select_best`]).
     SelectBest(Box<JudgeSpec>),
+}
+
+/// A `script` check: the program and its arguments, how long it may take, and the folder it
+/// runs in (the prompt set's, set when the set is read).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScriptSpec {
+    pub command: Vec<String>,
+    pub timeout_ms: u64,
+    pub dir: Option<std::path::PathBuf>,
 }
 
 /// A count's bounds, both included.
@@ -255,10 +271,26 @@ impl Expect {
         })
     }
 
+    /// The judge checks, in order, each with its check (for its modifiers).
+    pub fn judge_checks(&self) -> impl Iterator<Item = (&JudgeSpec, &Check)> {
+        self.checks.iter().filter_map(|c| match &c.test {
+            Test::Judge(j) => Some((j.as_ref(), c)),
+            _ => None,
+        })
+    }
+
     /// The judge checks, in order.
     pub fn judges(&self) -> impl Iterator<Item = &JudgeSpec> {
         self.checks.iter().filter_map(|c| match &c.test {
             Test::Judge(j) => Some(j.as_ref()),
+            _ => None,
+        })
+    }
+
+    /// The `script` checks, in order.
+    pub fn scripts(&self) -> impl Iterator<Item = (&ScriptSpec, &Check)> {
+        self.checks.iter().filter_map(|c| match &c.test {
+            Test::Script(s) => Some((s.as_ref(), c)),
             _ => None,
         })
     }
@@ -381,6 +413,7 @@ fn tests(k: &str, x: &Value, send: &mut Option<Value>) -> Result<Vec<Test>, Stri
             one(Test::Schema(Box::new(x.clone())))
         }
         "finish_reason" => one(Test::FinishReason(strings(x, k)?)),
+        "script" => one(Test::Script(Box::new(script(x)?))),
         "perplexity" => match x.as_f64().filter(|p| *p >= 1.0) {
             Some(p) => one(Test::Perplexity(p)),
             None => Err("`perplexity` takes the most it may be, a number of 1 or more".into()),
@@ -417,6 +450,29 @@ fn levenshtein(x: &Value) -> Result<Test, String> {
         Some(m) => m.as_u64().and_then(|m| usize::try_from(m).ok()).ok_or(USAGE)?,
     };
     Ok(Test::Levenshtein { value, max })
+}
+
+/// `["program", "arg", …]`, or `{"command": [...], "timeout_s": N}` (30 s by default); `dir`
+/// is the folder the runner set (the prompt set's).
+fn script(x: &Value) -> Result<ScriptSpec, String> {
+    const USAGE: &str =
+        "`script` takes a command as a list ([\"python3\", \"check.py\"]), or {\"command\": [...], \"timeout_s\": N}";
+    let (command, timeout, dir) = match x {
+        Value::Array(_) => (x, None, None),
+        Value::Object(o) if o.keys().all(|k| ["command", "timeout_s", "dir"].contains(&k.as_str())) => {
+            (o.get("command").ok_or(USAGE)?, o.get("timeout_s"), o.get("dir").and_then(Value::as_str))
+        }
+        _ => return Err(USAGE.into()),
+    };
+    let command = strings(command, "script")?;
+    if command.first().is_none_or(|p| p.trim().is_empty()) {
+        return Err(USAGE.into());
+    }
+    let timeout_ms = match timeout {
+        None => 30_000,
+        Some(t) => t.as_f64().filter(|t| *t > 0.0 && *t <= 3600.0).map(|t| (t * 1000.0) as u64).ok_or(USAGE)?,
+    };
+    Ok(ScriptSpec { command, timeout_ms, dir: dir.map(std::path::PathBuf::from) })
 }
 
 /// `{"min": N, "max": N}`, either or both.
@@ -492,6 +548,12 @@ impl Check {
                 (kind, pass, detail, None)
             }
         };
+        Some(self.result(kind, pass, detail, score))
+    }
+
+    /// The result of this check from what its test found, with its `not`, weight and metric.
+    #[must_use]
+    pub fn result(&self, kind: &str, pass: bool, detail: Option<String>, score: Option<f64>) -> CheckResult {
         let mut result = if self.negate {
             let why = format!("must not pass, and passed{}", detail.map(|d| format!(" ({d})")).unwrap_or_default());
             CheckResult::new(&format!("not_{kind}"), !pass, pass.then_some(why))
@@ -501,7 +563,15 @@ impl Check {
         result.score = score;
         result.weight = self.weight;
         result.metric.clone_from(&self.metric);
-        Some(result)
+        result
+    }
+
+    /// A result the runner made (a judge's grade, a script's verdict) counted as this check is:
+    /// its `not`, weight and metric applied.
+    #[must_use]
+    pub fn counted(&self, found: CheckResult) -> CheckResult {
+        let judge = found.judge.clone();
+        CheckResult { judge, ..self.result(&found.kind, found.pass, found.detail, found.score) }
     }
 }
 
@@ -511,7 +581,7 @@ impl Test {
     fn run(&self, answer: &str, facts: Facts<'_>) -> Option<(&'static str, bool, Option<String>)> {
         let missing = |pass: bool, s: &str| (!pass).then(|| format!("missing `{}`", clip(s)));
         Some(match self {
-            Self::Judge(_) | Self::SelectBest(_) | Self::Tool(_) => return None,
+            Self::Judge(_) | Self::SelectBest(_) | Self::Tool(_) | Self::Script(_) => return None,
             Self::Perplexity(max) => match facts.perplexity {
                 Some(p) => ("perplexity", p <= *max, (p > *max).then(|| format!("perplexity {p:.2} > {max}"))),
                 None => ("perplexity", false, Some("no token log probabilities came back".to_owned())),
@@ -710,6 +780,33 @@ mod tests {
         assert!(!none.run_with("x", facts)[0].pass);
         assert!(!Expect::compile(&json!("x")).unwrap().wants_logprobs());
         assert!(Expect::compile(&json!({"perplexity": 0.5})).is_err());
+    }
+
+    #[test]
+    fn scripts_are_left_to_the_runner() {
+        let e = Expect::compile(
+            &json!([{"script": ["python3", "check.py"]}, {"script": {"command": ["sh"], "timeout_s": 2, "dir": "/x"}}]),
+        )
+        .unwrap();
+        let specs: Vec<&ScriptSpec> = e.scripts().map(|(s, _)| s).collect();
+        assert_eq!((specs[0].command.len(), specs[0].timeout_ms, specs[0].dir.is_none()), (2, 30_000, true));
+        assert_eq!((specs[1].timeout_ms, specs[1].dir.as_deref()), (2000, Some(std::path::Path::new("/x"))));
+        assert!(e.run("x").is_empty(), "nothing runs here");
+        for bad in [
+            json!({"script": "check.py"}),
+            json!({"script": []}),
+            json!({"script": {"command": ["a"], "timeout_s": 0}}),
+        ] {
+            assert!(Expect::compile(&bad).is_err(), "{bad}");
+        }
+        let (_, check) = Expect::compile(&json!({"not": {"script": ["a"]}, "weight": 3}))
+            .unwrap()
+            .scripts()
+            .next()
+            .map(|(s, c)| (s.clone(), c.clone()))
+            .unwrap();
+        let counted = check.counted(CheckResult::new("script", true, Some("fine".into())));
+        assert_eq!((counted.kind.as_str(), counted.pass, counted.weight), ("not_script", false, 3.0));
     }
 
     #[test]
