@@ -252,9 +252,10 @@ pub struct CompareArgs {
     /// Requests in flight at once per provider (a 429 pauses only that provider)
     #[arg(long, value_name = "N")]
     pub concurrency: Option<usize>,
-    /// Write the run's report: out.md (Markdown) or out.html (one self-contained page);
-    /// repeatable
-    #[arg(long, value_name = "FILE", global = true)]
+    /// Write the run's report (out.md: Markdown, out.html: one self-contained page) or its
+    /// cells for CI (out.xml: JUnit, a testsuite per model and a testcase per prompt; out.csv,
+    /// out.json, out.jsonl), by the extension; repeatable
+    #[arg(long, visible_alias = "output", value_name = "FILE", global = true)]
     pub report: Vec<std::path::PathBuf>,
     /// Lowest share of passed `expect` checks per model (0–1, default 1: every check) under
     /// which the run exits 3

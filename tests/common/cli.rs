@@ -12,12 +12,20 @@ pub fn palaver(home: &Path, args: &[&str]) -> Command {
         .env("PALAVER_HOME", home)
         .env("OPENAI_API_KEY", "sk-test")
         .env_remove("OPENAI_BASE_URL")
+        // A CI job's page is the job's, not the tests'.
+        .env_remove("GITHUB_STEP_SUMMARY")
         .stdin(Stdio::null());
     c
 }
 
 pub fn run(home: &Path, args: &[&str]) -> Output {
     palaver(home, args).output().unwrap()
+}
+
+/// [`run`] with more variables set.
+#[allow(dead_code)]
+pub fn run_env(home: &Path, args: &[&str], vars: &[(&str, &str)]) -> Output {
+    palaver(home, args).envs(vars.iter().copied()).output().unwrap()
 }
 
 /// stdout's JSON lines (others skipped).

@@ -12,6 +12,7 @@ mod batch_judges;
 pub mod json;
 pub mod judges;
 mod observer;
+pub mod output;
 pub mod progress;
 pub mod ratings;
 pub mod report;
@@ -254,6 +255,11 @@ fn finish(
                     status = EXIT_USAGE;
                 }
             }
+        }
+    }
+    if let Some(page) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
+        if let Err(e) = report::append_step_summary(std::path::Path::new(&page), store, &run, &summary) {
+            say!("{e}");
         }
     }
     if interrupted && !complete {

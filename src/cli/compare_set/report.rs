@@ -3,6 +3,7 @@
 //! word diff against the first model's. Written prompt by prompt from the store, so a report of
 //! thousands of cells never holds more than one prompt's answers.
 
+use super::output::CellFormat;
 use super::summary::{Summary, report_rows};
 use crate::engine::diff::{Change, words};
 use crate::store::runs::{CellRow, PromptRow, RunStore, RunSummary};
@@ -10,11 +11,12 @@ use crate::text::code::fence;
 use std::io::Write;
 use std::path::Path;
 
-/// The report formats.
+/// The report formats, and the cell files for CI.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     Markdown,
     Html,
+    Cells(super::output::CellFormat),
 }
 
 /// The format a report path asks for by its extension.
@@ -25,7 +27,14 @@ pub fn format_of(path: &Path) -> Result<Format, String> {
     match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
         Some("md" | "markdown") => Ok(Format::Markdown),
         Some("html" | "htm") => Ok(Format::Html),
-        _ => Err(format!("--report {}: name it .md (Markdown) or .html (a web page)", path.display())),
+        Some("xml") => Ok(Format::Cells(CellFormat::Junit)),
+        Some("csv") => Ok(Format::Cells(CellFormat::Csv)),
+        Some("json") => Ok(Format::Cells(CellFormat::Json)),
+        Some("jsonl" | "ndjson") => Ok(Format::Cells(CellFormat::Jsonl)),
+        _ => Err(format!(
+            "--output {}: name it .md (Markdown), .html (a web page), .xml (JUnit), .csv, .json or .jsonl (the cells)",
+            crate::text::sanitize::sanitize(&path.display().to_string())
+        )),
     }
 }
 
@@ -70,8 +79,42 @@ pub fn write(path: &Path, store: &RunStore, run: &RunSummary, summary: &Summary)
             }
             super::report_html::foot(&mut out).map_err(io)?;
         }
+        Format::Cells(cells) => super::output::write(&mut out, cells, store, run)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?,
     }
     out.flush().map_err(io)
+}
+
+/// Most failed cells a CI job's summary lists.
+const STEP_FAILURES: usize = 50;
+
+/// Appends the run's summary as Markdown to a CI job's page (`$GITHUB_STEP_SUMMARY`): the
+/// summary table, then the cells that failed, each with its first failed check.
+///
+/// # Errors
+/// The file cannot be written, or the store cannot be read.
+pub fn append_step_summary(path: &Path, store: &RunStore, run: &RunSummary, summary: &Summary) -> Result<(), String> {
+    let io = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
+    let mut piece = Vec::new();
+    markdown_head(&mut piece, run, summary).map_err(io)?;
+    let mut listed = 0;
+    for p in store.prompts(&run.id).map_err(|e| e.to_string())? {
+        for c in store.prompt_cells(&run.id, p.idx).map_err(|e| e.to_string())? {
+            let Some(why) = super::output::why_failed(&c) else { continue };
+            if listed == 0 {
+                writeln!(piece, "\n### Failed cells\n").map_err(io)?;
+            }
+            listed += 1;
+            if listed <= STEP_FAILURES {
+                writeln!(piece, "- {} · {}: {}", md_cell(&c.model), md_cell(&p.id), md_cell(&why)).map_err(io)?;
+            }
+        }
+    }
+    if listed > STEP_FAILURES {
+        writeln!(piece, "- … and {} more", listed - STEP_FAILURES).map_err(io)?;
+    }
+    let file = std::fs::OpenOptions::new().append(true).create(true).open(path).map_err(io)?;
+    write_clean(&mut std::io::BufWriter::new(file), &mut piece).map_err(io)
 }
 
 /// Writes `piece` without terminal controls or a secret palaver knows (a run stored before

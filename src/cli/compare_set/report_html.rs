@@ -77,7 +77,7 @@ pub fn head(out: &mut impl Write, run: &RunSummary, s: &Summary, failing: &[Stri
     }
     writeln!(out, "</tr></thead><tbody>")?;
     for (label, shown, best) in report_rows(s) {
-        write!(out, "<tr><td>{}</td>", escape(label))?;
+        write!(out, "<tr><td>{}</td>", escape(&label))?;
         for (i, v) in shown.iter().enumerate() {
             let class = if best.contains(&i) { " class=\"best\"" } else { "" };
             let star = if best.contains(&i) { " ★" } else { "" };

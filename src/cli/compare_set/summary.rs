@@ -9,6 +9,7 @@ use crate::store::StoreError;
 use crate::store::runs::{RunStore, RunSummary};
 use crate::text::sanitize::sanitize;
 use serde::Serialize;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 
 /// One model's figures over the run.
@@ -35,12 +36,22 @@ pub struct ModelSummary {
     pub checked: u64,
     pub passed: u64,
     pub pass_rate: Option<f64>,
+    /// For each kind of check (`contains`, `not_judge`…): how many passed, of how many run.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub checks_by_kind: BTreeMap<String, KindCount>,
     /// Cells checked against a schema, and those whose answer followed it.
     pub schema_checked: u64,
     pub schema_valid: u64,
     /// The judge calls of its cells' checks (their tokens and cost are not in the above).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub judge: Option<super::judges::JudgeTotals>,
+}
+
+/// How many checks of a kind passed, of how many run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct KindCount {
+    pub passed: u64,
+    pub run: u64,
 }
 
 /// A run's summary.
@@ -108,6 +119,12 @@ pub fn compute(store: &RunStore, run: &RunSummary, cfg: &crate::config::Config) 
             m.checked += 1;
             let pass = f.checks.as_ref().and_then(|c| c.as_array()).is_some_and(|a| expect::cell_passes(a));
             m.passed += u64::from(pass);
+            for r in f.checks.as_ref().and_then(|c| c.as_array()).into_iter().flatten() {
+                let Some(kind) = r.get("kind").and_then(serde_json::Value::as_str) else { continue };
+                let count = m.checks_by_kind.entry(kind.to_owned()).or_default();
+                count.passed += u64::from(r.get("pass").and_then(serde_json::Value::as_bool) == Some(true));
+                count.run += 1;
+            }
         }
         super::judges::add(&mut m.judge, f.checks.as_ref());
         if let Some(valid) = schema_verdict(f.checks.as_ref()) {
@@ -151,7 +168,7 @@ pub fn schema_verdict(checks: Option<&serde_json::Value>) -> Option<bool> {
 /// A row of the table: its label, each model's figure, and which way is better (`None`: not
 /// a contest).
 struct Row {
-    label: &'static str,
+    label: Cow<'static, str>,
     values: Vec<Option<f64>>,
     shown: Vec<String>,
     lower_is_better: Option<bool>,
@@ -161,7 +178,7 @@ struct Row {
 fn rows(s: &Summary) -> Vec<Row> {
     let ms = &s.models;
     let num = |f: &dyn Fn(&ModelSummary) -> Option<f64>, fmt: &dyn Fn(f64) -> String, lower: Option<bool>, label| Row {
-        label,
+        label: Cow::Borrowed(label),
         values: ms.iter().map(f).collect(),
         shown: ms.iter().map(|m| f(m).map_or_else(|| "-".to_owned(), fmt)).collect(),
         lower_is_better: lower,
@@ -179,7 +196,7 @@ fn rows(s: &Summary) -> Vec<Row> {
         num(&|m| Some(m.prompt_tokens as f64), &int, None, "prompt tokens"),
         num(&|m| Some(m.completion_tokens as f64), &int, None, "completion tokens"),
         Row {
-            label: "cost",
+            label: Cow::Borrowed("cost"),
             values: ms.iter().map(|m| m.cost).collect(),
             shown: ms
                 .iter()
@@ -199,7 +216,7 @@ fn rows(s: &Summary) -> Vec<Row> {
     }
     if ms.iter().any(|m| m.checked > 0) {
         out.push(Row {
-            label: "expect passed",
+            label: Cow::Borrowed("expect passed"),
             values: ms.iter().map(|m| m.pass_rate).collect(),
             shown: ms
                 .iter()
@@ -214,7 +231,7 @@ fn rows(s: &Summary) -> Vec<Row> {
     // `contains`, and that is a different finding.
     if ms.iter().any(|m| m.schema_checked > 0) {
         out.push(Row {
-            label: "schema valid",
+            label: Cow::Borrowed("schema valid"),
             values: ms
                 .iter()
                 .map(|m| (m.schema_checked > 0).then(|| m.schema_valid as f64 / m.schema_checked as f64))
@@ -230,7 +247,7 @@ fn rows(s: &Summary) -> Vec<Row> {
         });
     }
     out.push(Row {
-        label: "finish",
+        label: Cow::Borrowed("finish"),
         values: vec![None; ms.len()],
         shown: ms
             .iter()
@@ -289,11 +306,33 @@ pub fn table(s: &Summary) -> String {
     out
 }
 
+/// A row per kind of check, for the reports: each model's passes of that kind.
+fn kind_rows(s: &Summary) -> Vec<Row> {
+    let kinds: std::collections::BTreeSet<&String> = s.models.iter().flat_map(|m| m.checks_by_kind.keys()).collect();
+    kinds
+        .into_iter()
+        .map(|kind| {
+            let counts: Vec<Option<KindCount>> = s.models.iter().map(|m| m.checks_by_kind.get(kind).copied()).collect();
+            #[allow(clippy::cast_precision_loss)]
+            Row {
+                label: Cow::Owned(format!("check {}", sanitize(kind))),
+                values: counts.iter().map(|c| c.map(|c| c.passed as f64 / c.run.max(1) as f64)).collect(),
+                shown: counts
+                    .iter()
+                    .map(|c| c.map_or_else(|| "-".to_owned(), |c| format!("{}/{}", c.passed, c.run)))
+                    .collect(),
+                lower_is_better: Some(false),
+            }
+        })
+        .collect()
+}
+
 /// The rows as (label, values shown, best columns) for the reports.
 #[must_use]
-pub fn report_rows(s: &Summary) -> Vec<(&'static str, Vec<String>, Vec<usize>)> {
+pub fn report_rows(s: &Summary) -> Vec<(Cow<'static, str>, Vec<String>, Vec<usize>)> {
     rows(s)
         .into_iter()
+        .chain(kind_rows(s))
         .map(|r| {
             let best = r.lower_is_better.map(|l| best_all(&r.values, l)).unwrap_or_default();
             let all = r.values.iter().filter(|v| v.is_some()).count();
@@ -327,6 +366,10 @@ pub(crate) mod tests {
             checked: 4,
             passed: pass.map_or(0, |p| (p * 4.0) as u64),
             pass_rate: pass,
+            checks_by_kind: BTreeMap::from([(
+                "contains".into(),
+                KindCount { passed: pass.map_or(0, |p| (p * 4.0) as u64), run: 4 },
+            )]),
             schema_checked: 0,
             schema_valid: 0,
             judge: None,

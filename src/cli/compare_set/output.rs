@@ -1,0 +1,213 @@
+//! Cell files for CI (`--output`, by extension): JUnit XML (a testsuite per model, a testcase per
+//! prompt, failures carrying the checks' reasons), CSV, JSON and JSON Lines. Written prompt by
+//! prompt from the store, like the reports. Answers, errors and reasons are untrusted text:
+//! terminal controls and characters XML 1.0 cannot hold are dropped, known secrets redacted.
+
+use super::json::cell_line;
+use crate::store::runs::{CellRow, PromptRow, RunStore, RunSummary};
+use serde_json::Value;
+use std::io::Write;
+
+/// The cell formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CellFormat {
+    Junit,
+    Csv,
+    Json,
+    Jsonl,
+}
+
+/// Writes `run`'s cells to `out` in `format`.
+///
+/// # Errors
+/// The store cannot be read, or the file written.
+pub fn write(out: &mut impl Write, format: CellFormat, store: &RunStore, run: &RunSummary) -> Result<(), String> {
+    let prompts = store.prompts(&run.id).map_err(|e| e.to_string())?;
+    let mut all = Vec::with_capacity(prompts.len());
+    for p in &prompts {
+        all.push(store.prompt_cells(&run.id, p.idx).map_err(|e| e.to_string())?);
+    }
+    let cells = || prompts.iter().zip(&all).flat_map(|(p, cs)| cs.iter().map(move |c| (p, c)));
+    let io = |e: std::io::Error| e.to_string();
+    match format {
+        CellFormat::Junit => junit(out, run, cells().collect()).map_err(io),
+        CellFormat::Jsonl => cells().try_for_each(|(p, c)| writeln!(out, "{}", line(run, p, c))).map_err(io),
+        CellFormat::Json => {
+            let lines: Vec<Value> = cells().map(|(p, c)| line(run, p, c)).collect();
+            writeln!(out, "{}", Value::Array(lines)).map_err(io)
+        }
+        CellFormat::Csv => csv(out, run, cells()).map_err(io),
+    }
+}
+
+/// A cell as `--json` gives it, its text stripped of terminal controls and known secrets.
+fn line(run: &RunSummary, p: &PromptRow, c: &CellRow) -> Value {
+    let text = cell_line(&run.id, p, c).to_string();
+    serde_json::from_str(&crate::sys::secrets::redact(&text)).unwrap_or(Value::Null)
+}
+
+/// Whether a cell passed its checks (`None`: it has none).
+fn passed(c: &CellRow) -> Option<bool> {
+    c.checks.as_ref().and_then(Value::as_array).map(|a| crate::engine::evals::expect::cell_passes(a))
+}
+
+/// Why a cell failed (its error, or its first failed check), `None` when it did not.
+#[must_use]
+pub fn why_failed(c: &CellRow) -> Option<String> {
+    if !c.ok {
+        let message = c.error.as_ref().and_then(|e| e.get("message")).and_then(Value::as_str);
+        return Some(message.unwrap_or("the cell failed").to_owned());
+    }
+    (passed(c) == Some(false)).then(|| failures(c).into_iter().next().unwrap_or_else(|| "a check failed".into()))
+}
+
+/// The failed checks of a cell, one a line: `kind: reason`.
+fn failures(c: &CellRow) -> Vec<String> {
+    let all = c.checks.as_ref().and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    all.iter()
+        .filter(|r| r.get("pass").and_then(Value::as_bool) != Some(true))
+        .map(|r| {
+            let kind = r.get("kind").and_then(Value::as_str).unwrap_or("check");
+            let weight = r.get("weight").and_then(Value::as_f64).filter(|w| *w == 0.0).map_or("", |_| " (weight 0)");
+            match r.get("detail").and_then(Value::as_str) {
+                Some(d) => format!("{kind}{weight}: {d}"),
+                None => format!("{kind}{weight}"),
+            }
+        })
+        .collect()
+}
+
+fn junit(out: &mut impl Write, run: &RunSummary, cells: Vec<(&PromptRow, &CellRow)>) -> std::io::Result<()> {
+    let count = |f: &dyn Fn(&CellRow) -> bool, of: &[&(&PromptRow, &CellRow)]| of.iter().filter(|(_, c)| f(c)).count();
+    let failed = |c: &CellRow| c.ok && passed(c) == Some(false);
+    let errored = |c: &CellRow| !c.ok;
+    let all: Vec<&(&PromptRow, &CellRow)> = cells.iter().collect();
+    writeln!(out, r#"<?xml version="1.0" encoding="UTF-8"?>"#)?;
+    writeln!(
+        out,
+        r#"<testsuites name="palaver {}" tests="{}" failures="{}" errors="{}">"#,
+        xml(&run.id),
+        all.len(),
+        count(&failed, &all),
+        count(&errored, &all)
+    )?;
+    for (i, m) in run.models.iter().enumerate() {
+        let mine: Vec<&(&PromptRow, &CellRow)> = cells.iter().filter(|(_, c)| c.model_idx as usize == i).collect();
+        #[allow(clippy::cast_precision_loss)]
+        let time: f64 = mine.iter().filter_map(|(_, c)| c.total_ms).sum::<u64>() as f64 / 1000.0;
+        writeln!(
+            out,
+            r#"  <testsuite name="{}" tests="{}" failures="{}" errors="{}" time="{time:.3}">"#,
+            xml(&format!("{}/{}", m.provider, m.model)),
+            mine.len(),
+            count(&failed, &mine),
+            count(&errored, &mine)
+        )?;
+        for (p, c) in mine {
+            testcase(out, p, c)?;
+        }
+        writeln!(out, "  </testsuite>")?;
+    }
+    writeln!(out, "</testsuites>")
+}
+
+fn testcase(out: &mut impl Write, p: &PromptRow, c: &CellRow) -> std::io::Result<()> {
+    #[allow(clippy::cast_precision_loss)]
+    let time = c.total_ms.unwrap_or(0) as f64 / 1000.0;
+    let name = if p.id.is_empty() { format!("prompt {}", p.idx + 1) } else { p.id.clone() };
+    write!(out, r#"    <testcase name="{}" classname="{}" time="{time:.3}""#, xml(&name), xml(&c.model))?;
+    if !c.ok {
+        let message =
+            c.error.as_ref().and_then(|e| e.get("message")).and_then(Value::as_str).unwrap_or("the cell failed");
+        writeln!(out, ">")?;
+        writeln!(out, r#"      <error message="{}"/>"#, xml(message))?;
+        return writeln!(out, "    </testcase>");
+    }
+    let failed = failures(c);
+    if passed(c) != Some(false) {
+        return writeln!(out, "/>");
+    }
+    writeln!(out, ">")?;
+    let first = failed.first().map_or("a check failed", String::as_str);
+    writeln!(out, r#"      <failure message="{}" type="expect">{}</failure>"#, xml(first), xml(&failed.join("\n")))?;
+    writeln!(out, "    </testcase>")
+}
+
+/// Text as XML 1.0 holds it: terminal controls and characters it cannot hold dropped, known
+/// secrets redacted, markup escaped.
+fn xml(text: &str) -> String {
+    let clean = crate::text::sanitize::sanitize(text);
+    let text = crate::sys::secrets::redact(&clean);
+    let mut out = String::with_capacity(text.len());
+    for ch in text.chars() {
+        match ch {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\n' => out.push_str("&#10;"),
+            '\t' => out.push('\t'),
+            c if c < ' ' || matches!(c, '\u{fffe}' | '\u{ffff}') => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const CSV_HEAD: &str = "run,prompt_index,prompt_id,model,provider,ok,passed,failed_checks,finish_reason,prompt_tokens,completion_tokens,cost,ttft_ms,total_ms,tokens_per_s,error,answer";
+
+fn csv<'a>(
+    out: &mut impl Write,
+    run: &RunSummary,
+    cells: impl Iterator<Item = (&'a PromptRow, &'a CellRow)>,
+) -> std::io::Result<()> {
+    writeln!(out, "{CSV_HEAD}")?;
+    let num = |v: Option<String>| v.unwrap_or_default();
+    for (p, c) in cells {
+        let error = c.error.as_ref().and_then(|e| e.get("message")).and_then(Value::as_str).unwrap_or("");
+        let fields = [
+            text_field(&run.id),
+            c.prompt_idx.to_string(),
+            text_field(&p.id),
+            text_field(&c.model),
+            text_field(&c.provider),
+            c.ok.to_string(),
+            passed(c).map(|p| p.to_string()).unwrap_or_default(),
+            text_field(&failures(c).join("; ")),
+            text_field(c.finish_reason.as_deref().unwrap_or("")),
+            num(c.prompt_tokens.map(|v| v.to_string())),
+            num(c.completion_tokens.map(|v| v.to_string())),
+            num(c.cost.map(|v| v.to_string())),
+            num(c.ttft_ms.map(|v| v.to_string())),
+            num(c.total_ms.map(|v| v.to_string())),
+            num(c.tokens_per_s.map(|v| format!("{v:.2}"))),
+            text_field(error),
+            text_field(&c.text),
+        ];
+        writeln!(out, "{}", fields.join(","))?;
+    }
+    Ok(())
+}
+
+/// A text field of the CSV (RFC 4180): terminal controls and known secrets dropped, quoted, and
+/// a leading `=`, `+`, `-` or `@` kept as text, so a spreadsheet opening the file never runs an
+/// answer as a formula.
+fn text_field(text: &str) -> String {
+    let clean = crate::text::sanitize::sanitize_keep_tabs(text);
+    let text = crate::sys::secrets::redact(&clean);
+    let guard = if text.starts_with(['=', '+', '-', '@']) { "'" } else { "" };
+    format!("\"{guard}{}\"", text.replace('"', "\"\""))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn xml_and_csv_text_is_escaped() {
+        assert_eq!(xml("a<b & \"c\"\u{1b}[31m\u{7}\nd"), "a&lt;b &amp; &quot;c&quot;&#10;d");
+        assert_eq!(text_field("say \"hi\", =1+1"), "\"say \"\"hi\"\", =1+1\"");
+        assert_eq!(text_field("=HYPERLINK(\"x\")"), "\"'=HYPERLINK(\"\"x\"\")\"");
+    }
+}
