@@ -144,6 +144,49 @@ fn a_scripted_judge_sees_the_prompt_and_its_answers_are_read_leniently() {
     assert_eq!(body["response_format"]["type"], "json_schema", "a structured answer is asked for");
 }
 
+/// Issue 42: a judge with a declared scale is told it in its prompt and its schema, and its
+/// bare number is read on it: 3.5 on 1–10 fails a pass mark of 7, 8 passes, 0.5 is off the
+/// scale and no verdict.
+#[test]
+fn a_judge_with_a_declared_scale_is_told_it_and_read_on_it() {
+    let seen_prompts = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = seen_prompts.clone();
+    let judge = Server::start_fn(move |req| {
+        let body: Value = serde_json::from_str(&req.body).unwrap();
+        let prompt = body["messages"][0]["content"].as_str().unwrap_or_default().to_owned();
+        seen.lock().unwrap().push((prompt.clone(), body["response_format"].clone()));
+        let text = [("Say low", "3.5"), ("Say high", "8"), ("Say off", "0.5")]
+            .iter()
+            .find(|(k, _)| prompt.contains(k))
+            .map_or("{}".to_owned(), |(_, s)| format!("{{\"score\": {s}, \"reason\": \"r\"}}"));
+        let delta = serde_json::json!({"choices": [{"index": 0, "delta": {"content": text}}]});
+        let stop = serde_json::json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
+        Reply::sse(&format!("data: {delta}\n\ndata: {stop}\n\ndata: [DONE]\n\n"))
+    });
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), format!("[providers.grader]\nbase_url = \"{}\"\n", judge.base_url))
+        .unwrap();
+    let set = home.path().join("set.jsonl");
+    std::fs::write(
+        &set,
+        r#"{"id":"{{w}}","prompt":"Say {{w}}","vars":[{"w":"low"},{"w":"high"},{"w":"off"}],"expect":{"judge":"Greets","model":"grader/g","scale":"1-10","pass":7}}"#,
+    )
+    .unwrap();
+    let out = run(home.path(), &["compare", "-m", "demo/demo", "--prompts", set.to_str().unwrap(), "--json"]);
+    let ls = lines(&out);
+    let cell = |id: &str| judge_of(ls.iter().find(|l| l["prompt_id"] == id).unwrap()).clone();
+    let (low, high, off) = (cell("low"), cell("high"), cell("off"));
+    assert_eq!(low["pass"], false, "{low}");
+    assert!(low["detail"].as_str().unwrap().starts_with("score 3.50 of 1–10 (0.28)"), "{low}");
+    assert_eq!(high["pass"], true, "{high}");
+    assert_eq!(off["pass"], false);
+    assert_eq!(off["detail"], "the judge's score 0.5 is not between 1 and 10");
+    let prompts = seen_prompts.lock().unwrap();
+    assert!(prompts.iter().all(|(p, _)| p.contains("a number from 1 to 10")), "{prompts:?}");
+    let schema = &prompts[0].1["json_schema"]["schema"]["properties"]["score"];
+    assert_eq!((schema["minimum"].as_f64(), schema["maximum"].as_f64()), (Some(1.0), Some(10.0)), "{prompts:?}");
+}
+
 #[test]
 fn the_verdict_is_the_judges_own_not_a_score_quoted_from_the_answer() {
     // Issue 39: a judge quoting the graded answer's own "score: 10" passed it at 1.00.

@@ -94,20 +94,31 @@ fn template<'a>(g: &'a Grading<'_>, spec: &JudgeSpec, fallback: &'a str) -> &'a 
 /// Grades one answer with `spec`. `None` when the user stopped it (the cell is left to
 /// `--resume`).
 pub async fn grade<S: TurnSink + ?Sized>(g: &Grading<'_>, spec: &JudgeSpec, sink: &mut S) -> Option<CheckResult> {
-    let text = judge::prompt(template(g, spec, &g.judges.default_prompt), &spec.rubric, g.question, g.answer);
-    let (answer, usage) = ask(g, spec, text, judge::schema(), sink).await?;
+    let template = template(g, spec, &g.judges.default_prompt);
+    let text = judge::rubric_prompt(template, spec.scale, &spec.rubric, g.question, g.answer);
+    let (answer, usage) = ask(g, spec, text, judge::scaled_schema(spec.scale), sink).await?;
     let answer = match answer {
         Ok(a) => a,
         Err(why) => return Some(failed(why, usage)),
     };
-    Some(match judge::parse(&answer) {
+    Some(match judge::parse_on(&answer, spec.scale) {
         Ok(grade) => CheckResult {
             score: Some(grade.score),
             judge: usage,
             ..CheckResult::new(
                 "judge",
                 grade.score + 1e-9 >= spec.threshold,
-                Some(format!("score {:.2}: {}", grade.score, grade.reason)),
+                Some(match spec.scale {
+                    Some(s) => format!(
+                        "score {:.2} of {}–{} ({:.2}): {}",
+                        s.raw(grade.score),
+                        s.low,
+                        s.high,
+                        grade.score,
+                        grade.reason
+                    ),
+                    None => format!("score {:.2}: {}", grade.score, grade.reason),
+                }),
             )
         },
         Err(why) => failed(why, usage),

@@ -144,8 +144,41 @@ pub struct Bounds {
 pub struct JudgeSpec {
     pub rubric: String,
     pub model: Option<String>,
+    /// The share of the scale (0 to 1) a score must reach.
     pub threshold: f64,
     pub prompt: Option<String>,
+    /// The scale the judge is told to score on, and reads its score on (`None`: 0 to 1, and
+    /// scores the judge puts on 1–10 or 1–100 read leniently).
+    pub scale: Option<Scale>,
+}
+
+/// A judge's declared scale, both ends included.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scale {
+    pub low: f64,
+    pub high: f64,
+}
+
+impl Scale {
+    /// `"0-1"`, `"1-5"`, `"1-10"`, `"0-100"`…: two numbers, the first below the second.
+    #[must_use]
+    pub fn parse(s: &str) -> Option<Self> {
+        let (low, high) = s.split_once('-')?;
+        let (low, high): (f64, f64) = (low.trim().parse().ok()?, high.trim().parse().ok()?);
+        (low.is_finite() && high.is_finite() && low >= 0.0 && low < high).then_some(Self { low, high })
+    }
+
+    /// A score on this scale as a share of it (`None` when it lies outside).
+    #[must_use]
+    pub fn share(self, raw: f64) -> Option<f64> {
+        (self.low..=self.high).contains(&raw).then(|| (raw - self.low) / (self.high - self.low))
+    }
+
+    /// A share of the scale as a score on it.
+    #[must_use]
+    pub fn raw(self, share: f64) -> f64 {
+        self.low + share * (self.high - self.low)
+    }
 }
 
 /// What a cell says beyond its text, for the checks that are not about the text.
@@ -489,11 +522,12 @@ fn bounds(x: &Value, k: &str) -> Result<Bounds, String> {
     Ok(Bounds { min: get("min")?, max: get("max")? })
 }
 
-/// A `judge` object: `judge` (the rubric), `model`, `threshold` (0 to 1, default 0.5), `prompt`,
-/// and the modifiers `weight` and `metric`.
+/// A `judge` object: `judge` (the rubric), `model`, `scale` (`"1-10"`…) and its pass mark
+/// `pass` on it, or `threshold` (a share of the scale, 0 to 1, default 0.5), `prompt`, and the
+/// modifiers `weight` and `metric`.
 fn judge(o: &serde_json::Map<String, Value>, kind: &str) -> Result<JudgeSpec, String> {
     let keys: &[&str] = if kind == "judge" {
-        &["judge", "model", "threshold", "prompt", "weight", "metric"]
+        &["judge", "model", "threshold", "scale", "pass", "prompt", "weight", "metric"]
     } else {
         &[kind, "model", "prompt", "weight", "metric"]
     };
@@ -507,11 +541,26 @@ fn judge(o: &serde_json::Map<String, Value>, kind: &str) -> Result<JudgeSpec, St
     };
     let rubric =
         text(kind)?.ok_or_else(|| format!("`{kind}` takes the rubric (or criterion) answers are graded by"))?;
-    let threshold = match o.get("threshold") {
-        None => 0.5,
-        Some(v) => v.as_f64().filter(|t| (0.0..=1.0).contains(t)).ok_or("`threshold` is a score from 0 to 1")?,
+    let scale = match o.get("scale") {
+        None => None,
+        Some(v) => {
+            Some(v.as_str().and_then(Scale::parse).ok_or("`scale` is a range such as \"0-1\", \"1-5\" or \"1-10\"")?)
+        }
     };
-    Ok(JudgeSpec { rubric, model: text("model")?, threshold, prompt: text("prompt")? })
+    let threshold = match (o.get("threshold"), o.get("pass")) {
+        (Some(_), Some(_)) => return Err("give the judge `pass` (a mark on its scale) or `threshold`, not both".into()),
+        (None, None) => 0.5,
+        (Some(v), None) => {
+            v.as_f64().filter(|t| (0.0..=1.0).contains(t)).ok_or("`threshold` is a score from 0 to 1")?
+        }
+        (None, Some(v)) => {
+            let on = scale.ok_or("`pass` is a mark on the judge's `scale`: declare the scale too")?;
+            v.as_f64()
+                .and_then(|p| on.share(p))
+                .ok_or_else(|| format!("`pass` is a mark from {} to {}", on.low, on.high))?
+        }
+    };
+    Ok(JudgeSpec { rubric, model: text("model")?, threshold, prompt: text("prompt")?, scale })
 }
 
 /// The answer as JSON: the whole text, else the first fenced code block.
@@ -842,6 +891,13 @@ mod tests {
         assert!(Expect::compile(&json!({"words": {"least": 2}})).is_err());
         assert!(Expect::compile(&json!({"contains": "a", "weight": -1})).is_err());
         assert!(Expect::compile(&json!({"is_refusal": false})).is_err());
+        let j = Expect::compile(&json!({"judge": "r", "scale": "1-10", "pass": 7})).unwrap();
+        let spec = j.judges().next().unwrap();
+        assert!((spec.threshold - 6.0 / 9.0).abs() < 1e-9 && spec.scale.is_some());
+        assert!(Expect::compile(&json!({"judge": "r", "pass": 7})).unwrap_err().contains("declare the scale"));
+        assert!(Expect::compile(&json!({"judge": "r", "scale": "1-10", "pass": 11})).is_err());
+        assert!(Expect::compile(&json!({"judge": "r", "scale": "1-10", "pass": 7, "threshold": 0.5})).is_err());
+        assert!(Expect::compile(&json!({"judge": "r", "scale": "ten"})).is_err());
         assert!(Expect::compile(&json!({"regex": "("})).is_err());
         assert!(Expect::compile(&json!({"containz": "a"})).is_err());
         assert!(Expect::compile(&json!({"json_schema": {"type": 12}})).is_err());

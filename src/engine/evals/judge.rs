@@ -3,10 +3,11 @@
 //! answer read leniently as a score from 0 to 1 and a reason. An answer that cannot be read is
 //! a failed check saying so, never an error of the run.
 
-use super::expect::answer_json;
+use super::expect::{Scale, answer_json};
 use serde_json::{Value, json};
 
-/// The built-in rubric prompt; `{{rubric}}`, `{{prompt}}` and `{{answer}}` are filled in.
+/// The built-in rubric prompt; `{{rubric}}`, `{{prompt}}`, `{{answer}}` and `{{scale}}` are
+/// filled in.
 pub const RUBRIC_PROMPT: &str = include_str!("../../../assets/judges/rubric.md");
 
 /// The built-in `select_best` prompt; `{{criterion}}`, `{{prompt}}` and `{{answers}}` are
@@ -81,9 +82,31 @@ pub struct Grade {
 }
 
 /// The placeholders a rubric judge's prompt fills in.
-pub const RUBRIC_PLACEHOLDERS: &[&str] = &["rubric", "prompt", "answer"];
+pub const RUBRIC_PLACEHOLDERS: &[&str] = &["rubric", "prompt", "answer", "scale"];
 /// The placeholders any judge prompt may use (a `select_best` one: `criterion` and `answers`).
-pub const ANY_PLACEHOLDERS: &[&str] = &["rubric", "prompt", "answer", "criterion", "answers"];
+pub const ANY_PLACEHOLDERS: &[&str] = &["rubric", "prompt", "answer", "scale", "criterion", "answers"];
+
+/// The scale a judge is told to score on, in words (`{{scale}}`).
+#[must_use]
+pub fn scale_words(scale: Option<Scale>) -> String {
+    let Scale { low, high } = scale.unwrap_or(Scale { low: 0.0, high: 1.0 });
+    format!("a number from {low} to {high}: {low} misses the rubric entirely, {high} meets it fully")
+}
+
+/// A rubric judge's prompt: [`prompt`], with the scale filled in; a prompt file without
+/// `{{scale}}` is told the declared scale at its end.
+#[must_use]
+pub fn rubric_prompt(template: &str, scale: Option<Scale>, rubric: &str, question: &str, answer: &str) -> String {
+    let words = scale_words(scale);
+    let mut out = fill(
+        template,
+        &[("{{rubric}}", rubric), ("{{prompt}}", question), ("{{answer}}", answer), ("{{scale}}", &words)],
+    );
+    if let (Some(s), false) = (scale, template.contains("{{scale}}")) {
+        out.push_str(&format!("\n\nGive the score as a number from {} to {}.\n", s.low, s.high));
+    }
+    out
+}
 
 /// Checks a judge prompt's `{{placeholders}}` against `known`: a misspelt one would reach the
 /// judge as it is written, and a prompt without the answer grades nothing.
@@ -113,14 +136,17 @@ pub fn check_placeholders(template: &str, known: &[&str]) -> Result<(), String> 
 /// pass, so text inside the answer that looks like a placeholder stays as it is).
 #[must_use]
 pub fn prompt(template: &str, rubric: &str, question: &str, answer: &str) -> String {
-    let mut out = String::with_capacity(template.len() + question.len() + answer.len());
+    rubric_prompt(template, None, rubric, question, answer)
+}
+
+/// `template` with each placeholder of `values` filled in, in one pass.
+fn fill(template: &str, values: &[(&str, &str)]) -> String {
+    let mut out = String::with_capacity(template.len() + values.iter().map(|(_, v)| v.len()).sum::<usize>());
     let mut rest = template;
     while let Some(at) = rest.find("{{") {
         out.push_str(&rest[..at]);
         let tail = &rest[at..];
-        let filled = [("{{rubric}}", rubric), ("{{prompt}}", question), ("{{answer}}", answer)]
-            .into_iter()
-            .find(|(k, _)| tail.starts_with(k));
+        let filled = values.iter().find(|(k, _)| tail.starts_with(k));
         match filled {
             Some((k, v)) => {
                 out.push_str(v);
@@ -139,9 +165,16 @@ pub fn prompt(template: &str, rubric: &str, question: &str, answer: &str) -> Str
 /// The JSON schema the judge's answer is asked to follow where the provider takes one.
 #[must_use]
 pub fn schema() -> Value {
+    scaled_schema(None)
+}
+
+/// [`schema`], its score bounded by the declared scale.
+#[must_use]
+pub fn scaled_schema(scale: Option<Scale>) -> Value {
+    let Scale { low, high } = scale.unwrap_or(Scale { low: 0.0, high: 1.0 });
     json!({
         "type": "object",
-        "properties": {"score": {"type": "number"}, "reason": {"type": "string"}},
+        "properties": {"score": {"type": "number", "minimum": low, "maximum": high}, "reason": {"type": "string"}},
         "required": ["score", "reason"],
         "additionalProperties": false
     })
@@ -159,12 +192,14 @@ pub fn select_schema(n: usize) -> Value {
     })
 }
 
-/// A score as a share: 0–1 as it is, 1–10 and 10–100 scaled down (judges drift to those);
-/// a score stated on its own scale (`7/10`, `3.5 out of 5`) is read on that scale.
-fn share(x: f64, scale: Option<f64>) -> Option<f64> {
+/// A score as a share: a score stated on its own scale (`7/10`, `3.5 out of 5`) is read on
+/// that scale; else on the declared scale, where one is (outside it, it is no verdict);
+/// else 0–1 as it is, 1–10 and 10–100 scaled down (judges drift to those).
+fn share(x: f64, scale: Option<f64>, declared: Option<Scale>) -> Option<f64> {
     match (x, scale) {
         (x, Some(max)) if max > 0.0 && (0.0..=max).contains(&x) => Some(x / max),
         (_, Some(_)) => None,
+        (x, None) if declared.is_some() => declared.and_then(|d| d.share(x)),
         (x, None) if (0.0..=1.0).contains(&x) => Some(x),
         (x, None) if x > 1.0 && x <= 10.0 => Some(x / 10.0),
         (x, None) if x > 10.0 && x <= 100.0 => Some(x / 100.0),
@@ -198,12 +233,12 @@ fn score_after(rest: &str) -> Option<(f64, Option<f64>)> {
 /// The judge's own verdict in prose: the LAST score it states (a judge quotes the graded
 /// answer before it gives its own, and that answer may state a score of its own), as a share;
 /// with where it ends.
-fn last_prose_score(answer: &str) -> Option<(usize, f64)> {
+fn last_prose_score(answer: &str, declared: Option<Scale>) -> Option<(usize, f64)> {
     let lower = answer.to_ascii_lowercase();
     lower.rmatch_indices("score").find_map(|(at, w)| {
         let rest = &lower[at + w.len()..];
         let (n, scale) = score_after(rest)?;
-        Some((at, share(n, scale)?))
+        Some((at, share(n, scale, declared)?))
     })
 }
 
@@ -232,7 +267,7 @@ fn object_in(answer: &str) -> Option<serde_json::Map<String, Value>> {
 }
 
 /// A structured verdict: `score` (a number, `"7"`, `"80%"`, `"7/10"`) and `reason`.
-fn from_object(o: &serde_json::Map<String, Value>) -> Result<Grade, String> {
+fn from_object(o: &serde_json::Map<String, Value>, declared: Option<Scale>) -> Result<Grade, String> {
     let raw = match o.get("score") {
         Some(Value::Number(n)) => n.as_f64().map(|n| (n, None)),
         Some(Value::String(s)) if s.trim().ends_with('%') => {
@@ -242,7 +277,9 @@ fn from_object(o: &serde_json::Map<String, Value>) -> Result<Grade, String> {
         _ => None,
     };
     let Some((raw, scale)) = raw else { return Err("the judge's answer has no numeric `score`".into()) };
-    let score = share(raw, scale).ok_or_else(|| format!("the judge's score {raw} is not between 0 and 1"))?;
+    let Scale { low, high } = declared.unwrap_or(Scale { low: 0.0, high: 1.0 });
+    let score = share(raw, scale, declared)
+        .ok_or_else(|| format!("the judge's score {raw} is not between {low} and {high}"))?;
     let reason = o.get("reason").and_then(Value::as_str).unwrap_or("").trim();
     let reason = if reason.is_empty() { "(no reason given)" } else { reason };
     Ok(Grade { score, reason: reason.to_owned() })
@@ -255,15 +292,23 @@ fn from_object(o: &serde_json::Map<String, Value>) -> Result<Grade, String> {
 /// # Errors
 /// Why no score could be read from it (for the failed check's detail).
 pub fn parse(answer: &str) -> Result<Grade, String> {
+    parse_on(answer, None)
+}
+
+/// [`parse`] for a judge told to score on `declared`: a bare number is read on that scale.
+///
+/// # Errors
+/// Why no score on the scale could be read from it.
+pub fn parse_on(answer: &str, declared: Option<Scale>) -> Result<Grade, String> {
     let whole = serde_json::from_str::<Value>(answer.trim()).ok().or_else(|| fenced_only(answer));
     if let Some(Value::Object(o)) = whole {
-        return from_object(&o);
+        return from_object(&o, declared);
     }
-    let prose = last_prose_score(answer);
+    let prose = last_prose_score(answer, declared);
     match (last_object(answer), prose) {
         // The last `score` stated is inside the last object, or before it.
-        (Some((end, o)), Some((p, _))) if p < end => from_object(&o),
-        (Some((_, o)), None) => from_object(&o),
+        (Some((end, o)), Some((p, _))) if p < end => from_object(&o, declared),
+        (Some((_, o)), None) => from_object(&o, declared),
         (_, Some((_, score))) => Ok(Grade { score, reason: clip(answer.trim()) }),
         (None, None) => Err(format!("the judge's answer is not a score: {}", clip(answer.trim()))),
     }
@@ -293,6 +338,27 @@ mod tests {
         let p = prompt("R={{rubric}} Q={{prompt}} A={{answer}} {{other}}", "be kind", "hi?", "a {{rubric}}");
         assert_eq!(p, "R=be kind Q=hi? A=a {{rubric}} {{other}}");
         assert!(RUBRIC_PROMPT.contains("{{rubric}}") && RUBRIC_PROMPT.contains("{{answer}}"));
+    }
+
+    /// Issue 42: a judge told to score 1–10 that says 3.5 gave 0.28 of the scale, which no
+    /// lenient reading may turn into a pass; the scale is in the prompt and the schema.
+    #[test]
+    fn a_declared_scale_is_told_and_read() {
+        let ten = Scale::parse("1-10");
+        assert_eq!(ten, Some(Scale { low: 1.0, high: 10.0 }));
+        assert!(Scale::parse("10-1").is_none() && Scale::parse("a-b").is_none() && Scale::parse("5").is_none());
+        let g = parse_on(r#"{"score": 3.5, "reason": "thin"}"#, ten).unwrap();
+        assert!((g.score - 2.5 / 9.0).abs() < 1e-9, "{g:?}");
+        let g = parse_on("Reasoning… Score: 10", ten).unwrap();
+        assert!((g.score - 1.0).abs() < 1e-9);
+        assert_eq!(parse_on(r#"{"score": 0.5}"#, ten).unwrap_err(), "the judge's score 0.5 is not between 1 and 10");
+        assert!((parse_on("score: 4/5", ten).unwrap().score - 0.8).abs() < 1e-9, "a stated scale wins");
+        let p = rubric_prompt(RUBRIC_PROMPT, ten, "r", "q", "a");
+        assert!(p.contains("a number from 1 to 10: 1 misses the rubric entirely, 10 meets it fully"), "{p}");
+        assert!(rubric_prompt(RUBRIC_PROMPT, None, "r", "q", "a").contains("a number from 0 to 1"));
+        let own = rubric_prompt("grade {{answer}}", ten, "r", "q", "a");
+        assert!(own.ends_with("Give the score as a number from 1 to 10.\n"), "{own}");
+        assert_eq!(scaled_schema(ten)["properties"]["score"]["maximum"], 10.0);
     }
 
     #[test]
@@ -366,7 +432,7 @@ mod tests {
         assert_eq!(check_placeholders(RUBRIC_PROMPT, RUBRIC_PLACEHOLDERS), Ok(()));
         assert_eq!(
             check_placeholders("Rate {{answer}} on {{rubrik}}", RUBRIC_PLACEHOLDERS).unwrap_err(),
-            "unknown placeholder `{{rubrik}}` (it knows {{rubric}}, {{prompt}}, {{answer}})"
+            "unknown placeholder `{{rubrik}}` (it knows {{rubric}}, {{prompt}}, {{answer}}, {{scale}})"
         );
         assert!(
             check_placeholders("Rate it on {{rubric}}", RUBRIC_PLACEHOLDERS).unwrap_err().contains("no `{{answer}}`")
