@@ -268,7 +268,7 @@ fn the_configured_judge_prompt_replaces_the_built_in_one() {
 }
 
 #[test]
-fn select_best_asks_once_per_prompt_and_the_winner_passes() {
+fn select_best_asks_in_both_orders_and_the_winner_passes() {
     let judge = Server::start_fn(|_| {
         let text = r#"{"best": "B", "reason": "more complete"}"#;
         let delta = serde_json::json!({"choices": [{"index": 0, "delta": {"content": text}}]});
@@ -290,7 +290,7 @@ fn select_best_asks_once_per_prompt_and_the_winner_passes() {
     let out = run(home.path(), &[&args[..], &[set.to_str().unwrap(), "--json"]].concat());
     assert_eq!(out.status.code(), Some(3), "two of three lose: checks below 1.0\n{}", err(&out));
     let seen = judge.requests();
-    assert_eq!(seen.len(), 1, "one judge call for the prompt, none for the plain one");
+    assert_eq!(seen.len(), 2, "a judge call in each order for the prompt, none for the plain one");
     let body: Value = serde_json::from_str(&seen[0].body).unwrap();
     let prompt = body["messages"][0]["content"].as_str().unwrap();
     assert!(
@@ -310,15 +310,60 @@ fn select_best_asks_once_per_prompt_and_the_winner_passes() {
     assert_eq!(picks.iter().filter(|k| k["pass"] == true).count(), 1, "{picks:?}");
     // The judge saw letters; the detail names the model whose answer was B, the one that passed.
     let winner = cells.iter().zip(&picks).find(|(_, k)| k["pass"] == true).map(|(c, _)| c["model"].clone()).unwrap();
-    let detail = format!("won by {}; best: answer B: more complete", winner.as_str().unwrap());
+    // (B is the middle of three, in both orders: the judge's pick did not flip.)
+    let detail = format!("won by {}; best in both orders: answer B: more complete", winner.as_str().unwrap());
     assert!(picks.iter().all(|k| k["detail"] == detail.as_str()), "{picks:?} {winner}");
     assert_eq!(picks.iter().filter(|k| k.get("judge").is_some()).count(), 1);
     let summary = lines(&shown).into_iter().find(|l| l["type"] == "summary").unwrap();
     let calls: u64 = summary["models"].as_array().unwrap().iter().filter_map(|m| m["judge"]["calls"].as_u64()).sum();
-    assert_eq!(calls, 1);
+    assert_eq!(calls, 2);
+    let consistent: Vec<&Value> =
+        summary["models"].as_array().unwrap().iter().filter_map(|m| m["judge"].get("consistent")).collect();
+    assert_eq!(consistent, [&Value::from(1)], "{summary}");
     // Resuming asks nothing again.
     let again = run(home.path(), &["compare", "--resume", &id, "--json"]);
-    assert_eq!(judge.requests().len(), 1, "{}", err(&again));
+    assert_eq!(judge.requests().len(), 2, "{}", err(&again));
+}
+
+/// A judge that always picks the first answer shown favours a place, not an answer: asked in
+/// both orders, its pick flips, and the prompt is a tie between the two it picked.
+#[test]
+fn a_pick_that_flips_with_the_order_is_a_tie() {
+    let judge = Server::start_fn(|_| {
+        let text = r#"{"best": "A", "reason": "first"}"#;
+        let delta = serde_json::json!({"choices": [{"index": 0, "delta": {"content": text}}]});
+        let stop = serde_json::json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
+        Reply::sse(&format!("data: {delta}\n\ndata: {stop}\n\ndata: [DONE]\n\n"))
+    });
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), format!("[providers.grader]\nbase_url = \"{}\"\n", judge.base_url))
+        .unwrap();
+    let set = home.path().join("set.jsonl");
+    std::fs::write(&set, "{\"id\":\"q\",\"prompt\":\"Explain tides\",\"expect\":{\"select_best\":\"the clearest\",\"model\":\"grader/g\"}}\n")
+        .unwrap();
+    let args =
+        ["compare", "-m", "demo/demo", "-m", "demo/demo-reasoning", "--prompts", set.to_str().unwrap(), "--report"];
+    let md = home.path().join("r.md");
+    let out = run(home.path(), &[&args[..], &[md.to_str().unwrap(), "--json"]].concat());
+    let id = lines(&out).last().unwrap()["run"].as_str().unwrap().to_owned();
+    let shown = run(home.path(), &["compare", "show", &id, "--json"]);
+    let picks: Vec<Value> = lines(&shown)
+        .into_iter()
+        .filter(|l| l["prompt_id"] == "q")
+        .map(|c| c["checks"].as_array().unwrap().iter().find(|k| k["kind"] == "select_best").unwrap().clone())
+        .collect();
+    assert_eq!(picks.len(), 2);
+    assert!(picks.iter().all(|k| k["pass"] == true), "a tie: both pass {picks:?}");
+    assert!(picks[0]["detail"].as_str().unwrap().starts_with("tied between "), "{picks:?}");
+    let summary = lines(&shown).into_iter().find(|l| l["type"] == "summary").unwrap();
+    let judge_of = summary["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|m| m["judge"].get("both_orders").map(|_| m["judge"].clone()))
+        .unwrap();
+    assert_eq!((judge_of["both_orders"].as_u64(), judge_of["consistent"].as_u64()), (Some(1), None), "{judge_of}");
+    assert!(std::fs::read_to_string(&md).unwrap().contains("| judge consistency |"), "the report gives the rate");
 }
 
 #[test]

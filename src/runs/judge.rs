@@ -125,16 +125,21 @@ pub async fn grade<S: TurnSink + ?Sized>(g: &Grading<'_>, spec: &JudgeSpec, sink
     })
 }
 
-/// What `select_best` decided over a prompt's answers: the winner (its index in the answers
-/// given), the reason or why there is none, and the judge call's usage.
+/// What `select_best` decided over a prompt's answers: the winners (their indexes in the
+/// answers given: one, two when the judge's pick flipped with the order, none when it could
+/// not be read), the reason or why there is none, the judge calls' usage, and whether the two
+/// orders agreed (`None`: not asked in both, or one could not be read).
 pub struct Selection {
-    pub winner: Option<usize>,
+    pub winners: Vec<usize>,
     pub detail: String,
     pub usage: Option<serde_json::Value>,
+    pub consistent: Option<bool>,
 }
 
-/// Asks the judge which of `answers` best meets `spec`'s criterion, shown under letters in an
-/// order shuffled by `seed`, without the models' names. `None` when the user stopped it.
+/// Asks the judge which of `answers` best meets `spec`'s criterion, shown under letters
+/// without the models' names, twice: in an order shuffled by `seed`, then in the reverse one,
+/// so a judge that favours a place is caught. A pick that flips with the order is a tie
+/// between the two. `None` when the user stopped it.
 pub async fn select_best<S: TurnSink + ?Sized>(
     g: &Grading<'_>,
     spec: &JudgeSpec,
@@ -143,15 +148,58 @@ pub async fn select_best<S: TurnSink + ?Sized>(
     sink: &mut S,
 ) -> Option<Selection> {
     let order = judge::shuffle(answers.len(), seed);
+    let reversed: Vec<usize> = order.iter().rev().copied().collect();
+    let (first, usage_a) = pick(g, spec, answers, &order, sink).await?;
+    let (second, usage_b) = pick(g, spec, answers, &reversed, sink).await?;
+    let usage = sum_usage(usage_a, usage_b);
+    Some(match (first, second) {
+        (Ok((a, why)), Ok((b, _))) if a == b => {
+            Selection { winners: vec![a], detail: format!("best in both orders: {why}"), usage, consistent: Some(true) }
+        }
+        (Ok((a, why_a)), Ok((b, why_b))) => Selection {
+            winners: vec![a, b],
+            detail: format!("a tie: the judge's pick flipped with the order ({why_a} / {why_b})"),
+            usage,
+            consistent: Some(false),
+        },
+        (Ok((a, why)), Err(_)) | (Err(_), Ok((a, why))) => Selection {
+            winners: vec![a],
+            detail: format!("best in one order (the other was unreadable): {why}"),
+            usage,
+            consistent: None,
+        },
+        (Err(why), Err(_)) => Selection { winners: Vec::new(), detail: why, usage, consistent: None },
+    })
+}
+
+/// One `select_best` call with the answers shown in `order`: the pick (its index in `answers`)
+/// and its reason, or why none was read; and the call's usage.
+async fn pick<S: TurnSink + ?Sized>(
+    g: &Grading<'_>,
+    spec: &JudgeSpec,
+    answers: &[&str],
+    order: &[usize],
+    sink: &mut S,
+) -> Option<(Result<(usize, String), String>, Option<serde_json::Value>)> {
     let shown: Vec<&str> = order.iter().map(|&i| answers[i]).collect();
     let template = template(g, spec, judge::SELECT_BEST_PROMPT);
     let text = judge::select_prompt(template, &spec.rubric, g.question, &shown);
     let (answer, usage) = ask(g, spec, text, judge::select_schema(shown.len()), sink).await?;
     let picked = answer.and_then(|a| judge::parse_best(&a, shown.len()));
-    Some(match picked {
-        Ok((i, reason)) => {
-            Selection { winner: Some(order[i]), detail: format!("best: answer {}: {reason}", judge::label(i)), usage }
-        }
-        Err(why) => Selection { winner: None, detail: why, usage },
-    })
+    Some((picked.map(|(i, reason)| (order[i], format!("answer {}: {reason}", judge::label(i)))), usage))
+}
+
+/// Two judge calls' usage as one entry (`calls`: 2).
+fn sum_usage(a: Option<serde_json::Value>, b: Option<serde_json::Value>) -> Option<serde_json::Value> {
+    let (Some(a), Some(b)) = (a.clone(), b.clone()) else { return a.or(b) };
+    let add = |k: &str| match (a[k].as_u64(), b[k].as_u64()) {
+        (None, None) => serde_json::Value::Null,
+        (x, y) => json!(x.unwrap_or(0) + y.unwrap_or(0)),
+    };
+    let cost = match (a["cost"].as_f64(), b["cost"].as_f64()) {
+        (Some(x), Some(y)) => json!(x + y),
+        _ => serde_json::Value::Null,
+    };
+    Some(json!({"model": a["model"], "provider": a["provider"], "prompt_tokens": add("prompt_tokens"),
+        "completion_tokens": add("completion_tokens"), "cost": cost, "calls": 2}))
 }

@@ -81,6 +81,16 @@ pub struct JudgeTotals {
     pub completion_tokens: u64,
     /// Dollars, when the judge model has a price.
     pub cost: Option<f64>,
+    /// Judgments asked in both orders (`select_best`), and those whose pick did not flip.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub both_orders: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub consistent: u64,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Adds the judge calls of a cell's `checks` to `totals`.
@@ -88,7 +98,11 @@ pub fn add(totals: &mut Option<JudgeTotals>, checks: Option<&serde_json::Value>)
     let calls = checks.and_then(|c| c.as_array()).into_iter().flatten().filter_map(|r| r.get("judge"));
     for j in calls {
         let t = totals.get_or_insert_with(JudgeTotals::default);
-        t.calls += 1;
+        t.calls += j["calls"].as_u64().unwrap_or(1);
+        if let Some(agreed) = j["consistent"].as_bool() {
+            t.both_orders += 1;
+            t.consistent += u64::from(agreed);
+        }
         t.prompt_tokens += j["prompt_tokens"].as_u64().unwrap_or(0);
         t.completion_tokens += j["completion_tokens"].as_u64().unwrap_or(0);
         if let Some(c) = j["cost"].as_f64() {
@@ -110,7 +124,19 @@ mod tests {
         let cell = json!([{"kind": "judge", "judge": {"prompt_tokens": 10, "completion_tokens": 3, "cost": 0.5}},
             {"kind": "judge", "judge": {"prompt_tokens": 5, "completion_tokens": 2, "cost": null}}]);
         add(&mut t, Some(&cell));
-        assert_eq!(t, Some(JudgeTotals { calls: 2, prompt_tokens: 15, completion_tokens: 5, cost: Some(0.5) }));
+        assert_eq!(
+            t,
+            Some(JudgeTotals {
+                calls: 2,
+                prompt_tokens: 15,
+                completion_tokens: 5,
+                cost: Some(0.5),
+                ..JudgeTotals::default()
+            })
+        );
+        add(&mut t, Some(&json!([{"kind": "select_best", "judge": {"calls": 2, "consistent": false}}])));
+        let t2 = t.clone().unwrap();
+        assert_eq!((t2.calls, t2.both_orders, t2.consistent), (4, 1, 0));
         let shown = verdicts(Some(&json!([{"kind": "contains", "pass": true},
             {"kind": "judge", "pass": false, "detail": "score 0.20: vague"}])));
         assert_eq!(shown, vec![("judge".to_owned(), "✗ score 0.20: vague".to_owned())]);

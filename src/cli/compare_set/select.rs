@@ -47,7 +47,12 @@ pub async fn run(shared: &Shared) {
         };
         let sel = if answers.len() == 1 {
             // One answer is the best of one: no judge is asked.
-            Selection { winner: Some(0), detail: "the only answer: no other to choose from".into(), usage: None }
+            Selection {
+                winners: vec![0],
+                detail: "the only answer: no other to choose from".into(),
+                usage: None,
+                consistent: None,
+            }
         } else {
             let mut sink = Printer::quiet(false);
             let Some(sel) = select_best(&grading, spec, &answers, seed(&shared.run, p.idx), &mut sink).await else {
@@ -56,16 +61,24 @@ pub async fn run(shared: &Shared) {
             sel
         };
         // The judge saw letters only; the report names the model that won.
-        let detail = match sel.winner.and_then(|k| answered.get(k)) {
-            Some(&w) if answers.len() > 1 => {
-                let model = shared.targets.get(cells[w].model_idx as usize).map_or("?", |t| t.model.as_str());
-                format!("won by {model}; {}", sel.detail)
-            }
+        let model_of = |k: &usize| {
+            answered
+                .get(*k)
+                .and_then(|&w| shared.targets.get(cells[w].model_idx as usize))
+                .map_or("?", |t| t.model.as_str())
+        };
+        let detail = match sel.winners.as_slice() {
+            [w] if answers.len() > 1 => format!("won by {}; {}", model_of(w), sel.detail),
+            [a, b] => format!("tied between {} and {}; {}", model_of(a), model_of(b), sel.detail),
             _ => sel.detail.clone(),
         };
+        let mut usage = sel.usage.clone();
+        if let (Some(serde_json::Value::Object(u)), Some(c)) = (&mut usage, sel.consistent) {
+            u.insert("consistent".into(), serde_json::Value::Bool(c));
+        }
         for (k, &i) in answered.iter().enumerate() {
-            let mut result = CheckResult::new("select_best", sel.winner == Some(k), Some(detail.clone()));
-            result.judge = if k == 0 { sel.usage.clone() } else { None };
+            let mut result = CheckResult::new("select_best", sel.winners.contains(&k), Some(detail.clone()));
+            result.judge = if k == 0 { usage.clone() } else { None };
             add_checks(shared, cells[i].clone(), [result]);
         }
     }

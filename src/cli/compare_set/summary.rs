@@ -214,6 +214,27 @@ fn rows(s: &Summary) -> Vec<Row> {
         out.push(num(&|m| m.judge.as_ref().map(|j| j.calls as f64), &int, None, "judge calls"));
         out.push(num(&judge, &|c| crate::engine::metrics::money_label(c, false), None, "judge cost"));
     }
+    // How often a judgment asked in both orders kept its pick: a judge that favours a place
+    // flips, and its verdicts are worth less.
+    if ms.iter().any(|m| m.judge.as_ref().is_some_and(|j| j.both_orders > 0)) {
+        out.push(Row {
+            label: Cow::Borrowed("judge consistency"),
+            values: ms
+                .iter()
+                .map(|m| {
+                    m.judge.as_ref().filter(|j| j.both_orders > 0).map(|j| j.consistent as f64 / j.both_orders as f64)
+                })
+                .collect(),
+            shown: ms
+                .iter()
+                .map(|m| match m.judge.as_ref().filter(|j| j.both_orders > 0) {
+                    Some(j) => format!("{}/{}", j.consistent, j.both_orders),
+                    None => "-".to_owned(),
+                })
+                .collect(),
+            lower_is_better: None,
+        });
+    }
     if ms.iter().any(|m| m.checked > 0) {
         out.push(Row {
             label: Cow::Borrowed("expect passed"),
