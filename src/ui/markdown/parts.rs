@@ -66,6 +66,9 @@ pub fn list_item(
     }
     let text = sanitize(text);
     let mut r = Renderer::new(usize::from(width), theme);
+    // Sanitized, and without a character reference to decode into a control: the text events
+    // need no second sanitizing.
+    r.clean_source = !text.contains('&');
     r.earlier = after.is_some();
     r.pending_gap = after.unwrap_or(false);
     let mut events = Parser::new_ext(&text, options());
