@@ -162,9 +162,7 @@ fn line_runs(before: Option<&str>, line: &str, theme: &Theme) -> Option<(Vec<Run
         return Some((vec![(text.to_owned(), theme.style(Role::Base))], spaced));
     }
     if let Some(events) = simple_events(text) {
-        let mut r = Renderer::new(1, theme);
-        // Sanitized, and without `&`: the text needs no second sanitizing.
-        r.clean_source = true;
+        let mut r = Renderer::on_sanitized(1, theme, text);
         for event in events {
             r.event(event);
         }
@@ -181,8 +179,7 @@ fn parsed_runs(before: Option<&str>, line: &str, theme: &Theme) -> Option<(Vec<R
         Some(b) => format!("{b}\n{line}\na"),
         None => format!("{line}\na"),
     };
-    let mut r = Renderer::new(1, theme);
-    r.clean_source = !doc.contains('&');
+    let mut r = Renderer::on_sanitized(1, theme, &doc);
     let (mut from, mut until, mut end) = (before.is_none().then_some(0), None, Break::Soft);
     let mut depth = 0usize;
     for (event, range) in Parser::new_ext(&doc, options()).into_offset_iter() {
@@ -220,7 +217,7 @@ fn parsed_runs(before: Option<&str>, line: &str, theme: &Theme) -> Option<(Vec<R
 /// the end or punctuation; a code span is one backtick each side of text with no edge space;
 /// neither holds any other markup byte. Anything else, a lone `*` or backtick included, is
 /// left to the parser.
-fn simple_events<'a>(text: &'a str) -> Option<Vec<Event<'a>>> {
+pub(super) fn simple_events<'a>(text: &'a str) -> Option<Vec<Event<'a>>> {
     use pulldown_cmark::{CowStr, TagEnd};
     let b = text.as_bytes();
     let first = *b.first()?;
