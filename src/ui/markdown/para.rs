@@ -15,6 +15,7 @@ use crate::ui::theme::{Role, Theme};
 use crate::ui::wrap::{fit, fit_measured};
 use pulldown_cmark::{Event, Parser, Tag};
 use ratatui::text::Line;
+use std::cell::OnceCell;
 
 /// How a line ends when another line of the paragraph follows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,9 +46,10 @@ const LEADING: [bool; 256] = table(b" -+=#>|:*_`~<0123456789");
 #[derive(Debug)]
 pub struct Paragraph {
     wrap: GrowingWrap,
-    /// Rows that are final, then the rows of the line being filled.
+    /// Rows that are final, then the rows of the line being filled: laid out when first read
+    /// (a frame reads them once; many lines may arrive in between).
     rows: Vec<Line<'static>>,
-    tail: Vec<Line<'static>>,
+    tail: OnceCell<Vec<Line<'static>>>,
     theme: Theme,
     width: usize,
     cols: usize,
@@ -70,7 +72,7 @@ impl Paragraph {
         let mut p = Self {
             wrap: GrowingWrap::new(width),
             rows: Vec::new(),
-            tail: Vec::new(),
+            tail: OnceCell::new(),
             theme: theme.clone(),
             width,
             cols,
@@ -107,9 +109,14 @@ impl Paragraph {
             let rows = self.fitted(spans);
             self.rows.extend(rows);
         }
-        let shown = (end == Break::Backslash).then(|| ("\\", self.theme.style(Role::Base)));
-        let tail = self.wrap.tail(shown);
-        self.tail = tail.into_iter().flat_map(|s| self.fitted(s)).collect();
+        self.tail = OnceCell::new();
+    }
+
+    fn tail(&self) -> &[Line<'static>] {
+        self.tail.get_or_init(|| {
+            let shown = (self.end == Break::Backslash).then(|| ("\\", self.theme.style(Role::Base)));
+            self.wrap.tail(shown).into_iter().flat_map(|s| self.fitted(s)).collect()
+        })
     }
 
     /// A wrapped row as `stream_md`'s render emits it: clamped, then fitted and guarded.
@@ -140,11 +147,11 @@ impl GrowingBlock for Paragraph {
     }
 
     fn len(&self) -> usize {
-        self.rows.len() + self.tail.len()
+        self.rows.len() + self.tail().len()
     }
 
     fn get(&self, i: usize) -> Option<&Line<'static>> {
-        crate::ui::stream_block::row_of(&self.rows, &self.tail, i)
+        crate::ui::stream_block::row_of(&self.rows, self.tail(), i)
     }
 
     fn kind(&self) -> BlockKind {
