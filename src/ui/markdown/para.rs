@@ -434,8 +434,8 @@ mod tests {
             simple += 1;
             let theme = if case % 2 == 0 { &theme } else { &plain };
             for before in [None, Some("a"), Some("first line")] {
-                let got = line_runs(before, &line, theme).map(|(runs, end)| (runs, end));
-                let want = parsed_runs(before, &line, theme).map(|(runs, end)| (runs, end));
+                let got = line_runs(before, &line, theme);
+                let want = parsed_runs(before, &line, theme);
                 assert_eq!(got, want, "{line:?} after {before:?}");
             }
         }
