@@ -25,6 +25,8 @@ pub struct ListBlock {
     rows: Vec<Line<'static>>,
     /// Whether the last item leaves a gap pending for the next.
     after: bool,
+    /// The bullet of a bullet list whose first item starts with it and a space.
+    bullet: Option<u8>,
 }
 
 impl ListBlock {
@@ -44,7 +46,12 @@ impl ListBlock {
             before: None,
             rows: Vec::new(),
             after: false,
+            bullet: None,
         };
+        let b = first_line.as_bytes();
+        if shape.start.is_none() && b.len() > 1 && b"-+*".contains(&b[0]) && b[1] == b' ' {
+            block.bullet = Some(b[0]);
+        }
         block.draw_item();
         Some(block)
     }
@@ -55,6 +62,31 @@ impl ListBlock {
         let (rows, after) = markdown::list_item(&self.item, width, &self.theme, self.number, self.before);
         self.rows = wrap::fit(rows, self.cols);
         self.after = after;
+    }
+}
+
+impl ListBlock {
+    /// Whether `line` is certainly the next item of this bullet list, without a parse: its
+    /// bullet and a space at the margin close whatever the last item holds, unless the line is
+    /// blank after the bullet (an empty item cannot interrupt a paragraph), a thematic break
+    /// (`- - -`, which wins over an item) or may define a link reference (`]:`, refused).
+    fn next_item(&self, line: &str) -> bool {
+        let Some(bullet) = self.bullet else { return false };
+        let b = line.as_bytes();
+        b.len() > 2
+            && b[0] == bullet
+            && b[1] == b' '
+            && !b[2..].iter().all(|&c| c == b' ' || c == b'\t')
+            && !b.iter().all(|&c| c == bullet || c == b' ' || c == b'\t')
+            && !line.contains("]:")
+    }
+
+    /// The last item is complete: `line` starts the next one.
+    fn new_item(&mut self, line: &str) {
+        self.done.append(&mut self.rows);
+        self.before = Some(self.after);
+        self.number = self.number.map(|n| n.saturating_add(1));
+        self.item = line.to_owned();
     }
 }
 
@@ -72,16 +104,16 @@ impl GrowingBlock for ListBlock {
         if line.trim().is_empty() {
             return false;
         }
+        if self.next_item(line) {
+            self.new_item(line);
+            self.draw_item();
+            return true;
+        }
         let text = format!("{}\n{line}", self.item);
         let Some(shape) = opens(&text) else { return false };
         match shape.items[..] {
             [_] => self.item = text,
-            [_, next] if next > self.item.len() => {
-                self.done.append(&mut self.rows);
-                self.before = Some(self.after);
-                self.number = self.number.map(|n| n.saturating_add(1));
-                self.item = line.to_owned();
-            }
+            [_, next] if next > self.item.len() => self.new_item(line),
             _ => return false,
         }
         self.draw_item();

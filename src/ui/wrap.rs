@@ -122,6 +122,16 @@ pub fn fit(lines: Vec<Line<'static>>, cols: usize) -> Vec<Line<'static>> {
     out
 }
 
+/// [`fit`] of one line whose width (as `fit` measures it) is known to be `width`: a line that
+/// fits and holds no control character is kept without being measured again.
+#[must_use]
+pub fn fit_measured(line: Line<'static>, width: usize, cols: usize) -> Vec<Line<'static>> {
+    if width <= cols && !line.spans.iter().any(|s| has_control(&s.content)) {
+        return vec![line];
+    }
+    fit(vec![line], cols)
+}
+
 /// Greedy word wrap of styled spans into lines of at most `cols` columns (at least one line).
 #[must_use]
 pub fn spans(input: Vec<Span<'static>>, cols: usize) -> Vec<Line<'static>> {

@@ -8,13 +8,14 @@
 //! reading unless an inline element (emphasis, a link, a code span…) runs across a line
 //! break: `stream_md`'s final check finds those in its parse of the whole answer.
 
-use super::wrap::{GrowingWrap, Run, Spans, clamp};
+use super::wrap::{GrowingWrap, Run, Spans, clamp, spans_width};
 use super::{Renderer, options};
 use crate::ui::stream_block::{BlockKind, GrowingBlock};
 use crate::ui::theme::{Role, Theme};
-use crate::ui::wrap::fit;
+use crate::ui::wrap::{fit, fit_measured};
 use pulldown_cmark::{Event, Parser, Tag};
 use ratatui::text::Line;
+use std::cell::OnceCell;
 
 /// How a line ends when another line of the paragraph follows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,9 +46,10 @@ const LEADING: [bool; 256] = table(b" -+=#>|:*_`~<0123456789");
 #[derive(Debug)]
 pub struct Paragraph {
     wrap: GrowingWrap,
-    /// Rows that are final, then the rows of the line being filled.
+    /// Rows that are final, then the rows of the line being filled: laid out when first read
+    /// (a frame reads them once; many lines may arrive in between).
     rows: Vec<Line<'static>>,
-    tail: Vec<Line<'static>>,
+    tail: OnceCell<Vec<Line<'static>>>,
     theme: Theme,
     width: usize,
     cols: usize,
@@ -70,7 +72,7 @@ impl Paragraph {
         let mut p = Self {
             wrap: GrowingWrap::new(width),
             rows: Vec::new(),
-            tail: Vec::new(),
+            tail: OnceCell::new(),
             theme: theme.clone(),
             width,
             cols,
@@ -107,13 +109,24 @@ impl Paragraph {
             let rows = self.fitted(spans);
             self.rows.extend(rows);
         }
-        let shown = (end == Break::Backslash).then(|| ("\\", self.theme.style(Role::Base)));
-        let tail = self.wrap.tail(shown);
-        self.tail = tail.into_iter().flat_map(|s| self.fitted(s)).collect();
+        self.tail = OnceCell::new();
+    }
+
+    fn tail(&self) -> &[Line<'static>] {
+        self.tail.get_or_init(|| {
+            let shown = (self.end == Break::Backslash).then(|| ("\\", self.theme.style(Role::Base)));
+            self.wrap.tail(shown).into_iter().flat_map(|s| self.fitted(s)).collect()
+        })
     }
 
     /// A wrapped row as `stream_md`'s render emits it: clamped, then fitted and guarded.
     fn fitted(&self, spans: Spans) -> Vec<Line<'static>> {
+        // Measured once: a row within the width is its own clamp, and `fit` needs no second
+        // measure (`spans_width` is `fit`'s measure).
+        let width = spans_width(&spans);
+        if width <= self.width {
+            return fit_measured(Line::from(spans), width, self.cols);
+        }
         fit(vec![Line::from(clamp(spans, self.width))], self.cols)
     }
 }
@@ -134,11 +147,11 @@ impl GrowingBlock for Paragraph {
     }
 
     fn len(&self) -> usize {
-        self.rows.len() + self.tail.len()
+        self.rows.len() + self.tail().len()
     }
 
     fn get(&self, i: usize) -> Option<&Line<'static>> {
-        crate::ui::stream_block::row_of(&self.rows, &self.tail, i)
+        crate::ui::stream_block::row_of(&self.rows, self.tail(), i)
     }
 
     fn kind(&self) -> BlockKind {
@@ -151,17 +164,29 @@ impl GrowingBlock for Paragraph {
 /// paragraph.
 fn line_runs(before: Option<&str>, line: &str, theme: &Theme) -> Option<(Vec<Run>, Break)> {
     let text = line.trim_end_matches(' ');
+    let spaced = if line.len() - text.len() >= 2 { Break::Hard } else { Break::Soft };
     if Paragraph::plain(line) {
-        let end = if line.len() - text.len() >= 2 { Break::Hard } else { Break::Soft };
-        return Some((vec![(text.to_owned(), theme.style(Role::Base))], end));
+        return Some((vec![(text.to_owned(), theme.style(Role::Base))], spaced));
     }
+    if let Some(events) = simple_events(text) {
+        let mut r = Renderer::on_sanitized(1, theme, text);
+        for event in events {
+            r.event(event);
+        }
+        return Some((r.runs, spaced));
+    }
+    parsed_runs(before, line, theme)
+}
+
+/// [`line_runs`] as pulldown-cmark reads the line, after `before` and before a stand-in line.
+fn parsed_runs(before: Option<&str>, line: &str, theme: &Theme) -> Option<(Vec<Run>, Break)> {
+    let text = line.trim_end_matches(' ');
     let at = before.map_or(0, |b| b.len() + 1);
     let doc = match before {
         Some(b) => format!("{b}\n{line}\na"),
         None => format!("{line}\na"),
     };
-    let mut r = Renderer::new(1, theme);
-    r.clean_source = !doc.contains('&');
+    let mut r = Renderer::on_sanitized(1, theme, &doc);
     let (mut from, mut until, mut end) = (before.is_none().then_some(0), None, Break::Soft);
     let mut depth = 0usize;
     for (event, range) in Parser::new_ext(&doc, options()).into_offset_iter() {
@@ -189,6 +214,79 @@ fn line_runs(before: Option<&str>, line: &str, theme: &Theme) -> Option<(Vec<Run
     let (from, until) = (from?, until?);
     let runs = r.runs.drain(from..until).collect();
     Some((runs, end))
+}
+
+/// The inline events pulldown-cmark reads in `text` (a paragraph line, its trailing spaces
+/// cut) when its only markup is `**strong**` and `` `code` `` in forms that leave the parser
+/// no choice, else `None`. Such a line starts no block (its first byte is plain, or opens one
+/// of those), so it starts or continues any paragraph. A strong span opens after a space (or
+/// the line's start) before an alphanumeric, closes after an alphanumeric before a space,
+/// the end or punctuation; a code span is one backtick each side of text with no edge space;
+/// neither holds any other markup byte. Anything else, a lone `*` or backtick included, is
+/// left to the parser.
+pub(super) fn simple_events<'a>(text: &'a str) -> Option<Vec<Event<'a>>> {
+    use pulldown_cmark::{CowStr, TagEnd};
+    let b = text.as_bytes();
+    let first = *b.first()?;
+    let opens_strong = |i: usize| {
+        b.get(i + 1) == Some(&b'*')
+            && b.get(i + 2).is_some_and(u8::is_ascii_alphanumeric)
+            && (i == 0 || b[i - 1] == b' ')
+    };
+    let plain_start = !LEADING[usize::from(first)] && first != b'[';
+    if !(plain_start || (first == b'*' && opens_strong(0)) || (first == b'`' && b.get(1) != Some(&b'`'))) {
+        return None;
+    }
+    let marked = |s: &[u8]| s.iter().any(|&c| INLINE[usize::from(c)]);
+    let mut events = Vec::new();
+    let (mut i, mut from) = (0, 0);
+    let text_event = |events: &mut Vec<Event<'a>>, from: usize, to: usize| {
+        if to > from {
+            events.push(Event::Text(CowStr::Borrowed(&text[from..to])));
+        }
+    };
+    while i < b.len() {
+        match b[i] {
+            b'`' => {
+                let len = b[i + 1..].iter().position(|&c| c == b'`' || c == b'*')?;
+                let close = i + 1 + len;
+                if len == 0 || b[close] != b'`' || b.get(close + 1) == Some(&b'`') {
+                    return None;
+                }
+                if b[i + 1] == b' ' || b[close - 1] == b' ' || marked(&b[i + 1..close]) {
+                    return None;
+                }
+                text_event(&mut events, from, i);
+                events.push(Event::Code(CowStr::Borrowed(&text[i + 1..close])));
+                i = close + 1;
+                from = i;
+            }
+            b'*' => {
+                if !opens_strong(i) {
+                    return None;
+                }
+                let len = b[i + 2..].iter().position(|&c| c == b'`' || c == b'*')?;
+                let close = i + 2 + len;
+                let after = b.get(close + 2).copied();
+                let closes = b.get(close + 1) == Some(&b'*')
+                    && b[close - 1].is_ascii_alphanumeric()
+                    && after.is_none_or(|c| c == b' ' || (c.is_ascii_punctuation() && !INLINE[usize::from(c)]));
+                if !closes || marked(&b[i + 2..close]) {
+                    return None;
+                }
+                text_event(&mut events, from, i);
+                events.push(Event::Start(Tag::Strong));
+                events.push(Event::Text(CowStr::Borrowed(&text[i + 2..close])));
+                events.push(Event::End(TagEnd::Strong));
+                i = close + 2;
+                from = i;
+            }
+            c if INLINE[usize::from(c)] => return None,
+            _ => i += 1,
+        }
+    }
+    text_event(&mut events, from, b.len());
+    Some(events)
 }
 
 #[cfg(test)]
@@ -287,6 +385,61 @@ mod tests {
             }
         }
         assert!(checked > 400, "{checked} paragraphs checked");
+    }
+
+    const MARKED: [&str; 22] = [
+        "**strong**",
+        "**two words**",
+        "`code`",
+        "`two words`",
+        "` edge`",
+        "``double``",
+        "**",
+        "*",
+        "`",
+        "x**y**",
+        "**a**b",
+        "**a**.",
+        "(**a**)",
+        "**a.**",
+        "**`a`**",
+        "`**`",
+        "***a***",
+        "**a*b**",
+        "word",
+        "日本",
+        "e\u{301}",
+        "1.",
+    ];
+
+    /// Whenever the line is read without the parser, its runs are the parser's, after a first
+    /// line and as a first line.
+    #[test]
+    fn simple_lines_read_as_the_parser_reads_them() {
+        let theme = Theme::load("dark", None, false).unwrap();
+        let plain = Theme::load("dark", None, true).unwrap();
+        let mut seed = 7u64;
+        let mut simple = 0;
+        for case in 0..20_000 {
+            let mut line = String::new();
+            for _ in 0..(seed >> 40) % 6 + 1 {
+                seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                line.push_str(MARKED[(seed >> 33) as usize % MARKED.len()]);
+                line.push_str(["", " ", " ", ", ", "  "][(seed >> 20) as usize % 5]);
+            }
+            let text = line.trim_end_matches(' ');
+            if simple_events(text).is_none() {
+                continue;
+            }
+            simple += 1;
+            let theme = if case % 2 == 0 { &theme } else { &plain };
+            for before in [None, Some("a"), Some("first line")] {
+                let got = line_runs(before, &line, theme);
+                let want = parsed_runs(before, &line, theme);
+                assert_eq!(got, want, "{line:?} after {before:?}");
+            }
+        }
+        assert!(simple > 1500, "{simple} simple lines");
     }
 
     #[test]

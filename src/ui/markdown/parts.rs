@@ -3,6 +3,7 @@
 //! table's are, and the parses that say whether a line still belongs to the block. The rules
 //! stay the renderer's: these entry points feed it the item's or the row's own parse.
 
+use super::para::simple_events;
 use super::{Renderer, options, table::Table, wrap::Run};
 use crate::ui::sanitize::sanitize;
 use crate::ui::theme::Theme;
@@ -65,10 +66,36 @@ pub fn list_item(
         return (Vec::new(), false);
     }
     let text = sanitize(text);
-    let mut r = Renderer::new(usize::from(width), theme);
+    let mut r = Renderer::on_sanitized(usize::from(width), theme, &text);
     r.earlier = after.is_some();
     r.pending_gap = after.unwrap_or(false);
-    let mut events = Parser::new_ext(&text, options());
+    if number.is_none()
+        && let Some(events) = simple_item(&text)
+    {
+        r.lists.push(None);
+        r.event(Event::Start(Tag::Item));
+        for event in events {
+            r.event(event);
+        }
+        r.event(Event::End(TagEnd::Item));
+        return (r.out, r.pending_gap);
+    }
+    parsed_item(&text, r, number)
+}
+
+/// The events inside a bullet item of one line (`- ` and text that [`simple_events`] reads:
+/// a paragraph, drawn bare in a tight item), when pulldown-cmark's reading is certain.
+fn simple_item(text: &str) -> Option<Vec<Event<'_>>> {
+    let b = text.as_bytes();
+    if b.len() < 3 || !b"-+*".contains(&b[0]) || b[1] != b' ' || text.contains('\n') {
+        return None;
+    }
+    simple_events(text[2..].trim_end_matches(' '))
+}
+
+/// [`list_item`] as pulldown-cmark reads the item.
+fn parsed_item(text: &str, mut r: Renderer<'_>, number: Option<u64>) -> (Vec<Line<'static>>, bool) {
+    let mut events = Parser::new_ext(text, options());
     // The list's own start and end belong to the whole list, not to one of its items.
     if !matches!(events.next(), Some(Event::Start(Tag::List(_)))) {
         return (Vec::new(), false);
@@ -123,4 +150,57 @@ pub fn table_of(text: &str, theme: &Theme) -> Option<Table> {
         return None;
     }
     r.table.take()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PIECES: [&str; 14] = [
+        "item",
+        "**strong**",
+        "**two words**",
+        "`code`",
+        "`a b`",
+        "*",
+        "`",
+        "**a**.",
+        "日本語のテキスト",
+        "👨\u{200d}👩\u{200d}👧",
+        "e\u{301}",
+        "supercalifragilistic",
+        "1.",
+        "[x]",
+    ];
+
+    /// A one-line bullet item read without the parser draws as the parser's reading does,
+    /// after any item before it, at any width.
+    #[test]
+    fn simple_items_draw_as_parsed_ones() {
+        let themes = [Theme::load("dark", None, false).unwrap(), Theme::load("dark", None, true).unwrap()];
+        let mut seed = 3u64;
+        let mut simple = 0;
+        for case in 0..6000 {
+            let mut text = ["- ", "* ", "+ "][case % 3].to_owned();
+            for _ in 0..(seed >> 40) % 7 + 1 {
+                seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                text.push_str(PIECES[(seed >> 33) as usize % PIECES.len()]);
+                text.push_str(["", " ", " ", ": ", "  "][(seed >> 20) as usize % 5]);
+            }
+            if simple_item(&text).is_none() {
+                continue;
+            }
+            simple += 1;
+            let theme = &themes[case % 2];
+            let width = [1, 2, 3, 7, 12, 30, 80][case % 7];
+            for after in [None, Some(false), Some(true)] {
+                let fast = list_item(&text, width, theme, None, after);
+                let mut r = Renderer::new(usize::from(width), theme);
+                r.earlier = after.is_some();
+                r.pending_gap = after.unwrap_or(false);
+                assert_eq!(fast, parsed_item(&text, r, None), "{text:?} at {width} after {after:?}");
+            }
+        }
+        assert!(simple > 1000, "{simple} simple items");
+    }
 }

@@ -193,13 +193,23 @@ impl Wrapper {
         self.cur_any = false;
     }
 
-    /// Appends text to the line being filled.
+    /// Appends text to the line being filled. A line's first text gets room for a line of
+    /// ASCII at once, so filling the line rarely grows its string again (unless the width is
+    /// no screen's).
     fn put(&mut self, text: &str, style: Style) {
         if text.is_empty() {
             return;
         }
         self.cur_any = true;
-        if self.keep {
+        if !self.keep {
+            return;
+        }
+        if self.cur.is_empty() {
+            let room = if self.width <= 512 { self.width } else { 0 };
+            let mut first = String::with_capacity(room.max(text.len()));
+            first.push_str(text);
+            self.cur.push(Span::styled(first, style));
+        } else {
             push(&mut self.cur, text, style);
         }
     }
