@@ -71,24 +71,36 @@ pub(super) fn wrap(runs: &[Run], width: usize) -> Vec<Spans> {
 /// How many lines [`wrap`] makes of `runs` at `width`, and the widest of them, without building
 /// them (a table measures every streamed cell and counts the lines of those that wrap).
 pub(super) fn extent(runs: &[Run], width: usize) -> (usize, usize) {
-    // Printable ASCII that fits, with no space to drop at either end (most table cells): one
-    // line, a column a byte.
-    let text = || runs.iter().map(|(t, _)| t.as_str()).filter(|t| !t.is_empty());
-    let total: usize = text().map(str::len).sum();
-    let trimmed =
-        text().next().is_some_and(|t| !t.starts_with(' ')) && text().next_back().is_some_and(|t| !t.ends_with(' '));
-    if total <= width && trimmed && text().all(|t| t.bytes().all(|b| (0x20..0x7f).contains(&b))) {
+    if let Some(total) = fits_as_is(runs, width) {
         return (1, total);
     }
     let w = run_wrapper(Wrapper::counting(width), runs, true);
     (w.ended, w.widest)
 }
 
-/// [`wrap`]; `shortcut` places a word that lies whole in one run, with the gap before it, at
-/// once (most of prose), instead of through the lists of pieces a word split across runs
-/// needs. The result is the same either way (tested); the shortcut halves a long answer's
-/// final layout.
+/// The width of `runs` when the wrap would leave them as they are, one line: printable ASCII
+/// (a column a byte) no wider than `width`, with no hard break and no space to drop at either
+/// end (most list items, table cells and short lines). `None` for any other.
+fn fits_as_is(runs: &[Run], width: usize) -> Option<usize> {
+    let text = || runs.iter().map(|(t, _)| t.as_str()).filter(|t| !t.is_empty());
+    let total: usize = text().map(str::len).sum();
+    let trimmed =
+        text().next().is_some_and(|t| !t.starts_with(' ')) && text().next_back().is_some_and(|t| !t.ends_with(' '));
+    (total <= width && trimmed && text().all(|t| t.bytes().all(|b| (0x20..0x7f).contains(&b)))).then_some(total)
+}
+
+/// [`wrap`]; `shortcut` takes runs that fit as they are ([`fits_as_is`]) as one line, and
+/// places a word that lies whole in one run, with the gap before it, at once (most of prose),
+/// instead of through the lists of pieces a word split across runs needs. The result is the
+/// same either way (tested); the shortcut halves a long answer's final layout.
 fn wrap_runs(runs: &[Run], width: usize, shortcut: bool) -> Vec<Spans> {
+    if shortcut && fits_as_is(runs, width.max(1)).is_some() {
+        let mut line = Vec::new();
+        for (text, style) in runs {
+            push(&mut line, text, *style);
+        }
+        return vec![line];
+    }
     run_wrapper(Wrapper::new(width), runs, shortcut).lines
 }
 
