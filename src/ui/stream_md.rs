@@ -375,11 +375,16 @@ impl StreamingMarkdown {
             if boundary > self.stable_len {
                 self.close_piece(content, boundary, line, cols, theme);
             }
+            // A block past the threshold is taken line by line before it is ever rendered
+            // whole: the first frame of a fast stream may find a 150 KB table already there.
+            self.promote(content, pos, cols, theme);
+            if self.growing.is_some() {
+                return;
+            }
             self.active = render(&content[self.stable_len..pos], cols, theme);
             if self.stable_rows > 0 && !self.active.is_empty() {
                 self.active.insert(0, Line::default());
             }
-            self.promote(content, pos, cols, theme);
         });
     }
 
