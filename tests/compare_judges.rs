@@ -16,6 +16,16 @@ use serde_json::Value;
 
 use common::cli::{err, lines, run};
 
+/// A scripted judge's streamed reply: `text`, then a stop with (prompt, completion) usage.
+fn judge_says(text: &str, usage: Option<(u64, u64)>) -> Reply {
+    let delta = serde_json::json!({"choices": [{"index": 0, "delta": {"content": text}}]});
+    let mut stop = serde_json::json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
+    if let Some((p, c)) = usage {
+        stop["usage"] = serde_json::json!({"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c});
+    }
+    Reply::sse(&format!("data: {delta}\n\ndata: {stop}\n\ndata: [DONE]\n\n"))
+}
+
 fn judge_of(cell: &Value) -> &Value {
     cell["checks"].as_array().unwrap().iter().find(|c| c["kind"] == "judge").unwrap()
 }
@@ -89,10 +99,7 @@ fn a_scripted_judge_sees_the_prompt_and_its_answers_are_read_leniently() {
         let prompt = body["messages"][0]["content"].as_str().unwrap_or_default().to_owned();
         let i = ["alpha", "beta", "gamma"].iter().position(|w| prompt.contains(&format!("Say {w}"))).unwrap_or(2);
         let text = answers[i];
-        let delta = serde_json::json!({"choices": [{"index": 0, "delta": {"content": text}}]});
-        let stop = serde_json::json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}});
-        Reply::sse(&format!("data: {delta}\n\ndata: {stop}\n\ndata: [DONE]\n\n"))
+        judge_says(&text, Some((100, 10)))
     });
     let home = tempfile::tempdir().unwrap();
     std::fs::write(
@@ -159,9 +166,7 @@ fn a_judge_with_a_declared_scale_is_told_it_and_read_on_it() {
             .iter()
             .find(|(k, _)| prompt.contains(k))
             .map_or("{}".to_owned(), |(_, s)| format!("{{\"score\": {s}, \"reason\": \"r\"}}"));
-        let delta = serde_json::json!({"choices": [{"index": 0, "delta": {"content": text}}]});
-        let stop = serde_json::json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
-        Reply::sse(&format!("data: {delta}\n\ndata: {stop}\n\ndata: [DONE]\n\n"))
+        judge_says(&text, None)
     });
     let home = tempfile::tempdir().unwrap();
     std::fs::write(home.path().join("config.toml"), format!("[providers.grader]\nbase_url = \"{}\"\n", judge.base_url))
@@ -271,10 +276,7 @@ fn the_configured_judge_prompt_replaces_the_built_in_one() {
 fn select_best_asks_in_both_orders_and_the_winner_passes() {
     let judge = Server::start_fn(|_| {
         let text = r#"{"best": "B", "reason": "more complete"}"#;
-        let delta = serde_json::json!({"choices": [{"index": 0, "delta": {"content": text}}]});
-        let stop = serde_json::json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55}});
-        Reply::sse(&format!("data: {delta}\n\ndata: {stop}\n\ndata: [DONE]\n\n"))
+        judge_says(&text, Some((50, 5)))
     });
     let home = tempfile::tempdir().unwrap();
     std::fs::write(home.path().join("config.toml"), format!("[providers.grader]\nbase_url = \"{}\"\n", judge.base_url))
@@ -331,9 +333,7 @@ fn select_best_asks_in_both_orders_and_the_winner_passes() {
 fn a_pick_that_flips_with_the_order_is_a_tie() {
     let judge = Server::start_fn(|_| {
         let text = r#"{"best": "A", "reason": "first"}"#;
-        let delta = serde_json::json!({"choices": [{"index": 0, "delta": {"content": text}}]});
-        let stop = serde_json::json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
-        Reply::sse(&format!("data: {delta}\n\ndata: {stop}\n\ndata: [DONE]\n\n"))
+        judge_says(&text, None)
     });
     let home = tempfile::tempdir().unwrap();
     std::fs::write(home.path().join("config.toml"), format!("[providers.grader]\nbase_url = \"{}\"\n", judge.base_url))
@@ -404,9 +404,7 @@ fn markdown_outputs_show_hostile_html_and_script_links_as_text() {
     let server = Server::start_fn(move |seen| {
         // The judge gets the rubric prompt; the model gets the user's.
         let text = if seen.body.contains("## Rubric") { judge_text.clone() } else { evil.to_owned() };
-        let delta = serde_json::json!({"choices": [{"index": 0, "delta": {"content": text}}]});
-        let stop = serde_json::json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
-        Reply::sse(&format!("data: {delta}\n\ndata: {stop}\n\ndata: [DONE]\n\n"))
+        judge_says(&text, None)
     });
     let home = tempfile::tempdir().unwrap();
     let config = format!("[providers.evil]\nbase_url = \"{}\"\n", server.base_url);
