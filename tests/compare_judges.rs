@@ -99,7 +99,7 @@ fn a_scripted_judge_sees_the_prompt_and_its_answers_are_read_leniently() {
         let prompt = body["messages"][0]["content"].as_str().unwrap_or_default().to_owned();
         let i = ["alpha", "beta", "gamma"].iter().position(|w| prompt.contains(&format!("Say {w}"))).unwrap_or(2);
         let text = answers[i];
-        judge_says(&text, Some((100, 10)))
+        judge_says(text, Some((100, 10)))
     });
     let home = tempfile::tempdir().unwrap();
     std::fs::write(
@@ -276,7 +276,7 @@ fn the_configured_judge_prompt_replaces_the_built_in_one() {
 fn select_best_asks_in_both_orders_and_the_winner_passes() {
     let judge = Server::start_fn(|_| {
         let text = r#"{"best": "B", "reason": "more complete"}"#;
-        judge_says(&text, Some((50, 5)))
+        judge_says(text, Some((50, 5)))
     });
     let home = tempfile::tempdir().unwrap();
     std::fs::write(home.path().join("config.toml"), format!("[providers.grader]\nbase_url = \"{}\"\n", judge.base_url))
@@ -333,7 +333,7 @@ fn select_best_asks_in_both_orders_and_the_winner_passes() {
 fn a_pick_that_flips_with_the_order_is_a_tie() {
     let judge = Server::start_fn(|_| {
         let text = r#"{"best": "A", "reason": "first"}"#;
-        judge_says(&text, None)
+        judge_says(text, None)
     });
     let home = tempfile::tempdir().unwrap();
     std::fs::write(home.path().join("config.toml"), format!("[providers.grader]\nbase_url = \"{}\"\n", judge.base_url))
