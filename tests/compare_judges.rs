@@ -26,6 +26,14 @@ fn judge_says(text: &str, usage: Option<(u64, u64)>) -> Reply {
     Reply::sse(&format!("data: {delta}\n\ndata: {stop}\n\ndata: [DONE]\n\n"))
 }
 
+/// A home whose config names the scripted `judge` as provider `grader`.
+fn grader_home(judge: &Server) -> tempfile::TempDir {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), format!("[providers.grader]\nbase_url = \"{}\"\n", judge.base_url))
+        .unwrap();
+    home
+}
+
 fn judge_of(cell: &Value) -> &Value {
     cell["checks"].as_array().unwrap().iter().find(|c| c["kind"] == "judge").unwrap()
 }
@@ -168,9 +176,7 @@ fn a_judge_with_a_declared_scale_is_told_it_and_read_on_it() {
             .map_or("{}".to_owned(), |(_, s)| format!("{{\"score\": {s}, \"reason\": \"r\"}}"));
         judge_says(&text, None)
     });
-    let home = tempfile::tempdir().unwrap();
-    std::fs::write(home.path().join("config.toml"), format!("[providers.grader]\nbase_url = \"{}\"\n", judge.base_url))
-        .unwrap();
+    let home = grader_home(&judge);
     let set = home.path().join("set.jsonl");
     std::fs::write(
         &set,
@@ -278,9 +284,7 @@ fn select_best_asks_in_both_orders_and_the_winner_passes() {
         let text = r#"{"best": "B", "reason": "more complete"}"#;
         judge_says(text, Some((50, 5)))
     });
-    let home = tempfile::tempdir().unwrap();
-    std::fs::write(home.path().join("config.toml"), format!("[providers.grader]\nbase_url = \"{}\"\n", judge.base_url))
-        .unwrap();
+    let home = grader_home(&judge);
     let set = home.path().join("set.jsonl");
     std::fs::write(
         &set,
@@ -335,9 +339,7 @@ fn a_pick_that_flips_with_the_order_is_a_tie() {
         let text = r#"{"best": "A", "reason": "first"}"#;
         judge_says(text, None)
     });
-    let home = tempfile::tempdir().unwrap();
-    std::fs::write(home.path().join("config.toml"), format!("[providers.grader]\nbase_url = \"{}\"\n", judge.base_url))
-        .unwrap();
+    let home = grader_home(&judge);
     let set = home.path().join("set.jsonl");
     std::fs::write(&set, "{\"id\":\"q\",\"prompt\":\"Explain tides\",\"expect\":{\"select_best\":\"the clearest\",\"model\":\"grader/g\"}}\n")
         .unwrap();
@@ -369,9 +371,7 @@ fn a_pick_that_flips_with_the_order_is_a_tie() {
 #[test]
 fn select_best_with_one_model_asks_no_judge() {
     let judge = Server::start_fn(|_| Reply::sse("data: [DONE]\n\n"));
-    let home = tempfile::tempdir().unwrap();
-    std::fs::write(home.path().join("config.toml"), format!("[providers.grader]\nbase_url = \"{}\"\n", judge.base_url))
-        .unwrap();
+    let home = grader_home(&judge);
     let set = home.path().join("set.jsonl");
     std::fs::write(&set, "{\"prompt\":\"hi\",\"expect\":{\"select_best\":\"clear\",\"model\":\"grader/g\"}}\n")
         .unwrap();

@@ -81,12 +81,7 @@ fn failed(why: String) -> CheckResult {
 
 /// A line a script wrote, as a report may show it: control sequences stripped, cut short.
 fn clean(text: &str) -> String {
-    let text = crate::text::sanitize::sanitize(text);
-    let mut out: String = text.chars().take(REASON_CHARS).collect();
-    if out.len() < text.len() {
-        out.push('…');
-    }
-    out
+    crate::tools::clip(&crate::text::sanitize::sanitize(text), REASON_CHARS)
 }
 
 fn first_line(text: &str) -> Option<String> {

@@ -17,26 +17,39 @@ pub enum CellFormat {
     Jsonl,
 }
 
-/// Writes `run`'s cells to `out` in `format`.
+/// Writes `run`'s cells to `out` in `format`, one prompt's cells read at a time (a JUnit file
+/// keeps its test cases, which hold no answers, until the suites' counts are known).
 ///
 /// # Errors
 /// The store cannot be read, or the file written.
 pub fn write(out: &mut impl Write, format: CellFormat, store: &RunStore, run: &RunSummary) -> Result<(), String> {
-    let prompts = store.prompts(&run.id).map_err(|e| e.to_string())?;
-    let mut all = Vec::with_capacity(prompts.len());
-    for p in &prompts {
-        all.push(store.prompt_cells(&run.id, p.idx).map_err(|e| e.to_string())?);
-    }
-    let cells = || prompts.iter().zip(&all).flat_map(|(p, cs)| cs.iter().map(move |c| (p, c)));
     let io = |e: std::io::Error| e.to_string();
+    let mut suites: Vec<Suite> = run.models.iter().map(|_| Suite::default()).collect();
     match format {
-        CellFormat::Junit => junit(out, run, cells().collect()).map_err(io),
-        CellFormat::Jsonl => cells().try_for_each(|(p, c)| writeln!(out, "{}", line(run, p, c))).map_err(io),
-        CellFormat::Json => {
-            let lines: Vec<Value> = cells().map(|(p, c)| line(run, p, c)).collect();
-            writeln!(out, "{}", Value::Array(lines)).map_err(io)
+        CellFormat::Csv => writeln!(out, "{CSV_HEAD}").map_err(io)?,
+        CellFormat::Json => write!(out, "[").map_err(io)?,
+        CellFormat::Junit | CellFormat::Jsonl => {}
+    }
+    let mut first = true;
+    for p in &store.prompts(&run.id).map_err(|e| e.to_string())? {
+        for c in &store.prompt_cells(&run.id, p.idx).map_err(|e| e.to_string())? {
+            match format {
+                CellFormat::Junit => {
+                    if let Some(suite) = suites.get_mut(c.model_idx as usize) {
+                        suite.add(p, c).map_err(io)?;
+                    }
+                }
+                CellFormat::Csv => csv_row(out, run, p, c).map_err(io)?,
+                CellFormat::Jsonl => writeln!(out, "{}", line(run, p, c)).map_err(io)?,
+                CellFormat::Json => write!(out, "{}{}", if first { "" } else { "," }, line(run, p, c)).map_err(io)?,
+            }
+            first = false;
         }
-        CellFormat::Csv => csv(out, run, cells()).map_err(io),
+    }
+    match format {
+        CellFormat::Junit => junit(out, run, &suites).map_err(io),
+        CellFormat::Json => writeln!(out, "]").map_err(io),
+        CellFormat::Csv | CellFormat::Jsonl => Ok(()),
     }
 }
 
@@ -44,6 +57,11 @@ pub fn write(out: &mut impl Write, format: CellFormat, store: &RunStore, run: &R
 fn line(run: &RunSummary, p: &PromptRow, c: &CellRow) -> Value {
     let text = cell_line(&run.id, p, c).to_string();
     serde_json::from_str(&crate::sys::secrets::redact(&text)).unwrap_or(Value::Null)
+}
+
+/// The message of a cell's error (the API's, or why it could not be sent).
+fn error_message(c: &CellRow) -> Option<&str> {
+    c.error.as_ref().and_then(|e| e.get("message")).and_then(Value::as_str)
 }
 
 /// Whether a cell passed its checks (`None`: it has none).
@@ -55,8 +73,7 @@ fn passed(c: &CellRow) -> Option<bool> {
 #[must_use]
 pub fn why_failed(c: &CellRow) -> Option<String> {
     if !c.ok {
-        let message = c.error.as_ref().and_then(|e| e.get("message")).and_then(Value::as_str);
-        return Some(message.unwrap_or("the cell failed").to_owned());
+        return Some(error_message(c).unwrap_or("the cell failed").to_owned());
     }
     (passed(c) == Some(false)).then(|| failures(c).into_iter().next().unwrap_or_else(|| "a check failed".into()))
 }
@@ -77,35 +94,49 @@ fn failures(c: &CellRow) -> Vec<String> {
         .collect()
 }
 
-fn junit(out: &mut impl Write, run: &RunSummary, cells: Vec<(&PromptRow, &CellRow)>) -> std::io::Result<()> {
-    let count = |f: &dyn Fn(&CellRow) -> bool, of: &[&(&PromptRow, &CellRow)]| of.iter().filter(|(_, c)| f(c)).count();
-    let failed = |c: &CellRow| c.ok && passed(c) == Some(false);
-    let errored = |c: &CellRow| !c.ok;
-    let all: Vec<&(&PromptRow, &CellRow)> = cells.iter().collect();
+/// One model's test cases, written as they are read, and their counts.
+#[derive(Default)]
+struct Suite {
+    cases: Vec<u8>,
+    tests: usize,
+    failures: usize,
+    errors: usize,
+    time_ms: u64,
+}
+
+impl Suite {
+    fn add(&mut self, p: &PromptRow, c: &CellRow) -> std::io::Result<()> {
+        self.tests += 1;
+        self.failures += usize::from(c.ok && passed(c) == Some(false));
+        self.errors += usize::from(!c.ok);
+        self.time_ms += c.total_ms.unwrap_or(0);
+        testcase(&mut self.cases, p, c)
+    }
+}
+
+fn junit(out: &mut impl Write, run: &RunSummary, suites: &[Suite]) -> std::io::Result<()> {
+    let total = |f: fn(&Suite) -> usize| suites.iter().map(f).sum::<usize>();
     writeln!(out, r#"<?xml version="1.0" encoding="UTF-8"?>"#)?;
     writeln!(
         out,
         r#"<testsuites name="palaver {}" tests="{}" failures="{}" errors="{}">"#,
         xml(&run.id),
-        all.len(),
-        count(&failed, &all),
-        count(&errored, &all)
+        total(|s| s.tests),
+        total(|s| s.failures),
+        total(|s| s.errors)
     )?;
-    for (i, m) in run.models.iter().enumerate() {
-        let mine: Vec<&(&PromptRow, &CellRow)> = cells.iter().filter(|(_, c)| c.model_idx as usize == i).collect();
+    for (m, suite) in run.models.iter().zip(suites) {
         #[allow(clippy::cast_precision_loss)]
-        let time: f64 = mine.iter().filter_map(|(_, c)| c.total_ms).sum::<u64>() as f64 / 1000.0;
+        let time = suite.time_ms as f64 / 1000.0;
         writeln!(
             out,
             r#"  <testsuite name="{}" tests="{}" failures="{}" errors="{}" time="{time:.3}">"#,
             xml(&format!("{}/{}", m.provider, m.model)),
-            mine.len(),
-            count(&failed, &mine),
-            count(&errored, &mine)
+            suite.tests,
+            suite.failures,
+            suite.errors
         )?;
-        for (p, c) in mine {
-            testcase(out, p, c)?;
-        }
+        out.write_all(&suite.cases)?;
         writeln!(out, "  </testsuite>")?;
     }
     writeln!(out, "</testsuites>")
@@ -117,8 +148,7 @@ fn testcase(out: &mut impl Write, p: &PromptRow, c: &CellRow) -> std::io::Result
     let name = if p.id.is_empty() { format!("prompt {}", p.idx + 1) } else { p.id.clone() };
     write!(out, r#"    <testcase name="{}" classname="{}" time="{time:.3}""#, xml(&name), xml(&c.model))?;
     if !c.ok {
-        let message =
-            c.error.as_ref().and_then(|e| e.get("message")).and_then(Value::as_str).unwrap_or("the cell failed");
+        let message = error_message(c).unwrap_or("the cell failed");
         writeln!(out, ">")?;
         writeln!(out, r#"      <error message="{}"/>"#, xml(message))?;
         return writeln!(out, "    </testcase>");
@@ -157,37 +187,29 @@ fn xml(text: &str) -> String {
 
 const CSV_HEAD: &str = "run,prompt_index,prompt_id,model,provider,ok,passed,failed_checks,finish_reason,prompt_tokens,completion_tokens,cost,ttft_ms,total_ms,tokens_per_s,error,answer";
 
-fn csv<'a>(
-    out: &mut impl Write,
-    run: &RunSummary,
-    cells: impl Iterator<Item = (&'a PromptRow, &'a CellRow)>,
-) -> std::io::Result<()> {
-    writeln!(out, "{CSV_HEAD}")?;
+fn csv_row(out: &mut impl Write, run: &RunSummary, p: &PromptRow, c: &CellRow) -> std::io::Result<()> {
     let num = |v: Option<String>| v.unwrap_or_default();
-    for (p, c) in cells {
-        let error = c.error.as_ref().and_then(|e| e.get("message")).and_then(Value::as_str).unwrap_or("");
-        let fields = [
-            text_field(&run.id),
-            c.prompt_idx.to_string(),
-            text_field(&p.id),
-            text_field(&c.model),
-            text_field(&c.provider),
-            c.ok.to_string(),
-            passed(c).map(|p| p.to_string()).unwrap_or_default(),
-            text_field(&failures(c).join("; ")),
-            text_field(c.finish_reason.as_deref().unwrap_or("")),
-            num(c.prompt_tokens.map(|v| v.to_string())),
-            num(c.completion_tokens.map(|v| v.to_string())),
-            num(c.cost.map(|v| v.to_string())),
-            num(c.ttft_ms.map(|v| v.to_string())),
-            num(c.total_ms.map(|v| v.to_string())),
-            num(c.tokens_per_s.map(|v| format!("{v:.2}"))),
-            text_field(error),
-            text_field(&c.text),
-        ];
-        writeln!(out, "{}", fields.join(","))?;
-    }
-    Ok(())
+    let error = error_message(c).unwrap_or("");
+    let fields = [
+        text_field(&run.id),
+        c.prompt_idx.to_string(),
+        text_field(&p.id),
+        text_field(&c.model),
+        text_field(&c.provider),
+        c.ok.to_string(),
+        passed(c).map(|p| p.to_string()).unwrap_or_default(),
+        text_field(&failures(c).join("; ")),
+        text_field(c.finish_reason.as_deref().unwrap_or("")),
+        num(c.prompt_tokens.map(|v| v.to_string())),
+        num(c.completion_tokens.map(|v| v.to_string())),
+        num(c.cost.map(|v| v.to_string())),
+        num(c.ttft_ms.map(|v| v.to_string())),
+        num(c.total_ms.map(|v| v.to_string())),
+        num(c.tokens_per_s.map(|v| format!("{v:.2}"))),
+        text_field(error),
+        text_field(&c.text),
+    ];
+    writeln!(out, "{}", fields.join(","))
 }
 
 /// A text field of the CSV (RFC 4180): terminal controls and known secrets dropped, quoted, and
