@@ -91,7 +91,7 @@ print(json.dumps({"tests": xml.tests, "failures": xml.failures, "errors": xml.er
     // CSV: a header and a row per cell, quoted; the answers whole.
     let text = std::fs::read_to_string(&csv).unwrap();
     let mut lines = text.lines();
-    assert!(lines.next().unwrap().starts_with("run,prompt_index,prompt_id,model,provider,ok,passed"));
+    assert!(lines.next().unwrap().starts_with("run,prompt_index,prompt_id,sample,model,provider,ok,passed"));
     let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("\"run-")).collect();
     assert_eq!(rows.len(), 8, "{text}");
     assert!(text.contains(",true,false,\"equals: is not"), "{text}");

@@ -282,6 +282,14 @@ pub struct CompareArgs {
     /// the batch discount); the provider's profile must say `batch = true`
     #[arg(long)]
     pub batch: bool,
+    /// Run each prompt × model cell N times (1–100), each sample with its own `seed`; reports
+    /// give pass rates with intervals, and a line's `threshold` decides its cell
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub repeat: Option<u32>,
+    /// With --repeat: the first sample's `seed` (sample i sends SEED + i; default 0), where the
+    /// API takes one (Chat Completions)
+    #[arg(long, value_name = "SEED")]
+    pub seed: Option<u64>,
 }
 
 /// `palaver compare runs | show RUN | stats`.

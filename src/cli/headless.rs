@@ -512,6 +512,7 @@ pub fn settings(g: &Global, t: &Target) -> TurnSettings {
         // Checked before anything started (`cli::run`): a schema that fails here was refused there.
         schema: g.schema.as_deref().and_then(|s| super::schema_arg::resolve(s).ok()),
         logprobs: g.logprobs,
+        seed: None,
     }
 }
 

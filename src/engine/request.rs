@@ -34,6 +34,9 @@ pub struct RequestOptions {
     pub send_image_data: bool,
     /// `--logprobs [N]`: token log probabilities, with N alternatives per token (0: none).
     pub logprobs: Option<u8>,
+    /// Chat Completions' `seed` (a repeated sample's: the run's base plus the sample index).
+    /// The Responses API has no such field: it is not sent there.
+    pub seed: Option<u64>,
 }
 
 /// Sets a request option by dotted key (`reasoning.summary`, `text.verbosity`, `metadata.run`):
@@ -98,6 +101,9 @@ fn chat_body(messages: &[&Message], opts: &RequestOptions) -> Value {
     }
     if let Some(e) = &opts.reasoning_effort {
         b.insert("reasoning_effort".into(), json!(e));
+    }
+    if let Some(seed) = opts.seed {
+        b.insert("seed".into(), json!(seed));
     }
     if !opts.tools.is_empty() {
         let tools: Vec<Value> = opts.tools.iter().map(|t| json!({"type": "function", "function": t})).collect();

@@ -164,6 +164,8 @@ pub struct TurnSettings {
     pub schema: Option<super::structured::Structured>,
     /// `--logprobs [N]` / `/logprobs [N]`: token log probabilities, N alternatives per token.
     pub logprobs: Option<u8>,
+    /// The `seed` sent where the API takes one (a prompt set's repeated samples).
+    pub seed: Option<u64>,
 }
 
 impl TurnSettings {
@@ -190,6 +192,7 @@ impl TurnSettings {
             chain_responses: target.chain_responses,
             detail: self.detail.clone(),
             send_image_data: target.attachments.images == crate::config::attachments::ImagesSetting::Yes,
+            seed: self.seed,
             ..RequestOptions::default()
         }
     }

@@ -45,6 +45,9 @@ pub struct CellJob<'a> {
     pub prompt: &'a PromptRow,
     pub expect: Option<&'a Expect>,
     pub model_idx: u32,
+    /// Which repeated sample of the cell this is (0 without `--repeat`); it adds to the run's
+    /// `seed`, so samples differ and each is reproducible.
+    pub sample: u32,
     /// Where the turn reports (quiet: a cell prints nothing while it runs).
     pub sink: &'a mut (dyn TurnSink + Send),
     pub stop: Stop,
@@ -59,6 +62,7 @@ pub async fn run(job: CellJob<'_>) -> Option<CellRow> {
     let row = CellRow {
         prompt_idx: job.prompt.idx,
         model_idx: job.model_idx,
+        sample: job.sample,
         model: t.model.clone(),
         provider: t.provider.clone(),
         ..CellRow::default()
@@ -78,7 +82,8 @@ pub async fn run(job: CellJob<'_>) -> Option<CellRow> {
             Err(e) => return Some(failed(row, format!("reading the attachments failed: {e}"))),
         }
     }
-    let settings = settings_for(job.settings, job.prompt, job.expect, job.schema_of);
+    let mut settings = settings_for(job.settings, job.prompt, job.expect, job.schema_of);
+    settings.seed = settings.seed.map(|base| base.wrapping_add(u64::from(job.sample)));
     let mut history = vec![user];
     let mut rec = Recorder::off();
     let turn = Turn { target: t, settings, registry: job.registry, http: job.http, stop: job.stop.clone() };

@@ -76,19 +76,22 @@ pub struct Shared {
     pub judges: super::judge::Judges,
 }
 
-/// One provider's queue: its cells as (position in `prompts`, model index).
+/// A cell to run: (position in `prompts`, model index, sample).
+pub type Todo = (usize, usize, u32);
+
+/// One provider's queue: its cells.
 struct Queue {
     gate: Arc<Gate>,
-    cells: Vec<(usize, usize)>,
+    cells: Vec<Todo>,
     next: AtomicUsize,
     http: reqwest::Client,
 }
 
-/// Runs `todo` (cells as (position in `prompts`, model index)) with `concurrency` workers per
-/// provider. Returns when every cell is done or the user pressed Ctrl+C (the cells in flight
-/// then stop and are not stored).
-pub async fn run(shared: Arc<Shared>, todo: Vec<(usize, usize)>, concurrency: usize) {
-    let mut by_provider: BTreeMap<String, Vec<(usize, usize)>> = BTreeMap::new();
+/// Runs `todo` (cells as (position in `prompts`, model index, sample)) with `concurrency`
+/// workers per provider. Returns when every cell is done or the user pressed Ctrl+C (the cells
+/// in flight then stop and are not stored).
+pub async fn run(shared: Arc<Shared>, todo: Vec<Todo>, concurrency: usize) {
+    let mut by_provider: BTreeMap<String, Vec<Todo>> = BTreeMap::new();
     for cell in todo {
         let p = shared.targets[cell.1].provider.clone();
         by_provider.entry(p).or_default().push(cell);
@@ -132,7 +135,7 @@ async fn worker(shared: Arc<Shared>, queue: Arc<Queue>) {
             return;
         }
         let i = queue.next.fetch_add(1, Ordering::SeqCst);
-        let Some(&(p, m)) = queue.cells.get(i) else { return };
+        let Some(&(p, m, sample)) = queue.cells.get(i) else { return };
         let mut sink = shared.observer.sink(retry.clone());
         let job = CellJob {
             cfg: &shared.cfg,
@@ -144,6 +147,7 @@ async fn worker(shared: Arc<Shared>, queue: Arc<Queue>) {
             prompt: &shared.prompts[p],
             expect: shared.expects[p].as_ref(),
             model_idx: u32::try_from(m).unwrap_or(u32::MAX),
+            sample,
             sink: sink.as_mut(),
             stop: shared.stop.clone(),
             judges: &shared.judges,

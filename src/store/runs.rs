@@ -107,6 +107,49 @@ CREATE TABLE arena_battles (
 );
 ";
 
+/// Repeated samples (`compare --repeat N`): a cell is one sample of a prompt × model, `sample`
+/// 0 to N − 1, part of the key; cells stored before it are sample 0. SQLite cannot change a
+/// primary key, so the table is built anew and its rows copied. A line's `threshold` (the
+/// pass rate that decides its cell) is kept with its prompt.
+pub const MIGRATION_CELL_SAMPLES: &str = r"
+CREATE TABLE compare_cells_samples (
+    run_id         TEXT NOT NULL REFERENCES compare_runs(id) ON DELETE CASCADE,
+    prompt_idx     INTEGER NOT NULL,
+    model_idx      INTEGER NOT NULL,
+    sample         INTEGER NOT NULL DEFAULT 0,
+    model          TEXT NOT NULL,
+    provider       TEXT NOT NULL,
+    ok             INTEGER NOT NULL,
+    text           TEXT NOT NULL DEFAULT '',
+    reasoning      TEXT NOT NULL DEFAULT '',
+    tool_calls     TEXT,
+    usage          TEXT,
+    prompt_tokens  INTEGER,
+    completion_tokens INTEGER,
+    cost           REAL,
+    finish_reason  TEXT,
+    prompt_filter  TEXT,
+    content_filter TEXT,
+    safety_flag    INTEGER NOT NULL DEFAULT 0,
+    ttft_ms        INTEGER,
+    total_ms       INTEGER,
+    tokens_per_s   REAL,
+    error          TEXT,
+    checks         TEXT,
+    finished_at    INTEGER NOT NULL,
+    PRIMARY KEY (run_id, prompt_idx, model_idx, sample)
+) WITHOUT ROWID;
+INSERT INTO compare_cells_samples (run_id, prompt_idx, model_idx, sample, model, provider, ok, text, reasoning,
+    tool_calls, usage, prompt_tokens, completion_tokens, cost, finish_reason, prompt_filter, content_filter,
+    safety_flag, ttft_ms, total_ms, tokens_per_s, error, checks, finished_at)
+SELECT run_id, prompt_idx, model_idx, 0, model, provider, ok, text, reasoning, tool_calls, usage, prompt_tokens,
+    completion_tokens, cost, finish_reason, prompt_filter, content_filter, safety_flag, ttft_ms, total_ms,
+    tokens_per_s, error, checks, finished_at FROM compare_cells;
+DROP TABLE compare_cells;
+ALTER TABLE compare_cells_samples RENAME TO compare_cells;
+ALTER TABLE compare_prompts ADD COLUMN threshold REAL;
+";
+
 /// One hidden model of a battle.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BattleModel {
@@ -172,6 +215,8 @@ pub struct PromptRow {
     pub expect: Option<Value>,
     /// The variables of a templated prompt's row (a JSON object).
     pub vars: Option<Value>,
+    /// The pass rate of its samples that decides its cells (`None`: every sample must pass).
+    pub threshold: Option<f64>,
 }
 
 /// One finished cell: a prompt answered (or failed) by a model.
@@ -179,6 +224,8 @@ pub struct PromptRow {
 pub struct CellRow {
     pub prompt_idx: u32,
     pub model_idx: u32,
+    /// Which of the cell's repeated samples (0 without `--repeat`).
+    pub sample: u32,
     pub model: String,
     pub provider: String,
     pub ok: bool,
@@ -472,14 +519,14 @@ fn write_batch(conn: &Connection, cmds: &[Cmd]) -> rusqlite::Result<()> {
                     params![id, now, models, settings, source, i64::try_from(prompts.len()).unwrap_or(i64::MAX)],
                 )?;
                 let mut st = tx.prepare_cached(
-                    "INSERT INTO compare_prompts (run_id, idx, pid, prompt, system, attach, expect, vars)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    "INSERT INTO compare_prompts (run_id, idx, pid, prompt, system, attach, expect, vars, threshold)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 )?;
                 for p in prompts {
                     let attach = (!p.attach.is_empty()).then(|| serde_json::to_string(&p.attach).unwrap_or_default());
                     let expect = p.expect.as_ref().map(Value::to_string);
                     let vars = p.vars.as_ref().map(Value::to_string);
-                    st.execute(params![id, p.idx, p.id, p.prompt, p.system, attach, expect, vars])?;
+                    st.execute(params![id, p.idx, p.id, p.prompt, p.system, attach, expect, vars, p.threshold])?;
                 }
             }
             Cmd::Cell(run, c) => {
@@ -492,9 +539,9 @@ fn write_batch(conn: &Connection, cmds: &[Cmd]) -> rusqlite::Result<()> {
                     "INSERT OR REPLACE INTO compare_cells (run_id, prompt_idx, model_idx, model, provider, ok, text,
                      reasoning, tool_calls, usage, prompt_tokens, completion_tokens, cost, finish_reason,
                      prompt_filter, content_filter, safety_flag, ttft_ms, total_ms, tokens_per_s, error, checks,
-                     finished_at)
+                     finished_at, sample)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
-                     ?20, ?21, ?22, ?23)",
+                     ?20, ?21, ?22, ?23, ?24)",
                 )?
                 .execute(params![
                     run,
@@ -520,6 +567,7 @@ fn write_batch(conn: &Connection, cmds: &[Cmd]) -> rusqlite::Result<()> {
                     js(&c.error),
                     js(&c.checks),
                     n(Some(c.finished_at)),
+                    c.sample,
                 ])?;
                 tx.prepare_cached("UPDATE compare_runs SET updated_at = ?2 WHERE id = ?1")?
                     .execute(params![run, now])?;

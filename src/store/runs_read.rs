@@ -44,6 +44,7 @@ fn run_row(r: &Row<'_>) -> rusqlite::Result<RunSummary> {
 pub struct CellFigures {
     pub prompt_idx: u32,
     pub model_idx: u32,
+    pub sample: u32,
     pub ok: bool,
     pub prompt_tokens: Option<u64>,
     pub completion_tokens: Option<u64>,
@@ -60,7 +61,13 @@ pub struct CellFigures {
 
 const CELL: &str = "SELECT prompt_idx, model_idx, model, provider, ok, text, reasoning, tool_calls, usage,
     prompt_tokens, completion_tokens, cost, finish_reason, prompt_filter, content_filter, safety_flag, ttft_ms,
-    total_ms, tokens_per_s, error, checks, finished_at FROM compare_cells";
+    total_ms, tokens_per_s, error, checks, finished_at, SAMPLE FROM compare_cells";
+
+/// A cell's sample (to select, and to order by), or 0 in a file opened read-only from before
+/// samples were (it could not be migrated).
+fn sample_column(c: &rusqlite::Connection) -> (&'static str, &'static str) {
+    if c.prepare("SELECT sample FROM compare_cells LIMIT 0").is_ok() { ("sample", ", sample") } else { ("0", "") }
+}
 
 fn cell_row(r: &Row<'_>) -> rusqlite::Result<CellRow> {
     Ok(CellRow {
@@ -86,6 +93,7 @@ fn cell_row(r: &Row<'_>) -> rusqlite::Result<CellRow> {
         error: json(r, 19)?,
         checks: json(r, 20)?,
         finished_at: uint(r, 21)?.unwrap_or(0),
+        sample: r.get(22)?,
     })
 }
 
@@ -146,10 +154,11 @@ impl RunStore {
     pub fn prompts(&self, run: &str) -> Result<Vec<PromptRow>, StoreError> {
         self.read(|c| {
             // A file opened read-only may predate the `vars` column (it could not be migrated).
-            let vars = c.prepare("SELECT vars FROM compare_prompts LIMIT 0").is_ok();
-            let cols = if vars { "vars" } else { "NULL" };
+            let has = |col: &str| c.prepare(&format!("SELECT {col} FROM compare_prompts LIMIT 0")).is_ok();
+            let vars = if has("vars") { "vars" } else { "NULL" };
+            let threshold = if has("threshold") { "threshold" } else { "NULL" };
             c.prepare(&format!(
-                "SELECT idx, pid, prompt, system, attach, expect, {cols} FROM compare_prompts WHERE run_id = ?1 ORDER BY idx"
+                "SELECT idx, pid, prompt, system, attach, expect, {vars}, {threshold} FROM compare_prompts WHERE run_id = ?1 ORDER BY idx"
             ))?
             .query_map(params![run], |r| {
                 let attach: Option<String> = r.get(4)?;
@@ -161,46 +170,53 @@ impl RunStore {
                     attach: attach.and_then(|a| serde_json::from_str(&a).ok()).unwrap_or_default(),
                     expect: json(r, 5)?,
                     vars: json(r, 6)?,
+                    threshold: r.get(7)?,
                 })
             })?
             .collect()
         })
     }
 
-    /// The (prompt, model) pairs that have a stored cell (with `ok_only`, an answered one).
+    /// The (prompt, model, sample) triples that have a stored cell (with `ok_only`, an
+    /// answered one).
     ///
     /// # Errors
     /// A database error.
-    pub fn done_cells(&self, run: &str, ok_only: bool) -> Result<HashSet<(u32, u32)>, StoreError> {
+    pub fn done_cells(&self, run: &str, ok_only: bool) -> Result<HashSet<(u32, u32, u32)>, StoreError> {
         self.read(|c| {
-            c.prepare("SELECT prompt_idx, model_idx FROM compare_cells WHERE run_id = ?1 AND (ok = 1 OR ?2 = 0)")?
-                .query_map(params![run, ok_only], |r| Ok((r.get(0)?, r.get(1)?)))?
-                .collect()
+            let sql = format!(
+                "SELECT prompt_idx, model_idx, {} FROM compare_cells WHERE run_id = ?1 AND (ok = 1 OR ?2 = 0)",
+                sample_column(c).0
+            );
+            c.prepare(&sql)?.query_map(params![run, ok_only], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect()
         })
     }
 
-    /// The stored cells of one prompt, in model order.
+    /// The stored cells of one prompt, in model order, each model's samples in order.
     ///
     /// # Errors
     /// A database error.
     pub fn prompt_cells(&self, run: &str, prompt_idx: u32) -> Result<Vec<CellRow>, StoreError> {
         self.read(|c| {
-            let sql = format!("{CELL} WHERE run_id = ?1 AND prompt_idx = ?2 ORDER BY model_idx");
+            let (sample, order) = sample_column(c);
+            let sql =
+                format!("{CELL} WHERE run_id = ?1 AND prompt_idx = ?2 ORDER BY model_idx{order}").replace("SAMPLE", sample);
             c.prepare_cached(&sql)?.query_map(params![run, prompt_idx], cell_row)?.collect()
         })
     }
 
-    /// Calls `f` with the figures of every cell of a run, in (prompt, model) order.
+    /// Calls `f` with the figures of every cell of a run, in (prompt, model, sample) order.
     ///
     /// # Errors
     /// A database error.
     pub fn each_figures(&self, run: &str, mut f: impl FnMut(CellFigures)) -> Result<(), StoreError> {
         self.read(|c| {
-            let mut st = c.prepare(
+            let (sample, order) = sample_column(c);
+            let mut st = c.prepare(&format!(
                 "SELECT prompt_idx, model_idx, ok, prompt_tokens, completion_tokens, cost, finish_reason, safety_flag,
-                 ttft_ms, total_ms, tokens_per_s, length(text), checks FROM compare_cells WHERE run_id = ?1
-                 ORDER BY prompt_idx, model_idx",
-            )?;
+                 ttft_ms, total_ms, tokens_per_s, length(text), checks, {sample} FROM compare_cells WHERE run_id = ?1
+                 ORDER BY prompt_idx, model_idx{order}"
+            ))?;
             let mut rows = st.query(params![run])?;
             while let Some(r) = rows.next()? {
                 f(CellFigures {
@@ -217,6 +233,7 @@ impl RunStore {
                     tokens_per_s: r.get(10)?,
                     answer_chars: uint(r, 11)?.unwrap_or(0),
                     checks: json(r, 12)?,
+                    sample: r.get(13)?,
                 });
             }
             Ok(())

@@ -117,7 +117,8 @@ fn a_templated_prompts_row_is_kept_and_an_older_file_reads_without_it() {
     // A file from before the column, opened read-only (so not migrated): the prompts still read.
     let conn = rusqlite::Connection::open(&db).unwrap_or_else(|e| panic!("{e}"));
     conn.execute_batch(
-        "DROP TABLE arena_battles; ALTER TABLE compare_prompts DROP COLUMN vars; PRAGMA user_version = 5;",
+        "DROP TABLE arena_battles; ALTER TABLE compare_prompts DROP COLUMN vars;
+         ALTER TABLE compare_prompts DROP COLUMN threshold; PRAGMA user_version = 5;",
     )
     .unwrap_or_else(|e| panic!("{e}"));
     drop(conn);
@@ -128,4 +129,47 @@ fn a_templated_prompts_row_is_kept_and_an_older_file_reads_without_it() {
     // Opened to write, it is migrated and takes rows again.
     let again = RunStore::open(&db).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(again.prompts(&id).unwrap_or_else(|e| panic!("{e}"))[0].vars, None);
+}
+
+#[test]
+fn cells_stored_before_samples_become_sample_zero_and_samples_are_kept_apart() {
+    use super::super::schema::{SCHEMA_VERSION, migrate_to};
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let db = dir.path().join("palaver.db");
+    // A file at the version before samples, with a run and one cell as that palaver wrote them.
+    let mut conn = rusqlite::Connection::open(&db).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(migrate_to(&mut conn, SCHEMA_VERSION - 1).unwrap_or_else(|e| panic!("{e}")), SCHEMA_VERSION - 1);
+    conn.execute_batch(
+        "INSERT INTO compare_runs (id, created_at, updated_at, models, settings, source, prompts, status)
+             VALUES ('run-old', 1, 1, '[]', '{}', 'set.jsonl', 1, 'finished');
+         INSERT INTO compare_prompts (run_id, idx, pid, prompt) VALUES ('run-old', 0, 'p', 'hi');
+         INSERT INTO compare_cells (run_id, prompt_idx, model_idx, model, provider, ok, text, checks, cost, finished_at)
+             VALUES ('run-old', 0, 1, 'demo', 'demo', 1, 'hello', '[{\"kind\":\"contains\",\"pass\":true}]', 0.5, 9);",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    drop(conn);
+    let store = RunStore::open(&db).unwrap_or_else(|e| panic!("{e}"));
+    let cells = store.prompt_cells("run-old", 0).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(cells.len(), 1);
+    let c = &cells[0];
+    assert_eq!((c.model_idx, c.sample, c.text.as_str(), c.cost, c.finished_at), (1, 0, "hello", Some(0.5), 9));
+    assert_eq!(c.checks, Some(serde_json::json!([{"kind": "contains", "pass": true}])));
+    assert_eq!(store.prompts("run-old").unwrap_or_else(|e| panic!("{e}"))[0].threshold, None);
+    // Samples of one prompt × model are rows of their own, read back in order.
+    for sample in [2, 1] {
+        let row = super::CellRow { model_idx: 1, sample, ok: true, text: format!("s{sample}"), ..Default::default() };
+        store.save_cell("run-old", row);
+    }
+    store.flush().unwrap_or_else(|e| panic!("{e}"));
+    let texts: Vec<(u32, String)> = store
+        .prompt_cells("run-old", 0)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .into_iter()
+        .map(|c| (c.sample, c.text))
+        .collect();
+    assert_eq!(texts, [(0, "hello".into()), (1, "s1".into()), (2, "s2".into())]);
+    let done = store.done_cells("run-old", false).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(done, [(0, 1, 0), (0, 1, 1), (0, 1, 2)].into_iter().collect());
+    let run = store.run("run-old").unwrap_or_else(|e| panic!("{e}")).unwrap_or_else(|| panic!("no run"));
+    assert_eq!(run.cells_ok, 3);
 }

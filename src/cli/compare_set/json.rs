@@ -11,7 +11,7 @@ pub fn cell_line(run: &str, prompt: &PromptRow, c: &CellRow) -> Value {
     let usage = c.usage.as_ref().map_or(Value::Null, crate::engine::usage::UsageView::result_json);
     let mut line = json!({
         "type": "cell", "run": run, "prompt_index": c.prompt_idx, "prompt_id": prompt.id,
-        "column": c.model_idx, "model": c.model, "provider": c.provider, "ok": c.ok,
+        "column": c.model_idx, "sample": c.sample, "model": c.model, "provider": c.provider, "ok": c.ok,
         "text": c.text, "reasoning": if c.reasoning.is_empty() { Value::Null } else { json!(c.reasoning) },
         "tool_calls": c.tool_calls.clone().unwrap_or_else(|| json!([])), "finish_reason": c.finish_reason,
         "usage": usage, "cost": c.cost, "prompt_filter": c.prompt_filter, "content_filter": c.content_filter,
@@ -28,8 +28,15 @@ pub fn cell_line(run: &str, prompt: &PromptRow, c: &CellRow) -> Value {
 /// The summary line.
 #[must_use]
 pub fn summary_line(run: &RunSummary, s: &Summary, status: u8) -> Value {
-    json!({
+    let mut line = json!({
         "type": "summary", "run": run.id, "status": run.status, "prompts": s.prompts, "cells": s.cells,
         "missing": s.missing, "models": s.models, "exit_status": status,
-    })
+    });
+    // Only a run with repeats has rates to give: the other lines stay as they were.
+    if let (true, Some(obj)) = (s.repeat > 1, line.as_object_mut()) {
+        obj.insert("repeat".into(), json!(s.repeat));
+        obj.insert("rates".into(), json!(s.rates));
+        obj.insert("flaky".into(), json!(s.flaky));
+    }
+    line
 }

@@ -14,6 +14,7 @@ pub mod judges;
 mod observer;
 pub mod output;
 pub mod progress;
+pub mod rates;
 pub mod ratings;
 pub mod report;
 pub mod report_filter;
@@ -90,6 +91,9 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
     if ca.retry_failed && g.resume.is_none() {
         return usage("--retry-failed goes with --resume RUN");
     }
+    if g.resume.is_some() && (ca.repeat.is_some() || ca.seed.is_some()) {
+        return usage("a resumed run keeps its --repeat and --seed (leave them out)");
+    }
     let concurrency = ca.concurrency.unwrap_or(DEFAULT_CONCURRENCY);
     if concurrency == 0 {
         return usage("--concurrency takes 1 or more");
@@ -141,15 +145,21 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
         Ok(d) => d,
         Err(e) => return usage(&format!("cannot read run {}: {e}", run.id)),
     };
-    let todo: Vec<(usize, usize)> = (0..prompt_rows.len())
-        .flat_map(|p| (0..targets.len()).map(move |m| (p, m)))
-        .filter(|&(p, m)| !done.contains(&(prompt_rows[p].idx, u32::try_from(m).unwrap_or(u32::MAX))))
+    let repeat = settings::repeat(&run.settings);
+    let models = targets.len();
+    let todo: Vec<scheduler::Todo> = (0..prompt_rows.len())
+        .flat_map(|p| (0..models).flat_map(move |m| (0..repeat).map(move |s| (p, m, s))))
+        .filter(|&(p, m, s)| !done.contains(&(prompt_rows[p].idx, u32::try_from(m).unwrap_or(u32::MAX), s)))
         .collect();
-    let total = (prompt_rows.len() * targets.len()) as u64;
+    let total = (prompt_rows.len() * targets.len()) as u64 * u64::from(repeat);
     super::interrupt::install();
     let progress = Arc::new(progress::Progress::new(total, done.len() as u64));
     store.set_status(&run.id, "running");
-    let settings = targets.iter().map(|t| super::headless::settings(&g, t)).collect();
+    let seed = settings::seed(&run.settings);
+    let settings = targets
+        .iter()
+        .map(|t| crate::engine::target::TurnSettings { seed, ..super::headless::settings(&g, t) })
+        .collect();
     let shared = Arc::new(scheduler::Shared {
         cfg: cfg.clone(),
         targets,
@@ -174,6 +184,8 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
         let shared = shared.clone();
         async move {
             if is_batch {
+                // A batch run has one sample a cell (`--repeat` is refused with `--batch`).
+                let todo: Vec<(usize, usize)> = todo.iter().map(|&(p, m, _)| (p, m)).collect();
                 Some(batch::run(shared, &todo).await)
             } else {
                 scheduler::run(shared, todo, concurrency).await;
@@ -222,7 +234,8 @@ fn finish(
     cfg: &Config,
 ) -> u8 {
     let Ok(Some(mut run)) = store.run(id) else { return usage(&format!("run {id} vanished from the store")) };
-    let complete = run.cells_ok + run.cells_failed >= u64::from(run.prompts) * run.models.len() as u64;
+    let cells = u64::from(run.prompts) * run.models.len() as u64 * u64::from(settings::repeat(&run.settings));
+    let complete = run.cells_ok + run.cells_failed >= cells;
     run.status = if complete { "finished" } else { "interrupted" }.to_owned();
     store.set_status(id, &run.status);
     let _ = store.flush();
@@ -365,6 +378,9 @@ async fn start(
     attach_rules::check(&mut items, &ws, ca.allow_outside, ca.allow_scripts)
         .map_err(|e| usage(&format!("{shown}: {e}")))?;
     let targets = resolve_columns(g, cfg, &g.model).await.map_err(|e| usage(&e.0))?;
+    if ca.batch && ca.repeat.is_some_and(|n| n > 1) {
+        return Err(usage("--repeat takes one sample a cell with --batch: drop one of them"));
+    }
     if ca.batch {
         batch_api_check(&targets)?;
         batch_checks(&items).map_err(|e| usage(&format!("{}: {e}", crate::text::sanitize::sanitize(&source))))?;
@@ -394,6 +410,7 @@ async fn start(
             system: p.system,
             attach: p.attach,
             vars: p.vars,
+            threshold: p.threshold,
             // `--schema` is every prompt's schema: sent, and a check of the report.
             expect: match &schema {
                 Some(s) => Some(crate::engine::evals::prompts::with_schema(p.expect_raw, s.clone())),
@@ -406,6 +423,11 @@ async fn start(
         // A batch run resumes as one: its cells wait in the provider's batches.
         let discounts: Vec<f64> = targets.iter().map(|t| t.batch.map_or(0.0, |b| b.discount)).collect();
         kept["batch"] = serde_json::json!({ "discounts": discounts });
+    }
+    // Kept only when asked for, so a run without them reads as before.
+    if ca.repeat.is_some() || ca.seed.is_some() {
+        kept["repeat"] = serde_json::json!(ca.repeat.unwrap_or(1));
+        kept["seed"] = serde_json::json!(ca.seed.unwrap_or(0));
     }
     let id = store
         .create_run(&models, &kept, &source, rows.clone())

@@ -1,6 +1,7 @@
 //! Cell files for CI (`--output`, by extension): JUnit XML (a testsuite per model, a testcase per
 //! prompt, failures carrying the checks' reasons), CSV, JSON and JSON Lines. Written prompt by
-//! prompt from the store, like the reports. Answers, errors and reasons are untrusted text:
+//! prompt from the store, like the reports. With `--repeat`, the cell files hold a row per
+//! sample and JUnit a test case per prompt per model, decided from its samples. Answers, errors and reasons are untrusted text:
 //! terminal controls and characters XML 1.0 cannot hold are dropped, known secrets redacted.
 
 use super::json::cell_line;
@@ -32,13 +33,19 @@ pub fn write(out: &mut impl Write, format: CellFormat, store: &RunStore, run: &R
     }
     let mut first = true;
     for p in &store.prompts(&run.id).map_err(|e| e.to_string())? {
-        for c in &store.prompt_cells(&run.id, p.idx).map_err(|e| e.to_string())? {
-            match format {
-                CellFormat::Junit => {
-                    if let Some(suite) = suites.get_mut(c.model_idx as usize) {
-                        suite.add(p, c).map_err(io)?;
-                    }
+        let cells = store.prompt_cells(&run.id, p.idx).map_err(|e| e.to_string())?;
+        if format == CellFormat::Junit {
+            for (m, suite) in suites.iter_mut().enumerate() {
+                let samples: Vec<&CellRow> = cells.iter().filter(|c| c.model_idx as usize == m).collect();
+                if !samples.is_empty() {
+                    suite.add(p, &samples).map_err(io)?;
                 }
+            }
+            continue;
+        }
+        for c in &cells {
+            match format {
+                CellFormat::Junit => {}
                 CellFormat::Csv => csv_row(out, run, p, c).map_err(io)?,
                 CellFormat::Jsonl => writeln!(out, "{}", line(run, p, c)).map_err(io)?,
                 CellFormat::Json => write!(out, "{}{}", if first { "" } else { "," }, line(run, p, c)).map_err(io)?,
@@ -105,12 +112,66 @@ struct Suite {
 }
 
 impl Suite {
-    fn add(&mut self, p: &PromptRow, c: &CellRow) -> std::io::Result<()> {
+    /// A prompt's test case from its samples (one without `--repeat`).
+    fn add(&mut self, p: &PromptRow, samples: &[&CellRow]) -> std::io::Result<()> {
         self.tests += 1;
-        self.failures += usize::from(c.ok && passed(c) == Some(false));
-        self.errors += usize::from(!c.ok);
-        self.time_ms += c.total_ms.unwrap_or(0);
-        testcase(&mut self.cases, p, c)
+        self.time_ms += samples.iter().map(|c| c.total_ms.unwrap_or(0)).sum::<u64>();
+        let verdict = match samples {
+            [c] if p.threshold.is_none() => Verdict::of(c),
+            _ => Verdict::decided(p, samples),
+        };
+        self.failures += usize::from(matches!(verdict, Verdict::Failure(..)));
+        self.errors += usize::from(matches!(verdict, Verdict::Error(_)));
+        testcase(&mut self.cases, p, samples, &verdict)
+    }
+}
+
+/// A test case's outcome.
+enum Verdict {
+    Pass,
+    /// A request that failed: its message.
+    Error(String),
+    /// Checks that failed: the message, and the reasons one a line.
+    Failure(String, String),
+}
+
+impl Verdict {
+    fn of(c: &CellRow) -> Self {
+        if !c.ok {
+            return Self::Error(error_message(c).unwrap_or("the cell failed").to_owned());
+        }
+        if passed(c) != Some(false) {
+            return Self::Pass;
+        }
+        let failed = failures(c);
+        Self::Failure(failed.first().map_or("a check failed", String::as_str).to_owned(), failed.join("\n"))
+    }
+
+    /// Several samples (or a `threshold`): decided by `rates::decided`, the one rule; a sample
+    /// whose request failed makes the case an error, as a cell's does.
+    fn decided(p: &PromptRow, samples: &[&CellRow]) -> Self {
+        let n = samples.len();
+        if let Some(c) = samples.iter().find(|c| !c.ok) {
+            let failed = samples.iter().filter(|c| !c.ok).count();
+            let why = error_message(c).unwrap_or("the cell failed");
+            return Self::Error(format!("{failed}/{n} samples failed: {why}"));
+        }
+        if samples.iter().all(|c| passed(c).is_none()) {
+            return Self::Pass;
+        }
+        let passes: Vec<bool> = samples.iter().map(|c| passed(c) == Some(true)).collect();
+        let threshold = p.threshold.unwrap_or(crate::engine::evals::rates::DEFAULT_THRESHOLD);
+        if crate::engine::evals::rates::decided(&passes, threshold) {
+            return Self::Pass;
+        }
+        let c = passes.iter().filter(|p| **p).count();
+        let message = format!("{c}/{n} passed (needs {:.0}%)", threshold * 100.0);
+        let reasons: Vec<String> = samples
+            .iter()
+            .filter(|c| passed(c) == Some(false))
+            .map(|c| format!("sample {}: {}", c.sample, failures(c).join("; ")))
+            .collect();
+        Self::Failure(message, reasons.join("\n"))
     }
 }
 
@@ -142,25 +203,25 @@ fn junit(out: &mut impl Write, run: &RunSummary, suites: &[Suite]) -> std::io::R
     writeln!(out, "</testsuites>")
 }
 
-fn testcase(out: &mut impl Write, p: &PromptRow, c: &CellRow) -> std::io::Result<()> {
+fn testcase(out: &mut impl Write, p: &PromptRow, samples: &[&CellRow], verdict: &Verdict) -> std::io::Result<()> {
     #[allow(clippy::cast_precision_loss)]
-    let time = c.total_ms.unwrap_or(0) as f64 / 1000.0;
+    let time = samples.iter().map(|c| c.total_ms.unwrap_or(0)).sum::<u64>() as f64 / 1000.0;
     let name = if p.id.is_empty() { format!("prompt {}", p.idx + 1) } else { p.id.clone() };
-    write!(out, r#"    <testcase name="{}" classname="{}" time="{time:.3}""#, xml(&name), xml(&c.model))?;
-    if !c.ok {
-        let message = error_message(c).unwrap_or("the cell failed");
-        writeln!(out, ">")?;
-        writeln!(out, r#"      <error message="{}"/>"#, xml(message))?;
-        return writeln!(out, "    </testcase>");
+    let model = samples.first().map_or("", |c| c.model.as_str());
+    write!(out, r#"    <testcase name="{}" classname="{}" time="{time:.3}""#, xml(&name), xml(model))?;
+    match verdict {
+        Verdict::Pass => writeln!(out, "/>"),
+        Verdict::Error(message) => {
+            writeln!(out, ">")?;
+            writeln!(out, r#"      <error message="{}"/>"#, xml(message))?;
+            writeln!(out, "    </testcase>")
+        }
+        Verdict::Failure(message, reasons) => {
+            writeln!(out, ">")?;
+            writeln!(out, r#"      <failure message="{}" type="expect">{}</failure>"#, xml(message), xml(reasons))?;
+            writeln!(out, "    </testcase>")
+        }
     }
-    let failed = failures(c);
-    if passed(c) != Some(false) {
-        return writeln!(out, "/>");
-    }
-    writeln!(out, ">")?;
-    let first = failed.first().map_or("a check failed", String::as_str);
-    writeln!(out, r#"      <failure message="{}" type="expect">{}</failure>"#, xml(first), xml(&failed.join("\n")))?;
-    writeln!(out, "    </testcase>")
 }
 
 /// Text as XML 1.0 holds it: terminal controls and characters it cannot hold dropped, known
@@ -185,7 +246,7 @@ fn xml(text: &str) -> String {
     out
 }
 
-const CSV_HEAD: &str = "run,prompt_index,prompt_id,model,provider,ok,passed,failed_checks,finish_reason,prompt_tokens,completion_tokens,cost,ttft_ms,total_ms,tokens_per_s,error,answer";
+const CSV_HEAD: &str = "run,prompt_index,prompt_id,sample,model,provider,ok,passed,failed_checks,finish_reason,prompt_tokens,completion_tokens,cost,ttft_ms,total_ms,tokens_per_s,error,answer";
 
 fn csv_row(out: &mut impl Write, run: &RunSummary, p: &PromptRow, c: &CellRow) -> std::io::Result<()> {
     let num = |v: Option<String>| v.unwrap_or_default();
@@ -194,6 +255,7 @@ fn csv_row(out: &mut impl Write, run: &RunSummary, p: &PromptRow, c: &CellRow) -
         text_field(&run.id),
         c.prompt_idx.to_string(),
         text_field(&p.id),
+        c.sample.to_string(),
         text_field(&c.model),
         text_field(&c.provider),
         c.ok.to_string(),

@@ -106,7 +106,9 @@ pub fn append_step_summary(path: &Path, store: &RunStore, run: &RunSummary, summ
             }
             listed += 1;
             if listed <= STEP_FAILURES {
-                writeln!(piece, "- {} · {}: {}", md_cell(&c.model), md_cell(&p.id), md_cell(&why)).map_err(io)?;
+                let sample = if summary.repeat > 1 { format!(" · sample {}", c.sample) } else { String::new() };
+                writeln!(piece, "- {} · {}{sample}: {}", md_cell(&c.model), md_cell(&p.id), md_cell(&why))
+                    .map_err(io)?;
             }
         }
     }
@@ -182,7 +184,28 @@ fn markdown_head(out: &mut impl Write, run: &RunSummary, s: &Summary) -> std::io
         writeln!(out)?;
     }
     writeln!(out, "\n★ best of the row. Diffs: `[-only in the first model-]{{+only in this one+}}`.\n")?;
+    markdown_rates(out, s)?;
     writeln!(out, "## Prompts\n")
+}
+
+/// With `--repeat`: each prompt × model's pass rate, interval, pass@k and pass^k, and the
+/// flaky prompts.
+fn markdown_rates(out: &mut impl Write, s: &Summary) -> std::io::Result<()> {
+    use super::rates;
+    if s.repeat <= 1 {
+        return Ok(());
+    }
+    writeln!(out, "## Pass rates\n")?;
+    writeln!(out, "| {} |\n|{}", rates::HEAD.join(" | "), "---|".repeat(rates::HEAD.len()))?;
+    for r in rates::rows(s) {
+        let cells: Vec<String> = r.iter().map(|v| md_cell(v)).collect();
+        writeln!(out, "| {} |", cells.join(" | "))?;
+    }
+    writeln!(out, "\n{}\n", rates::legend(s))?;
+    if let Some(f) = rates::flaky_line(s) {
+        writeln!(out, "**{}**\n", md_cell(&f))?;
+    }
+    Ok(())
 }
 
 fn markdown_prompt(out: &mut impl Write, run: &RunSummary, p: &PromptRow, cells: &[CellRow]) -> std::io::Result<()> {
@@ -199,9 +222,10 @@ fn markdown_prompt(out: &mut impl Write, run: &RunSummary, p: &PromptRow, cells:
         match cells.iter().find(|c| c.model_idx as usize == i) {
             Some(c) => writeln!(
                 out,
-                "| {} | {} | [full answer](#{}) |",
+                "| {} | {}{} | [full answer](#{}) |",
                 md_cell(&m.model),
                 md_cell(&meta_line(c)),
+                samples_note(cells, i),
                 cell_anchor(p.idx, i)
             )?,
             None => writeln!(out, "| {} | not run yet | |", md_cell(&m.model))?,
@@ -234,6 +258,17 @@ fn markdown_prompt(out: &mut impl Write, run: &RunSummary, p: &PromptRow, cells:
         }
     }
     Ok(())
+}
+
+/// With `--repeat`, how many of a model's samples passed (its first sample's answer is the one
+/// shown); nothing for a single sample.
+fn samples_note(cells: &[CellRow], model: usize) -> String {
+    let mine: Vec<&CellRow> = cells.iter().filter(|c| c.model_idx as usize == model).collect();
+    if mine.len() < 2 {
+        return String::new();
+    }
+    let passed = mine.iter().filter(|c| super::output::why_failed(c).is_none()).count();
+    format!(" · samples {passed}/{} passed (answer of sample {})", mine.len(), mine[0].sample)
 }
 
 /// The anchor of a cell's full answer in the Markdown report (ids are digits only).

@@ -86,8 +86,35 @@ pub fn head(out: &mut impl Write, run: &RunSummary, s: &Summary, failing: &[Stri
         writeln!(out, "</tr>")?;
     }
     writeln!(out, "</tbody></table><p class=\"meta\">★ best of the row</p>")?;
+    rates(out, s)?;
     writeln!(out, "<h2>Prompts</h2>")?;
     writeln!(out, "{}", filters.bar())
+}
+
+/// With `--repeat`: each prompt × model's pass rate, interval, pass@k and pass^k, and the
+/// flaky prompts.
+fn rates(out: &mut impl Write, s: &Summary) -> std::io::Result<()> {
+    use super::rates::{HEAD, flaky_line, legend, rows};
+    if s.repeat <= 1 {
+        return Ok(());
+    }
+    writeln!(out, "<h2 id=\"rates\">Pass rates</h2>\n<table class=\"summary\"><thead><tr>")?;
+    for h in HEAD {
+        write!(out, "<th>{}</th>", escape(h))?;
+    }
+    writeln!(out, "</tr></thead><tbody>")?;
+    for r in rows(s) {
+        write!(out, "<tr>")?;
+        for v in &r {
+            write!(out, "<td>{}</td>", escape(v))?;
+        }
+        writeln!(out, "</tr>")?;
+    }
+    writeln!(out, "</tbody></table><p class=\"meta\">{}</p>", escape(&legend(s)))?;
+    if let Some(f) = flaky_line(s) {
+        writeln!(out, "<p><strong>{}</strong></p>", escape(&f))?;
+    }
+    Ok(())
 }
 
 /// One prompt: its text, then the answers side by side.

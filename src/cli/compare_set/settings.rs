@@ -47,6 +47,18 @@ pub fn apply(g: &Global, s: &Value) -> Global {
     out
 }
 
+/// How many samples each cell of a run takes (`--repeat`; 1 for runs without it).
+#[must_use]
+pub fn repeat(s: &Value) -> u32 {
+    s.get("repeat").and_then(Value::as_u64).and_then(|n| u32::try_from(n).ok()).unwrap_or(1).clamp(1, 100)
+}
+
+/// The `seed` of a run's first sample (`None`: the run sends none).
+#[must_use]
+pub fn seed(s: &Value) -> Option<u64> {
+    s.get("seed").and_then(Value::as_u64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,6 +1,9 @@
 //! The per-model summary of a run, computed from the store (figures only, no text), and its
 //! two faces: the terminal table (metrics down, models across, the best figure of each row
-//! marked `*`) and the `{"type":"summary"}` JSON line.
+//! marked `*`) and the `{"type":"summary"}` JSON line. With `--repeat`, a cell's samples are
+//! decided into one verdict (`rates::decided`), and each prompt × model gets its pass rate
+//! with a Wilson interval, pass@k and pass^k, and each model its mean score with a bootstrap
+//! interval over prompts (`rates.rs` in this folder).
 
 use crate::engine::evals::expect;
 use crate::engine::evals::stats::percentile;
@@ -32,7 +35,8 @@ pub struct ModelSummary {
     pub safety_hits: u64,
     pub answer_chars_p50: Option<f64>,
     pub answer_chars_mean: Option<f64>,
-    /// Cells whose prompt has `expect`, and those whose every check passed.
+    /// Cells whose prompt has `expect`, and those that passed: with `--repeat`, a cell is its
+    /// samples decided by the line's `threshold` (`rates::decided`).
     pub checked: u64,
     pub passed: u64,
     pub pass_rate: Option<f64>,
@@ -45,6 +49,10 @@ pub struct ModelSummary {
     /// The judge calls of its cells' checks (their tokens and cost are not in the above).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub judge: Option<super::judges::JudgeTotals>,
+    /// With `--repeat`: the mean score of its samples (per prompt, then over prompts) with a
+    /// 95% bootstrap interval resampling prompts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean_score: Option<crate::engine::evals::rates::Estimate>,
 }
 
 /// How many checks of a kind passed, of how many run.
@@ -63,6 +71,15 @@ pub struct Summary {
     /// Cells not stored yet (an interrupted run).
     pub missing: u64,
     pub models: Vec<ModelSummary>,
+    /// Samples per cell (`--repeat`; 1 without).
+    #[serde(skip)]
+    pub repeat: u32,
+    /// With `--repeat`: each checked prompt × model's samples and what they decide.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rates: Vec<super::rates::CellRates>,
+    /// Prompts whose samples both passed and failed (on any model), by id.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub flaky: Vec<String>,
 }
 
 #[derive(Default)]
@@ -77,8 +94,9 @@ struct Acc {
 /// # Errors
 /// A database error.
 pub fn compute(store: &RunStore, run: &RunSummary, cfg: &crate::config::Config) -> Result<Summary, StoreError> {
-    let checked: HashSet<u32> =
-        store.prompts(&run.id)?.into_iter().filter(|p| p.expect.is_some()).map(|p| p.idx).collect();
+    let prompts = store.prompts(&run.id)?;
+    let checked: HashSet<u32> = prompts.iter().filter(|p| p.expect.is_some()).map(|p| p.idx).collect();
+    let mut samples = super::rates::Samples::default();
     let n = run.models.len();
     let mut models: Vec<ModelSummary> = run
         .models
@@ -116,9 +134,8 @@ pub fn compute(store: &RunStore, run: &RunSummary, cfg: &crate::config::Config) 
         *m.finish_reasons.entry(f.finish_reason.unwrap_or_else(|| "none".into())).or_default() += 1;
         m.safety_hits += u64::from(f.safety_flag);
         if checked.contains(&f.prompt_idx) {
-            m.checked += 1;
-            let pass = f.checks.as_ref().and_then(|c| c.as_array()).is_some_and(|a| expect::cell_passes(a));
-            m.passed += u64::from(pass);
+            let checks = f.checks.as_ref().and_then(|c| c.as_array());
+            samples.add(f.prompt_idx, f.model_idx, checks.is_some_and(|a| expect::cell_passes(a)), checks);
             for r in f.checks.as_ref().and_then(|c| c.as_array()).into_iter().flatten() {
                 let Some(kind) = r.get("kind").and_then(serde_json::Value::as_str) else { continue };
                 let count = m.checks_by_kind.entry(kind.to_owned()).or_default();
@@ -132,6 +149,9 @@ pub fn compute(store: &RunStore, run: &RunSummary, cfg: &crate::config::Config) 
             m.schema_valid += u64::from(valid);
         }
     })?;
+    let repeat = super::settings::repeat(&run.settings);
+    let rates = samples.decide(&prompts, &run.models, repeat, &mut models);
+    let flaky = super::rates::flaky(&prompts, &rates);
     for (m, a) in models.iter_mut().zip(&mut acc) {
         m.ttft_p50_ms = percentile(&mut a.ttft, 50.0);
         m.ttft_p95_ms = percentile(&mut a.ttft, 95.0);
@@ -147,8 +167,19 @@ pub fn compute(store: &RunStore, run: &RunSummary, cfg: &crate::config::Config) 
             m.pass_rate = Some(m.passed as f64 / m.checked as f64);
         }
     }
-    let total = u64::from(run.prompts) * n as u64;
-    Ok(Summary { run: run.id.clone(), prompts: run.prompts, cells, missing: total.saturating_sub(cells), models })
+    let total = u64::from(run.prompts) * n as u64 * u64::from(repeat);
+    // Without repeats each cell is its own verdict: nothing more to show.
+    let rates = if repeat > 1 { rates } else { Vec::new() };
+    Ok(Summary {
+        run: run.id.clone(),
+        prompts: run.prompts,
+        cells,
+        missing: total.saturating_sub(cells),
+        models,
+        repeat,
+        rates,
+        flaky,
+    })
 }
 
 /// Whether a cell's answer followed its schema; `None` when it had no schema check. Runs
@@ -248,6 +279,17 @@ fn rows(s: &Summary) -> Vec<Row> {
             lower_is_better: Some(false),
         });
     }
+    if ms.iter().any(|m| m.mean_score.is_some()) {
+        out.push(Row {
+            label: Cow::Borrowed("mean score"),
+            values: ms.iter().map(|m| m.mean_score.map(|e| e.value)).collect(),
+            shown: ms
+                .iter()
+                .map(|m| m.mean_score.map_or_else(|| "-".into(), |e| format!("{:.2} [{:.2}, {:.2}]", e.value, e.low, e.high)))
+                .collect(),
+            lower_is_better: Some(false),
+        });
+    }
     // Schema validity is its own row: a model can follow the schema and still fail a
     // `contains`, and that is a different finding.
     if ms.iter().any(|m| m.schema_checked > 0) {
@@ -313,9 +355,10 @@ pub fn table(s: &Summary) -> String {
         out.push('\n');
     }
     out.push_str(&format!(
-        "{} prompts × {} models · {} cells stored{} · * best",
+        "{} prompts × {} models{} · {} cells stored{} · * best",
         s.prompts,
         s.models.len(),
+        if s.repeat > 1 { format!(" × {} samples", s.repeat) } else { String::new() },
         s.cells,
         if s.missing > 0 {
             format!(" · {} missing (palaver compare --resume {})", s.missing, s.run)
@@ -324,6 +367,7 @@ pub fn table(s: &Summary) -> String {
         }
     ));
     out.push('\n');
+    out.push_str(&super::rates::table(s));
     out
 }
 
@@ -394,6 +438,7 @@ pub(crate) mod tests {
             schema_checked: 0,
             schema_valid: 0,
             judge: None,
+            mean_score: None,
         };
         Summary {
             run: "run-x".into(),
@@ -404,6 +449,9 @@ pub(crate) mod tests {
                 m("demo", 4, 0, Some(12.0), Some(0.01), Some(1.0)),
                 m("demo-reasoning", 3, 1, Some(30.0), None, Some(0.5)),
             ],
+            repeat: 1,
+            rates: Vec::new(),
+            flaky: Vec::new(),
         }
     }
 

@@ -31,6 +31,9 @@ pub struct PromptItem {
     pub expect: Option<Expect>,
     /// The row of a templated line: its variables (an object), stored and shown with the cells.
     pub vars: Option<Value>,
+    /// `threshold`: the pass rate of a cell's repeated samples that passes the cell (0 to 1;
+    /// `None`: every sample, `rates::DEFAULT_THRESHOLD`).
+    pub threshold: Option<f64>,
 }
 
 /// A prompt file that cannot be read as a set.
@@ -41,7 +44,7 @@ pub struct PromptError {
     pub message: String,
 }
 
-const KEYS: &[&str] = &["prompt", "system", "id", "attach", "expect", "schema", "vars"];
+const KEYS: &[&str] = &["prompt", "system", "id", "attach", "expect", "schema", "vars", "threshold"];
 
 /// Reads a file the set names (a `vars` or schema file, relative to the set): `None` when
 /// there is nothing by that name; `Err` says why it cannot be read.
@@ -97,6 +100,7 @@ pub fn parse_with(text: &str, files: SetFiles<'_>) -> Result<Vec<PromptItem>, Pr
                 expect_raw: None,
                 expect: None,
                 vars: None,
+                threshold: None,
             }]
         };
         for item in items {
@@ -181,7 +185,18 @@ fn fields(line: usize, l: &str, files: SetFiles<'_>) -> Result<(PromptItem, Opti
         Some(_) => return Err(err("`schema` must be a JSON schema or a short form such as \"name, age int\"".into())),
     }
     let vars = obj.get("vars").filter(|v| !v.is_null()).cloned();
-    Ok((PromptItem { line, id, prompt, system, attach, expect_raw, expect: None, vars: None }, vars))
+    let threshold = match obj.get("threshold") {
+        None | Some(Value::Null) => None,
+        Some(_) if expect_raw.is_none() => {
+            return Err(err("`threshold` decides a cell by its checks' pass rate: give the line an `expect`".into()));
+        }
+        Some(v) => match v.as_f64().filter(|t| (0.0..=1.0).contains(t)) {
+            Some(t) => Some(t),
+            None => return Err(err("`threshold` takes the pass rate its samples must reach, 0 to 1, e.g. 0.8".into())),
+        },
+    };
+    let item = PromptItem { line, id, prompt, system, attach, expect_raw, expect: None, vars: None, threshold };
+    Ok((item, vars))
 }
 
 /// A line's `"schema"` string: inline JSON, a short form, or a JSON file in the set's folder.
@@ -280,5 +295,16 @@ mod tests {
         let e = parse_with("{\"prompt\":\"a\"}\n{\"prompt\":\"b\",\"schema\":\"../up.json\"}", &files).unwrap_err();
         assert_eq!(e.line, 2);
         assert!(e.message.contains("outside the prompt set's folder"), "{e}");
+    }
+
+    #[test]
+    fn a_threshold_is_a_pass_rate_of_a_checked_line() {
+        let one = |l: &str| parse(l).map(|v| v[0].threshold);
+        assert_eq!(one(r#"{"prompt": "a", "expect": {"contains": "x"}, "threshold": 0.6}"#), Ok(Some(0.6)));
+        assert_eq!(one(r#"{"prompt": "a", "expect": {"contains": "x"}}"#), Ok(None));
+        let e = one(r#"{"prompt": "a", "expect": {"contains": "x"}, "threshold": 1.5}"#).unwrap_err();
+        assert!(e.message.contains("0 to 1"), "{e}");
+        let e = one(r#"{"prompt": "a", "threshold": 0.5}"#).unwrap_err();
+        assert!(e.message.contains("expect"), "{e}");
     }
 }

@@ -76,6 +76,7 @@ fn one(item: &PromptItem, row: &Row, n: usize) -> Result<PromptItem, String> {
         expect_raw,
         expect: None,
         vars: Some(Value::Object(row.vars.clone())),
+        threshold: item.threshold,
     })
 }
 
