@@ -104,7 +104,10 @@ fn repeats_store_every_sample_with_its_seed_and_report_rates() {
     assert!((mean["value"].as_f64().unwrap() - 0.6).abs() < 1e-9, "{mean}");
     assert!(mean["low"].as_f64().unwrap() < 0.6 && mean["high"].as_f64().unwrap() > 0.6, "{mean}");
     let flaky = rate(summary, "flaky");
-    assert_eq!((flaky["passed"].as_u64(), flaky["samples"].as_u64(), flaky["decided"].as_bool()), (Some(3), Some(5), Some(true)));
+    assert_eq!(
+        (flaky["passed"].as_u64(), flaky["samples"].as_u64(), flaky["decided"].as_bool()),
+        (Some(3), Some(5), Some(true))
+    );
     let low = flaky["pass_rate"]["low"].as_f64().unwrap();
     let high = flaky["pass_rate"]["high"].as_f64().unwrap();
     assert!((low - 0.2307).abs() < 1e-3 && (high - 0.8824).abs() < 1e-3, "Wilson 3/5: {flaky}");
@@ -118,7 +121,16 @@ fn repeats_store_every_sample_with_its_seed_and_report_rates() {
     let shown = run(home.path(), &["compare", "show", id, "--min-pass", "0.6"]);
     assert_eq!(shown.status.code(), Some(0), "{}", err(&shown));
     let text = String::from_utf8_lossy(&shown.stdout);
-    for want in ["× 5 samples", "3/5", "[23%, 88%]", "pass (≥ 60%)", "1/5", "fail", "flaky (samples both pass and fail): flaky, rare", "mean score"] {
+    for want in [
+        "× 5 samples",
+        "3/5",
+        "[23%, 88%]",
+        "pass (≥ 60%)",
+        "1/5",
+        "fail",
+        "flaky (samples both pass and fail): flaky, rare",
+        "mean score",
+    ] {
         assert!(text.contains(want), "{want} in:\n{text}");
     }
     assert_eq!(run(home.path(), &["compare", "show", id, "--min-pass", "0.7"]).status.code(), Some(3));
@@ -137,8 +149,7 @@ fn repeats_store_every_sample_with_its_seed_and_report_rates() {
     let before = server.requests().len();
     let again = run(home.path(), &[&base[..], &["--repeat", "2", "--seed", "40"]].concat());
     assert_eq!(again.status.code(), Some(3), "{}", err(&again));
-    let seeds: BTreeSet<u64> =
-        server.requests()[before..].iter().map(|s| prompt_and_seed(s).1.unwrap()).collect();
+    let seeds: BTreeSet<u64> = server.requests()[before..].iter().map(|s| prompt_and_seed(s).1.unwrap()).collect();
     assert_eq!(seeds, [40, 41].into_iter().collect());
 }
 

@@ -175,7 +175,8 @@ fn write_lines(
         let prompt = &job.prompts[p];
         match batch_cells::request_body(t, &job.settings[m], job.schema_of, prompt, job.expects[p].as_ref()) {
             Ok(body) => {
-                let id = cell_id(prompt.idx, u32::try_from(m).unwrap_or(u32::MAX));
+                // A batch run takes one sample a cell (`--repeat` is refused with `--batch`).
+                let id = cell_id(prompt.idx, u32::try_from(m).unwrap_or(u32::MAX), 0);
                 writeln!(out, "{}", input_line(&id, url, &body)).map_err(|e| e.to_string())?;
                 sent += 1;
             }
@@ -302,7 +303,7 @@ async fn read_results(
             Some(Err(e)) => return Ok(Some(e.about(&format!("{file_id} after {} bytes", lines.read())))),
         };
         let Some(result) = crate::api::batch::parse_result_line(&String::from_utf8_lossy(&line)) else { continue };
-        let Some((idx, model)) = parse_cell_id(&result.custom_id) else { continue };
+        let Some((idx, model, 0)) = parse_cell_id(&result.custom_id) else { continue };
         // A line seen twice (a provider retrying) is stored once.
         let Some(&p) = by_idx.get(&idx).filter(|p| model as usize == m && pending.contains(p)) else { continue };
         pending.remove(&p);

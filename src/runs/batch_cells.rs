@@ -17,17 +17,25 @@ use crate::engine::usage::UsageView;
 use crate::store::runs::{CellRow, PromptRow};
 use serde_json::{Value, json};
 
-/// A cell's `custom_id`: its prompt and model indexes.
+/// A cell's `custom_id`: its prompt and model indexes, and its sample after them when it is
+/// not the first (so the ids of batches sent before samples were still read).
 #[must_use]
-pub fn cell_id(prompt_idx: u32, model_idx: u32) -> String {
-    format!("p{prompt_idx}-m{model_idx}")
+pub fn cell_id(prompt_idx: u32, model_idx: u32, sample: u32) -> String {
+    match sample {
+        0 => format!("p{prompt_idx}-m{model_idx}"),
+        s => format!("p{prompt_idx}-m{model_idx}-s{s}"),
+    }
 }
 
-/// The prompt and model indexes of a `custom_id` palaver wrote.
+/// The prompt and model indexes and the sample of a `custom_id` palaver wrote.
 #[must_use]
-pub fn parse_cell_id(id: &str) -> Option<(u32, u32)> {
-    let (p, m) = id.strip_prefix('p')?.split_once("-m")?;
-    Some((p.parse().ok()?, m.parse().ok()?))
+pub fn parse_cell_id(id: &str) -> Option<(u32, u32, u32)> {
+    let (p, rest) = id.strip_prefix('p')?.split_once("-m")?;
+    let (m, s) = match rest.split_once("-s") {
+        Some((m, s)) => (m, s.parse().ok()?),
+        None => (rest, 0),
+    };
+    Some((p.parse().ok()?, m.parse().ok()?, s))
 }
 
 /// The request body of one cell: the prompt (with its attachments, read now), the run's
@@ -159,8 +167,10 @@ mod tests {
 
     #[test]
     fn cell_ids_round_trip_and_foreign_ids_do_not_parse() {
-        assert_eq!(parse_cell_id(&cell_id(12, 3)), Some((12, 3)));
-        for bad in ["", "p1", "x1-m2", "p1-mx", "p-1-m2", "request-1"] {
+        assert_eq!(parse_cell_id(&cell_id(12, 3, 0)), Some((12, 3, 0)));
+        assert_eq!(cell_id(12, 3, 0), "p12-m3", "a first sample's id is as before samples were");
+        assert_eq!(parse_cell_id(&cell_id(12, 3, 4)), Some((12, 3, 4)));
+        for bad in ["", "p1", "x1-m2", "p1-mx", "p-1-m2", "p1-m2-sx", "request-1"] {
             assert_eq!(parse_cell_id(bad), None, "{bad}");
         }
     }

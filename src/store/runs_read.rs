@@ -199,8 +199,8 @@ impl RunStore {
     pub fn prompt_cells(&self, run: &str, prompt_idx: u32) -> Result<Vec<CellRow>, StoreError> {
         self.read(|c| {
             let (sample, order) = sample_column(c);
-            let sql =
-                format!("{CELL} WHERE run_id = ?1 AND prompt_idx = ?2 ORDER BY model_idx{order}").replace("SAMPLE", sample);
+            let sql = format!("{CELL} WHERE run_id = ?1 AND prompt_idx = ?2 ORDER BY model_idx{order}")
+                .replace("SAMPLE", sample);
             c.prepare_cached(&sql)?.query_map(params![run, prompt_idx], cell_row)?.collect()
         })
     }

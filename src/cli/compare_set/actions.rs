@@ -47,7 +47,7 @@ fn runs(store: &RunStore, json_out: bool) -> u8 {
             }
             let _ = writeln!(out, "{line}");
         } else {
-            let total = u64::from(r.prompts) * r.models.len() as u64;
+            let total = u64::from(r.prompts) * r.models.len() as u64 * u64::from(super::settings::repeat(&r.settings));
             // A batch run ends its line with its batches as the provider last reported them.
             let batches = store.batch_state(&r.id).map(|b| format!("  {b}")).unwrap_or_default();
             let _ = writeln!(

@@ -122,7 +122,8 @@ pub fn rows(s: &Summary) -> Vec<[String; 8]> {
         .iter()
         .map(|c| {
             #[allow(clippy::float_cmp)]
-            let rule = if c.threshold == DEFAULT_THRESHOLD { String::new() } else { format!(" (≥ {})", pct(c.threshold)) };
+            let rule =
+                if c.threshold == DEFAULT_THRESHOLD { String::new() } else { format!(" (≥ {})", pct(c.threshold)) };
             [
                 sanitize(&c.prompt_id).into_owned(),
                 sanitize(&c.model).into_owned(),
@@ -198,7 +199,14 @@ mod tests {
     use serde_json::json;
 
     fn prompt(idx: u32, id: &str, threshold: Option<f64>) -> PromptRow {
-        PromptRow { idx, id: id.into(), prompt: "q".into(), expect: Some(json!({"contains": "x"})), threshold, ..PromptRow::default() }
+        PromptRow {
+            idx,
+            id: id.into(),
+            prompt: "q".into(),
+            expect: Some(json!({"contains": "x"})),
+            threshold,
+            ..PromptRow::default()
+        }
     }
 
     #[test]

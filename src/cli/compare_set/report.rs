@@ -158,9 +158,10 @@ fn markdown_head(out: &mut impl Write, run: &RunSummary, s: &Summary) -> std::io
     writeln!(out, "# Compare run {}\n", run.id)?;
     writeln!(
         out,
-        "{} prompts × {} models · {} · source {} · status {}\n",
+        "{} prompts × {} models{} · {} · source {} · status {}\n",
         run.prompts,
         run.models.len(),
+        if s.repeat > 1 { format!(" × {} samples", s.repeat) } else { String::new() },
         crate::store::ids::rfc3339(run.created_at),
         md_cell(&run.source),
         run.status

@@ -285,7 +285,9 @@ fn rows(s: &Summary) -> Vec<Row> {
             values: ms.iter().map(|m| m.mean_score.map(|e| e.value)).collect(),
             shown: ms
                 .iter()
-                .map(|m| m.mean_score.map_or_else(|| "-".into(), |e| format!("{:.2} [{:.2}, {:.2}]", e.value, e.low, e.high)))
+                .map(|m| {
+                    m.mean_score.map_or_else(|| "-".into(), |e| format!("{:.2} [{:.2}, {:.2}]", e.value, e.low, e.high))
+                })
                 .collect(),
             lower_is_better: Some(false),
         });
