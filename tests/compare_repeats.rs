@@ -10,7 +10,7 @@ mod common;
 
 mod scripted;
 
-use common::cli::{err, lines, palaver, run};
+use common::cli::{err, lines, palaver, run, run_env};
 use scripted::{Reply, Seen, Server};
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -72,8 +72,11 @@ fn repeats_store_every_sample_with_its_seed_and_report_rates() {
     assert_eq!(zero.status.code(), Some(2), "{}", err(&zero));
 
     let args = [&base[..], &["--repeat", "5", "--json", "--output", xml.to_str().unwrap()]].concat();
-    let args = [&args[..], &["--output", csv.to_str().unwrap()]].concat();
-    let out = run(home.path(), &args);
+    let (md, html, step) = (home.path().join("r.md"), home.path().join("r.html"), home.path().join("step.md"));
+    let more =
+        ["--output", csv.to_str().unwrap(), "--output", md.to_str().unwrap(), "--output", html.to_str().unwrap()];
+    let args = [&args[..], &more[..]].concat();
+    let out = run_env(home.path(), &args, &[("GITHUB_STEP_SUMMARY", step.to_str().unwrap())]);
     // `rare` passes 1 sample of 5: its cell fails, so the model's decided cells are 2/3.
     assert_eq!(out.status.code(), Some(3), "{}", err(&out));
 
@@ -140,6 +143,20 @@ fn repeats_store_every_sample_with_its_seed_and_report_rates() {
     assert_eq!(junit.matches("<testcase ").count(), 3, "{junit}");
     assert!(junit.contains(r#"tests="3" failures="1" errors="0""#), "{junit}");
     assert!(junit.contains(r#"<failure message="1/5 passed (needs 100%)""#), "{junit}");
+    // The reports and the CI job's page give the rates and name the flaky prompts.
+    for page in [&md, &step] {
+        let text = std::fs::read_to_string(page).unwrap();
+        for want in
+            ["## Pass rates", "| flaky | m1 | 3/5 | 60% | \\[23%, 88%\\] | 1.00 | 0.00 | pass (≥ 60%) |", "flaky, rare"]
+        {
+            assert!(text.contains(want), "{want} in {}:\n{text}", page.display());
+        }
+    }
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("Pass rates") && page.contains("<td>[23%, 88%]</td>") && page.contains("flaky, rare"),
+        "{page}"
+    );
     // CSV: a row per sample.
     let csv = std::fs::read_to_string(&csv).unwrap();
     assert!(csv.starts_with("run,prompt_index,prompt_id,sample,"), "{csv}");

@@ -286,8 +286,8 @@ pub struct CompareArgs {
     /// give pass rates with intervals, and a line's `threshold` decides its cell
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
     pub repeat: Option<u32>,
-    /// With --repeat: the first sample's `seed` (sample i sends SEED + i; default 0), where the
-    /// API takes one (Chat Completions)
+    /// The `seed` each request sends where the API takes one (Chat Completions): sample i of
+    /// --repeat sends SEED + i (default 0 with --repeat; without either flag, none is sent)
     #[arg(long, value_name = "SEED")]
     pub seed: Option<u64>,
 }
