@@ -154,7 +154,10 @@ fn repeats_store_every_sample_with_its_seed_and_report_rates() {
     }
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(
-        page.contains("Pass rates") && page.contains("<td>[23%, 88%]</td>") && page.contains("flaky, rare"),
+        page.contains("Pass rates")
+            && page.contains("<td>[23%, 88%]</td>")
+            && page.contains("flaky, rare")
+            && page.contains("samples 3/5 passed (answer of sample 0)"),
         "{page}"
     );
     // CSV: a row per sample.

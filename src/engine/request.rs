@@ -406,6 +406,15 @@ mod tests {
     }
 
     #[test]
+    fn a_seed_goes_to_chat_only() {
+        let msgs = vec![Message::user("hi")];
+        let opts = RequestOptions { model: "m".into(), seed: Some(42), ..Default::default() };
+        assert_eq!(build_body(Api::Chat, &msgs, &opts)["seed"], 42);
+        assert!(build_body(Api::Responses, &msgs, &opts).get("seed").is_none());
+        assert!(build_body(Api::Chat, &msgs, &RequestOptions::default()).get("seed").is_none());
+    }
+
+    #[test]
     fn chat_and_responses_carry_tool_results() {
         let mut a = answered();
         a.main_mut().tool_calls.push(ToolCall { id: "call_1".into(), name: "f".into(), ..ToolCall::default() });

@@ -263,7 +263,7 @@ fn markdown_prompt(out: &mut impl Write, run: &RunSummary, p: &PromptRow, cells:
 
 /// With `--repeat`, how many of a model's samples passed (its first sample's answer is the one
 /// shown); nothing for a single sample.
-fn samples_note(cells: &[CellRow], model: usize) -> String {
+pub(super) fn samples_note(cells: &[CellRow], model: usize) -> String {
     let mine: Vec<&CellRow> = cells.iter().filter(|c| c.model_idx as usize == model).collect();
     if mine.len() < 2 {
         return String::new();

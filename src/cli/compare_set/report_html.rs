@@ -155,7 +155,8 @@ pub fn prompt(out: &mut impl Write, run: &RunSummary, p: &PromptRow, cells: &[Ce
         let class = if c.ok { "answer" } else { "answer failed" };
         // Each answer has an anchor of its own: `#c-PROMPT-MODEL` links straight to it.
         writeln!(out, "<article class=\"{class} m-{i}\" id=\"c-{}-{i}\" data-model=\"{}\">", p.idx, escape(&m.model))?;
-        writeln!(out, "<h3>{}</h3><p class=\"meta\">{}</p>", escape(&m.model), escape(&meta_line(c)))?;
+        let note = super::report::samples_note(cells, i);
+        writeln!(out, "<h3>{}</h3><p class=\"meta\">{}{}</p>", escape(&m.model), escape(&meta_line(c)), escape(&note))?;
         if let Some(e) = c.error.as_ref().and_then(|e| e.get("message")).and_then(|m| m.as_str()) {
             writeln!(out, "<p class=\"error\">error: {}</p>", escape(e))?;
         }
