@@ -60,8 +60,9 @@ struct Bench {
 impl Bench {
     fn new() -> Self {
         let home = tempfile::tempdir().unwrap();
-        let set: String =
-            (1..=12).map(|i| format!("{{\"id\":\"q{i}\",\"prompt\":\"Say w{i}x\",\"expect\":{{\"contains\":\"w{i}x\"}}}}\n")).collect();
+        let set: String = (1..=12)
+            .map(|i| format!("{{\"id\":\"q{i}\",\"prompt\":\"Say w{i}x\",\"expect\":{{\"contains\":\"w{i}x\"}}}}\n"))
+            .collect();
         std::fs::write(home.path().join("set.jsonl"), set).unwrap();
         let mode = Arc::new(AtomicUsize::new(WELL));
         let server = server(mode.clone());
@@ -147,7 +148,11 @@ fn unchanged_runs_pass_the_gate_and_a_critical_prompt_breaks_it_alone() {
     let (_, one) = b.run_set(ONE, &[]);
     let loose = b.palaver(&["compare", "diff", &a, &one, "--fail-on-regression"]);
     assert_eq!(loose.status.code(), Some(0), "{}", stdout(&loose));
-    assert!(stdout(&loose).contains("m1: 1 prompt newly fails, 0 newly pass; no significant change"), "{}", stdout(&loose));
+    assert!(
+        stdout(&loose).contains("m1: 1 prompt newly fails, 0 newly pass; no significant change"),
+        "{}",
+        stdout(&loose)
+    );
     let critical = b.palaver(&["compare", "diff", &a, &one, "--critical", "q9,q3"]);
     assert_eq!(critical.status.code(), Some(3), "{}", stdout(&critical));
     assert!(stdout(&critical).contains("critical prompt broke: q3"), "{}", stdout(&critical));
@@ -160,9 +165,28 @@ fn unchanged_runs_pass_the_gate_and_a_critical_prompt_breaks_it_alone() {
     assert!(err(&typo).contains("q99"), "{}", err(&typo));
     let requests = b.server.requests().len();
     let set = b.home.path().join("set.jsonl");
-    let lone = b.palaver(&["--base-url", &b.server.base_url, "compare", "-m", "m1", "--prompts", set.to_str().unwrap(), "--fail-on-regression"]);
+    let lone = b.palaver(&[
+        "--base-url",
+        &b.server.base_url,
+        "compare",
+        "-m",
+        "m1",
+        "--prompts",
+        set.to_str().unwrap(),
+        "--fail-on-regression",
+    ]);
     assert_eq!(lone.status.code(), Some(2), "{}", err(&lone));
-    let nobase = b.palaver(&["--base-url", &b.server.base_url, "compare", "-m", "m1", "--prompts", set.to_str().unwrap(), "--baseline", "run-nope"]);
+    let nobase = b.palaver(&[
+        "--base-url",
+        &b.server.base_url,
+        "compare",
+        "-m",
+        "m1",
+        "--prompts",
+        set.to_str().unwrap(),
+        "--baseline",
+        "run-nope",
+    ]);
     assert_eq!(nobase.status.code(), Some(2), "{}", err(&nobase));
     assert_eq!(b.server.requests().len(), requests, "nothing was sent");
 }

@@ -44,7 +44,14 @@ pub(super) fn find_run(store: &RunStore, id: &str) -> Result<crate::store::runs:
 
 /// `compare diff RUN_A RUN_B`: B against the baseline A; with `--report`, B's report with the
 /// diff after its summary.
-fn diff(store: &RunStore, run_a: &str, run_b: &str, json_out: bool, ca: &CompareArgs, cfg: &crate::config::Config) -> u8 {
+fn diff(
+    store: &RunStore,
+    run_a: &str,
+    run_b: &str,
+    json_out: bool,
+    ca: &CompareArgs,
+    cfg: &crate::config::Config,
+) -> u8 {
     for r in &ca.report {
         if let Err(e) = report::format_of(r) {
             say!("{e}");

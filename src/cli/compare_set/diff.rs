@@ -194,12 +194,32 @@ pub fn compute(store: &RunStore, a: &RunSummary, b: &RunSummary, gate: &Gate) ->
         models: Vec::new(),
         cells: Vec::new(),
         only_in_a: Only {
-            prompts: ka.iter().zip(&sa.prompts).filter(|(k, _)| !b_keys.contains(k)).map(|(_, p)| p.id.clone()).collect(),
-            models: a.models.iter().filter(|m| !b.models.iter().any(|x| model_key(x) == model_key(m))).map(|m| m.spec.clone()).collect(),
+            prompts: ka
+                .iter()
+                .zip(&sa.prompts)
+                .filter(|(k, _)| !b_keys.contains(k))
+                .map(|(_, p)| p.id.clone())
+                .collect(),
+            models: a
+                .models
+                .iter()
+                .filter(|m| !b.models.iter().any(|x| model_key(x) == model_key(m)))
+                .map(|m| m.spec.clone())
+                .collect(),
         },
         only_in_b: Only {
-            prompts: kb.iter().zip(&sb.prompts).filter(|(k, _)| !a_at.contains_key(k)).map(|(_, p)| p.id.clone()).collect(),
-            models: b.models.iter().filter(|m| !a.models.iter().any(|x| model_key(x) == model_key(m))).map(|m| m.spec.clone()).collect(),
+            prompts: kb
+                .iter()
+                .zip(&sb.prompts)
+                .filter(|(k, _)| !a_at.contains_key(k))
+                .map(|(_, p)| p.id.clone())
+                .collect(),
+            models: b
+                .models
+                .iter()
+                .filter(|m| !a.models.iter().any(|x| model_key(x) == model_key(m)))
+                .map(|m| m.spec.clone())
+                .collect(),
         },
     };
     for (mb, model) in b.models.iter().enumerate() {
@@ -281,14 +301,8 @@ mod tests {
     #[test]
     fn a_cell_names_its_change() {
         let o = |pass, score| Outcome { pass: Some(pass), score: Some(score), ..Outcome::default() };
-        let cell = |a, b| CellDiff {
-            prompt: "q".into(),
-            model: "m".into(),
-            provider: "p".into(),
-            critical: false,
-            a,
-            b,
-        };
+        let cell =
+            |a, b| CellDiff { prompt: "q".into(), model: "m".into(), provider: "p".into(), critical: false, a, b };
         assert_eq!(cell(o(true, 1.0), o(false, 0.0)).change(), Change::NewlyFails);
         assert_eq!(cell(o(false, 0.0), o(true, 1.0)).change(), Change::NewlyPasses);
         assert_eq!(cell(o(false, 0.2), o(false, 0.6)).change(), Change::Score);

@@ -80,14 +80,22 @@ fn figures(m: &ModelDiff) -> String {
         let interval = m.test.score.map_or_else(String::new, |s| {
             format!(" ({:+.2}, 95% interval {:+.2} to {:+.2}, bootstrap {})", s.mean, s.low, s.high, p_value(s.p))
         });
-        parts.push(format!("score {} → {}{interval}", opt(m.score_a, |v| format!("{v:.2}")), opt(m.score_b, |v| format!("{v:.2}"))));
+        parts.push(format!(
+            "score {} → {}{interval}",
+            opt(m.score_a, |v| format!("{v:.2}")),
+            opt(m.score_b, |v| format!("{v:.2}"))
+        ));
     }
     if m.cost_a.is_some() || m.cost_b.is_some() {
         parts.push(format!("cost {} → {}", opt(m.cost_a, money), opt(m.cost_b, money)));
     }
     if m.latency_a_ms.is_some() || m.latency_b_ms.is_some() {
         let d = delta(m.latency_a_ms, m.latency_b_ms).map_or_else(String::new, |d| format!(" ({d:+.0} ms)"));
-        parts.push(format!("latency {} → {} ms mean{d}", opt(m.latency_a_ms, |v| format!("{v:.0}")), opt(m.latency_b_ms, |v| format!("{v:.0}"))));
+        parts.push(format!(
+            "latency {} → {} ms mean{d}",
+            opt(m.latency_a_ms, |v| format!("{v:.0}")),
+            opt(m.latency_b_ms, |v| format!("{v:.0}"))
+        ));
     }
     format!("{} pairs · {}", m.pairs, parts.join(" · "))
 }
@@ -200,7 +208,13 @@ pub fn json_lines(d: &Diff, regression: bool, status: u8) -> Vec<Value> {
         let mut line = json!({"type": "diff_model", "run_a": d.run_a, "run_b": d.run_b});
         if let (Some(obj), Ok(Value::Object(fields))) = (line.as_object_mut(), serde_json::to_value(m)) {
             obj.extend(fields);
-            let verdict = if m.test.worse() { "worse" } else if m.test.better() { "better" } else { "same" };
+            let verdict = if m.test.worse() {
+                "worse"
+            } else if m.test.better() {
+                "better"
+            } else {
+                "same"
+            };
             obj.insert("verdict".into(), verdict.into());
             obj.insert("sentence".into(), sentence(m).into());
         }
@@ -221,7 +235,10 @@ pub fn print(d: &Diff, json: bool, regression: bool, status: u8) {
     } else {
         let _ = write!(out, "{}", table(d));
         if regression {
-            let _ = writeln!(out, "regression: a model got significantly worse, or a critical prompt broke (exit {status})");
+            let _ = writeln!(
+                out,
+                "regression: a model got significantly worse, or a critical prompt broke (exit {status})"
+            );
         }
     }
     let _ = out.flush();
@@ -266,7 +283,12 @@ pub fn html(out: &mut impl Write, d: &Diff) -> std::io::Result<()> {
     writeln!(out, "<h2 id=\"baseline\">Against <code>{}</code> (baseline)</h2><ul>", escape(&d.run_a))?;
     for m in &d.models {
         let class = if m.test.worse() { " class=\"error\"" } else { "" };
-        writeln!(out, "<li{class}><strong>{}</strong><br><span class=\"meta\">{}</span>", escape(&sentence(m)), escape(&figures(m)))?;
+        writeln!(
+            out,
+            "<li{class}><strong>{}</strong><br><span class=\"meta\">{}</span>",
+            escape(&sentence(m)),
+            escape(&figures(m))
+        )?;
         if !m.critical_broken.is_empty() {
             writeln!(out, "<br>critical prompt broke: {}", escape(&m.critical_broken.join(", ")))?;
         }
@@ -280,7 +302,10 @@ pub fn html(out: &mut impl Write, d: &Diff) -> std::io::Result<()> {
     if rows.is_empty() {
         return writeln!(out, "<p class=\"meta\">No cell changed pass/fail or score.</p>");
     }
-    writeln!(out, "<table class=\"summary\"><thead><tr><th>change</th><th>model</th><th>prompt</th><th>score</th><th>Δ cost</th><th>Δ latency</th></tr></thead><tbody>")?;
+    writeln!(
+        out,
+        "<table class=\"summary\"><thead><tr><th>change</th><th>model</th><th>prompt</th><th>score</th><th>Δ cost</th><th>Δ latency</th></tr></thead><tbody>"
+    )?;
     for c in rows {
         let cells: String = cell_row(c).iter().map(|v| format!("<td>{}</td>", escape(v))).collect();
         writeln!(out, "<tr>{cells}</tr>")?;
@@ -323,16 +348,34 @@ mod tests {
     #[test]
     fn the_sentence_says_what_changed() {
         assert_eq!(sentence(&model(8, 0, 12)), "gpt-x: 8 prompts newly fail, 0 newly pass; worse, p = 0.008 (McNemar)");
-        assert_eq!(sentence(&model(1, 0, 12)), "gpt-x: 1 prompt newly fails, 0 newly pass; no significant change (p = 1)");
-        assert_eq!(sentence(&model(0, 6, 12)), "gpt-x: 0 prompts newly fail, 6 newly pass; better, p = 0.031 (McNemar)");
+        assert_eq!(
+            sentence(&model(1, 0, 12)),
+            "gpt-x: 1 prompt newly fails, 0 newly pass; no significant change (p = 1)"
+        );
+        assert_eq!(
+            sentence(&model(0, 6, 12)),
+            "gpt-x: 0 prompts newly fail, 6 newly pass; better, p = 0.031 (McNemar)"
+        );
         assert_eq!(p_value(0.000_01), "p < 0.001");
         assert_eq!(p_value(0.62), "p = 0.62");
     }
 
     #[test]
     fn the_table_lists_new_failures_first_and_json_every_change() {
-        let o = |pass: bool, score: f64| Outcome { pass: Some(pass), score: Some(score), cost: Some(0.001), latency_ms: Some(100.0) };
-        let cell = |prompt: &str, a, b| CellDiff { prompt: prompt.into(), model: "gpt-x".into(), provider: "p".into(), critical: false, a, b };
+        let o = |pass: bool, score: f64| Outcome {
+            pass: Some(pass),
+            score: Some(score),
+            cost: Some(0.001),
+            latency_ms: Some(100.0),
+        };
+        let cell = |prompt: &str, a, b| CellDiff {
+            prompt: prompt.into(),
+            model: "gpt-x".into(),
+            provider: "p".into(),
+            critical: false,
+            a,
+            b,
+        };
         let d = Diff {
             run_a: "run-a".into(),
             run_b: "run-b".into(),

@@ -62,9 +62,8 @@ pub fn paired_bootstrap(diffs: &[f64], rounds: usize, seed: u64) -> Option<Boots
     let len = diffs.len() as f64;
     let mean = diffs.iter().sum::<f64>() / len;
     let mut rng = Rng::new(seed);
-    let mut means: Vec<f64> = (0..rounds)
-        .map(|_| (0..diffs.len()).map(|_| diffs[rng.below(diffs.len())]).sum::<f64>() / len)
-        .collect();
+    let mut means: Vec<f64> =
+        (0..rounds).map(|_| (0..diffs.len()).map(|_| diffs[rng.below(diffs.len())]).sum::<f64>() / len).collect();
     // Sums of the same values in another order differ in the last bits: a tolerance keeps
     // "no change at all" from reading as a tiny one.
     let eps = 1e-12;
