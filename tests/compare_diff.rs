@@ -34,6 +34,9 @@ fn answer(text: &str) -> String {
 fn server(mode: Arc<AtomicUsize>) -> Server {
     Server::start_fn(move |seen| {
         let v: Value = serde_json::from_str(&seen.body).unwrap_or(Value::Null);
+        if v["model"] == "judge" {
+            return Reply::sse(&answer(&judge_pick(&v)));
+        }
         let prompt = v["messages"].as_array().and_then(|m| m.last()).and_then(|m| m["content"].as_str()).unwrap_or("");
         let n: usize = prompt.trim_start_matches("Say w").trim_end_matches('x').parse().unwrap_or(0);
         let broken = v["model"] == "m1"
@@ -44,6 +47,21 @@ fn server(mode: Arc<AtomicUsize>) -> Server {
             };
         Reply::sse(&answer(&if broken { "Sorry, I cannot.".to_owned() } else { format!("Here: w{n}x") }))
     })
+}
+
+/// A scripted judge: the answer that says its word, else always the first shown (a judge that
+/// favours a place, whose pick then flips with the order).
+fn judge_pick(body: &Value) -> String {
+    let text: String =
+        body["messages"].as_array().into_iter().flatten().filter_map(|m| m["content"].as_str()).collect();
+    let b_says = text.split("### Answer B").nth(1).is_some_and(|b| b.contains("Here:"));
+    let a_says = text
+        .split("### Answer B")
+        .next()
+        .and_then(|a| a.split("### Answer A").nth(1))
+        .is_some_and(|a| a.contains("Here:"));
+    let best = if b_says && !a_says { "B" } else { "A" };
+    serde_json::json!({"best": best, "reason": "scripted"}).to_string()
 }
 
 fn newest_run(home: &Path) -> String {
@@ -189,4 +207,35 @@ fn unchanged_runs_pass_the_gate_and_a_critical_prompt_breaks_it_alone() {
     ]);
     assert_eq!(nobase.status.code(), Some(2), "{}", err(&nobase));
     assert_eq!(b.server.requests().len(), requests, "nothing was sent");
+}
+
+#[test]
+fn a_judge_compares_the_answers_in_both_orders_and_a_flip_is_a_tie() {
+    let b = Bench::new();
+    let (_, a) = b.run_set(WELL, &[]);
+    let (_, planted) = b.run_set(PLANTED, &["--min-pass", "0"]);
+    let before = b.server.requests().len();
+    let out = b.palaver(&["--base-url", &b.server.base_url, "compare", "diff", &a, &planted, "--judge", "judge"]);
+    assert_eq!(out.status.code(), Some(0), "{}", err(&out));
+    let text = stdout(&out);
+    // m1: eight answers broke, A's is better in both orders; four equal ones flip (ties).
+    assert!(
+        text.contains("judge judge: B better 0, A better 8, 4 ties (the pick flipped with the order); consistent in both orders 8/12; sign test p = 0.008"),
+        "{text}"
+    );
+    assert!(text.contains("B better 0, A better 0, 12 ties"), "m2's answers are all equal: {text}");
+    assert_eq!(b.server.requests().len() - before, 48, "two judge calls per pair: 2 models × 12 prompts × 2 orders");
+    let json = lines(&b.palaver(&[
+        "--base-url",
+        &b.server.base_url,
+        "compare",
+        "diff",
+        &a,
+        &planted,
+        "--judge",
+        "judge",
+        "--json",
+    ]));
+    let m1 = json.iter().find(|l| l["type"] == "diff_judge" && l["model"] == "m1").unwrap();
+    assert_eq!((m1["a_better"].as_u64(), m1["ties"].as_u64(), m1["consistent"].as_u64()), (Some(8), Some(4), Some(8)));
 }

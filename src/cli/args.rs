@@ -312,6 +312,13 @@ pub enum CompareAction {
         run_a: String,
         /// The new run's ID (or a unique prefix)
         run_b: String,
+        /// Also have this model compare each model's answers in A and B, in both orders (a pick
+        /// that flips with the order is a tie)
+        #[arg(long, value_name = "MODEL")]
+        judge: Option<String>,
+        /// The judge's criterion (with --judge)
+        #[arg(long, value_name = "TEXT", requires = "judge")]
+        rubric: Option<String>,
     },
     /// Each model's arena record: votes, win rate and a Bradley–Terry rating with a 95% interval,
     /// raw and with style control (answer length and markdown held equal, as LMArena does)

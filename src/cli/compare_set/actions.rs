@@ -14,7 +14,13 @@ use std::io::Write;
 const BOOTSTRAP_ROUNDS: usize = 1000;
 
 /// Runs a `compare` subcommand.
-pub fn run(action: &CompareAction, g: &Global, ca: &CompareArgs, paths: &Paths, cfg: &crate::config::Config) -> u8 {
+pub async fn run(
+    action: &CompareAction,
+    g: &Global,
+    ca: &CompareArgs,
+    paths: &Paths,
+    cfg: &crate::config::Config,
+) -> u8 {
     let store = match open_store_to_read(paths) {
         Ok(s) => s,
         Err(code) => return code,
@@ -22,7 +28,10 @@ pub fn run(action: &CompareAction, g: &Global, ca: &CompareArgs, paths: &Paths, 
     match action {
         CompareAction::Runs => runs(&store, g.json),
         CompareAction::Show { run } => show(&store, run, g.json, ca, cfg),
-        CompareAction::Diff { run_a, run_b } => diff(&store, run_a, run_b, g.json, ca, cfg),
+        CompareAction::Diff { run_a, run_b, judge, rubric } => {
+            let judge = judge.as_deref().map(|j| (j, rubric.as_deref().unwrap_or(super::diff_judge::DEFAULT_RUBRIC)));
+            diff(&store, [run_a, run_b], g, ca, cfg, judge).await
+        }
         CompareAction::Stats => stats(&store, g.json),
     }
 }
@@ -44,26 +53,27 @@ pub(super) fn find_run(store: &RunStore, id: &str) -> Result<crate::store::runs:
 
 /// `compare diff RUN_A RUN_B`: B against the baseline A; with `--report`, B's report with the
 /// diff after its summary.
-fn diff(
+async fn diff(
     store: &RunStore,
-    run_a: &str,
-    run_b: &str,
-    json_out: bool,
+    ids: [&str; 2],
+    g: &Global,
     ca: &CompareArgs,
     cfg: &crate::config::Config,
+    judge: Option<(&str, &str)>,
 ) -> u8 {
+    let json_out = g.json;
     for r in &ca.report {
         if let Err(e) = report::format_of(r) {
             say!("{e}");
             return EXIT_USAGE;
         }
     }
-    let (a, b) = match (find_run(store, run_a), find_run(store, run_b)) {
+    let (a, b) = match (find_run(store, ids[0]), find_run(store, ids[1])) {
         (Ok(a), Ok(b)) => (a, b),
         (Err(code), _) | (_, Err(code)) => return code,
     };
     let gate = super::diff::Gate { fail_on_regression: ca.fail_on_regression, critical: ca.critical.clone() };
-    let d = match super::diff::check_critical(store, &a, &gate.critical)
+    let mut d = match super::diff::check_critical(store, &a, &gate.critical)
         .and_then(|()| super::diff::compute(store, &a, &b, &gate))
     {
         Ok(d) => d,
@@ -72,6 +82,13 @@ fn diff(
             return EXIT_USAGE;
         }
     };
+    if let Some((model, rubric)) = judge {
+        if let Err(e) = super::diff_judge::run(g, cfg, store, [&a, &b], &mut d, model, rubric).await {
+            say!("--judge: {e}");
+            let stopped = crate::cli::interrupt::stop().is_set();
+            return if stopped { super::super::exit::EXIT_INTERRUPTED } else { EXIT_USAGE };
+        }
+    }
     let regression = d.regressed(&gate);
     let mut status = if regression { super::super::exit::EXIT_CHECKS } else { EXIT_OK };
     super::diff_show::print(&d, json_out, regression, status);

@@ -43,6 +43,9 @@ pub struct CellDiff {
     pub critical: bool,
     pub a: Outcome,
     pub b: Outcome,
+    /// Where its cells are: (prompt idx, model idx) in A, then in B.
+    #[serde(skip)]
+    pub at: [(u32, u32); 2],
 }
 
 impl CellDiff {
@@ -104,6 +107,27 @@ pub struct Diff {
     pub cells: Vec<CellDiff>,
     pub only_in_a: Only,
     pub only_in_b: Only,
+    /// `--judge`: each model's answers in A and B compared by a judge, in both orders.
+    pub judged: Vec<Judged>,
+}
+
+/// A judge's pairwise verdicts on one model's answers, A against B.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Judged {
+    pub model: String,
+    pub provider: String,
+    pub judge: String,
+    pub a_better: u64,
+    pub b_better: u64,
+    /// The pick flipped with the order: a tie.
+    pub ties: u64,
+    /// Pairs where no verdict could be read, or an answer is missing.
+    pub unjudged: u64,
+    /// Pairs judged in both orders with a readable verdict each, and those that agreed.
+    pub both_orders: u64,
+    pub consistent: u64,
+    /// The sign test on B better against A better (the exact binomial McNemar's test uses).
+    pub p: Option<f64>,
 }
 
 impl Diff {
@@ -207,6 +231,7 @@ pub fn compute(store: &RunStore, a: &RunSummary, b: &RunSummary, gate: &Gate) ->
                 .map(|m| m.spec.clone())
                 .collect(),
         },
+        judged: Vec::new(),
         only_in_b: Only {
             prompts: kb
                 .iter()
@@ -241,6 +266,7 @@ pub fn compute(store: &RunStore, a: &RunSummary, b: &RunSummary, gate: &Gate) ->
                 critical,
                 a: oa,
                 b: ob,
+                at: [(pa.idx, ma), (pb.idx, mb)],
             });
         }
         diff.models.push(model_diff(model, &cells, unpaired));
@@ -301,8 +327,15 @@ mod tests {
     #[test]
     fn a_cell_names_its_change() {
         let o = |pass, score| Outcome { pass: Some(pass), score: Some(score), ..Outcome::default() };
-        let cell =
-            |a, b| CellDiff { prompt: "q".into(), model: "m".into(), provider: "p".into(), critical: false, a, b };
+        let cell = |a, b| CellDiff {
+            prompt: "q".into(),
+            model: "m".into(),
+            provider: "p".into(),
+            critical: false,
+            a,
+            b,
+            at: [(0, 0); 2],
+        };
         assert_eq!(cell(o(true, 1.0), o(false, 0.0)).change(), Change::NewlyFails);
         assert_eq!(cell(o(false, 0.0), o(true, 1.0)).change(), Change::NewlyPasses);
         assert_eq!(cell(o(false, 0.2), o(false, 0.6)).change(), Change::Score);
@@ -322,6 +355,7 @@ mod tests {
                 critical: i == 3,
                 a: o(true),
                 b: o(i != 3),
+                at: [(0, 0); 2],
             })
             .collect();
         let d = |cells: &[CellDiff]| Diff {
@@ -331,6 +365,7 @@ mod tests {
             cells: cells.to_vec(),
             only_in_a: Only::default(),
             only_in_b: Only::default(),
+            judged: Vec::new(),
         };
         let gate = Gate { fail_on_regression: true, critical: vec!["q3".into()] };
         let one = d(&cells);

@@ -65,6 +65,33 @@ pub fn sentence(m: &ModelDiff) -> String {
     format!("{}: {flips}; {verdict}", sanitize(&m.model))
 }
 
+/// A judge's pairwise verdicts on a model, in one line.
+#[must_use]
+pub fn judged_line(j: &super::diff::Judged) -> String {
+    let mut s = format!(
+        "judge {}: B better {}, A better {}, {} tie{} (the pick flipped with the order)",
+        sanitize(&j.judge),
+        j.b_better,
+        j.a_better,
+        j.ties,
+        if j.ties == 1 { "" } else { "s" }
+    );
+    if j.unjudged > 0 {
+        let _ = write!(s, ", {} not judged", j.unjudged);
+    }
+    if j.both_orders > 0 {
+        let _ = write!(s, "; consistent in both orders {}/{}", j.consistent, j.both_orders);
+    }
+    if let Some(p) = j.p {
+        let _ = write!(s, "; sign test {}", p_value(p));
+    }
+    s
+}
+
+fn judged_of<'a>(d: &'a Diff, m: &ModelDiff) -> Option<&'a super::diff::Judged> {
+    d.judged.iter().find(|j| j.model == m.model && j.provider == m.provider)
+}
+
 fn signed_money(d: f64) -> String {
     if d < 0.0 { format!("-{}", money(-d)) } else { format!("+{}", money(d)) }
 }
@@ -179,6 +206,9 @@ pub fn table(d: &Diff) -> String {
     for m in &d.models {
         let _ = writeln!(out, "{}", sentence(m));
         let _ = writeln!(out, "  {}", figures(m));
+        if let Some(j) = judged_of(d, m) {
+            let _ = writeln!(out, "  {}", judged_line(j));
+        }
         if m.unpaired > 0 {
             let _ = writeln!(out, "  {} prompts have no cell in one of the runs", m.unpaired);
         }
@@ -220,6 +250,13 @@ pub fn json_lines(d: &Diff, regression: bool, status: u8) -> Vec<Value> {
         }
         out.push(line);
     }
+    for j in &d.judged {
+        let mut line = json!({"type": "diff_judge", "run_a": d.run_a, "run_b": d.run_b});
+        if let (Some(obj), Ok(Value::Object(fields))) = (line.as_object_mut(), serde_json::to_value(j)) {
+            obj.extend(fields);
+        }
+        out.push(line);
+    }
     out.push(json!({"type": "diff", "run_a": d.run_a, "run_b": d.run_b, "only_in_a": d.only_in_a,
         "only_in_b": d.only_in_b, "regression": regression, "exit_status": status}));
     out
@@ -256,6 +293,9 @@ pub fn markdown(out: &mut impl Write, d: &Diff) -> std::io::Result<()> {
     writeln!(out, "## Against {} (baseline)\n", md(&d.run_a))?;
     for m in &d.models {
         writeln!(out, "- **{}**  \n  {}", md(&sentence(m)), md(&figures(m)))?;
+        if let Some(j) = judged_of(d, m) {
+            writeln!(out, "  \n  {}", md(&judged_line(j)))?;
+        }
         if !m.critical_broken.is_empty() {
             writeln!(out, "  critical prompt broke: {}", md(&m.critical_broken.join(", ")))?;
         }
@@ -289,6 +329,9 @@ pub fn html(out: &mut impl Write, d: &Diff) -> std::io::Result<()> {
             escape(&sentence(m)),
             escape(&figures(m))
         )?;
+        if let Some(j) = judged_of(d, m) {
+            writeln!(out, "<br><span class=\"meta\">{}</span>", escape(&judged_line(j)))?;
+        }
         if !m.critical_broken.is_empty() {
             writeln!(out, "<br>critical prompt broke: {}", escape(&m.critical_broken.join(", ")))?;
         }
@@ -375,6 +418,7 @@ mod tests {
             critical: false,
             a,
             b,
+            at: [(0, 0); 2],
         };
         let d = Diff {
             run_a: "run-a".into(),
@@ -387,6 +431,7 @@ mod tests {
             ],
             only_in_a: Only { prompts: vec!["gone".into()], models: vec![] },
             only_in_b: Only::default(),
+            judged: Vec::new(),
         };
         let t = table(&d);
         let broke = t.find("newly fails").unwrap();

@@ -11,6 +11,7 @@ pub mod actions;
 mod attach_rules;
 mod batch_judges;
 pub mod diff;
+pub mod diff_judge;
 pub mod diff_show;
 pub mod json;
 pub mod judges;
