@@ -282,7 +282,8 @@ pub struct CompareArgs {
     /// the batch discount); the provider's profile must say `batch = true`
     #[arg(long)]
     pub batch: bool,
-    /// A stored run to compare this new one against (`compare diff BASELINE NEW` after it)
+    /// A stored run to compare this new one against: the diff (as `compare diff` prints it)
+    /// follows the summary and goes into the reports
     #[arg(long, value_name = "RUN")]
     pub baseline: Option<String>,
     /// With --baseline or `compare diff`: exit 3 when a model got significantly worse (McNemar
