@@ -290,9 +290,21 @@ pub struct CompareArgs {
     /// --repeat sends SEED + i (default 0 with --repeat; without either flag, none is sent)
     #[arg(long, value_name = "SEED")]
     pub seed: Option<u64>,
+    /// A stored run to compare this new one against: the diff (as `compare diff` prints it)
+    /// follows the summary and goes into the reports
+    #[arg(long, value_name = "RUN")]
+    pub baseline: Option<String>,
+    /// With --baseline or `compare diff`: exit 3 when a model got significantly worse (McNemar
+    /// p < 0.05 with more new failures than new passes, or a score interval below 0)
+    #[arg(long, global = true)]
+    pub fail_on_regression: bool,
+    /// With --baseline or `compare diff`: prompts (by id) that must not break; one that passed
+    /// in the baseline and fails now exits 3, whatever the statistics
+    #[arg(long, value_name = "ID,…", value_delimiter = ',', global = true)]
+    pub critical: Vec<String>,
 }
 
-/// `palaver compare runs | show RUN | stats`.
+/// `palaver compare runs | show RUN | diff RUN_A RUN_B | stats`.
 #[derive(Debug, Clone, Subcommand)]
 pub enum CompareAction {
     /// The stored prompt-set runs, newest first, their ID the first word
@@ -301,6 +313,21 @@ pub enum CompareAction {
     Show {
         /// The run's ID (as `compare runs` prints it) or a unique prefix
         run: String,
+    },
+    /// Run B against run A (the baseline): what newly fails and passes for each prompt × model,
+    /// the change in score, cost and latency, and a paired test per model (McNemar, bootstrap)
+    Diff {
+        /// The baseline run's ID (or a unique prefix)
+        run_a: String,
+        /// The new run's ID (or a unique prefix)
+        run_b: String,
+        /// Also have this model compare each model's answers in A and B, in both orders (a pick
+        /// that flips with the order is a tie)
+        #[arg(long, value_name = "MODEL")]
+        judge: Option<String>,
+        /// The judge's criterion (with --judge)
+        #[arg(long, value_name = "TEXT", requires = "judge")]
+        rubric: Option<String>,
     },
     /// Each model's arena record: votes, win rate and a Bradley–Terry rating with a 95% interval,
     /// raw and with style control (answer length and markdown held equal, as LMArena does)
@@ -360,6 +387,8 @@ const APPLIES: &[(&str, &[&str])] = &[
             // compare's own, global so that `compare show` takes them too.
             "report",
             "min_pass",
+            "fail_on_regression",
+            "critical",
         ],
     ),
     ("models", &["provider", "base_url", "api_key_env", "demo"]),

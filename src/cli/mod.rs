@@ -129,7 +129,7 @@ pub async fn run(cli: Cli) -> u8 {
         Some(Command::History { action }) => history::run(action, g.json, &paths),
         Some(Command::Compare(ca)) => {
             if let Some(action) = &ca.action {
-                return compare_set::actions::run(action, g, ca, &paths, &cfg);
+                return compare_set::actions::run(action, g, ca, &paths, &cfg).await;
             }
             if ca.prompts.is_some() || g.resume.is_some() {
                 if g.prompt.is_some() {

@@ -1,5 +1,6 @@
-//! `palaver compare runs | show RUN | stats`: the stored runs, one run's report again, and the
-//! arena's standings from the stored votes.
+//! `palaver compare runs | show RUN | diff RUN_A RUN_B | stats`: the stored runs, one run's
+//! report again, one run against another (`diff.rs`), and the arena's standings from the
+//! stored votes.
 
 use super::super::args::{CompareAction, CompareArgs, Global};
 use super::super::exit::{EXIT_OK, EXIT_USAGE};
@@ -13,7 +14,13 @@ use std::io::Write;
 const BOOTSTRAP_ROUNDS: usize = 1000;
 
 /// Runs a `compare` subcommand.
-pub fn run(action: &CompareAction, g: &Global, ca: &CompareArgs, paths: &Paths, cfg: &crate::config::Config) -> u8 {
+pub async fn run(
+    action: &CompareAction,
+    g: &Global,
+    ca: &CompareArgs,
+    paths: &Paths,
+    cfg: &crate::config::Config,
+) -> u8 {
     let store = match open_store_to_read(paths) {
         Ok(s) => s,
         Err(code) => return code,
@@ -21,8 +28,92 @@ pub fn run(action: &CompareAction, g: &Global, ca: &CompareArgs, paths: &Paths, 
     match action {
         CompareAction::Runs => runs(&store, g.json),
         CompareAction::Show { run } => show(&store, run, g.json, ca, cfg),
+        CompareAction::Diff { run_a, run_b, judge, rubric } => {
+            let judge = judge.as_deref().map(|j| (j, rubric.as_deref().unwrap_or(super::diff_judge::DEFAULT_RUBRIC)));
+            diff(&store, [run_a, run_b], g, ca, cfg, judge).await
+        }
         CompareAction::Stats => stats(&store, g.json),
     }
+}
+
+/// A stored run by its ID or a unique prefix; a usage error naming it otherwise.
+pub(super) fn find_run(store: &RunStore, id: &str) -> Result<crate::store::runs::RunSummary, u8> {
+    match store.run(id) {
+        Ok(Some(r)) => Ok(r),
+        Ok(None) => {
+            say!("no compare run `{}` (palaver compare runs lists them)", crate::text::sanitize::sanitize(id));
+            Err(EXIT_USAGE)
+        }
+        Err(e) => {
+            say!("{e}");
+            Err(EXIT_USAGE)
+        }
+    }
+}
+
+/// `compare diff RUN_A RUN_B`: B against the baseline A; with `--report`, B's report with the
+/// diff after its summary.
+async fn diff(
+    store: &RunStore,
+    ids: [&str; 2],
+    g: &Global,
+    ca: &CompareArgs,
+    cfg: &crate::config::Config,
+    judge: Option<(&str, &str)>,
+) -> u8 {
+    let json_out = g.json;
+    for r in &ca.report {
+        if let Err(e) = report::format_of(r) {
+            say!("{e}");
+            return EXIT_USAGE;
+        }
+    }
+    let (a, b) = match (find_run(store, ids[0]), find_run(store, ids[1])) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(code), _) | (_, Err(code)) => return code,
+    };
+    let gate = super::diff::Gate { fail_on_regression: ca.fail_on_regression, critical: ca.critical.clone() };
+    let mut d = match super::diff::check_critical(store, &a, &gate.critical)
+        .and_then(|()| super::diff::compute(store, &a, &b, &gate))
+    {
+        Ok(d) => d,
+        Err(e) => {
+            say!("{e}");
+            return EXIT_USAGE;
+        }
+    };
+    if let Some((model, rubric)) = judge {
+        if let Err(e) = super::diff_judge::run(g, cfg, store, [&a, &b], &mut d, model, rubric).await {
+            say!("--judge: {e}");
+            let stopped = crate::cli::interrupt::stop().is_set();
+            return if stopped { super::super::exit::EXIT_INTERRUPTED } else { EXIT_USAGE };
+        }
+    }
+    let regression = d.regressed(&gate);
+    let mut status = if regression { super::super::exit::EXIT_CHECKS } else { EXIT_OK };
+    super::diff_show::print(&d, json_out, regression, status);
+    if !ca.report.is_empty() {
+        let summary = match summary::compute(store, &b, cfg) {
+            Ok(s) => s,
+            Err(e) => {
+                say!("cannot read run {}: {e}", b.id);
+                return EXIT_USAGE;
+            }
+        };
+        for r in &ca.report {
+            match report::write_with(r, store, &b, &summary, Some(&d)) {
+                Ok(()) if !json_out => outln!("report: {}", r.display()),
+                Ok(()) => {}
+                Err(e) => {
+                    say!("{e}");
+                    if status == EXIT_OK {
+                        status = EXIT_USAGE;
+                    }
+                }
+            }
+        }
+    }
+    status
 }
 
 fn runs(store: &RunStore, json_out: bool) -> u8 {
@@ -75,16 +166,9 @@ fn show(store: &RunStore, id: &str, json_out: bool, ca: &CompareArgs, cfg: &crat
             return EXIT_USAGE;
         }
     }
-    let run = match store.run(id) {
-        Ok(Some(r)) => r,
-        Ok(None) => {
-            say!("no compare run `{id}` (palaver compare runs lists them)");
-            return EXIT_USAGE;
-        }
-        Err(e) => {
-            say!("{e}");
-            return EXIT_USAGE;
-        }
+    let run = match find_run(store, id) {
+        Ok(r) => r,
+        Err(code) => return code,
     };
     let summary = match summary::compute(store, &run, cfg) {
         Ok(s) => s,

@@ -4,11 +4,15 @@
 //! `compare show RUN` and `compare stats` are in `actions.rs`.
 //!
 //! Exit status: 130 interrupted (resume it), 1 when a cell failed (provider/API error), 3 when
-//! a model passed fewer `expect` checks than `--min-pass`, else 0; usage errors are 2.
+//! a model passed fewer `expect` checks than `--min-pass` (or, with `--baseline`, regressed:
+//! `diff.rs`), else 0; usage errors are 2.
 
 pub mod actions;
 mod attach_rules;
 mod batch_judges;
+pub mod diff;
+pub mod diff_judge;
+pub mod diff_show;
 pub mod json;
 pub mod judges;
 mod observer;
@@ -98,9 +102,26 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
     if concurrency == 0 {
         return usage("--concurrency takes 1 or more");
     }
+    if (ca.fail_on_regression || !ca.critical.is_empty()) && ca.baseline.is_none() {
+        return usage("--fail-on-regression and --critical go with --baseline RUN (or compare diff RUN_A RUN_B)");
+    }
     let store = match open_store(paths) {
         Ok(s) => s,
         Err(code) => return code,
+    };
+    // The baseline is checked before anything is sent: a typo must not cost a whole run.
+    let baseline = match &ca.baseline {
+        Some(id) => match actions::find_run(&store, id) {
+            Ok(b) => {
+                let gate = diff::Gate { fail_on_regression: ca.fail_on_regression, critical: ca.critical.clone() };
+                if let Err(e) = diff::check_critical(&store, &b, &gate.critical) {
+                    return usage(&e);
+                }
+                Some((b, gate))
+            }
+            Err(code) => return code,
+        },
+        None => None,
     };
     let (g, run, prompt_rows, ready) = match &g.resume {
         Some(id) => match resume(g, &store, id) {
@@ -219,20 +240,21 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
     if let Err(e) = store.flush() {
         say!("{e}");
     }
-    finish(&store, &run.id, interrupted, g.json, &ca.report, ca.min_pass.unwrap_or(1.0), cfg)
+    let ends = Ends { reports: &ca.report, min_pass: ca.min_pass.unwrap_or(1.0), baseline: baseline.as_ref() };
+    finish(&store, &run.id, interrupted, g.json, &ends, cfg)
+}
+
+/// What a finished run is held to and written into.
+struct Ends<'a> {
+    reports: &'a [std::path::PathBuf],
+    min_pass: f64,
+    /// `--baseline`: the run to diff against, and when the diff fails the run.
+    baseline: Option<&'a (RunSummary, diff::Gate)>,
 }
 
 /// Marks the run, prints the summary (or the JSON summary line), writes the reports, and
 /// returns the exit status.
-fn finish(
-    store: &RunStore,
-    id: &str,
-    interrupted: bool,
-    json: bool,
-    reports: &[std::path::PathBuf],
-    min_pass: f64,
-    cfg: &Config,
-) -> u8 {
+fn finish(store: &RunStore, id: &str, interrupted: bool, json: bool, ends: &Ends<'_>, cfg: &Config) -> u8 {
     let Ok(Some(mut run)) = store.run(id) else { return usage(&format!("run {id} vanished from the store")) };
     let cells = u64::from(run.prompts) * run.models.len() as u64 * u64::from(settings::repeat(&run.settings));
     let complete = run.cells_ok + run.cells_failed >= cells;
@@ -243,7 +265,18 @@ fn finish(
         Ok(s) => s,
         Err(e) => return usage(&format!("cannot read run {id}: {e}")),
     };
-    let status = exit_status(&summary, interrupted && !complete, min_pass);
+    let mut status = exit_status(&summary, interrupted && !complete, ends.min_pass);
+    let diffed = match ends.baseline.map(|(b, gate)| diff::compute(store, b, &run, gate).map(|d| (d, gate))) {
+        Some(Ok((d, gate))) => Some((d.regressed(gate), d)),
+        Some(Err(e)) => {
+            say!("{e}");
+            None
+        }
+        None => None,
+    };
+    if status == EXIT_OK && diffed.as_ref().is_some_and(|(regressed, _)| *regressed) {
+        status = EXIT_CHECKS;
+    }
     let mut out = std::io::stdout().lock();
     if json {
         let _ = writeln!(out, "{}", json::summary_line(&run, &summary, status));
@@ -254,10 +287,12 @@ fn finish(
             let _ = writeln!(out, "{note}");
         }
     }
-    let _ = out.flush();
-    let mut status = status;
-    for r in reports {
-        match report::write(r, store, &run, &summary) {
+    drop(out);
+    if let Some((regressed, d)) = &diffed {
+        diff_show::print(d, json, *regressed, status);
+    }
+    for r in ends.reports {
+        match report::write_with(r, store, &run, &summary, diffed.as_ref().map(|(_, d)| d)) {
             Ok(()) if !json => {
                 outln!("report: {}", r.display());
             }

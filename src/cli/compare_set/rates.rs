@@ -43,7 +43,8 @@ pub struct Samples(BTreeMap<(u32, u32), Vec<(bool, f64)>>);
 impl Samples {
     /// A sample of a checked prompt: whether it passed, and its checks (none: it failed to run).
     pub fn add(&mut self, prompt_idx: u32, model_idx: u32, pass: bool, checks: Option<&Vec<Value>>) {
-        let score = checks.and_then(|c| rates::sample_score(c)).unwrap_or(if pass { 1.0 } else { 0.0 });
+        let score =
+            checks.and_then(|c| crate::engine::evals::outcome::score(c)).unwrap_or(if pass { 1.0 } else { 0.0 });
         self.0.entry((prompt_idx, model_idx)).or_default().push((pass, score));
     }
 

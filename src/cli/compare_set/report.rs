@@ -43,6 +43,21 @@ pub fn format_of(path: &Path) -> Result<Format, String> {
 /// # Errors
 /// The file cannot be written, or the store cannot be read.
 pub fn write(path: &Path, store: &RunStore, run: &RunSummary, summary: &Summary) -> Result<(), String> {
+    write_with(path, store, run, summary, None)
+}
+
+/// Writes the report of `run` to `path`, with its diff against a baseline after the summary
+/// (Markdown and HTML; the cell files for CI hold cells only).
+///
+/// # Errors
+/// The file cannot be written, or the store cannot be read.
+pub fn write_with(
+    path: &Path,
+    store: &RunStore,
+    run: &RunSummary,
+    summary: &Summary,
+    diff: Option<&super::diff::Diff>,
+) -> Result<(), String> {
     let format = format_of(path)?;
     let file = std::fs::File::create(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     let mut out = std::io::BufWriter::new(file);
@@ -53,7 +68,11 @@ pub fn write(path: &Path, store: &RunStore, run: &RunSummary, summary: &Summary)
             // Answers, prompts and errors are untrusted text: `cat report.md` must not run the
             // terminal controls in them, so each piece is stripped of them (tabs kept).
             let mut piece = Vec::new();
-            markdown_head(&mut piece, run, summary).map_err(io)?;
+            markdown_summary(&mut piece, run, summary).map_err(io)?;
+            if let Some(d) = diff {
+                super::diff_show::markdown(&mut piece, d).map_err(io)?;
+            }
+            writeln!(piece, "## Prompts\n").map_err(io)?;
             write_clean(&mut out, &mut piece).map_err(io)?;
             for p in &prompts {
                 let cells = store.prompt_cells(&run.id, p.idx).map_err(|e| e.to_string())?;
@@ -69,7 +88,11 @@ pub fn write(path: &Path, store: &RunStore, run: &RunSummary, summary: &Summary)
                 let cells = store.prompt_cells(&run.id, p.idx).map_err(|e| e.to_string())?;
                 failing.extend(super::report_filter::failed_kinds(&cells));
             }
-            super::report_html::head(&mut out, run, summary, &failing).map_err(io)?;
+            let mut section = Vec::new();
+            if let Some(d) = diff {
+                super::diff_show::html(&mut section, d).map_err(io)?;
+            }
+            super::report_html::head(&mut out, run, summary, &failing, &section).map_err(io)?;
             let mut piece = Vec::new();
             for p in &prompts {
                 let cells = store.prompt_cells(&run.id, p.idx).map_err(|e| e.to_string())?;
@@ -155,6 +178,12 @@ pub fn word_diff_text(old: &str, new: &str) -> String {
 }
 
 fn markdown_head(out: &mut impl Write, run: &RunSummary, s: &Summary) -> std::io::Result<()> {
+    markdown_summary(out, run, s)?;
+    writeln!(out, "## Prompts\n")
+}
+
+/// The title, the run's line and the summary table.
+fn markdown_summary(out: &mut impl Write, run: &RunSummary, s: &Summary) -> std::io::Result<()> {
     writeln!(out, "# Compare run {}\n", run.id)?;
     writeln!(
         out,
@@ -185,8 +214,7 @@ fn markdown_head(out: &mut impl Write, run: &RunSummary, s: &Summary) -> std::io
         writeln!(out)?;
     }
     writeln!(out, "\n★ best of the row. Diffs: `[-only in the first model-]{{+only in this one+}}`.\n")?;
-    markdown_rates(out, s)?;
-    writeln!(out, "## Prompts\n")
+    markdown_rates(out, s)
 }
 
 /// With `--repeat`: each prompt × model's pass rate, interval, pass@k and pass^k, and the

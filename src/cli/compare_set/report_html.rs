@@ -44,11 +44,18 @@ nav a { margin-right: .5rem; }
 .raw-html { font-family: ui-monospace, monospace; }
 ";
 
-/// The page's start: title, run line, summary table, the prompt index.
+/// The page's start: title, run line, summary table, `section` (HTML already escaped: the
+/// diff against a baseline), the prompt index.
 ///
 /// # Errors
 /// A write error.
-pub fn head(out: &mut impl Write, run: &RunSummary, s: &Summary, failing: &[String]) -> std::io::Result<()> {
+pub fn head(
+    out: &mut impl Write,
+    run: &RunSummary,
+    s: &Summary,
+    failing: &[String],
+    section: &[u8],
+) -> std::io::Result<()> {
     let filters = Filters::new(run, failing);
     writeln!(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">")?;
     writeln!(out, "<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">", filter::csp())?;
@@ -87,6 +94,7 @@ pub fn head(out: &mut impl Write, run: &RunSummary, s: &Summary, failing: &[Stri
     }
     writeln!(out, "</tbody></table><p class=\"meta\">★ best of the row</p>")?;
     rates(out, s)?;
+    out.write_all(section)?;
     writeln!(out, "<h2>Prompts</h2>")?;
     writeln!(out, "{}", filters.bar())
 }
@@ -282,7 +290,7 @@ mod tests {
         ];
         let p = PromptRow { idx: 0, id: "p1".into(), prompt: "hi".into(), ..PromptRow::default() };
         let mut out = Vec::new();
-        head(&mut out, &run, &super::super::summary::tests::sample(), &filter::failed_kinds(&cells)).unwrap();
+        head(&mut out, &run, &super::super::summary::tests::sample(), &filter::failed_kinds(&cells), &[]).unwrap();
         prompt(&mut out, &run, &p, &cells).unwrap();
         foot(&mut out).unwrap();
         String::from_utf8(out).unwrap()
@@ -355,7 +363,7 @@ mod tests {
             cells_failed: 0,
         };
         let mut out = Vec::new();
-        head(&mut out, &run, &s, &[]).unwrap();
+        head(&mut out, &run, &s, &[], &[]).unwrap();
         let html = String::from_utf8(out).unwrap();
         assert!(html.contains("<tr><td>schema valid</td><td class=\"best\">3/3 ★</td><td>0/3</td></tr>"), "{html}");
     }

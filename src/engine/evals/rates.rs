@@ -4,7 +4,6 @@
 
 use super::stats::{Rng, percentile};
 use serde::Serialize;
-use serde_json::Value;
 
 /// The pass rate a cell's samples must reach when its line gives no `threshold`: every
 /// sample, so a run without repeats decides each cell as its one sample did.
@@ -85,24 +84,6 @@ fn ratio(a: u64, n: u64, k: u64) -> f64 {
     }
     #[allow(clippy::cast_precision_loss)]
     (0..k).map(|i| (a - i) as f64 / (n - i) as f64).product()
-}
-
-/// A sample's score: the weighted share of its checks that passed (a check weighing 0 counts
-/// nothing); `None` without a check that weighs something.
-#[must_use]
-pub fn sample_score(checks: &[Value]) -> Option<f64> {
-    let (mut got, mut total) = (0.0, 0.0);
-    for r in checks {
-        let w = r.get("weight").and_then(Value::as_f64).unwrap_or(1.0);
-        if w <= 0.0 {
-            continue;
-        }
-        total += w;
-        if r.get("pass").and_then(Value::as_bool) == Some(true) {
-            got += w;
-        }
-    }
-    (total > 0.0).then(|| got / total)
 }
 
 /// The mean of `values` with a 95% percentile bootstrap interval: `rounds` resamplings with
@@ -187,18 +168,6 @@ mod tests {
         assert!(!decided(&[true, false, false, false], 0.3));
         assert!(decided(&[false, false], 0.0));
         assert!(!decided(&[], 0.0), "no sample, no pass");
-    }
-
-    #[test]
-    fn a_samples_score_is_its_weighted_share_of_passed_checks() {
-        let checks = [
-            json!({"kind": "contains", "pass": true}),
-            json!({"kind": "regex", "pass": false, "weight": 3.0}),
-            json!({"kind": "icontains", "pass": false, "weight": 0.0}),
-        ];
-        assert_eq!(sample_score(&checks), Some(0.25));
-        assert_eq!(sample_score(&[json!({"kind": "x", "pass": true, "weight": 0.0})]), None);
-        assert_eq!(sample_score(&[]), None);
     }
 
     #[test]
