@@ -25,6 +25,7 @@ pub mod lock;
 pub mod ops;
 pub mod others;
 pub mod read;
+pub mod reply_cache;
 mod read_only;
 pub mod runs;
 pub mod runs_batches;

@@ -56,11 +56,12 @@ pub struct CellFigures {
     /// Characters of the answer.
     pub answer_chars: u64,
     pub checks: Option<Value>,
+    pub cached: bool,
 }
 
 const CELL: &str = "SELECT prompt_idx, model_idx, model, provider, ok, text, reasoning, tool_calls, usage,
     prompt_tokens, completion_tokens, cost, finish_reason, prompt_filter, content_filter, safety_flag, ttft_ms,
-    total_ms, tokens_per_s, error, checks, finished_at FROM compare_cells";
+    total_ms, tokens_per_s, error, checks, finished_at, cached FROM compare_cells";
 
 fn cell_row(r: &Row<'_>) -> rusqlite::Result<CellRow> {
     Ok(CellRow {
@@ -86,6 +87,7 @@ fn cell_row(r: &Row<'_>) -> rusqlite::Result<CellRow> {
         error: json(r, 19)?,
         checks: json(r, 20)?,
         finished_at: uint(r, 21)?.unwrap_or(0),
+        cached: r.get(22)?,
     })
 }
 
@@ -198,7 +200,7 @@ impl RunStore {
         self.read(|c| {
             let mut st = c.prepare(
                 "SELECT prompt_idx, model_idx, ok, prompt_tokens, completion_tokens, cost, finish_reason, safety_flag,
-                 ttft_ms, total_ms, tokens_per_s, length(text), checks FROM compare_cells WHERE run_id = ?1
+                 ttft_ms, total_ms, tokens_per_s, length(text), checks, cached FROM compare_cells WHERE run_id = ?1
                  ORDER BY prompt_idx, model_idx",
             )?;
             let mut rows = st.query(params![run])?;
@@ -217,6 +219,7 @@ impl RunStore {
                     tokens_per_s: r.get(10)?,
                     answer_chars: uint(r, 11)?.unwrap_or(0),
                     checks: json(r, 12)?,
+                    cached: r.get(13)?,
                 });
             }
             Ok(())

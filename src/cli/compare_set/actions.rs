@@ -14,6 +14,9 @@ const BOOTSTRAP_ROUNDS: usize = 1000;
 
 /// Runs a `compare` subcommand.
 pub fn run(action: &CompareAction, g: &Global, ca: &CompareArgs, paths: &Paths, cfg: &crate::config::Config) -> u8 {
+    if let CompareAction::Cache { action } = action {
+        return super::cache::run(*action, cfg, paths, g.json);
+    }
     let store = match open_store_to_read(paths) {
         Ok(s) => s,
         Err(code) => return code,
@@ -22,6 +25,8 @@ pub fn run(action: &CompareAction, g: &Global, ca: &CompareArgs, paths: &Paths, 
         CompareAction::Runs => runs(&store, g.json),
         CompareAction::Show { run } => show(&store, run, g.json, ca, cfg),
         CompareAction::Stats => stats(&store, g.json),
+        // Handled above; `rescore` runs in `compare_set::rescore` (it is async).
+        CompareAction::Cache { .. } | CompareAction::Rescore { .. } => EXIT_USAGE,
     }
 }
 

@@ -8,6 +8,7 @@
 
 pub mod actions;
 mod attach_rules;
+pub mod cache;
 mod batch_judges;
 pub mod json;
 pub mod judges;
@@ -18,6 +19,7 @@ pub mod ratings;
 pub mod report;
 pub mod report_filter;
 pub mod report_html;
+pub mod rescore;
 mod select;
 pub mod settings;
 pub mod summary;
@@ -94,6 +96,11 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
     if concurrency == 0 {
         return usage("--concurrency takes 1 or more");
     }
+    // Opened before the run is stored: a `cache_ttl` that cannot be read leaves nothing behind.
+    let cache = match cache::open(cfg, paths, ca.no_cache) {
+        Ok(c) => c,
+        Err(e) => return usage(&e),
+    };
     let store = match open_store(paths) {
         Ok(s) => s,
         Err(code) => return code,
@@ -114,7 +121,7 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
         Ok(None) => return usage(&format!("run {} is being run by another palaver; wait for it, or stop it", run.id)),
         Err(_) => None,
     };
-    let targets = match resolve_columns(&g, cfg, &g.model).await {
+    let mut targets = match resolve_columns(&g, cfg, &g.model).await {
         Ok(t) => t,
         Err(e) => return usage(&e.0),
     };
@@ -130,13 +137,16 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
             return usage(&format!("run {}: {e}", run.id));
         }
     }
-    let judges = match ready {
+    let mut judges = match ready {
         Some(j) => j,
         None => match judges::prepare(&g, cfg, &expects).await {
             Ok(j) => j,
             Err(e) => return usage(&e),
         },
     };
+    if let Some(c) = &cache {
+        cache::attach(c, &mut targets, &mut judges);
+    }
     let done = match store.done_cells(&run.id, ca.retry_failed) {
         Ok(d) => d,
         Err(e) => return usage(&format!("cannot read run {}: {e}", run.id)),
@@ -204,6 +214,10 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
     // `select_best` needs every model's answer to a prompt: it runs once they are in.
     select::run(&shared).await;
     let interrupted = super::interrupt::stop().is_set();
+    // The answers kept are on disk before the process ends.
+    if let Some(c) = &cache {
+        c.close();
+    }
     if let Err(e) = store.flush() {
         say!("{e}");
     }

@@ -154,12 +154,17 @@ fn testcase(out: &mut impl Write, p: &PromptRow, c: &CellRow) -> std::io::Result
         return writeln!(out, "    </testcase>");
     }
     let failed = failures(c);
-    if passed(c) != Some(false) {
+    if passed(c) != Some(false) && !c.cached {
         return writeln!(out, "/>");
     }
     writeln!(out, ">")?;
-    let first = failed.first().map_or("a check failed", String::as_str);
-    writeln!(out, r#"      <failure message="{}" type="expect">{}</failure>"#, xml(first), xml(&failed.join("\n")))?;
+    if passed(c) == Some(false) {
+        let first = failed.first().map_or("a check failed", String::as_str);
+        writeln!(out, r#"      <failure message="{}" type="expect">{}</failure>"#, xml(first), xml(&failed.join("\n")))?;
+    }
+    if c.cached {
+        writeln!(out, "      <system-out>answered from the response cache</system-out>")?;
+    }
     writeln!(out, "    </testcase>")
 }
 
@@ -185,7 +190,7 @@ fn xml(text: &str) -> String {
     out
 }
 
-const CSV_HEAD: &str = "run,prompt_index,prompt_id,model,provider,ok,passed,failed_checks,finish_reason,prompt_tokens,completion_tokens,cost,ttft_ms,total_ms,tokens_per_s,error,answer";
+const CSV_HEAD: &str = "run,prompt_index,prompt_id,model,provider,ok,passed,failed_checks,finish_reason,prompt_tokens,completion_tokens,cost,ttft_ms,total_ms,tokens_per_s,error,answer,cached";
 
 fn csv_row(out: &mut impl Write, run: &RunSummary, p: &PromptRow, c: &CellRow) -> std::io::Result<()> {
     let num = |v: Option<String>| v.unwrap_or_default();
@@ -208,6 +213,7 @@ fn csv_row(out: &mut impl Write, run: &RunSummary, p: &PromptRow, c: &CellRow) -
         num(c.tokens_per_s.map(|v| format!("{v:.2}"))),
         text_field(error),
         text_field(&c.text),
+        c.cached.to_string(),
     ];
     writeln!(out, "{}", fields.join(","))
 }
