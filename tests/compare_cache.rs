@@ -39,7 +39,11 @@ fn server() -> Server {
         }
         let prompt = prompt_of(seen);
         let key = seen.headers.lines().find_map(|l| l.strip_prefix("authorization: Bearer ")).unwrap_or("");
-        if prompt.contains("key") { says(&format!("answer to {prompt}: {}", key.trim())) } else { says(&format!("answer to {prompt}")) }
+        if prompt.contains("key") {
+            says(&format!("answer to {prompt}: {}", key.trim()))
+        } else {
+            says(&format!("answer to {prompt}"))
+        }
     })
 }
 
@@ -99,15 +103,23 @@ fn a_second_identical_run_sends_nothing_and_says_its_cells_were_cached() {
     assert_eq!(first.status.code(), Some(0), "{}", err(&first));
     assert_eq!(server.requests().len(), 2);
     assert!(cells(&first).iter().all(|c| c["cached"] == false), "{:?}", cells(&first));
+    // The key went out, and came back in an answer (redacted wherever palaver shows it).
+    assert!(server.requests().iter().all(|r| r.headers.contains(KEY)));
+    let echoed = cells(&first).into_iter().find(|c| c["prompt_id"] == "key").unwrap();
+    assert!(echoed["text"].as_str().unwrap().ends_with("[redacted]"), "{echoed}");
     assert_eq!(summary(&first)["models"][0]["cached"], 0);
 
     let out_json = h.join("cells.json");
-    let second = palaver(h, &["compare", "-m", "local/m", "--prompts", &file, "--json", "--output", out_json.to_str().unwrap()]);
+    let second =
+        palaver(h, &["compare", "-m", "local/m", "--prompts", &file, "--json", "--output", out_json.to_str().unwrap()]);
     assert_eq!(second.status.code(), Some(0), "{}", err(&second));
     assert_eq!(server.requests().len(), 2, "the second run asked the server again");
     let again = cells(&second);
     assert_eq!(again.len(), 2);
-    for (c, before) in again.iter().zip(cells(&first)) {
+    let firsts = cells(&first);
+    for c in &again {
+        // Cells print as they finish: matched by prompt, not by order.
+        let before = firsts.iter().find(|f| f["prompt_id"] == c["prompt_id"]).unwrap();
         assert_eq!(c["cached"], true, "{c}");
         // The same answer, the same checks: only the marks differ.
         assert_eq!(c["text"], before["text"]);
@@ -141,7 +153,11 @@ fn a_second_identical_run_sends_nothing_and_says_its_cells_were_cached() {
     assert_eq!(info["entries"], 2, "{info}");
     let cleared = palaver(h, &["compare", "cache", "clear"]);
     assert_eq!(cleared.status.code(), Some(0), "{}", err(&cleared));
-    assert!(String::from_utf8_lossy(&cleared.stdout).contains("cleared 2"), "{}", String::from_utf8_lossy(&cleared.stdout));
+    assert!(
+        String::from_utf8_lossy(&cleared.stdout).contains("cleared 2"),
+        "{}",
+        String::from_utf8_lossy(&cleared.stdout)
+    );
     let listed = palaver(h, &["compare", "cache", "--json"]);
     assert_eq!(lines(&listed).into_iter().find(|l| l["type"] == "cache").unwrap()["entries"], 0);
     let fourth = palaver(h, &args);

@@ -299,7 +299,12 @@ mod tests {
     use crate::config::compare::DEFAULT_CACHE_TTL as DEFAULT_TTL;
 
     fn reply(n: usize) -> CachedReply {
-        CachedReply { url: "http://127.0.0.1/v1/chat/completions".into(), status: 200, headers: vec![], body: vec![b'x'; n] }
+        CachedReply {
+            url: "http://127.0.0.1/v1/chat/completions".into(),
+            status: 200,
+            headers: vec![],
+            body: vec![b'x'; n],
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use super::StoreError;
 use super::runs::{BattleModel, BattleRow, CellRow, PromptRow, RunModel, RunStore, RunSummary};
 use crate::engine::evals::style::Style;
-use rusqlite::{OptionalExtension, Row, params};
+use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde_json::Value;
 use std::collections::HashSet;
 
@@ -61,7 +61,12 @@ pub struct CellFigures {
 
 const CELL: &str = "SELECT prompt_idx, model_idx, model, provider, ok, text, reasoning, tool_calls, usage,
     prompt_tokens, completion_tokens, cost, finish_reason, prompt_filter, content_filter, safety_flag, ttft_ms,
-    total_ms, tokens_per_s, error, checks, finished_at, cached FROM compare_cells";
+    total_ms, tokens_per_s, error, checks, finished_at, {cached} FROM compare_cells";
+
+/// The `cached` column, or 0 in a file opened read-only that predates it (it could not be migrated).
+fn cached_col(c: &Connection) -> &'static str {
+    if c.prepare("SELECT cached FROM compare_cells LIMIT 0").is_ok() { "cached" } else { "0" }
+}
 
 fn cell_row(r: &Row<'_>) -> rusqlite::Result<CellRow> {
     Ok(CellRow {
@@ -187,7 +192,7 @@ impl RunStore {
     /// A database error.
     pub fn prompt_cells(&self, run: &str, prompt_idx: u32) -> Result<Vec<CellRow>, StoreError> {
         self.read(|c| {
-            let sql = format!("{CELL} WHERE run_id = ?1 AND prompt_idx = ?2 ORDER BY model_idx");
+            let sql = format!("{} WHERE run_id = ?1 AND prompt_idx = ?2 ORDER BY model_idx", CELL.replace("{cached}", cached_col(c)));
             c.prepare_cached(&sql)?.query_map(params![run, prompt_idx], cell_row)?.collect()
         })
     }
@@ -198,11 +203,12 @@ impl RunStore {
     /// A database error.
     pub fn each_figures(&self, run: &str, mut f: impl FnMut(CellFigures)) -> Result<(), StoreError> {
         self.read(|c| {
-            let mut st = c.prepare(
+            let mut st = c.prepare(&format!(
                 "SELECT prompt_idx, model_idx, ok, prompt_tokens, completion_tokens, cost, finish_reason, safety_flag,
-                 ttft_ms, total_ms, tokens_per_s, length(text), checks, cached FROM compare_cells WHERE run_id = ?1
+                 ttft_ms, total_ms, tokens_per_s, length(text), checks, {} FROM compare_cells WHERE run_id = ?1
                  ORDER BY prompt_idx, model_idx",
-            )?;
+                cached_col(c)
+            ))?;
             let mut rows = st.query(params![run])?;
             while let Some(r) = rows.next()? {
                 f(CellFigures {

@@ -55,7 +55,8 @@ pub fn run(action: Option<CacheAction>, cfg: &Config, paths: &Paths, json: bool)
     if let Some(CacheAction::Clear) = action {
         return match reply_cache::clear(&path) {
             Ok(n) => {
-                let _ = writeln!(out, "cleared {n} cached answer{} ({})", if n == 1 { "" } else { "s" }, path.display());
+                let _ =
+                    writeln!(out, "cleared {n} cached answer{} ({})", if n == 1 { "" } else { "s" }, path.display());
                 EXIT_OK
             }
             Err(e) => {
@@ -73,13 +74,21 @@ pub fn run(action: Option<CacheAction>, cfg: &Config, paths: &Paths, json: bool)
     };
     if json {
         for e in &entries {
-            let _ = writeln!(out, "{}", serde_json::json!({"type": "entry", "key": e.key, "url": e.url,
+            let _ = writeln!(
+                out,
+                "{}",
+                serde_json::json!({"type": "entry", "key": e.key, "url": e.url,
                 "created_at": crate::store::ids::rfc3339(e.created_at), "used_at": crate::store::ids::rfc3339(e.used_at),
-                "bytes": e.bytes}));
+                "bytes": e.bytes})
+            );
         }
-        let _ = writeln!(out, "{}", serde_json::json!({"type": "cache", "path": path.display().to_string(),
+        let _ = writeln!(
+            out,
+            "{}",
+            serde_json::json!({"type": "cache", "path": path.display().to_string(),
             "entries": stats.entries, "bytes": stats.bytes, "expired": stats.expired,
-            "budget_bytes": cfg.compare.cache_budget(), "ttl_s": ttl.as_secs()}));
+            "budget_bytes": cfg.compare.cache_budget(), "ttl_s": ttl.as_secs()})
+        );
         return EXIT_OK;
     }
     for e in &entries {

@@ -8,8 +8,8 @@
 
 pub mod actions;
 mod attach_rules;
-pub mod cache;
 mod batch_judges;
+pub mod cache;
 pub mod json;
 pub mod judges;
 mod observer;

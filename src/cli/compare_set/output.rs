@@ -160,7 +160,12 @@ fn testcase(out: &mut impl Write, p: &PromptRow, c: &CellRow) -> std::io::Result
     writeln!(out, ">")?;
     if passed(c) == Some(false) {
         let first = failed.first().map_or("a check failed", String::as_str);
-        writeln!(out, r#"      <failure message="{}" type="expect">{}</failure>"#, xml(first), xml(&failed.join("\n")))?;
+        writeln!(
+            out,
+            r#"      <failure message="{}" type="expect">{}</failure>"#,
+            xml(first),
+            xml(&failed.join("\n"))
+        )?;
     }
     if c.cached {
         writeln!(out, "      <system-out>answered from the response cache</system-out>")?;

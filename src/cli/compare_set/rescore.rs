@@ -6,7 +6,7 @@
 //! loses nothing and `compare diff OLD NEW` shows what the checks changed.
 
 use super::super::args::{CompareArgs, Global};
-use super::{attach_rules, cache, judges, json, read_set, select, usage};
+use super::{attach_rules, cache, json, judges, read_set, select, usage};
 use crate::cli::headless::Printer;
 use crate::config::{Config, Paths};
 use crate::engine::evals::expect::{CheckResult, Expect};
@@ -27,7 +27,14 @@ pub struct Rescore<'a> {
 }
 
 /// Grades run `r.run` again as a new run; the exit status is a run's.
-pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, ca: &CompareArgs, r: &Rescore<'_>) -> u8 {
+pub async fn run(
+    g: &Global,
+    cfg: &Config,
+    paths: &Paths,
+    registry: &Registry,
+    ca: &CompareArgs,
+    r: &Rescore<'_>,
+) -> u8 {
     for path in &ca.report {
         if let Err(e) = super::report::format_of(path) {
             return usage(&e);
@@ -208,11 +215,20 @@ fn replace_checks(rows: &mut [PromptRow], items: &[PromptItem]) {
         }
     }
     if !unmatched.is_empty() {
-        say!("no line of the new set matches stored prompt{} {}: their stored checks are kept", plural(unmatched.len()), unmatched.join(", "));
+        say!(
+            "no line of the new set matches stored prompt{} {}: their stored checks are kept",
+            plural(unmatched.len()),
+            unmatched.join(", ")
+        );
     }
     let unused: Vec<String> = items.iter().zip(&used).filter(|(_, u)| !**u).map(|(i, _)| i.id.clone()).collect();
     if !unused.is_empty() {
-        say!("line{} {} of the new set match{} no stored prompt: not used", plural(unused.len()), unused.join(", "), if unused.len() == 1 { "es" } else { "" });
+        say!(
+            "line{} {} of the new set match{} no stored prompt: not used",
+            plural(unused.len()),
+            unused.join(", "),
+            if unused.len() == 1 { "es" } else { "" }
+        );
     }
 }
 
@@ -225,7 +241,12 @@ fn plural(n: usize) -> &'static str {
 pub fn of(action: Option<&super::super::args::CompareAction>) -> Option<Rescore<'_>> {
     match action {
         Some(super::super::args::CompareAction::Rescore { run, prompts, allow_scripts, allow_outside }) => {
-            Some(Rescore { run, prompts: prompts.as_deref(), allow_scripts: *allow_scripts, allow_outside: *allow_outside })
+            Some(Rescore {
+                run,
+                prompts: prompts.as_deref(),
+                allow_scripts: *allow_scripts,
+                allow_outside: *allow_outside,
+            })
         }
         _ => None,
     }
