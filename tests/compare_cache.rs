@@ -109,9 +109,24 @@ fn a_second_identical_run_sends_nothing_and_says_its_cells_were_cached() {
     assert!(echoed["text"].as_str().unwrap().ends_with("[redacted]"), "{echoed}");
     assert_eq!(summary(&first)["models"][0]["cached"], 0);
 
-    let out_json = h.join("cells.json");
-    let second =
-        palaver(h, &["compare", "-m", "local/m", "--prompts", &file, "--json", "--output", out_json.to_str().unwrap()]);
+    let (out_json, junit, md) = (h.join("cells.json"), h.join("cells.xml"), h.join("r.md"));
+    let second = palaver(
+        h,
+        &[
+            "compare",
+            "-m",
+            "local/m",
+            "--prompts",
+            &file,
+            "--json",
+            "--output",
+            out_json.to_str().unwrap(),
+            "--output",
+            junit.to_str().unwrap(),
+            "--report",
+            md.to_str().unwrap(),
+        ],
+    );
     assert_eq!(second.status.code(), Some(0), "{}", err(&second));
     assert_eq!(server.requests().len(), 2, "the second run asked the server again");
     let again = cells(&second);
@@ -130,6 +145,11 @@ fn a_second_identical_run_sends_nothing_and_says_its_cells_were_cached() {
     assert_eq!(summary(&second)["models"][0]["cached"], 2);
     let written: Value = serde_json::from_str(&std::fs::read_to_string(&out_json).unwrap()).unwrap();
     assert!(written.as_array().unwrap().iter().all(|c| c["cached"] == true), "{written}");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert_eq!(xml.matches("<system-out>answered from the response cache</system-out>").count(), 2, "{xml}");
+    let report = std::fs::read_to_string(&md).unwrap();
+    assert!(report.contains("| cells cached | 2 |"), "{report}");
+    assert!(report.matches("ok · cached").count() >= 2, "{report}");
 
     // The terminal summary and `compare show` say it too.
     let shown = palaver(h, &["compare", "show", summary(&second)["run"].as_str().unwrap()]);

@@ -293,8 +293,25 @@ pub async fn run_serialized(
     let Some((cache, key)) = ep.cache.as_ref().zip(cache_key) else {
         return read_body(resp.bytes_stream(), api, stream, &content_type, ep, tx, &ms).await;
     };
-    // The body is kept as it arrives (within the body limit) and stored only once it proved
-    // whole: a cut, refused or malformed answer is never replayed.
+    let opened =
+        CachedReply { url: super::redact::storable_url(&ep.url(api.path())), status, headers, body: Vec::new() };
+    read_and_keep(resp, api, stream, &content_type, ep, tx, &ms, (cache.as_ref(), key, opened)).await;
+}
+
+/// Reads a live answer as `read_body` does, keeping its bytes as they arrive (within the body
+/// limit); the answer goes to the cache only once it proved whole: a cut, refused or malformed
+/// one is never replayed.
+#[allow(clippy::too_many_arguments)]
+async fn read_and_keep(
+    resp: reqwest::Response,
+    api: Api,
+    stream: bool,
+    content_type: &str,
+    ep: &Endpoint,
+    tx: &Out<'_>,
+    ms: &impl Fn() -> u64,
+    (cache, key, mut reply): (&dyn super::reply_cache::ReplyCache, String, CachedReply),
+) {
     let (mut kept, mut over) = (Vec::new(), false);
     let body = resp.bytes_stream().inspect(|read| {
         if let Ok(b) = read {
@@ -304,13 +321,11 @@ pub async fn run_serialized(
             }
         }
     });
-    read_body(body, api, stream, &content_type, ep, tx, &ms).await;
+    read_body(body, api, stream, content_type, ep, tx, ms).await;
     if !over && tx.complete() {
-        let mut headers = headers;
-        headers.iter_mut().for_each(|(_, v)| secrets::redact_string(v));
-        let body = secrets::redact(&String::from_utf8_lossy(&kept)).into_owned().into_bytes();
-        let url = super::redact::storable_url(&ep.url(api.path()));
-        cache.put(key, CachedReply { url, status, headers, body });
+        reply.headers.iter_mut().for_each(|(_, v)| secrets::redact_string(v));
+        reply.body = secrets::redact(&String::from_utf8_lossy(&kept)).into_owned().into_bytes();
+        cache.put(key, reply);
     }
 }
 

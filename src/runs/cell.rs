@@ -105,7 +105,7 @@ pub async fn run(job: CellJob<'_>) -> Option<CellRow> {
     }
     // Checks saw what the answer cost when it was first asked; replayed, it costs nothing.
     if row.cached {
-        row.cost = Some(0.0);
+        row.cost = row.cost.map(|_| 0.0);
     }
     row.finished_at = crate::store::ids::now_ms();
     Some(row)

@@ -75,11 +75,8 @@ async fn ask<S: TurnSink + ?Sized>(
     };
     // A verdict from the response cache cost nothing this time.
     let cached = out.from_cache(&history);
-    let cost = if cached {
-        Some(0.0)
-    } else {
-        priced(g.cfg, &target.model, out.msg.meta.model.as_deref(), &view).map(|c| c.0)
-    };
+    let cost =
+        priced(g.cfg, &target.model, out.msg.meta.model.as_deref(), &view).map(|c| if cached { 0.0 } else { c.0 });
     let usage = json!({"model": target.model, "provider": target.provider, "prompt_tokens": view.prompt,
         "completion_tokens": view.completion, "cost": cost, "cached": cached});
     let answer = match &out.msg.error {

@@ -192,7 +192,10 @@ impl RunStore {
     /// A database error.
     pub fn prompt_cells(&self, run: &str, prompt_idx: u32) -> Result<Vec<CellRow>, StoreError> {
         self.read(|c| {
-            let sql = format!("{} WHERE run_id = ?1 AND prompt_idx = ?2 ORDER BY model_idx", CELL.replace("{cached}", cached_col(c)));
+            let sql = format!(
+                "{} WHERE run_id = ?1 AND prompt_idx = ?2 ORDER BY model_idx",
+                CELL.replace("{cached}", cached_col(c))
+            );
             c.prepare_cached(&sql)?.query_map(params![run, prompt_idx], cell_row)?.collect()
         })
     }
