@@ -284,7 +284,7 @@ pub struct CompareArgs {
     pub batch: bool,
     /// Send every request of the set even when the response cache holds its answer (it is
     /// still not written to); by default identical requests are answered from the cache
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub no_cache: bool,
 }
 

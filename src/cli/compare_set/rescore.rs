@@ -52,19 +52,10 @@ pub async fn run(
         Ok(v) => v,
         Err(code) => return code,
     };
-    if let Some(path) = r.prompts {
-        match new_checks(path, r) {
-            Ok(items) => replace_checks(&mut prompt_rows, &items),
-            Err(code) => return code,
-        }
-    }
-    let expects: Vec<Option<Expect>> =
-        prompt_rows.iter().map(|p| p.expect.as_ref().and_then(|v| Expect::compile(v).ok())).collect();
-    if !r.allow_scripts {
-        if let Err(e) = expects.iter().flatten().try_for_each(attach_rules::refuse_scripts) {
-            return usage(&e);
-        }
-    }
+    let expects = match checks(&mut prompt_rows, r) {
+        Ok(e) => e,
+        Err(code) => return code,
+    };
     let mut targets = match super::resolve_columns(&g, cfg, &g.model).await {
         Ok(t) => t,
         Err(e) => return usage(&e.0),
@@ -118,6 +109,20 @@ pub async fn run(
         say!("{e}");
     }
     super::finish(&store, &id, interrupted, g.json, &ca.report, ca.min_pass.unwrap_or(1.0), cfg)
+}
+
+/// The checks each prompt is graded with: FILE's put on `rows` (when given), compiled; a
+/// `script` check is refused without `--allow-scripts`.
+fn checks(rows: &mut [PromptRow], r: &Rescore<'_>) -> Result<Vec<Option<Expect>>, u8> {
+    if let Some(path) = r.prompts {
+        replace_checks(rows, &new_checks(path, r)?);
+    }
+    let expects: Vec<Option<Expect>> =
+        rows.iter().map(|p| p.expect.as_ref().and_then(|v| Expect::compile(v).ok())).collect();
+    if !r.allow_scripts {
+        expects.iter().flatten().try_for_each(attach_rules::refuse_scripts).map_err(|e| usage(&e))?;
+    }
+    Ok(expects)
 }
 
 /// A cell observer that hears nothing: a rescore prints its cells itself.
@@ -249,5 +254,40 @@ pub fn of(action: Option<&super::super::args::CompareAction>) -> Option<Rescore<
             })
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(id: &str, check: &str) -> PromptItem {
+        PromptItem {
+            line: 1,
+            id: id.into(),
+            prompt: String::new(),
+            system: None,
+            attach: Vec::new(),
+            expect_raw: Some(serde_json::json!(check)),
+            expect: None,
+            vars: None,
+        }
+    }
+
+    fn row(idx: u32, id: &str) -> PromptRow {
+        PromptRow { idx, id: id.into(), expect: Some(serde_json::json!("old")), ..PromptRow::default() }
+    }
+
+    #[test]
+    fn checks_go_to_the_prompt_with_their_id_else_to_the_one_at_their_place() {
+        let mut rows = vec![row(0, "hello"), row(1, "key"), row(2, "3")];
+        replace_checks(&mut rows, &[item("key", "k"), item("hello", "h"), item("9", "third")]);
+        let got: Vec<_> = rows.iter().map(|r| r.expect.clone().unwrap()).collect();
+        assert_eq!(got, [serde_json::json!("h"), serde_json::json!("k"), serde_json::json!("third")]);
+        // A prompt whose place is taken by a line matched by id keeps its stored checks.
+        let mut rows = vec![row(0, "a"), row(1, "b")];
+        replace_checks(&mut rows, &[item("x", "new"), item("a", "for a")]);
+        assert_eq!(rows[0].expect, Some(serde_json::json!("for a")));
+        assert_eq!(rows[1].expect, Some(serde_json::json!("old")));
     }
 }
