@@ -8,6 +8,7 @@ use super::event::ErrorInfo;
 use super::event::StreamEvent;
 use super::limits::{Limits, ReplyBudget, frame_fits, json_deeper_than};
 use super::redact::SecretWatch;
+use super::reply_cache::{CACHE_HEADER, CachedReply};
 use super::retry::{RetryDecision, decide_retry};
 use super::sse::SseDecoder;
 use super::wire::{compressed_coding, compressed_message, error_from_response};
@@ -16,6 +17,7 @@ use crate::sys::secrets;
 use futures_util::StreamExt;
 use serde_json::Value;
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -112,12 +114,36 @@ fn failed(kind: &str, message: String) -> WireEvent {
 /// the key, a secret header or any other secret palaver knows is gone before anyone sees it.
 struct Out<'a> {
     tx: &'a UnboundedSender<WireEvent>,
+    /// What was reported so far, for the response cache: an answer is kept only when it
+    /// ended and nothing went wrong on the way (no error, no limit, nothing malformed).
+    ended: AtomicBool,
+    faulted: AtomicBool,
 }
 
 impl Out<'_> {
     fn send(&self, mut ev: WireEvent) -> Result<(), ()> {
+        match &ev {
+            WireEvent::Failed(_) => self.faulted.store(true, Ordering::Relaxed),
+            WireEvent::Chunk { events, .. } => {
+                for e in events {
+                    match e {
+                        StreamEvent::End => self.ended.store(true, Ordering::Relaxed),
+                        StreamEvent::Error(_) | StreamEvent::Malformed { .. } => {
+                            self.faulted.store(true, Ordering::Relaxed);
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
         super::redact::wire(&mut ev);
         self.tx.send(ev).map_err(|_| ())
+    }
+
+    /// Whether the answer reported is whole and sound: one worth keeping.
+    fn complete(&self) -> bool {
+        self.ended.load(Ordering::Relaxed) && !self.faulted.load(Ordering::Relaxed)
     }
 
     async fn closed(&self) {
@@ -149,7 +175,7 @@ pub async fn run_serialized(
     tx: &UnboundedSender<WireEvent>,
 ) {
     ep.register_secrets();
-    let tx = &Out { tx };
+    let tx = &Out { tx, ended: AtomicBool::new(false), faulted: AtomicBool::new(false) };
     let start = Instant::now();
     let ms = move || start.elapsed().as_millis() as u64;
     // Serialised once, measured, and never sent past the limit.
@@ -166,6 +192,10 @@ pub async fn run_serialized(
         return;
     }
     let body_bytes = bytes::Bytes::from(bytes);
+    let cache_key = match cached(ep, api, &body_bytes).await {
+        Lookup::Hit(reply) => return replay(reply, api, stream, ep, tx, &ms).await,
+        Lookup::Miss(key) => key,
+    };
     let mut attempt = 0;
     let mut reconnected = false;
     let resp = loop {
@@ -252,19 +282,98 @@ pub async fn run_serialized(
         .map(|(k, v)| (k.to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
         .collect();
     let content_type = resp.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
-    if tx.send(WireEvent::Opened { status: resp.status().as_u16(), headers, at_ms: ms() }).is_err() {
+    let status = resp.status().as_u16();
+    if tx.send(WireEvent::Opened { status, headers: headers.clone(), at_ms: ms() }).is_err() {
         return;
     }
     if let Some(coding) = compressed_coding(resp.headers()) {
         let _ = tx.send(failed("request", compressed_message(&coding)));
         return;
     }
-    read_body(resp, api, stream, &content_type, ep, tx, &ms).await;
+    let Some((cache, key)) = ep.cache.as_ref().zip(cache_key) else {
+        return read_body(resp.bytes_stream(), api, stream, &content_type, ep, tx, &ms).await;
+    };
+    let opened =
+        CachedReply { url: super::redact::storable_url(&ep.url(api.path())), status, headers, body: Vec::new() };
+    read_and_keep(resp, api, stream, &content_type, ep, tx, &ms, (cache.as_ref(), key, opened)).await;
+}
+
+/// Reads a live answer as `read_body` does, keeping its bytes as they arrive (within the body
+/// limit); the answer goes to the cache only once it proved whole: a cut, refused or malformed
+/// one is never replayed.
+#[allow(clippy::too_many_arguments)]
+async fn read_and_keep(
+    resp: reqwest::Response,
+    api: Api,
+    stream: bool,
+    content_type: &str,
+    ep: &Endpoint,
+    tx: &Out<'_>,
+    ms: &impl Fn() -> u64,
+    (cache, key, mut reply): (&dyn super::reply_cache::ReplyCache, String, CachedReply),
+) {
+    let (mut kept, mut over) = (Vec::new(), false);
+    let body = resp.bytes_stream().inspect(|read| {
+        if let Ok(b) = read {
+            over |= kept.len() + b.len() > ep.limits.body_bytes;
+            if !over {
+                kept.extend_from_slice(b);
+            }
+        }
+    });
+    read_body(body, api, stream, content_type, ep, tx, ms).await;
+    if !over && tx.complete() {
+        reply.headers.iter_mut().for_each(|(_, v)| secrets::redact_string(v));
+        reply.body = secrets::redact(&String::from_utf8_lossy(&kept)).into_owned().into_bytes();
+        cache.put(key, reply);
+    }
+}
+
+/// What the response cache holds for a request: its answer, or the key to keep one under
+/// (`None`: no cache on this endpoint).
+enum Lookup {
+    Hit(CachedReply),
+    Miss(Option<String>),
+}
+
+/// Looks the request up in the endpoint's cache, off the runtime thread (the body may be
+/// megabytes to hash, and the cache is a file).
+async fn cached(ep: &Endpoint, api: Api, body: &bytes::Bytes) -> Lookup {
+    let Some(cache) = ep.cache.clone() else { return Lookup::Miss(None) };
+    let (ep, body) = (ep.clone(), body.clone());
+    let found = tokio::task::spawn_blocking(move || {
+        let key = super::reply_cache::key(&ep, api.path(), &body);
+        let hit = cache.get(&key);
+        (key, hit)
+    })
+    .await;
+    match found {
+        Ok((_, Some(hit))) => Lookup::Hit(hit),
+        Ok((key, None)) => Lookup::Miss(Some(key)),
+        Err(_) => Lookup::Miss(None),
+    }
+}
+
+/// Answers from the cache: the kept status, headers (marked with [`CACHE_HEADER`]) and body,
+/// read by the same `read_body` a live answer goes through.
+async fn replay(reply: CachedReply, api: Api, stream: bool, ep: &Endpoint, tx: &Out<'_>, ms: &impl Fn() -> u64) {
+    let CachedReply { status, mut headers, body, .. } = reply;
+    let content_type = headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+        .map(|(_, v)| v.clone())
+        .unwrap_or_default();
+    headers.push((CACHE_HEADER.to_owned(), "hit".to_owned()));
+    if tx.send(WireEvent::Opened { status, headers, at_ms: ms() }).is_err() {
+        return;
+    }
+    let body = futures_util::stream::iter([Ok::<_, reqwest::Error>(bytes::Bytes::from(body))]);
+    read_body(body, api, stream, &content_type, ep, tx, ms).await;
 }
 
 /// Reads the body: SSE when it looks like SSE, else one JSON document.
 async fn read_body(
-    resp: reqwest::Response,
+    body: impl futures_util::Stream<Item = reqwest::Result<bytes::Bytes>>,
     api: Api,
     stream: bool,
     content_type: &str,
@@ -273,7 +382,7 @@ async fn read_body(
     ms: &impl Fn() -> u64,
 ) {
     let (t, limits) = (ep.timeouts, ep.limits);
-    let mut body = resp.bytes_stream();
+    let mut body = std::pin::pin!(body);
     let mut decoder = SseDecoder::with_limit(limits.sse_event_bytes);
     let mut mapper = Mapper::new(api);
     let mut budget = ReplyBudget::new(limits);

@@ -113,6 +113,9 @@ pub struct Endpoint {
     pub limits: Limits,
     /// Where its errors are shown: their hints name that face's knobs.
     pub face: super::errors::Face,
+    /// Answers to identical requests are taken from here instead of the network (prompt
+    /// sets); `None` for everything else.
+    pub cache: Option<std::sync::Arc<dyn super::reply_cache::ReplyCache>>,
 }
 
 impl Endpoint {

@@ -11,6 +11,7 @@ pub mod event;
 pub mod json_bounded;
 pub mod limits;
 pub mod redact;
+pub mod reply_cache;
 pub mod responses_mapper;
 pub mod retry;
 pub mod sse;

@@ -302,6 +302,10 @@ pub struct CompareArgs {
     /// in the baseline and fails now exits 3, whatever the statistics
     #[arg(long, value_name = "ID,…", value_delimiter = ',', global = true)]
     pub critical: Vec<String>,
+    /// Send every request of the set even when the response cache holds its answer (it is
+    /// still not written to); by default identical requests are answered from the cache
+    #[arg(long, global = true)]
+    pub no_cache: bool,
 }
 
 /// `palaver compare runs | show RUN | diff RUN_A RUN_B | stats`.
@@ -332,6 +336,34 @@ pub enum CompareAction {
     /// Each model's arena record: votes, win rate and a Bradley–Terry rating with a 95% interval,
     /// raw and with style control (answer length and markdown held equal, as LMArena does)
     Stats,
+    /// The response cache of prompt sets: its size and entries (`clear` empties it)
+    Cache {
+        #[command(subcommand)]
+        action: Option<CacheAction>,
+    },
+    /// Grade a stored run's answers again, as a new run, with the checks of --prompts FILE
+    /// (matched by line id, else by position) or the stored ones; no model is called, only
+    /// judges (through the cache)
+    Rescore {
+        /// The run's ID (as `compare runs` prints it) or a unique prefix
+        run: String,
+        /// A prompt set whose checks replace the stored ones
+        #[arg(long, value_name = "FILE")]
+        prompts: Option<std::path::PathBuf>,
+        /// Run the programs its `script` checks name (as `compare --allow-scripts`)
+        #[arg(long)]
+        allow_scripts: bool,
+        /// Let it name files outside its own folder (as `compare --allow-outside`)
+        #[arg(long)]
+        allow_outside: bool,
+    },
+}
+
+/// `palaver compare cache [clear]`.
+#[derive(Debug, Clone, Copy, Subcommand)]
+pub enum CacheAction {
+    /// Empty the response cache
+    Clear,
 }
 
 /// `palaver catalogue show MODEL | update FILE|URL`.

@@ -128,6 +128,12 @@ pub async fn run(cli: Cli) -> u8 {
         Some(Command::Schemas { action }) => schemas_cmd::run(action.as_ref(), &paths),
         Some(Command::History { action }) => history::run(action, g.json, &paths),
         Some(Command::Compare(ca)) => {
+            if let Some(r) = compare_set::rescore::of(ca.action.as_ref()) {
+                let registry = build_registry(&cfg, &paths).await;
+                let code = compare_set::rescore::run(g, &cfg, &paths, &registry, ca, &r).await;
+                registry.close_mcp().await;
+                return code;
+            }
             if let Some(action) = &ca.action {
                 return compare_set::actions::run(action, g, ca, &paths, &cfg).await;
             }

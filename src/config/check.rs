@@ -14,6 +14,7 @@ pub const TOP: &[&str] = &[
     "compact_prompt",
     "compact_max_tokens",
     "judge_prompt",
+    "compare",
     "clipboard_image_cmd",
     "notify",
     "vim_mode",
@@ -75,6 +76,7 @@ const LIMITS: &[&str] = &[
     "logprob_tokens",
     "logprob_bytes",
 ];
+const COMPARE: &[&str] = &["cache_ttl", "cache_max_mb"];
 const TIMEOUTS: &[&str] = &["connect", "first_byte", "idle"];
 const MODEL: &[&str] = &["context_window", "max_output", "price", "catalogue_model"];
 const PRICE: &[&str] = &["input", "cached_input", "output", "cache_write", "reasoning"];
@@ -152,6 +154,9 @@ pub fn unknown_keys(text: &str) -> Vec<Unknown> {
                 walk(env, TOOL_ENV, "tools.env.", &mut out);
             }
         }
+    }
+    if let Some(t) = table.get("compare").and_then(toml::Value::as_table) {
+        walk(t, COMPARE, "compare.", &mut out);
     }
     if let Some(env) = table.get("tool_env").and_then(toml::Value::as_table) {
         walk(env, TOOL_ENV, "tool_env.", &mut out);

@@ -8,6 +8,7 @@ pub mod catalogue_import;
 pub mod catalogue_index;
 pub mod check;
 pub mod commands;
+pub mod compare;
 pub mod mcp_server;
 pub mod notify;
 pub mod paths;
@@ -183,6 +184,9 @@ pub struct Config {
     /// A file whose text replaces the built-in prompt of prompt-set `judge` checks
     /// (`assets/judges/rubric.md`; a check's own `prompt` wins).
     pub judge_prompt: Option<std::path::PathBuf>,
+    /// Prompt sets' settings: the response cache's TTL and size.
+    #[serde(default)]
+    pub compare: compare::CompareConfig,
     /// The command `/paste-image` (Ctrl+V) reads a clipboard image from, its PNG on stdout
     /// (default: `wl-paste`, `xclip`, `pngpaste` or `osascript`, whichever the session has).
     pub clipboard_image_cmd: Option<Vec<String>>,

@@ -40,4 +40,16 @@ impl Paths {
     pub fn database(&self) -> PathBuf {
         self.data_dir.join("palaver.sqlite3")
     }
+
+    /// The response cache of prompt sets: in the platform's cache directory (under
+    /// `$PALAVER_HOME/cache` when that is set), apart from the history it must not grow.
+    #[must_use]
+    pub fn reply_cache(&self) -> PathBuf {
+        let home = std::env::var_os("PALAVER_HOME").filter(|h| !h.is_empty());
+        let dir = match (home, directories::ProjectDirs::from("", "", "palaver")) {
+            (None, Some(d)) => d.cache_dir().to_path_buf(),
+            _ => self.data_dir.join("cache"),
+        };
+        dir.join("replies.sqlite3")
+    }
 }

@@ -164,6 +164,7 @@ impl ProviderProfile {
             max_retry_wait: Duration::from_secs(60),
             limits: self.limits.unwrap_or_default(),
             face: crate::api::errors::Face::Headless,
+            cache: None,
         }
     }
 }

@@ -8,7 +8,7 @@ use super::sink::TurnSink;
 use super::stop::Stop;
 use super::turn::{Turn, TurnOutcome, run_turn};
 use crate::config::Config;
-use crate::engine::evals::expect::{Expect, Facts};
+use crate::engine::evals::expect::{CheckResult, Expect, Facts};
 use crate::engine::message::Message;
 use crate::engine::metrics::{ReplyMetrics, priced};
 use crate::engine::structured::Structured;
@@ -93,36 +93,85 @@ pub async fn run(job: CellJob<'_>) -> Option<CellRow> {
     }
     let mut row = fold(row, &out, &history, job.cfg, t, started);
     if let (Some(expect), true) = (job.expect, row.ok) {
+        let main = out.msg.main();
+        let asked = Asked {
+            refusal: !main.refusal.is_empty(),
+            perplexity: crate::engine::logprobs::stats_of(&main.logprobs).map(|s| s.perplexity),
+        };
+        let grader = Grader {
+            cfg: job.cfg,
+            registry: job.registry,
+            judges: job.judges,
+            prompt: job.prompt,
+            stop: job.stop.clone(),
+        };
+        let results = grader.checks(expect, &row, asked, &mut *job.sink).await?;
+        row.checks = serde_json::to_value(results).ok();
+    }
+    // Checks saw what the answer cost when it was first asked; replayed, it costs nothing.
+    if row.cached {
+        row.cost = row.cost.map(|_| 0.0);
+    }
+    row.finished_at = crate::store::ids::now_ms();
+    Some(row)
+}
+
+/// What a reply told of itself that the stored row does not keep.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Asked {
+    /// The API's own refusal field held text.
+    pub refusal: bool,
+    /// Over the answer's tokens, when log probabilities came back.
+    pub perplexity: Option<f64>,
+}
+
+/// What grading a cell's answer needs: a live cell's, or a stored one's (`compare rescore`).
+pub struct Grader<'a> {
+    pub cfg: &'a Config,
+    pub registry: &'a Registry,
+    pub judges: &'a Judges,
+    pub prompt: &'a PromptRow,
+    pub stop: Stop,
+}
+
+impl Grader<'_> {
+    /// The results of `expect` on an answered `row`: its checks on the text and figures, then
+    /// its judges and scripts. `None` when the user stopped a judge.
+    pub async fn checks(
+        &self,
+        expect: &Expect,
+        row: &CellRow,
+        asked: Asked,
+        sink: &mut (dyn TurnSink + Send),
+    ) -> Option<Vec<CheckResult>> {
         let facts = Facts {
             cost: row.cost,
             latency_ms: row.total_ms,
             finish_reason: row.finish_reason.as_deref(),
-            refusal: !out.msg.main().refusal.is_empty(),
-            perplexity: crate::engine::logprobs::stats_of(&out.msg.main().logprobs).map(|s| s.perplexity),
+            refusal: asked.refusal,
+            perplexity: asked.perplexity,
             tool_calls: row.tool_calls.as_ref(),
         };
         let mut results = expect.run_with(&row.text, facts);
         let grading = Grading {
-            judges: job.judges,
-            cfg: job.cfg,
-            registry: job.registry,
-            question: &job.prompt.prompt,
+            judges: self.judges,
+            cfg: self.cfg,
+            registry: self.registry,
+            question: &self.prompt.prompt,
             answer: &row.text,
-            stop: job.stop.clone(),
+            stop: self.stop.clone(),
         };
         for (spec, check) in expect.judge_checks() {
-            results.push(check.counted(grade(&grading, spec, &mut *job.sink).await?));
+            results.push(check.counted(grade(&grading, spec, &mut *sink).await?));
         }
         if expect.scripts().next().is_some() {
-            let input = super::script::input(&job.prompt.prompt, &row);
+            let input = super::script::input(&self.prompt.prompt, row);
             for (spec, check) in expect.scripts() {
                 results.push(check.counted(super::script::check(spec, &input).await));
             }
         }
-        row.checks = serde_json::to_value(results).ok();
+        Some(results)
     }
-    row.finished_at = crate::store::ids::now_ms();
-    Some(row)
 }
 
 /// A cell's settings: the run's, with the prompt's system prompt and what its checks ask of the
@@ -162,6 +211,7 @@ fn fold(
     let view = usage.as_ref().map(UsageView::from_raw).unwrap_or_default();
     let metrics = ReplyMetrics::of(msg, cfg, &t.model);
     row.ok = msg.error.is_none();
+    row.cached = out.from_cache(history);
     row.text.clone_from(&main.content);
     if !main.refusal.is_empty() && row.text.is_empty() {
         row.text.clone_from(&main.refusal);

@@ -73,9 +73,12 @@ async fn ask<S: TurnSink + ?Sized>(
     } else {
         out.msg.usage.as_ref().map(crate::engine::usage::UsageView::from_raw).unwrap_or_default()
     };
-    let cost = priced(g.cfg, &target.model, out.msg.meta.model.as_deref(), &view).map(|c| c.0);
+    // A verdict from the response cache cost nothing this time.
+    let cached = out.from_cache(&history);
+    let cost =
+        priced(g.cfg, &target.model, out.msg.meta.model.as_deref(), &view).map(|c| if cached { 0.0 } else { c.0 });
     let usage = json!({"model": target.model, "provider": target.provider, "prompt_tokens": view.prompt,
-        "completion_tokens": view.completion, "cost": cost});
+        "completion_tokens": view.completion, "cost": cost, "cached": cached});
     let answer = match &out.msg.error {
         Some(e) => Err(format!("the judge failed: {}", e.message)),
         None => Ok(out.msg.main().content.clone()),

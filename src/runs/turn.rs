@@ -44,6 +44,14 @@ pub struct TurnOutcome {
 }
 
 impl TurnOutcome {
+    /// Whether every reply of the turn (`history`: its conversation) was answered from the
+    /// response cache, so it cost nothing.
+    #[must_use]
+    pub fn from_cache(&self, history: &[Message]) -> bool {
+        let hit = |m: &Message| m.response_headers.iter().any(|(k, _)| k == crate::api::reply_cache::CACHE_HEADER);
+        hit(&self.msg) && history.iter().filter(|m| m.role() == crate::engine::Role::Assistant).all(hit)
+    }
+
     fn ended(msg: Message, calls: Vec<ToolCall>, notice: Option<String>, account: TurnAccount) -> Self {
         Self { msg, calls, notice, account, stored: None, attachments: Vec::new() }
     }

@@ -26,6 +26,7 @@ pub mod ops;
 pub mod others;
 pub mod read;
 mod read_only;
+pub mod reply_cache;
 pub mod runs;
 pub mod runs_batches;
 mod runs_read;

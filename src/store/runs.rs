@@ -150,6 +150,11 @@ ALTER TABLE compare_cells_samples RENAME TO compare_cells;
 ALTER TABLE compare_prompts ADD COLUMN threshold REAL;
 ";
 
+/// Whether a cell was answered from the response cache (it then cost nothing).
+pub const MIGRATION_CELL_CACHED: &str = r"
+ALTER TABLE compare_cells ADD COLUMN cached INTEGER NOT NULL DEFAULT 0;
+";
+
 /// One hidden model of a battle.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BattleModel {
@@ -246,6 +251,8 @@ pub struct CellRow {
     pub error: Option<Value>,
     pub checks: Option<Value>,
     pub finished_at: u64,
+    /// Every request of the cell was answered from the response cache: it cost nothing.
+    pub cached: bool,
 }
 
 /// A run as `compare runs` lists it.
@@ -539,9 +546,9 @@ fn write_batch(conn: &Connection, cmds: &[Cmd]) -> rusqlite::Result<()> {
                     "INSERT OR REPLACE INTO compare_cells (run_id, prompt_idx, model_idx, model, provider, ok, text,
                      reasoning, tool_calls, usage, prompt_tokens, completion_tokens, cost, finish_reason,
                      prompt_filter, content_filter, safety_flag, ttft_ms, total_ms, tokens_per_s, error, checks,
-                     finished_at, sample)
+                     finished_at, sample, cached)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
-                     ?20, ?21, ?22, ?23, ?24)",
+                     ?20, ?21, ?22, ?23, ?24, ?25)",
                 )?
                 .execute(params![
                     run,
@@ -568,6 +575,7 @@ fn write_batch(conn: &Connection, cmds: &[Cmd]) -> rusqlite::Result<()> {
                     js(&c.checks),
                     n(Some(c.finished_at)),
                     c.sample,
+                    c.cached,
                 ])?;
                 tx.prepare_cached("UPDATE compare_runs SET updated_at = ?2 WHERE id = ?1")?
                     .execute(params![run, now])?;

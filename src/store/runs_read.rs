@@ -6,7 +6,7 @@
 use super::StoreError;
 use super::runs::{BattleModel, BattleRow, CellRow, PromptRow, RunModel, RunStore, RunSummary};
 use crate::engine::evals::style::Style;
-use rusqlite::{OptionalExtension, Row, params};
+use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde_json::Value;
 use std::collections::HashSet;
 
@@ -57,16 +57,22 @@ pub struct CellFigures {
     /// Characters of the answer.
     pub answer_chars: u64,
     pub checks: Option<Value>,
+    pub cached: bool,
 }
 
 const CELL: &str = "SELECT prompt_idx, model_idx, model, provider, ok, text, reasoning, tool_calls, usage,
     prompt_tokens, completion_tokens, cost, finish_reason, prompt_filter, content_filter, safety_flag, ttft_ms,
-    total_ms, tokens_per_s, error, checks, finished_at, SAMPLE FROM compare_cells";
+    total_ms, tokens_per_s, error, checks, finished_at, SAMPLE, CACHED FROM compare_cells";
 
 /// A cell's sample (to select, and to order by), or 0 in a file opened read-only from before
 /// samples were (it could not be migrated).
-fn sample_column(c: &rusqlite::Connection) -> (&'static str, &'static str) {
+fn sample_column(c: &Connection) -> (&'static str, &'static str) {
     if c.prepare("SELECT sample FROM compare_cells LIMIT 0").is_ok() { ("sample", ", sample") } else { ("0", "") }
+}
+
+/// The `cached` column, or 0 in a file opened read-only that predates it (it could not be migrated).
+fn cached_col(c: &Connection) -> &'static str {
+    if c.prepare("SELECT cached FROM compare_cells LIMIT 0").is_ok() { "cached" } else { "0" }
 }
 
 fn cell_row(r: &Row<'_>) -> rusqlite::Result<CellRow> {
@@ -94,6 +100,7 @@ fn cell_row(r: &Row<'_>) -> rusqlite::Result<CellRow> {
         checks: json(r, 20)?,
         finished_at: uint(r, 21)?.unwrap_or(0),
         sample: r.get(22)?,
+        cached: r.get(23)?,
     })
 }
 
@@ -200,7 +207,8 @@ impl RunStore {
         self.read(|c| {
             let (sample, order) = sample_column(c);
             let sql = format!("{CELL} WHERE run_id = ?1 AND prompt_idx = ?2 ORDER BY model_idx{order}")
-                .replace("SAMPLE", sample);
+                .replace("SAMPLE", sample)
+                .replace("CACHED", cached_col(c));
             c.prepare_cached(&sql)?.query_map(params![run, prompt_idx], cell_row)?.collect()
         })
     }
@@ -214,8 +222,9 @@ impl RunStore {
             let (sample, order) = sample_column(c);
             let mut st = c.prepare(&format!(
                 "SELECT prompt_idx, model_idx, ok, prompt_tokens, completion_tokens, cost, finish_reason, safety_flag,
-                 ttft_ms, total_ms, tokens_per_s, length(text), checks, {sample} FROM compare_cells WHERE run_id = ?1
-                 ORDER BY prompt_idx, model_idx{order}"
+                 ttft_ms, total_ms, tokens_per_s, length(text), checks, {sample}, {} FROM compare_cells WHERE run_id = ?1
+                 ORDER BY prompt_idx, model_idx{order}",
+                cached_col(c)
             ))?;
             let mut rows = st.query(params![run])?;
             while let Some(r) = rows.next()? {
@@ -234,6 +243,7 @@ impl RunStore {
                     answer_chars: uint(r, 11)?.unwrap_or(0),
                     checks: json(r, 12)?,
                     sample: r.get(13)?,
+                    cached: r.get(14)?,
                 });
             }
             Ok(())

@@ -118,7 +118,8 @@ fn a_templated_prompts_row_is_kept_and_an_older_file_reads_without_it() {
     let conn = rusqlite::Connection::open(&db).unwrap_or_else(|e| panic!("{e}"));
     conn.execute_batch(
         "DROP TABLE arena_battles; ALTER TABLE compare_prompts DROP COLUMN vars;
-         ALTER TABLE compare_prompts DROP COLUMN threshold; PRAGMA user_version = 5;",
+         ALTER TABLE compare_prompts DROP COLUMN threshold; ALTER TABLE compare_cells DROP COLUMN cached;
+         PRAGMA user_version = 5;",
     )
     .unwrap_or_else(|e| panic!("{e}"));
     drop(conn);

@@ -16,6 +16,7 @@ const MIGRATIONS: &[&str] = &[
     super::runs::MIGRATION_RUN_VARS,
     super::runs::MIGRATION_BATTLES,
     super::runs::MIGRATION_CELL_SAMPLES,
+    super::runs::MIGRATION_CELL_CACHED,
 ];
 
 /// The version at which the search index holds finished messages only (tests build files just before it).

@@ -21,6 +21,9 @@ pub async fn run(
     paths: &Paths,
     cfg: &crate::config::Config,
 ) -> u8 {
+    if let CompareAction::Cache { action } = action {
+        return super::cache::run(*action, cfg, paths, g.json);
+    }
     let store = match open_store_to_read(paths) {
         Ok(s) => s,
         Err(code) => return code,
@@ -33,6 +36,8 @@ pub async fn run(
             diff(&store, [run_a, run_b], g, ca, cfg, judge).await
         }
         CompareAction::Stats => stats(&store, g.json),
+        // Handled above; `rescore` runs in `compare_set::rescore` (it is async).
+        CompareAction::Cache { .. } | CompareAction::Rescore { .. } => EXIT_USAGE,
     }
 }
 

@@ -16,7 +16,7 @@ pub fn cell_line(run: &str, prompt: &PromptRow, c: &CellRow) -> Value {
         "tool_calls": c.tool_calls.clone().unwrap_or_else(|| json!([])), "finish_reason": c.finish_reason,
         "usage": usage, "cost": c.cost, "prompt_filter": c.prompt_filter, "content_filter": c.content_filter,
         "safety_flag": c.safety_flag, "ttft_ms": c.ttft_ms, "total_ms": c.total_ms, "tokens_per_s": c.tokens_per_s,
-        "checks": c.checks, "error": c.error,
+        "checks": c.checks, "error": c.error, "cached": c.cached,
     });
     // Only a templated prompt's cells carry their row: the other lines stay as they were.
     if let (Some(vars), Some(obj)) = (&prompt.vars, line.as_object_mut()) {

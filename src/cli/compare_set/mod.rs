@@ -10,6 +10,7 @@
 pub mod actions;
 mod attach_rules;
 mod batch_judges;
+pub mod cache;
 pub mod diff;
 pub mod diff_judge;
 pub mod diff_show;
@@ -23,6 +24,7 @@ pub mod ratings;
 pub mod report;
 pub mod report_filter;
 pub mod report_html;
+pub mod rescore;
 mod select;
 pub mod settings;
 pub mod summary;
@@ -105,6 +107,11 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
     if (ca.fail_on_regression || !ca.critical.is_empty()) && ca.baseline.is_none() {
         return usage("--fail-on-regression and --critical go with --baseline RUN (or compare diff RUN_A RUN_B)");
     }
+    // Opened before the run is stored: a `cache_ttl` that cannot be read leaves nothing behind.
+    let cache = match cache::open(cfg, paths, ca.no_cache) {
+        Ok(c) => c,
+        Err(e) => return usage(&e),
+    };
     let store = match open_store(paths) {
         Ok(s) => s,
         Err(code) => return code,
@@ -139,7 +146,7 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
         Ok(None) => return usage(&format!("run {} is being run by another palaver; wait for it, or stop it", run.id)),
         Err(_) => None,
     };
-    let targets = match resolve_columns(&g, cfg, &g.model).await {
+    let mut targets = match resolve_columns(&g, cfg, &g.model).await {
         Ok(t) => t,
         Err(e) => return usage(&e.0),
     };
@@ -155,13 +162,16 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
             return usage(&format!("run {}: {e}", run.id));
         }
     }
-    let judges = match ready {
+    let mut judges = match ready {
         Some(j) => j,
         None => match judges::prepare(&g, cfg, &expects).await {
             Ok(j) => j,
             Err(e) => return usage(&e),
         },
     };
+    if let Some(c) = &cache {
+        cache::attach(c, &mut targets, &mut judges);
+    }
     let done = match store.done_cells(&run.id, ca.retry_failed) {
         Ok(d) => d,
         Err(e) => return usage(&format!("cannot read run {}: {e}", run.id)),
@@ -237,6 +247,10 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
     // `select_best` needs every model's answer to a prompt: it runs once they are in.
     select::run(&shared).await;
     let interrupted = super::interrupt::stop().is_set();
+    // The answers kept are on disk before the process ends.
+    if let Some(c) = &cache {
+        c.close();
+    }
     if let Err(e) = store.flush() {
         say!("{e}");
     }
@@ -245,16 +259,16 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
 }
 
 /// What a finished run is held to and written into.
-struct Ends<'a> {
-    reports: &'a [std::path::PathBuf],
-    min_pass: f64,
+pub(super) struct Ends<'a> {
+    pub(super) reports: &'a [std::path::PathBuf],
+    pub(super) min_pass: f64,
     /// `--baseline`: the run to diff against, and when the diff fails the run.
-    baseline: Option<&'a (RunSummary, diff::Gate)>,
+    pub(super) baseline: Option<&'a (RunSummary, diff::Gate)>,
 }
 
 /// Marks the run, prints the summary (or the JSON summary line), writes the reports, and
 /// returns the exit status.
-fn finish(store: &RunStore, id: &str, interrupted: bool, json: bool, ends: &Ends<'_>, cfg: &Config) -> u8 {
+pub(super) fn finish(store: &RunStore, id: &str, interrupted: bool, json: bool, ends: &Ends<'_>, cfg: &Config) -> u8 {
     let Ok(Some(mut run)) = store.run(id) else { return usage(&format!("run {id} vanished from the store")) };
     let cells = u64::from(run.prompts) * run.models.len() as u64 * u64::from(settings::repeat(&run.settings));
     let complete = run.cells_ok + run.cells_failed >= cells;

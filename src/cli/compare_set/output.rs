@@ -209,19 +209,22 @@ fn testcase(out: &mut impl Write, p: &PromptRow, samples: &[&CellRow], verdict: 
     let name = if p.id.is_empty() { format!("prompt {}", p.idx + 1) } else { p.id.clone() };
     let model = samples.first().map_or("", |c| c.model.as_str());
     write!(out, r#"    <testcase name="{}" classname="{}" time="{time:.3}""#, xml(&name), xml(model))?;
+    let cached = !samples.is_empty() && samples.iter().all(|c| c.cached);
+    if matches!(verdict, Verdict::Pass) && !cached {
+        return writeln!(out, "/>");
+    }
+    writeln!(out, ">")?;
     match verdict {
-        Verdict::Pass => writeln!(out, "/>"),
-        Verdict::Error(message) => {
-            writeln!(out, ">")?;
-            writeln!(out, r#"      <error message="{}"/>"#, xml(message))?;
-            writeln!(out, "    </testcase>")
-        }
+        Verdict::Pass => {}
+        Verdict::Error(message) => writeln!(out, r#"      <error message="{}"/>"#, xml(message))?,
         Verdict::Failure(message, reasons) => {
-            writeln!(out, ">")?;
             writeln!(out, r#"      <failure message="{}" type="expect">{}</failure>"#, xml(message), xml(reasons))?;
-            writeln!(out, "    </testcase>")
         }
     }
+    if cached {
+        writeln!(out, "      <system-out>answered from the response cache</system-out>")?;
+    }
+    writeln!(out, "    </testcase>")
 }
 
 /// Text as XML 1.0 holds it: terminal controls and characters it cannot hold dropped, known
@@ -246,7 +249,7 @@ fn xml(text: &str) -> String {
     out
 }
 
-const CSV_HEAD: &str = "run,prompt_index,prompt_id,sample,model,provider,ok,passed,failed_checks,finish_reason,prompt_tokens,completion_tokens,cost,ttft_ms,total_ms,tokens_per_s,error,answer";
+const CSV_HEAD: &str = "run,prompt_index,prompt_id,sample,model,provider,ok,passed,failed_checks,finish_reason,prompt_tokens,completion_tokens,cost,ttft_ms,total_ms,tokens_per_s,error,answer,cached";
 
 fn csv_row(out: &mut impl Write, run: &RunSummary, p: &PromptRow, c: &CellRow) -> std::io::Result<()> {
     let num = |v: Option<String>| v.unwrap_or_default();
@@ -270,6 +273,7 @@ fn csv_row(out: &mut impl Write, run: &RunSummary, p: &PromptRow, c: &CellRow) -
         num(c.tokens_per_s.map(|v| format!("{v:.2}"))),
         text_field(error),
         text_field(&c.text),
+        c.cached.to_string(),
     ];
     writeln!(out, "{}", fields.join(","))
 }

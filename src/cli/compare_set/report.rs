@@ -310,6 +310,10 @@ pub fn cell_anchor(prompt_idx: u32, model_idx: usize) -> String {
 #[must_use]
 pub fn meta_line(c: &CellRow) -> String {
     let mut parts = vec![if c.ok { "ok".to_owned() } else { "failed".to_owned() }];
+    if c.cached {
+        // Its durations are the replay's, not the model's.
+        parts.push("cached".into());
+    }
     if let Some(v) = c.ttft_ms {
         parts.push(format!("ttft {v} ms"));
     }

@@ -22,6 +22,8 @@ pub struct ModelSummary {
     pub provider: String,
     pub ok: u64,
     pub failed: u64,
+    /// Cells answered from the response cache (their cost counts 0).
+    pub cached: u64,
     pub ttft_p50_ms: Option<f64>,
     pub ttft_p95_ms: Option<f64>,
     pub tokens_per_s_p50: Option<f64>,
@@ -109,6 +111,7 @@ pub fn compute(store: &RunStore, run: &RunSummary, cfg: &crate::config::Config) 
         let i = f.model_idx as usize;
         let (Some(m), Some(a)) = (models.get_mut(i), acc.get_mut(i)) else { return };
         cells += 1;
+        m.cached += u64::from(f.cached);
         if f.ok {
             m.ok += 1;
         } else {
@@ -240,6 +243,10 @@ fn rows(s: &Summary) -> Vec<Row> {
         num(&|m| Some(m.safety_hits as f64), &int, Some(true), "safety hits"),
         num(&|m| m.answer_chars_p50, &|v| format!("{v:.0} ch"), None, "answer p50"),
     ];
+    // Said only when the cache answered: a run that sent everything keeps its table.
+    if ms.iter().any(|m| m.cached > 0) {
+        out.insert(2, num(&|m| Some(m.cached as f64), &int, None, "cells cached"));
+    }
     if ms.iter().any(|m| m.judge.is_some()) {
         let judge = |m: &ModelSummary| m.judge.as_ref().and_then(|j| j.cost);
         out.push(num(&|m| m.judge.as_ref().map(|j| j.calls as f64), &int, None, "judge calls"));
@@ -418,6 +425,7 @@ pub(crate) mod tests {
             provider: "demo".into(),
             ok,
             failed,
+            cached: 0,
             ttft_p50_ms: ttft,
             ttft_p95_ms: ttft.map(|v| v * 2.0),
             tokens_per_s_p50: Some(100.0),
