@@ -272,6 +272,7 @@ mod tests {
             expect_raw: Some(serde_json::json!(check)),
             expect: None,
             vars: None,
+            threshold: None,
         }
     }
 

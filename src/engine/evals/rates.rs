@@ -109,7 +109,6 @@ pub fn bootstrap_mean(values: &[f64], rounds: usize, seed: u64) -> Option<Estima
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-4
