@@ -50,10 +50,12 @@ pub struct CellJob<'a> {
     pub stop: Stop,
     /// The judge models and prompts of the run's judge checks.
     pub judges: &'a Judges,
+    /// A multi-turn prompt (or one with recorded tool outputs): run by `super::conversation`.
+    pub conversation: Option<&'a crate::engine::evals::turns::Conversation>,
 }
 
 /// Runs a cell. `None` when the user stopped it (Ctrl+C): it is left to `--resume`.
-pub async fn run(job: CellJob<'_>) -> Option<CellRow> {
+pub async fn run(mut job: CellJob<'_>) -> Option<CellRow> {
     let t = job.target;
     let started = Instant::now();
     let row = CellRow {
@@ -78,6 +80,9 @@ pub async fn run(job: CellJob<'_>) -> Option<CellRow> {
             Err(e) => return Some(failed(row, format!("reading the attachments failed: {e}"))),
         }
     }
+    if let Some(conversation) = job.conversation {
+        return super::conversation::run(job, conversation, row, user, started).await;
+    }
     let settings = settings_for(job.settings, job.prompt, job.expect, job.schema_of);
     let mut history = vec![user];
     let mut rec = Recorder::off();
@@ -88,36 +93,50 @@ pub async fn run(job: CellJob<'_>) -> Option<CellRow> {
     }
     let mut row = fold(row, &out, &history, job.cfg, t, started);
     if let (Some(expect), true) = (job.expect, row.ok) {
-        let facts = Facts {
-            cost: row.cost,
-            latency_ms: row.total_ms,
-            finish_reason: row.finish_reason.as_deref(),
-            refusal: !out.msg.main().refusal.is_empty(),
-            perplexity: crate::engine::logprobs::stats_of(&out.msg.main().logprobs).map(|s| s.perplexity),
-            tool_calls: row.tool_calls.as_ref(),
-        };
-        let mut results = expect.run_with(&row.text, facts);
-        let grading = Grading {
-            judges: job.judges,
-            cfg: job.cfg,
-            registry: job.registry,
-            question: &job.prompt.prompt,
-            answer: &row.text,
-            stop: job.stop.clone(),
-        };
-        for (spec, check) in expect.judge_checks() {
-            results.push(check.counted(grade(&grading, spec, &mut *job.sink).await?));
-        }
-        if expect.scripts().next().is_some() {
-            let input = super::script::input(&job.prompt.prompt, &row);
-            for (spec, check) in expect.scripts() {
-                results.push(check.counted(super::script::check(spec, &input).await));
-            }
-        }
+        let question = job.prompt;
+        let results = grade_answer(&mut job, expect, &question.prompt, &row, &out.msg).await?;
         row.checks = serde_json::to_value(results).ok();
     }
     row.finished_at = crate::store::ids::now_ms();
     Some(row)
+}
+
+/// Runs `expect` on an answer (`row`, folded from the reply `msg`) to `question`: its checks,
+/// then its judges and scripts. `None` when the user stopped a judge (Ctrl+C).
+pub(super) async fn grade_answer(
+    job: &mut CellJob<'_>,
+    expect: &Expect,
+    question: &str,
+    row: &CellRow,
+    msg: &Message,
+) -> Option<Vec<crate::engine::evals::expect::CheckResult>> {
+    let facts = Facts {
+        cost: row.cost,
+        latency_ms: row.total_ms,
+        finish_reason: row.finish_reason.as_deref(),
+        refusal: !msg.main().refusal.is_empty(),
+        perplexity: crate::engine::logprobs::stats_of(&msg.main().logprobs).map(|s| s.perplexity),
+        tool_calls: row.tool_calls.as_ref(),
+    };
+    let mut results = expect.run_with(&row.text, facts);
+    let grading = Grading {
+        judges: job.judges,
+        cfg: job.cfg,
+        registry: job.registry,
+        question,
+        answer: &row.text,
+        stop: job.stop.clone(),
+    };
+    for (spec, check) in expect.judge_checks() {
+        results.push(check.counted(grade(&grading, spec, &mut *job.sink).await?));
+    }
+    if expect.scripts().next().is_some() {
+        let input = super::script::input(question, row);
+        for (spec, check) in expect.scripts() {
+            results.push(check.counted(super::script::check(spec, &input).await));
+        }
+    }
+    Some(results)
 }
 
 /// A cell's settings: the run's, with the prompt's system prompt and what its checks ask of the
@@ -143,7 +162,7 @@ pub fn settings_for(
 }
 
 /// The row of a finished turn: its answer, usage, cost, timings and error.
-fn fold(
+pub(super) fn fold(
     mut row: CellRow,
     out: &TurnOutcome,
     history: &[Message],

@@ -60,7 +60,16 @@ pub struct CellFigures {
 
 const CELL: &str = "SELECT prompt_idx, model_idx, model, provider, ok, text, reasoning, tool_calls, usage,
     prompt_tokens, completion_tokens, cost, finish_reason, prompt_filter, content_filter, safety_flag, ttft_ms,
-    total_ms, tokens_per_s, error, checks, finished_at FROM compare_cells";
+    total_ms, tokens_per_s, error, checks, finished_at, {turns} FROM compare_cells";
+
+/// `turns`, or NULL in a file opened read-only from before it (it could not be migrated).
+fn turns_column(c: &rusqlite::Connection, table: &str) -> &'static str {
+    if c.prepare(&format!("SELECT turns FROM {table} LIMIT 0")).is_ok() { "turns" } else { "NULL" }
+}
+
+fn cell_sql(c: &rusqlite::Connection) -> String {
+    CELL.replace("{turns}", turns_column(c, "compare_cells"))
+}
 
 fn cell_row(r: &Row<'_>) -> rusqlite::Result<CellRow> {
     Ok(CellRow {
@@ -86,6 +95,7 @@ fn cell_row(r: &Row<'_>) -> rusqlite::Result<CellRow> {
         error: json(r, 19)?,
         checks: json(r, 20)?,
         finished_at: uint(r, 21)?.unwrap_or(0),
+        turns: json(r, 22)?,
     })
 }
 
@@ -148,8 +158,9 @@ impl RunStore {
             // A file opened read-only may predate the `vars` column (it could not be migrated).
             let vars = c.prepare("SELECT vars FROM compare_prompts LIMIT 0").is_ok();
             let cols = if vars { "vars" } else { "NULL" };
+            let turns = turns_column(c, "compare_prompts");
             c.prepare(&format!(
-                "SELECT idx, pid, prompt, system, attach, expect, {cols} FROM compare_prompts WHERE run_id = ?1 ORDER BY idx"
+                "SELECT idx, pid, prompt, system, attach, expect, {cols}, {turns} FROM compare_prompts WHERE run_id = ?1 ORDER BY idx"
             ))?
             .query_map(params![run], |r| {
                 let attach: Option<String> = r.get(4)?;
@@ -161,6 +172,7 @@ impl RunStore {
                     attach: attach.and_then(|a| serde_json::from_str(&a).ok()).unwrap_or_default(),
                     expect: json(r, 5)?,
                     vars: json(r, 6)?,
+                    conversation: json(r, 7)?,
                 })
             })?
             .collect()
@@ -185,7 +197,7 @@ impl RunStore {
     /// A database error.
     pub fn prompt_cells(&self, run: &str, prompt_idx: u32) -> Result<Vec<CellRow>, StoreError> {
         self.read(|c| {
-            let sql = format!("{CELL} WHERE run_id = ?1 AND prompt_idx = ?2 ORDER BY model_idx");
+            let sql = format!("{} WHERE run_id = ?1 AND prompt_idx = ?2 ORDER BY model_idx", cell_sql(c));
             c.prepare_cached(&sql)?.query_map(params![run, prompt_idx], cell_row)?.collect()
         })
     }

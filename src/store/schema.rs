@@ -15,6 +15,7 @@ const MIGRATIONS: &[&str] = &[
     super::runs::MIGRATION_VOTE_STYLE,
     super::runs::MIGRATION_RUN_VARS,
     super::runs::MIGRATION_BATTLES,
+    super::runs::MIGRATION_TURNS,
 ];
 
 /// The version at which the search index holds finished messages only (tests build files just before it).

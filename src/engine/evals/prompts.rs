@@ -31,6 +31,9 @@ pub struct PromptItem {
     pub expect: Option<Expect>,
     /// The row of a templated line: its variables (an object), stored and shown with the cells.
     pub vars: Option<Value>,
+    /// A multi-turn line (or one with recorded tool outputs), as kept: see [`super::turns`].
+    /// `prompt` is then its first turn's, and its checks are its turns'.
+    pub conversation: Option<Value>,
 }
 
 /// A prompt file that cannot be read as a set.
@@ -41,7 +44,8 @@ pub struct PromptError {
     pub message: String,
 }
 
-const KEYS: &[&str] = &["prompt", "system", "id", "attach", "expect", "schema", "vars"];
+const KEYS: &[&str] =
+    &["prompt", "system", "id", "attach", "expect", "schema", "vars", "turns", "tool_outputs", "tools"];
 
 /// Reads a file the set names (a `vars` or schema file, relative to the set): `None` when
 /// there is nothing by that name; `Err` says why it cannot be read.
@@ -97,6 +101,7 @@ pub fn parse_with(text: &str, files: SetFiles<'_>) -> Result<Vec<PromptItem>, Pr
                 expect_raw: None,
                 expect: None,
                 vars: None,
+                conversation: None,
             }]
         };
         for item in items {
@@ -126,6 +131,10 @@ fn json_line(line: usize, l: &str, files: SetFiles<'_>) -> Result<Vec<PromptItem
             if let Some(v) = &item.expect_raw {
                 item.expect = Some(Expect::compile(v).map_err(|e| err(format!("expect: {e}")))?);
             }
+            // Compiled to be checked now; the cell compiles it again from what the store keeps.
+            if let Some(c) = &item.conversation {
+                super::turns::Conversation::compile(c).map_err(err)?;
+            }
             Ok(item)
         })
         .collect()
@@ -140,12 +149,6 @@ fn fields(line: usize, l: &str, files: SetFiles<'_>) -> Result<(PromptItem, Opti
     if let Some(k) = obj.keys().find(|k| !KEYS.contains(&k.as_str())) {
         return Err(err(format!("unknown key `{k}` (known: {})", KEYS.join(", "))));
     }
-    let prompt = match obj.get("prompt") {
-        Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
-        Some(Value::String(_)) => return Err(err("`prompt` is empty".into())),
-        Some(_) => return Err(err("`prompt` must be a string".into())),
-        None => return Err(err("no `prompt`".into())),
-    };
     let system = match obj.get("system") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.clone()),
@@ -180,8 +183,23 @@ fn fields(line: usize, l: &str, files: SetFiles<'_>) -> Result<(PromptItem, Opti
         }
         Some(_) => return Err(err("`schema` must be a JSON schema or a short form such as \"name, age int\"".into())),
     }
+    // A conversation's checks are its turns' (the line's own go to its last turn).
+    let conversation = super::turns::read(&obj, obj.get("prompt"), expect_raw.clone()).map_err(err)?;
+    let prompt = match &conversation {
+        Some(c) => {
+            expect_raw = None;
+            super::turns::first_prompt(c)
+        }
+        None => match obj.get("prompt") {
+            Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
+            Some(Value::String(_)) => return Err(err("`prompt` is empty".into())),
+            Some(_) => return Err(err("`prompt` must be a string".into())),
+            None => return Err(err("no `prompt`".into())),
+        },
+    };
     let vars = obj.get("vars").filter(|v| !v.is_null()).cloned();
-    Ok((PromptItem { line, id, prompt, system, attach, expect_raw, expect: None, vars: None }, vars))
+    let item = PromptItem { line, id, prompt, system, attach, expect_raw, expect: None, vars: None, conversation };
+    Ok((item, vars))
 }
 
 /// A line's `"schema"` string: inline JSON, a short form, or a JSON file in the set's folder.
