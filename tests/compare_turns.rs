@@ -55,13 +55,22 @@ fn a_recorded_two_turn_case_passes_on_the_tool_caller_and_fails_on_the_one_that_
         "id": "gap",
         "tools": ["read_file", "list_directory"],
         "tool_outputs": [outputs[0].clone()],
-        "turns": [{"prompt": "Look around"}, {"prompt": "Never sent", "expect": "x"}]
+        "turns": [{"prompt": "Look around"}, {"prompt": "Never sent", "expect": "zq-never-said"}]
     });
     std::fs::write(&set, format!("{project}\n{gap}\n")).unwrap();
-    let md = home.path().join("r.md");
+    let html = home.path().join("r.html");
     let args = [
-        "compare", "--demo", "-m", "demo-tools", "-m", "demo", "--prompts", set.to_str().unwrap(), "--json", "--report",
-        md.to_str().unwrap(),
+        "compare",
+        "--demo",
+        "-m",
+        "demo-tools",
+        "-m",
+        "demo",
+        "--prompts",
+        set.to_str().unwrap(),
+        "--json",
+        "--report",
+        html.to_str().unwrap(),
     ];
     let out = run(home.path(), &args);
     assert_eq!(out.status.code(), Some(3), "checks failed: exit 3\n{}", err(&out));
@@ -84,8 +93,8 @@ fn a_recorded_two_turn_case_passes_on_the_tool_caller_and_fails_on_the_one_that_
     let skipped = cell(&ls, "project", "demo");
     assert_eq!(skipped["ok"], true);
     let failed = failed_details(skipped);
-    assert!(failed.iter().any(|d| d.starts_with("turn 1: ")), "{failed:?}");
-    assert!(failed.iter().any(|d| d.starts_with("turn 2: ")), "{failed:?}");
+    assert!(failed.iter().any(|d| d.starts_with("turn 1")), "{failed:?}");
+    assert!(failed.iter().any(|d| d.starts_with("turn 2")), "{failed:?}");
     assert!(skipped["tool_calls"].as_array().unwrap().is_empty());
 
     let gap_cell = cell(&ls, "gap", "demo-tools");
@@ -100,7 +109,7 @@ fn a_recorded_two_turn_case_passes_on_the_tool_caller_and_fails_on_the_one_that_
     let models = summary["models"].as_array().unwrap();
     let passed = |m: &str| models.iter().find(|x| x["model"] == m).unwrap()["passed"].as_u64();
     assert_eq!((passed("demo-tools"), passed("demo")), (Some(1), Some(0)));
-    let report = std::fs::read_to_string(&md).unwrap();
+    let report = std::fs::read_to_string(&html).unwrap();
     assert!(report.contains("turn 1: no recorded output for list_directory"), "{report}");
 
     // `compare show` reads the turns back from the store.
@@ -160,7 +169,10 @@ fn turn_two_carries_turn_one_s_call_and_recorded_output() {
     });
     let set = home.path().join("trip.jsonl");
     std::fs::write(&set, format!("{line}\n")).unwrap();
-    let out = run(home.path(), &["compare", "-m", "s/walker", "-m", "s/skipper", "--prompts", set.to_str().unwrap(), "--json"]);
+    let out = run(
+        home.path(),
+        &["compare", "-m", "s/walker", "-m", "s/skipper", "--prompts", set.to_str().unwrap(), "--json"],
+    );
     assert_eq!(out.status.code(), Some(3), "{}", err(&out));
     let ls = lines(&out);
 
@@ -171,7 +183,7 @@ fn turn_two_carries_turn_one_s_call_and_recorded_output() {
     assert_eq!(failed_details(walker), [r#"turn 2: no recorded output for get_weather {"city":"Rome"}"#]);
     let skipper = cell(&ls, "trip", "skipper");
     let failed = failed_details(skipper);
-    assert!(failed.len() == 2 && failed[0].starts_with("turn 1: ") && failed[1].starts_with("turn 2: "), "{failed:?}");
+    assert!(failed.len() == 2 && failed[0].starts_with("turn 1") && failed[1].starts_with("turn 2"), "{failed:?}");
 
     let walker_bodies: Vec<Value> = server
         .requests()

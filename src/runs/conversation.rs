@@ -1,8 +1,8 @@
 //! A multi-turn cell: one conversation with one model, each turn a user message answered by the
 //! headless turn (its tool loop included) on the whole history so far, and checked by its own
 //! `expect`. Where the line records tool outputs, each turn's registry answers every call from
-//! them and nothing runs; a call with no recording fails its turn, naming the call, and the
-//! conversation ends there. The cell passes when every turn does: its row has the last answer,
+//! them and nothing runs; each turn's `tool_outputs` check passes when every call it made had
+//! a recording, else it fails naming the calls, and the conversation ends there. The cell passes when every turn does: its row has the last answer,
 //! every turn's checks (each with its `turn`), and each turn's answer and calls in `turns`.
 
 use super::cell::{CellJob, fold, grade_answer, settings_for};
@@ -55,15 +55,21 @@ pub(super) async fn run(
             (Some(expect), true) => grade_answer(&mut job, expect, &case.prompt, &row, &out.msg).await?,
             _ => Vec::new(),
         };
+        // Recorded tools: a check of its own, that every call of the turn had a recording.
         let unrecorded = unrecorded(conv, i, &out.calls);
-        results.extend(unrecorded.iter().map(|why| CheckResult::new("tool_outputs", false, Some(why.clone()))));
+        if conv.tools.is_some() {
+            let detail = (!unrecorded.is_empty()).then(|| unrecorded.join("; "));
+            results.push(CheckResult::new("tool_outputs", unrecorded.is_empty(), detail));
+        }
         let results: Vec<Value> = results.into_iter().map(|r| tagged(r, n)).collect();
         let pass = (!results.is_empty()).then(|| crate::engine::evals::expect::cell_passes(&results));
         sum.turns.push(json!({
             "turn": n, "prompt": case.prompt, "text": row.text, "finish_reason": row.finish_reason,
             "tool_calls": row.tool_calls.clone().unwrap_or_else(|| json!([])), "pass": pass, "error": row.error,
         }));
-        for mut call in row.tool_calls.and_then(|c| if let Value::Array(a) = c { Some(a) } else { None }).unwrap_or_default() {
+        for mut call in
+            row.tool_calls.and_then(|c| if let Value::Array(a) = c { Some(a) } else { None }).unwrap_or_default()
+        {
             call["turn"] = json!(n);
             sum.stored_calls.push(call);
         }
@@ -93,7 +99,12 @@ async fn one_turn(job: &mut CellJob<'_>, conv: &Conversation, i: usize, history:
     }
     let registry = own.as_ref().unwrap_or(job.registry);
     let turn = Turn { target: job.target, settings, registry, http: job.http, stop: job.stop.clone() };
-    run_turn(&turn, history, &mut Recorder::off(), &mut *job.sink).await
+    let out = run_turn(&turn, history, &mut Recorder::off(), &mut *job.sink).await;
+    // The turn's last reply ends the history the next turn is sent with (its calls, if it
+    // stopped with some unrun, answered as they were settled).
+    history.push(out.msg.clone());
+    history.extend(crate::engine::turn_engine::answers(&out.msg));
+    out
 }
 
 /// Why each call of turn `i` had no recording (none when the line records nothing).

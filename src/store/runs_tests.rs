@@ -117,7 +117,9 @@ fn a_templated_prompts_row_is_kept_and_an_older_file_reads_without_it() {
     // A file from before the column, opened read-only (so not migrated): the prompts still read.
     let conn = rusqlite::Connection::open(&db).unwrap_or_else(|e| panic!("{e}"));
     conn.execute_batch(
-        "DROP TABLE arena_battles; ALTER TABLE compare_prompts DROP COLUMN vars; PRAGMA user_version = 5;",
+        "DROP TABLE arena_battles; ALTER TABLE compare_prompts DROP COLUMN vars; \
+         ALTER TABLE compare_prompts DROP COLUMN turns; ALTER TABLE compare_cells DROP COLUMN turns; \
+         PRAGMA user_version = 5;",
     )
     .unwrap_or_else(|e| panic!("{e}"));
     drop(conn);

@@ -144,7 +144,10 @@ mod tests {
     fn bad_recordings_name_their_entry() {
         let e = |v: Value| parse(&v).unwrap_err();
         assert!(e(json!({"name": "x"})).contains("must be a list"));
-        assert_eq!(e(json!([{"name": "x", "output": "o"}, {"output": "o"}])), "tool_outputs[2]: `name` must be the tool's name");
+        assert_eq!(
+            e(json!([{"name": "x", "output": "o"}, {"output": "o"}])),
+            "tool_outputs[2]: `name` must be the tool's name"
+        );
         assert_eq!(e(json!([{"name": "x"}])), "tool_outputs[1]: no `output` for `x`");
         assert!(e(json!([{"name": "x", "output": "o", "args": {}}])).contains("unknown key `args`"));
         assert!(e(json!([{"name": "x", "output": "o", "arguments": [1]}])).contains("JSON object"));

@@ -72,13 +72,18 @@ struct Acc {
     chars: Vec<f64>,
 }
 
+/// Whether a prompt's cells are graded: it has checks, or is a conversation with checks in a
+/// turn or recorded tool outputs (a call with no recording fails it).
+fn checked_prompt(p: &crate::store::runs::PromptRow) -> bool {
+    p.expect.is_some() || p.conversation.as_ref().is_some_and(crate::engine::evals::turns::is_checked)
+}
+
 /// Reads a run's figures back and sums them up per model.
 ///
 /// # Errors
 /// A database error.
 pub fn compute(store: &RunStore, run: &RunSummary, cfg: &crate::config::Config) -> Result<Summary, StoreError> {
-    let checked: HashSet<u32> =
-        store.prompts(&run.id)?.into_iter().filter(|p| p.expect.is_some()).map(|p| p.idx).collect();
+    let checked: HashSet<u32> = store.prompts(&run.id)?.into_iter().filter(checked_prompt).map(|p| p.idx).collect();
     let n = run.models.len();
     let mut models: Vec<ModelSummary> = run
         .models

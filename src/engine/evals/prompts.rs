@@ -184,7 +184,8 @@ fn fields(line: usize, l: &str, files: SetFiles<'_>) -> Result<(PromptItem, Opti
         Some(_) => return Err(err("`schema` must be a JSON schema or a short form such as \"name, age int\"".into())),
     }
     // A conversation's checks are its turns' (the line's own go to its last turn).
-    let conversation = super::turns::read(&obj, obj.get("prompt"), expect_raw.clone()).map_err(err)?;
+    let conversation =
+        super::turns::read(&obj, obj.get("prompt").filter(|v| !v.is_null()), expect_raw.clone()).map_err(err)?;
     let prompt = match &conversation {
         Some(c) => {
             expect_raw = None;

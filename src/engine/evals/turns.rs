@@ -98,6 +98,16 @@ pub fn first_prompt(conversation: &Value) -> String {
     conversation.pointer("/turns/0/prompt").and_then(Value::as_str).unwrap_or_default().to_owned()
 }
 
+/// Whether a conversation as kept grades its cells: a turn has checks, or its tools are
+/// recorded (a call with no recording fails its turn).
+#[must_use]
+pub fn is_checked(conversation: &Value) -> bool {
+    let turns = conversation.get("turns").and_then(Value::as_array);
+    conversation.get("tools").is_some()
+        || conversation.get("tool_outputs").is_some()
+        || turns.into_iter().flatten().any(|t| t.get("expect").is_some() || t.get("tool_outputs").is_some())
+}
+
 /// A recorded tool offered by name: a built-in's definition, answered from recordings.
 fn builtin(name: &str) -> Option<ToolSpec> {
     crate::tools::builtin::Builtin::ALL.iter().map(|b| b.spec()).find(|s| s.name == name)
@@ -141,7 +151,9 @@ fn tool(v: &Value) -> Result<ToolSpec, String> {
 fn offered(tools: Option<&Value>, names: &[&str]) -> Result<Vec<ToolSpec>, String> {
     let mut specs = match tools {
         None => Vec::new(),
-        Some(Value::Array(a)) => a.iter().map(tool).collect::<Result<Vec<_>, _>>().map_err(|e| format!("tools: {e}"))?,
+        Some(Value::Array(a)) => {
+            a.iter().map(tool).collect::<Result<Vec<_>, _>>().map_err(|e| format!("tools: {e}"))?
+        }
         Some(_) => return Err("`tools` must be a list of built-in names or function definitions".into()),
     };
     for name in names {
@@ -193,7 +205,13 @@ impl Conversation {
             turns.push(TurnCase { prompt: prompt.to_owned(), expect, recorded: Recorded { recordings } });
         }
         for t in raw_turns {
-            names.extend(t.pointer("/tool_outputs").and_then(Value::as_array).into_iter().flatten().filter_map(|r| r["name"].as_str()));
+            names.extend(
+                t.pointer("/tool_outputs")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|r| r["name"].as_str()),
+            );
         }
         let is_recorded = v.get("tools").is_some() || !names.is_empty();
         let tools = if is_recorded { Some(offered(v.get("tools"), &names)?) } else { None };
@@ -235,7 +253,10 @@ mod tests {
         assert_eq!(conv.turns[1].expect.as_ref().unwrap().checks.len(), 2, "the turn's and the line's");
         assert_eq!(conv.turns[1].recorded.recordings[0].output, "sunny");
         let tools = conv.tools.as_ref().unwrap();
-        assert_eq!((tools.len(), tools[0].source.clone(), tools[0].approval), (1, ToolSource::Recorded, Approval::Never));
+        assert_eq!(
+            (tools.len(), tools[0].source.clone(), tools[0].approval),
+            (1, ToolSource::Recorded, Approval::Never)
+        );
         let registry = conv.registry(0).unwrap();
         assert_eq!(registry.definitions()[0]["name"], "get_weather");
         assert!(registry.recordings().is_some());
@@ -267,7 +288,11 @@ mod tests {
         assert!(e(r#"{"turns":"a"}"#).message.starts_with("`turns` must be a list"));
         assert!(e(r#"{"turns":[{"prompt":"a","expect":{"regex":"("}}]}"#).message.starts_with("turn 1: expect:"));
         assert!(e(r#"{"turns":[{"prompt":"a","expect":{"select_best":"best"}}]}"#).message.contains("select_best"));
-        assert!(e(r#"{"turns":[{"prompt":"a","tool_outputs":[{"name":"read_file"}]}]}"#).message.contains("turn 1: tool_outputs[1]"));
+        assert!(
+            e(r#"{"turns":[{"prompt":"a","tool_outputs":[{"name":"read_file"}]}]}"#)
+                .message
+                .contains("turn 1: tool_outputs[1]")
+        );
     }
 
     #[test]
