@@ -136,8 +136,8 @@ fn finish(job: CellJob<'_>, base: CellRow, last: TurnOutcome, sum: Sum, started:
     let n = sum.turns.len();
     let whole = TurnOutcome { msg: last.msg, calls: sum.calls, account: sum.account, ..last };
     let mut row = fold(base, &whole, &sum.history, job.cfg, job.target, started);
-    row.tool_calls = (!sum.stored_calls.is_empty()).then(|| Value::Array(sum.stored_calls));
-    row.checks = (!sum.checks.is_empty()).then(|| Value::Array(sum.checks));
+    row.tool_calls = (!sum.stored_calls.is_empty()).then_some(Value::Array(sum.stored_calls));
+    row.checks = (!sum.checks.is_empty()).then_some(Value::Array(sum.checks));
     if let Some(Value::Object(e)) = &mut row.error {
         let message = e.get("message").and_then(Value::as_str).unwrap_or("the request failed");
         let message = format!("turn {n}: {message}");
