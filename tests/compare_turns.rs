@@ -59,6 +59,7 @@ fn a_recorded_two_turn_case_passes_on_the_tool_caller_and_fails_on_the_one_that_
     });
     std::fs::write(&set, format!("{project}\n{gap}\n")).unwrap();
     let html = home.path().join("r.html");
+    let md = home.path().join("r.md");
     let args = [
         "compare",
         "--demo",
@@ -71,6 +72,8 @@ fn a_recorded_two_turn_case_passes_on_the_tool_caller_and_fails_on_the_one_that_
         "--json",
         "--report",
         html.to_str().unwrap(),
+        "--report",
+        md.to_str().unwrap(),
     ];
     let out = run(home.path(), &args);
     assert_eq!(out.status.code(), Some(3), "checks failed: exit 3\n{}", err(&out));
@@ -111,6 +114,8 @@ fn a_recorded_two_turn_case_passes_on_the_tool_caller_and_fails_on_the_one_that_
     assert_eq!((passed("demo-tools"), passed("demo")), (Some(1), Some(0)));
     let report = std::fs::read_to_string(&html).unwrap();
     assert!(report.contains("turn 1: no recorded output for list_directory"), "{report}");
+    let report = std::fs::read_to_string(&md).unwrap();
+    assert!(report.contains("> ✗ tool_outputs: turn 1: no recorded output for list_directory"), "{report}");
 
     // `compare show` reads the turns back from the store.
     let run_id = summary["run"].as_str().unwrap();

@@ -131,3 +131,19 @@ fn a_templated_prompts_row_is_kept_and_an_older_file_reads_without_it() {
     let again = RunStore::open(&db).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(again.prompts(&id).unwrap_or_else(|e| panic!("{e}"))[0].vars, None);
 }
+
+#[test]
+fn a_conversation_and_its_cells_turns_are_kept() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let store = RunStore::open(&dir.path().join("palaver.db")).unwrap_or_else(|e| panic!("{e}"));
+    let conversation = serde_json::json!({"turns": [{"prompt": "a"}, {"prompt": "b", "expect": "x"}],
+        "tool_outputs": [{"name": "read_file", "output": "o"}]});
+    let rows =
+        vec![super::PromptRow { prompt: "a".into(), conversation: Some(conversation.clone()), ..Default::default() }];
+    let id = store.create_run(&[], &serde_json::Value::Null, "set.jsonl", rows).unwrap_or_else(|e| panic!("{e}"));
+    let turns = serde_json::json!([{"turn": 1, "text": "one"}, {"turn": 2, "text": "two"}]);
+    store.save_cell(&id, super::CellRow { ok: true, turns: Some(turns.clone()), ..Default::default() });
+    store.flush().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(store.prompts(&id).unwrap_or_else(|e| panic!("{e}"))[0].conversation, Some(conversation));
+    assert_eq!(store.prompt_cells(&id, 0).unwrap_or_else(|e| panic!("{e}"))[0].turns, Some(turns));
+}
