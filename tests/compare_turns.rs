@@ -222,4 +222,13 @@ fn malformed_turns_are_usage_errors_naming_the_line() {
         assert_eq!(out.status.code(), Some(2), "{text}");
         assert!(err(&out).contains(says), "{text}: {}", err(&out));
     }
+    // A batch line is one request: a conversation cannot be one.
+    std::fs::write(&set, "{\"turns\":[{\"prompt\":\"a\"},{\"prompt\":\"b\"}]}\n").unwrap();
+    let out = run(home.path(), &["compare", "--demo", "-m", "demo", "--batch", "--prompts", set.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        err(&out).contains("line 1: a multi-turn line (`turns`, `tool_outputs`) is not run on --batch runs"),
+        "{}",
+        err(&out)
+    );
 }
