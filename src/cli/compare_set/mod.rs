@@ -413,11 +413,14 @@ async fn start(
             system: p.system,
             attach: p.attach,
             vars: p.vars,
-            conversation: p.conversation,
-            // `--schema` is every prompt's schema: sent, and a check of the report.
-            expect: match &schema {
-                Some(s) => Some(crate::engine::evals::prompts::with_schema(p.expect_raw, s.clone())),
-                None => p.expect_raw,
+            // `--schema` is every prompt's schema (every turn's): sent, and a check of the report.
+            expect: match (&schema, &p.conversation) {
+                (Some(s), None) => Some(crate::engine::evals::prompts::with_schema(p.expect_raw, s.clone())),
+                _ => p.expect_raw,
+            },
+            conversation: match &schema {
+                Some(s) => p.conversation.map(|c| crate::engine::evals::turns::with_schema(c, s)),
+                None => p.conversation,
             },
         })
         .collect();

@@ -92,6 +92,18 @@ fn check_turn(turn: &Value) -> Result<(), String> {
     }
 }
 
+/// A conversation as kept whose every turn also checks `schema` (`--schema`: each turn is sent
+/// with it, so each answer is checked against it).
+#[must_use]
+pub fn with_schema(mut conversation: Value, schema: &Value) -> Value {
+    let turns = conversation.get_mut("turns").and_then(Value::as_array_mut);
+    for turn in turns.into_iter().flatten().filter_map(Value::as_object_mut) {
+        let expect = turn.remove("expect");
+        turn.insert("expect".into(), super::prompts::with_schema(expect, schema.clone()));
+    }
+    conversation
+}
+
 /// The first turn's prompt of a conversation as kept (what lists and reports show).
 #[must_use]
 pub fn first_prompt(conversation: &Value) -> String {
@@ -260,6 +272,9 @@ mod tests {
         let registry = conv.registry(0).unwrap();
         assert_eq!(registry.definitions()[0]["name"], "get_weather");
         assert!(registry.recordings().is_some());
+        let schema = with_schema(item.conversation.clone().unwrap(), &json!({"type": "object"}));
+        let conv = Conversation::compile(&schema).unwrap();
+        assert!(conv.turns.iter().all(|t| t.expect.as_ref().unwrap().send.is_some()), "every turn checks it");
     }
 
     #[test]
