@@ -53,6 +53,8 @@ pub struct CellJob<'a> {
     pub stop: Stop,
     /// The judge models and prompts of the run's judge checks.
     pub judges: &'a Judges,
+    /// A multi-turn prompt (or one with recorded tool outputs): run by `super::conversation`.
+    pub conversation: Option<&'a crate::engine::evals::turns::Conversation>,
 }
 
 /// Runs a cell. `None` when the user stopped it (Ctrl+C): it is left to `--resume`.
@@ -82,8 +84,10 @@ pub async fn run(job: CellJob<'_>) -> Option<CellRow> {
             Err(e) => return Some(failed(row, format!("reading the attachments failed: {e}"))),
         }
     }
-    let mut settings = settings_for(job.settings, job.prompt, job.expect, job.schema_of);
-    settings.seed = settings.seed.map(|base| base.wrapping_add(u64::from(job.sample)));
+    if let Some(conversation) = job.conversation {
+        return super::conversation::run(job, conversation, row, user, started).await;
+    }
+    let settings = sample_settings(&job, job.expect);
     let mut history = vec![user];
     let mut rec = Recorder::off();
     let turn = Turn { target: t, settings, registry: job.registry, http: job.http, stop: job.stop.clone() };
@@ -93,19 +97,8 @@ pub async fn run(job: CellJob<'_>) -> Option<CellRow> {
     }
     let mut row = fold(row, &out, &history, job.cfg, t, started);
     if let (Some(expect), true) = (job.expect, row.ok) {
-        let main = out.msg.main();
-        let asked = Asked {
-            refusal: !main.refusal.is_empty(),
-            perplexity: crate::engine::logprobs::stats_of(&main.logprobs).map(|s| s.perplexity),
-        };
-        let grader = Grader {
-            cfg: job.cfg,
-            registry: job.registry,
-            judges: job.judges,
-            prompt: job.prompt,
-            stop: job.stop.clone(),
-        };
-        let results = grader.checks(expect, &row, asked, &mut *job.sink).await?;
+        let question: &str = &job.prompt.prompt;
+        let results = job.grader(question).checks(expect, &row, Asked::of(&out.msg), &mut *job.sink).await?;
         row.checks = serde_json::to_value(results).ok();
     }
     // Checks saw what the answer cost when it was first asked; replayed, it costs nothing.
@@ -125,12 +118,25 @@ pub struct Asked {
     pub perplexity: Option<f64>,
 }
 
+impl Asked {
+    /// What `msg` told of itself.
+    #[must_use]
+    pub fn of(msg: &Message) -> Self {
+        let main = msg.main();
+        Self {
+            refusal: !main.refusal.is_empty(),
+            perplexity: crate::engine::logprobs::stats_of(&main.logprobs).map(|s| s.perplexity),
+        }
+    }
+}
+
 /// What grading a cell's answer needs: a live cell's, or a stored one's (`compare rescore`).
 pub struct Grader<'a> {
     pub cfg: &'a Config,
     pub registry: &'a Registry,
     pub judges: &'a Judges,
-    pub prompt: &'a PromptRow,
+    /// The prompt the answer answers (a conversation's: its turn's).
+    pub question: &'a str,
     pub stop: Stop,
 }
 
@@ -157,7 +163,7 @@ impl Grader<'_> {
             judges: self.judges,
             cfg: self.cfg,
             registry: self.registry,
-            question: &self.prompt.prompt,
+            question: self.question,
             answer: &row.text,
             stop: self.stop.clone(),
         };
@@ -165,13 +171,31 @@ impl Grader<'_> {
             results.push(check.counted(grade(&grading, spec, &mut *sink).await?));
         }
         if expect.scripts().next().is_some() {
-            let input = super::script::input(&self.prompt.prompt, row);
+            let input = super::script::input(self.question, row);
             for (spec, check) in expect.scripts() {
                 results.push(check.counted(super::script::check(spec, &input).await));
             }
         }
         Some(results)
     }
+}
+
+impl<'a> CellJob<'a> {
+    /// The grader of this cell's answers to `question`.
+    pub(super) fn grader<'q>(&self, question: &'q str) -> Grader<'q>
+    where
+        'a: 'q,
+    {
+        Grader { cfg: self.cfg, registry: self.registry, judges: self.judges, question, stop: self.stop.clone() }
+    }
+}
+
+/// A sample's settings: the cell's (`settings_for`, with `expect` the checks of the request
+/// being sent), its `seed` the run's base plus the sample's index so samples differ.
+pub(super) fn sample_settings(job: &CellJob<'_>, expect: Option<&Expect>) -> TurnSettings {
+    let mut settings = settings_for(job.settings, job.prompt, expect, job.schema_of);
+    settings.seed = settings.seed.map(|base| base.wrapping_add(u64::from(job.sample)));
+    settings
 }
 
 /// A cell's settings: the run's, with the prompt's system prompt and what its checks ask of the
@@ -197,7 +221,7 @@ pub fn settings_for(
 }
 
 /// The row of a finished turn: its answer, usage, cost, timings and error.
-fn fold(
+pub(super) fn fold(
     mut row: CellRow,
     out: &TurnOutcome,
     history: &[Message],

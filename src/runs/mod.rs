@@ -6,6 +6,7 @@
 pub mod batch;
 pub mod batch_cells;
 pub mod cell;
+mod conversation;
 pub mod judge;
 pub mod recorder;
 pub mod scheduler;

@@ -69,6 +69,8 @@ pub struct Shared {
     pub registry: Registry,
     pub prompts: Vec<PromptRow>,
     pub expects: Vec<Option<Expect>>,
+    /// Each prompt's conversation, when it has turns or recorded tool outputs.
+    pub conversations: Vec<Option<crate::engine::evals::turns::Conversation>>,
     pub store: Arc<RunStore>,
     pub run: String,
     pub observer: Arc<dyn CellObserver>,
@@ -151,6 +153,7 @@ async fn worker(shared: Arc<Shared>, queue: Arc<Queue>) {
             sink: sink.as_mut(),
             stop: shared.stop.clone(),
             judges: &shared.judges,
+            conversation: shared.conversations[p].as_ref(),
         };
         let Some(row) = cell::run(job).await else { return };
         shared.observer.finished(&shared.run, &shared.prompts[p], &row);

@@ -93,6 +93,13 @@ pub const MIGRATION_RUN_VARS: &str = r"
 ALTER TABLE compare_prompts ADD COLUMN vars TEXT;
 ";
 
+/// A multi-turn prompt (`turns`, recorded `tool_outputs`) as kept (JSON), and each turn of its
+/// cells: `[{turn, prompt, text, tool_calls, finish_reason, pass}]` (JSON).
+pub const MIGRATION_TURNS: &str = r"
+ALTER TABLE compare_prompts ADD COLUMN turns TEXT;
+ALTER TABLE compare_cells ADD COLUMN turns TEXT;
+";
+
 /// An arena battle as one row: its id, the hidden models in their columns' order, the vote and
 /// the ranking it makes. Votes stored before it (one `arena_votes` row per pair of models)
 /// stay where they are and are read as battles of two (`RunStore::battles`).
@@ -222,6 +229,18 @@ pub struct PromptRow {
     pub vars: Option<Value>,
     /// The pass rate of its samples that decides its cells (`None`: every sample must pass).
     pub threshold: Option<f64>,
+    /// A multi-turn prompt, as `engine::evals::turns` keeps it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation: Option<Value>,
+}
+
+impl PromptRow {
+    /// Whether its cells are graded: it has checks, or is a conversation with checks in a turn
+    /// or recorded tool outputs (a call with no recording fails it).
+    #[must_use]
+    pub fn is_checked(&self) -> bool {
+        self.expect.is_some() || self.conversation.as_ref().is_some_and(crate::engine::evals::turns::is_checked)
+    }
 }
 
 /// One finished cell: a prompt answered (or failed) by a model.
@@ -253,6 +272,8 @@ pub struct CellRow {
     pub finished_at: u64,
     /// Every request of the cell was answered from the response cache: it cost nothing.
     pub cached: bool,
+    /// A multi-turn cell's turns: `[{turn, prompt, text, tool_calls, finish_reason, pass}]`.
+    pub turns: Option<Value>,
 }
 
 /// A run as `compare runs` lists it.
@@ -526,14 +547,15 @@ fn write_batch(conn: &Connection, cmds: &[Cmd]) -> rusqlite::Result<()> {
                     params![id, now, models, settings, source, i64::try_from(prompts.len()).unwrap_or(i64::MAX)],
                 )?;
                 let mut st = tx.prepare_cached(
-                    "INSERT INTO compare_prompts (run_id, idx, pid, prompt, system, attach, expect, vars, threshold)
+                    "INSERT INTO compare_prompts (run_id, idx, pid, prompt, system, attach, expect, vars, threshold, turns)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 )?;
                 for p in prompts {
                     let attach = (!p.attach.is_empty()).then(|| serde_json::to_string(&p.attach).unwrap_or_default());
                     let expect = p.expect.as_ref().map(Value::to_string);
                     let vars = p.vars.as_ref().map(Value::to_string);
-                    st.execute(params![id, p.idx, p.id, p.prompt, p.system, attach, expect, vars, p.threshold])?;
+                    let turns = p.conversation.as_ref().map(Value::to_string);
+                    st.execute(params![id, p.idx, p.id, p.prompt, p.system, attach, expect, vars, p.threshold, turns])?;
                 }
             }
             Cmd::Cell(run, c) => {
@@ -546,9 +568,9 @@ fn write_batch(conn: &Connection, cmds: &[Cmd]) -> rusqlite::Result<()> {
                     "INSERT OR REPLACE INTO compare_cells (run_id, prompt_idx, model_idx, model, provider, ok, text,
                      reasoning, tool_calls, usage, prompt_tokens, completion_tokens, cost, finish_reason,
                      prompt_filter, content_filter, safety_flag, ttft_ms, total_ms, tokens_per_s, error, checks,
-                     finished_at, sample, cached)
+                     finished_at, sample, cached, turns)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
-                     ?20, ?21, ?22, ?23, ?24, ?25)",
+                     ?20, ?21, ?22, ?23, ?24, ?25, ?26)",
                 )?
                 .execute(params![
                     run,
@@ -576,6 +598,7 @@ fn write_batch(conn: &Connection, cmds: &[Cmd]) -> rusqlite::Result<()> {
                     n(Some(c.finished_at)),
                     c.sample,
                     c.cached,
+                    js(&c.turns),
                 ])?;
                 tx.prepare_cached("UPDATE compare_runs SET updated_at = ?2 WHERE id = ?1")?
                     .execute(params![run, now])?;

@@ -62,7 +62,7 @@ pub struct CellFigures {
 
 const CELL: &str = "SELECT prompt_idx, model_idx, model, provider, ok, text, reasoning, tool_calls, usage,
     prompt_tokens, completion_tokens, cost, finish_reason, prompt_filter, content_filter, safety_flag, ttft_ms,
-    total_ms, tokens_per_s, error, checks, finished_at, SAMPLE, CACHED FROM compare_cells";
+    total_ms, tokens_per_s, error, checks, finished_at, SAMPLE, CACHED, TURNS FROM compare_cells";
 
 /// A cell's sample (to select, and to order by), or 0 in a file opened read-only from before
 /// samples were (it could not be migrated).
@@ -73,6 +73,11 @@ fn sample_column(c: &Connection) -> (&'static str, &'static str) {
 /// The `cached` column, or 0 in a file opened read-only that predates it (it could not be migrated).
 fn cached_col(c: &Connection) -> &'static str {
     if c.prepare("SELECT cached FROM compare_cells LIMIT 0").is_ok() { "cached" } else { "0" }
+}
+
+/// `turns`, or NULL in a file opened read-only from before it (it could not be migrated).
+fn turns_column(c: &Connection, table: &str) -> &'static str {
+    if c.prepare(&format!("SELECT turns FROM {table} LIMIT 0")).is_ok() { "turns" } else { "NULL" }
 }
 
 fn cell_row(r: &Row<'_>) -> rusqlite::Result<CellRow> {
@@ -101,6 +106,7 @@ fn cell_row(r: &Row<'_>) -> rusqlite::Result<CellRow> {
         finished_at: uint(r, 21)?.unwrap_or(0),
         sample: r.get(22)?,
         cached: r.get(23)?,
+        turns: json(r, 24)?,
     })
 }
 
@@ -164,8 +170,9 @@ impl RunStore {
             let has = |col: &str| c.prepare(&format!("SELECT {col} FROM compare_prompts LIMIT 0")).is_ok();
             let vars = if has("vars") { "vars" } else { "NULL" };
             let threshold = if has("threshold") { "threshold" } else { "NULL" };
+            let turns = turns_column(c, "compare_prompts");
             c.prepare(&format!(
-                "SELECT idx, pid, prompt, system, attach, expect, {vars}, {threshold} FROM compare_prompts WHERE run_id = ?1 ORDER BY idx"
+                "SELECT idx, pid, prompt, system, attach, expect, {vars}, {threshold}, {turns} FROM compare_prompts WHERE run_id = ?1 ORDER BY idx"
             ))?
             .query_map(params![run], |r| {
                 let attach: Option<String> = r.get(4)?;
@@ -178,6 +185,7 @@ impl RunStore {
                     expect: json(r, 5)?,
                     vars: json(r, 6)?,
                     threshold: r.get(7)?,
+                    conversation: json(r, 8)?,
                 })
             })?
             .collect()
@@ -208,7 +216,8 @@ impl RunStore {
             let (sample, order) = sample_column(c);
             let sql = format!("{CELL} WHERE run_id = ?1 AND prompt_idx = ?2 ORDER BY model_idx{order}")
                 .replace("SAMPLE", sample)
-                .replace("CACHED", cached_col(c));
+                .replace("CACHED", cached_col(c))
+                .replace("TURNS", turns_column(c, "compare_cells"));
             c.prepare_cached(&sql)?.query_map(params![run, prompt_idx], cell_row)?.collect()
         })
     }

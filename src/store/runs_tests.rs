@@ -118,7 +118,8 @@ fn a_templated_prompts_row_is_kept_and_an_older_file_reads_without_it() {
     let conn = rusqlite::Connection::open(&db).unwrap_or_else(|e| panic!("{e}"));
     conn.execute_batch(
         "DROP TABLE arena_battles; ALTER TABLE compare_prompts DROP COLUMN vars;
-         ALTER TABLE compare_prompts DROP COLUMN threshold; ALTER TABLE compare_cells DROP COLUMN cached;
+         ALTER TABLE compare_prompts DROP COLUMN threshold; ALTER TABLE compare_prompts DROP COLUMN turns;
+         ALTER TABLE compare_cells DROP COLUMN cached; ALTER TABLE compare_cells DROP COLUMN turns;
          PRAGMA user_version = 5;",
     )
     .unwrap_or_else(|e| panic!("{e}"));
@@ -173,4 +174,20 @@ fn cells_stored_before_samples_become_sample_zero_and_samples_are_kept_apart() {
     assert_eq!(done, [(0, 1, 0), (0, 1, 1), (0, 1, 2)].into_iter().collect());
     let run = store.run("run-old").unwrap_or_else(|e| panic!("{e}")).unwrap_or_else(|| panic!("no run"));
     assert_eq!(run.cells_ok, 3);
+}
+
+#[test]
+fn a_conversation_and_its_cells_turns_are_kept() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let store = RunStore::open(&dir.path().join("palaver.db")).unwrap_or_else(|e| panic!("{e}"));
+    let conversation = serde_json::json!({"turns": [{"prompt": "a"}, {"prompt": "b", "expect": "x"}],
+        "tool_outputs": [{"name": "read_file", "output": "o"}]});
+    let rows =
+        vec![super::PromptRow { prompt: "a".into(), conversation: Some(conversation.clone()), ..Default::default() }];
+    let id = store.create_run(&[], &serde_json::Value::Null, "set.jsonl", rows).unwrap_or_else(|e| panic!("{e}"));
+    let turns = serde_json::json!([{"turn": 1, "text": "one"}, {"turn": 2, "text": "two"}]);
+    store.save_cell(&id, super::CellRow { ok: true, turns: Some(turns.clone()), ..Default::default() });
+    store.flush().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(store.prompts(&id).unwrap_or_else(|e| panic!("{e}"))[0].conversation, Some(conversation));
+    assert_eq!(store.prompt_cells(&id, 0).unwrap_or_else(|e| panic!("{e}"))[0].turns, Some(turns));
 }

@@ -17,6 +17,7 @@ const MIGRATIONS: &[&str] = &[
     super::runs::MIGRATION_BATTLES,
     super::runs::MIGRATION_CELL_SAMPLES,
     super::runs::MIGRATION_CELL_CACHED,
+    super::runs::MIGRATION_TURNS,
 ];
 
 /// The version at which the search index holds finished messages only (tests build files just before it).

@@ -15,6 +15,7 @@ pub mod mcp_oauth_login;
 pub mod mcp_oauth_store;
 pub mod planted;
 pub mod process;
+pub mod recorded;
 /// The sandbox and its seccomp filter live with the one spawn function (`sys::spawn`), which
 /// applies them; the paths stay here for callers and tests.
 pub use crate::sys::spawn::sandbox;
@@ -39,6 +40,8 @@ pub enum ToolSource {
     User,
     /// An MCP server, by its name in `config.toml`, and how it is reached.
     Mcp(String, crate::config::mcp_server::Transport),
+    /// A prompt-set line's tool, answered from its recorded outputs: nothing runs.
+    Recorded,
 }
 
 /// When a tool needs the user's approval.
@@ -180,6 +183,8 @@ pub struct Registry {
     output_limit: usize,
     /// Every started MCP server, those without tools too (their prompts are offered).
     mcp: Vec<Arc<mcp::McpClient>>,
+    /// Set: every call, of any kind, is answered from these recordings and nothing runs.
+    recorded: Option<Arc<recorded::Recorded>>,
 }
 
 impl std::fmt::Debug for Registry {
@@ -200,6 +205,19 @@ impl Registry {
             r.add(b.spec(), Runner::Builtin(b));
         }
         r
+    }
+
+    /// A registry offering `specs` whose every call is answered from `recordings`: a
+    /// prompt-set cell with recorded tool outputs, where no real tool may run.
+    #[must_use]
+    pub fn recorded(specs: Vec<ToolSpec>, recordings: recorded::Recorded) -> Self {
+        Self { specs, recorded: Some(Arc::new(recordings)), ..Self::default() }
+    }
+
+    /// The recordings that answer every call, when this registry runs nothing.
+    #[must_use]
+    pub fn recordings(&self) -> Option<&recorded::Recorded> {
+        self.recorded.as_deref()
     }
 
     fn add(&mut self, spec: ToolSpec, runner: Runner) {

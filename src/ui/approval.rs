@@ -219,6 +219,7 @@ fn source(spec: Option<&ToolSpec>, call: &ToolCall) -> String {
         ("apply_patch", _) => "a patch to files on this machine".into(),
         (_, Some(ToolSource::Builtin)) => "built-in tool".into(),
         (_, Some(ToolSource::User)) => "your tool from config.toml".into(),
+        (_, Some(ToolSource::Recorded)) => "a recorded output (nothing runs)".into(),
         (_, Some(ToolSource::Mcp(server, via))) => format!("MCP server {server} ({})", via.label()),
         (_, None) => "a tool palaver does not have".into(),
     }

@@ -108,28 +108,42 @@ pub fn check(items: &mut [PromptItem], ws: &Workspace, allow: bool, scripts: boo
             *spec = resolved.display().to_string();
         }
         if let Some(raw) = item.expect_raw.as_mut() {
-            let mut failed = None;
-            judge_prompts(raw, &mut |spec| match resolve(ws, spec, allow) {
-                Ok(p) => Some(p.display().to_string()),
-                Err(why) => {
-                    failed.get_or_insert_with(|| refused("judge prompt", spec, why));
-                    None
-                }
-            });
-            if let Some(e) = failed {
-                return Err(e);
+            item.expect = Some(expect_rules(raw, ws, allow, scripts).map_err(|e| format!("line {line}: {e}"))?);
+        }
+        // A conversation's turns carry their own checks, under the same rules.
+        let turns = item.conversation.as_mut().and_then(|c| c.get_mut("turns")).and_then(Value::as_array_mut);
+        for (i, turn) in turns.into_iter().flatten().enumerate() {
+            if let Some(raw) = turn.get_mut("expect") {
+                expect_rules(raw, ws, allow, scripts).map_err(|e| format!("line {line}: turn {}: {e}", i + 1))?;
             }
-            // Scripts run in the set's folder, whatever the set says; kept in what the store
-            // keeps, so a resumed run finds it.
-            script_dirs(raw, &ws.root().display().to_string());
-            let expect = Expect::compile(raw).map_err(|e| format!("line {line}: expect: {e}"))?;
-            if !scripts {
-                refuse_scripts(&expect).map_err(|e| format!("line {line}: {e}"))?;
-            }
-            item.expect = Some(expect);
         }
     }
     Ok(())
+}
+
+/// One `expect` made ready to run: its judge prompt files resolved in the set's folder, its
+/// scripts set to run there (and refused unless `scripts`), compiled.
+fn expect_rules(raw: &mut Value, ws: &Workspace, allow: bool, scripts: bool) -> Result<Expect, String> {
+    let mut failed = None;
+    judge_prompts(raw, &mut |spec| match resolve(ws, spec, allow) {
+        Ok(p) => Some(p.display().to_string()),
+        Err(why) => {
+            let spec = crate::text::sanitize::sanitize(spec);
+            failed.get_or_insert_with(|| format!("judge prompt {spec}: {why}"));
+            None
+        }
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    // Scripts run in the set's folder, whatever the set says; kept in what the store
+    // keeps, so a resumed run finds it.
+    script_dirs(raw, &ws.root().display().to_string());
+    let expect = Expect::compile(raw).map_err(|e| format!("expect: {e}"))?;
+    if !scripts {
+        refuse_scripts(&expect)?;
+    }
+    Ok(expect)
 }
 
 /// Replaces the `prompt` file of every judge check in `expect` with what `resolve` makes of it

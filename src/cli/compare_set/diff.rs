@@ -165,7 +165,7 @@ struct Side {
 
 fn read(store: &RunStore, run: &RunSummary) -> Result<Side, String> {
     let prompts = store.prompts(&run.id).map_err(|e| format!("cannot read run {}: {e}", run.id))?;
-    let checked: HashSet<u32> = prompts.iter().filter(|p| p.expect.is_some()).map(|p| p.idx).collect();
+    let checked: HashSet<u32> = prompts.iter().filter(|p| p.is_checked()).map(|p| p.idx).collect();
     let mut samples: HashMap<(u32, u32), Vec<Sample>> = HashMap::new();
     store
         .each_figures(&run.id, |f| {

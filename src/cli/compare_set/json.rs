@@ -22,6 +22,10 @@ pub fn cell_line(run: &str, prompt: &PromptRow, c: &CellRow) -> Value {
     if let (Some(vars), Some(obj)) = (&prompt.vars, line.as_object_mut()) {
         obj.insert("vars".into(), vars.clone());
     }
+    // Only a multi-turn cell carries its turns (each answer, its calls and whether it passed).
+    if let (Some(turns), Some(obj)) = (&c.turns, line.as_object_mut()) {
+        obj.insert("turns".into(), turns.clone());
+    }
     line
 }
 

@@ -35,6 +35,7 @@ use super::target::resolve_columns;
 use crate::config::{Config, Paths};
 use crate::engine::evals::expect::Expect;
 use crate::engine::evals::prompts;
+use crate::engine::evals::turns::Conversation;
 use crate::runs::{batch, scheduler};
 use crate::store::runs::{PromptRow, RunModel, RunStore, RunSummary};
 use crate::tools::Registry;
@@ -157,14 +158,17 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
     // scripts run only when this command allows them too.
     let expects: Vec<Option<Expect>> =
         prompt_rows.iter().map(|p| p.expect.as_ref().and_then(|v| Expect::compile(v).ok())).collect();
+    let conversations: Vec<Option<Conversation>> =
+        prompt_rows.iter().map(|p| p.conversation.as_ref().and_then(|v| Conversation::compile(v).ok())).collect();
+    let every = with_turns(&expects, conversations.iter().flatten());
     if !ca.allow_scripts {
-        if let Err(e) = expects.iter().flatten().try_for_each(attach_rules::refuse_scripts) {
+        if let Err(e) = every.iter().flatten().try_for_each(attach_rules::refuse_scripts) {
             return usage(&format!("run {}: {e}", run.id));
         }
     }
     let mut judges = match ready {
         Some(j) => j,
-        None => match judges::prepare(&g, cfg, &expects).await {
+        None => match judges::prepare(&g, cfg, &every).await {
             Ok(j) => j,
             Err(e) => return usage(&e),
         },
@@ -199,6 +203,7 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
         registry: registry.clone(),
         prompts: prompt_rows,
         expects,
+        conversations,
         store: store.clone(),
         run: run.id.clone(),
         observer: Arc::new(observer::Observer { progress: progress.clone(), json: g.json }),
@@ -345,6 +350,12 @@ fn batch_api_check(targets: &[crate::engine::target::Target]) -> Result<(), u8> 
     )))
 }
 
+/// The prompts' checks and every conversation's turns' (their judges are set up, their
+/// scripts allowed or refused, alike).
+fn with_turns<'a>(expects: &[Option<Expect>], convs: impl Iterator<Item = &'a Conversation>) -> Vec<Option<Expect>> {
+    expects.iter().cloned().chain(convs.flat_map(|c| c.expects().cloned().map(Some))).collect()
+}
+
 /// The checks a batch run cannot keep: `max_latency_ms` (a batch line has no duration) and
 /// `script` (a batch's answers are graded as they are gathered, where no program runs).
 /// Refused before anything is sent, naming the line, rather than stored as a failure the run
@@ -352,6 +363,12 @@ fn batch_api_check(targets: &[crate::engine::target::Target]) -> Result<(), u8> 
 fn batch_checks(items: &[prompts::PromptItem]) -> Result<(), String> {
     use crate::engine::evals::expect::Test;
     for item in items {
+        if item.conversation.is_some() {
+            return Err(format!(
+                "line {}: a multi-turn line (`turns`, `tool_outputs`) is not run on --batch runs (a batch line is one request; drop --batch)",
+                item.line
+            ));
+        }
         let Some(e) = &item.expect else { continue };
         if e.has(|t| matches!(t, Test::MaxLatencyMs(_))) {
             return Err(format!(
@@ -437,7 +454,9 @@ async fn start(
     // Judges are set up before the run is stored: one that cannot be is a usage error that
     // leaves nothing behind.
     let expects: Vec<Option<Expect>> = items.iter().map(|i| i.expect.clone()).collect();
-    let judges = judges::prepare(g, cfg, &expects).await.map_err(|e| usage(&e))?;
+    let conversations: Vec<Conversation> =
+        items.iter().filter_map(|i| i.conversation.as_ref().and_then(|v| Conversation::compile(v).ok())).collect();
+    let judges = judges::prepare(g, cfg, &with_turns(&expects, conversations.iter())).await.map_err(|e| usage(&e))?;
     let schema = match g.schema.as_deref().map(crate::cli::schema_arg::resolve) {
         Some(Ok(s)) => Some(s.schema),
         Some(Err(e)) => return Err(usage(&e)),
@@ -460,10 +479,14 @@ async fn start(
             attach: p.attach,
             vars: p.vars,
             threshold: p.threshold,
-            // `--schema` is every prompt's schema: sent, and a check of the report.
-            expect: match &schema {
-                Some(s) => Some(crate::engine::evals::prompts::with_schema(p.expect_raw, s.clone())),
-                None => p.expect_raw,
+            // `--schema` is every prompt's schema (every turn's): sent, and a check of the report.
+            expect: match (&schema, &p.conversation) {
+                (Some(s), None) => Some(crate::engine::evals::prompts::with_schema(p.expect_raw, s.clone())),
+                _ => p.expect_raw,
+            },
+            conversation: match &schema {
+                Some(s) => p.conversation.map(|c| crate::engine::evals::turns::with_schema(c, s)),
+                None => p.conversation,
             },
         })
         .collect();

@@ -271,6 +271,14 @@ fn markdown_prompt(out: &mut impl Write, run: &RunSummary, p: &PromptRow, cells:
         for (kind, detail) in super::judges::verdicts(c.checks.as_ref()) {
             writeln!(out, "> {kind}: {}\n", md_cell(&detail))?;
         }
+        // A conversation's failed checks, each naming its turn (`turn 2: missing …`).
+        for r in c.checks.as_ref().and_then(|v| v.as_array()).into_iter().flatten() {
+            if r.get("turn").is_some() && r.get("pass") != Some(&serde_json::Value::Bool(true)) {
+                let kind = r.get("kind").and_then(|v| v.as_str()).unwrap_or("check");
+                let detail = r.get("detail").and_then(|v| v.as_str()).unwrap_or_default();
+                writeln!(out, "> ✗ {kind}: {}\n", md_cell(detail))?;
+            }
+        }
         if let Some(e) = c.error.as_ref().and_then(|e| e.get("message")).and_then(|m| m.as_str()) {
             writeln!(out, "> error: {}\n", md_cell(e))?;
         }

@@ -81,6 +81,7 @@ pub async fn run(
         say!("run {id}: {source}");
     }
     super::super::interrupt::install();
+    let prompt_count = prompt_rows.len();
     let shared = scheduler::Shared {
         cfg: cfg.clone(),
         settings: targets.iter().map(|t| super::super::headless::settings(&g, t)).collect(),
@@ -94,6 +95,8 @@ pub async fn run(
         observer: Arc::new(NoObserver),
         stop: super::super::interrupt::stop(),
         judges,
+        // Nothing is sent: no conversation runs again (their cells keep their checks).
+        conversations: std::iter::repeat_with(|| None).take(prompt_count).collect(),
     };
     if let Err(e) = regrade(&shared, &old.id, g.json).await {
         return usage(&e);
@@ -143,25 +146,31 @@ impl scheduler::CellObserver for NoObserver {
 /// Grades every stored cell of run `old` with the shared checks, storing each in the new run.
 async fn regrade(shared: &scheduler::Shared, old: &str, json_out: bool) -> Result<(), String> {
     let mut sink = Printer::quiet(false);
+    if shared.prompts.iter().any(|p| p.conversation.is_some()) {
+        say!("multi-turn prompts keep their stored checks: rescore does not grade turns again");
+    }
     for (p, expect) in shared.prompts.iter().zip(&shared.expects) {
         let cells = shared.store.prompt_cells(old, p.idx).map_err(|e| format!("cannot read run {old}: {e}"))?;
         for mut row in cells {
             if shared.stop.is_set() {
                 return Ok(());
             }
-            row.checks = None;
-            if let (Some(expect), true) = (expect, row.ok) {
+            if p.conversation.is_some() {
+                // Kept as they were: `turns` holds each turn's answer, not its checks' facts.
+            } else if let (Some(expect), true) = (expect, row.ok) {
                 let grader = Grader {
                     cfg: &shared.cfg,
                     registry: &shared.registry,
                     judges: &shared.judges,
-                    prompt: p,
+                    question: &p.prompt,
                     stop: shared.stop.clone(),
                 };
                 let Some(results) = grader.checks(expect, &row, Asked::default(), &mut sink).await else {
                     return Ok(());
                 };
                 row.checks = serde_json::to_value(not_stored(results)).ok();
+            } else {
+                row.checks = None;
             }
             row.finished_at = crate::store::ids::now_ms();
             if json_out {

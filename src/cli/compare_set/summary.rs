@@ -97,7 +97,7 @@ struct Acc {
 /// A database error.
 pub fn compute(store: &RunStore, run: &RunSummary, cfg: &crate::config::Config) -> Result<Summary, StoreError> {
     let prompts = store.prompts(&run.id)?;
-    let checked: HashSet<u32> = prompts.iter().filter(|p| p.expect.is_some()).map(|p| p.idx).collect();
+    let checked: HashSet<u32> = prompts.iter().filter(|p| p.is_checked()).map(|p| p.idx).collect();
     let mut samples = super::rates::Samples::default();
     let n = run.models.len();
     let mut models: Vec<ModelSummary> = run

@@ -18,3 +18,4 @@ pub mod template;
 pub mod template_set;
 pub mod text_checks;
 pub mod tool_checks;
+pub mod turns;

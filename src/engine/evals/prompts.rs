@@ -34,6 +34,9 @@ pub struct PromptItem {
     /// `threshold`: the pass rate of a cell's repeated samples that passes the cell (0 to 1;
     /// `None`: every sample, `rates::DEFAULT_THRESHOLD`).
     pub threshold: Option<f64>,
+    /// A multi-turn line (or one with recorded tool outputs), as kept: see [`super::turns`].
+    /// `prompt` is then its first turn's, and its checks are its turns'.
+    pub conversation: Option<Value>,
 }
 
 /// A prompt file that cannot be read as a set.
@@ -44,7 +47,8 @@ pub struct PromptError {
     pub message: String,
 }
 
-const KEYS: &[&str] = &["prompt", "system", "id", "attach", "expect", "schema", "vars", "threshold"];
+const KEYS: &[&str] =
+    &["prompt", "system", "id", "attach", "expect", "schema", "vars", "threshold", "turns", "tool_outputs", "tools"];
 
 /// Reads a file the set names (a `vars` or schema file, relative to the set): `None` when
 /// there is nothing by that name; `Err` says why it cannot be read.
@@ -101,6 +105,7 @@ pub fn parse_with(text: &str, files: SetFiles<'_>) -> Result<Vec<PromptItem>, Pr
                 expect: None,
                 vars: None,
                 threshold: None,
+                conversation: None,
             }]
         };
         for item in items {
@@ -130,6 +135,10 @@ fn json_line(line: usize, l: &str, files: SetFiles<'_>) -> Result<Vec<PromptItem
             if let Some(v) = &item.expect_raw {
                 item.expect = Some(Expect::compile(v).map_err(|e| err(format!("expect: {e}")))?);
             }
+            // Compiled to be checked now; the cell compiles it again from what the store keeps.
+            if let Some(c) = &item.conversation {
+                super::turns::Conversation::compile(c).map_err(err)?;
+            }
             Ok(item)
         })
         .collect()
@@ -144,12 +153,6 @@ fn fields(line: usize, l: &str, files: SetFiles<'_>) -> Result<(PromptItem, Opti
     if let Some(k) = obj.keys().find(|k| !KEYS.contains(&k.as_str())) {
         return Err(err(format!("unknown key `{k}` (known: {})", KEYS.join(", "))));
     }
-    let prompt = match obj.get("prompt") {
-        Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
-        Some(Value::String(_)) => return Err(err("`prompt` is empty".into())),
-        Some(_) => return Err(err("`prompt` must be a string".into())),
-        None => return Err(err("no `prompt`".into())),
-    };
     let system = match obj.get("system") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.clone()),
@@ -184,6 +187,21 @@ fn fields(line: usize, l: &str, files: SetFiles<'_>) -> Result<(PromptItem, Opti
         }
         Some(_) => return Err(err("`schema` must be a JSON schema or a short form such as \"name, age int\"".into())),
     }
+    // A conversation's checks are its turns' (the line's own go to its last turn).
+    let conversation =
+        super::turns::read(&obj, obj.get("prompt").filter(|v| !v.is_null()), expect_raw.clone()).map_err(err)?;
+    let prompt = match &conversation {
+        Some(c) => {
+            expect_raw = None;
+            super::turns::first_prompt(c)
+        }
+        None => match obj.get("prompt") {
+            Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
+            Some(Value::String(_)) => return Err(err("`prompt` is empty".into())),
+            Some(_) => return Err(err("`prompt` must be a string".into())),
+            None => return Err(err("no `prompt`".into())),
+        },
+    };
     let vars = obj.get("vars").filter(|v| !v.is_null()).cloned();
     let threshold = match obj.get("threshold") {
         None | Some(Value::Null) => None,
@@ -195,7 +213,8 @@ fn fields(line: usize, l: &str, files: SetFiles<'_>) -> Result<(PromptItem, Opti
             None => return Err(err("`threshold` takes the pass rate its samples must reach, 0 to 1, e.g. 0.8".into())),
         },
     };
-    let item = PromptItem { line, id, prompt, system, attach, expect_raw, expect: None, vars: None, threshold };
+    let item =
+        PromptItem { line, id, prompt, system, attach, expect_raw, expect: None, vars: None, threshold, conversation };
     Ok((item, vars))
 }
 

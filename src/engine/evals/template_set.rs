@@ -32,8 +32,8 @@ fn used(item: &PromptItem) -> Result<Vec<&str>, String> {
     for a in &item.attach {
         out.extend(template::placeholders(a)?);
     }
-    if let Some(e) = &item.expect_raw {
-        json_placeholders(e, &mut out)?;
+    for v in item.expect_raw.iter().chain(&item.conversation) {
+        json_placeholders(v, &mut out)?;
     }
     Ok(out)
 }
@@ -67,10 +67,12 @@ fn one(item: &PromptItem, row: &Row, n: usize) -> Result<PromptItem, String> {
     let system = item.system.as_deref().map(|s| template::expand(s, row)).transpose()?;
     let attach = item.attach.iter().map(|a| template::expand(a, row)).collect::<Result<_, _>>()?;
     let expect_raw = item.expect_raw.as_ref().map(|e| template::expand_json(e, row)).transpose()?;
+    let conversation = item.conversation.as_ref().map(|c| template::expand_json(c, row)).transpose()?;
     Ok(PromptItem {
         line: item.line,
         id,
         prompt: template::expand(&item.prompt, row)?,
+        conversation,
         system,
         attach,
         expect_raw,
