@@ -548,7 +548,7 @@ fn write_batch(conn: &Connection, cmds: &[Cmd]) -> rusqlite::Result<()> {
                 )?;
                 let mut st = tx.prepare_cached(
                     "INSERT INTO compare_prompts (run_id, idx, pid, prompt, system, attach, expect, vars, threshold, turns)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 )?;
                 for p in prompts {
                     let attach = (!p.attach.is_empty()).then(|| serde_json::to_string(&p.attach).unwrap_or_default());

@@ -135,12 +135,13 @@ fn a_templated_prompts_row_is_kept_and_an_older_file_reads_without_it() {
 
 #[test]
 fn cells_stored_before_samples_become_sample_zero_and_samples_are_kept_apart() {
-    use super::super::schema::{SCHEMA_VERSION, migrate_to};
+    use super::super::schema::{VERSION_CELL_SAMPLES, migrate_to};
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let db = dir.path().join("palaver.db");
     // A file at the version before samples, with a run and one cell as that palaver wrote them.
     let mut conn = rusqlite::Connection::open(&db).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(migrate_to(&mut conn, SCHEMA_VERSION - 1).unwrap_or_else(|e| panic!("{e}")), SCHEMA_VERSION - 1);
+    let before = VERSION_CELL_SAMPLES - 1;
+    assert_eq!(migrate_to(&mut conn, before).unwrap_or_else(|e| panic!("{e}")), before);
     conn.execute_batch(
         "INSERT INTO compare_runs (id, created_at, updated_at, models, settings, source, prompts, status)
              VALUES ('run-old', 1, 1, '[]', '{}', 'set.jsonl', 1, 'finished');

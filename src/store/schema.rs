@@ -23,6 +23,9 @@ const MIGRATIONS: &[&str] = &[
 /// The version at which the search index holds finished messages only (tests build files just before it).
 pub const VERSION_INDEX_FINISHED: u32 = 4;
 
+/// The version at which cells have samples (tests build files just before it).
+pub const VERSION_CELL_SAMPLES: u32 = 8;
+
 /// The version this build writes.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
 

@@ -282,6 +282,7 @@ mod tests {
             expect: None,
             vars: None,
             threshold: None,
+            conversation: None,
         }
     }
 
