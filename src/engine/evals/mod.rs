@@ -3,7 +3,9 @@
 //! (`rating`). No I/O beyond the bytes handed in; the runner and the reports live in `cli`.
 
 pub mod expect;
+pub mod jinja;
 pub mod judge;
+pub mod promptfoo;
 pub mod prompts;
 pub mod rating;
 pub mod rating_style;
