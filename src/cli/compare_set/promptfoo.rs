@@ -92,6 +92,8 @@ pub fn restore(settings: &Value, cfg: &mut Config) {
 }
 
 fn install(cfg: &mut Config, providers: &[Provider]) {
+    // Their keys are secrets like any profile's: the one redactor learns them.
+    crate::sys::secrets::register_all(providers.iter().filter_map(|p| std::env::var(&p.key_env).ok()));
     for p in providers {
         cfg.providers.insert(p.name.clone(), profile(p));
         if let Some((input, output)) = p.price {

@@ -205,7 +205,7 @@ fn prompts(v: &Value, files: Files<'_>) -> Result<Vec<Prompt>, String> {
         other => vec![other.clone()],
     };
     let mut out = Vec::new();
-    for p in &list {
+    for (i, p) in list.iter().enumerate() {
         let (spec, label) = match p {
             Value::String(s) => (s.clone(), None),
             Value::Object(o) => {
@@ -215,7 +215,7 @@ fn prompts(v: &Value, files: Files<'_>) -> Result<Vec<Prompt>, String> {
             }
             _ => return Err("`prompts` holds strings or objects with `raw` or `id`".into()),
         };
-        out.extend(prompt_of(&spec, label, files)?);
+        out.extend(prompt_of(&spec, label, i + 1, files)?);
     }
     if out.is_empty() {
         return Err("`prompts` is empty".into());
@@ -223,9 +223,10 @@ fn prompts(v: &Value, files: Files<'_>) -> Result<Vec<Prompt>, String> {
     Ok(out)
 }
 
-fn prompt_of(spec: &str, label: Option<String>, files: Files<'_>) -> Result<Vec<Prompt>, String> {
+/// Prompt `n` of the list; an inline one without a label is called `prompt N`.
+fn prompt_of(spec: &str, label: Option<String>, n: usize, files: Files<'_>) -> Result<Vec<Prompt>, String> {
     let Some(name) = spec.strip_prefix("file://") else {
-        return Ok(vec![Prompt { label: label.unwrap_or_else(|| spec.to_owned()), raw: spec.to_owned() }]);
+        return Ok(vec![Prompt { label: label.unwrap_or_else(|| format!("prompt {n}")), raw: spec.to_owned() }]);
     };
     let lower = name.to_ascii_lowercase();
     if [".js", ".cjs", ".mjs", ".ts", ".py", ".jinja", ".j2"].iter().any(|e| lower.ends_with(e)) || name.contains('*') {
