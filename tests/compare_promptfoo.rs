@@ -19,6 +19,13 @@ use std::path::Path;
 fn echo(seen: &Seen) -> Reply {
     let v: Value = serde_json::from_str(&seen.body).unwrap_or(Value::Null);
     let prompt = v["messages"].as_array().and_then(|m| m.last()).and_then(|m| m["content"].as_str()).unwrap_or("");
+    let usage = serde_json::json!({"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8});
+    if v["stream"] == false {
+        let whole = serde_json::json!({"id": "c1", "object": "chat.completion", "model": v["model"],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": format!("echo: {prompt}")}, "finish_reason": "stop"}],
+            "usage": usage});
+        return Reply::json(200, &whole.to_string());
+    }
     let delta = serde_json::json!({"choices": [{"index": 0, "delta": {"content": format!("echo: {prompt}")}}]});
     let stop = serde_json::json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
         "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}});
@@ -85,10 +92,11 @@ fn a_promptfoo_config_runs_as_a_prompt_set() {
     assert!(kinds[0] == "icontains" && kinds[1] == "contains", "{kinds:?}");
     assert!(hello["checks"][2]["weight"] == 2.0, "{}", hello["checks"]);
     assert_eq!(cells[0]["model"], "echo-1");
-    // What was sent: the provider's config and promptfoo's default max_tokens.
+    // What was sent: the provider's config, promptfoo's default max_tokens, no stream.
     let bodies = sent(&server);
     assert_eq!(bodies.len(), 6);
     assert!(bodies.iter().all(|b| b["temperature"] == 0.3 && b["seed"] == 7 && b["max_tokens"] == 1024), "{bodies:?}");
+    assert!(bodies.iter().all(|b| b["stream"] == false), "whole answers, as promptfoo asks: {bodies:?}");
     // The run resumes with the config's providers found again (nothing left to send).
     let id = ls.last().unwrap()["run"].as_str().unwrap().to_owned();
     let again = run(home.path(), &["compare", "--resume", &id, "--min-pass", "0.6", "--json"]);

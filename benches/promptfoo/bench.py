@@ -3,7 +3,7 @@
 
   bench.py measure OUT.json STDOUT_FILE -- CMD...   runs CMD, its stdout to STDOUT_FILE, and
       writes its CPU (user+sys of it and every process it waited for), max RSS and wall time
-  bench.py compare PROMPTFOO.json PALAVER.jsonl PF_MEASURE.json PAL_MEASURE.json
+  bench.py compare PROMPTFOO.json PALAVER.jsonl PF_MEASURE.json PAL_MEASURE.json LABELS
       prints pass/fail per cell (test x provider) agreed and every disagreement with both
       tools' reasons, then both tools' CPU and memory; exits 1 on a disagreement
 """
@@ -45,7 +45,7 @@ def promptfoo_cells(path):
     return cells
 
 
-def palaver_cells(path):
+def palaver_cells(path, labels):
     cells = {}
     for line in open(path):
         line = line.strip()
@@ -61,12 +61,13 @@ def palaver_cells(path):
         reason = "; ".join(f"{k['kind']}: {k.get('detail')}" for k in failed)
         if c.get("error"):
             reason = f"error: {c['error'].get('message')}"
-        cells[(c["prompt_id"], c["provider"])] = (ok, reason, c.get("text") or "")
+        # A column is the config's provider at that place, shown as promptfoo shows it.
+        cells[(c["prompt_id"], labels[c["column"]])] = (ok, reason, c.get("text") or "")
     return cells
 
 
-def compare(pf_path, pal_path, pf_fig_path, pal_fig_path):
-    pf, pal = promptfoo_cells(pf_path), palaver_cells(pal_path)
+def compare(pf_path, pal_path, pf_fig_path, pal_fig_path, labels):
+    pf, pal = promptfoo_cells(pf_path), palaver_cells(pal_path, labels.split(","))
     keys = sorted(set(pf) | set(pal))
     agree, differ, missing = 0, [], []
     for k in keys:
@@ -100,6 +101,6 @@ if __name__ == "__main__":
         sep = sys.argv.index("--")
         measure(sys.argv[2], sys.argv[3], sys.argv[sep + 1:])
     elif sys.argv[1] == "compare":
-        sys.exit(compare(*sys.argv[2:6]))
+        sys.exit(compare(*sys.argv[2:7]))
     else:
         sys.exit(__doc__)

@@ -66,5 +66,6 @@ env PALAVER_HOME="$work/palhome" \
   python3 "$here/bench.py" measure "$work/pal.fig" "$work/pal.jsonl" -- \
   "$palaver" compare --promptfoo "$work/promptfooconfig.yaml" --json || true
 
-python3 "$here/bench.py" compare "$work/pf.json" "$work/pal.jsonl" "$work/pf.fig" "$work/pal.fig"
+labels="$(grep -A1 -E '^  - id: ' "$here/promptfooconfig.yaml" | grep -o 'label: .*' | cut -d' ' -f2 | paste -sd,)"
 echo "outputs kept in $work" >&2
+python3 "$here/bench.py" compare "$work/pf.json" "$work/pal.jsonl" "$work/pf.fig" "$work/pal.fig" "$labels"

@@ -13,8 +13,8 @@ pub mod json;
 pub mod judges;
 mod observer;
 pub mod output;
-pub mod promptfoo;
 pub mod progress;
+pub mod promptfoo;
 pub mod ratings;
 pub mod report;
 pub mod report_filter;
@@ -99,10 +99,12 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
     let (mut cfg, mut g) = (cfg.clone(), g.clone());
     let loaded = match (&ca.promptfoo, &g.resume) {
         (Some(_), Some(_)) => return usage("--resume RUN finishes a stored run: leave out --promptfoo"),
-        (Some(path), None) => match promptfoo::load(path, ca).and_then(|l| promptfoo::apply(&mut g, &mut cfg, &l).map(|()| l)) {
-            Ok(l) => Some(l),
-            Err(e) => return usage(&e),
-        },
+        (Some(path), None) => {
+            match promptfoo::load(path, ca).and_then(|l| promptfoo::apply(&mut g, &mut cfg, &l).map(|()| l)) {
+                Ok(l) => Some(l),
+                Err(e) => return usage(&e),
+            }
+        }
         (None, _) => None,
     };
     let store = match open_store(paths) {

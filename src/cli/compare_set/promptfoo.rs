@@ -7,8 +7,8 @@
 use crate::cli::args::{CompareArgs, Global};
 use crate::config::{Config, Price, ProviderProfile};
 use crate::engine::evals::expect::Expect;
-use crate::engine::evals::prompts::PromptItem;
 use crate::engine::evals::promptfoo::{self, Provider};
+use crate::engine::evals::prompts::PromptItem;
 use serde_json::Value;
 use std::path::Path;
 
@@ -28,7 +28,8 @@ pub struct Loaded {
 pub fn load(path: &Path, ca: &CompareArgs) -> Result<Loaded, String> {
     use crate::sys::read::{INPUT_FILE, file_string};
     let shown = crate::text::sanitize::sanitize(&path.display().to_string()).into_owned();
-    let text = file_string(path, INPUT_FILE).map_err(|e| e.about(&format!("cannot read the promptfoo config {shown}")))?;
+    let text =
+        file_string(path, INPUT_FILE).map_err(|e| e.about(&format!("cannot read the promptfoo config {shown}")))?;
     let folder = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => std::path::PathBuf::from("."),
@@ -71,9 +72,14 @@ pub fn apply(g: &mut Global, cfg: &mut Config, l: &Loaded) -> Result<(), String>
         return Err("--promptfoo takes its models from the config's providers: leave out -m".into());
     }
     if g.provider.is_some() || g.base_url.is_some() || g.demo {
-        return Err("--promptfoo takes its servers from the config's providers: leave out --provider, --base-url and --demo".into());
+        return Err(
+            "--promptfoo takes its servers from the config's providers: leave out --provider, --base-url and --demo"
+                .into(),
+        );
     }
     g.model = l.providers[..l.columns].iter().map(Provider::spec).collect();
+    // promptfoo's OpenAI provider asks for the whole answer at once: the same requests.
+    g.no_stream = true;
     install(cfg, &l.providers);
     Ok(())
 }

@@ -46,7 +46,9 @@ pub fn check(expr: &str) -> Result<(), String> {
 pub fn eval(expr: &str, vars: &Map<String, Value>) -> Result<String, String> {
     let shown = || format!("`{{{{ {expr} }}}}`");
     let compiled = env(true).compile_expression(expr).map_err(|e| format!("{}: {}", shown(), detail(&e)))?;
-    let v = compiled.eval(JValue::from(minijinja::value::Serde(vars))).map_err(|e| format!("{}: {}", shown(), detail(&e)))?;
+    let v = compiled
+        .eval(JValue::from(minijinja::value::Serde(vars)))
+        .map_err(|e| format!("{}: {}", shown(), detail(&e)))?;
     if v.is_undefined() || v.is_none() {
         return Err(format!("{} has no value", shown()));
     }
@@ -111,7 +113,8 @@ mod tests {
     #[test]
     fn whole_templates_render_as_nunjucks_does() {
         let v = vars(json!({"lang": "fr", "items": ["x", "y"]}));
-        let out = render("{% if lang == 'fr' %}Bonjour{% endif %} {% for i in items %}{{ i }}{% endfor %}{{ gone }}!", &v);
+        let out =
+            render("{% if lang == 'fr' %}Bonjour{% endif %} {% for i in items %}{{ i }}{% endfor %}{{ gone }}!", &v);
         assert_eq!(out.unwrap(), "Bonjour xy!");
     }
 }

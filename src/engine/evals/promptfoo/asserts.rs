@@ -67,12 +67,7 @@ pub fn check(a: &Value, cx: &Context<'_>) -> Result<Option<Value>, String> {
 }
 
 /// The check for type `base` (without its `not-`).
-fn test(
-    base: &str,
-    value: Option<Value>,
-    threshold: Option<f64>,
-    cx: &Context<'_>,
-) -> Result<Option<Value>, String> {
+fn test(base: &str, value: Option<Value>, threshold: Option<f64>, cx: &Context<'_>) -> Result<Option<Value>, String> {
     let text = || value.as_ref().map(as_text).ok_or_else(|| format!("`{base}` needs a `value`"));
     let list = || -> Result<Value, String> {
         match &value {
@@ -195,7 +190,10 @@ mod tests {
             map(json!({"type": "llm-rubric", "value": "polite", "threshold": 0.8})),
             Some(json!({"judge": "polite", "threshold": 0.8, "model": "g/judge"}))
         );
-        assert_eq!(map(json!({"type": "select-best", "value": "shortest"})), Some(json!({"select_best": "shortest", "model": "g/judge"})));
+        assert_eq!(
+            map(json!({"type": "select-best", "value": "shortest"})),
+            Some(json!({"select_best": "shortest", "model": "g/judge"}))
+        );
         for t in MAPPED {
             let a = if *t == "is-json" { json!({"type": t}) } else { json!({"type": t, "value": "x", "threshold": 1}) };
             let made = map(a).unwrap_or_else(|| panic!("{t} is mapped"));

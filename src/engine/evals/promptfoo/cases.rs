@@ -95,7 +95,9 @@ fn csv(name: &str, text: &str) -> Result<Vec<Map<String, Value>>, String> {
                 }
                 "__description" => drop(test.insert("description".into(), Value::String(value.clone()))),
                 "__prefix" | "__suffix" => drop(options.insert(key[2..].to_owned(), Value::String(value.clone()))),
-                "__threshold" if !value.trim().is_empty() => drop(test.insert("threshold".into(), Value::String(value.clone()))),
+                "__threshold" if !value.trim().is_empty() => {
+                    drop(test.insert("threshold".into(), Value::String(value.clone())))
+                }
                 k if k.starts_with("__") => {}
                 _ => drop(vars.insert(key.clone(), Value::String(value.clone()))),
             }
@@ -122,7 +124,8 @@ fn from_string(s: &str) -> Value {
             None => (head, None),
         };
         let bare = name.strip_prefix("not-").unwrap_or(name);
-        let known = asserts::MAPPED.contains(&bare) || ["contains-json", "similar", "javascript", "python"].contains(&bare);
+        let known =
+            asserts::MAPPED.contains(&bare) || ["contains-json", "similar", "javascript", "python"].contains(&bare);
         if !known {
             return serde_json::json!({"type": "equals", "value": s});
         }
@@ -198,7 +201,11 @@ pub fn grader(test: &Map<String, Value>) -> Option<&Value> {
 pub fn refused(test: &Map<String, Value>) -> Vec<String> {
     let mut out: Vec<String> =
         TOLD.iter().filter(|(k, _)| test.contains_key(*k)).map(|(_, what)| (*what).to_owned()).collect();
-    out.extend(test.keys().filter(|k| !KNOWN.contains(&k.as_str()) && !TOLD.iter().any(|(t, _)| t == k)).map(|k| format!("the test field `{k}`")));
+    out.extend(
+        test.keys()
+            .filter(|k| !KNOWN.contains(&k.as_str()) && !TOLD.iter().any(|(t, _)| t == k))
+            .map(|k| format!("the test field `{k}`")),
+    );
     if let Some(Value::Object(o)) = test.get("options") {
         out.extend(o.keys().filter(|k| !OPTIONS.contains(&k.as_str())).map(|k| format!("options.{k}")));
     }

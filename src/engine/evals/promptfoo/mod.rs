@@ -145,7 +145,10 @@ fn grader_spec(made: Provider, columns: &[Provider], graders: &mut Vec<Provider>
     let mut made = made;
     let taken: Vec<String> = columns.iter().chain(graders.iter()).map(|p| p.name.clone()).collect();
     let base = format!("grader-{}", made.name);
-    made.name = (1..).map(|i| if i == 1 { base.clone() } else { format!("{base}-{i}") }).find(|n| !taken.contains(n)).unwrap_or(base);
+    made.name = (1..)
+        .map(|i| if i == 1 { base.clone() } else { format!("{base}-{i}") })
+        .find(|n| !taken.contains(n))
+        .unwrap_or(base);
     let spec = made.spec();
     graders.push(made);
     spec

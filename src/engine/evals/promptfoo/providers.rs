@@ -171,7 +171,9 @@ fn parse_id(id: &str) -> Result<(&'static str, String), String> {
     let (api, model) = match rest.split_once(':') {
         Some(("chat", m)) => ("chat", m),
         Some(("responses", m)) => ("responses", m),
-        Some((kind, _)) if ["completion", "embedding", "embeddings", "assistant", "realtime", "image"].contains(&kind) => {
+        Some((kind, _))
+            if ["completion", "embedding", "embeddings", "assistant", "realtime", "image"].contains(&kind) =>
+        {
             return Err(format!("`{id}`: openai:{kind} is not run by palaver (chat and responses are)"));
         }
         _ => ("chat", rest),
@@ -229,7 +231,9 @@ mod tests {
     #[test]
     fn providers_palaver_cannot_call_are_named() {
         let mut notes = Vec::new();
-        assert!(all(&json!(["anthropic:messages:claude"]), &mut notes).unwrap_err().contains("not an OpenAI-compatible"));
+        assert!(
+            all(&json!(["anthropic:messages:claude"]), &mut notes).unwrap_err().contains("not an OpenAI-compatible")
+        );
         let e = all(&json!([{"id": "openai:chat:x", "config": {"apiKey": "sk-secret-123"}}]), &mut notes).unwrap_err();
         assert!(e.contains("apiKeyEnvar") && !e.contains("sk-secret"), "{e}");
         assert!(all(&json!(["openai:embedding:x"]), &mut notes).is_err());

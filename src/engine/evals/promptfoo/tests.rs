@@ -4,8 +4,14 @@ use serde_json::json;
 fn files(name: &str) -> Result<Option<String>, String> {
     Ok(match name {
         "prompts.txt" => Some("First: {{ topic }}\n---\nSecond: {{ topic | upper }}\n".into()),
-        "chat.json" => Some(r#"[{"role":"system","content":"You like {{topic}}."},{"role":"user","content":"Say \"{{topic}}\""}]"#.into()),
-        "cases.csv" => Some("topic,__expected,__expected2,__description\ncats,icontains:cat,not-contains:dog,felines\nsky,blue,,\n".into()),
+        "chat.json" => Some(
+            r#"[{"role":"system","content":"You like {{topic}}."},{"role":"user","content":"Say \"{{topic}}\""}]"#
+                .into(),
+        ),
+        "cases.csv" => Some(
+            "topic,__expected,__expected2,__description\ncats,icontains:cat,not-contains:dog,felines\nsky,blue,,\n"
+                .into(),
+        ),
         "more.yaml" => Some("- vars: {topic: rain}\n  assert: [{type: regex, value: '^R'}]\n".into()),
         "note.txt" => Some("from a file\n".into()),
         _ => None,
@@ -53,7 +59,9 @@ tests:
 
 #[test]
 fn prompt_files_split_and_chat_prompts_give_their_system() {
-    let t = run("prompts: [file://prompts.txt, file://chat.json]\nproviders: [openai:chat:m]\ntests: file://cases.csv\n").unwrap();
+    let t =
+        run("prompts: [file://prompts.txt, file://chat.json]\nproviders: [openai:chat:m]\ntests: file://cases.csv\n")
+            .unwrap();
     let got: Vec<(&str, &str)> = t.items.iter().map(|i| (i.id.as_str(), i.prompt.as_str())).collect();
     assert_eq!(got[0], ("file://prompts.txt#1 · felines", "First: cats"));
     assert_eq!(got[1], ("file://prompts.txt#2 · felines", "Second: CATS"));
@@ -115,10 +123,15 @@ tests:
     assert: [{type: llm-rubric, value: "is about {{q}}"}]
 "#)
     .unwrap();
-    assert_eq!(t.items[0].expect_raw, Some(json!([{"judge": "is about x", "model": "grader-openai-chat-judge/judge"}])));
+    assert_eq!(
+        t.items[0].expect_raw,
+        Some(json!([{"judge": "is about x", "model": "grader-openai-chat-judge/judge"}]))
+    );
     assert_eq!(t.graders.len(), 1);
     assert!(run("providers: [openai:chat:m]\ntests: [{vars: {}}]").unwrap_err().contains("no `prompts`"));
-    assert!(run("prompts: [x]\nproviders: [openai:chat:m]\ntests: file://gone.csv").unwrap_err().contains("no such file"));
+    assert!(
+        run("prompts: [x]\nproviders: [openai:chat:m]\ntests: file://gone.csv").unwrap_err().contains("no such file")
+    );
     assert!(run("prompts: [file://p.py]\nproviders: [openai:chat:m]\ntests: [{}]").unwrap_err().contains("program"));
     assert!(run("prompts: [x\nproviders").unwrap_err().starts_with("not YAML"));
 }
