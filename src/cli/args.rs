@@ -247,8 +247,16 @@ pub struct CompareArgs {
     pub action: Option<CompareAction>,
     /// A prompt set: plain lines, or JSON Lines {"prompt","system","id","attach","expect"};
     /// `-` reads it from stdin. Every prompt runs against every model, kept as a run
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "promptfoo")]
     pub prompts: Option<std::path::PathBuf>,
+    /// A promptfoo config (promptfooconfig.yaml) run as it is: its prompts × tests become the
+    /// set, its providers the models; an assert palaver cannot run is named and refused
+    #[arg(long, value_name = "FILE")]
+    pub promptfoo: Option<std::path::PathBuf>,
+    /// With --promptfoo: run the config without the asserts and test options palaver cannot
+    /// run (each named on stderr) instead of refusing it
+    #[arg(long, requires = "promptfoo")]
+    pub skip_unsupported: bool,
     /// Requests in flight at once per provider (a 429 pauses only that provider)
     #[arg(long, value_name = "N")]
     pub concurrency: Option<usize>,

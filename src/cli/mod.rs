@@ -88,7 +88,7 @@ pub async fn run(cli: Cli) -> u8 {
     let named = cfg.providers.values().filter_map(|p| p.api_key_env.as_deref());
     crate::sys::secrets::register_all(named.filter_map(|v| std::env::var(v).ok()));
     let g = &cli.global;
-    let plain_compare = matches!(&cli.command, Some(Command::Compare(ca)) if ca.action.is_none() && ca.prompts.is_none() && g.resume.is_none());
+    let plain_compare = matches!(&cli.command, Some(Command::Compare(ca)) if ca.action.is_none() && ca.prompts.is_none() && ca.promptfoo.is_none() && g.resume.is_none());
     let screen = (cli.command.is_none() || plain_compare) && g.prompt.is_none() && std::io::stdin().is_terminal();
     // The chat screen shows these as notices; `palaver config` lists them itself.
     if !screen && !matches!(cli.command, Some(Command::Config { .. })) {
@@ -137,9 +137,9 @@ pub async fn run(cli: Cli) -> u8 {
             if let Some(action) = &ca.action {
                 return compare_set::actions::run(action, g, ca, &paths, &cfg).await;
             }
-            if ca.prompts.is_some() || g.resume.is_some() {
+            if ca.prompts.is_some() || ca.promptfoo.is_some() || g.resume.is_some() {
                 if g.prompt.is_some() {
-                    return usage("give -p PROMPT or --prompts FILE, not both");
+                    return usage("give -p PROMPT or --prompts FILE (or --promptfoo CONFIG), not both");
                 }
                 let registry = build_registry(&cfg, &paths).await;
                 let code = compare_set::run(g, &cfg, &paths, &registry, ca).await;

@@ -19,6 +19,7 @@ pub mod judges;
 mod observer;
 pub mod output;
 pub mod progress;
+pub mod promptfoo;
 pub mod rates;
 pub mod ratings;
 pub mod report;
@@ -105,11 +106,23 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
     if concurrency == 0 {
         return usage("--concurrency takes 1 or more");
     }
+    // A promptfoo config's providers are profiles of this run only: `cfg` and `-m` are its own.
+    let (mut cfg, mut g) = (cfg.clone(), g.clone());
+    let loaded = match (&ca.promptfoo, &g.resume) {
+        (Some(_), Some(_)) => return usage("--resume RUN finishes a stored run: leave out --promptfoo"),
+        (Some(path), None) => {
+            match promptfoo::load(path, ca).and_then(|l| promptfoo::apply(&mut g, &mut cfg, &l).map(|()| l)) {
+                Ok(l) => Some(l),
+                Err(e) => return usage(&e),
+            }
+        }
+        (None, _) => None,
+    };
     if (ca.fail_on_regression || !ca.critical.is_empty()) && ca.baseline.is_none() {
         return usage("--fail-on-regression and --critical go with --baseline RUN (or compare diff RUN_A RUN_B)");
     }
     // Opened before the run is stored: a `cache_ttl` that cannot be read leaves nothing behind.
-    let cache = match cache::open(cfg, paths, ca.no_cache) {
+    let cache = match cache::open(&cfg, paths, ca.no_cache) {
         Ok(c) => c,
         Err(e) => return usage(&e),
     };
@@ -132,15 +145,17 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
         None => None,
     };
     let (g, run, prompt_rows, ready) = match &g.resume {
-        Some(id) => match resume(g, &store, id) {
+        Some(id) => match resume(&g, &store, id) {
             Ok((g, run, rows)) => (g, run, rows, None),
             Err(code) => return code,
         },
-        None => match start(g, cfg, &store, ca).await {
+        None => match start(&g, &cfg, &store, ca, loaded).await {
             Ok(v) => v,
             Err(code) => return code,
         },
     };
+    promptfoo::restore(&run.settings, &mut cfg);
+    let cfg = &cfg;
     // One process per run: a second `--resume` of a run in progress would send its cells twice.
     let _lock = match crate::store::lock::try_lock(&paths.database(), &run.id) {
         Ok(Some(l)) => Some(l),
@@ -422,25 +437,35 @@ async fn start(
     cfg: &Config,
     store: &RunStore,
     ca: &CompareArgs,
+    loaded: Option<promptfoo::Loaded>,
 ) -> Result<(Global, RunSummary, Vec<PromptRow>, Option<crate::runs::judge::Judges>), u8> {
-    let Some(path) = &ca.prompts else { return Err(usage("give --prompts FILE (or --resume RUN)")) };
+    let Some(path) = ca.prompts.as_ref().or(ca.promptfoo.as_ref()) else {
+        return Err(usage("give --prompts FILE or --promptfoo CONFIG (or --resume RUN)"));
+    };
     if g.model.is_empty() || g.model.len() > MAX_MODELS {
         return Err(usage(&format!(
             "a prompt set takes 1 to {MAX_MODELS} models (-m A -m B …), got {}",
             g.model.len()
         )));
     }
-    let (text, source) = read_set(path)?;
     // `attach` paths, `vars`, judge prompt and schema files are the set's: read from its own
     // folder (a set on stdin: the current one), by one rule.
     let folder = match path.parent() {
         Some(p) if path.as_os_str() != "-" && !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => std::path::PathBuf::from("."),
     };
+    let source = path.display().to_string();
     let shown = crate::text::sanitize::sanitize(&source).into_owned();
     let ws = attach_rules::folder(&folder).map_err(|e| usage(&format!("{shown}: {e}")))?;
     let set_file = |name: &str| attach_rules::set_file(&ws, name, ca.allow_outside);
-    let mut items = prompts::parse_with(&text, &set_file).map_err(|e| usage(&format!("{shown}: {e}")))?;
+    let kept_providers = loaded.as_ref().map(promptfoo::kept);
+    let mut items = match loaded {
+        Some(l) => l.items,
+        None => {
+            let (text, _) = read_set(path)?;
+            prompts::parse_with(&text, &set_file).map_err(|e| usage(&format!("{shown}: {e}")))?
+        }
+    };
     attach_rules::check(&mut items, &ws, ca.allow_outside, ca.allow_scripts)
         .map_err(|e| usage(&format!("{shown}: {e}")))?;
     let targets = resolve_columns(g, cfg, &g.model).await.map_err(|e| usage(&e.0))?;
@@ -491,6 +516,9 @@ async fn start(
         })
         .collect();
     let mut kept = settings::of(g);
+    if let Some(p) = kept_providers {
+        kept["promptfoo"] = p;
+    }
     if ca.batch {
         // A batch run resumes as one: its cells wait in the provider's batches.
         let discounts: Vec<f64> = targets.iter().map(|t| t.batch.map_or(0.0, |b| b.discount)).collect();

@@ -5,9 +5,11 @@
 //! (`rating`). No I/O beyond the bytes handed in; the runner and the reports live in `cli`.
 
 pub mod expect;
+pub mod jinja;
 pub mod judge;
 pub mod outcome;
 pub mod paired;
+pub mod promptfoo;
 pub mod prompts;
 pub mod rates;
 pub mod rating;

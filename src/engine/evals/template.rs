@@ -1,4 +1,6 @@
-//! Templated prompts: `{{name}}` placeholders filled from a `vars` table, one test per row. A
+//! Templated prompts: `{{name}}` placeholders filled from a `vars` table, one test per row; a
+//! placeholder may also be an expression with Nunjucks' filters (`{{ user.name | upper }}`,
+//! `{{ x | default("y") }}`: see `jinja.rs`). A
 //! table is inline (a list of objects), or a CSV file (a header row names the variables) or a
 //! JSON Lines file (one object a line). Mistakes name the row's line in its file: a malformed
 //! row, a row without a variable the template uses, a placeholder no column provides.
@@ -18,10 +20,12 @@ fn is_name(s: &str) -> bool {
     !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }
 
-/// The names of the placeholders of `s`, in order (repeats kept).
+/// The variables the placeholders of `s` need, in order (repeats kept): a plain name as it is
+/// written (`{{first-name}}`, `{{a.b}}`: a column of that name), else the expression's root
+/// variable (`user` of `{{ user.name | upper }}`); one with a `default` filter needs none.
 ///
 /// # Errors
-/// A `{{` without its `}}`, or a placeholder that is not a name.
+/// A `{{` without its `}}`, or a placeholder that is neither a name nor an expression on one.
 pub fn placeholders(s: &str) -> Result<Vec<&str>, String> {
     let mut out = Vec::new();
     let mut rest = s;
@@ -29,13 +33,32 @@ pub fn placeholders(s: &str) -> Result<Vec<&str>, String> {
         let tail = &rest[at + 2..];
         let Some(end) = tail.find("}}") else { return Err(format!("`{{{{` without `}}}}` in {s:?}")) };
         let name = tail[..end].trim();
-        if !is_name(name) {
-            return Err(format!("`{{{{{name}}}}}` is not a variable name (letters, digits, _ - .)"));
+        if is_name(name) {
+            out.push(name);
+        } else {
+            let root = expression_root(name)?;
+            if !super::jinja::has_default(name) {
+                out.push(root);
+            }
         }
-        out.push(name);
         rest = &tail[end + 2..];
     }
     Ok(out)
+}
+
+/// The variable an expression starts from (`user` of `user.name | upper`), the expression
+/// checked to parse.
+fn expression_root(expr: &str) -> Result<&str, String> {
+    let end = expr.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(expr.len());
+    let (root, after) = expr.split_at(end);
+    let starts_well = root.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    if !starts_well || !(after.is_empty() || after.trim_start().starts_with(['.', '[', '|'])) {
+        return Err(format!(
+            "`{{{{{expr}}}}}` is not a variable name (letters, digits, _ - .) nor an expression on one (`{{{{ user.name | upper }}}}`)"
+        ));
+    }
+    super::jinja::check(expr)?;
+    Ok(root)
 }
 
 /// A variable's value as text: a string as it is, anything else as its JSON.
@@ -54,10 +77,11 @@ pub fn vars_line(vars: Option<&Value>) -> Option<String> {
     Some(o.iter().map(|(k, v)| format!("{k} = {}", text_of(v))).collect::<Vec<_>>().join(" · "))
 }
 
-/// `s` with each placeholder replaced by its row's value.
+/// `s` with each placeholder replaced by its row's value (an expression's by its value).
 ///
 /// # Errors
-/// A placeholder the row has no value for (absent or null), named with the row.
+/// A placeholder the row has no value for (absent or null), named with the row; an expression
+/// that does not evaluate.
 pub fn expand(s: &str, row: &Row) -> Result<String, String> {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
@@ -66,9 +90,18 @@ pub fn expand(s: &str, row: &Row) -> Result<String, String> {
         let tail = &rest[at + 2..];
         let Some(end) = tail.find("}}") else { return Err(format!("`{{{{` without `}}}}` in {s:?}")) };
         let name = tail[..end].trim();
-        match row.vars.get(name).filter(|v| !v.is_null()) {
-            Some(v) => out.push_str(&text_of(v)),
-            None => return Err(format!("{}: missing variable `{name}`", row.at)),
+        let nested = |n: &str| n.split_once('.').is_some_and(|(root, _)| row.vars.contains_key(root));
+        if is_name(name) && (row.vars.contains_key(name) || !nested(name)) {
+            match row.vars.get(name).filter(|v| !v.is_null()) {
+                Some(v) => out.push_str(&text_of(v)),
+                None => return Err(format!("{}: missing variable `{name}`", row.at)),
+            }
+        } else {
+            let root = expression_root(name)?;
+            if !super::jinja::has_default(name) && row.vars.get(root).is_none_or(Value::is_null) {
+                return Err(format!("{}: missing variable `{root}`", row.at));
+            }
+            out.push_str(&super::jinja::eval(name, &row.vars).map_err(|e| format!("{}: {e}", row.at))?);
         }
         rest = &tail[end + 2..];
     }
@@ -176,7 +209,10 @@ fn csv(name: &str, text: &str) -> Result<Vec<Row>, String> {
 }
 
 /// The records of a CSV text with the line each starts on; blank lines are skipped.
-fn csv_records(name: &str, text: &str) -> Result<Vec<(usize, Vec<String>)>, String> {
+///
+/// # Errors
+/// A quoted field that is never closed.
+pub fn csv_records(name: &str, text: &str) -> Result<Vec<(usize, Vec<String>)>, String> {
     let mut out = Vec::new();
     let mut chars = text.chars().peekable();
     let mut line = 1;

@@ -54,7 +54,9 @@ pub fn rows(item: &PromptItem, vars: &Value, files: SetFiles<'_>) -> Result<Vec<
         other => template::inline(other)?,
     };
     let known: BTreeSet<&str> = table.iter().flat_map(|r| r.vars.keys().map(String::as_str)).collect();
-    if let Some(name) = used(item)?.into_iter().find(|n| !known.contains(n)) {
+    // `{{a.b}}` is the column `a.b`, else `b` of the column `a`.
+    let has = |n: &str| known.contains(n) || n.split_once('.').is_some_and(|(root, _)| known.contains(root));
+    if let Some(name) = used(item)?.into_iter().find(|n| !has(n)) {
         let have: Vec<&str> = known.into_iter().collect();
         return Err(format!("unknown variable `{name}` (the vars have: {})", have.join(", ")));
     }
@@ -103,6 +105,24 @@ mod tests {
         assert!(set[1].expect.as_ref().unwrap().run("bye now").iter().all(|c| c.pass));
         assert_eq!(set[0].vars, Some(json!({"word": "hi", "lang": "fr"})));
         assert_eq!((set[2].prompt.as_str(), set[2].vars.clone()), ("plain {{not a template}}", None));
+    }
+
+    #[test]
+    fn nested_vars_and_filters_fill_a_line() {
+        let set = parse(concat!(
+            r#"{"prompt":"Hi {{ user.name | upper }}, {{ city | default('nowhere') }} {{ tags | join('+') }}","#,
+            r#""expect":{"contains":"{{ user.name }}"},"vars":[{"user":{"name":"ada"},"tags":["a","b"]},{"user":{"name":"bo"},"city":"Oslo","tags":[]}]}"#
+        ))
+        .unwrap();
+        assert_eq!(set[0].prompt, "Hi ADA, nowhere a+b");
+        assert_eq!(set[1].prompt, "Hi BO, Oslo ");
+        assert_eq!(set[0].expect_raw, Some(json!({"contains": "ada"})));
+        let e = parse(r#"{"prompt":"{{ usr.name | upper }}","vars":[{"user":{"name":"a"}}]}"#).unwrap_err();
+        assert_eq!(e.message, "unknown variable `usr` (the vars have: user)");
+        let e = parse(r#"{"prompt":"{{ user.nmae }}","vars":[{"user":{"name":"a"}}]}"#).unwrap_err();
+        assert!(e.message.starts_with("vars row 1: `{{ user.nmae }}`"), "{e}");
+        let e = parse(r#"{"prompt":"{{ user | shout }}","vars":[{"user":"a"}]}"#).unwrap_err();
+        assert!(e.message.contains("filter"), "{e}");
     }
 
     #[test]
