@@ -92,7 +92,9 @@ impl Bench {
         self.mode.store(mode, Ordering::SeqCst);
         let set = self.home.path().join("set.jsonl");
         let mut args = vec!["--base-url", &self.server.base_url, "compare", "-m", "m1", "-m", "m2"];
-        args.extend(["--prompts", set.to_str().unwrap()]);
+        // The server answers the same request differently from run to run: the cache would
+        // hand back the first run's answers.
+        args.extend(["--prompts", set.to_str().unwrap(), "--no-cache"]);
         args.extend(more);
         let out = run(self.home.path(), &args);
         (out, newest_run(self.home.path()))
