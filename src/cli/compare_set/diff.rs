@@ -109,6 +109,8 @@ pub struct Diff {
     pub only_in_b: Only,
     /// `--judge`: each model's answers in A and B compared by a judge, in both orders.
     pub judged: Vec<Judged>,
+    /// Cells of A and of B answered from the response cache: they repeat an earlier answer.
+    pub cached: [u64; 2],
 }
 
 /// A judge's pairwise verdicts on one model's answers, A against B.
@@ -161,19 +163,23 @@ pub fn check_critical(store: &RunStore, a: &RunSummary, critical: &[String]) -> 
 struct Side {
     prompts: Vec<PromptRow>,
     samples: HashMap<(u32, u32), Vec<Sample>>,
+    /// Cells answered from the response cache.
+    cached: u64,
 }
 
 fn read(store: &RunStore, run: &RunSummary) -> Result<Side, String> {
     let prompts = store.prompts(&run.id).map_err(|e| format!("cannot read run {}: {e}", run.id))?;
     let checked: HashSet<u32> = prompts.iter().filter(|p| p.is_checked()).map(|p| p.idx).collect();
     let mut samples: HashMap<(u32, u32), Vec<Sample>> = HashMap::new();
+    let mut cached = 0;
     store
         .each_figures(&run.id, |f| {
+            cached += u64::from(f.cached);
             let s = Sample::of(checked.contains(&f.prompt_idx), f.checks.as_ref(), f.cost, f.total_ms);
             samples.entry((f.prompt_idx, f.model_idx)).or_default().push(s);
         })
         .map_err(|e| format!("cannot read run {}: {e}", run.id))?;
-    Ok(Side { prompts, samples })
+    Ok(Side { prompts, samples, cached })
 }
 
 /// How a prompt is found in the other run: its `id`, or (an id that is a line number) its
@@ -213,6 +219,7 @@ pub fn compute(store: &RunStore, a: &RunSummary, b: &RunSummary, gate: &Gate) ->
     let prompt_pairs: Vec<(&PromptRow, &PromptRow)> =
         kb.iter().zip(&sb.prompts).filter_map(|(k, pb)| Some((pb, &sa.prompts[*a_at.get(k)?]))).collect();
     let mut diff = Diff {
+        cached: [sa.cached, sb.cached],
         run_a: a.id.clone(),
         run_b: b.id.clone(),
         models: Vec::new(),
@@ -367,6 +374,7 @@ mod tests {
             only_in_a: Only::default(),
             only_in_b: Only::default(),
             judged: Vec::new(),
+            cached: [0, 0],
         };
         let gate = Gate { fail_on_regression: true, critical: vec!["q3".into()] };
         let one = d(&cells);

@@ -182,6 +182,14 @@ fn only_lines(d: &Diff) -> Vec<String> {
 #[must_use]
 pub fn table(d: &Diff) -> String {
     let mut out = format!("{} against {} (baseline)\n", d.run_b, d.run_a);
+    if d.cached != [0, 0] {
+        // A cached answer is the earlier answer again: it cannot show the model changed.
+        out.push_str(&format!(
+            "note: {} of B's cells and {} of A's came from the response cache (an earlier answer \
+             again); run with --no-cache to ask the models anew\n",
+            d.cached[1], d.cached[0]
+        ));
+    }
     let rows = changed(d);
     let (flips, scores): (Vec<_>, Vec<_>) = rows.into_iter().partition(|c| c.change() != Change::Score);
     let shown: Vec<[String; 6]> = flips.iter().chain(scores.iter().take(SCORE_ROWS)).map(|c| cell_row(c)).collect();
@@ -432,11 +440,15 @@ mod tests {
             only_in_a: Only { prompts: vec!["gone".into()], models: vec![] },
             only_in_b: Only::default(),
             judged: Vec::new(),
+            cached: [0, 0],
         };
         let t = table(&d);
         let broke = t.find("newly fails").unwrap();
         assert!(broke < t.find("newly passes").unwrap() && !t.contains(" same "), "{t}");
         assert!(t.contains("only in run-a: prompts gone"), "{t}");
+        assert!(!t.contains("response cache"), "{t}");
+        let replayed = table(&Diff { cached: [0, 3], ..d.clone() });
+        assert!(replayed.contains("3 of B's cells and 0 of A's came from the response cache"), "{replayed}");
         let lines = json_lines(&d, false, 0);
         assert_eq!(lines.iter().filter(|l| l["type"] == "diff_cell").count(), 2);
         assert_eq!(lines[0]["change"], "newly_fails");
