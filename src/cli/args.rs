@@ -158,7 +158,7 @@ pub struct Global {
 pub enum Command {
     /// Side by side: the same prompt to 2–4 models (-m A -m B …); with -p, headless; with
     /// --prompts, every prompt of a set against every model, kept as a resumable run
-    Compare(CompareArgs),
+    Compare(Box<CompareArgs>),
     /// List the provider's models (GET /models) and configured ones
     Models,
     /// Run the embedded demo provider in the foreground; print its base URL first
