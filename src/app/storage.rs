@@ -88,9 +88,8 @@ impl Storage {
         let path = paths.database();
         let wants = reopen.last || reopen.id.is_some();
         // On this thread, not a blocking task: the screen is not up yet, nothing else runs, and
-        // this waits for the answer anyway. A pool thread of its own cost the screen more than
-        // the open itself (its start, a fresh heap's page faults, the hand-back), which
-        // headless, opening in place, never paid.
+        // this waits for the answer anyway; a pool thread for it (its start, its own heap, the
+        // hand-back) is work headless, opening in place, never does.
         let storage = match Self::open(&path) {
             Ok(s) => s,
             Err(e) if wants => {
