@@ -84,47 +84,32 @@ impl Storage {
     ///
     /// # Errors
     /// The exit status to leave with.
-    pub async fn start(paths: &Paths, reopen: &Reopen, state: &mut State) -> Result<Self, u8> {
+    pub fn start(paths: &Paths, reopen: &Reopen, state: &mut State) -> Result<Self, u8> {
         let path = paths.database();
         let wants = reopen.last || reopen.id.is_some();
-        let opened = {
-            let path = path.clone();
-            tokio::task::spawn_blocking(move || Self::open(&path)).await
-        };
-        let storage = match opened {
-            Ok(Ok(s)) => s,
-            Ok(Err(e)) if wants => {
+        // On this thread, not a blocking task: the screen is not up yet, nothing else runs, and
+        // this waits for the answer anyway; a pool thread for it (its start, its own heap, the
+        // hand-back) is work headless, opening in place, never does.
+        let storage = match Self::open(&path) {
+            Ok(s) => s,
+            Err(e) if wants => {
                 eprintln!(
                     "palaver: cannot reopen a conversation: the history at {} cannot be opened: {e}",
                     path.display()
                 );
                 return Err(2);
             }
-            Ok(Err(e)) => {
+            Err(e) => {
                 state.apply(Msg::Store(StoreMsg::Unavailable(format!("cannot open {}: {e}", path.display()))));
                 return Ok(Self::off());
-            }
-            Err(e) => {
-                eprintln!("palaver: cannot open the history: {e}");
-                return Err(1);
             }
         };
         state.apply(Msg::Store(StoreMsg::Ready));
         let Some(store) = storage.store.clone() else { return Ok(storage) };
-        let reopen = reopen.clone();
-        let found = tokio::task::spawn_blocking(move || {
-            let prompts = recent_prompts(&store).unwrap_or_default();
-            (reopen_target(&store, &reopen), prompts)
-        })
-        .await;
-        let (target, prompts) = match found {
-            Ok(x) => x,
-            Err(e) => {
-                eprintln!("palaver: cannot read the history: {e}");
-                return Err(1);
-            }
-        };
-        let (mut storage, mut prompts) = (storage, prompts);
+        // In place too, for the same reason.
+        let mut prompts = recent_prompts(&store).unwrap_or_default();
+        let target = reopen_target(&store, reopen);
+        let mut storage = storage;
         match target {
             Ok(Some(loaded)) => {
                 // The reopened conversation's prompts are the newest in the walk.

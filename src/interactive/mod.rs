@@ -127,7 +127,7 @@ async fn launch(target: Target, cfg: Config, paths: Paths, settings: TurnSetting
     if let Some(e) = theme_error {
         state.transcript.push_notice(NoticeKind::Error, e);
     }
-    let store = match Storage::start(&paths, &reopen, &mut state).await {
+    let store = match Storage::start(&paths, &reopen, &mut state) {
         Ok(s) => s,
         Err(code) => return code,
     };

@@ -13,7 +13,7 @@ use crossterm::terminal::{
 use crossterm::{cursor, execute};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
-use std::io::{self, Stdout, Write};
+use std::io::{self, BufWriter, Stdout, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, Once, PoisonError};
 
@@ -32,9 +32,15 @@ static OWNED: AtomicBool = AtomicBool::new(false);
 /// since printing them on the alternate screen in raw mode garbles both.
 static STASHED: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
+/// Room for a whole frame's bytes, so a frame is one write to the terminal.
+const FRAME_BUFFER: usize = 64 * 1024;
+
 /// Owns the terminal while the app runs.
 pub struct TerminalGuard {
-    pub terminal: Terminal<CrosstermBackend<Stdout>>,
+    /// Buffered: `Stdout` alone locks, scans for a newline and writes every 1 KB, for each of
+    /// the thousands of pieces (a cursor move, a colour, a cell's text) a frame is written
+    /// in. Everything written through it is flushed at the end of each frame or command.
+    pub terminal: Terminal<CrosstermBackend<BufWriter<Stdout>>>,
 }
 
 impl TerminalGuard {
@@ -52,7 +58,8 @@ impl TerminalGuard {
         }
         // Every failure from here on must give the terminal back: an error that returned early
         // once left the shell in raw mode (`-echo -icanon`) until `stty sane`.
-        let made = Terminal::new(CrosstermBackend::new(io::stdout())).and_then(|mut t| t.clear().map(|()| t));
+        let made = Terminal::new(CrosstermBackend::new(BufWriter::with_capacity(FRAME_BUFFER, io::stdout())))
+            .and_then(|mut t| t.clear().map(|()| t));
         match made {
             Ok(terminal) => Ok(Self { terminal }),
             Err(e) => {

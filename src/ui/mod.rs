@@ -45,7 +45,6 @@ use crate::app::State;
 use crate::app::msg::ViewReport;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::widgets::Block;
 
 /// Narrowest transcript the side panels may leave.
 const MIN_TRANSCRIPT: u16 = 30;
@@ -53,6 +52,15 @@ const MIN_TRANSCRIPT: u16 = 30;
 /// The smallest screen the chat draws on (columns, rows): a frame, two transcript rows, the
 /// composer and the status bar.
 pub const MIN_SCREEN: (u16, u16) = (20, 8);
+
+/// Paints `style` (the theme's base) on every cell of the frame, as a `Block` over the whole
+/// area would, but straight over the cells: the block looks each one up by position, which
+/// made this fill a large part of each frame's work.
+pub fn fill(f: &mut Frame, style: ratatui::style::Style) {
+    for cell in &mut f.buffer_mut().content {
+        cell.set_style(style);
+    }
+}
 
 /// Says the terminal is too small rather than drawing a transcript nobody can read.
 fn too_small(f: &mut Frame, state: &State) {
@@ -94,7 +102,7 @@ pub fn draw(f: &mut Frame, state: &State, cache: &mut RenderCache) -> ViewReport
     if state.compare.is_active() {
         return compare::draw(f, state, cache);
     }
-    f.render_widget(Block::new().style(state.theme.style(theme::Role::Base)), f.area());
+    fill(f, state.theme.style(theme::Role::Base));
     if f.area().width < MIN_SCREEN.0 || f.area().height < MIN_SCREEN.1 {
         too_small(f, state);
         return ViewReport::default();

@@ -39,7 +39,7 @@ pub fn draw(f: &mut Frame, state: &State, cache: &mut RenderCache) -> ViewReport
     report.cells.clear();
     let Some(cmp) = state.compare.active.as_ref() else { return report };
     let area = f.area();
-    f.render_widget(Block::new().style(state.theme.style(R::Base)), area);
+    super::fill(f, state.theme.style(R::Base));
     let composer_h = composer::height(state, area.width, area.height);
     let strip_h = if area.height >= STRIP_MIN_HEIGHT && !state.compare.strip_hidden { strip::HEIGHT } else { 0 };
     let vote_h = u16::from(cmp.arena.as_ref().is_some_and(|a| a.awaiting));
