@@ -13,7 +13,7 @@ use crossterm::terminal::{
 use crossterm::{cursor, execute};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
-use std::io::{self, BufWriter, Stdout, Write};
+use std::io::{self, Stdout, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, Once, PoisonError};
 
@@ -35,12 +35,37 @@ static STASHED: Mutex<Vec<String>> = Mutex::new(Vec::new());
 /// Room for a whole frame's bytes, so a frame is one write to the terminal.
 const FRAME_BUFFER: usize = 64 * 1024;
 
+/// A frame's bytes, kept until the frame's flush and then written at once: `Stdout` alone
+/// locks, scans for a newline and writes every 1 KB, for each of the thousands of pieces (a
+/// cursor move, a colour, a cell's text) a frame is written in. Unlike `BufWriter` it never
+/// writes when dropped: bytes left by a panic mid-frame would land on the shell after the
+/// terminal was given back.
+pub struct FrameWriter {
+    buf: Vec<u8>,
+    out: Stdout,
+}
+
+impl Write for FrameWriter {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        if self.buf.len() + bytes.len() > FRAME_BUFFER {
+            self.flush()?;
+        }
+        self.buf.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        let mut out = self.out.lock();
+        out.write_all(&self.buf)?;
+        self.buf.clear();
+        out.flush()
+    }
+}
+
 /// Owns the terminal while the app runs.
 pub struct TerminalGuard {
-    /// Buffered: `Stdout` alone locks, scans for a newline and writes every 1 KB, for each of
-    /// the thousands of pieces (a cursor move, a colour, a cell's text) a frame is written
-    /// in. Everything written through it is flushed at the end of each frame or command.
-    pub terminal: Terminal<CrosstermBackend<BufWriter<Stdout>>>,
+    /// Written a frame at a time: everything is flushed at the end of each frame or command.
+    pub terminal: Terminal<CrosstermBackend<FrameWriter>>,
 }
 
 impl TerminalGuard {
@@ -58,8 +83,11 @@ impl TerminalGuard {
         }
         // Every failure from here on must give the terminal back: an error that returned early
         // once left the shell in raw mode (`-echo -icanon`) until `stty sane`.
-        let made = Terminal::new(CrosstermBackend::new(BufWriter::with_capacity(FRAME_BUFFER, io::stdout())))
-            .and_then(|mut t| t.clear().map(|()| t));
+        let made = Terminal::new(CrosstermBackend::new(FrameWriter {
+            buf: Vec::with_capacity(FRAME_BUFFER),
+            out: io::stdout(),
+        }))
+        .and_then(|mut t| t.clear().map(|()| t));
         match made {
             Ok(terminal) => Ok(Self { terminal }),
             Err(e) => {
