@@ -541,3 +541,16 @@ impl StoreHandle {
         self.read(f)
     }
 }
+
+/// The next batch a writer thread takes in one transaction: waits for one command, then takes
+/// what is already queued, up to `max` (so a flush waits little). `None` once every sender is gone.
+pub(crate) fn next_batch<T>(rx: &std::sync::mpsc::Receiver<T>, max: usize) -> Option<Vec<T>> {
+    let mut batch = vec![rx.recv().ok()?];
+    while batch.len() < max {
+        match rx.try_recv() {
+            Ok(c) => batch.push(c),
+            Err(_) => break,
+        }
+    }
+    Some(batch)
+}

@@ -173,14 +173,7 @@ impl ReplyCache for ReplyStore {
 const BATCH: usize = 256;
 
 fn write_loop(conn: &Connection, rx: &Receiver<Cmd>, budget: u64) {
-    while let Ok(first) = rx.recv() {
-        let mut batch = vec![first];
-        while batch.len() < BATCH {
-            match rx.try_recv() {
-                Ok(c) => batch.push(c),
-                Err(_) => break,
-            }
-        }
+    while let Some(batch) = super::next_batch(rx, BATCH) {
         // A write that fails loses only time: the next run asks the network again.
         if let Err(e) = write_batch(conn, &batch, budget) {
             eprintln!("palaver: could not write the response cache: {}", super::describe(&e));

@@ -475,14 +475,7 @@ const BATCH: usize = 512;
 
 fn write_loop(conn: &Connection, rx: &Receiver<Cmd>) {
     let mut last_error: Option<String> = None;
-    while let Ok(first) = rx.recv() {
-        let mut batch = vec![first];
-        while batch.len() < BATCH {
-            match rx.try_recv() {
-                Ok(c) => batch.push(c),
-                Err(_) => break,
-            }
-        }
+    while let Some(batch) = super::next_batch(rx, BATCH) {
         let mut flushes = Vec::new();
         let writes: Vec<Cmd> = batch
             .into_iter()
