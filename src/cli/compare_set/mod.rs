@@ -88,24 +88,10 @@ fn read_set(path: &std::path::Path) -> Result<(String, String), u8> {
 
 /// Runs a new prompt set (`--prompts`) or the missing cells of a stored run (`--resume`).
 pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, ca: &CompareArgs) -> u8 {
-    for r in &ca.report {
-        if let Err(e) = report::format_of(r) {
-            return usage(&e);
-        }
-    }
-    if ca.min_pass.is_some_and(|m| !(0.0..=1.0).contains(&m)) {
-        return usage("--min-pass takes a share between 0 and 1, e.g. 0.9");
-    }
-    if ca.retry_failed && g.resume.is_none() {
-        return usage("--retry-failed goes with --resume RUN");
-    }
-    if g.resume.is_some() && (ca.repeat.is_some() || ca.seed.is_some()) {
-        return usage("a resumed run keeps its --repeat and --seed (leave them out)");
-    }
-    let concurrency = ca.concurrency.unwrap_or(DEFAULT_CONCURRENCY);
-    if concurrency == 0 {
-        return usage("--concurrency takes 1 or more");
-    }
+    let concurrency = match flags(g, ca) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
     // A promptfoo config's providers are profiles of this run only: `cfg` and `-m` are its own.
     let (mut cfg, mut g) = (cfg.clone(), g.clone());
     let loaded = match (&ca.promptfoo, &g.resume) {
@@ -118,9 +104,6 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
         }
         (None, _) => None,
     };
-    if (ca.fail_on_regression || !ca.critical.is_empty()) && ca.baseline.is_none() {
-        return usage("--fail-on-regression and --critical go with --baseline RUN (or compare diff RUN_A RUN_B)");
-    }
     // Opened before the run is stored: a `cache_ttl` that cannot be read leaves nothing behind.
     let cache = match cache::open(&cfg, paths, ca.no_cache) {
         Ok(c) => c,
@@ -130,19 +113,9 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
         Ok(s) => s,
         Err(code) => return code,
     };
-    // The baseline is checked before anything is sent: a typo must not cost a whole run.
-    let baseline = match &ca.baseline {
-        Some(id) => match actions::find_run(&store, id) {
-            Ok(b) => {
-                let gate = diff::Gate { fail_on_regression: ca.fail_on_regression, critical: ca.critical.clone() };
-                if let Err(e) = diff::check_critical(&store, &b, &gate.critical) {
-                    return usage(&e);
-                }
-                Some((b, gate))
-            }
-            Err(code) => return code,
-        },
-        None => None,
+    let baseline = match baseline_of(&store, ca) {
+        Ok(b) => b,
+        Err(code) => return code,
     };
     let (g, run, prompt_rows, ready) = match &g.resume {
         Some(id) => match resume(&g, &store, id) {
@@ -169,18 +142,11 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
     if let Some(note) = targets.iter().find_map(super::target::fallback_note) {
         errln!("{note}");
     }
-    // Checks compile again from what the store kept (a resumed run has no file to read); its
-    // scripts run only when this command allows them too.
-    let expects: Vec<Option<Expect>> =
-        prompt_rows.iter().map(|p| p.expect.as_ref().and_then(|v| Expect::compile(v).ok())).collect();
-    let conversations: Vec<Option<Conversation>> =
-        prompt_rows.iter().map(|p| p.conversation.as_ref().and_then(|v| Conversation::compile(v).ok())).collect();
+    let (expects, conversations) = match checks_of(&prompt_rows, ca, &run.id) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
     let every = with_turns(&expects, conversations.iter().flatten());
-    if !ca.allow_scripts {
-        if let Err(e) = every.iter().flatten().try_for_each(attach_rules::refuse_scripts) {
-            return usage(&format!("run {}: {e}", run.id));
-        }
-    }
     let mut judges = match ready {
         Some(j) => j,
         None => match judges::prepare(&g, cfg, &every).await {
@@ -226,10 +192,33 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
         judges,
     });
     let is_batch = run.settings.get("batch").is_some_and(|b| !b.is_null());
+    if let Err(code) = run_cells(&shared, todo, concurrency, &progress, is_batch, &run.id).await {
+        return code;
+    }
+    let interrupted = super::interrupt::stop().is_set();
+    // The answers kept are on disk before the process ends.
+    if let Some(c) = &cache {
+        c.close();
+    }
+    if let Err(e) = store.flush() {
+        say!("{e}");
+    }
+    let ends = Ends { reports: &ca.report, min_pass: ca.min_pass.unwrap_or(1.0), baseline: baseline.as_ref() };
+    finish(&store, &run.id, interrupted, g.json, &ends, cfg)
+}
+
+/// Runs the cells to do (the progress bar drawn on a terminal), then what grades a run once
+/// its answers are in: a batch's judges, and `select_best`.
+async fn run_cells(
+    shared: &Arc<scheduler::Shared>,
+    todo: Vec<scheduler::Todo>,
+    concurrency: usize,
+    progress: &Arc<progress::Progress>,
+    is_batch: bool,
+    run_id: &str,
+) -> Result<(), u8> {
     if is_batch {
-        if let Err(code) = batch_api_check(&shared.targets) {
-            return code;
-        }
+        batch_api_check(&shared.targets)?;
     }
     let work = {
         let shared = shared.clone();
@@ -256,26 +245,75 @@ pub async fn run(g: &Global, cfg: &Config, paths: &Paths, registry: &Registry, c
         work.await
     };
     if ended == Some(batch::Ended::Interrupted) {
-        say!("the batches keep running at the provider; gather them with: palaver compare --resume {}", run.id);
+        say!("the batches keep running at the provider; gather them with: palaver compare --resume {run_id}");
     }
     // The checks decided after the answers read the stored cells: every cell written first.
     let _ = shared.store.flush();
     if is_batch {
         // A batch line makes no judge call: the judges grade the gathered answers now.
-        batch_judges::run(&shared).await;
+        batch_judges::run(shared).await;
     }
     // `select_best` needs every model's answer to a prompt: it runs once they are in.
-    select::run(&shared).await;
-    let interrupted = super::interrupt::stop().is_set();
-    // The answers kept are on disk before the process ends.
-    if let Some(c) = &cache {
-        c.close();
+    select::run(shared).await;
+    Ok(())
+}
+
+/// The flags checked before anything is read or sent; the workers per provider.
+fn flags(g: &Global, ca: &CompareArgs) -> Result<usize, u8> {
+    for r in &ca.report {
+        if let Err(e) = report::format_of(r) {
+            return Err(usage(&e));
+        }
     }
-    if let Err(e) = store.flush() {
-        say!("{e}");
+    if ca.min_pass.is_some_and(|m| !(0.0..=1.0).contains(&m)) {
+        return Err(usage("--min-pass takes a share between 0 and 1, e.g. 0.9"));
     }
-    let ends = Ends { reports: &ca.report, min_pass: ca.min_pass.unwrap_or(1.0), baseline: baseline.as_ref() };
-    finish(&store, &run.id, interrupted, g.json, &ends, cfg)
+    if ca.retry_failed && g.resume.is_none() {
+        return Err(usage("--retry-failed goes with --resume RUN"));
+    }
+    if g.resume.is_some() && (ca.repeat.is_some() || ca.seed.is_some()) {
+        return Err(usage("a resumed run keeps its --repeat and --seed (leave them out)"));
+    }
+    let concurrency = ca.concurrency.unwrap_or(DEFAULT_CONCURRENCY);
+    if concurrency == 0 {
+        return Err(usage("--concurrency takes 1 or more"));
+    }
+    if (ca.fail_on_regression || !ca.critical.is_empty()) && ca.baseline.is_none() {
+        return Err(usage("--fail-on-regression and --critical go with --baseline RUN (or compare diff RUN_A RUN_B)"));
+    }
+    Ok(concurrency)
+}
+
+/// `--baseline RUN`, checked before anything is sent: a typo must not cost a whole run.
+fn baseline_of(store: &RunStore, ca: &CompareArgs) -> Result<Option<(RunSummary, diff::Gate)>, u8> {
+    let Some(id) = &ca.baseline else { return Ok(None) };
+    let b = actions::find_run(store, id)?;
+    let gate = diff::Gate { fail_on_regression: ca.fail_on_regression, critical: ca.critical.clone() };
+    diff::check_critical(store, &b, &gate.critical).map_err(|e| usage(&e))?;
+    Ok(Some((b, gate)))
+}
+
+/// The stored prompts' checks and conversations, compiled again from what the store kept (a
+/// resumed run has no file to read); their scripts run only when this command allows them too.
+#[allow(clippy::type_complexity)]
+fn checks_of(
+    prompt_rows: &[PromptRow],
+    ca: &CompareArgs,
+    run: &str,
+) -> Result<(Vec<Option<Expect>>, Vec<Option<Conversation>>), u8> {
+    let expects: Vec<Option<Expect>> =
+        prompt_rows.iter().map(|p| p.expect.as_ref().and_then(|v| Expect::compile(v).ok())).collect();
+    let conversations: Vec<Option<Conversation>> =
+        prompt_rows.iter().map(|p| p.conversation.as_ref().and_then(|v| Conversation::compile(v).ok())).collect();
+    if !ca.allow_scripts {
+        let every = with_turns(&expects, conversations.iter().flatten());
+        every
+            .iter()
+            .flatten()
+            .try_for_each(attach_rules::refuse_scripts)
+            .map_err(|e| usage(&format!("run {run}: {e}")))?;
+    }
+    Ok((expects, conversations))
 }
 
 /// What a finished run is held to and written into.
