@@ -64,20 +64,18 @@ const CELL: &str = "SELECT prompt_idx, model_idx, model, provider, ok, text, rea
     prompt_tokens, completion_tokens, cost, finish_reason, prompt_filter, content_filter, safety_flag, ttft_ms,
     total_ms, tokens_per_s, error, checks, finished_at, SAMPLE, CACHED, TURNS FROM compare_cells";
 
-/// A cell's sample (to select, and to order by), or 0 in a file opened read-only from before
-/// samples were (it could not be migrated).
+/// Column `name` of `table` to select, or `missing` (a literal) in a file opened read-only from
+/// before the column was added (it could not be migrated).
+fn column_or(c: &Connection, table: &str, name: &'static str, missing: &'static str) -> &'static str {
+    if c.prepare(&format!("SELECT {name} FROM {table} LIMIT 0")).is_ok() { name } else { missing }
+}
+
+/// A cell's sample (to select, and to order by): 0, and no order, before samples were.
 fn sample_column(c: &Connection) -> (&'static str, &'static str) {
-    if c.prepare("SELECT sample FROM compare_cells LIMIT 0").is_ok() { ("sample", ", sample") } else { ("0", "") }
-}
-
-/// The `cached` column, or 0 in a file opened read-only that predates it (it could not be migrated).
-fn cached_col(c: &Connection) -> &'static str {
-    if c.prepare("SELECT cached FROM compare_cells LIMIT 0").is_ok() { "cached" } else { "0" }
-}
-
-/// `turns`, or NULL in a file opened read-only from before it (it could not be migrated).
-fn turns_column(c: &Connection, table: &str) -> &'static str {
-    if c.prepare(&format!("SELECT turns FROM {table} LIMIT 0")).is_ok() { "turns" } else { "NULL" }
+    match column_or(c, "compare_cells", "sample", "0") {
+        "0" => ("0", ""),
+        col => (col, ", sample"),
+    }
 }
 
 fn cell_row(r: &Row<'_>) -> rusqlite::Result<CellRow> {
@@ -167,10 +165,9 @@ impl RunStore {
     pub fn prompts(&self, run: &str) -> Result<Vec<PromptRow>, StoreError> {
         self.read(|c| {
             // A file opened read-only may predate the `vars` column (it could not be migrated).
-            let has = |col: &str| c.prepare(&format!("SELECT {col} FROM compare_prompts LIMIT 0")).is_ok();
-            let vars = if has("vars") { "vars" } else { "NULL" };
-            let threshold = if has("threshold") { "threshold" } else { "NULL" };
-            let turns = turns_column(c, "compare_prompts");
+            let vars = column_or(c, "compare_prompts", "vars", "NULL");
+            let threshold = column_or(c, "compare_prompts", "threshold", "NULL");
+            let turns = column_or(c, "compare_prompts", "turns", "NULL");
             c.prepare(&format!(
                 "SELECT idx, pid, prompt, system, attach, expect, {vars}, {threshold}, {turns} FROM compare_prompts WHERE run_id = ?1 ORDER BY idx"
             ))?
@@ -216,8 +213,8 @@ impl RunStore {
             let (sample, order) = sample_column(c);
             let sql = format!("{CELL} WHERE run_id = ?1 AND prompt_idx = ?2 ORDER BY model_idx{order}")
                 .replace("SAMPLE", sample)
-                .replace("CACHED", cached_col(c))
-                .replace("TURNS", turns_column(c, "compare_cells"));
+                .replace("CACHED", column_or(c, "compare_cells", "cached", "0"))
+                .replace("TURNS", column_or(c, "compare_cells", "turns", "NULL"));
             c.prepare_cached(&sql)?.query_map(params![run, prompt_idx], cell_row)?.collect()
         })
     }
@@ -233,7 +230,7 @@ impl RunStore {
                 "SELECT prompt_idx, model_idx, ok, prompt_tokens, completion_tokens, cost, finish_reason, safety_flag,
                  ttft_ms, total_ms, tokens_per_s, length(text), checks, {sample}, {} FROM compare_cells WHERE run_id = ?1
                  ORDER BY prompt_idx, model_idx{order}",
-                cached_col(c)
+                column_or(c, "compare_cells", "cached", "0")
             ))?;
             let mut rows = st.query(params![run])?;
             while let Some(r) = rows.next()? {
